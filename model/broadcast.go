@@ -1,0 +1,162 @@
+package model
+
+import (
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// broadcastShape returns the multidirectional (numpy) broadcast of a and b.
+func broadcastShape(a, b []int) ([]int, error) {
+	n := max(len(a), len(b))
+	out := make([]int, n)
+	for i := range n {
+		da, db := 1, 1
+		if j := i - (n - len(a)); j >= 0 {
+			da = a[j]
+		}
+		if j := i - (n - len(b)); j >= 0 {
+			db = b[j]
+		}
+		switch {
+		case da == db:
+			out[i] = da
+		case da == 1:
+			out[i] = db
+		case db == 1:
+			out[i] = da
+		default:
+			return nil, inputErrorf("shapes %s and %s cannot be broadcast", tensor.ShapeString(a), tensor.ShapeString(b))
+		}
+	}
+	return out, nil
+}
+
+// broadcastStrides returns the element strides of shape laid out inside
+// out (right-aligned), with 0 for broadcast dimensions.
+func broadcastStrides(shape, out []int) []int {
+	st := make([]int, len(out))
+	s := 1
+	for i := len(out) - 1; i >= 0; i-- {
+		j := i - (len(out) - len(shape))
+		if j < 0 {
+			continue
+		}
+		if shape[j] != 1 {
+			st[i] = s
+		}
+		s *= shape[j]
+	}
+	return st
+}
+
+// binaryMap computes f(a, b) elementwise with broadcasting into a new slice
+// of the output shape.
+func binaryMap[T, R tensor.Elem](a, b []T, as, bs []int, f func(x, y T) R) ([]int, []R, error) {
+	out, err := broadcastShape(as, bs)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := tensor.NumElements(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := make([]R, n)
+	if n == 0 {
+		return out, r, nil
+	}
+	switch {
+	case len(a) == n && len(b) == n:
+		for i := range r {
+			r[i] = f(a[i], b[i])
+		}
+		return out, r, nil
+	case len(b) == 1 && len(a) == n:
+		y := b[0]
+		for i := range r {
+			r[i] = f(a[i], y)
+		}
+		return out, r, nil
+	case len(a) == 1 && len(b) == n:
+		x := a[0]
+		for i := range r {
+			r[i] = f(x, b[i])
+		}
+		return out, r, nil
+	}
+	sa, sb := broadcastStrides(as, out), broadcastStrides(bs, out)
+	rank := len(out)
+	inner := out[rank-1]
+	ia, ib := sa[rank-1], sb[rank-1]
+	idx := make([]int, rank)
+	offA, offB := 0, 0
+	for o := 0; o < n; o += inner {
+		pa, pb := offA, offB
+		for j := 0; j < inner; j++ {
+			r[o+j] = f(a[pa], b[pb])
+			pa += ia
+			pb += ib
+		}
+		// advance the outer index (all dims but the last)
+		for d := rank - 2; d >= 0; d-- {
+			idx[d]++
+			offA += sa[d]
+			offB += sb[d]
+			if idx[d] < out[d] {
+				break
+			}
+			offA -= sa[d] * out[d]
+			offB -= sb[d] * out[d]
+			idx[d] = 0
+		}
+	}
+	return out, r, nil
+}
+
+// broadcastTo returns data (of shape) broadcast unidirectionally to out.
+func broadcastTo[T tensor.Elem](data []T, shape, out []int) ([]T, error) {
+	bs, err := broadcastShape(shape, out)
+	if err != nil {
+		return nil, err
+	}
+	if !equalShape(bs, out) {
+		return nil, inputErrorf("shape %s cannot be broadcast to %s", tensor.ShapeString(shape), tensor.ShapeString(out))
+	}
+	if len(data) == 1 {
+		n, _ := tensor.NumElements(out)
+		r := make([]T, n)
+		for i := range r {
+			r[i] = data[0]
+		}
+		return r, nil
+	}
+	// Walk out in order, stepping through data with broadcast strides.
+	n, _ := tensor.NumElements(out)
+	res := make([]T, n)
+	st := broadcastStrides(shape, out)
+	idx := make([]int, len(out))
+	off := 0
+	for o := range res {
+		res[o] = data[off]
+		for d := len(out) - 1; d >= 0; d-- {
+			idx[d]++
+			off += st[d]
+			if idx[d] < out[d] {
+				break
+			}
+			off -= st[d] * out[d]
+			idx[d] = 0
+		}
+	}
+	return res, nil
+}
+
+func equalShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

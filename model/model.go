@@ -1,0 +1,361 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// MinOpset is the oldest ai.onnx opset quantserve loads.
+const MinOpset = 7
+
+// IOSpec describes a graph input or output. Dynamic dimensions are -1.
+type IOSpec struct {
+	Name  string
+	DType tensor.DataType
+	Shape []int
+}
+
+// Model is a loaded, compiled ONNX graph.
+type Model struct {
+	Inputs       []IOSpec
+	Outputs      []IOSpec
+	Opset        int64
+	IRVersion    int64
+	Producer     string
+	Params       int64 // elements in initializers and Constant nodes
+	steps        []step
+	slots        int
+	inputSlot    []int // parallel to Inputs
+	outputSlot   []int // parallel to Outputs
+	constants    []constSlot
+	releaseAfter [][]int // slots that die after step i
+}
+
+type constSlot struct {
+	slot int
+	t    *tensor.Tensor
+}
+
+// step runs one node: reads slots in, writes slots out.
+type step struct {
+	name  string
+	op    string
+	opset int64
+	run   opFunc
+	in    []int // -1 for an absent optional input
+	out   []int
+}
+
+// opFunc runs a compiled node. Inputs are never modified; an absent
+// optional input is nil.
+type opFunc func(in []*tensor.Tensor) ([]*tensor.Tensor, error)
+
+// Load decodes and compiles an ONNX model.
+func Load(data []byte) (*Model, error) {
+	pb, err := onnxpb.UnmarshalModel(data)
+	if err != nil {
+		return nil, fmt.Errorf("model: decoding ONNX: %w", err)
+	}
+	return compile(pb)
+}
+
+func compile(pb *onnxpb.Model) (*Model, error) {
+	if pb.Graph == nil {
+		return nil, fmt.Errorf("model: the file has no graph")
+	}
+	m := &Model{IRVersion: pb.IRVersion, Producer: pb.ProducerName}
+	for _, op := range pb.OpsetImport {
+		switch op.Domain {
+		case "", "ai.onnx":
+			m.Opset = op.Version
+		}
+	}
+	if m.Opset == 0 && len(pb.OpsetImport) == 0 && pb.IRVersion > 0 && pb.IRVersion < 3 {
+		m.Opset = 1
+	}
+	if m.Opset < MinOpset {
+		return nil, unsupportedf("ai.onnx opset %d (quantserve loads opset %d and later)", m.Opset, MinOpset)
+	}
+	g := pb.Graph
+	if g.NumSparseInit > 0 {
+		return nil, unsupportedf("sparse initializers")
+	}
+
+	slotOf := map[string]int{}
+	newSlot := func(name string) int {
+		s := m.slots
+		m.slots++
+		slotOf[name] = s
+		return s
+	}
+
+	inits := map[string]*tensor.Tensor{}
+	for _, p := range g.Initializers {
+		t, err := TensorFromONNX(p)
+		if err != nil {
+			return nil, fmt.Errorf("initializer %q: %w", p.Name, err)
+		}
+		inits[p.Name] = t
+		m.Params += int64(t.Len())
+		m.constants = append(m.constants, constSlot{newSlot(p.Name), t})
+	}
+	for _, vi := range g.Inputs {
+		if _, isInit := inits[vi.Name]; isInit {
+			continue // an initializer listed as input (IR < 4): a constant here
+		}
+		spec, err := ioSpec(vi)
+		if err != nil {
+			return nil, fmt.Errorf("model: graph input %q: %w", vi.Name, err)
+		}
+		m.Inputs = append(m.Inputs, spec)
+		m.inputSlot = append(m.inputSlot, newSlot(vi.Name))
+	}
+
+	known := map[int]*tensor.Tensor{}
+	for _, c := range m.constants {
+		known[c.slot] = c.t
+	}
+	for i, n := range g.Nodes {
+		name := n.Name
+		if name == "" {
+			name = fmt.Sprintf("#%d", i)
+		}
+		wrap := func(err error) error { return &NodeError{Node: name, Op: n.OpType, Opset: m.Opset, Err: err} }
+		if n.Domain != "" && n.Domain != "ai.onnx" {
+			return nil, wrap(unsupportedf("operator domain %q", n.Domain))
+		}
+		build, ok := registry[n.OpType]
+		if !ok {
+			return nil, wrap(unsupportedf("operator %s", n.OpType))
+		}
+		st := step{name: name, op: n.OpType, opset: m.Opset}
+		ni := &node{pb: n, opset: m.Opset, attrs: map[string]*onnxpb.Attribute{}}
+		for _, a := range n.Attributes {
+			if a.RefAttrName != "" {
+				return nil, wrap(unsupportedf("attribute %q refers to a function attribute", a.Name))
+			}
+			ni.attrs[a.Name] = a
+		}
+		for _, in := range n.Inputs {
+			if in == "" {
+				st.in = append(st.in, -1)
+				ni.consts = append(ni.consts, nil)
+				continue
+			}
+			s, ok := slotOf[in]
+			if !ok {
+				return nil, wrap(fmt.Errorf("input %q is not produced by any earlier node, initializer or graph input", in))
+			}
+			st.in = append(st.in, s)
+			ni.consts = append(ni.consts, known[s])
+		}
+		run, err := build(ni)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		st.run = run
+		for _, out := range n.Outputs {
+			if out == "" {
+				st.out = append(st.out, -1)
+				continue
+			}
+			st.out = append(st.out, newSlot(out))
+		}
+		if n.OpType == "Constant" && len(st.out) == 1 && st.out[0] >= 0 {
+			// Constant nodes are evaluated once here, so later nodes
+			// see their value as a load-time constant.
+			outs, err := run(nil)
+			if err != nil {
+				return nil, wrap(err)
+			}
+			m.Params += int64(outs[0].Len())
+			m.constants = append(m.constants, constSlot{st.out[0], outs[0]})
+			known[st.out[0]] = outs[0]
+			continue
+		}
+		m.steps = append(m.steps, st)
+	}
+	for _, vi := range g.Outputs {
+		s, ok := slotOf[vi.Name]
+		if !ok {
+			return nil, fmt.Errorf("model: graph output %q is not produced by the graph", vi.Name)
+		}
+		spec, err := ioSpec(vi)
+		if err != nil {
+			return nil, fmt.Errorf("model: graph output %q: %w", vi.Name, err)
+		}
+		m.Outputs = append(m.Outputs, spec)
+		m.outputSlot = append(m.outputSlot, s)
+	}
+	m.planRelease()
+	return m, nil
+}
+
+// planRelease records, for each step, the slots no later step or graph
+// output reads, so Run can drop intermediate tensors early.
+func (m *Model) planRelease() {
+	last := make([]int, m.slots)
+	for i := range last {
+		last[i] = -1
+	}
+	for i, st := range m.steps {
+		for _, s := range st.in {
+			if s >= 0 {
+				last[s] = i
+			}
+		}
+	}
+	for _, s := range m.outputSlot {
+		last[s] = len(m.steps)
+	}
+	for _, c := range m.constants {
+		last[c.slot] = len(m.steps) // shared, never released
+	}
+	m.releaseAfter = make([][]int, len(m.steps))
+	for s, i := range last {
+		if i >= 0 && i < len(m.steps) {
+			m.releaseAfter[i] = append(m.releaseAfter[i], s)
+		}
+	}
+}
+
+func ioSpec(vi *onnxpb.ValueInfo) (IOSpec, error) {
+	spec := IOSpec{Name: vi.Name}
+	if vi.Type == nil {
+		return spec, fmt.Errorf("no type")
+	}
+	if vi.Type.Kind != onnxpb.TypeTensor {
+		return spec, unsupportedf("%s values", vi.Type.Kind)
+	}
+	dt, err := DataTypeFromONNX(vi.Type.ElemType)
+	if err != nil {
+		return spec, err
+	}
+	spec.DType = dt
+	if !vi.Type.HasShape {
+		spec.Shape = nil // unknown rank
+		return spec, nil
+	}
+	spec.Shape = make([]int, len(vi.Type.Shape))
+	for i, d := range vi.Type.Shape {
+		if d.HasValue && d.Value >= 0 && d.Value <= tensor.MaxElements {
+			spec.Shape[i] = int(d.Value)
+		} else {
+			spec.Shape[i] = -1
+		}
+	}
+	return spec, nil
+}
+
+// KnownRank reports whether the spec fixes the rank of its tensor.
+func (s IOSpec) KnownRank() bool { return s.Shape != nil }
+
+// Accepts reports whether shape fits the spec's rank and fixed dimensions,
+// and if not, why.
+func (s IOSpec) Accepts(shape []int) error {
+	if s.Shape == nil {
+		return nil
+	}
+	if len(shape) != len(s.Shape) {
+		return fmt.Errorf("shape %s has rank %d, the model takes rank %d (%s)", tensor.ShapeString(shape), len(shape), len(s.Shape), tensor.ShapeString(s.Shape))
+	}
+	for i, d := range s.Shape {
+		if d >= 0 && shape[i] != d {
+			return fmt.Errorf("shape %s does not fit the model's %s (dimension %d must be %d)", tensor.ShapeString(shape), tensor.ShapeString(s.Shape), i, d)
+		}
+	}
+	return nil
+}
+
+// Run executes the graph. inputs must name every graph input; outputs
+// selects graph outputs by name (nil means all). ctx is checked between
+// nodes. Errors caused by the inputs wrap ErrInput.
+func (m *Model) Run(ctx context.Context, inputs map[string]*tensor.Tensor, outputs []string) (map[string]*tensor.Tensor, error) {
+	vals := make([]*tensor.Tensor, m.slots)
+	for _, c := range m.constants {
+		vals[c.slot] = c.t
+	}
+	for name := range inputs {
+		if !slices.ContainsFunc(m.Inputs, func(s IOSpec) bool { return s.Name == name }) {
+			return nil, &InputError{Name: name, Msg: fmt.Sprintf("the model has no such input (inputs: %s)", specNames(m.Inputs))}
+		}
+	}
+	for i, spec := range m.Inputs {
+		t, ok := inputs[spec.Name]
+		if !ok {
+			return nil, &InputError{Name: spec.Name, Msg: "missing: the model needs it"}
+		}
+		if t.DType != spec.DType {
+			return nil, &InputError{Name: spec.Name, Msg: fmt.Sprintf("datatype %v, the model takes %v", t.DType, spec.DType)}
+		}
+		if err := spec.Accepts(t.Shape); err != nil {
+			return nil, &InputError{Name: spec.Name, Msg: err.Error()}
+		}
+		vals[m.inputSlot[i]] = t
+	}
+	want := map[int]string{}
+	if outputs == nil {
+		for i, spec := range m.Outputs {
+			want[m.outputSlot[i]] = spec.Name
+		}
+	} else {
+		for _, name := range outputs {
+			i := slices.IndexFunc(m.Outputs, func(s IOSpec) bool { return s.Name == name })
+			if i < 0 {
+				return nil, &InputError{Msg: fmt.Sprintf("requested output %q: the model has no such output (outputs: %s)", name, specNames(m.Outputs))}
+			}
+			want[m.outputSlot[i]] = name
+		}
+	}
+	args := make([]*tensor.Tensor, 0, 8)
+	for i, st := range m.steps {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		args = args[:0]
+		for _, s := range st.in {
+			if s < 0 {
+				args = append(args, nil)
+			} else {
+				args = append(args, vals[s])
+			}
+		}
+		outs, err := st.run(args)
+		if err != nil {
+			return nil, &NodeError{Node: st.name, Op: st.op, Opset: st.opset, Err: err}
+		}
+		for j, s := range st.out {
+			if s >= 0 && j < len(outs) {
+				vals[s] = outs[j]
+			}
+		}
+		for _, s := range m.releaseAfter[i] {
+			if _, keep := want[s]; !keep {
+				vals[s] = nil
+			}
+		}
+	}
+	res := make(map[string]*tensor.Tensor, len(want))
+	for s, name := range want {
+		if vals[s] == nil {
+			return nil, fmt.Errorf("model: output %q was not computed", name)
+		}
+		res[name] = vals[s]
+	}
+	return res, nil
+}
+
+func specNames(specs []IOSpec) string {
+	s := ""
+	for i, sp := range specs {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%q", sp.Name)
+	}
+	return s
+}

@@ -1,0 +1,274 @@
+package model
+
+import (
+	"github.com/quantserve/quantserve/kernels"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+func init() {
+	registry["MatMul"] = buildMatMul
+	registry["Gemm"] = buildGemm
+}
+
+func buildMatMul(n *node) (opFunc, error) {
+	if err := n.checkArity(2, 2, 1, 1); err != nil {
+		return nil, err
+	}
+	if err := n.onlyAttrs(); err != nil {
+		return nil, err
+	}
+	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		t, err := matmul(in[0], in[1])
+		if err != nil {
+			return nil, err
+		}
+		return []*tensor.Tensor{t}, nil
+	}, nil
+}
+
+// matmul implements numpy matmul semantics: 1-D operands are promoted (and
+// the added dimension removed from the result), leading dimensions broadcast.
+func matmul(a, b *tensor.Tensor) (*tensor.Tensor, error) {
+	if err := sameType("MatMul", a, b); err != nil {
+		return nil, err
+	}
+	if a.Rank() == 0 || b.Rank() == 0 {
+		return nil, inputErrorf("MatMul operands must have rank >= 1, got %s and %s", tensor.ShapeString(a.Shape), tensor.ShapeString(b.Shape))
+	}
+	as, bs := a.Shape, b.Shape
+	if len(as) == 1 {
+		as = []int{1, as[0]}
+	}
+	if len(bs) == 1 {
+		bs = []int{bs[0], 1}
+	}
+	m, k := as[len(as)-2], as[len(as)-1]
+	k2, n := bs[len(bs)-2], bs[len(bs)-1]
+	if k != k2 {
+		return nil, inputErrorf("MatMul inner dimensions differ: %s × %s", tensor.ShapeString(a.Shape), tensor.ShapeString(b.Shape))
+	}
+	batch, err := broadcastShape(as[:len(as)-2], bs[:len(bs)-2])
+	if err != nil {
+		return nil, err
+	}
+	outShape := append(append([]int(nil), batch...), m, n)
+	var data any
+	switch ad := a.Data.(type) {
+	case []float32:
+		data, err = batchedGemm(ad, b.Data.([]float32), as, bs, batch, m, n, k, kernels.Sgemm)
+	case []float64:
+		data, err = batchedGemm(ad, b.Data.([]float64), as, bs, batch, m, n, k, gemmRef[float64])
+	case []int32:
+		data, err = batchedGemm(ad, b.Data.([]int32), as, bs, batch, m, n, k, gemmRef[int32])
+	case []int64:
+		data, err = batchedGemm(ad, b.Data.([]int64), as, bs, batch, m, n, k, gemmRef[int64])
+	case []uint32:
+		data, err = batchedGemm(ad, b.Data.([]uint32), as, bs, batch, m, n, k, gemmRef[uint32])
+	case []uint64:
+		data, err = batchedGemm(ad, b.Data.([]uint64), as, bs, batch, m, n, k, gemmRef[uint64])
+	default:
+		return nil, inputErrorf("MatMul does not take %v", a.DType)
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(a.Shape) == 1 && len(b.Shape) == 1:
+		outShape = batch
+	case len(a.Shape) == 1:
+		outShape = append(batch, n)
+	case len(b.Shape) == 1:
+		outShape = append(batch, m)
+	}
+	return &tensor.Tensor{DType: a.DType, Shape: outShape, Data: data}, nil
+}
+
+type gemmFunc[T tensor.Numeric] func(m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int)
+
+// gemmRef is the plain C = A·B loop for non-float32 types.
+func gemmRef[T tensor.Numeric](m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+	for i := 0; i < m; i++ {
+		ci := c[i*ldc : i*ldc+n]
+		clear(ci)
+		for p := 0; p < k; p++ {
+			av := a[i*lda+p]
+			bp := b[p*ldb : p*ldb+n]
+			for j, bv := range bp {
+				ci[j] += av * bv
+			}
+		}
+	}
+}
+
+func batchedGemm[T tensor.Numeric](a, b []T, as, bs, batch []int, m, n, k int, gemm gemmFunc[T]) ([]T, error) {
+	nb, err := tensor.NumElements(batch)
+	if err != nil {
+		return nil, err
+	}
+	total, err := tensor.NumElements([]int{nb, m, n})
+	if err != nil {
+		return nil, err
+	}
+	c := make([]T, total)
+	if m == 0 || n == 0 {
+		return c, nil
+	}
+	if len(batch) == 0 {
+		gemm(m, n, k, a, k, b, n, c, n)
+		return c, nil
+	}
+	// Offsets of each batch's A and B matrices under broadcasting.
+	sa := broadcastStrides(as[:len(as)-2], batch)
+	sb := broadcastStrides(bs[:len(bs)-2], batch)
+	idx := make([]int, len(batch))
+	offA, offB := 0, 0
+	for i := 0; i < nb; i++ {
+		gemm(m, n, k, a[offA*m*k:], k, b[offB*k*n:], n, c[i*m*n:], n)
+		for d := len(batch) - 1; d >= 0; d-- {
+			idx[d]++
+			offA += sa[d]
+			offB += sb[d]
+			if idx[d] < batch[d] {
+				break
+			}
+			offA -= sa[d] * batch[d]
+			offB -= sb[d] * batch[d]
+			idx[d] = 0
+		}
+	}
+	return c, nil
+}
+
+// buildGemm implements Y = alpha·A'·B' + beta·C with A' = transA ? Aᵀ : A
+// and B' likewise; C broadcasts unidirectionally to [M, N] and is optional
+// from opset 11.
+func buildGemm(n *node) (opFunc, error) {
+	if err := n.checkArity(2, 3, 1, 1); err != nil {
+		return nil, err
+	}
+	if err := n.onlyAttrs("alpha", "beta", "transA", "transB"); err != nil {
+		return nil, err
+	}
+	alpha, err := n.floatAttr("alpha", 1)
+	if err != nil {
+		return nil, err
+	}
+	beta, err := n.floatAttr("beta", 1)
+	if err != nil {
+		return nil, err
+	}
+	transA, err := n.intAttr("transA", 0)
+	if err != nil {
+		return nil, err
+	}
+	transB, err := n.intAttr("transB", 0)
+	if err != nil {
+		return nil, err
+	}
+	// A constant B is transposed once, here, rather than on every call.
+	var constB *tensor.Tensor
+	if b := n.consts[1]; b != nil && b.Rank() == 2 {
+		constB = b
+		if transB != 0 {
+			constB = transpose2D(b)
+		}
+	}
+	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		a, b, c := in[0], in[1], (*tensor.Tensor)(nil)
+		if len(in) > 2 {
+			c = in[2]
+		}
+		if err := sameType("Gemm", a, b, c); err != nil {
+			return nil, err
+		}
+		if a.Rank() != 2 || b.Rank() != 2 {
+			return nil, inputErrorf("Gemm takes 2-D A and B, got %s and %s", tensor.ShapeString(a.Shape), tensor.ShapeString(b.Shape))
+		}
+		if transA != 0 {
+			a = transpose2D(a)
+		}
+		if constB != nil {
+			b = constB
+		} else if transB != 0 {
+			b = transpose2D(b)
+		}
+		y, err := matmul(a, b)
+		if err != nil {
+			return nil, err
+		}
+		switch yd := y.Data.(type) {
+		case []float32:
+			err = gemmEpilogue(yd, y.Shape, alpha, beta, c)
+		case []float64:
+			err = gemmEpilogue(yd, y.Shape, float64(alpha), float64(beta), c)
+		case []int32:
+			err = gemmEpilogue(yd, y.Shape, int32(alpha), int32(beta), c)
+		case []int64:
+			err = gemmEpilogue(yd, y.Shape, int64(alpha), int64(beta), c)
+		case []uint32:
+			err = gemmEpilogue(yd, y.Shape, uint32(alpha), uint32(beta), c)
+		case []uint64:
+			err = gemmEpilogue(yd, y.Shape, uint64(alpha), uint64(beta), c)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []*tensor.Tensor{y}, nil
+	}, nil
+}
+
+// gemmEpilogue computes y = alpha·y + beta·C in place, C broadcast to y.
+func gemmEpilogue[T tensor.Numeric](y []T, shape []int, alpha, beta T, c *tensor.Tensor) error {
+	if alpha != 1 {
+		for i := range y {
+			y[i] *= alpha
+		}
+	}
+	if c == nil || beta == 0 {
+		return nil
+	}
+	cd, err := broadcastTo(c.Data.([]T), c.Shape, shape)
+	if err != nil {
+		return err
+	}
+	for i := range y {
+		y[i] += beta * cd[i]
+	}
+	return nil
+}
+
+func transpose2D(t *tensor.Tensor) *tensor.Tensor {
+	r, c := t.Shape[0], t.Shape[1]
+	out := &tensor.Tensor{DType: t.DType, Shape: []int{c, r}}
+	switch d := t.Data.(type) {
+	case []float32:
+		out.Data = transposeData(d, r, c)
+	case []float64:
+		out.Data = transposeData(d, r, c)
+	case []int32:
+		out.Data = transposeData(d, r, c)
+	case []int64:
+		out.Data = transposeData(d, r, c)
+	case []uint32:
+		out.Data = transposeData(d, r, c)
+	case []uint64:
+		out.Data = transposeData(d, r, c)
+	case []int8:
+		out.Data = transposeData(d, r, c)
+	case []uint8:
+		out.Data = transposeData(d, r, c)
+	default:
+		return t
+	}
+	return out
+}
+
+func transposeData[T tensor.Elem](d []T, r, c int) []T {
+	out := make([]T, len(d))
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			out[j*r+i] = d[i*c+j]
+		}
+	}
+	return out
+}
