@@ -1,0 +1,14 @@
+// Package oip holds the Open Inference Protocol (KServe V2) REST message
+// types and their JSON codec.
+//
+// DecodeInferRequest is a single-pass scanner written for infer bodies,
+// where number parsing dominates: it decodes each tensor's data straight
+// into the typed slice its datatype calls for (no []any), checks the element
+// count against the shape before allocating (never more than the body can
+// hold), and parses numbers with an exact fast path (Clinger's: a mantissa
+// below 2^53 scaled by an exactly representable power of ten, correctly
+// rounded to float32 too because float64 carries more than 2·24+2 bits)
+// before falling back to strconv. It was chosen by measurement over
+// encoding/json, goccy/go-json, bytedance/sonic and minio/simdjson-go: see
+// the benchmark in decode_bench_test.go and the README.
+package oip
