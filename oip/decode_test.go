@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 )
 

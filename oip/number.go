@@ -129,7 +129,7 @@ func (n *numLit) integerSlow() (bool, uint64, error) {
 // toInt checks an integer magnitude against [lo, hi] and returns it signed.
 func toInt(neg bool, mag uint64, lo int64, hi uint64) (int64, error) {
 	if neg {
-		if mag > uint64(-(lo + 1))+1 {
+		if mag > uint64(-(lo+1))+1 {
 			return 0, errRange
 		}
 		if mag == 0 {
