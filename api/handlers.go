@@ -1,0 +1,152 @@
+package api
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/oip"
+	"github.com/quantserve/quantserve/repository"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+func (s *server) live(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]bool{"live": true})
+	return nil
+}
+
+func (s *server) ready(w http.ResponseWriter, r *http.Request) error {
+	status := http.StatusOK
+	ready := s.repo.Ready()
+	if !ready {
+		status = http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, map[string]bool{"ready": ready})
+	return nil
+}
+
+func (s *server) serverMetadata(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, oip.ServerMetadata{Name: ServerName, Version: s.version, Extensions: []string{}})
+	return nil
+}
+
+// lookup resolves the {model} and optional {version} path parameters.
+func (s *server) lookup(r *http.Request) (*repository.Entry, *repository.Version, error) {
+	return s.repo.Get(chi.URLParam(r, "model"), chi.URLParam(r, "version"))
+}
+
+func (s *server) modelMetadata(w http.ResponseWriter, r *http.Request) error {
+	e, v, err := s.lookup(r)
+	if err != nil {
+		return err
+	}
+	md := oip.ModelMetadata{Name: e.Name, Platform: repository.Platform, Versions: []string{}}
+	for _, ver := range e.Versions {
+		md.Versions = append(md.Versions, strconv.FormatInt(ver.Number, 10))
+	}
+	md.Inputs = tensorMetadata(v.Model.Inputs)
+	md.Outputs = tensorMetadata(v.Model.Outputs)
+	if e.Config != nil && len(e.Config.Parameters) > 0 {
+		md.Parameters = map[string]any{}
+		for k, val := range e.Config.Parameters {
+			md.Parameters[k] = val
+		}
+	}
+	writeJSON(w, http.StatusOK, md)
+	return nil
+}
+
+func tensorMetadata(specs []model.IOSpec) []oip.TensorMetadata {
+	out := make([]oip.TensorMetadata, 0, len(specs))
+	for _, sp := range specs {
+		shape := sp.Shape
+		if shape == nil {
+			shape = []int{}
+		}
+		out = append(out, oip.TensorMetadata{Name: sp.Name, Datatype: sp.DType.String(), Shape: shape})
+	}
+	return out
+}
+
+func (s *server) modelReady(w http.ResponseWriter, r *http.Request) error {
+	e, _, err := s.lookup(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"name": e.Name, "ready": true})
+	return nil
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func (s *server) infer(w http.ResponseWriter, r *http.Request) error {
+	e, v, err := s.lookup(r)
+	if err != nil {
+		return err
+	}
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 1<<20 { // don't pin huge buffers in the pool
+			buf.Reset()
+			bufPool.Put(buf)
+		}
+	}()
+	buf.Reset()
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength) + 1)
+	}
+	if _, err := buf.ReadFrom(r.Body); err != nil {
+		if err == io.ErrUnexpectedEOF {
+			return errorf(http.StatusBadRequest, "request body ended early")
+		}
+		return err
+	}
+	req, err := oip.DecodeInferRequest(buf.Bytes())
+	if err != nil {
+		return err
+	}
+	inputs := make(map[string]*tensor.Tensor, len(req.Inputs))
+	for _, in := range req.Inputs {
+		if _, dup := inputs[in.Name]; dup {
+			return errorf(http.StatusBadRequest, fmt.Sprintf("input %q appears more than once", in.Name))
+		}
+		inputs[in.Name] = in.Tensor
+	}
+	var names []string
+	if len(req.Outputs) > 0 {
+		seen := map[string]bool{}
+		for _, o := range req.Outputs {
+			if seen[o.Name] {
+				return errorf(http.StatusBadRequest, fmt.Sprintf("output %q is requested more than once", o.Name))
+			}
+			seen[o.Name] = true
+			names = append(names, o.Name)
+		}
+	}
+	outs, err := v.Model.Run(r.Context(), inputs, names)
+	if err != nil {
+		return err
+	}
+	if names == nil {
+		for _, spec := range v.Model.Outputs {
+			names = append(names, spec.Name)
+		}
+	}
+	resp := &oip.InferResponse{ModelName: e.Name, ModelVersion: strconv.FormatInt(v.Number, 10), ID: req.ID}
+	for _, name := range names {
+		resp.Outputs = append(resp.Outputs, oip.OutputTensor{Name: name, Tensor: outs[name]})
+	}
+	buf.Reset()
+	b := oip.AppendInferResponse(buf.AvailableBuffer(), resp)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(http.StatusOK)
+	w.Write(append(b, '\n'))
+	return nil
+}

@@ -1,0 +1,108 @@
+package api
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/quantserve/quantserve/repository"
+)
+
+// Options configure the router.
+type Options struct {
+	Repository   *repository.Repository
+	Version      string // server version reported by GET /v2
+	MaxBodyBytes int64  // request body limit; 0 means DefaultMaxBodyBytes
+	Logger       *slog.Logger
+}
+
+// DefaultMaxBodyBytes is the default request body limit (64 MiB).
+const DefaultMaxBodyBytes = 64 << 20
+
+// ServerName is reported by GET /v2.
+const ServerName = "quantserve"
+
+type server struct {
+	repo    *repository.Repository
+	version string
+	maxBody int64
+	log     *slog.Logger
+}
+
+// NewRouter returns the HTTP handler serving every route.
+func NewRouter(opts Options) http.Handler {
+	s := &server{repo: opts.Repository, version: opts.Version, maxBody: opts.MaxBodyBytes, log: opts.Logger}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID, s.accessLog, recoverer)
+	r.NotFound(handler(func(w http.ResponseWriter, r *http.Request) error {
+		return errorf(http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
+	}).ServeHTTP)
+	r.MethodNotAllowed(handler(func(w http.ResponseWriter, r *http.Request) error {
+		return errorf(http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
+	}).ServeHTTP)
+
+	r.Method(http.MethodGet, "/v2/health/live", handler(s.live))
+	r.Method(http.MethodGet, "/v2/health/ready", handler(s.ready))
+	r.Method(http.MethodGet, "/v2", handler(s.serverMetadata))
+	for _, prefix := range []string{"/v2/models/{model}", "/v2/models/{model}/versions/{version}"} {
+		r.Method(http.MethodGet, prefix, handler(s.modelMetadata))
+		r.Method(http.MethodGet, prefix+"/ready", handler(s.modelReady))
+		r.With(s.limitBody).Method(http.MethodPost, prefix+"/infer", handler(s.infer))
+	}
+	return r
+}
+
+// limitBody caps the request body; reading past the cap fails with a
+// *http.MaxBytesError, answered with 413.
+func (s *server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > s.maxBody {
+			writeError(w, r, &http.MaxBytesError{Limit: s.maxBody})
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// recoverer turns a panic in a handler into a 500 JSON error, logged with
+// its stack; the server keeps serving.
+func recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				slog.ErrorContext(r.Context(), "panic serving request", "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
+				writeError(w, r, fmt.Errorf("panic: %v", p))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *server) accessLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		start := time.Now()
+		next.ServeHTTP(ww, r)
+		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", ww.Status(),
+			"bytes", ww.BytesWritten(), "duration", time.Since(start), "request_id", middleware.GetReqID(r.Context()),
+			"remote", r.RemoteAddr)
+	})
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

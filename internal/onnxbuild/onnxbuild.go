@@ -1,0 +1,87 @@
+// Package onnxbuild writes small ONNX models for tests: a graph described
+// in a few lines, encoded with model/onnxpb.
+package onnxbuild
+
+import (
+	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// IO declares a graph input or output; a negative dimension is dynamic.
+type IO struct {
+	Name  string
+	DType tensor.DataType
+	Shape []int
+}
+
+// Node is one graph node.
+type Node struct {
+	Op      string
+	Inputs  []string
+	Outputs []string
+	Attrs   []*onnxpb.Attribute
+}
+
+// Graph is a whole model.
+type Graph struct {
+	Opset   int64
+	Inputs  []IO
+	Outputs []IO
+	Nodes   []Node
+	Inits   map[string]*tensor.Tensor
+}
+
+// Bytes encodes g as a model.onnx file.
+func (g Graph) Bytes() []byte {
+	opset := g.Opset
+	if opset == 0 {
+		opset = 13
+	}
+	pg := &onnxpb.Graph{Name: "test"}
+	for i, n := range g.Nodes {
+		pg.Nodes = append(pg.Nodes, &onnxpb.Node{OpType: n.Op, Name: n.Op + "_" + string(rune('a'+i)), Inputs: n.Inputs, Outputs: n.Outputs, Attributes: n.Attrs})
+	}
+	for name, t := range g.Inits {
+		pg.Initializers = append(pg.Initializers, model.TensorToONNX(name, t))
+	}
+	for _, io := range g.Inputs {
+		pg.Inputs = append(pg.Inputs, valueInfo(io))
+	}
+	for _, io := range g.Outputs {
+		pg.Outputs = append(pg.Outputs, valueInfo(io))
+	}
+	return onnxpb.Marshal(&onnxpb.Model{IRVersion: 8, OpsetImport: []onnxpb.OpsetID{{Version: opset}}, Graph: pg})
+}
+
+func valueInfo(io IO) *onnxpb.ValueInfo {
+	t := &onnxpb.Type{Kind: onnxpb.TypeTensor, ElemType: model.DataTypeToONNX(io.DType), HasShape: io.Shape != nil}
+	for _, d := range io.Shape {
+		if d < 0 {
+			t.Shape = append(t.Shape, onnxpb.Dim{Param: "N"})
+		} else {
+			t.Shape = append(t.Shape, onnxpb.Dim{Value: int64(d), HasValue: true})
+		}
+	}
+	return &onnxpb.ValueInfo{Name: io.Name, Type: t}
+}
+
+// Identity is a one-node model passing an input of the given type and
+// shape through as "y".
+func Identity(dt tensor.DataType, shape []int) []byte {
+	return Graph{
+		Inputs:  []IO{V("x", dt, shape...)},
+		Outputs: []IO{V("y", dt, shape...)},
+		Nodes:   []Node{{Op: "Identity", Inputs: []string{"x"}, Outputs: []string{"y"}}},
+	}.Bytes()
+}
+
+// IntAttr returns an INT attribute.
+func IntAttr(name string, v int64) *onnxpb.Attribute {
+	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInt, I: v}
+}
+
+// V declares a graph input or output.
+func V(name string, dt tensor.DataType, shape ...int) IO {
+	return IO{Name: name, DType: dt, Shape: shape}
+}

@@ -1,0 +1,261 @@
+package repository
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/quantserve/quantserve/model"
+)
+
+// Errors returned by Get; callers map them to 404.
+var (
+	ErrModelNotFound   = errors.New("model not found")
+	ErrVersionNotFound = errors.New("version not found")
+)
+
+// Version is one loaded version of a model.
+type Version struct {
+	Model    *model.Model
+	Number   int64
+	LoadTime time.Duration
+}
+
+// Entry is a model as the repository knows it: its loaded versions, its
+// config, and, when it could not be loaded, why.
+type Entry struct {
+	Name     string
+	Config   *Config
+	Versions []*Version // ascending by Number
+	Err      error      // non-nil when the model failed to load
+}
+
+// Default returns the version served when a request names none.
+func (e *Entry) Default() *Version {
+	if len(e.Versions) == 0 {
+		return nil
+	}
+	if e.Config != nil && e.Config.DefaultVersion > 0 {
+		for _, v := range e.Versions {
+			if v.Number == e.Config.DefaultVersion {
+				return v
+			}
+		}
+	}
+	return e.Versions[len(e.Versions)-1]
+}
+
+// Ready reports whether the model has a version to serve.
+func (e *Entry) Ready() bool { return e.Err == nil && len(e.Versions) > 0 }
+
+// Repository holds the models being served.
+type Repository struct {
+	root   string
+	log    *slog.Logger
+	models atomic.Pointer[map[string]*Entry]
+}
+
+// Source is a model given as bytes rather than read from disk (the
+// embedded default model).
+type Source struct {
+	Name    string
+	Version int64
+	ONNX    []byte
+}
+
+// New returns a repository serving the given in-memory models.
+func New(log *slog.Logger, sources ...Source) *Repository {
+	r := &Repository{log: log}
+	m := map[string]*Entry{}
+	for _, s := range sources {
+		e := m[s.Name]
+		if e == nil {
+			e = &Entry{Name: s.Name}
+			m[s.Name] = e
+		}
+		v, err := loadVersion(s.Name, s.Version, s.ONNX, log)
+		if err != nil {
+			e.Err = err
+			continue
+		}
+		e.Versions = append(e.Versions, v)
+	}
+	r.models.Store(&m)
+	return r
+}
+
+// Open loads every model under root. It fails only if root cannot be read;
+// models that fail to load are logged and reported by Entries.
+func Open(root string, log *slog.Logger) (*Repository, error) {
+	dirs, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("repository: %w", err)
+	}
+	r := &Repository{root: root, log: log}
+	m := map[string]*Entry{}
+	for _, d := range dirs {
+		if !d.IsDir() || !ValidName(d.Name()) {
+			continue
+		}
+		e := r.loadModel(d.Name())
+		if e.Err != nil {
+			log.Error("model failed to load", "model", e.Name, "err", e.Err)
+		}
+		m[e.Name] = e
+	}
+	r.models.Store(&m)
+	return r, nil
+}
+
+// ValidName reports whether name can be a model's directory name: no path
+// separators, no dot-names, nothing that could leave the repository.
+func ValidName(name string) bool {
+	if name == "" || name == "." || name == ".." || name[0] == '.' || len(name) > 255 {
+		return false
+	}
+	for _, c := range name {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Repository) loadModel(name string) *Entry {
+	e := &Entry{Name: name}
+	dir := filepath.Join(r.root, name)
+	if data, err := os.ReadFile(filepath.Join(dir, "config.yaml")); err == nil {
+		if e.Config, err = ParseConfig(data); err != nil {
+			e.Err = err
+			return e
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		e.Err = err
+		return e
+	}
+	subs, err := os.ReadDir(dir)
+	if err != nil {
+		e.Err = err
+		return e
+	}
+	var failures []error
+	for _, s := range subs {
+		n, err := strconv.ParseInt(s.Name(), 10, 64)
+		if !s.IsDir() || err != nil || n <= 0 || strconv.FormatInt(n, 10) != s.Name() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, s.Name(), "model.onnx"))
+		if err == nil {
+			var v *Version
+			if v, err = loadVersion(name, n, data, r.log); err == nil {
+				e.Versions = append(e.Versions, v)
+				continue
+			}
+		}
+		r.log.Error("model version failed to load", "model", name, "version", n, "err", err)
+		failures = append(failures, fmt.Errorf("version %d: %w", n, err))
+	}
+	sort.Slice(e.Versions, func(i, j int) bool { return e.Versions[i].Number < e.Versions[j].Number })
+	if len(e.Versions) == 0 {
+		if len(failures) == 0 {
+			e.Err = fmt.Errorf("no versions: expected %s/<version>/model.onnx with a positive integer version", dir)
+		} else {
+			e.Err = errors.Join(failures...)
+		}
+	}
+	if e.Config != nil && e.Config.DefaultVersion > 0 && e.Err == nil {
+		if !slices.ContainsFunc(e.Versions, func(v *Version) bool { return v.Number == e.Config.DefaultVersion }) {
+			e.Err = fmt.Errorf("config.yaml: default_version %d is not among the loaded versions", e.Config.DefaultVersion)
+		}
+	}
+	return e
+}
+
+func loadVersion(name string, number int64, data []byte, log *slog.Logger) (*Version, error) {
+	start := time.Now()
+	m, err := model.Load(data)
+	if err != nil {
+		return nil, err
+	}
+	v := &Version{Model: m, Number: number, LoadTime: time.Since(start)}
+	log.Info("model loaded", "model", name, "version", number, "parameters", m.Params, "opset", m.Opset, "load_time", v.LoadTime.Round(time.Microsecond))
+	return v, nil
+}
+
+// Get returns the named model and version ("" for the default).
+func (r *Repository) Get(name, version string) (*Entry, *Version, error) {
+	e := (*r.models.Load())[name]
+	if e == nil {
+		return nil, nil, fmt.Errorf("%w: %q is not served here (models: %s)", ErrModelNotFound, name, r.names())
+	}
+	if !e.Ready() {
+		return e, nil, fmt.Errorf("%w: %q is not available: %v", ErrModelNotFound, name, e.Err)
+	}
+	if version == "" {
+		return e, e.Default(), nil
+	}
+	n, err := strconv.ParseInt(version, 10, 64)
+	if err == nil {
+		for _, v := range e.Versions {
+			if v.Number == n {
+				return e, v, nil
+			}
+		}
+	}
+	return e, nil, fmt.Errorf("%w: model %q has no version %q (versions: %s)", ErrVersionNotFound, name, version, e.VersionList())
+}
+
+// VersionList formats the loaded versions as "1, 2".
+func (e *Entry) VersionList() string {
+	s := ""
+	for i, v := range e.Versions {
+		if i > 0 {
+			s += ", "
+		}
+		s += strconv.FormatInt(v.Number, 10)
+	}
+	return s
+}
+
+func (r *Repository) names() string {
+	s := ""
+	for i, e := range r.Entries() {
+		if i > 0 {
+			s += ", "
+		}
+		s += e.Name
+	}
+	return s
+}
+
+// Entries returns every model, sorted by name.
+func (r *Repository) Entries() []*Entry {
+	m := *r.models.Load()
+	out := make([]*Entry, 0, len(m))
+	for _, e := range m {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Ready reports whether every model in the repository has a version to
+// serve (Triton's strict readiness): a model that failed to load keeps the
+// server not ready, so a broken deployment does not receive traffic.
+func (r *Repository) Ready() bool {
+	for _, e := range *r.models.Load() {
+		if !e.Ready() {
+			return false
+		}
+	}
+	return true
+}
