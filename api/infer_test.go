@@ -336,6 +336,9 @@ func TestErrors(t *testing.T) {
 			wantError(t, do(t, c.method, c.url, c.body), c.status, c.fragments...)
 		})
 	}
+	if r := do(t, "DELETE", infer, ""); r.header.Get("Allow") != "POST" {
+		t.Errorf("405 Allow header %q, want POST", r.header.Get("Allow"))
+	}
 	// After all of that, the server still serves.
 	if r := do(t, "POST", infer, good); r.status != 200 {
 		t.Fatalf("server stopped serving: %d %s", r.status, r.body)

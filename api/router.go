@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -49,8 +50,15 @@ func NewRouter(opts Options) http.Handler {
 	r.NotFound(handler(func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	}).ServeHTTP)
-	r.MethodNotAllowed(handler(func(w http.ResponseWriter, r *http.Request) error {
-		return errorf(http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
+	r.MethodNotAllowed(handler(func(w http.ResponseWriter, req *http.Request) error {
+		var allowed []string
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			if r.Match(chi.NewRouteContext(), m, req.URL.Path) {
+				allowed = append(allowed, m)
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		return errorf(http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s (allowed: %s)", req.Method, req.URL.Path, strings.Join(allowed, ", ")))
 	}).ServeHTTP)
 
 	r.Method(http.MethodGet, "/v2/health/live", handler(s.live))

@@ -72,6 +72,9 @@ type Source struct {
 
 // New returns a repository serving the given in-memory models.
 func New(log *slog.Logger, sources ...Source) *Repository {
+	if log == nil {
+		log = slog.Default()
+	}
 	r := &Repository{log: log}
 	m := map[string]*Entry{}
 	for _, s := range sources {
@@ -97,6 +100,9 @@ func Open(root string, log *slog.Logger) (*Repository, error) {
 	dirs, err := os.ReadDir(root)
 	if err != nil {
 		return nil, fmt.Errorf("repository: %w", err)
+	}
+	if log == nil {
+		log = slog.Default()
 	}
 	r := &Repository{root: root, log: log}
 	m := map[string]*Entry{}
