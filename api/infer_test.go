@@ -388,3 +388,29 @@ func TestFailedModelDoesNotStopOthers(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeExample sends examples/mnist-digit.json, the body of the
+// README's curl example, and expects a 7.
+func TestReadmeExample(t *testing.T) {
+	body, err := os.ReadFile("../examples/mnist-digit.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := do(t, "POST", embeddedServer(t)+"/v2/models/mnist/infer", string(body))
+	var resp struct {
+		ID      string
+		Outputs []struct{ Data []float32 }
+	}
+	if err := json.Unmarshal(r.body, &resp); err != nil || r.status != 200 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	best := 0
+	for i, v := range resp.Outputs[0].Data {
+		if v > resp.Outputs[0].Data[best] {
+			best = i
+		}
+	}
+	if best != 7 || resp.ID != "digit-7" {
+		t.Errorf("README example: predicted %d, id %q", best, resp.ID)
+	}
+}
