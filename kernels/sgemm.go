@@ -29,3 +29,39 @@ func Sgemm(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32,
 		}
 	}
 }
+
+// PackedFBLen returns the length of PackFB's output for a K×N matrix.
+func PackedFBLen(k, n int) int { return k * ((n + PanelN - 1) / PanelN * PanelN) }
+
+// PackFB packs b (K×N row-major, row stride ldb) into panels of 16
+// columns, zero-padding N to a multiple of 16:
+//
+//	dst[panel*K*16 + k*16 + col] = b[k*ldb + panel*16 + col]
+func PackFB(k, n int, b []float32, ldb int, dst []float32) {
+	dst = dst[:PackedFBLen(k, n)]
+	for p := 0; p*PanelN < n; p++ {
+		panel := dst[p*k*PanelN:]
+		w := min(PanelN, n-p*PanelN)
+		for kk := 0; kk < k; kk++ {
+			row := panel[kk*PanelN : kk*PanelN+PanelN]
+			copy(row, b[kk*ldb+p*PanelN:kk*ldb+p*PanelN+w])
+			clear(row[w:])
+		}
+	}
+}
+
+// FTile is the reference of the float micro-kernel: for rows r < rows and
+// the 16 columns of one packed panel bp,
+//
+//	c[r*ldc+col] = Σ_{p<k} a[r*lda+p] * bp[p*16+col]   (in p order)
+func FTile(rows int, a []float32, lda int, bp []float32, k int, c []float32, ldc int) {
+	for r := 0; r < rows; r++ {
+		for col := 0; col < PanelN; col++ {
+			var s float32
+			for p := 0; p < k; p++ {
+				s += a[r*lda+p] * bp[p*PanelN+col]
+			}
+			c[r*ldc+col] = s
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build arm64
+
+package dispatch
+
+func isaTables() []*Table { return nil }

@@ -1,0 +1,72 @@
+//go:build gc && !purego
+
+package amd64
+
+// Available reports whether this build contains the assembly kernels.
+const Available = true
+
+// qTile4AVX2 computes kernels.QTile(4, u, ldu, bp, kq, acc): a 4×16 tile of
+// unsigned activations times one packed weight panel. Requires AVX2,
+// len(u) >= 3*ldu+4*kq, len(bp) >= 64*kq, len(acc) >= 64.
+//
+//go:noescape
+func qTile4AVX2(u []uint8, ldu int, bp []int8, kq int, acc []int32)
+
+// qTile4ScaledAVX2 computes a 4×16 tile like qTile4AVX2 and writes
+// c[r*ldc+j] = float32(acc[r][j] + off[r]*colsum[j]) * sa[r] * sb[j]. Requires
+// AVX2; len(off), len(sa) >= 4; len(colsum), len(sb) >= 16;
+// len(c) >= 3*ldc+16.
+//
+//go:noescape
+func qTile4ScaledAVX2(u []uint8, ldu int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int)
+
+// qTile1AVX2 computes kernels.QTile(1, u, 0, bp, kq, acc). Requires AVX2,
+// len(u) >= 4*kq, len(bp) >= 64*kq, len(acc) >= 16.
+//
+//go:noescape
+func qTile1AVX2(u []uint8, bp []int8, kq int, acc []int32)
+
+// fTile6AVX2 computes kernels.FTile(6, a, lda, bp, k, c, ldc) with fused
+// multiply-adds. Requires AVX2 and FMA, len(a) >= 5*lda+k,
+// len(bp) >= 16*k, len(c) >= 5*ldc+16.
+//
+//go:noescape
+func fTile6AVX2(a []float32, lda int, bp []float32, k int, c []float32, ldc int)
+
+// fTile1AVX2 computes kernels.FTile(1, a, 0, bp, k, c, 0) with fused
+// multiply-adds. Requires AVX2 and FMA, len(a) >= k, len(bp) >= 16*k,
+// len(c) >= 16.
+//
+//go:noescape
+func fTile1AVX2(a []float32, bp []float32, k int, c []float32)
+
+// minMax8AVX2 folds x (len a positive multiple of 8) into lanes:
+// out[0:8] lane minimums, out[8:16] lane maximums, out[16:24] lane sums of
+// x*0 (0 when every value is finite, NaN otherwise). Requires AVX2.
+//
+//go:noescape
+func minMax8AVX2(x []float32, out *[24]float32)
+
+// quantizeU8AVX2 computes kernels.QuantizeU8(x, inv, zp, u) for len(x) a
+// multiple of 8. Requires AVX2, len(u) >= len(x).
+//
+//go:noescape
+func quantizeU8AVX2(x []float32, inv float32, zp int32, u []uint8)
+
+// peakInt8AVX2 runs iters iterations of 8 independent
+// vpmaddubsw+vpmaddwd+vpaddd chains (512 integer ops each) in registers.
+//
+//go:noescape
+func peakInt8AVX2(iters int) int32
+
+// peakF32FMA runs iters iterations of 12 independent FMA chains (192
+// flops each) in registers.
+//
+//go:noescape
+func peakF32FMA(iters int) float32
+
+// readSumAVX2 streams buf (its length rounded down to 128 bytes) through
+// four vector loads per step and returns a fold of it.
+//
+//go:noescape
+func readSumAVX2(buf []byte) uint64

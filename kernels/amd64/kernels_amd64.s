@@ -1,0 +1,563 @@
+//go:build gc && !purego
+
+#include "textflag.h"
+
+// Q4STEP accumulates one group of 4 k of a 4×16 quantized tile: rows at
+// SI, R8, R9, R10 indexed by AX (+ao), the panel at BX (+bo).
+//   acc[r][0:16] += Σ_j u[r][k+j] · b[k+j][0:16]
+#define Q4STEP(ao, bo) \
+	VMOVDQU      bo(BX), Y8 \
+	VMOVDQU      bo+32(BX), Y9 \
+	VPBROADCASTD ao(SI)(AX*1), Y10 \
+	VPMADDUBSW   Y8, Y10, Y11 \
+	VPMADDWD     Y15, Y11, Y11 \
+	VPADDD       Y11, Y0, Y0 \
+	VPMADDUBSW   Y9, Y10, Y12 \
+	VPMADDWD     Y15, Y12, Y12 \
+	VPADDD       Y12, Y1, Y1 \
+	VPBROADCASTD ao(R8)(AX*1), Y13 \
+	VPMADDUBSW   Y8, Y13, Y11 \
+	VPMADDWD     Y15, Y11, Y11 \
+	VPADDD       Y11, Y2, Y2 \
+	VPMADDUBSW   Y9, Y13, Y12 \
+	VPMADDWD     Y15, Y12, Y12 \
+	VPADDD       Y12, Y3, Y3 \
+	VPBROADCASTD ao(R9)(AX*1), Y10 \
+	VPMADDUBSW   Y8, Y10, Y11 \
+	VPMADDWD     Y15, Y11, Y11 \
+	VPADDD       Y11, Y4, Y4 \
+	VPMADDUBSW   Y9, Y10, Y12 \
+	VPMADDWD     Y15, Y12, Y12 \
+	VPADDD       Y12, Y5, Y5 \
+	VPBROADCASTD ao(R10)(AX*1), Y13 \
+	VPMADDUBSW   Y8, Y13, Y11 \
+	VPMADDWD     Y15, Y11, Y11 \
+	VPADDD       Y11, Y6, Y6 \
+	VPMADDUBSW   Y9, Y13, Y12 \
+	VPMADDWD     Y15, Y12, Y12 \
+	VPADDD       Y12, Y7, Y7
+
+// SCALEROW writes one row of a scaled tile: lo/hi hold the row's int32
+// accumulators for columns 0-7 and 8-15, i the byte offset of the row's
+// entry in off (R8) and sa (R9). Y8/Y9 = colsum, Y10/Y11 = sb, DX = c row.
+//   c[0:16] = float32(acc + off·colsum) · sa · sb
+#define SCALEROW(lo, hi, i) \
+	VPBROADCASTD i(R8), Y12 \
+	VPMULLD      Y8, Y12, Y13 \
+	VPADDD       Y13, lo, lo \
+	VPMULLD      Y9, Y12, Y13 \
+	VPADDD       Y13, hi, hi \
+	VCVTDQ2PS    lo, lo \
+	VCVTDQ2PS    hi, hi \
+	VBROADCASTSS i(R9), Y12 \
+	VMULPS       Y12, lo, lo \
+	VMULPS       Y12, hi, hi \
+	VMULPS       Y10, lo, lo \
+	VMULPS       Y11, hi, hi \
+	VMOVUPS      lo, (DX) \
+	VMOVUPS      hi, 32(DX)
+
+// Register contract of the quantized tiles:
+//   Y15 = sixteen int16 ones (vpmaddwd folds pairs of int16 into int32)
+//   per 4 k of one row: vpbroadcastd the row's 4 activation bytes, then for
+//   each 8-column half of the panel:
+//     t = vpmaddubsw(u8 activations, s8 weights)  // 16 int16 pair sums, exact
+//     t = vpmaddwd(t, ones)                       // 8 int32: 4-k dot per column
+//     acc += t
+
+// func qTile4AVX2(u []uint8, ldu int, bp []int8, kq int, acc []int32)
+TEXT ·qTile4AVX2(SB), NOSPLIT, $0-88
+	MOVQ u_base+0(FP), SI
+	MOVQ ldu+24(FP), DI
+	MOVQ bp_base+32(FP), BX
+	MOVQ kq+56(FP), CX
+	MOVQ acc_base+64(FP), DX
+	CALL qtile4core<>(SB)
+	VMOVDQU Y0, (DX)
+	VMOVDQU Y1, 32(DX)
+	VMOVDQU Y2, 64(DX)
+	VMOVDQU Y3, 96(DX)
+	VMOVDQU Y4, 128(DX)
+	VMOVDQU Y5, 160(DX)
+	VMOVDQU Y6, 192(DX)
+	VMOVDQU Y7, 224(DX)
+	VZEROUPPER
+	RET
+
+// qtile4core<> accumulates a 4×16 tile.
+// In:  SI = u (row 0), DI = ldu, BX = packed panel, CX = kq (groups of 4 k).
+// Out: Y0..Y7 = acc (row r, columns 0-7 in Y(2r), 8-15 in Y(2r+1)).
+// Clobbers AX, R8-R11, Y8-Y15.
+TEXT qtile4core<>(SB), NOSPLIT|NOFRAME, $0-0
+	LEAQ (SI)(DI*1), R8       // row 1
+	LEAQ (SI)(DI*2), R9       // row 2
+	LEAQ (R8)(DI*2), R10      // row 3
+	VPCMPEQW Y15, Y15, Y15
+	VPSRLW   $15, Y15, Y15    // Y15 = 1 in every int16
+	VPXOR    Y0, Y0, Y0
+	VPXOR    Y1, Y1, Y1
+	VPXOR    Y2, Y2, Y2
+	VPXOR    Y3, Y3, Y3
+	VPXOR    Y4, Y4, Y4
+	VPXOR    Y5, Y5, Y5
+	VPXOR    Y6, Y6, Y6
+	VPXOR    Y7, Y7, Y7
+	XORQ     AX, AX           // byte offset into each row
+	SHLQ     $2, CX           // CX = 4·kq, the end offset
+	LEAQ     -8(CX), R11      // last offset that starts two whole groups
+	CMPQ     AX, R11
+	JGT      q4single
+
+q4loop:                           // two groups of 4 k per iteration
+	PREFETCHT0 1024(BX)           // the panel streams from memory: ask early
+	PREFETCHT0 1088(BX)
+	Q4STEP(0, 0)
+	Q4STEP(4, 64)
+	ADDQ $128, BX
+	ADDQ $8, AX
+	CMPQ AX, R11
+	JLE  q4loop
+
+q4single:
+	CMPQ AX, CX
+	JGE  q4done
+	Q4STEP(0, 0)
+
+q4done:
+	RET
+
+// func qTile4ScaledAVX2(u []uint8, ldu int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int)
+//
+// c[r*ldc+j] = float32(acc[r][j] + off[r]·colsum[j]) · sa[r] · sb[j]
+TEXT ·qTile4ScaledAVX2(SB), NOSPLIT, $0-192
+	MOVQ u_base+0(FP), SI
+	MOVQ ldu+24(FP), DI
+	MOVQ bp_base+32(FP), BX
+	MOVQ kq+56(FP), CX
+	CALL qtile4core<>(SB)
+	MOVQ off_base+64(FP), R8
+	MOVQ sa_base+88(FP), R9
+	MOVQ colsum_base+112(FP), R10
+	MOVQ sb_base+136(FP), R11
+	MOVQ c_base+160(FP), DX
+	MOVQ ldc+184(FP), R12
+	SHLQ $2, R12
+	VMOVDQU (R10), Y8         // colsum[0:8]
+	VMOVDQU 32(R10), Y9       // colsum[8:16]
+	VMOVUPS (R11), Y10        // sb[0:8]
+	VMOVUPS 32(R11), Y11      // sb[8:16]
+	SCALEROW(Y0, Y1, 0)
+	ADDQ R12, DX
+	SCALEROW(Y2, Y3, 4)
+	ADDQ R12, DX
+	SCALEROW(Y4, Y5, 8)
+	ADDQ R12, DX
+	SCALEROW(Y6, Y7, 12)
+	VZEROUPPER
+	RET
+
+// func qTile1AVX2(u []uint8, bp []int8, kq int, acc []int32)
+TEXT ·qTile1AVX2(SB), NOSPLIT, $0-80
+	MOVQ u_base+0(FP), SI
+	MOVQ bp_base+24(FP), BX
+	MOVQ kq+48(FP), CX
+	MOVQ acc_base+56(FP), DX
+
+	VPCMPEQW Y15, Y15, Y15
+	VPSRLW   $15, Y15, Y15
+	VPXOR    Y0, Y0, Y0
+	VPXOR    Y1, Y1, Y1
+	VPXOR    Y2, Y2, Y2
+	VPXOR    Y3, Y3, Y3
+	CMPQ     CX, $2
+	JL       q1tail
+
+q1loop2:                          // two groups of 4 k per iteration, two accumulator pairs
+	PREFETCHT0   2048(BX)
+	PREFETCHT0   2112(BX)
+	VPBROADCASTD (SI), Y10
+	VPMADDUBSW   (BX), Y10, Y11
+	VPMADDWD     Y15, Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPMADDUBSW   32(BX), Y10, Y12
+	VPMADDWD     Y15, Y12, Y12
+	VPADDD       Y12, Y1, Y1
+	VPBROADCASTD 4(SI), Y13
+	VPMADDUBSW   64(BX), Y13, Y11
+	VPMADDWD     Y15, Y11, Y11
+	VPADDD       Y11, Y2, Y2
+	VPMADDUBSW   96(BX), Y13, Y12
+	VPMADDWD     Y15, Y12, Y12
+	VPADDD       Y12, Y3, Y3
+	ADDQ         $8, SI
+	ADDQ         $128, BX
+	SUBQ         $2, CX
+	CMPQ         CX, $2
+	JGE          q1loop2
+
+q1tail:
+	TESTQ CX, CX
+	JZ    q1done
+	VPBROADCASTD (SI), Y10
+	VPMADDUBSW   (BX), Y10, Y11
+	VPMADDWD     Y15, Y11, Y11
+	VPADDD       Y11, Y0, Y0
+	VPMADDUBSW   32(BX), Y10, Y12
+	VPMADDWD     Y15, Y12, Y12
+	VPADDD       Y12, Y1, Y1
+
+q1done:
+	VPADDD  Y2, Y0, Y0
+	VPADDD  Y3, Y1, Y1
+	VMOVDQU Y0, (DX)
+	VMOVDQU Y1, 32(DX)
+	VZEROUPPER
+	RET
+
+// Register contract of the float tiles: Y0-Y11 accumulate C (row r in
+// Y(2r), Y(2r+1)); Y12, Y13 hold the panel's 16 values of B at k; Y14 is
+// the broadcast A value.
+
+// func fTile6AVX2(a []float32, lda int, bp []float32, k int, c []float32, ldc int)
+TEXT ·fTile6AVX2(SB), NOSPLIT, $0-96
+	MOVQ a_base+0(FP), SI
+	MOVQ lda+24(FP), DI
+	SHLQ $2, DI               // lda in bytes
+	MOVQ bp_base+32(FP), BX
+	MOVQ k+56(FP), CX
+	MOVQ c_base+64(FP), DX
+	MOVQ ldc+88(FP), R11
+	SHLQ $2, R11
+	LEAQ (SI)(DI*1), R8       // row 1
+	LEAQ (SI)(DI*2), R9       // row 2
+	LEAQ (R8)(DI*2), R10      // row 3
+	LEAQ (R9)(DI*2), R12      // row 4
+	LEAQ (R10)(DI*2), R13     // row 5
+
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	TESTQ  CX, CX
+	JZ     f6done
+
+f6loop:
+	PREFETCHT0   512(BX)
+	VMOVUPS      (BX), Y12    // B[k][0:8]
+	VMOVUPS      32(BX), Y13  // B[k][8:16]
+	VBROADCASTSS (SI), Y14
+	VFMADD231PS  Y12, Y14, Y0 // C[0][0:8] += a[0][k]·B[k][0:8]
+	VFMADD231PS  Y13, Y14, Y1
+	VBROADCASTSS (R8), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y3
+	VBROADCASTSS (R9), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y5
+	VBROADCASTSS (R10), Y14
+	VFMADD231PS  Y12, Y14, Y6
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS (R12), Y14
+	VFMADD231PS  Y12, Y14, Y8
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS (R13), Y14
+	VFMADD231PS  Y12, Y14, Y10
+	VFMADD231PS  Y13, Y14, Y11
+	ADDQ         $4, SI
+	ADDQ         $4, R8
+	ADDQ         $4, R9
+	ADDQ         $4, R10
+	ADDQ         $4, R12
+	ADDQ         $4, R13
+	ADDQ         $64, BX
+	DECQ         CX
+	JNZ          f6loop
+
+f6done:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	ADDQ    R11, DX
+	VMOVUPS Y2, (DX)
+	VMOVUPS Y3, 32(DX)
+	ADDQ    R11, DX
+	VMOVUPS Y4, (DX)
+	VMOVUPS Y5, 32(DX)
+	ADDQ    R11, DX
+	VMOVUPS Y6, (DX)
+	VMOVUPS Y7, 32(DX)
+	ADDQ    R11, DX
+	VMOVUPS Y8, (DX)
+	VMOVUPS Y9, 32(DX)
+	ADDQ    R11, DX
+	VMOVUPS Y10, (DX)
+	VMOVUPS Y11, 32(DX)
+	VZEROUPPER
+	RET
+
+// func fTile1AVX2(a []float32, bp []float32, k int, c []float32)
+TEXT ·fTile1AVX2(SB), NOSPLIT, $0-80
+	MOVQ a_base+0(FP), SI
+	MOVQ bp_base+24(FP), BX
+	MOVQ k+48(FP), CX
+	MOVQ c_base+56(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	CMPQ   CX, $2
+	JL     f1tail
+
+f1loop2:                          // two k per iteration, two accumulator pairs
+	PREFETCHT0   2048(BX)
+	PREFETCHT0   2112(BX)
+	VBROADCASTSS (SI), Y14
+	VFMADD231PS  (BX), Y14, Y0
+	VFMADD231PS  32(BX), Y14, Y1
+	VBROADCASTSS 4(SI), Y13
+	VFMADD231PS  64(BX), Y13, Y2
+	VFMADD231PS  96(BX), Y13, Y3
+	ADDQ         $8, SI
+	ADDQ         $128, BX
+	SUBQ         $2, CX
+	CMPQ         CX, $2
+	JGE          f1loop2
+
+f1tail:
+	TESTQ CX, CX
+	JZ    f1done
+	VBROADCASTSS (SI), Y14
+	VFMADD231PS  (BX), Y14, Y0
+	VFMADD231PS  32(BX), Y14, Y1
+
+f1done:
+	VADDPS  Y2, Y0, Y0
+	VADDPS  Y3, Y1, Y1
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VZEROUPPER
+	RET
+
+// func minMax8AVX2(x []float32, out *[24]float32)
+TEXT ·minMax8AVX2(SB), NOSPLIT, $0-32
+	MOVQ    x_base+0(FP), SI
+	MOVQ    x_len+8(FP), CX
+	MOVQ    out+24(FP), DX
+	VMOVUPS (SI), Y0          // lane minimums
+	VMOVAPS Y0, Y1            // lane maximums
+	VXORPS  Y2, Y2, Y2        // Σ x·0: stays 0 unless some x is NaN or ±Inf
+	VXORPS  Y3, Y3, Y3        // zero
+
+mmloop:
+	VMOVUPS (SI), Y4
+	VMINPS  Y4, Y0, Y0
+	VMAXPS  Y4, Y1, Y1
+	VMULPS  Y3, Y4, Y5
+	VADDPS  Y5, Y2, Y2
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JNZ     mmloop
+
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VZEROUPPER
+	RET
+
+// func quantizeU8AVX2(x []float32, inv float32, zp int32, u []uint8)
+TEXT ·quantizeU8AVX2(SB), NOSPLIT, $0-56
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSS inv+24(FP), Y0
+	MOVQ         u_base+32(FP), DI
+	MOVL         zp+28(FP), AX
+	MOVL         AX, X1
+	VPBROADCASTD X1, Y1
+	// clamp range: [0, 127] when zp == 0, else [-64, 64]
+	TESTL        AX, AX
+	JNZ          qsigned
+	MOVL         $0x00000000, AX  // 0.0
+	MOVL         $0x42fe0000, BX  // 127.0
+	JMP          qrange
+
+qsigned:
+	MOVL $0xc2800000, AX          // -64.0
+	MOVL $0x42800000, BX          // 64.0
+
+qrange:
+	MOVL         AX, X2
+	VBROADCASTSS X2, Y2           // lo
+	MOVL         BX, X3
+	VBROADCASTSS X3, Y3           // hi
+	TESTQ        CX, CX
+	JZ           qdone
+
+qloop:
+	VMULPS      (SI), Y0, Y4      // x·inv
+	VMAXPS      Y2, Y4, Y4
+	VMINPS      Y3, Y4, Y4        // clamp to [lo, hi]
+	VCVTPS2DQ   Y4, Y4            // round half to even (MXCSR default)
+	VPADDD      Y1, Y4, Y4        // + zp, now in [0, 128]
+	VEXTRACTI128 $1, Y4, X5
+	VPACKSSDW   X5, X4, X4        // 8 int16
+	VPACKUSWB   X4, X4, X4        // 8 uint8 in the low quadword
+	MOVQ        X4, (DI)
+	ADDQ        $32, SI
+	ADDQ        $8, DI
+	SUBQ        $8, CX
+	JNZ         qloop
+
+qdone:
+	VZEROUPPER
+	RET
+
+// Machine limits for the benchmark: register-only loops with enough
+// independent chains to keep every port busy, and a streaming read.
+
+// func peakInt8AVX2(iters int) int32
+TEXT ·peakInt8AVX2(SB), NOSPLIT, $0-12
+	MOVQ     iters+0(FP), CX
+	VPCMPEQW Y15, Y15, Y15
+	VPSRLW   $15, Y15, Y15       // int16 ones
+	VPABSB   Y15, Y14            // bytes 1,0,... as u8 operand
+	VMOVDQA  Y14, Y13            // s8 operand
+	VPXOR    Y0, Y0, Y0
+	VPXOR    Y1, Y1, Y1
+	VPXOR    Y2, Y2, Y2
+	VPXOR    Y3, Y3, Y3
+	VPXOR    Y4, Y4, Y4
+	VPXOR    Y5, Y5, Y5
+	VPXOR    Y6, Y6, Y6
+	VPXOR    Y7, Y7, Y7
+
+pi8loop:                            // 8 chains × (vpmaddubsw + vpmaddwd + vpaddd) = 8×64 int ops
+	VPMADDUBSW Y13, Y14, Y8
+	VPMADDWD   Y15, Y8, Y8
+	VPADDD     Y8, Y0, Y0
+	VPMADDUBSW Y13, Y14, Y9
+	VPMADDWD   Y15, Y9, Y9
+	VPADDD     Y9, Y1, Y1
+	VPMADDUBSW Y13, Y14, Y10
+	VPMADDWD   Y15, Y10, Y10
+	VPADDD     Y10, Y2, Y2
+	VPMADDUBSW Y13, Y14, Y11
+	VPMADDWD   Y15, Y11, Y11
+	VPADDD     Y11, Y3, Y3
+	VPMADDUBSW Y13, Y14, Y8
+	VPMADDWD   Y15, Y8, Y8
+	VPADDD     Y8, Y4, Y4
+	VPMADDUBSW Y13, Y14, Y9
+	VPMADDWD   Y15, Y9, Y9
+	VPADDD     Y9, Y5, Y5
+	VPMADDUBSW Y13, Y14, Y10
+	VPMADDWD   Y15, Y10, Y10
+	VPADDD     Y10, Y6, Y6
+	VPMADDUBSW Y13, Y14, Y11
+	VPMADDWD   Y15, Y11, Y11
+	VPADDD     Y11, Y7, Y7
+	DECQ       CX
+	JNZ        pi8loop
+
+	VPADDD Y1, Y0, Y0
+	VPADDD Y2, Y0, Y0
+	VPADDD Y3, Y0, Y0
+	VPADDD Y4, Y0, Y0
+	VPADDD Y5, Y0, Y0
+	VPADDD Y6, Y0, Y0
+	VPADDD Y7, Y0, Y0
+	MOVL   X0, AX
+	MOVL   AX, ret+8(FP)
+	VZEROUPPER
+	RET
+
+// func peakF32FMA(iters int) float32
+TEXT ·peakF32FMA(SB), NOSPLIT, $0-12
+	MOVQ         iters+0(FP), CX
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	MOVL         $0x3f800000, AX
+	MOVL         AX, X12
+	VBROADCASTSS X12, Y12       // 1.0
+	VMOVAPS      Y12, Y13
+
+pf32loop:                          // 12 chains × 16 flops
+	VFMADD231PS Y12, Y13, Y0
+	VFMADD231PS Y12, Y13, Y1
+	VFMADD231PS Y12, Y13, Y2
+	VFMADD231PS Y12, Y13, Y3
+	VFMADD231PS Y12, Y13, Y4
+	VFMADD231PS Y12, Y13, Y5
+	VFMADD231PS Y12, Y13, Y6
+	VFMADD231PS Y12, Y13, Y7
+	VFMADD231PS Y12, Y13, Y8
+	VFMADD231PS Y12, Y13, Y9
+	VFMADD231PS Y12, Y13, Y10
+	VFMADD231PS Y12, Y13, Y11
+	DECQ        CX
+	JNZ         pf32loop
+
+	VADDPS Y1, Y0, Y0
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y0, Y0
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y0, Y0
+	VADDPS Y6, Y0, Y0
+	VADDPS Y7, Y0, Y0
+	VADDPS Y8, Y0, Y0
+	VADDPS Y9, Y0, Y0
+	VADDPS Y10, Y0, Y0
+	VADDPS Y11, Y0, Y0
+	MOVSS  X0, ret+8(FP)
+	VZEROUPPER
+	RET
+
+// func readSumAVX2(buf []byte) uint64
+TEXT ·readSumAVX2(SB), NOSPLIT, $0-32
+	MOVQ  buf_base+0(FP), SI
+	MOVQ  buf_len+8(FP), CX
+	SHRQ  $7, CX                // 128-byte blocks
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	TESTQ CX, CX
+	JZ    rsdone
+
+rsloop:
+	PREFETCHT0 2048(SI)             // software prefetch, as the kernels do
+	PREFETCHT0 2112(SI)
+	VPXOR (SI), Y0, Y0
+	VPXOR 32(SI), Y1, Y1
+	VPXOR 64(SI), Y2, Y2
+	VPXOR 96(SI), Y3, Y3
+	ADDQ  $128, SI
+	DECQ  CX
+	JNZ   rsloop
+
+rsdone:
+	VPXOR Y1, Y0, Y0
+	VPXOR Y3, Y2, Y2
+	VPXOR Y2, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPXOR X1, X0, X0
+	MOVQ  X0, AX
+	MOVQ  AX, ret+24(FP)
+	VZEROUPPER
+	RET

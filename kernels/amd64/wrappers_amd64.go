@@ -1,0 +1,75 @@
+//go:build gc && !purego
+
+package amd64
+
+import "github.com/quantserve/quantserve/kernels"
+
+// MinMaxAVX2 returns kernels.MinMax(x). Requires AVX2.
+func MinMaxAVX2(x []float32) (lo, hi float32, finite bool) {
+	n := len(x) &^ 7
+	if n == 0 {
+		return kernels.MinMax(x)
+	}
+	var lanes [24]float32
+	minMax8AVX2(x[:n], &lanes)
+	lo, hi = lanes[0], lanes[8]
+	var check float32
+	for i := 0; i < 8; i++ {
+		lo = min(lo, lanes[i])
+		hi = max(hi, lanes[8+i])
+		check += lanes[16+i]
+	}
+	finite = check == 0
+	if n < len(x) {
+		tlo, thi, tfin := kernels.MinMax(x[n:])
+		lo, hi, finite = min(lo, tlo), max(hi, thi), finite && tfin
+	}
+	return lo, hi, finite
+}
+
+// QuantizeU8AVX2 computes kernels.QuantizeU8(x, inv, zp, u). Requires AVX2.
+func QuantizeU8AVX2(x []float32, inv float32, zp int32, u []uint8) {
+	u = u[:len(x)]
+	n := len(x) &^ 7
+	if n > 0 {
+		quantizeU8AVX2(x[:n], inv, zp, u[:n])
+	}
+	kernels.QuantizeU8(x[n:], inv, zp, u[n:])
+}
+
+// QTile4AVX2 computes kernels.QTile(4, u, ldu, bp, kq, acc). Requires AVX2.
+func QTile4AVX2(u []uint8, ldu int, bp []int8, kq int, acc []int32) {
+	if kq == 0 {
+		clear(acc[:64])
+		return
+	}
+	u = u[:3*ldu+4*kq]
+	qTile4AVX2(u, ldu, bp[:64*kq], kq, acc[:64])
+}
+
+// QTile1AVX2 computes kernels.QTile(1, u, 0, bp, kq, acc). Requires AVX2.
+func QTile1AVX2(u []uint8, bp []int8, kq int, acc []int32) {
+	qTile1AVX2(u[:4*kq], bp[:64*kq], kq, acc[:16])
+}
+
+// FTile6AVX2 computes kernels.FTile(6, a, lda, bp, k, c, ldc) with fused
+// multiply-adds. Requires AVX2 and FMA.
+func FTile6AVX2(a []float32, lda int, bp []float32, k int, c []float32, ldc int) {
+	if k > lda {
+		panic("amd64: FTile6AVX2: k > lda")
+	}
+	fTile6AVX2(a[:5*lda+k], lda, bp[:16*k], k, c[:5*ldc+16], ldc)
+}
+
+// FTile1AVX2 computes kernels.FTile(1, a, 0, bp, k, c, 0) with fused
+// multiply-adds. Requires AVX2 and FMA.
+func FTile1AVX2(a []float32, bp []float32, k int, c []float32) {
+	fTile1AVX2(a[:k], bp[:16*k], k, c[:16])
+}
+
+// QTile4ScaledAVX2 computes kernels.QTileScaled(u, ldu, bp, kq, off, sa,
+// colsum, sb, c, ldc): a 4×16 tile with its per-channel epilogue. Requires
+// AVX2.
+func QTile4ScaledAVX2(u []uint8, ldu int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int) {
+	qTile4ScaledAVX2(u[:3*ldu+4*kq], ldu, bp[:64*kq], kq, off[:4], sa[:4], colsum[:16], sb[:16], c[:3*ldc+16], ldc)
+}
