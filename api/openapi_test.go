@@ -47,7 +47,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			spec = append(spec, method+" "+path)
 		}
 	}
-	router := NewRouter(Options{Repository: repository.New(quietLog())}).(chi.Routes)
+	router := NewRouter(Options{Repository: repository.New(serverOptions())}).(chi.Routes)
 	var routes []string
 	err := chi.Walk(router, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		routes = append(routes, method+" "+strings.TrimSuffix(route, "/"))
@@ -79,7 +79,7 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := testServer(t, repository.New(quietLog(), repository.Source{Name: defaultmodel.Name, Version: 1, ONNX: defaultmodel.ONNX}), 0)
+	url := testServer(t, repository.New(serverOptions(), repository.Source{Name: defaultmodel.Name, Version: 1, ONNX: defaultmodel.ONNX}), 0)
 	good := inferBody("input", "FP32", []int{1, 784}, make([]float32, 784))
 	cases := []struct{ method, path, body string }{
 		{"GET", "/v2/health/live", ""},

@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/repository"
 )
 
@@ -19,6 +20,7 @@ import (
 type Options struct {
 	Repository   *repository.Repository
 	Version      string // server version reported by GET /v2
+	Kernels      string // kernel table reported by GET /v2
 	MaxBodyBytes int64  // request body limit; 0 means DefaultMaxBodyBytes
 	Logger       *slog.Logger
 }
@@ -32,13 +34,17 @@ const ServerName = "quantserve"
 type server struct {
 	repo    *repository.Repository
 	version string
+	kernels string
 	maxBody int64
 	log     *slog.Logger
 }
 
 // NewRouter returns the HTTP handler serving every route.
 func NewRouter(opts Options) http.Handler {
-	s := &server{repo: opts.Repository, version: opts.Version, maxBody: opts.MaxBodyBytes, log: opts.Logger}
+	s := &server{repo: opts.Repository, version: opts.Version, kernels: opts.Kernels, maxBody: opts.MaxBodyBytes, log: opts.Logger}
+	if s.kernels == "" {
+		s.kernels = dispatch.Default().String()
+	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/repository"
 )
 
@@ -25,6 +27,11 @@ func testServer(t *testing.T, repo *repository.Repository, maxBody int64) string
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// serverOptions are the server's defaults: int8 weights, per channel.
+func serverOptions() repository.Options {
+	return repository.Options{Log: quietLog(), Model: model.Options{Quantize: true, Scheme: quant.PerChannel}}
+}
 
 // writeRepo lays out models as DIR/<name>/<version>/model.onnx.
 func writeRepo(t *testing.T, models map[string]map[int][]byte, configs map[string]string) string {
@@ -52,7 +59,7 @@ func writeRepo(t *testing.T, models map[string]map[int][]byte, configs map[strin
 
 func openRepo(t *testing.T, dir string) *repository.Repository {
 	t.Helper()
-	repo, err := repository.Open(dir, quietLog())
+	repo, err := repository.Open(dir, serverOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/quantserve/quantserve/kernels"
@@ -311,4 +312,16 @@ func (f *FWeights) Clone() *FWeights {
 	c := *f
 	c.packed = append([]float32(nil), f.packed...)
 	return &c
+}
+
+var (
+	defaultExecOnce sync.Once
+	defaultExec     *Exec
+)
+
+// DefaultExec returns an Exec on Default() using GOMAXPROCS cores, created
+// on first use.
+func DefaultExec() *Exec {
+	defaultExecOnce.Do(func() { defaultExec = NewExec(selected, runtime.GOMAXPROCS(0)) })
+	return defaultExec
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -27,6 +29,8 @@ type Model struct {
 	IRVersion    int64
 	Producer     string
 	Params       int64 // elements in initializers and Constant nodes
+	Layers       []Layer
+	Kernels      string // the kernel table products run on
 	steps        []step
 	slots        int
 	inputSlot    []int // parallel to Inputs
@@ -54,20 +58,51 @@ type step struct {
 // optional input is nil.
 type opFunc func(in []*tensor.Tensor) ([]*tensor.Tensor, error)
 
-// Load decodes and compiles an ONNX model.
-func Load(data []byte) (*Model, error) {
+// Options configure how a model is compiled.
+type Options struct {
+	// Exec runs the matrix products; nil means dispatch.DefaultExec().
+	Exec *dispatch.Exec
+	// Quantize makes MatMul and Gemm layers whose weight is a constant
+	// 2-D float32 initializer run on the int8 kernels, weights quantized
+	// at load with Scheme. Layers too small to pay stay float32.
+	Quantize bool
+	Scheme   quant.Scheme
+}
+
+// MinQuantizedWeights is the smallest weight (K·N) quantized: below it the
+// product is too small for int8 to pay for quantizing activations.
+const MinQuantizedWeights = 4096
+
+// Layer records how one matrix-product node runs.
+type Layer struct {
+	Node    string `json:"node"`
+	Op      string `json:"op"`
+	K       int    `json:"k"`
+	N       int    `json:"n"`
+	Kernels string `json:"kernels"` // "int8 per_channel", "float32", ...
+}
+
+// Load decodes and compiles an ONNX model to run in float32 on the
+// default kernels.
+func Load(data []byte) (*Model, error) { return LoadWith(data, Options{}) }
+
+// LoadWith decodes and compiles an ONNX model with the given options.
+func LoadWith(data []byte, opts Options) (*Model, error) {
+	if opts.Exec == nil {
+		opts.Exec = dispatch.DefaultExec()
+	}
 	pb, err := onnxpb.UnmarshalModel(data)
 	if err != nil {
 		return nil, fmt.Errorf("model: decoding ONNX: %w", err)
 	}
-	return compile(pb)
+	return compile(pb, opts)
 }
 
-func compile(pb *onnxpb.Model) (*Model, error) {
+func compile(pb *onnxpb.Model, opts Options) (*Model, error) {
 	if pb.Graph == nil {
 		return nil, fmt.Errorf("model: the file has no graph")
 	}
-	m := &Model{IRVersion: pb.IRVersion, Producer: pb.ProducerName}
+	m := &Model{IRVersion: pb.IRVersion, Producer: pb.ProducerName, Kernels: opts.Exec.T.String()}
 	for _, op := range pb.OpsetImport {
 		switch op.Domain {
 		case "", "ai.onnx":
@@ -133,7 +168,7 @@ func compile(pb *onnxpb.Model) (*Model, error) {
 			return nil, wrap(unsupportedf("operator %s", n.OpType))
 		}
 		st := step{name: name, op: n.OpType, opset: m.Opset}
-		ni := &node{pb: n, opset: m.Opset, attrs: map[string]*onnxpb.Attribute{}}
+		ni := &node{pb: n, name: name, opset: m.Opset, attrs: map[string]*onnxpb.Attribute{}, opts: &opts, model: m}
 		for _, a := range n.Attributes {
 			if a.RefAttrName != "" {
 				return nil, wrap(unsupportedf("attribute %q refers to a function attribute", a.Name))

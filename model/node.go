@@ -12,6 +12,9 @@ import (
 // (initializers and Constant outputs; nil otherwise).
 type node struct {
 	pb     *onnxpb.Node
+	name   string
+	opts   *Options
+	model  *Model // the model being compiled, for Layers
 	opset  int64
 	attrs  map[string]*onnxpb.Attribute
 	consts []*tensor.Tensor

@@ -1,7 +1,11 @@
 package model
 
 import (
-	"github.com/quantserve/quantserve/kernels"
+	"errors"
+	"fmt"
+
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -17,8 +21,22 @@ func buildMatMul(n *node) (opFunc, error) {
 	if err := n.onlyAttrs(); err != nil {
 		return nil, err
 	}
+	if b := n.consts[1]; b != nil && b.DType == tensor.Float32 && b.Rank() == 2 {
+		lin, err := newLinear(n, b)
+		if err != nil {
+			return nil, err
+		}
+		return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+			t, err := lin.apply(in[0])
+			if err != nil {
+				return nil, err
+			}
+			return []*tensor.Tensor{t}, nil
+		}, nil
+	}
+	exec := n.opts.Exec
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		t, err := matmul(in[0], in[1])
+		t, err := matmul(exec, in[0], in[1])
 		if err != nil {
 			return nil, err
 		}
@@ -28,7 +46,7 @@ func buildMatMul(n *node) (opFunc, error) {
 
 // matmul implements numpy matmul semantics: 1-D operands are promoted (and
 // the added dimension removed from the result), leading dimensions broadcast.
-func matmul(a, b *tensor.Tensor) (*tensor.Tensor, error) {
+func matmul(exec *dispatch.Exec, a, b *tensor.Tensor) (*tensor.Tensor, error) {
 	if err := sameType("MatMul", a, b); err != nil {
 		return nil, err
 	}
@@ -55,7 +73,7 @@ func matmul(a, b *tensor.Tensor) (*tensor.Tensor, error) {
 	var data any
 	switch ad := a.Data.(type) {
 	case []float32:
-		data, err = batchedGemm(ad, b.Data.([]float32), as, bs, batch, m, n, k, kernels.Sgemm)
+		data, err = batchedGemm(ad, b.Data.([]float32), as, bs, batch, m, n, k, floatGemm(exec))
 	case []float64:
 		data, err = batchedGemm(ad, b.Data.([]float64), as, bs, batch, m, n, k, gemmRef[float64])
 	case []int32:
@@ -84,6 +102,79 @@ func matmul(a, b *tensor.Tensor) (*tensor.Tensor, error) {
 }
 
 type gemmFunc[T tensor.Numeric] func(m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int)
+
+// floatGemm runs a float32 product of two activations on the float tiles,
+// packing B for each call. Operands here are dense (lda = k, ldb = ldc = n).
+func floatGemm(exec *dispatch.Exec) gemmFunc[float32] {
+	return func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+		exec.MatMul(a[:m*k], m, dispatch.PackF(k, n, b, ldb), c[:m*n])
+	}
+}
+
+// linear is a product with a constant 2-D float32 weight, prepared at
+// load: quantized and packed for the int8 tiles, or packed for the float
+// tiles.
+type linear struct {
+	exec *dispatch.Exec
+	k, n int
+	q    *dispatch.QWeights
+	f    *dispatch.FWeights
+}
+
+// newLinear prepares w (K×N) for node n and records the choice in the
+// model's layers.
+func newLinear(n *node, w *tensor.Tensor) (*linear, error) {
+	k, cols := w.Shape[0], w.Shape[1]
+	l := &linear{exec: n.opts.Exec, k: k, n: cols}
+	layer := Layer{Node: n.name, Op: n.pb.OpType, K: k, N: cols, Kernels: "float32"}
+	data := w.Data.([]float32)
+	if n.opts.Quantize && k*cols >= MinQuantizedWeights && k <= dispatch.MaxQK {
+		qw, err := quant.QuantizeWeights(data, k, cols, n.opts.Scheme)
+		if err != nil {
+			return nil, fmt.Errorf("quantizing weight %q: %w", n.pb.Inputs[1], err)
+		}
+		if l.q, err = dispatch.PackQ(qw); err != nil {
+			return nil, err
+		}
+		layer.Kernels = "int8 " + n.opts.Scheme.String()
+	} else {
+		l.f = dispatch.PackF(k, cols, data, cols)
+	}
+	n.model.Layers = append(n.model.Layers, layer)
+	return l, nil
+}
+
+// apply computes a·W for float32 a of shape [..., K] (or [K]).
+func (l *linear) apply(a *tensor.Tensor) (*tensor.Tensor, error) {
+	ad, ok := a.Data.([]float32)
+	if !ok {
+		return nil, inputErrorf("MatMul with a FP32 weight takes FP32 input, got %v", a.DType)
+	}
+	if a.Rank() == 0 || a.Shape[a.Rank()-1] != l.k {
+		return nil, inputErrorf("MatMul inner dimensions differ: %s × [%d,%d]", tensor.ShapeString(a.Shape), l.k, l.n)
+	}
+	m := len(ad) / max(l.k, 1)
+	if l.k == 0 {
+		m, _ = tensor.NumElements(a.Shape[:a.Rank()-1])
+	}
+	shape := append(append([]int(nil), a.Shape[:a.Rank()-1]...), l.n)
+	size, err := tensor.NumElements(shape)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, size)
+	if l.q != nil {
+		if err := l.exec.QMatMul(ad, m, l.q, out); err != nil {
+			if errors.Is(err, dispatch.ErrNotFinite) {
+				return nil, inputErrorf("%v", err)
+			}
+			return nil, err
+		}
+	} else if m > 0 {
+		l.exec.MatMul(ad, m, l.f, out)
+	}
+	return tensor.From(shape, out), nil
+}
 
 // gemmRef is the plain C = A·B loop for non-float32 types.
 func gemmRef[T tensor.Numeric](m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
@@ -165,14 +256,23 @@ func buildGemm(n *node) (opFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A constant B is transposed once, here, rather than on every call.
+	// A constant B is transposed once, here, rather than on every call,
+	// and a float32 one is prepared for the kernels.
 	var constB *tensor.Tensor
+	var lin *linear
 	if b := n.consts[1]; b != nil && b.Rank() == 2 {
 		constB = b
 		if transB != 0 {
 			constB = transpose2D(b)
 		}
+		if constB.DType == tensor.Float32 {
+			var err error
+			if lin, err = newLinear(n, constB); err != nil {
+				return nil, err
+			}
+		}
 	}
+	exec := n.opts.Exec
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		a, b, c := in[0], in[1], (*tensor.Tensor)(nil)
 		if len(in) > 2 {
@@ -192,7 +292,13 @@ func buildGemm(n *node) (opFunc, error) {
 		} else if transB != 0 {
 			b = transpose2D(b)
 		}
-		y, err := matmul(a, b)
+		var y *tensor.Tensor
+		var err error
+		if lin != nil && a.DType == tensor.Float32 {
+			y, err = lin.apply(a)
+		} else {
+			y, err = matmul(exec, a, b)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -63,4 +63,5 @@ type ServerMetadata struct {
 	Name       string   `json:"name"`
 	Version    string   `json:"version"`
 	Extensions []string `json:"extensions"`
+	Kernels    string   `json:"kernels,omitempty"` // quantserve: the kernel table in use
 }

@@ -7,6 +7,9 @@ import (
 	"io"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/quant"
 )
 
 // Config is a model's optional config.yaml. Unknown keys are an error, so a
@@ -17,10 +20,40 @@ import (
 //	                          # (default: the highest loaded version)
 //	parameters:               # string key/values shown in the model's
 //	  owner: vision-team      # metadata under "parameters"
+//	quantize: int8            # int8 or none (default: the server's --quantize)
+//	quantize_scheme: per_channel  # per_channel, per_block or per_tensor
 type Config struct {
 	Platform       string            `yaml:"platform"`
 	DefaultVersion int64             `yaml:"default_version"`
 	Parameters     map[string]string `yaml:"parameters"`
+	Quantize       string            `yaml:"quantize"`
+	QuantizeScheme string            `yaml:"quantize_scheme"`
+}
+
+// modelOptions applies the config's quantize keys to the server's
+// defaults. A nil config keeps them.
+func (c *Config) modelOptions(def model.Options) (model.Options, error) {
+	if c == nil {
+		return def, nil
+	}
+	opts := def
+	switch c.Quantize {
+	case "":
+	case "int8":
+		opts.Quantize = true
+	case "none":
+		opts.Quantize = false
+	default:
+		return opts, fmt.Errorf("config.yaml: quantize %q: int8 or none", c.Quantize)
+	}
+	if c.QuantizeScheme != "" {
+		s, err := quant.ParseScheme(c.QuantizeScheme)
+		if err != nil {
+			return opts, fmt.Errorf("config.yaml: quantize_scheme: %w", err)
+		}
+		opts.Scheme = s
+	}
+	return opts, nil
 }
 
 // Platform is the Open Inference Protocol platform name of every model
@@ -37,6 +70,9 @@ func ParseConfig(data []byte) (*Config, error) {
 	}
 	if c.Platform != "" && c.Platform != Platform {
 		return nil, fmt.Errorf("config.yaml: platform %q: quantserve serves %q", c.Platform, Platform)
+	}
+	if _, err := c.modelOptions(model.Options{}); err != nil {
+		return nil, err
 	}
 	if c.DefaultVersion < 0 {
 		return nil, fmt.Errorf("config.yaml: default_version %d must be positive", c.DefaultVersion)

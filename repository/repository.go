@@ -59,7 +59,14 @@ func (e *Entry) Ready() bool { return e.Err == nil && len(e.Versions) > 0 }
 type Repository struct {
 	root   string
 	log    *slog.Logger
+	opts   model.Options // defaults; a model's config.yaml may override Quantize
 	models atomic.Pointer[map[string]*Entry]
+}
+
+// Options configure a repository.
+type Options struct {
+	Log   *slog.Logger  // nil means slog.Default()
+	Model model.Options // how models compile, unless their config.yaml says otherwise
 }
 
 // Source is a model given as bytes rather than read from disk (the
@@ -71,11 +78,12 @@ type Source struct {
 }
 
 // New returns a repository serving the given in-memory models.
-func New(log *slog.Logger, sources ...Source) *Repository {
+func New(opts Options, sources ...Source) *Repository {
+	log := opts.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	r := &Repository{log: log}
+	r := &Repository{log: log, opts: opts.Model}
 	m := map[string]*Entry{}
 	for _, s := range sources {
 		e := m[s.Name]
@@ -83,7 +91,7 @@ func New(log *slog.Logger, sources ...Source) *Repository {
 			e = &Entry{Name: s.Name}
 			m[s.Name] = e
 		}
-		v, err := loadVersion(s.Name, s.Version, s.ONNX, log)
+		v, err := loadVersion(s.Name, s.Version, s.ONNX, r.opts, log)
 		if err != nil {
 			e.Err = err
 			continue
@@ -96,15 +104,16 @@ func New(log *slog.Logger, sources ...Source) *Repository {
 
 // Open loads every model under root. It fails only if root cannot be read;
 // models that fail to load are logged and reported by Entries.
-func Open(root string, log *slog.Logger) (*Repository, error) {
+func Open(root string, opts Options) (*Repository, error) {
 	dirs, err := os.ReadDir(root)
 	if err != nil {
 		return nil, fmt.Errorf("repository: %w", err)
 	}
+	log := opts.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	r := &Repository{root: root, log: log}
+	r := &Repository{root: root, log: log, opts: opts.Model}
 	m := map[string]*Entry{}
 	for _, d := range dirs {
 		if !d.IsDir() || !ValidName(d.Name()) {
@@ -148,6 +157,11 @@ func (r *Repository) loadModel(name string) *Entry {
 		e.Err = err
 		return e
 	}
+	opts, err := e.Config.modelOptions(r.opts)
+	if err != nil {
+		e.Err = err
+		return e
+	}
 	subs, err := os.ReadDir(dir)
 	if err != nil {
 		e.Err = err
@@ -162,7 +176,7 @@ func (r *Repository) loadModel(name string) *Entry {
 		data, err := os.ReadFile(filepath.Join(dir, s.Name(), "model.onnx"))
 		if err == nil {
 			var v *Version
-			if v, err = loadVersion(name, n, data, r.log); err == nil {
+			if v, err = loadVersion(name, n, data, opts, r.log); err == nil {
 				e.Versions = append(e.Versions, v)
 				continue
 			}
@@ -186,14 +200,21 @@ func (r *Repository) loadModel(name string) *Entry {
 	return e
 }
 
-func loadVersion(name string, number int64, data []byte, log *slog.Logger) (*Version, error) {
+func loadVersion(name string, number int64, data []byte, opts model.Options, log *slog.Logger) (*Version, error) {
 	start := time.Now()
-	m, err := model.Load(data)
+	m, err := model.LoadWith(data, opts)
 	if err != nil {
 		return nil, err
 	}
 	v := &Version{Model: m, Number: number, LoadTime: time.Since(start)}
-	log.Info("model loaded", "model", name, "version", number, "parameters", m.Params, "opset", m.Opset, "load_time", v.LoadTime.Round(time.Microsecond))
+	int8Layers := 0
+	for _, l := range m.Layers {
+		if l.Kernels != "float32" {
+			int8Layers++
+		}
+	}
+	log.Info("model loaded", "model", name, "version", number, "parameters", m.Params, "opset", m.Opset,
+		"int8_layers", fmt.Sprintf("%d/%d", int8Layers, len(m.Layers)), "load_time", v.LoadTime.Round(time.Microsecond))
 	return v, nil
 }
 

@@ -1,6 +1,8 @@
 // Command serve runs the quantserve model server.
 //
 //	serve [--addr :8000] [--model-repository DIR] [--max-body-bytes N] [--log-level info]
+//	      [--kernels auto|generic|avx2|neon] [--threads N] [--quantize int8|none]
+//	      [--quantize-scheme per_channel|per_block|per_tensor]
 //
 // Every flag has an environment twin (QUANTSERVE_ADDR, ...); a flag given on
 // the command line wins. With no repository it serves the embedded "mnist"
@@ -18,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -26,6 +29,9 @@ import (
 
 	"github.com/quantserve/quantserve/api"
 	"github.com/quantserve/quantserve/defaultmodel"
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/repository"
 )
 
@@ -33,11 +39,15 @@ import (
 var version = "dev"
 
 type config struct {
-	addr         string
-	repoDir      string
-	maxBodyBytes int64
-	logLevel     string
-	showVersion  bool
+	addr           string
+	repoDir        string
+	maxBodyBytes   int64
+	logLevel       string
+	kernels        string
+	threads        int
+	quantize       string
+	quantizeScheme string
+	showVersion    bool
 }
 
 func main() {
@@ -57,6 +67,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.repoDir, "model-repository", "", "model repository directory: DIR/<model>/<version>/model.onnx; empty serves the embedded mnist model (env QUANTSERVE_MODEL_REPOSITORY)")
 	fs.Int64Var(&c.maxBodyBytes, "max-body-bytes", api.DefaultMaxBodyBytes, "largest accepted request body in bytes (env QUANTSERVE_MAX_BODY_BYTES)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error (env QUANTSERVE_LOG_LEVEL)")
+	fs.StringVar(&c.kernels, "kernels", "auto", "kernel table: auto, generic, avx2 or neon (env QUANTSERVE_KERNELS)")
+	fs.IntVar(&c.threads, "threads", runtime.GOMAXPROCS(0), "cores a matrix product may use (env QUANTSERVE_THREADS)")
+	fs.StringVar(&c.quantize, "quantize", "int8", "weights of MatMul/Gemm layers: int8 or none (env QUANTSERVE_QUANTIZE)")
+	fs.StringVar(&c.quantizeScheme, "quantize-scheme", "per_channel", "int8 weight scales: per_channel, per_block or per_tensor (env QUANTSERVE_QUANTIZE_SCHEME)")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
 	set := map[string]bool{}
 	if err := fs.Parse(args); err != nil {
@@ -81,6 +95,15 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if c.maxBodyBytes <= 0 {
 		return nil, fmt.Errorf("--max-body-bytes must be positive")
 	}
+	if c.threads < 1 {
+		return nil, fmt.Errorf("--threads must be at least 1")
+	}
+	if c.quantize != "int8" && c.quantize != "none" {
+		return nil, fmt.Errorf("--quantize %q: int8 or none", c.quantize)
+	}
+	if _, err := quant.ParseScheme(c.quantizeScheme); err != nil {
+		return nil, fmt.Errorf("--quantize-scheme: %v", err)
+	}
 	return c, nil
 }
 
@@ -94,8 +117,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return err
 	}
+	table, err := dispatch.Select(c.kernels)
+	if err != nil {
+		return fmt.Errorf("--kernels: %v", err)
+	}
 	if c.showVersion {
-		fmt.Fprintf(stdout, "quantserve %s (%s)\n", buildVersion(), runtimeInfo())
+		fmt.Fprintf(stdout, "quantserve %s (%s)\nkernels: %v on %s\n", buildVersion(), runtimeInfo(), table, dispatch.CPU())
 		return nil
 	}
 	var level slog.Level
@@ -105,11 +132,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(log)
 
+	log.Info("kernels", "table", table.String(), "cpu", dispatch.CPU(), "threads", c.threads, "quantize", c.quantize, "scheme", c.quantizeScheme)
+	scheme, _ := quant.ParseScheme(c.quantizeScheme)
+	opts := repository.Options{Log: log, Model: model.Options{
+		Exec:     dispatch.NewExec(table, c.threads),
+		Quantize: c.quantize == "int8",
+		Scheme:   scheme,
+	}}
 	var repo *repository.Repository
 	if c.repoDir == "" {
 		log.Info("no --model-repository: serving the embedded model", "model", defaultmodel.Name)
-		repo = repository.New(log, repository.Source{Name: defaultmodel.Name, Version: 1, ONNX: defaultmodel.ONNX})
-	} else if repo, err = repository.Open(c.repoDir, log); err != nil {
+		repo = repository.New(opts, repository.Source{Name: defaultmodel.Name, Version: 1, ONNX: defaultmodel.ONNX})
+	} else if repo, err = repository.Open(c.repoDir, opts); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", c.addr)
@@ -117,7 +151,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	srv := &http.Server{
-		Handler:           api.NewRouter(api.Options{Repository: repo, Version: buildVersion(), MaxBodyBytes: c.maxBodyBytes, Logger: log}),
+		Handler:           api.NewRouter(api.Options{Repository: repo, Version: buildVersion(), Kernels: table.String(), MaxBodyBytes: c.maxBodyBytes, Logger: log}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),

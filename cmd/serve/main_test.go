@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/quantserve/quantserve/defaultmodel"
+	"github.com/quantserve/quantserve/dispatch"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's log writes while the
@@ -145,5 +147,36 @@ func TestVersionAndBadRepository(t *testing.T) {
 	err := run(context.Background(), []string{"--model-repository", filepath.Join(t.TempDir(), "missing"), "--addr", "127.0.0.1:0"}, func(string) string { return "" }, io.Discard, io.Discard, nil)
 	if err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("missing repository: %v", err)
+	}
+}
+
+func TestKernelsFlag(t *testing.T) {
+	url, logs := start(t, []string{"--addr", "127.0.0.1:0", "--kernels", "generic", "--threads", "1", "--quantize", "none"}, nil)
+	resp, err := http.Get(url + "/v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"kernels":"generic"`) {
+		t.Errorf("/v2: %s", b)
+	}
+	if !strings.Contains(logs.String(), "table=generic") || !strings.Contains(logs.String(), "int8_layers=0/2") {
+		t.Errorf("start-up log: %s", logs.String())
+	}
+	// a table this CPU cannot run, or no such table: a clear start-up error
+	for _, bad := range []string{"neon", "avx2", "sse9"} {
+		if slices.ContainsFunc(dispatch.Available(), func(tb *dispatch.Table) bool { return tb.Name == bad }) {
+			continue
+		}
+		err := run(context.Background(), []string{"--kernels", bad, "--addr", "127.0.0.1:0"}, func(string) string { return "" }, io.Discard, io.Discard, nil)
+		if err == nil || !strings.Contains(err.Error(), "--kernels") || !strings.Contains(err.Error(), bad) {
+			t.Errorf("--kernels %s: %v", bad, err)
+		}
+	}
+	var out bytes.Buffer
+	env := func(k string) string { return map[string]string{"QUANTSERVE_KERNELS": "generic"}[k] }
+	if err := run(context.Background(), []string{"--version"}, env, &out, io.Discard, nil); err != nil || !strings.Contains(out.String(), "kernels: generic") {
+		t.Errorf("--version with QUANTSERVE_KERNELS=generic: %q %v", out.String(), err)
 	}
 }

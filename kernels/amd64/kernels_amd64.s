@@ -303,6 +303,10 @@ f6done:
 	RET
 
 // func fTile1AVX2(a []float32, bp []float32, k int, c []float32)
+//
+// One accumulator chain per 8 columns, in k order: the same sums, with the
+// same roundings, as a row of fTile6AVX2, so a row's result never depends
+// on the rows batched with it.
 TEXT ·fTile1AVX2(SB), NOSPLIT, $0-80
 	MOVQ a_base+0(FP), SI
 	MOVQ bp_base+24(FP), BX
@@ -310,36 +314,20 @@ TEXT ·fTile1AVX2(SB), NOSPLIT, $0-80
 	MOVQ c_base+56(FP), DX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	CMPQ   CX, $2
-	JL     f1tail
+	TESTQ  CX, CX
+	JZ     f1done
 
-f1loop2:                          // two k per iteration, two accumulator pairs
+f1loop:
 	PREFETCHT0   2048(BX)
-	PREFETCHT0   2112(BX)
 	VBROADCASTSS (SI), Y14
-	VFMADD231PS  (BX), Y14, Y0
-	VFMADD231PS  32(BX), Y14, Y1
-	VBROADCASTSS 4(SI), Y13
-	VFMADD231PS  64(BX), Y13, Y2
-	VFMADD231PS  96(BX), Y13, Y3
-	ADDQ         $8, SI
-	ADDQ         $128, BX
-	SUBQ         $2, CX
-	CMPQ         CX, $2
-	JGE          f1loop2
-
-f1tail:
-	TESTQ CX, CX
-	JZ    f1done
-	VBROADCASTSS (SI), Y14
-	VFMADD231PS  (BX), Y14, Y0
-	VFMADD231PS  32(BX), Y14, Y1
+	VFMADD231PS  (BX), Y14, Y0   // c[0:8] += a[k]·B[k][0:8]
+	VFMADD231PS  32(BX), Y14, Y1 // c[8:16]
+	ADDQ         $4, SI
+	ADDQ         $64, BX
+	DECQ         CX
+	JNZ          f1loop
 
 f1done:
-	VADDPS  Y2, Y0, Y0
-	VADDPS  Y3, Y1, Y1
 	VMOVUPS Y0, (DX)
 	VMOVUPS Y1, 32(DX)
 	VZEROUPPER
