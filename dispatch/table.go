@@ -3,6 +3,7 @@ package dispatch
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/klauspost/cpuid/v2"
@@ -92,15 +93,20 @@ func Select(name string) (*Table, error) {
 	}
 	var names []string
 	for _, t := range available {
-		names = append(names, t.Name)
+		names = append(names, t.String())
 	}
 	for _, t := range tables {
 		if t.Name == name {
 			return nil, fmt.Errorf("dispatch: kernels %q cannot run here: %s (available: %s)", name, missing(t), strings.Join(names, ", "))
 		}
 	}
-	known := "generic, avx2, neon"
-	return nil, fmt.Errorf("dispatch: unknown kernels %q (one of %s; available here: %s)", name, known, strings.Join(names, ", "))
+	switch name {
+	case "avx2":
+		return nil, fmt.Errorf("dispatch: kernels \"avx2\" cannot run here: they are for amd64 CPUs, this is %s (available: %s)", runtime.GOARCH, strings.Join(names, ", "))
+	case "neon":
+		return nil, fmt.Errorf("dispatch: kernels \"neon\" cannot run here: they are for arm64 CPUs, this is %s (available: %s)", runtime.GOARCH, strings.Join(names, ", "))
+	}
+	return nil, fmt.Errorf("dispatch: unknown kernels %q (one of generic, avx2, neon; available here: %s)", name, strings.Join(names, ", "))
 }
 
 func missing(t *Table) string {
