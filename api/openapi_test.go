@@ -93,6 +93,11 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{"POST", "/v2/models/mnist/versions/1/infer", strings.Replace(good, `{"inputs"`, `{"id":"7","outputs":[{"name":"scores"}],"inputs"`, 1)},
 		{"POST", "/v2/models/mnist/infer", `{"inputs":[{"name":"input","shape":[1],"datatype":"FP32","data":[1]}]}`},
 		{"GET", "/v2/models/nope", ""},
+		{"POST", "/v1/ops/quantize", `{"tensor":{"shape":[2,2],"datatype":"FP32","data":[1,-0.5,0.25,2]},"scheme":"per_block"}`},
+		{"POST", "/v1/ops/dequantize", `{"values":{"shape":[2],"datatype":"INT8","data":[127,-3]},"scales":{"shape":[1],"datatype":"FP32","data":[0.5]},"scheme":"per_tensor"}`},
+		{"POST", "/v1/ops/matmul", `{"a":{"shape":[1,2],"datatype":"FP32","data":[1,2]},"b":{"shape":[2,1],"datatype":"FP32","data":[3,4]}}`},
+		{"POST", "/v1/ops/qmatmul", `{"a":{"shape":[1,2],"datatype":"FP32","data":[1,2]},"b":{"shape":[2,1],"datatype":"FP32","data":[3,4]}}`},
+		{"POST", "/v1/ops/qmatmul", `{"a":{"shape":[1,2],"datatype":"FP32","data":[1,2]}}`},
 	}
 	for _, c := range cases {
 		resp := do(t, c.method, url+c.path, c.body)

@@ -19,9 +19,10 @@ import (
 // Options configure the router.
 type Options struct {
 	Repository   *repository.Repository
-	Version      string // server version reported by GET /v2
-	Kernels      string // kernel table reported by GET /v2
-	MaxBodyBytes int64  // request body limit; 0 means DefaultMaxBodyBytes
+	Version      string         // server version reported by GET /v2
+	Kernels      string         // kernel table reported by GET /v2
+	Exec         *dispatch.Exec // runs the tensor endpoints; nil means dispatch.DefaultExec()
+	MaxBodyBytes int64          // request body limit; 0 means DefaultMaxBodyBytes
 	Logger       *slog.Logger
 }
 
@@ -35,6 +36,7 @@ type server struct {
 	repo    *repository.Repository
 	version string
 	kernels string
+	exec    *dispatch.Exec
 	maxBody int64
 	log     *slog.Logger
 }
@@ -42,8 +44,11 @@ type server struct {
 // NewRouter returns the HTTP handler serving every route.
 func NewRouter(opts Options) http.Handler {
 	s := &server{repo: opts.Repository, version: opts.Version, kernels: opts.Kernels, maxBody: opts.MaxBodyBytes, log: opts.Logger}
+	if s.exec = opts.Exec; s.exec == nil {
+		s.exec = dispatch.DefaultExec()
+	}
 	if s.kernels == "" {
-		s.kernels = dispatch.Default().String()
+		s.kernels = s.exec.T.String()
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
@@ -75,6 +80,13 @@ func NewRouter(opts Options) http.Handler {
 		r.Method(http.MethodGet, prefix+"/ready", handler(s.modelReady))
 		r.With(s.limitBody).Method(http.MethodPost, prefix+"/infer", handler(s.infer))
 	}
+	r.Group(func(r chi.Router) {
+		r.Use(s.limitBody)
+		r.Method(http.MethodPost, "/v1/ops/quantize", handler(s.opQuantize))
+		r.Method(http.MethodPost, "/v1/ops/dequantize", handler(s.opDequantize))
+		r.Method(http.MethodPost, "/v1/ops/matmul", handler(s.opMatMul))
+		r.Method(http.MethodPost, "/v1/ops/qmatmul", handler(s.opQMatMul))
+	})
 	return r
 }
 

@@ -66,6 +66,22 @@ func semantic(format string, args ...any) error {
 	return &Error{Offset: -1, Msg: fmt.Sprintf(format, args...)}
 }
 
+// DecodeTensor decodes one tensor object, {"shape", "datatype", "data"}
+// with an optional "name", as the tensor endpoints take them. Every error
+// it returns is an *Error.
+func DecodeTensor(b []byte) (*tensor.Tensor, error) {
+	d := &decoder{b: b}
+	in, err := d.input(-1)
+	if err != nil {
+		return nil, err
+	}
+	d.ws()
+	if d.i != len(d.b) {
+		return nil, d.syntax("unexpected data after the tensor")
+	}
+	return in.Tensor, nil
+}
+
 // DecodeInferRequest decodes an inference request body. Every error it
 // returns is an *Error.
 func DecodeInferRequest(body []byte) (*InferRequest, error) {
@@ -141,7 +157,7 @@ func (d *decoder) input(idx int) (InputTensor, error) {
 		case "shape":
 			shape, err = d.shape()
 			if err == nil && len(shape) > MaxRank {
-				err = semantic("inputs[%d]: shape has rank %d, at most %d is supported", idx, len(shape), MaxRank)
+				err = semantic("%s: shape has rank %d, at most %d is supported", label(idx, in.Name), len(shape), MaxRank)
 			}
 			haveShape = true
 		case "datatype":
@@ -169,12 +185,12 @@ func (d *decoder) input(idx int) (InputTensor, error) {
 		return in, err
 	}
 	switch {
-	case !haveName:
+	case !haveName && idx >= 0:
 		return in, semantic(`inputs[%d]: missing "name"`, idx)
 	case !haveShape:
-		return in, semantic(`inputs[%d] (%q): missing "shape"`, idx, in.Name)
+		return in, semantic(`%s: missing "shape"`, label(idx, in.Name))
 	case !haveType:
-		return in, semantic(`inputs[%d] (%q): missing "datatype"`, idx, in.Name)
+		return in, semantic(`%s: missing "datatype"`, label(idx, in.Name))
 	}
 	if dataAt >= 0 {
 		save := d.i
@@ -186,11 +202,22 @@ func (d *decoder) input(idx int) (InputTensor, error) {
 		}
 	}
 	if data == nil {
-		return in, semantic(`inputs[%d] (%q): missing "data"`, idx, in.Name)
+		return in, semantic(`%s: missing "data"`, label(idx, in.Name))
 	}
 	dt, _ := tensor.ParseDataType(dtName)
 	in.Tensor = &tensor.Tensor{DType: dt, Shape: shape, Data: data}
 	return in, nil
+}
+
+// label names a tensor in errors: inputs[i] ("name"), or "tensor".
+func label(idx int, name string) string {
+	switch {
+	case idx < 0 && name == "":
+		return "tensor"
+	case idx < 0:
+		return fmt.Sprintf("tensor %q", name)
+	}
+	return fmt.Sprintf("inputs[%d] (%q)", idx, name)
 }
 
 func (d *decoder) output(idx int) (RequestedOutput, error) {
@@ -243,7 +270,7 @@ func (d *decoder) shape() ([]int, error) {
 // tensorData decodes the data array at d.i for the given datatype and
 // shape into a typed slice.
 func (d *decoder) tensorData(idx int, name, dtName string, shape []int) (any, error) {
-	where := fmt.Sprintf("inputs[%d] (%q)", idx, name)
+	where := label(idx, name)
 	dt, ok := tensor.ParseDataType(dtName)
 	if !ok {
 		return nil, semantic("%s: unsupported datatype %q (supported: BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP32, FP64)", where, dtName)

@@ -134,8 +134,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	log.Info("kernels", "table", table.String(), "cpu", dispatch.CPU(), "threads", c.threads, "quantize", c.quantize, "scheme", c.quantizeScheme)
 	scheme, _ := quant.ParseScheme(c.quantizeScheme)
+	exec := dispatch.NewExec(table, c.threads)
 	opts := repository.Options{Log: log, Model: model.Options{
-		Exec:     dispatch.NewExec(table, c.threads),
+		Exec:     exec,
 		Quantize: c.quantize == "int8",
 		Scheme:   scheme,
 	}}
@@ -151,7 +152,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	srv := &http.Server{
-		Handler:           api.NewRouter(api.Options{Repository: repo, Version: buildVersion(), Kernels: table.String(), MaxBodyBytes: c.maxBodyBytes, Logger: log}),
+		Handler:           api.NewRouter(api.Options{Repository: repo, Version: buildVersion(), Kernels: table.String(), Exec: exec, MaxBodyBytes: c.maxBodyBytes, Logger: log}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
