@@ -115,6 +115,7 @@ type QActivations struct {
 	M, K, ldu int
 	u         []uint8
 	zp        []int32
+	off       []int32 // QOffset - zp, per row
 	scale     []float32
 }
 
@@ -128,6 +129,7 @@ func (e *Exec) QuantizeRows(a []float32, m, k int) (*QActivations, error) {
 	qa.M, qa.K, qa.ldu = m, k, ldu
 	qa.u = grow(qa.u, m*ldu)
 	qa.zp = grow(qa.zp, m)
+	qa.off = grow(qa.off, m)
 	qa.scale = grow(qa.scale, m)
 	for i := 0; i < m; i++ {
 		row := a[i*k : i*k+k]
@@ -140,7 +142,7 @@ func (e *Exec) QuantizeRows(a []float32, m, k int) (*QActivations, error) {
 		u := qa.u[i*ldu : i*ldu+ldu]
 		e.T.QuantizeU8(row, inv, zp, u)
 		clear(u[k:])
-		qa.zp[i], qa.scale[i] = zp, s
+		qa.zp[i], qa.off[i], qa.scale[i] = zp, e.T.QOffset-zp, s
 	}
 	return qa, nil
 }
@@ -181,30 +183,26 @@ func (e *Exec) QMatMulQuantized(qa *QActivations, w *QWeights, c []float32) {
 func (e *Exec) qPanels(qa *QActivations, w *QWeights, c []float32, p0, p1 int) {
 	var acc [4 * kernels.PanelN]int32
 	var scratch [4 * kernels.PanelN]float32
-	var off [4]int32
 	kq := qa.ldu / kernels.KGroup
 	n := w.N
+	tiles := qa.M / 4
 	for p := p0; p < p1; p++ {
 		bp := w.packed[p*qa.ldu*kernels.PanelN : (p+1)*qa.ldu*kernels.PanelN]
 		c0 := p * kernels.PanelN
 		cols := min(kernels.PanelN, n-c0)
 		cs, sb := w.colsum[c0:c0+kernels.PanelN], w.scales[c0:c0+kernels.PanelN]
-		m0 := 0
-		for ; m0+4 <= qa.M; m0 += 4 {
-			for r := range off {
-				off[r] = e.T.QOffset - qa.zp[m0+r]
-			}
-			u := qa.u[m0*qa.ldu : (m0+4)*qa.ldu]
-			if cols == kernels.PanelN {
-				e.T.QTile4Scaled(u, qa.ldu, bp, kq, off[:], qa.scale[m0:m0+4], cs, sb, c[m0*n+c0:], n)
-				continue
-			}
-			e.T.QTile4Scaled(u, qa.ldu, bp, kq, off[:], qa.scale[m0:m0+4], cs, sb, scratch[:], kernels.PanelN)
-			for r := 0; r < 4; r++ {
-				copy(c[(m0+r)*n+c0:(m0+r)*n+c0+cols], scratch[r*kernels.PanelN:])
+		if cols == kernels.PanelN {
+			e.T.QPanel(qa.u, qa.ldu, tiles, bp, kq, qa.off, qa.scale, cs, sb, c[c0:], n)
+		} else {
+			for t := 0; t < tiles; t++ {
+				m0 := 4 * t
+				e.T.QPanel(qa.u[m0*qa.ldu:], qa.ldu, 1, bp, kq, qa.off[m0:], qa.scale[m0:], cs, sb, scratch[:], kernels.PanelN)
+				for r := 0; r < 4; r++ {
+					copy(c[(m0+r)*n+c0:(m0+r)*n+c0+cols], scratch[r*kernels.PanelN:])
+				}
 			}
 		}
-		for ; m0 < qa.M; m0++ {
+		for m0 := 4 * tiles; m0 < qa.M; m0++ {
 			e.T.QTile1(qa.u[m0*qa.ldu:(m0+1)*qa.ldu], bp, kq, acc[:kernels.PanelN])
 			e.qEpilogue(qa, w, c, m0, c0, cols, acc[:])
 		}

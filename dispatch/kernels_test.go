@@ -30,6 +30,9 @@ func qTileCase(t *testing.T, u []uint8, ldu int, bp []int8, kq int) {
 			}
 		}
 		uCopy, bpCopy := slices.Clone(u), slices.Clone(bp)
+		if rows == 4 {
+			qPanelCase(t, u, ldu, bp, kq, colsum)
+		}
 		for _, tb := range Available() {
 			buf := make([]int32, rows*16+8)
 			for i := range buf {
@@ -54,6 +57,45 @@ func qTileCase(t *testing.T, u []uint8, ldu int, bp []int8, kq int) {
 			if !slices.Equal(u, uCopy) || !slices.Equal(bp, bpCopy) {
 				t.Fatalf("%v QTile modified its inputs", tb)
 			}
+		}
+	}
+}
+
+// qPanelCase runs every table's QPanel on one tile and compares it, bit
+// for bit, with kernels.QPanel, including guard bands around c.
+func qPanelCase(t *testing.T, u []uint8, ldu int, bp []int8, kq int, colsum []int32) {
+	t.Helper()
+	zp := []int32{0, 64, 0, 64}
+	sa := []float32{0.5, 1.25, 3, 1e-3}
+	sb := make([]float32, 16)
+	for j := range sb {
+		sb[j] = float32(j+1) / 7
+	}
+	const ldc = 19
+	want := make([]float32, 3*ldc+16)
+	for _, tb := range Available() {
+		off := make([]int32, 4)
+		refOff := make([]int32, 4)
+		for r := range off {
+			off[r] = tb.QOffset - zp[r]
+			refOff[r] = -zp[r]
+		}
+		kernels.QPanel(u, ldu, 1, bp, kq, refOff, sa, colsum, sb, want, ldc)
+		cbuf := make([]float32, len(want)+8)
+		for i := range cbuf {
+			cbuf[i] = guard
+		}
+		c := cbuf[4 : 4+len(want)]
+		tb.QPanel(u, ldu, 1, bp, kq, off, sa, colsum, sb, c, ldc)
+		for r := 0; r < 4; r++ {
+			for j := 0; j < 16; j++ {
+				if i := r*ldc + j; math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v QPanel kq=%d: c[%d][%d] = %v, want %v", tb, kq, r, j, c[i], want[i])
+				}
+			}
+		}
+		if cbuf[3] != guard || cbuf[len(cbuf)-4] != guard {
+			t.Fatalf("%v QPanel: guard band overwritten", tb)
 		}
 	}
 }

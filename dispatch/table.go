@@ -21,9 +21,10 @@ type Table struct {
 	QOffset int32
 
 	QTile4 func(u []uint8, ldu int, bp []int8, kq int, acc []int32)
-	// QTile4Scaled is QTile4 with the per-channel epilogue (kernels.QTileScaled).
-	QTile4Scaled func(u []uint8, ldu int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int)
-	QTile1       func(u []uint8, bp []int8, kq int, acc []int32)
+	// QPanel runs 4-row tiles over one panel with the per-channel
+	// epilogue (kernels.QPanel).
+	QPanel func(u []uint8, ldu int, tiles int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int)
+	QTile1 func(u []uint8, bp []int8, kq int, acc []int32)
 
 	FRows  int // rows of FTileN
 	FTileN func(a []float32, lda int, bp []float32, k int, c []float32, ldc int)
@@ -44,11 +45,11 @@ func (t *Table) String() string {
 }
 
 var generic = &Table{
-	Name:         "generic",
-	QTile4:       func(u []uint8, ldu int, bp []int8, kq int, acc []int32) { kernels.QTile(4, u, ldu, bp, kq, acc) },
-	QTile1:       func(u []uint8, bp []int8, kq int, acc []int32) { kernels.QTile(1, u, 0, bp, kq, acc) },
-	QTile4Scaled: kernels.QTileScaled,
-	FRows:        4,
+	Name:   "generic",
+	QTile4: func(u []uint8, ldu int, bp []int8, kq int, acc []int32) { kernels.QTile(4, u, ldu, bp, kq, acc) },
+	QTile1: func(u []uint8, bp []int8, kq int, acc []int32) { kernels.QTile(1, u, 0, bp, kq, acc) },
+	QPanel: kernels.QPanel,
+	FRows:  4,
 	FTileN: func(a []float32, lda int, bp []float32, k int, c []float32, ldc int) {
 		kernels.FTile(4, a, lda, bp, k, c, ldc)
 	},

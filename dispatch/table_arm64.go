@@ -26,7 +26,7 @@ func isaTables() []*Table {
 				return arm64.Available && cpuid.CPU.Supports(append(needs, cpuid.ASIMD)...)
 			},
 		}
-		t.QTile4Scaled = scaledFrom(t)
+		t.QPanel = panelFrom(t)
 		return t
 	}
 	return []*Table{
@@ -35,14 +35,17 @@ func isaTables() []*Table {
 	}
 }
 
-// scaledFrom builds the scaled tile from t.QTile4 and the epilogue in Go.
-func scaledFrom(t *Table) func(u []uint8, ldu int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int) {
-	return func(u []uint8, ldu int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int) {
+// panelFrom builds the panel kernel from t.QTile4 and the epilogue in Go.
+func panelFrom(t *Table) func(u []uint8, ldu int, tiles int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int) {
+	return func(u []uint8, ldu int, tiles int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int) {
 		var acc [4 * kernels.PanelN]int32
-		t.QTile4(u, ldu, bp, kq, acc[:])
-		for r := 0; r < 4; r++ {
-			for j := 0; j < kernels.PanelN; j++ {
-				c[r*ldc+j] = float32(acc[r*kernels.PanelN+j]+off[r]*colsum[j]) * sa[r] * sb[j]
+		for tile := 0; tile < tiles; tile++ {
+			t.QTile4(u[4*tile*ldu:], ldu, bp, kq, acc[:])
+			for r := 0; r < 4; r++ {
+				i := 4*tile + r
+				for j := 0; j < kernels.PanelN; j++ {
+					c[i*ldc+j] = float32(acc[r*kernels.PanelN+j]+off[i]*colsum[j]) * sa[i] * sb[j]
+				}
 			}
 		}
 	}

@@ -131,17 +131,21 @@ func QTile(rows int, u []uint8, ldu int, bp []int8, kq int, acc []int32) {
 	}
 }
 
-// QTileScaled is QTile for 4 rows followed by the per-channel epilogue:
+// QPanel runs tiles 4-row tiles of u against one packed panel bp, each
+// with the per-channel epilogue: for rows i < 4·tiles and j < 16,
 //
-//	c[r*ldc+j] = float32(acc[r][j] + off[r]*colsum[j]) * sa[r] * sb[j]
+//	c[i*ldc+j] = float32(acc[i][j] + off[i]*colsum[j]) * sa[i] * sb[j]
 //
-// for r < 4, j < 16, where off[r] corrects the activations' zero point.
-func QTileScaled(u []uint8, ldu int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int) {
+// where acc is QTile's sum and off[i] corrects row i's zero point.
+func QPanel(u []uint8, ldu int, tiles int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int) {
 	var acc [4 * PanelN]int32
-	QTile(4, u, ldu, bp, kq, acc[:])
-	for r := 0; r < 4; r++ {
-		for j := 0; j < PanelN; j++ {
-			c[r*ldc+j] = float32(acc[r*PanelN+j]+off[r]*colsum[j]) * sa[r] * sb[j]
+	for t := 0; t < tiles; t++ {
+		QTile(4, u[4*t*ldu:], ldu, bp, kq, acc[:])
+		for r := 0; r < 4; r++ {
+			i := 4*t + r
+			for j := 0; j < PanelN; j++ {
+				c[i*ldc+j] = float32(acc[r*PanelN+j]+off[i]*colsum[j]) * sa[i] * sb[j]
+			}
 		}
 	}
 }

@@ -75,13 +75,11 @@ func main() {
 	}
 	b.limits()
 	for _, sh := range shapes {
-		for _, th := range threads {
-			b.products(sh[0], sh[1], sh[2], th, *skipRef)
-		}
+		b.products(sh[0], sh[1], sh[2], threads, *skipRef)
 	}
 	b.limits() // again: a noisy neighbour during the first pass lowers no ratio
 	for _, p := range b.pending {
-		b.rows = append(b.rows, b.withLimit(p.r, p.batch1, p.bytesPerWeight, p.r.Threads))
+		b.rows = append(b.rows, withLimit(p))
 	}
 	for _, r := range b.rows {
 		b.print(r)
@@ -122,22 +120,29 @@ type pendingRow struct {
 	r              row
 	batch1         bool
 	bytesPerWeight int
+	limit          float64 // the binding limit, measured interleaved with r (per core)
 }
 
 // measure returns the best rate of five windows of at least minTime/5,
 // each running f (which does `work` units) as often as it takes.
-func (b *bench) measure(work float64, f func()) float64 {
-	f() // warm up
-	best := 0.0
+func (b *bench) measure(work float64, f func()) float64 { return b.measureAll(work, []func(){f})[0] }
+
+// measureAll measures several functions in interleaved windows (f0, f1,
+// ..., f0, f1, ...) and returns each one's best rate.
+func (b *bench) measureAll(work float64, fs []func()) []float64 {
+	best := make([]float64, len(fs))
+	for _, f := range fs {
+		f() // warm up
+	}
 	for w := 0; w < 5; w++ {
-		start := time.Now()
-		reps := 0
-		for time.Since(start) < b.minTime/5 || reps == 0 {
-			f()
-			reps++
-		}
-		if r := work * float64(reps) / time.Since(start).Seconds(); r > best {
-			best = r
+		for i, f := range fs {
+			start := time.Now()
+			reps := 0
+			for time.Since(start) < b.minTime/5 || reps == 0 {
+				f()
+				reps++
+			}
+			best[i] = max(best[i], work*float64(reps)/time.Since(start).Seconds())
 		}
 	}
 	return best
@@ -179,10 +184,7 @@ func (b *bench) limits() {
 	first := b.peakInt8 == 0
 	b.peakInt8 = max(b.peakInt8, b.measure(float64(impl.int8Ops*impl.iters), func() { impl.int8(impl.iters) })/1e9)
 	b.peakF32 = max(b.peakF32, b.measure(float64(impl.f32Ops*impl.iters), func() { impl.f32(impl.iters) })/1e9)
-	buf := make([]byte, cacheFootprint())
-	for i := 0; i < len(buf); i += 4096 {
-		buf[i] = byte(i)
-	}
+	buf := b.bandwidthBuffer()
 	b.bwGBs = max(b.bwGBs, b.measure(float64(len(buf)), func() { impl.read(buf) })/1e9)
 	if first {
 		return
@@ -211,7 +213,7 @@ func randFloats(r *rand.Rand, n int) []float32 {
 	return x
 }
 
-func (b *bench) products(m, k, n, threads int, skipRef bool) {
+func (b *bench) products(m, k, n int, threads []int, skipRef bool) {
 	r := rand.New(rand.NewPCG(uint64(m), uint64(k*n)))
 	a := randFloats(r, m*k)
 	for i := range a { // post-ReLU-like activations
@@ -243,63 +245,122 @@ func (b *bench) products(m, k, n, threads int, skipRef bool) {
 			gonumB = append(gonumB, blas32.General{Rows: k, Cols: n, Stride: n, Data: append([]float32(nil), wf...)})
 		}
 	}
+	// Thread counts are measured in interleaved windows, so a noisy
+	// neighbour slows them alike and their ratio holds.
 	for _, t := range dispatch.Available() {
 		if t.Name == "generic" && skipRef {
 			continue
 		}
-		e := dispatch.NewExec(t, threads)
-		i := 0
-		gops := b.measure(ops, func() {
-			e.QMatMul(a, m, qws[i%len(qws)], c)
-			i++
-		}) / 1e9
-		b.add(row{Op: "qgemm", Impl: t.Name, M: m, K: k, N: n, Threads: threads, GOPS: gops}, batch1, 1)
-		i = 0
-		gops = b.measure(ops, func() {
-			e.MatMul(a, m, fws[i%len(fws)], c)
-			i++
-		}) / 1e9
-		b.add(row{Op: "sgemm", Impl: t.Name, M: m, K: k, N: n, Threads: threads, GOPS: gops}, batch1, 4)
+		var qf, ff []func()
+		for _, th := range threads {
+			e := dispatch.NewExec(t, th)
+			qi, fi := 0, 0
+			qf = append(qf, func() {
+				e.QMatMul(a, m, qws[qi%len(qws)], c)
+				qi++
+			})
+			ff = append(ff, func() {
+				e.MatMul(a, m, fws[fi%len(fws)], c)
+				fi++
+			})
+		}
+		qlimit, qrates := b.withLimitLoop(ops, qf, batch1, "peak-int8")
+		for i, rate := range qrates {
+			b.add(row{Op: "qgemm", Impl: t.Name, M: m, K: k, N: n, Threads: threads[i], GOPS: rate / 1e9}, batch1, 1, qlimit)
+		}
+		flimit, frates := b.withLimitLoop(ops, ff, batch1, "peak-f32")
+		for i, rate := range frates {
+			b.add(row{Op: "sgemm", Impl: t.Name, M: m, K: k, N: n, Threads: threads[i], GOPS: rate / 1e9}, batch1, 4, flimit)
+		}
 	}
-	if threads == 1 { // gonum's blas32 runs on one core
-		A := blas32.General{Rows: m, Cols: k, Stride: k, Data: a}
-		C := blas32.General{Rows: m, Cols: n, Stride: n, Data: c}
-		i := 0
-		impl := "gonum"
-		gops := b.measure(ops, func() {
-			B := gonumB[i%len(gonumB)]
-			if batch1 {
-				// y = Bᵀ·x, the batch-1 product as Sgemv
-				blas32.Gemv(blas.Trans, 1, B, blas32.Vector{N: k, Inc: 1, Data: a}, 0, blas32.Vector{N: n, Inc: 1, Data: c})
-			} else {
-				blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, A, B, 0, C)
-			}
-			i++
-		}) / 1e9
-		b.add(row{Op: "sgemm", Impl: impl, M: m, K: k, N: n, Threads: 1, GOPS: gops}, batch1, 4)
-	}
+	// gonum's blas32 runs on one core.
+	A := blas32.General{Rows: m, Cols: k, Stride: k, Data: a}
+	C := blas32.General{Rows: m, Cols: n, Stride: n, Data: c}
+	i := 0
+	glimit, grates := b.withLimitLoop(ops, []func(){func() {
+		B := gonumB[i%len(gonumB)]
+		if batch1 {
+			// y = Bᵀ·x, the batch-1 product as Sgemv
+			blas32.Gemv(blas.Trans, 1, B, blas32.Vector{N: k, Inc: 1, Data: a}, 0, blas32.Vector{N: n, Inc: 1, Data: c})
+		} else {
+			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, A, B, 0, C)
+		}
+		i++
+	}}, batch1, "peak-f32")
+	b.add(row{Op: "sgemm", Impl: "gonum", M: m, K: k, N: n, Threads: 1, GOPS: grates[0] / 1e9}, batch1, 4, glimit)
 }
 
-func (b *bench) add(r row, batch1 bool, bytesPerWeight int) {
-	b.pending = append(b.pending, pendingRow{r, batch1, bytesPerWeight})
+// withLimitLoop measures fs in windows interleaved with the loop of the
+// limit that binds them (read-bandwidth for batch 1, else the named peak),
+// and returns that limit's rate from the same windows (GOP/s or GB/s)
+// with fs's rates.
+func (b *bench) withLimitLoop(work float64, fs []func(), batch1 bool, peak string) (float64, []float64) {
+	impl, ok := peakLoops()
+	if !ok {
+		return 0, b.measureAll(work, fs)
+	}
+	var loop func()
+	var loopWork float64
+	switch {
+	case batch1:
+		buf := b.bandwidthBuffer()
+		loop, loopWork = func() { impl.read(buf) }, float64(len(buf))
+	case peak == "peak-int8":
+		loop, loopWork = func() { impl.int8(impl.iters) }, float64(impl.int8Ops*impl.iters)
+	default:
+		loop, loopWork = func() { impl.f32(impl.iters) }, float64(impl.f32Ops*impl.iters)
+	}
+	rates := b.measureAll(1, append([]func(){loop}, fs...))
+	limit := rates[0] * loopWork / 1e9
+	out := make([]float64, len(fs))
+	for i := range fs {
+		out[i] = rates[i+1] * work
+	}
+	switch {
+	case batch1:
+		b.bwGBs = max(b.bwGBs, limit)
+	case peak == "peak-int8":
+		b.peakInt8 = max(b.peakInt8, limit)
+	default:
+		b.peakF32 = max(b.peakF32, limit)
+	}
+	return limit, out
+}
+
+var bwBuf []byte
+
+// bandwidthBuffer returns the streaming buffer, allocated once.
+func (b *bench) bandwidthBuffer() []byte {
+	if bwBuf == nil {
+		bwBuf = make([]byte, cacheFootprint())
+		for i := 0; i < len(bwBuf); i += 4096 {
+			bwBuf[i] = byte(i)
+		}
+	}
+	return bwBuf
+}
+
+func (b *bench) add(r row, batch1 bool, bytesPerWeight int, limit float64) {
+	b.pending = append(b.pending, pendingRow{r, batch1, bytesPerWeight, limit})
 	if !b.json {
 		fmt.Fprintf(os.Stderr, "measured %s %s %dx%dx%d threads=%d: %.1f GOP/s\n", r.Op, r.Impl, r.M, r.K, r.N, r.Threads, r.GOPS)
 	}
 }
 
-// withLimit fills the percentage of the binding limit: bandwidth for
-// batch 1 (bytesPerWeight bytes read per 2 ops), the compute peak times
-// the thread count otherwise.
-func (b *bench) withLimit(r row, batch1 bool, bytesPerWeight int, threads int) row {
+// withLimit fills the percentage of the binding limit measured alongside
+// the row, per core times the thread count: bandwidth for batch 1
+// (bytesPerWeight bytes read per 2 ops), the compute peak otherwise.
+func withLimit(p pendingRow) row {
+	r := p.r
 	switch {
-	case b.peakInt8 == 0:
-	case batch1:
-		gbs := r.GOPS / 2 * float64(bytesPerWeight)
-		r.Pct, r.Limit = 100*gbs/b.bwGBs, fmt.Sprintf("read-bandwidth (%.1f GB/s of weights)", gbs)
+	case p.limit == 0:
+	case p.batch1:
+		gbs := r.GOPS / 2 * float64(p.bytesPerWeight)
+		r.Pct, r.Limit = 100*gbs/(p.limit*float64(r.Threads)), fmt.Sprintf("read-bandwidth %.1f (%.1f GB/s of weights)", p.limit, gbs)
 	case r.Op == "qgemm":
-		r.Pct, r.Limit = 100*r.GOPS/(b.peakInt8*float64(threads)), "peak-int8"
+		r.Pct, r.Limit = 100*r.GOPS/(p.limit*float64(r.Threads)), fmt.Sprintf("peak-int8 %.1f", p.limit)
 	default:
-		r.Pct, r.Limit = 100*r.GOPS/(b.peakF32*float64(threads)), "peak-f32"
+		r.Pct, r.Limit = 100*r.GOPS/(p.limit*float64(r.Threads)), fmt.Sprintf("peak-f32 %.1f", p.limit)
 	}
 	return r
 }

@@ -12,13 +12,13 @@ const Available = true
 //go:noescape
 func qTile4AVX2(u []uint8, ldu int, bp []int8, kq int, acc []int32)
 
-// qTile4ScaledAVX2 computes a 4×16 tile like qTile4AVX2 and writes
-// c[r*ldc+j] = float32(acc[r][j] + off[r]*colsum[j]) * sa[r] * sb[j]. Requires
-// AVX2; len(off), len(sa) >= 4; len(colsum), len(sb) >= 16;
-// len(c) >= 3*ldc+16.
+// qPanelAVX2 computes kernels.QPanel: tiles 4-row tiles against one
+// packed panel, each with its per-channel epilogue. Requires AVX2;
+// len(u) >= (4*tiles-1)*ldu+4*kq, len(bp) >= 64*kq, len(off), len(sa) >=
+// 4*tiles, len(colsum), len(sb) >= 16, len(c) >= (4*tiles-1)*ldc+16.
 //
 //go:noescape
-func qTile4ScaledAVX2(u []uint8, ldu int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int)
+func qPanelAVX2(u []uint8, ldu int, tiles int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int)
 
 // qTile1AVX2 computes kernels.QTile(1, u, 0, bp, kq, acc). Requires AVX2,
 // len(u) >= 4*kq, len(bp) >= 64*kq, len(acc) >= 16.

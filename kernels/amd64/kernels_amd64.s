@@ -126,22 +126,29 @@ q4single:
 q4done:
 	RET
 
-// func qTile4ScaledAVX2(u []uint8, ldu int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int)
+// func qPanelAVX2(u []uint8, ldu int, tiles int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int)
 //
-// c[r*ldc+j] = float32(acc[r][j] + off[r]·colsum[j]) · sa[r] · sb[j]
-TEXT ·qTile4ScaledAVX2(SB), NOSPLIT, $0-192
+// For each of tiles 4-row tiles (rows 4t..4t+3 of u, off, sa and c):
+//   c[r*ldc+j] = float32(acc[r][j] + off[r]·colsum[j]) · sa[r] · sb[j]
+// The running pointers live in the argument slots between tiles.
+TEXT ·qPanelAVX2(SB), NOSPLIT, $0-200
+
+qptile:
+	MOVQ tiles+32(FP), AX
+	TESTQ AX, AX
+	JZ   qpdone
 	MOVQ u_base+0(FP), SI
 	MOVQ ldu+24(FP), DI
-	MOVQ bp_base+32(FP), BX
-	MOVQ kq+56(FP), CX
+	MOVQ bp_base+40(FP), BX
+	MOVQ kq+64(FP), CX
 	CALL qtile4core<>(SB)
-	MOVQ off_base+64(FP), R8
-	MOVQ sa_base+88(FP), R9
-	MOVQ colsum_base+112(FP), R10
-	MOVQ sb_base+136(FP), R11
-	MOVQ c_base+160(FP), DX
-	MOVQ ldc+184(FP), R12
-	SHLQ $2, R12
+	MOVQ off_base+72(FP), R8
+	MOVQ sa_base+96(FP), R9
+	MOVQ colsum_base+120(FP), R10
+	MOVQ sb_base+144(FP), R11
+	MOVQ c_base+168(FP), DX
+	MOVQ ldc+192(FP), R12
+	SHLQ $2, R12              // ldc in bytes
 	VMOVDQU (R10), Y8         // colsum[0:8]
 	VMOVDQU 32(R10), Y9       // colsum[8:16]
 	VMOVUPS (R11), Y10        // sb[0:8]
@@ -153,6 +160,19 @@ TEXT ·qTile4ScaledAVX2(SB), NOSPLIT, $0-192
 	SCALEROW(Y4, Y5, 8)
 	ADDQ R12, DX
 	SCALEROW(Y6, Y7, 12)
+	ADDQ R12, DX
+	MOVQ DX, c_base+168(FP)   // next tile: four rows down
+	ADDQ $16, R8
+	MOVQ R8, off_base+72(FP)
+	ADDQ $16, R9
+	MOVQ R9, sa_base+96(FP)
+	MOVQ ldu+24(FP), DI
+	SHLQ $2, DI
+	ADDQ DI, u_base+0(FP)
+	DECQ tiles+32(FP)
+	JMP  qptile
+
+qpdone:
 	VZEROUPPER
 	RET
 

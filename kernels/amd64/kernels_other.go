@@ -31,7 +31,7 @@ func QuantizeU8AVX2(x []float32, inv float32, zp int32, u []uint8) {
 	kernels.QuantizeU8(x, inv, zp, u)
 }
 
-// QTile4ScaledAVX2 forwards to kernels.QTileScaled in builds without assembly.
-func QTile4ScaledAVX2(u []uint8, ldu int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int) {
-	kernels.QTileScaled(u, ldu, bp, kq, off, sa, colsum, sb, c, ldc)
+// QPanelAVX2 forwards to kernels.QPanel in builds without assembly.
+func QPanelAVX2(u []uint8, ldu int, tiles int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int) {
+	kernels.QPanel(u, ldu, tiles, bp, kq, off, sa, colsum, sb, c, ldc)
 }

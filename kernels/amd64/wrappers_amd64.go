@@ -67,9 +67,12 @@ func FTile1AVX2(a []float32, bp []float32, k int, c []float32) {
 	fTile1AVX2(a[:k], bp[:16*k], k, c[:16])
 }
 
-// QTile4ScaledAVX2 computes kernels.QTileScaled(u, ldu, bp, kq, off, sa,
-// colsum, sb, c, ldc): a 4×16 tile with its per-channel epilogue. Requires
-// AVX2.
-func QTile4ScaledAVX2(u []uint8, ldu int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int) {
-	qTile4ScaledAVX2(u[:3*ldu+4*kq], ldu, bp[:64*kq], kq, off[:4], sa[:4], colsum[:16], sb[:16], c[:3*ldc+16], ldc)
+// QPanelAVX2 computes kernels.QPanel(u, ldu, tiles, bp, kq, off, sa,
+// colsum, sb, c, ldc). Requires AVX2.
+func QPanelAVX2(u []uint8, ldu int, tiles int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int) {
+	if tiles <= 0 {
+		return
+	}
+	rows := 4 * tiles
+	qPanelAVX2(u[:(rows-1)*ldu+4*kq], ldu, tiles, bp[:64*kq], kq, off[:rows], sa[:rows], colsum[:16], sb[:16], c[:(rows-1)*ldc+16], ldc)
 }
