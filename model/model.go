@@ -151,6 +151,7 @@ func compile(pb *onnxpb.Model, opts Options) (*Model, error) {
 	}
 
 	known := map[int]*tensor.Tensor{}
+	qdqOf := map[int]*qdqWeight{}
 	for _, c := range m.constants {
 		known[c.slot] = c.t
 	}
@@ -187,7 +188,9 @@ func compile(pb *onnxpb.Model, opts Options) (*Model, error) {
 			}
 			st.in = append(st.in, s)
 			ni.consts = append(ni.consts, known[s])
+			ni.qdq = append(ni.qdq, qdqOf[s])
 		}
+		ni.unused = make([]bool, len(st.in))
 		run, err := build(ni)
 		if err != nil {
 			return nil, wrap(err)
@@ -200,14 +203,26 @@ func compile(pb *onnxpb.Model, opts Options) (*Model, error) {
 			}
 			st.out = append(st.out, newSlot(out))
 		}
-		if n.OpType == "Constant" && len(st.out) == 1 && st.out[0] >= 0 {
-			// Constant nodes are evaluated once here, so later nodes
-			// see their value as a load-time constant.
-			outs, err := run(nil)
+		for i, unused := range ni.unused {
+			if unused {
+				st.in[i] = -1
+			}
+		}
+		if folds(n.OpType, ni.consts, st.out) {
+			// Constant nodes, and DequantizeLinear of constants, are
+			// evaluated once here, so later nodes see a load-time
+			// constant (and, for QDQ weights, the int8 values behind it).
+			outs, err := run(ni.consts)
 			if err != nil {
 				return nil, wrap(err)
 			}
-			m.Params += int64(outs[0].Len())
+			if n.OpType == "Constant" {
+				m.Params += int64(outs[0].Len())
+			} else {
+				axis, _ := ni.intAttr("axis", 1)
+				block, _ := ni.intAttr("block_size", 0)
+				qdqOf[st.out[0]] = qdqWeights(ni.consts, axis, block)
+			}
 			m.constants = append(m.constants, constSlot{st.out[0], outs[0]})
 			known[st.out[0]] = outs[0]
 			continue
@@ -226,8 +241,54 @@ func compile(pb *onnxpb.Model, opts Options) (*Model, error) {
 		m.Outputs = append(m.Outputs, spec)
 		m.outputSlot = append(m.outputSlot, s)
 	}
+	m.pruneConstants()
 	m.planRelease()
 	return m, nil
+}
+
+// folds reports whether a node is evaluated at load: a Constant, or a
+// DequantizeLinear whose inputs are all constants.
+func folds(op string, consts []*tensor.Tensor, out []int) bool {
+	if len(out) != 1 || out[0] < 0 {
+		return false
+	}
+	switch op {
+	case "Constant":
+		return true
+	case "DequantizeLinear":
+		for _, c := range consts {
+			if c == nil {
+				return false
+			}
+		}
+		return len(consts) > 0
+	}
+	return false
+}
+
+// pruneConstants drops constants no step or output reads (weights the
+// kernels hold packed, initializers consumed by folded nodes), so their
+// memory can be freed.
+func (m *Model) pruneConstants() {
+	used := make([]bool, m.slots)
+	for _, st := range m.steps {
+		for _, s := range st.in {
+			if s >= 0 {
+				used[s] = true
+			}
+		}
+	}
+	for _, s := range m.outputSlot {
+		used[s] = true
+	}
+	kept := m.constants[:0]
+	for _, c := range m.constants {
+		if used[c.slot] {
+			kept = append(kept, c)
+		}
+	}
+	clear(m.constants[len(kept):])
+	m.constants = kept
 }
 
 // planRelease records, for each step, the slots no later step or graph

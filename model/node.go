@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -18,6 +19,18 @@ type node struct {
 	opset  int64
 	attrs  map[string]*onnxpb.Attribute
 	consts []*tensor.Tensor
+	qdq    []*qdqWeight // int8 weights behind constant DequantizeLinear outputs
+	unused []bool       // inputs the compiled op does not read at run time
+}
+
+// qdqInput returns the int8 weights behind input i (a constant
+// DequantizeLinear output), laid out for x·W (transposed for Gemm's
+// transB), or nil.
+func (n *node) qdqInput(i int, transposed bool) *quant.Weights {
+	if i >= len(n.qdq) || n.qdq[i] == nil {
+		return nil
+	}
+	return n.qdq[i].weights(transposed)
 }
 
 type opBuilder func(n *node) (opFunc, error)

@@ -22,7 +22,7 @@ func buildMatMul(n *node) (opFunc, error) {
 		return nil, err
 	}
 	if b := n.consts[1]; b != nil && b.DType == tensor.Float32 && b.Rank() == 2 {
-		lin, err := newLinear(n, b)
+		lin, err := newLinear(n, b, n.qdqInput(1, false))
 		if err != nil {
 			return nil, err
 		}
@@ -122,13 +122,21 @@ type linear struct {
 }
 
 // newLinear prepares w (K×N) for node n and records the choice in the
-// model's layers.
-func newLinear(n *node, w *tensor.Tensor) (*linear, error) {
+// model's layers. qdq, when not nil, holds the int8 weights w was
+// dequantized from (a QDQ model): they run on the int8 kernels as they are.
+func newLinear(n *node, w *tensor.Tensor, qdq *quant.Weights) (*linear, error) {
 	k, cols := w.Shape[0], w.Shape[1]
 	l := &linear{exec: n.opts.Exec, k: k, n: cols}
 	layer := Layer{Node: n.name, Op: n.pb.OpType, K: k, N: cols, Kernels: "float32"}
 	data := w.Data.([]float32)
-	if n.opts.Quantize && k*cols >= MinQuantizedWeights && k <= dispatch.MaxQK {
+	n.unused[1] = true // the weight lives in l from here on
+	if n.opts.Quantize && qdq != nil && k <= dispatch.MaxQK {
+		var err error
+		if l.q, err = dispatch.PackQ(qdq); err != nil {
+			return nil, err
+		}
+		layer.Kernels = "int8 " + qdq.Scheme.String() + " (QDQ weights)"
+	} else if n.opts.Quantize && k*cols >= MinQuantizedWeights && k <= dispatch.MaxQK {
 		qw, err := quant.QuantizeWeights(data, k, cols, n.opts.Scheme)
 		if err != nil {
 			return nil, fmt.Errorf("quantizing weight %q: %w", n.pb.Inputs[1], err)
@@ -267,36 +275,46 @@ func buildGemm(n *node) (opFunc, error) {
 		}
 		if constB.DType == tensor.Float32 {
 			var err error
-			if lin, err = newLinear(n, constB); err != nil {
+			if lin, err = newLinear(n, constB, n.qdqInput(1, transB != 0)); err != nil {
 				return nil, err
 			}
 		}
 	}
 	exec := n.opts.Exec
+	if lin != nil {
+		constB = nil // the kernels hold the weight now
+	}
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		a, b, c := in[0], in[1], (*tensor.Tensor)(nil)
+		a, c := in[0], (*tensor.Tensor)(nil)
 		if len(in) > 2 {
 			c = in[2]
 		}
-		if err := sameType("Gemm", a, b, c); err != nil {
-			return nil, err
-		}
-		if a.Rank() != 2 || b.Rank() != 2 {
-			return nil, inputErrorf("Gemm takes 2-D A and B, got %s and %s", tensor.ShapeString(a.Shape), tensor.ShapeString(b.Shape))
+		if a.Rank() != 2 {
+			return nil, inputErrorf("Gemm takes a 2-D A, got %s", tensor.ShapeString(a.Shape))
 		}
 		if transA != 0 {
 			a = transpose2D(a)
 		}
-		if constB != nil {
-			b = constB
-		} else if transB != 0 {
-			b = transpose2D(b)
-		}
 		var y *tensor.Tensor
 		var err error
-		if lin != nil && a.DType == tensor.Float32 {
+		if lin != nil {
+			if err := sameType("Gemm", a, c); err != nil {
+				return nil, err
+			}
 			y, err = lin.apply(a)
 		} else {
+			b := in[1]
+			if err := sameType("Gemm", a, b, c); err != nil {
+				return nil, err
+			}
+			if b.Rank() != 2 {
+				return nil, inputErrorf("Gemm takes a 2-D B, got %s", tensor.ShapeString(b.Shape))
+			}
+			if constB != nil {
+				b = constB
+			} else if transB != 0 {
+				b = transpose2D(b)
+			}
 			y, err = matmul(exec, a, b)
 		}
 		if err != nil {

@@ -29,26 +29,10 @@ func buildSoftmax(n *node) (opFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x := in[0]
-		rank := x.Rank()
-		if rank == 0 {
-			return nil, inputErrorf("Softmax needs a tensor of rank >= 1")
-		}
-		a, err := normAxis(axis, rank)
+	return unary(func(x *tensor.Tensor) (*tensor.Tensor, error) {
+		outer, dim, inner, err := softmaxGeometry(x, axis, legacy)
 		if err != nil {
 			return nil, err
-		}
-		outer, dim, inner := 1, 1, 1
-		for i, d := range x.Shape {
-			switch {
-			case i < a:
-				outer *= d
-			case i == a || legacy:
-				dim *= d
-			default:
-				inner *= d
-			}
 		}
 		var out any
 		switch d := x.Data.(type) {
@@ -59,8 +43,8 @@ func buildSoftmax(n *node) (opFunc, error) {
 		default:
 			return nil, inputErrorf("Softmax does not take %v", x.DType)
 		}
-		return []*tensor.Tensor{{DType: x.DType, Shape: x.Shape, Data: out}}, nil
-	}, nil
+		return &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: out}, nil
+	}), nil
 }
 
 // softmax normalises x viewed as [outer, dim, inner] along dim, in float64.
