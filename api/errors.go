@@ -37,6 +37,10 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, repository.ErrModelNotFound), errors.Is(err, repository.ErrVersionNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, repository.ErrInvalidName), errors.Is(err, repository.ErrLoadFailed):
+		return http.StatusBadRequest
+	case errors.Is(err, repository.ErrNoRepository):
+		return http.StatusConflict
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusGatewayTimeout
 	case errors.Is(err, context.Canceled):

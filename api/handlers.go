@@ -36,16 +36,18 @@ func (s *server) serverMetadata(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// lookup resolves the {model} and optional {version} path parameters.
-func (s *server) lookup(r *http.Request) (*repository.Entry, *repository.Version, error) {
+// lookup resolves the {model} and optional {version} path parameters. The
+// caller must call release when done with the version.
+func (s *server) lookup(r *http.Request) (e *repository.Entry, v *repository.Version, release func(), err error) {
 	return s.repo.Get(chi.URLParam(r, "model"), chi.URLParam(r, "version"))
 }
 
 func (s *server) modelMetadata(w http.ResponseWriter, r *http.Request) error {
-	e, v, err := s.lookup(r)
+	e, v, release, err := s.lookup(r)
 	if err != nil {
 		return err
 	}
+	defer release()
 	md := oip.ModelMetadata{Name: e.Name, Platform: repository.Platform, Versions: []string{}}
 	for _, ver := range e.Versions {
 		md.Versions = append(md.Versions, strconv.FormatInt(ver.Number, 10))
@@ -78,10 +80,11 @@ func tensorMetadata(specs []model.IOSpec) []oip.TensorMetadata {
 }
 
 func (s *server) modelReady(w http.ResponseWriter, r *http.Request) error {
-	e, _, err := s.lookup(r)
+	e, _, release, err := s.lookup(r)
 	if err != nil {
 		return err
 	}
+	release()
 	writeJSON(w, http.StatusOK, map[string]any{"name": e.Name, "ready": true})
 	return nil
 }
@@ -89,10 +92,11 @@ func (s *server) modelReady(w http.ResponseWriter, r *http.Request) error {
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func (s *server) infer(w http.ResponseWriter, r *http.Request) error {
-	e, v, err := s.lookup(r)
+	e, v, release, err := s.lookup(r)
 	if err != nil {
 		return err
 	}
+	defer release()
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= 1<<20 { // don't pin huge buffers in the pool

@@ -22,6 +22,7 @@ type Options struct {
 	Version      string         // server version reported by GET /v2
 	Kernels      string         // kernel table reported by GET /v2
 	Exec         *dispatch.Exec // runs the tensor endpoints; nil means dispatch.DefaultExec()
+	AdminToken   string         // bearer token for load/unload; empty disables them
 	MaxBodyBytes int64          // request body limit; 0 means DefaultMaxBodyBytes
 	Logger       *slog.Logger
 }
@@ -33,17 +34,19 @@ const DefaultMaxBodyBytes = 64 << 20
 const ServerName = "quantserve"
 
 type server struct {
-	repo    *repository.Repository
-	version string
-	kernels string
-	exec    *dispatch.Exec
-	maxBody int64
-	log     *slog.Logger
+	repo       *repository.Repository
+	version    string
+	kernels    string
+	exec       *dispatch.Exec
+	adminToken string
+	maxBody    int64
+	log        *slog.Logger
 }
 
 // NewRouter returns the HTTP handler serving every route.
 func NewRouter(opts Options) http.Handler {
 	s := &server{repo: opts.Repository, version: opts.Version, kernels: opts.Kernels, maxBody: opts.MaxBodyBytes, log: opts.Logger}
+	s.adminToken = opts.AdminToken
 	if s.exec = opts.Exec; s.exec == nil {
 		s.exec = dispatch.DefaultExec()
 	}
@@ -80,6 +83,12 @@ func NewRouter(opts Options) http.Handler {
 		r.Method(http.MethodGet, prefix+"/ready", handler(s.modelReady))
 		r.With(s.limitBody).Method(http.MethodPost, prefix+"/infer", handler(s.infer))
 	}
+	r.Method(http.MethodPost, "/v2/repository/index", handler(s.repositoryIndex))
+	r.Group(func(r chi.Router) {
+		r.Use(s.requireAdmin)
+		r.Method(http.MethodPost, "/v2/repository/models/{model}/load", handler(s.repositoryLoad))
+		r.Method(http.MethodPost, "/v2/repository/models/{model}/unload", handler(s.repositoryUnload))
+	})
 	r.Group(func(r chi.Router) {
 		r.Use(s.limitBody)
 		r.Method(http.MethodPost, "/v1/ops/quantize", handler(s.opQuantize))

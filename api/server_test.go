@@ -21,7 +21,12 @@ import (
 // testServer serves repo over real HTTP on 127.0.0.1 and returns its URL.
 func testServer(t *testing.T, repo *repository.Repository, maxBody int64) string {
 	t.Helper()
-	srv := httptest.NewServer(NewRouter(Options{Repository: repo, Version: "test", MaxBodyBytes: maxBody, Logger: quietLog()}))
+	return newTestHTTPServer(t, Options{Repository: repo, Version: "test", MaxBodyBytes: maxBody, Logger: quietLog()})
+}
+
+func newTestHTTPServer(t *testing.T, opts Options) string {
+	t.Helper()
+	srv := httptest.NewServer(NewRouter(opts))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -22,12 +23,70 @@ import (
 //	  owner: vision-team      # metadata under "parameters"
 //	quantize: int8            # int8 or none (default: the server's --quantize)
 //	quantize_scheme: per_channel  # per_channel, per_block or per_tensor
+//	version_policy:           # which versions load (default: all)
+//	  latest: {num_versions: 2}   # or specific: {versions: [1, 3]}, or all: {}
 type Config struct {
 	Platform       string            `yaml:"platform"`
 	DefaultVersion int64             `yaml:"default_version"`
 	Parameters     map[string]string `yaml:"parameters"`
 	Quantize       string            `yaml:"quantize"`
 	QuantizeScheme string            `yaml:"quantize_scheme"`
+	VersionPolicy  *VersionPolicy    `yaml:"version_policy"`
+}
+
+// VersionPolicy selects the versions of a model that load, as Triton's
+// model configuration does. Exactly one field may be set.
+type VersionPolicy struct {
+	Latest *struct {
+		NumVersions int `yaml:"num_versions"`
+	} `yaml:"latest"`
+	Specific *struct {
+		Versions []int64 `yaml:"versions"`
+	} `yaml:"specific"`
+	All *struct{} `yaml:"all"`
+}
+
+func (p *VersionPolicy) check() error {
+	set := 0
+	if p.Latest != nil {
+		set++
+		if p.Latest.NumVersions < 1 {
+			return fmt.Errorf("config.yaml: version_policy.latest.num_versions must be at least 1")
+		}
+	}
+	if p.Specific != nil {
+		set++
+		if len(p.Specific.Versions) == 0 {
+			return fmt.Errorf("config.yaml: version_policy.specific.versions is empty")
+		}
+	}
+	if p.All != nil {
+		set++
+	}
+	if set != 1 {
+		return fmt.Errorf("config.yaml: version_policy takes exactly one of latest, specific or all")
+	}
+	return nil
+}
+
+// selectVersions returns the versions (of those on disk) the policy
+// loads, ascending. A nil config or policy loads all.
+func (c *Config) selectVersions(onDisk []int64) []int64 {
+	v := slices.Clone(onDisk)
+	slices.Sort(v)
+	if c == nil || c.VersionPolicy == nil {
+		return v
+	}
+	p := c.VersionPolicy
+	switch {
+	case p.Latest != nil:
+		if len(v) > p.Latest.NumVersions {
+			v = v[len(v)-p.Latest.NumVersions:]
+		}
+	case p.Specific != nil:
+		v = slices.DeleteFunc(v, func(n int64) bool { return !slices.Contains(p.Specific.Versions, n) })
+	}
+	return v
 }
 
 // modelOptions applies the config's quantize keys to the server's
@@ -70,6 +129,11 @@ func ParseConfig(data []byte) (*Config, error) {
 	}
 	if c.Platform != "" && c.Platform != Platform {
 		return nil, fmt.Errorf("config.yaml: platform %q: quantserve serves %q", c.Platform, Platform)
+	}
+	if c.VersionPolicy != nil {
+		if err := c.VersionPolicy.check(); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := c.modelOptions(model.Options{}); err != nil {
 		return nil, err

@@ -9,16 +9,20 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/quantserve/quantserve/model"
 )
 
-// Errors returned by Get; callers map them to 404.
+// Errors callers map to HTTP statuses.
 var (
 	ErrModelNotFound   = errors.New("model not found")
 	ErrVersionNotFound = errors.New("version not found")
+	ErrInvalidName     = errors.New("invalid model name")
+	ErrNoRepository    = errors.New("no model repository")
+	ErrLoadFailed      = errors.New("model failed to load")
 )
 
 // Version is one loaded version of a model.
@@ -28,13 +32,30 @@ type Version struct {
 	LoadTime time.Duration
 }
 
+// VersionFailure records a version that could not be loaded.
+type VersionFailure struct {
+	Number int64
+	Err    error
+}
+
 // Entry is a model as the repository knows it: its loaded versions, its
-// config, and, when it could not be loaded, why.
+// config, and what could not be loaded.
 type Entry struct {
 	Name     string
 	Config   *Config
 	Versions []*Version // ascending by Number
-	Err      error      // non-nil when the model failed to load
+	Failures []VersionFailure
+	Err      error // non-nil when no version could be loaded
+
+	guard *guard // shared by every entry served under this name
+}
+
+// guard is read-held by every request on a model, whichever of its
+// entries (reloads) it started on; unloading takes it for writing, so it
+// waits for every request in flight.
+type guard struct {
+	inflight sync.RWMutex
+	unloaded atomic.Bool
 }
 
 // Default returns the version served when a request names none.
@@ -55,12 +76,32 @@ func (e *Entry) Default() *Version {
 // Ready reports whether the model has a version to serve.
 func (e *Entry) Ready() bool { return e.Err == nil && len(e.Versions) > 0 }
 
-// Repository holds the models being served.
+// VersionList formats the loaded versions as "1, 2".
+func (e *Entry) VersionList() string {
+	s := ""
+	for i, v := range e.Versions {
+		if i > 0 {
+			s += ", "
+		}
+		s += strconv.FormatInt(v.Number, 10)
+	}
+	return s
+}
+
+// Repository holds the models being served. Lookups read an immutable
+// snapshot; Load and Unload build a new one and swap it in, so a request
+// finishes on the version it started with while new requests see the new
+// one.
 type Repository struct {
 	root   string
 	log    *slog.Logger
-	opts   model.Options // defaults; a model's config.yaml may override Quantize
+	opts   model.Options // defaults; a model's config.yaml may override them
 	models atomic.Pointer[map[string]*Entry]
+
+	ctl     sync.Mutex        // serializes Load and Unload
+	mu      sync.Mutex        // guards the fields below
+	pending map[string]string // model -> LOADING or UNLOADING
+	removed map[string]string // model -> why it is not served (unloaded, failed)
 }
 
 // Options configure a repository.
@@ -77,21 +118,25 @@ type Source struct {
 	ONNX    []byte
 }
 
-// New returns a repository serving the given in-memory models.
-func New(opts Options, sources ...Source) *Repository {
+func newRepository(root string, opts Options) *Repository {
 	log := opts.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	r := &Repository{log: log, opts: opts.Model}
+	return &Repository{root: root, log: log, opts: opts.Model, pending: map[string]string{}, removed: map[string]string{}}
+}
+
+// New returns a repository serving the given in-memory models.
+func New(opts Options, sources ...Source) *Repository {
+	r := newRepository("", opts)
 	m := map[string]*Entry{}
 	for _, s := range sources {
 		e := m[s.Name]
 		if e == nil {
-			e = &Entry{Name: s.Name}
+			e = &Entry{Name: s.Name, guard: &guard{}}
 			m[s.Name] = e
 		}
-		v, err := loadVersion(s.Name, s.Version, s.ONNX, r.opts, log)
+		v, err := loadVersion(s.Name, s.Version, s.ONNX, r.opts, r.log)
 		if err != nil {
 			e.Err = err
 			continue
@@ -103,17 +148,13 @@ func New(opts Options, sources ...Source) *Repository {
 }
 
 // Open loads every model under root. It fails only if root cannot be read;
-// models that fail to load are logged and reported by Entries.
+// models that fail to load are logged and reported by Index.
 func Open(root string, opts Options) (*Repository, error) {
 	dirs, err := os.ReadDir(root)
 	if err != nil {
 		return nil, fmt.Errorf("repository: %w", err)
 	}
-	log := opts.Log
-	if log == nil {
-		log = slog.Default()
-	}
-	r := &Repository{root: root, log: log, opts: opts.Model}
+	r := newRepository(root, opts)
 	m := map[string]*Entry{}
 	for _, d := range dirs {
 		if !d.IsDir() || !ValidName(d.Name()) {
@@ -121,7 +162,7 @@ func Open(root string, opts Options) (*Repository, error) {
 		}
 		e := r.loadModel(d.Name())
 		if e.Err != nil {
-			log.Error("model failed to load", "model", e.Name, "err", e.Err)
+			r.log.Error("model failed to load", "model", e.Name, "err", e.Err)
 		}
 		m[e.Name] = e
 	}
@@ -129,10 +170,11 @@ func Open(root string, opts Options) (*Repository, error) {
 	return r, nil
 }
 
-// ValidName reports whether name can be a model's directory name: no path
-// separators, no dot-names, nothing that could leave the repository.
+// ValidName reports whether name can be a model's directory name: letters,
+// digits, '-', '_' and '.', not starting with '.', so nothing outside the
+// repository directory can be named.
 func ValidName(name string) bool {
-	if name == "" || name == "." || name == ".." || name[0] == '.' || len(name) > 255 {
+	if name == "" || name[0] == '.' || len(name) > 255 {
 		return false
 	}
 	for _, c := range name {
@@ -145,8 +187,10 @@ func ValidName(name string) bool {
 	return true
 }
 
+// loadModel reads DIR/name from disk: its config and the versions its
+// version policy selects.
 func (r *Repository) loadModel(name string) *Entry {
-	e := &Entry{Name: name}
+	e := &Entry{Name: name, guard: &guard{}}
 	dir := filepath.Join(r.root, name)
 	if data, err := os.ReadFile(filepath.Join(dir, "config.yaml")); err == nil {
 		if e.Config, err = ParseConfig(data); err != nil {
@@ -167,13 +211,16 @@ func (r *Repository) loadModel(name string) *Entry {
 		e.Err = err
 		return e
 	}
-	var failures []error
+	var numbers []int64
 	for _, s := range subs {
 		n, err := strconv.ParseInt(s.Name(), 10, 64)
-		if !s.IsDir() || err != nil || n <= 0 || strconv.FormatInt(n, 10) != s.Name() {
-			continue
+		if s.IsDir() && err == nil && n > 0 && strconv.FormatInt(n, 10) == s.Name() {
+			numbers = append(numbers, n)
 		}
-		data, err := os.ReadFile(filepath.Join(dir, s.Name(), "model.onnx"))
+	}
+	numbers = e.Config.selectVersions(numbers)
+	for _, n := range numbers {
+		data, err := os.ReadFile(filepath.Join(dir, strconv.FormatInt(n, 10), "model.onnx"))
 		if err == nil {
 			var v *Version
 			if v, err = loadVersion(name, n, data, opts, r.log); err == nil {
@@ -182,14 +229,18 @@ func (r *Repository) loadModel(name string) *Entry {
 			}
 		}
 		r.log.Error("model version failed to load", "model", name, "version", n, "err", err)
-		failures = append(failures, fmt.Errorf("version %d: %w", n, err))
+		e.Failures = append(e.Failures, VersionFailure{n, err})
 	}
 	sort.Slice(e.Versions, func(i, j int) bool { return e.Versions[i].Number < e.Versions[j].Number })
 	if len(e.Versions) == 0 {
-		if len(failures) == 0 {
+		if len(e.Failures) == 0 {
 			e.Err = fmt.Errorf("no versions: expected %s/<version>/model.onnx with a positive integer version", dir)
 		} else {
-			e.Err = errors.Join(failures...)
+			var errs []error
+			for _, f := range e.Failures {
+				errs = append(errs, fmt.Errorf("version %d: %w", f.Number, f.Err))
+			}
+			e.Err = errors.Join(errs...)
 		}
 	}
 	if e.Config != nil && e.Config.DefaultVersion > 0 && e.Err == nil {
@@ -218,39 +269,37 @@ func loadVersion(name string, number int64, data []byte, opts model.Options, log
 	return v, nil
 }
 
-// Get returns the named model and version ("" for the default).
-func (r *Repository) Get(name, version string) (*Entry, *Version, error) {
+// Get returns the named model and version ("" for the default) and a
+// release function the caller must call when its request is done; Unload
+// waits for it.
+func (r *Repository) Get(name, version string) (*Entry, *Version, func(), error) {
 	e := (*r.models.Load())[name]
 	if e == nil {
-		return nil, nil, fmt.Errorf("%w: %q is not served here (models: %s)", ErrModelNotFound, name, r.names())
+		return nil, nil, nil, fmt.Errorf("%w: %q is not served here (models: %s)", ErrModelNotFound, name, r.names())
 	}
 	if !e.Ready() {
-		return e, nil, fmt.Errorf("%w: %q is not available: %v", ErrModelNotFound, name, e.Err)
+		return e, nil, nil, fmt.Errorf("%w: %q is not available: %v", ErrModelNotFound, name, e.Err)
 	}
+	var v *Version
 	if version == "" {
-		return e, e.Default(), nil
-	}
-	n, err := strconv.ParseInt(version, 10, 64)
-	if err == nil {
-		for _, v := range e.Versions {
-			if v.Number == n {
-				return e, v, nil
+		v = e.Default()
+	} else if n, err := strconv.ParseInt(version, 10, 64); err == nil {
+		for _, cand := range e.Versions {
+			if cand.Number == n {
+				v = cand
 			}
 		}
 	}
-	return e, nil, fmt.Errorf("%w: model %q has no version %q (versions: %s)", ErrVersionNotFound, name, version, e.VersionList())
-}
-
-// VersionList formats the loaded versions as "1, 2".
-func (e *Entry) VersionList() string {
-	s := ""
-	for i, v := range e.Versions {
-		if i > 0 {
-			s += ", "
-		}
-		s += strconv.FormatInt(v.Number, 10)
+	if v == nil {
+		return e, nil, nil, fmt.Errorf("%w: model %q has no version %q (versions: %s)", ErrVersionNotFound, name, version, e.VersionList())
 	}
-	return s
+	g := e.guard
+	g.inflight.RLock()
+	if g.unloaded.Load() {
+		g.inflight.RUnlock()
+		return nil, nil, nil, fmt.Errorf("%w: %q was unloaded", ErrModelNotFound, name)
+	}
+	return e, v, g.inflight.RUnlock, nil
 }
 
 func (r *Repository) names() string {
@@ -264,7 +313,7 @@ func (r *Repository) names() string {
 	return s
 }
 
-// Entries returns every model, sorted by name.
+// Entries returns every model being served, sorted by name.
 func (r *Repository) Entries() []*Entry {
 	m := *r.models.Load()
 	out := make([]*Entry, 0, len(m))

@@ -41,7 +41,7 @@ func TestParseConfig(t *testing.T) {
 
 func TestGetNotFound(t *testing.T) {
 	r := New(Options{})
-	if _, _, err := r.Get("x", ""); !errors.Is(err, ErrModelNotFound) {
+	if _, _, _, err := r.Get("x", ""); !errors.Is(err, ErrModelNotFound) {
 		t.Errorf("Get on empty repository: %v", err)
 	}
 	if !r.Ready() {

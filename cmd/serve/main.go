@@ -47,6 +47,7 @@ type config struct {
 	threads        int
 	quantize       string
 	quantizeScheme string
+	adminToken     string
 	showVersion    bool
 }
 
@@ -71,6 +72,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.IntVar(&c.threads, "threads", runtime.GOMAXPROCS(0), "cores a matrix product may use (env QUANTSERVE_THREADS)")
 	fs.StringVar(&c.quantize, "quantize", "int8", "weights of MatMul/Gemm layers: int8 or none (env QUANTSERVE_QUANTIZE)")
 	fs.StringVar(&c.quantizeScheme, "quantize-scheme", "per_channel", "int8 weight scales: per_channel, per_block or per_tensor (env QUANTSERVE_QUANTIZE_SCHEME)")
+	fs.StringVar(&c.adminToken, "admin-token", "", "bearer token that enables POST /v2/repository/models/{m}/load and /unload; empty disables them (env QUANTSERVE_ADMIN_TOKEN)")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
 	set := map[string]bool{}
 	if err := fs.Parse(args); err != nil {
@@ -152,7 +154,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	srv := &http.Server{
-		Handler:           api.NewRouter(api.Options{Repository: repo, Version: buildVersion(), Kernels: table.String(), Exec: exec, MaxBodyBytes: c.maxBodyBytes, Logger: log}),
+		Handler:           api.NewRouter(api.Options{Repository: repo, Version: buildVersion(), Kernels: table.String(), Exec: exec, AdminToken: c.adminToken, MaxBodyBytes: c.maxBodyBytes, Logger: log}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),

@@ -1,0 +1,194 @@
+package repository
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+)
+
+// Model states, as Triton's repository index names them.
+const (
+	StateReady       = "READY"
+	StateUnavailable = "UNAVAILABLE"
+	StateLoading     = "LOADING"
+	StateUnloading   = "UNLOADING"
+)
+
+// IndexEntry is one row of the repository index.
+type IndexEntry struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	State   string `json:"state"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Index lists every model of the repository: each loaded version READY,
+// each version that failed UNAVAILABLE with its reason, models on disk
+// that are not served UNAVAILABLE, and models being loaded or unloaded.
+func (r *Repository) Index() []IndexEntry {
+	r.mu.Lock()
+	pending := maps(r.pending)
+	removed := maps(r.removed)
+	r.mu.Unlock()
+	var out []IndexEntry
+	seen := map[string]bool{}
+	add := func(name string, rows ...IndexEntry) {
+		seen[name] = true
+		if st, ok := pending[name]; ok {
+			out = append(out, IndexEntry{Name: name, State: st})
+			return
+		}
+		out = append(out, rows...)
+	}
+	for _, e := range r.Entries() {
+		var rows []IndexEntry
+		for _, v := range e.Versions {
+			rows = append(rows, IndexEntry{Name: e.Name, Version: strconv.FormatInt(v.Number, 10), State: StateReady})
+		}
+		for _, f := range e.Failures {
+			rows = append(rows, IndexEntry{Name: e.Name, Version: strconv.FormatInt(f.Number, 10), State: StateUnavailable, Reason: f.Err.Error()})
+		}
+		if len(rows) == 0 && e.Err != nil {
+			rows = append(rows, IndexEntry{Name: e.Name, State: StateUnavailable, Reason: e.Err.Error()})
+		}
+		add(e.Name, rows...)
+	}
+	for name, why := range removed {
+		if !seen[name] {
+			add(name, IndexEntry{Name: name, State: StateUnavailable, Reason: why})
+		}
+	}
+	for name, st := range pending {
+		if !seen[name] {
+			add(name, IndexEntry{Name: name, State: st})
+		}
+	}
+	if r.root != "" {
+		if dirs, err := os.ReadDir(r.root); err == nil {
+			for _, d := range dirs {
+				if d.IsDir() && ValidName(d.Name()) && !seen[d.Name()] {
+					add(d.Name(), IndexEntry{Name: d.Name(), State: StateUnavailable, Reason: "not loaded"})
+				}
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func maps(m map[string]string) map[string]string {
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+func (r *Repository) setPending(name, state string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if state == "" {
+		delete(r.pending, name)
+	} else {
+		r.pending[name] = state
+	}
+}
+
+// swap replaces (or, with e nil, removes) a model in a new snapshot.
+func (r *Repository) swap(name string, e *Entry) {
+	old := *r.models.Load()
+	m := make(map[string]*Entry, len(old)+1)
+	for k, v := range old {
+		m[k] = v
+	}
+	if e == nil {
+		delete(m, name)
+	} else {
+		m[name] = e
+	}
+	r.models.Store(&m)
+}
+
+// Load (re)loads a model from the repository directory: every version its
+// version policy selects. Requests keep running on the versions they
+// started with; new requests see the new versions once all are loaded. If
+// no version loads, the versions being served stay served and the error
+// (also in Index) is returned wrapping ErrLoadFailed.
+func (r *Repository) Load(name string) error {
+	if !ValidName(name) {
+		return fmt.Errorf("%w: %q (letters, digits, '-', '_' and '.', not starting with '.')", ErrInvalidName, name)
+	}
+	if r.root == "" {
+		return fmt.Errorf("%w: the server was started without --model-repository, so there is nothing to load from", ErrNoRepository)
+	}
+	if st, err := os.Stat(filepath.Join(r.root, name)); err != nil || !st.IsDir() {
+		return fmt.Errorf("%w: no directory %q in the model repository", ErrModelNotFound, name)
+	}
+	r.ctl.Lock()
+	defer r.ctl.Unlock()
+	r.setPending(name, StateLoading)
+	defer r.setPending(name, "")
+	e := r.loadModel(name)
+	old := (*r.models.Load())[name]
+	if old != nil {
+		e.guard = old.guard // Unload waits for requests on either
+	}
+	if e.Err != nil {
+		r.log.Error("model failed to load", "model", name, "err", e.Err)
+		if old != nil && old.Ready() {
+			// keep serving what we had; record the failure beside it
+			kept := &Entry{Name: old.Name, Config: old.Config, Versions: old.Versions, Failures: e.Failures, guard: old.guard}
+			if len(kept.Failures) == 0 {
+				kept.Failures = []VersionFailure{{0, e.Err}}
+			}
+			r.swap(name, kept)
+		} else {
+			r.swap(name, e)
+		}
+		return fmt.Errorf("%w: %q: %v", ErrLoadFailed, name, e.Err)
+	}
+	r.swap(name, e)
+	r.mu.Lock()
+	delete(r.removed, name)
+	r.mu.Unlock()
+	if len(e.Failures) > 0 {
+		// the versions that loaded serve; say which did not
+		var msg string
+		for i, f := range e.Failures {
+			if i > 0 {
+				msg += "; "
+			}
+			msg += fmt.Sprintf("version %d: %v", f.Number, f.Err)
+		}
+		return fmt.Errorf("%w: %q serves versions %s, but %s", ErrLoadFailed, name, e.VersionList(), msg)
+	}
+	return nil
+}
+
+// Unload stops serving a model: new requests get 404 at once, then Unload
+// waits for the requests in flight to finish before it returns, after
+// which the model's memory is the collector's.
+func (r *Repository) Unload(name string) error {
+	if !ValidName(name) {
+		return fmt.Errorf("%w: %q", ErrInvalidName, name)
+	}
+	r.ctl.Lock()
+	defer r.ctl.Unlock()
+	e := (*r.models.Load())[name]
+	if e == nil {
+		return fmt.Errorf("%w: %q is not loaded", ErrModelNotFound, name)
+	}
+	r.setPending(name, StateUnloading)
+	defer r.setPending(name, "")
+	r.swap(name, nil)
+	r.mu.Lock()
+	r.removed[name] = "unloaded"
+	r.mu.Unlock()
+	e.guard.inflight.Lock() // waits for every request on the model
+	e.guard.unloaded.Store(true)
+	e.guard.inflight.Unlock()
+	r.log.Info("model unloaded", "model", name)
+	return nil
+}
