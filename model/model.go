@@ -31,6 +31,7 @@ type Model struct {
 	Params       int64 // elements in initializers and Constant nodes
 	Layers       []Layer
 	Kernels      string // the kernel table products run on
+	slotOf       map[string]int
 	steps        []step
 	slots        int
 	inputSlot    []int // parallel to Inputs
@@ -50,8 +51,11 @@ type step struct {
 	op    string
 	opset int64
 	run   opFunc
-	in    []int // -1 for an absent optional input
+	in    []int // -1 for an absent optional input, or one the op holds itself
 	out   []int
+	attrs Attrs
+	args  []int   // the node's input slots as the graph names them
+	lin   *linear // MatMul/Gemm with a constant weight
 }
 
 // opFunc runs a compiled node. Inputs are never modified; an absent
@@ -95,10 +99,19 @@ func LoadWith(data []byte, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: decoding ONNX: %w", err)
 	}
-	return compile(pb, opts)
+	return compile(pb, opts, nil)
 }
 
-func compile(pb *onnxpb.Model, opts Options) (*Model, error) {
+// Compile compiles a decoded model; initializers named in overrides take
+// those values instead of the file's (a trainer's current weights).
+func Compile(pb *onnxpb.Model, opts Options, overrides map[string]*tensor.Tensor) (*Model, error) {
+	if opts.Exec == nil {
+		opts.Exec = dispatch.DefaultExec()
+	}
+	return compile(pb, opts, overrides)
+}
+
+func compile(pb *onnxpb.Model, opts Options, overrides map[string]*tensor.Tensor) (*Model, error) {
 	if pb.Graph == nil {
 		return nil, fmt.Errorf("model: the file has no graph")
 	}
@@ -121,6 +134,7 @@ func compile(pb *onnxpb.Model, opts Options) (*Model, error) {
 	}
 
 	slotOf := map[string]int{}
+	m.slotOf = slotOf
 	newSlot := func(name string) int {
 		s := m.slots
 		m.slots++
@@ -130,9 +144,12 @@ func compile(pb *onnxpb.Model, opts Options) (*Model, error) {
 
 	inits := map[string]*tensor.Tensor{}
 	for _, p := range g.Initializers {
-		t, err := TensorFromONNX(p)
-		if err != nil {
-			return nil, fmt.Errorf("initializer %q: %w", p.Name, err)
+		t, ok := overrides[p.Name]
+		if !ok {
+			var err error
+			if t, err = TensorFromONNX(p); err != nil {
+				return nil, fmt.Errorf("initializer %q: %w", p.Name, err)
+			}
 		}
 		inits[p.Name] = t
 		m.Params += int64(t.Len())
@@ -169,7 +186,7 @@ func compile(pb *onnxpb.Model, opts Options) (*Model, error) {
 			return nil, wrap(unsupportedf("operator %s", n.OpType))
 		}
 		st := step{name: name, op: n.OpType, opset: m.Opset}
-		ni := &node{pb: n, name: name, opset: m.Opset, attrs: map[string]*onnxpb.Attribute{}, opts: &opts, model: m}
+		ni := &node{pb: n, name: name, opset: m.Opset, attrs: Attrs{}, opts: &opts, model: m}
 		for _, a := range n.Attributes {
 			if a.RefAttrName != "" {
 				return nil, wrap(unsupportedf("attribute %q refers to a function attribute", a.Name))
@@ -196,6 +213,8 @@ func compile(pb *onnxpb.Model, opts Options) (*Model, error) {
 			return nil, wrap(err)
 		}
 		st.run = run
+		st.attrs, st.lin = ni.attrs, ni.lin
+		st.args = slices.Clone(st.in)
 		for _, out := range n.Outputs {
 			if out == "" {
 				st.out = append(st.out, -1)
@@ -371,6 +390,51 @@ func (s IOSpec) Accepts(shape []int) error {
 // selects graph outputs by name (nil means all). ctx is checked between
 // nodes. Errors caused by the inputs wrap ErrInput.
 func (m *Model) Run(ctx context.Context, inputs map[string]*tensor.Tensor, outputs []string) (map[string]*tensor.Tensor, error) {
+	want, err := m.wanted(outputs)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := m.execute(ctx, inputs, want)
+	if err != nil {
+		return nil, err
+	}
+	res := make(map[string]*tensor.Tensor, len(want))
+	for s, name := range want {
+		if vals[s] == nil {
+			return nil, fmt.Errorf("model: output %q was not computed", name)
+		}
+		res[name] = vals[s]
+	}
+	return res, nil
+}
+
+// Trace runs the graph keeping every value, for a backward pass: Values[s]
+// is the value of slot s (nil for weights the kernels hold).
+func (m *Model) Trace(ctx context.Context, inputs map[string]*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return m.execute(ctx, inputs, nil)
+}
+
+func (m *Model) wanted(outputs []string) (map[int]string, error) {
+	want := map[int]string{}
+	if outputs == nil {
+		for i, spec := range m.Outputs {
+			want[m.outputSlot[i]] = spec.Name
+		}
+		return want, nil
+	}
+	for _, name := range outputs {
+		i := slices.IndexFunc(m.Outputs, func(s IOSpec) bool { return s.Name == name })
+		if i < 0 {
+			return nil, &InputError{Msg: fmt.Sprintf("requested output %q: the model has no such output (outputs: %s)", name, specNames(m.Outputs))}
+		}
+		want[m.outputSlot[i]] = name
+	}
+	return want, nil
+}
+
+// execute runs every step; with want nil it keeps every value, otherwise
+// it drops intermediate values as soon as no later step reads them.
+func (m *Model) execute(ctx context.Context, inputs map[string]*tensor.Tensor, want map[int]string) ([]*tensor.Tensor, error) {
 	vals := make([]*tensor.Tensor, m.slots)
 	for _, c := range m.constants {
 		vals[c.slot] = c.t
@@ -392,20 +456,6 @@ func (m *Model) Run(ctx context.Context, inputs map[string]*tensor.Tensor, outpu
 			return nil, &InputError{Name: spec.Name, Msg: err.Error()}
 		}
 		vals[m.inputSlot[i]] = t
-	}
-	want := map[int]string{}
-	if outputs == nil {
-		for i, spec := range m.Outputs {
-			want[m.outputSlot[i]] = spec.Name
-		}
-	} else {
-		for _, name := range outputs {
-			i := slices.IndexFunc(m.Outputs, func(s IOSpec) bool { return s.Name == name })
-			if i < 0 {
-				return nil, &InputError{Msg: fmt.Sprintf("requested output %q: the model has no such output (outputs: %s)", name, specNames(m.Outputs))}
-			}
-			want[m.outputSlot[i]] = name
-		}
 	}
 	args := make([]*tensor.Tensor, 0, 8)
 	for i, st := range m.steps {
@@ -429,20 +479,69 @@ func (m *Model) Run(ctx context.Context, inputs map[string]*tensor.Tensor, outpu
 				vals[s] = outs[j]
 			}
 		}
+		if want == nil {
+			continue
+		}
 		for _, s := range m.releaseAfter[i] {
 			if _, keep := want[s]; !keep {
 				vals[s] = nil
 			}
 		}
 	}
-	res := make(map[string]*tensor.Tensor, len(want))
-	for s, name := range want {
-		if vals[s] == nil {
-			return nil, fmt.Errorf("model: output %q was not computed", name)
+	return vals, nil
+}
+
+// Step describes one compiled node for a backward pass.
+type Step struct {
+	Name, Op string
+	Opset    int64
+	Attrs    Attrs
+	In       []int // input slots as the graph names them; -1 when absent
+	Out      []int
+	// Linear is set for MatMul and Gemm whose weight (input 1) the
+	// kernels hold; its slot in In has no value in a trace.
+	Linear *Linear
+}
+
+// Steps returns the compiled nodes in execution order. Nodes folded at
+// load (Constant, DequantizeLinear of constants) are not among them.
+func (m *Model) Steps() []Step {
+	out := make([]Step, len(m.steps))
+	for i, st := range m.steps {
+		out[i] = Step{Name: st.name, Op: st.op, Opset: st.opset, Attrs: st.attrs, In: st.args, Out: st.out}
+		if st.lin != nil {
+			out[i].Linear = &Linear{st.lin}
 		}
-		res[name] = vals[s]
 	}
-	return res, nil
+	return out
+}
+
+// Slot returns the value slot of a graph input, initializer or node output.
+func (m *Model) Slot(name string) (int, bool) {
+	s, ok := m.slotOf[name]
+	return s, ok
+}
+
+// InputSlot returns the slot of graph input i; OutputSlot likewise.
+func (m *Model) InputSlot(i int) int  { return m.inputSlot[i] }
+func (m *Model) OutputSlot(i int) int { return m.outputSlot[i] }
+
+// Linear is a product with a constant weight W (K×N) the kernels hold.
+type Linear struct{ l *linear }
+
+// K and N return W's shape.
+func (l *Linear) K() int { return l.l.k }
+func (l *Linear) N() int { return l.l.n }
+
+// Quantized reports whether W runs on the int8 kernels.
+func (l *Linear) Quantized() bool { return l.l.q != nil }
+
+// BackwardInput returns dX = dY·Wᵀ for dY of m rows. For int8 weights it
+// is the straight-through estimator: the gradient flows as if through the
+// dequantized weights, and runs on the int8 kernels (dY scaled per output
+// channel, then quantized per row).
+func (l *Linear) BackwardInput(dy []float32, m int) ([]float32, error) {
+	return l.l.backwardInput(dy, m)
 }
 
 func specNames(specs []IOSpec) string {

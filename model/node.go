@@ -17,7 +17,8 @@ type node struct {
 	opts   *Options
 	model  *Model // the model being compiled, for Layers
 	opset  int64
-	attrs  map[string]*onnxpb.Attribute
+	attrs  Attrs
+	lin    *linear // set by MatMul/Gemm with a constant weight
 	consts []*tensor.Tensor
 	qdq    []*qdqWeight // int8 weights behind constant DequantizeLinear outputs
 	unused []bool       // inputs the compiled op does not read at run time
@@ -38,6 +39,27 @@ type opBuilder func(n *node) (opFunc, error)
 // registry maps ONNX op types to builders. It is filled by init functions
 // in the op files and never changed afterwards.
 var registry = map[string]opBuilder{}
+
+// Attrs are a node's attributes by name.
+type Attrs map[string]*onnxpb.Attribute
+
+// Int returns an INT attribute, or def when absent.
+func (a Attrs) Int(name string, def int64) (int64, error) {
+	return (&node{attrs: a}).intAttr(name, def)
+}
+
+// Float returns a FLOAT attribute, or def when absent.
+func (a Attrs) Float(name string, def float32) (float32, error) {
+	return (&node{attrs: a}).floatAttr(name, def)
+}
+
+// Ints returns an INTS attribute and whether it is present.
+func (a Attrs) Ints(name string) ([]int64, bool, error) { return (&node{attrs: a}).intsAttr(name) }
+
+// String returns a STRING attribute, or def when absent.
+func (a Attrs) String(name, def string) (string, error) {
+	return (&node{attrs: a}).stringAttr(name, def)
+}
 
 func (n *node) attr(name string, typ onnxpb.AttrType) (*onnxpb.Attribute, error) {
 	a, ok := n.attrs[name]

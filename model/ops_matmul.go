@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/quant"
@@ -119,6 +120,15 @@ type linear struct {
 	k, n int
 	q    *dispatch.QWeights
 	f    *dispatch.FWeights
+
+	// For backward passes (builds with the autodiff tag): the weight as
+	// loaded, and Wᵀ packed on first use.
+	wq    *quant.Weights
+	wf    []float32
+	tOnce sync.Once
+	tq    *dispatch.QWeights
+	tf    *dispatch.FWeights
+	tErr  error
 }
 
 // newLinear prepares w (K×N) for node n and records the choice in the
@@ -130,10 +140,14 @@ func newLinear(n *node, w *tensor.Tensor, qdq *quant.Weights) (*linear, error) {
 	layer := Layer{Node: n.name, Op: n.pb.OpType, K: k, N: cols, Kernels: "float32"}
 	data := w.Data.([]float32)
 	n.unused[1] = true // the weight lives in l from here on
+	n.lin = l
 	if n.opts.Quantize && qdq != nil && k <= dispatch.MaxQK {
 		var err error
 		if l.q, err = dispatch.PackQ(qdq); err != nil {
 			return nil, err
+		}
+		if dispatch.AutodiffBuilt {
+			l.wq = qdq
 		}
 		layer.Kernels = "int8 " + qdq.Scheme.String() + " (QDQ weights)"
 	} else if n.opts.Quantize && k*cols >= MinQuantizedWeights && k <= dispatch.MaxQK {
@@ -144,12 +158,74 @@ func newLinear(n *node, w *tensor.Tensor, qdq *quant.Weights) (*linear, error) {
 		if l.q, err = dispatch.PackQ(qw); err != nil {
 			return nil, err
 		}
+		if dispatch.AutodiffBuilt {
+			l.wq = qw
+		}
 		layer.Kernels = "int8 " + n.opts.Scheme.String()
 	} else {
 		l.f = dispatch.PackF(k, cols, data, cols)
+		if dispatch.AutodiffBuilt {
+			l.wf = data
+		}
 	}
 	n.model.Layers = append(n.model.Layers, layer)
 	return l, nil
+}
+
+// backwardInput returns dX = dY·Wᵀ (M×K) for dY (M×N). With int8
+// weights W = q·s (s per column), dY·Wᵀ = (dY∘s)·qᵀ: dY is scaled per
+// output channel and the product runs on the int8 kernels.
+func (l *linear) backwardInput(dy []float32, m int) ([]float32, error) {
+	if len(dy) != m*l.n {
+		return nil, fmt.Errorf("model: backward of a %d×%d weight got %d values for %d rows", l.k, l.n, len(dy), m)
+	}
+	l.tOnce.Do(func() {
+		if l.wq != nil && l.wq.Scheme == quant.PerBlock {
+			// scales vary along K: back through the dequantized weights in float32
+			l.wf, l.wq = l.wq.Dequantize(), nil
+		}
+		switch {
+		case l.wq != nil:
+			t := &quant.Weights{Scheme: quant.PerTensor, K: l.n, N: l.k, Q: make([]int8, len(l.wq.Q)), Scales: []float32{1}}
+			for i := 0; i < l.k; i++ {
+				for j := 0; j < l.n; j++ {
+					t.Q[j*l.k+i] = l.wq.Q[i*l.n+j]
+				}
+			}
+			l.tq, l.tErr = dispatch.PackQ(t)
+		case l.wf != nil:
+			t := make([]float32, len(l.wf))
+			for i := 0; i < l.k; i++ {
+				for j := 0; j < l.n; j++ {
+					t[j*l.k+i] = l.wf[i*l.n+j]
+				}
+			}
+			l.tf = dispatch.PackF(l.n, l.k, t, l.k)
+		default:
+			l.tErr = dispatch.ErrAutodiffUnavailable
+		}
+	})
+	if l.tErr != nil {
+		return nil, l.tErr
+	}
+	dx := make([]float32, m*l.k)
+	if m == 0 {
+		return dx, nil
+	}
+	if l.tq != nil {
+		scaled := make([]float32, len(dy))
+		for i := 0; i < m; i++ {
+			for j := 0; j < l.n; j++ {
+				scaled[i*l.n+j] = dy[i*l.n+j] * l.wq.Scale(0, j)
+			}
+		}
+		if err := l.exec.QMatMul(scaled, m, l.tq, dx); err != nil {
+			return nil, err
+		}
+		return dx, nil
+	}
+	l.exec.MatMul(dy, m, l.tf, dx)
+	return dx, nil
 }
 
 // apply computes a·W for float32 a of shape [..., K] (or [K]).

@@ -1,0 +1,6 @@
+//go:build autodiff
+
+package dispatch
+
+// AutodiffBuilt reports whether this build serves gradients.
+const AutodiffBuilt = true
