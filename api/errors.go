@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/oip"
 	"github.com/quantserve/quantserve/repository"
@@ -41,6 +42,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, repository.ErrNoRepository):
 		return http.StatusConflict
+	case errors.Is(err, dispatch.ErrAutodiffUnavailable):
+		return http.StatusNotImplemented
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusGatewayTimeout
 	case errors.Is(err, context.Canceled):

@@ -32,7 +32,7 @@ func (s *server) ready(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) serverMetadata(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, oip.ServerMetadata{Name: ServerName, Version: s.version, Extensions: []string{}, Kernels: s.kernels})
+	writeJSON(w, http.StatusOK, oip.ServerMetadata{Name: ServerName, Version: s.version, Extensions: append([]string{"model_repository"}, autodiffExtensions()...), Kernels: s.kernels})
 	return nil
 }
 

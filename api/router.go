@@ -27,6 +27,10 @@ type Options struct {
 	Logger       *slog.Logger
 }
 
+// modelPrefixes are the two forms of a model's path: its default version,
+// and a named version.
+var modelPrefixes = []string{"/v2/models/{model}", "/v2/models/{model}/versions/{version}"}
+
 // DefaultMaxBodyBytes is the default request body limit (64 MiB).
 const DefaultMaxBodyBytes = 64 << 20
 
@@ -78,11 +82,12 @@ func NewRouter(opts Options) http.Handler {
 	r.Method(http.MethodGet, "/v2/health/live", handler(s.live))
 	r.Method(http.MethodGet, "/v2/health/ready", handler(s.ready))
 	r.Method(http.MethodGet, "/v2", handler(s.serverMetadata))
-	for _, prefix := range []string{"/v2/models/{model}", "/v2/models/{model}/versions/{version}"} {
+	for _, prefix := range modelPrefixes {
 		r.Method(http.MethodGet, prefix, handler(s.modelMetadata))
 		r.Method(http.MethodGet, prefix+"/ready", handler(s.modelReady))
 		r.With(s.limitBody).Method(http.MethodPost, prefix+"/infer", handler(s.infer))
 	}
+	s.mountAutodiff(r)
 	r.Method(http.MethodPost, "/v2/repository/index", handler(s.repositoryIndex))
 	r.Group(func(r chi.Router) {
 		r.Use(s.requireAdmin)

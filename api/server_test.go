@@ -88,6 +88,11 @@ func (r response) json(t *testing.T) map[string]any {
 
 func do(t *testing.T, method, url, body string) response {
 	t.Helper()
+	return doWith(t, method, url, body, nil)
+}
+
+func doWith(t *testing.T, method, url, body string, headers map[string]string) response {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -98,6 +103,9 @@ func do(t *testing.T, method, url, body string) response {
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

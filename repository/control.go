@@ -192,3 +192,56 @@ func (r *Repository) Unload(name string) error {
 	r.log.Info("model unloaded", "model", name)
 	return nil
 }
+
+// AddVersion adds a model file as the model's next version (one above the
+// highest it serves). With a repository directory the file is written as
+// DIR/<model>/<version>/model.onnx first (atomically), so other replicas
+// pick it up through load; without one the version lives in memory. The
+// versions being served keep serving until the new one is ready.
+func (r *Repository) AddVersion(name string, data []byte) (int64, error) {
+	r.ctl.Lock()
+	defer r.ctl.Unlock()
+	old := (*r.models.Load())[name]
+	if old == nil || !old.Ready() {
+		return 0, fmt.Errorf("%w: %q is not served", ErrModelNotFound, name)
+	}
+	number := old.Versions[len(old.Versions)-1].Number + 1
+	opts, err := old.Config.modelOptions(r.opts)
+	if err != nil {
+		return 0, err
+	}
+	if r.root != "" {
+		dir := filepath.Join(r.root, name, strconv.FormatInt(number, 10))
+		if err := writeAtomic(dir, data); err != nil {
+			os.Remove(dir) // only if empty: leave no version directory without a model
+			r.log.Warn("new version not written to the repository; serving it from memory", "model", name, "version", number, "err", err)
+		}
+	}
+	v, err := loadVersion(name, number, data, opts, r.log)
+	if err != nil {
+		return 0, fmt.Errorf("%w: the new version: %v", ErrLoadFailed, err)
+	}
+	e := &Entry{Name: name, Config: old.Config, Versions: append(append([]*Version(nil), old.Versions...), v), guard: old.guard}
+	r.swap(name, e)
+	return number, nil
+}
+
+func writeAtomic(dir string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".model-*.onnx")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, "model.onnx"))
+}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/model"
 )
 
@@ -30,6 +31,7 @@ type Version struct {
 	Model    *model.Model
 	Number   int64
 	LoadTime time.Duration
+	ONNX     []byte // the model file, kept in builds that train (autodiff)
 }
 
 // VersionFailure records a version that could not be loaded.
@@ -258,6 +260,9 @@ func loadVersion(name string, number int64, data []byte, opts model.Options, log
 		return nil, err
 	}
 	v := &Version{Model: m, Number: number, LoadTime: time.Since(start)}
+	if dispatch.AutodiffBuilt {
+		v.ONNX = data
+	}
 	int8Layers := 0
 	for _, l := range m.Layers {
 		if l.Kernels != "float32" {
