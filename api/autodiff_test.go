@@ -217,3 +217,27 @@ func doAuthBody(t *testing.T, url, body string) response {
 	t.Helper()
 	return doWith(t, "POST", url, body, map[string]string{"Authorization": "Bearer " + adminToken})
 }
+
+// TestReadmeSaliencyExample sends examples/mnist-saliency.json, the body of
+// the README's /grad example, to the embedded model.
+func TestReadmeSaliencyExample(t *testing.T) {
+	body, err := os.ReadFile("../examples/mnist-saliency.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := do(t, "POST", embeddedServer(t)+"/v2/models/mnist/grad", string(body))
+	var g gradResponse
+	if err := json.Unmarshal(r.body, &g); err != nil || r.status != 200 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	if len(g.Gradients) != 1 || g.Gradients[0].Name != "input" || fmt.Sprint(g.Gradients[0].Shape) != "[1 784]" {
+		t.Fatalf("gradients %+v", g.Gradients)
+	}
+	var mag float64
+	for _, v := range g.Gradients[0].Data {
+		mag += math.Abs(v)
+	}
+	if mag == 0 {
+		t.Error("the saliency map is all zeros")
+	}
+}

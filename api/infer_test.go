@@ -63,9 +63,9 @@ func TestHealthAndMetadata(t *testing.T) {
 			t.Errorf("%s: metadata %+v", path, md)
 		}
 	}
-	// the layers and how they run: the 784×128 layer on int8, the 128×10 one (too small) in float32
+	// the layers and how they run: 784×256 and 256×128 on int8, 128×10 (too small) in float32
 	r = do(t, "GET", url+"/v2/models/mnist", "")
-	for _, want := range []string{`"kernels":"` + dispatch.Default().String() + `"`, `{"node":"fc1","op":"Gemm","k":784,"n":128,"kernels":"int8 per_channel"}`, `{"node":"fc2","op":"Gemm","k":128,"n":10,"kernels":"float32"}`} {
+	for _, want := range []string{`"kernels":"` + dispatch.Default().String() + `"`, `{"node":"fc1","op":"Gemm","k":784,"n":256,"kernels":"int8 per_channel"}`, `{"node":"fc2","op":"Gemm","k":256,"n":128,"kernels":"int8 per_channel"}`, `{"node":"fc3","op":"Gemm","k":128,"n":10,"kernels":"float32"}`} {
 		if !strings.Contains(string(r.body), want) {
 			t.Errorf("metadata lacks %s: %s", want, r.body)
 		}

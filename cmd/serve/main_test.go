@@ -75,7 +75,7 @@ func TestServeEmbeddedModel(t *testing.T) {
 		t.Fatalf("infer: %d %s", resp.StatusCode, b)
 	}
 	log := logs.String()
-	for _, want := range []string{"model loaded", "model=mnist", "version=1", "parameters=101770", "load_time=", "listening", "addr=127.0.0.1:"} {
+	for _, want := range []string{"model loaded", "model=mnist", "version=1", "parameters=235146", "load_time=", "listening", "addr=127.0.0.1:"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("start-up log lacks %q:\n%s", want, log)
 		}
@@ -161,7 +161,7 @@ func TestKernelsFlag(t *testing.T) {
 	if !strings.Contains(string(b), `"kernels":"generic"`) {
 		t.Errorf("/v2: %s", b)
 	}
-	if !strings.Contains(logs.String(), "table=generic") || !strings.Contains(logs.String(), "int8_layers=0/2") {
+	if !strings.Contains(logs.String(), "table=generic") || !strings.Contains(logs.String(), "int8_layers=0/3") {
 		t.Errorf("start-up log: %s", logs.String())
 	}
 	// a table this CPU cannot run, or no such table: a clear start-up error
