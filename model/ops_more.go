@@ -12,7 +12,6 @@ import (
 func init() {
 	registry["LeakyRelu"] = buildLeakyRelu
 	registry["Gelu"] = buildGelu
-	registry["LogSoftmax"] = buildLogSoftmax
 	registry["Clip"] = buildClip
 	registry["Transpose"] = buildTranspose
 	registry["Cast"] = buildCast
@@ -98,41 +97,6 @@ func buildGelu(n *node) (opFunc, error) {
 		return nil, unsupportedf("Gelu approximate=%q", approx)
 	}
 	return unary(func(x *tensor.Tensor) (*tensor.Tensor, error) { return floatMap("Gelu", x, f) }), nil
-}
-
-// buildLogSoftmax is Softmax's twin: log(softmax(x)) computed stably.
-func buildLogSoftmax(n *node) (opFunc, error) {
-	if err := n.checkArity(1, 1, 1, 1); err != nil {
-		return nil, err
-	}
-	if err := n.onlyAttrs("axis"); err != nil {
-		return nil, err
-	}
-	legacy := n.opset < 13
-	def := int64(-1)
-	if legacy {
-		def = 1
-	}
-	axis, err := n.intAttr("axis", def)
-	if err != nil {
-		return nil, err
-	}
-	return unary(func(x *tensor.Tensor) (*tensor.Tensor, error) {
-		outer, dim, inner, err := softmaxGeometry(x, axis, legacy)
-		if err != nil {
-			return nil, err
-		}
-		var out any
-		switch d := x.Data.(type) {
-		case []float32:
-			out = logSoftmax(d, outer, dim, inner)
-		case []float64:
-			out = logSoftmax(d, outer, dim, inner)
-		default:
-			return nil, inputErrorf("LogSoftmax does not take %v", x.DType)
-		}
-		return &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: out}, nil
-	}), nil
 }
 
 func softmaxGeometry(x *tensor.Tensor, axis int64, legacy bool) (outer, dim, inner int, err error) {
