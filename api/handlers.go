@@ -16,6 +16,14 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
+func (s *server) metrics(w http.ResponseWriter, r *http.Request) error {
+	if s.tel == nil {
+		return errorf(http.StatusServiceUnavailable, "metrics are unavailable: see the server log")
+	}
+	s.tel.Handler.ServeHTTP(w, r)
+	return nil
+}
+
 func (s *server) live(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, map[string]bool{"live": true})
 	return nil
@@ -91,12 +99,15 @@ func (s *server) modelReady(w http.ResponseWriter, r *http.Request) error {
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-func (s *server) infer(w http.ResponseWriter, r *http.Request) error {
+func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 	e, v, release, err := s.lookup(r)
 	if err != nil {
 		return err
 	}
 	defer release()
+	if s.tel != nil {
+		defer func() { s.tel.Inference(r.Context(), e.Name, strconv.FormatInt(v.Number, 10), err == nil) }()
+	}
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= 1<<20 { // don't pin huge buffers in the pool

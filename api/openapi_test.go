@@ -108,7 +108,8 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 			t.Errorf("%s %s: not in the spec: %v", c.method, c.path, err)
 			continue
 		}
-		in := &openapi3filter.RequestValidationInput{Request: specReq, PathParams: params, Route: route}
+		in := &openapi3filter.RequestValidationInput{Request: specReq, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
 		if c.method == "POST" && resp.status == 200 {
 			if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
 				t.Errorf("%s %s: request does not match the spec: %v", c.method, c.path, err)

@@ -14,16 +14,18 @@ import (
 
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/repository"
+	"github.com/quantserve/quantserve/telemetry"
 )
 
 // Options configure the router.
 type Options struct {
 	Repository   *repository.Repository
-	Version      string         // server version reported by GET /v2
-	Kernels      string         // kernel table reported by GET /v2
-	Exec         *dispatch.Exec // runs the tensor endpoints; nil means dispatch.DefaultExec()
-	AdminToken   string         // bearer token for load/unload; empty disables them
-	MaxBodyBytes int64          // request body limit; 0 means DefaultMaxBodyBytes
+	Version      string               // server version reported by GET /v2
+	Kernels      string               // kernel table reported by GET /v2
+	Exec         *dispatch.Exec       // runs the tensor endpoints; nil means dispatch.DefaultExec()
+	AdminToken   string               // bearer token for load/unload; empty disables them
+	Telemetry    *telemetry.Telemetry // nil means a new one for this router
+	MaxBodyBytes int64                // request body limit; 0 means DefaultMaxBodyBytes
 	Logger       *slog.Logger
 }
 
@@ -43,6 +45,7 @@ type server struct {
 	kernels    string
 	exec       *dispatch.Exec
 	adminToken string
+	tel        *telemetry.Telemetry
 	maxBody    int64
 	log        *slog.Logger
 }
@@ -56,6 +59,13 @@ func NewRouter(opts Options) http.Handler {
 	}
 	if s.kernels == "" {
 		s.kernels = s.exec.T.String()
+	}
+	if s.tel = opts.Telemetry; s.tel == nil {
+		tel, err := telemetry.New(s.version, s.kernels)
+		if err != nil {
+			s.log.Error("metrics disabled", "err", err)
+		}
+		s.tel = tel
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
@@ -79,6 +89,7 @@ func NewRouter(opts Options) http.Handler {
 		return errorf(http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s (allowed: %s)", req.Method, req.URL.Path, strings.Join(allowed, ", ")))
 	}).ServeHTTP)
 
+	r.Method(http.MethodGet, "/metrics", handler(s.metrics))
 	r.Method(http.MethodGet, "/v2/health/live", handler(s.live))
 	r.Method(http.MethodGet, "/v2/health/ready", handler(s.ready))
 	r.Method(http.MethodGet, "/v2", handler(s.serverMetadata))
@@ -139,6 +150,9 @@ func (s *server) accessLog(next http.Handler) http.Handler {
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		start := time.Now()
 		next.ServeHTTP(ww, r)
+		if s.tel != nil {
+			s.tel.Request(r.Context(), chi.RouteContext(r.Context()).RoutePattern(), r.Method, ww.Status(), time.Since(start))
+		}
 		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", ww.Status(),
 			"bytes", ww.BytesWritten(), "duration", time.Since(start), "request_id", middleware.GetReqID(r.Context()),
 			"remote", r.RemoteAddr)

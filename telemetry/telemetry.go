@@ -1,0 +1,86 @@
+// Package telemetry sets up quantserve's OpenTelemetry meter provider and
+// exports its metrics in Prometheus text format for GET /metrics: request
+// counts and latencies by route and status, inference counts by model and
+// version, and the build (version, kernel table) as an info metric.
+package telemetry
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/attribute"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+)
+
+// Telemetry holds the instruments and the /metrics handler.
+type Telemetry struct {
+	// Handler serves the metrics in Prometheus text format.
+	Handler http.Handler
+
+	requests   metric.Int64Counter
+	duration   metric.Float64Histogram
+	inferences metric.Int64Counter
+}
+
+// New returns telemetry on its own registry (so servers in one process,
+// as in tests, do not share counters). version and kernels label the
+// build info metric.
+func New(version, kernels string) (*Telemetry, error) {
+	reg := prometheus.NewRegistry()
+	exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutScopeInfo())
+	if err != nil {
+		return nil, err
+	}
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))
+	meter := provider.Meter("quantserve")
+	t := &Telemetry{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
+	if t.requests, err = meter.Int64Counter("quantserve.http.requests", metric.WithDescription("HTTP requests by route, method and status code")); err != nil {
+		return nil, err
+	}
+	if t.duration, err = meter.Float64Histogram("quantserve.http.request.duration", metric.WithUnit("s"),
+		metric.WithDescription("HTTP request latency by route and method"),
+		metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)); err != nil {
+		return nil, err
+	}
+	if t.inferences, err = meter.Int64Counter("quantserve.inferences", metric.WithDescription("Inference requests by model, version and outcome")); err != nil {
+		return nil, err
+	}
+	info, err := meter.Int64ObservableGauge("quantserve.build.info", metric.WithDescription("Always 1; the labels name the version and the kernel table"))
+	if err != nil {
+		return nil, err
+	}
+	attrs := metric.WithAttributes(attribute.String("version", version), attribute.String("kernels", kernels))
+	_, err = meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		o.ObserveInt64(info, 1, attrs)
+		return nil
+	}, info)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Request records one HTTP request: its route pattern (not the raw path,
+// so model names do not explode the label set), method, status and time.
+func (t *Telemetry) Request(ctx context.Context, route, method string, status int, d time.Duration) {
+	if route == "" {
+		route = "unmatched"
+	}
+	t.requests.Add(ctx, 1, metric.WithAttributes(attribute.String("route", route), attribute.String("method", method), attribute.String("code", strconv.Itoa(status))))
+	t.duration.Record(ctx, d.Seconds(), metric.WithAttributes(attribute.String("route", route), attribute.String("method", method)))
+}
+
+// Inference records one inference on a model version, ok or failed.
+func (t *Telemetry) Inference(ctx context.Context, model, version string, ok bool) {
+	outcome := "ok"
+	if !ok {
+		outcome = "error"
+	}
+	t.inferences.Add(ctx, 1, metric.WithAttributes(attribute.String("model", model), attribute.String("version", version), attribute.String("outcome", outcome)))
+}
