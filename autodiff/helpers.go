@@ -29,29 +29,11 @@ func equalShape(a, b []int) bool {
 	return true
 }
 
-// stridesIn returns the element strides of shape right-aligned in out,
-// 0 for dimensions that broadcast.
-func stridesIn(shape, out []int) []int {
-	st := make([]int, len(out))
-	s := 1
-	for i := len(out) - 1; i >= 0; i-- {
-		j := i - (len(out) - len(shape))
-		if j < 0 {
-			continue
-		}
-		if shape[j] != 1 {
-			st[i] = s
-		}
-		s *= shape[j]
-	}
-	return st
-}
-
 // walk calls f(o, i) for every element o of out with the index i of the
 // element of shape (broadcast into out) it reads.
 func walk(shape, out []int, f func(o, i int)) {
 	n := numel(out)
-	st := stridesIn(shape, out)
+	st := tensor.BroadcastStrides(shape, out)
 	idx := make([]int, len(out))
 	off := 0
 	for o := 0; o < n; o++ {

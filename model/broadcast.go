@@ -30,24 +30,6 @@ func broadcastShape(a, b []int) ([]int, error) {
 	return out, nil
 }
 
-// broadcastStrides returns the element strides of shape laid out inside
-// out (right-aligned), with 0 for broadcast dimensions.
-func broadcastStrides(shape, out []int) []int {
-	st := make([]int, len(out))
-	s := 1
-	for i := len(out) - 1; i >= 0; i-- {
-		j := i - (len(out) - len(shape))
-		if j < 0 {
-			continue
-		}
-		if shape[j] != 1 {
-			st[i] = s
-		}
-		s *= shape[j]
-	}
-	return st
-}
-
 // binaryMap computes f(a, b) elementwise with broadcasting into a new slice
 // of the output shape.
 func binaryMap[T, R tensor.Elem](a, b []T, as, bs []int, f func(x, y T) R) ([]int, []R, error) {
@@ -82,7 +64,7 @@ func binaryMap[T, R tensor.Elem](a, b []T, as, bs []int, f func(x, y T) R) ([]in
 		}
 		return out, r, nil
 	}
-	sa, sb := broadcastStrides(as, out), broadcastStrides(bs, out)
+	sa, sb := tensor.BroadcastStrides(as, out), tensor.BroadcastStrides(bs, out)
 	rank := len(out)
 	inner := out[rank-1]
 	ia, ib := sa[rank-1], sb[rank-1]
@@ -131,7 +113,7 @@ func broadcastTo[T tensor.Elem](data []T, shape, out []int) ([]T, error) {
 	// Walk out in order, stepping through data with broadcast strides.
 	n, _ := tensor.NumElements(out)
 	res := make([]T, n)
-	st := broadcastStrides(shape, out)
+	st := tensor.BroadcastStrides(shape, out)
 	idx := make([]int, len(out))
 	off := 0
 	for o := range res {

@@ -293,8 +293,8 @@ func batchedGemm[T tensor.Numeric](a, b []T, as, bs, batch []int, m, n, k int, g
 		return c, nil
 	}
 	// Offsets of each batch's A and B matrices under broadcasting.
-	sa := broadcastStrides(as[:len(as)-2], batch)
-	sb := broadcastStrides(bs[:len(bs)-2], batch)
+	sa := tensor.BroadcastStrides(as[:len(as)-2], batch)
+	sb := tensor.BroadcastStrides(bs[:len(bs)-2], batch)
 	idx := make([]int, len(batch))
 	offA, offB := 0, 0
 	for i := 0; i < nb; i++ {

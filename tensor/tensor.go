@@ -307,3 +307,23 @@ func ShapeString(shape []int) string {
 	}
 	return s + "]"
 }
+
+// BroadcastStrides returns the element strides of a tensor of the given
+// shape laid out inside out (right-aligned, numpy broadcasting), with 0 for
+// the dimensions it is broadcast along. Walking out's indices with these
+// strides visits the element each output position reads.
+func BroadcastStrides(shape, out []int) []int {
+	st := make([]int, len(out))
+	s := 1
+	for i := len(out) - 1; i >= 0; i-- {
+		j := i - (len(out) - len(shape))
+		if j < 0 {
+			continue
+		}
+		if shape[j] != 1 {
+			st[i] = s
+		}
+		s *= shape[j]
+	}
+	return st
+}

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 )
@@ -79,5 +80,20 @@ func TestReshapedAndClone(t *testing.T) {
 	}
 	if DTypeOf[int64]() != Int64 || DTypeOf[bool]() != Bool {
 		t.Fatal("DTypeOf")
+	}
+}
+
+func TestBroadcastStrides(t *testing.T) {
+	cases := []struct{ shape, out, want []int }{
+		{[]int{3, 1}, []int{2, 3, 4}, []int{0, 1, 0}},
+		{[]int{2, 3, 4}, []int{2, 3, 4}, []int{12, 4, 1}},
+		{[]int{4}, []int{2, 3, 4}, []int{0, 0, 1}},
+		{nil, []int{5}, []int{0}},
+	}
+	for _, c := range cases {
+		got := BroadcastStrides(c.shape, c.out)
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("BroadcastStrides(%v, %v) = %v, want %v", c.shape, c.out, got, c.want)
+		}
 	}
 }
