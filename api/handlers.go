@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -40,7 +41,7 @@ func (s *server) ready(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) serverMetadata(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, oip.ServerMetadata{Name: ServerName, Version: s.version, Extensions: append([]string{"model_repository"}, autodiffExtensions()...), Kernels: s.kernels})
+	writeJSON(w, http.StatusOK, oip.ServerMetadata{Name: ServerName, Version: s.version, Extensions: append([]string{"model_repository", "binary_tensor_data"}, autodiffExtensions()...), Kernels: s.kernels})
 	return nil
 }
 
@@ -125,7 +126,20 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 		}
 		return err
 	}
-	req, err := oip.DecodeInferRequest(buf.Bytes())
+	var req *oip.InferRequest
+	if h := r.Header.Get(binaryHeader); h != "" {
+		n, err := strconv.Atoi(h)
+		if err != nil || n < 0 || n > buf.Len() {
+			return errorf(http.StatusBadRequest, fmt.Sprintf("%s: %q is not a length within the %d-byte body", binaryHeader, h, buf.Len()))
+		}
+		req, err = oip.DecodeBinaryInferRequest(buf.Bytes()[:n], buf.Bytes()[n:])
+		if err != nil {
+			return err
+		}
+	} else if req, err = oip.DecodeInferRequest(buf.Bytes()); err != nil {
+		return err
+	}
+	binaryAll, err := wantsBinary(req.Parameters, "binary_data_output")
 	if err != nil {
 		return err
 	}
@@ -157,14 +171,73 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 		}
 	}
 	resp := &oip.InferResponse{ModelName: e.Name, ModelVersion: strconv.FormatInt(v.Number, 10), ID: req.ID}
+	anyBinary := false
 	for _, name := range names {
-		resp.Outputs = append(resp.Outputs, oip.OutputTensor{Name: name, Tensor: outs[name]})
+		binary := binaryAll
+		for _, o := range req.Outputs {
+			if o.Name == name {
+				if set, err := wantsBinaryOverride(o.Parameters); err != nil {
+					return err
+				} else if set != nil {
+					binary = *set
+				}
+			}
+		}
+		anyBinary = anyBinary || binary
+		resp.Outputs = append(resp.Outputs, oip.OutputTensor{Name: name, Tensor: outs[name], Binary: binary})
 	}
 	buf.Reset()
 	b := oip.AppendInferResponse(buf.AvailableBuffer(), resp)
+	if anyBinary {
+		w.Header().Set(binaryHeader, strconv.Itoa(len(b)))
+		for _, o := range resp.Outputs {
+			if o.Binary {
+				b = oip.AppendLittleEndian(b, o.Tensor)
+			}
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(b)
+		return nil
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
 	w.WriteHeader(http.StatusOK)
 	w.Write(append(b, '\n'))
 	return nil
+}
+
+// binaryHeader is the header of Triton's binary tensor data extension: the
+// length of the JSON part of a body whose tensor bytes follow it.
+const binaryHeader = "Inference-Header-Content-Length"
+
+// wantsBinary reads a boolean request parameter (false when absent).
+func wantsBinary(params []byte, key string) (bool, error) {
+	if len(params) == 0 {
+		return false, nil
+	}
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(params, &p); err != nil {
+		return false, errorf(http.StatusBadRequest, "parameters: "+err.Error())
+	}
+	raw, ok := p[key]
+	if !ok {
+		return false, nil
+	}
+	var v bool
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return false, errorf(http.StatusBadRequest, fmt.Sprintf("parameters.%s must be true or false", key))
+	}
+	return v, nil
+}
+
+// wantsBinaryOverride reads an output's "binary_data" parameter, nil when
+// absent.
+func wantsBinaryOverride(params []byte) (*bool, error) {
+	if len(params) == 0 || !bytes.Contains(params, []byte(`"binary_data"`)) {
+		return nil, nil
+	}
+	v, err := wantsBinary(params, "binary_data")
+	return &v, err
 }

@@ -56,6 +56,9 @@ type decoder struct {
 	b     []byte
 	i     int
 	depth int
+	// binary allows inputs without "data" (their bytes follow the JSON,
+	// Triton's binary tensor data extension).
+	binary bool
 }
 
 func (d *decoder) syntax(format string, args ...any) error {
@@ -85,7 +88,55 @@ func DecodeTensor(b []byte) (*tensor.Tensor, error) {
 // DecodeInferRequest decodes an inference request body. Every error it
 // returns is an *Error.
 func DecodeInferRequest(body []byte) (*InferRequest, error) {
-	d := &decoder{b: body}
+	return decodeInferRequest(&decoder{b: body})
+}
+
+// DecodeBinaryInferRequest decodes a request in Triton's binary tensor
+// data extension: a JSON header followed by the raw bytes of the inputs
+// whose "parameters" give "binary_data_size" instead of "data", in input
+// order, little-endian, BOOL one byte each. Every error is an *Error.
+func DecodeBinaryInferRequest(header, binary []byte) (*InferRequest, error) {
+	req, err := decodeInferRequest(&decoder{b: header, binary: true})
+	if err != nil {
+		return nil, err
+	}
+	for i := range req.Inputs {
+		in := &req.Inputs[i]
+		if in.Tensor.Data != nil {
+			continue
+		}
+		var p struct {
+			Size *int64 `json:"binary_data_size"`
+		}
+		if len(in.Parameters) > 0 {
+			if err := json.Unmarshal(in.Parameters, &p); err != nil {
+				return nil, semantic("%s: parameters.binary_data_size must be an integer: %v", label(i, in.Name), err)
+			}
+		}
+		if p.Size == nil {
+			return nil, semantic(`%s: missing "data" (or parameters.binary_data_size with the bytes after the JSON header)`, label(i, in.Name))
+		}
+		n, err := tensor.NumElements(in.Tensor.Shape)
+		if err != nil {
+			return nil, semantic("%s: %v", label(i, in.Name), err)
+		}
+		want := int64(n) * int64(in.Tensor.DType.Size())
+		if *p.Size != want {
+			return nil, semantic("%s: binary_data_size is %d, shape %s of %v needs %d bytes", label(i, in.Name), *p.Size, tensor.ShapeString(in.Tensor.Shape), in.Tensor.DType, want)
+		}
+		if int64(len(binary)) < want {
+			return nil, semantic("%s: the binary section has %d bytes left, the tensor needs %d", label(i, in.Name), len(binary), want)
+		}
+		in.Tensor.Data = decodeLittleEndian(in.Tensor.DType, binary[:want], n)
+		binary = binary[want:]
+	}
+	if len(binary) != 0 {
+		return nil, semantic("%d bytes after the JSON header belong to no input", len(binary))
+	}
+	return req, nil
+}
+
+func decodeInferRequest(d *decoder) (*InferRequest, error) {
 	req := &InferRequest{}
 	seenInputs := false
 	var seen keySet
@@ -201,10 +252,17 @@ func (d *decoder) input(idx int) (InputTensor, error) {
 			return in, err
 		}
 	}
+	dt, ok := tensor.ParseDataType(dtName)
+	if data == nil && d.binary && idx >= 0 {
+		if !ok {
+			return in, semantic("%s: unsupported datatype %q", label(idx, in.Name), dtName)
+		}
+		in.Tensor = &tensor.Tensor{DType: dt, Shape: shape} // data from the binary section
+		return in, nil
+	}
 	if data == nil {
 		return in, semantic(`%s: missing "data"`, label(idx, in.Name))
 	}
-	dt, _ := tensor.ParseDataType(dtName)
 	in.Tensor = &tensor.Tensor{DType: dt, Shape: shape, Data: data}
 	return in, nil
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/quantserve/quantserve/tensor"
 )
 
 func body(dtype, shape, data string) string {
@@ -258,6 +260,33 @@ func FuzzParseFloatFast(f *testing.F) {
 		want32, _ := strconv.ParseFloat(lit, 32)
 		if float32(v) != float32(want32) {
 			t.Fatalf("%q: fast as float32 %v, strconv %v", lit, float32(v), float32(want32))
+		}
+	})
+}
+
+// FuzzDecodeBinaryInferRequest splits arbitrary bytes into a JSON header
+// and a binary section: decoding must not panic, and every tensor it
+// returns holds exactly the elements its shape names.
+func FuzzDecodeBinaryInferRequest(f *testing.F) {
+	f.Add([]byte(`{"inputs":[{"name":"x","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":8}}]}`+"\x00\x00\x80\x3f\x00\x00\x00\x40"), 91)
+	f.Add([]byte(`{"inputs":[{"name":"b","shape":[3],"datatype":"BOOL","parameters":{"binary_data_size":3}}]}`+"\x01\x00\x01"), 88)
+	f.Fuzz(func(t *testing.T, b []byte, split int) {
+		if split < 0 || split > len(b) {
+			return
+		}
+		req, err := DecodeBinaryInferRequest(b[:split], b[split:])
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %v is not an *oip.Error", err)
+			}
+			return
+		}
+		for _, in := range req.Inputs {
+			n, err := tensor.NumElements(in.Tensor.Shape)
+			if err != nil || in.Tensor.Len() != n {
+				t.Fatalf("%s: %d elements for shape %v", in.Name, in.Tensor.Len(), in.Tensor.Shape)
+			}
 		}
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
+func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
+
 // AppendInferResponse appends the JSON encoding of r to b. Tensor data is
 // written flat, in row-major order; floats use the shortest representation
 // that reads back to the same value. JSON has no NaN or infinities: those
@@ -26,7 +28,11 @@ func AppendInferResponse(b []byte, r *InferResponse) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = AppendTensor(b, o.Name, o.Tensor)
+		if o.Binary {
+			b = AppendBinaryTensorHeader(b, o.Name, o.Tensor)
+		} else {
+			b = AppendTensor(b, o.Name, o.Tensor)
+		}
 	}
 	return append(b, "]}"...)
 }

@@ -39,6 +39,7 @@ type InferResponse struct {
 type OutputTensor struct {
 	Name   string
 	Tensor *tensor.Tensor
+	Binary bool // data goes after the JSON (binary tensor data extension)
 }
 
 // TensorMetadata describes a model input or output.
