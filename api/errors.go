@@ -68,6 +68,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.As(err, &mbe) {
 		msg = "request body is larger than the server's limit of " + formatBytes(mbe.Limit) + " (--max-body-bytes)"
 	}
+	if status == http.StatusGatewayTimeout {
+		msg = "the request took longer than the server's --request-timeout: " + msg
+	}
 	if status >= 500 {
 		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
 		if status == http.StatusInternalServerError {

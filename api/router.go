@@ -19,14 +19,16 @@ import (
 
 // Options configure the router.
 type Options struct {
-	Repository   *repository.Repository
-	Version      string               // server version reported by GET /v2
-	Kernels      string               // kernel table reported by GET /v2
-	Exec         *dispatch.Exec       // runs the tensor endpoints; nil means dispatch.DefaultExec()
-	AdminToken   string               // bearer token for load/unload; empty disables them
-	Telemetry    *telemetry.Telemetry // nil means a new one for this router
-	MaxBodyBytes int64                // request body limit; 0 means DefaultMaxBodyBytes
-	Logger       *slog.Logger
+	Repository     *repository.Repository
+	Version        string               // server version reported by GET /v2
+	Kernels        string               // kernel table reported by GET /v2
+	Exec           *dispatch.Exec       // runs the tensor endpoints; nil means dispatch.DefaultExec()
+	AdminToken     string               // bearer token for load/unload; empty disables them
+	Telemetry      *telemetry.Telemetry // nil means a new one for this router
+	MaxInFlight    int                  // concurrent work requests; 0 means DefaultMaxInFlight
+	RequestTimeout time.Duration        // deadline of a work request; 0 means DefaultRequestTimeout
+	MaxBodyBytes   int64                // request body limit; 0 means DefaultMaxBodyBytes
+	Logger         *slog.Logger
 }
 
 // modelPrefixes are the two forms of a model's path: its default version,
@@ -46,6 +48,8 @@ type server struct {
 	exec       *dispatch.Exec
 	adminToken string
 	tel        *telemetry.Telemetry
+	inflight   chan struct{}
+	timeout    time.Duration
 	maxBody    int64
 	log        *slog.Logger
 }
@@ -54,6 +58,13 @@ type server struct {
 func NewRouter(opts Options) http.Handler {
 	s := &server{repo: opts.Repository, version: opts.Version, kernels: opts.Kernels, maxBody: opts.MaxBodyBytes, log: opts.Logger}
 	s.adminToken = opts.AdminToken
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
+	}
+	s.inflight = make(chan struct{}, opts.MaxInFlight)
+	if s.timeout = opts.RequestTimeout; s.timeout <= 0 {
+		s.timeout = DefaultRequestTimeout
+	}
 	if s.exec = opts.Exec; s.exec == nil {
 		s.exec = dispatch.DefaultExec()
 	}
@@ -96,7 +107,7 @@ func NewRouter(opts Options) http.Handler {
 	for _, prefix := range modelPrefixes {
 		r.Method(http.MethodGet, prefix, handler(s.modelMetadata))
 		r.Method(http.MethodGet, prefix+"/ready", handler(s.modelReady))
-		r.With(s.limitBody).Method(http.MethodPost, prefix+"/infer", handler(s.infer))
+		r.With(s.limitWork, s.limitBody).Method(http.MethodPost, prefix+"/infer", handler(s.infer))
 	}
 	s.mountAutodiff(r)
 	r.Method(http.MethodPost, "/v2/repository/index", handler(s.repositoryIndex))
@@ -106,7 +117,7 @@ func NewRouter(opts Options) http.Handler {
 		r.Method(http.MethodPost, "/v2/repository/models/{model}/unload", handler(s.repositoryUnload))
 	})
 	r.Group(func(r chi.Router) {
-		r.Use(s.limitBody)
+		r.Use(s.limitWork, s.limitBody)
 		r.Method(http.MethodPost, "/v1/ops/quantize", handler(s.opQuantize))
 		r.Method(http.MethodPost, "/v1/ops/dequantize", handler(s.opDequantize))
 		r.Method(http.MethodPost, "/v1/ops/matmul", handler(s.opMatMul))

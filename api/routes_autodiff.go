@@ -23,9 +23,9 @@ const MaxTrainSteps = 1000
 // /train (admin token) to fine-tune a model into a new version.
 func (s *server) mountAutodiff(r chi.Router) {
 	for _, prefix := range modelPrefixes {
-		r.With(s.limitBody).Method(http.MethodPost, prefix+"/grad", handler(s.grad))
+		r.With(s.limitWork, s.limitBody).Method(http.MethodPost, prefix+"/grad", handler(s.grad))
 	}
-	r.With(s.requireAdmin, s.limitBody).Method(http.MethodPost, "/v2/models/{model}/train", handler(s.train))
+	r.With(s.requireAdmin, s.limitWork, s.limitBody).Method(http.MethodPost, "/v2/models/{model}/train", handler(s.train))
 }
 
 func autodiffExtensions() []string { return []string{"autodiff"} }

@@ -26,6 +26,7 @@ type Telemetry struct {
 	requests   metric.Int64Counter
 	duration   metric.Float64Histogram
 	inferences metric.Int64Counter
+	inflight   metric.Int64UpDownCounter
 }
 
 // New returns telemetry on its own registry (so servers in one process,
@@ -49,6 +50,9 @@ func New(version, kernels string) (*Telemetry, error) {
 		return nil, err
 	}
 	if t.inferences, err = meter.Int64Counter("quantserve.inferences", metric.WithDescription("Inference requests by model, version and outcome")); err != nil {
+		return nil, err
+	}
+	if t.inflight, err = meter.Int64UpDownCounter("quantserve.inflight", metric.WithDescription("Work requests (infer, grad, train, tensor ops) in flight")); err != nil {
 		return nil, err
 	}
 	info, err := meter.Int64ObservableGauge("quantserve.build.info", metric.WithDescription("Always 1; the labels name the version and the kernel table"))
@@ -84,3 +88,6 @@ func (t *Telemetry) Inference(ctx context.Context, model, version string, ok boo
 	}
 	t.inferences.Add(ctx, 1, metric.WithAttributes(attribute.String("model", model), attribute.String("version", version), attribute.String("outcome", outcome)))
 }
+
+// InFlight adds delta to the number of work requests in flight.
+func (t *Telemetry) InFlight(ctx context.Context, delta int64) { t.inflight.Add(ctx, delta) }
