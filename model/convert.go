@@ -1,9 +1,7 @@
 package model
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
@@ -97,7 +95,7 @@ func TensorFromONNX(p *onnxpb.Tensor) (*tensor.Tensor, error) {
 		if len(p.RawData) != n*dt.Size() {
 			return nil, fmt.Errorf("model: tensor %q: raw_data has %d bytes, shape %v of %v needs %d", p.Name, len(p.RawData), shape, dt, n*dt.Size())
 		}
-		t.Data = decodeRaw(dt, p.RawData, n)
+		t.Data = tensor.FromLittleEndian(dt, p.RawData, n)
 		return t, nil
 	}
 	var have int
@@ -155,131 +153,13 @@ func convert[D, S tensor.Numeric](src []S) []D {
 	return out
 }
 
-func decodeRaw(dt tensor.DataType, raw []byte, n int) any {
-	le := binary.LittleEndian
-	switch dt {
-	case tensor.Float32:
-		out := make([]float32, n)
-		for i := range out {
-			out[i] = math.Float32frombits(le.Uint32(raw[4*i:]))
-		}
-		return out
-	case tensor.Float64:
-		out := make([]float64, n)
-		for i := range out {
-			out[i] = math.Float64frombits(le.Uint64(raw[8*i:]))
-		}
-		return out
-	case tensor.Int8:
-		out := make([]int8, n)
-		for i := range out {
-			out[i] = int8(raw[i])
-		}
-		return out
-	case tensor.Uint8:
-		return append([]uint8(nil), raw[:n]...)
-	case tensor.Bool:
-		out := make([]bool, n)
-		for i := range out {
-			out[i] = raw[i] != 0
-		}
-		return out
-	case tensor.Int16:
-		out := make([]int16, n)
-		for i := range out {
-			out[i] = int16(le.Uint16(raw[2*i:]))
-		}
-		return out
-	case tensor.Uint16:
-		out := make([]uint16, n)
-		for i := range out {
-			out[i] = le.Uint16(raw[2*i:])
-		}
-		return out
-	case tensor.Int32:
-		out := make([]int32, n)
-		for i := range out {
-			out[i] = int32(le.Uint32(raw[4*i:]))
-		}
-		return out
-	case tensor.Uint32:
-		out := make([]uint32, n)
-		for i := range out {
-			out[i] = le.Uint32(raw[4*i:])
-		}
-		return out
-	case tensor.Int64:
-		out := make([]int64, n)
-		for i := range out {
-			out[i] = int64(le.Uint64(raw[8*i:]))
-		}
-		return out
-	case tensor.Uint64:
-		out := make([]uint64, n)
-		for i := range out {
-			out[i] = le.Uint64(raw[8*i:])
-		}
-		return out
-	}
-	panic("model: decodeRaw: unhandled type " + dt.String())
-}
-
 // TensorToONNX converts t to a TensorProto with raw_data.
 func TensorToONNX(name string, t *tensor.Tensor) *onnxpb.Tensor {
 	p := &onnxpb.Tensor{Name: name, DataType: DataTypeToONNX(t.DType), HasRawData: true}
 	for _, d := range t.Shape {
 		p.Dims = append(p.Dims, int64(d))
 	}
-	le := binary.LittleEndian
-	raw := make([]byte, 0, t.Len()*t.DType.Size())
-	switch d := t.Data.(type) {
-	case []float32:
-		for _, v := range d {
-			raw = le.AppendUint32(raw, math.Float32bits(v))
-		}
-	case []float64:
-		for _, v := range d {
-			raw = le.AppendUint64(raw, math.Float64bits(v))
-		}
-	case []int8:
-		for _, v := range d {
-			raw = append(raw, byte(v))
-		}
-	case []uint8:
-		raw = append(raw, d...)
-	case []bool:
-		for _, v := range d {
-			if v {
-				raw = append(raw, 1)
-			} else {
-				raw = append(raw, 0)
-			}
-		}
-	case []int16:
-		for _, v := range d {
-			raw = le.AppendUint16(raw, uint16(v))
-		}
-	case []uint16:
-		for _, v := range d {
-			raw = le.AppendUint16(raw, v)
-		}
-	case []int32:
-		for _, v := range d {
-			raw = le.AppendUint32(raw, uint32(v))
-		}
-	case []uint32:
-		for _, v := range d {
-			raw = le.AppendUint32(raw, v)
-		}
-	case []int64:
-		for _, v := range d {
-			raw = le.AppendUint64(raw, uint64(v))
-		}
-	case []uint64:
-		for _, v := range d {
-			raw = le.AppendUint64(raw, v)
-		}
-	}
+	raw := tensor.AppendLittleEndian(make([]byte, 0, t.Len()*t.DType.Size()), t)
 	p.RawData = raw
 	return p
 }

@@ -127,7 +127,7 @@ func DecodeBinaryInferRequest(header, binary []byte) (*InferRequest, error) {
 		if int64(len(binary)) < want {
 			return nil, semantic("%s: the binary section has %d bytes left, the tensor needs %d", label(i, in.Name), len(binary), want)
 		}
-		in.Tensor.Data = decodeLittleEndian(in.Tensor.DType, binary[:want], n)
+		in.Tensor.Data = tensor.FromLittleEndian(in.Tensor.DType, binary, n)
 		binary = binary[want:]
 	}
 	if len(binary) != 0 {

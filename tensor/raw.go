@@ -1,0 +1,114 @@
+package tensor
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// FromLittleEndian returns n elements of dt read from raw, which holds
+// them little-endian, n·dt.Size() bytes, BOOL one byte each (nonzero is
+// true): the layout of ONNX raw_data and of Triton's binary tensor data.
+func FromLittleEndian(dt DataType, raw []byte, n int) any {
+	raw = raw[:n*dt.Size()]
+	le := binary.LittleEndian
+	out, _ := MakeSlice(dt, n)
+	switch d := out.(type) {
+	case []bool:
+		for i := range d {
+			d[i] = raw[i] != 0
+		}
+	case []uint8:
+		copy(d, raw)
+	case []int8:
+		for i := range d {
+			d[i] = int8(raw[i])
+		}
+	case []uint16:
+		for i := range d {
+			d[i] = le.Uint16(raw[2*i:])
+		}
+	case []int16:
+		for i := range d {
+			d[i] = int16(le.Uint16(raw[2*i:]))
+		}
+	case []uint32:
+		for i := range d {
+			d[i] = le.Uint32(raw[4*i:])
+		}
+	case []int32:
+		for i := range d {
+			d[i] = int32(le.Uint32(raw[4*i:]))
+		}
+	case []uint64:
+		for i := range d {
+			d[i] = le.Uint64(raw[8*i:])
+		}
+	case []int64:
+		for i := range d {
+			d[i] = int64(le.Uint64(raw[8*i:]))
+		}
+	case []float32:
+		for i := range d {
+			d[i] = math.Float32frombits(le.Uint32(raw[4*i:]))
+		}
+	case []float64:
+		for i := range d {
+			d[i] = math.Float64frombits(le.Uint64(raw[8*i:]))
+		}
+	}
+	return out
+}
+
+// AppendLittleEndian appends t's elements in FromLittleEndian's layout.
+func AppendLittleEndian(b []byte, t *Tensor) []byte {
+	le := binary.LittleEndian
+	switch d := t.Data.(type) {
+	case []bool:
+		for _, v := range d {
+			if v {
+				b = append(b, 1)
+			} else {
+				b = append(b, 0)
+			}
+		}
+	case []uint8:
+		b = append(b, d...)
+	case []int8:
+		for _, v := range d {
+			b = append(b, byte(v))
+		}
+	case []uint16:
+		for _, v := range d {
+			b = le.AppendUint16(b, v)
+		}
+	case []int16:
+		for _, v := range d {
+			b = le.AppendUint16(b, uint16(v))
+		}
+	case []uint32:
+		for _, v := range d {
+			b = le.AppendUint32(b, v)
+		}
+	case []int32:
+		for _, v := range d {
+			b = le.AppendUint32(b, uint32(v))
+		}
+	case []uint64:
+		for _, v := range d {
+			b = le.AppendUint64(b, v)
+		}
+	case []int64:
+		for _, v := range d {
+			b = le.AppendUint64(b, uint64(v))
+		}
+	case []float32:
+		for _, v := range d {
+			b = le.AppendUint32(b, math.Float32bits(v))
+		}
+	case []float64:
+		for _, v := range d {
+			b = le.AppendUint64(b, math.Float64bits(v))
+		}
+	}
+	return b
+}
