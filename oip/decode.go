@@ -254,7 +254,7 @@ func (d *decoder) input(idx int) (InputTensor, error) {
 	}
 	dt, ok := tensor.ParseDataType(dtName)
 	if data == nil && d.binary && idx >= 0 {
-		if !ok {
+		if !ok || dt.Size() == 0 {
 			return in, semantic("%s: unsupported datatype %q", label(idx, in.Name), dtName)
 		}
 		in.Tensor = &tensor.Tensor{DType: dt, Shape: shape} // data from the binary section
@@ -325,12 +325,19 @@ func (d *decoder) shape() ([]int, error) {
 	return shape, err
 }
 
+// jsonTypes are the datatypes tensorData decodes.
+var jsonTypes = map[tensor.DataType]bool{
+	tensor.Bool: true, tensor.Uint8: true, tensor.Uint16: true, tensor.Uint32: true, tensor.Uint64: true,
+	tensor.Int8: true, tensor.Int16: true, tensor.Int32: true, tensor.Int64: true,
+	tensor.Float32: true, tensor.Float64: true,
+}
+
 // tensorData decodes the data array at d.i for the given datatype and
 // shape into a typed slice.
 func (d *decoder) tensorData(idx int, name, dtName string, shape []int) (any, error) {
 	where := label(idx, name)
 	dt, ok := tensor.ParseDataType(dtName)
-	if !ok {
+	if !ok || !jsonTypes[dt] {
 		return nil, semantic("%s: unsupported datatype %q (supported: BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP32, FP64)", where, dtName)
 	}
 	n, err := tensor.NumElements(shape)

@@ -136,7 +136,7 @@ func referenceDecodeWith(unmarshal func([]byte, any) error, body []byte) (*Infer
 			return nil, fmt.Errorf("rank")
 		}
 		dt, ok := tensor.ParseDataType(dtName)
-		if !ok {
+		if !ok || !jsonTypes[dt] {
 			return nil, fmt.Errorf("bad datatype")
 		}
 		n, err := tensor.NumElements(shape)
