@@ -7,29 +7,40 @@ import (
 )
 
 func init() {
-	registry["Softmax"] = softmaxBuilder("Softmax", softmax[float32], softmax[float64])
-	registry["LogSoftmax"] = softmaxBuilder("LogSoftmax", logSoftmax[float32], logSoftmax[float64])
+	for _, op := range []struct {
+		name string
+		f32  func([]float32, int, int, int) []float32
+		f64  func([]float64, int, int, int) []float64
+	}{
+		{"Softmax", softmax[float32], softmax[float64]},
+		{"LogSoftmax", logSoftmax[float32], logSoftmax[float64]},
+	} {
+		register(Descriptor{Type: op.name, Since: 1, Until: 12, Fold: true}, func(n *node, at *SoftmaxLegacyAttrs) (opFunc, error) {
+			return softmaxBuilder(n, op.name, at.Axis, true, op.f32, op.f64)
+		})
+		register(Descriptor{Type: op.name, Since: 13, Fold: true}, func(n *node, at *SoftmaxAttrs) (opFunc, error) {
+			return softmaxBuilder(n, op.name, at.Axis, false, op.f32, op.f64)
+		})
+	}
 }
 
-// softmaxBuilder builds Softmax and LogSoftmax. Before opset 13 the input
-// is coerced to 2-D at axis (default 1) and normalised over the flattened
-// trailing block; from opset 13 it is normalised along axis alone
-// (default -1).
-func softmaxBuilder(op string, f32 func([]float32, int, int, int) []float32, f64 func([]float64, int, int, int) []float64) opBuilder {
-	return func(n *node) (opFunc, error) {
+// SoftmaxAttrs are the attributes of Softmax and LogSoftmax from opset 13:
+// normalised along axis alone.
+type SoftmaxAttrs struct {
+	Axis int64 `onnx:"axis" default:"-1"`
+}
+
+// SoftmaxLegacyAttrs are their attributes before opset 13: the input is
+// coerced to 2-D at axis and normalised over the flattened trailing block.
+type SoftmaxLegacyAttrs struct {
+	Axis int64 `onnx:"axis" default:"1"`
+}
+
+// softmaxBuilder builds Softmax and LogSoftmax; legacy selects the
+// pre-13 semantics.
+func softmaxBuilder(n *node, op string, axis int64, legacy bool, f32 func([]float32, int, int, int) []float32, f64 func([]float64, int, int, int) []float64) (opFunc, error) {
+	{
 		if err := n.checkArity(1, 1, 1, 1); err != nil {
-			return nil, err
-		}
-		if err := n.onlyAttrs("axis"); err != nil {
-			return nil, err
-		}
-		legacy := n.opset < 13
-		def := int64(-1)
-		if legacy {
-			def = 1
-		}
-		axis, err := n.intAttr("axis", def)
-		if err != nil {
 			return nil, err
 		}
 		return unary(func(x *tensor.Tensor) (*tensor.Tensor, error) {
@@ -67,6 +78,50 @@ func softmax[T float32 | float64](x []T, outer, dim, inner int) []T {
 			}
 			for i := 0; i < dim; i++ {
 				r[base+i*inner] = T(math.Exp(float64(x[base+i*inner])-m) / sum)
+			}
+		}
+	}
+	return r
+}
+
+func softmaxGeometry(x *tensor.Tensor, axis int64, legacy bool) (outer, dim, inner int, err error) {
+	if x.Rank() == 0 {
+		return 0, 0, 0, inputErrorf("needs a tensor of rank >= 1")
+	}
+	a, err := normAxis(axis, x.Rank())
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	outer, dim, inner = 1, 1, 1
+	for i, d := range x.Shape {
+		switch {
+		case i < a:
+			outer *= d
+		case i == a || legacy:
+			dim *= d
+		default:
+			inner *= d
+		}
+	}
+	return outer, dim, inner, nil
+}
+
+func logSoftmax[T float32 | float64](x []T, outer, dim, inner int) []T {
+	r := make([]T, len(x))
+	for o := 0; o < outer; o++ {
+		for j := 0; j < inner; j++ {
+			base := o*dim*inner + j
+			m := math.Inf(-1)
+			for i := 0; i < dim; i++ {
+				m = math.Max(m, float64(x[base+i*inner]))
+			}
+			var sum float64
+			for i := 0; i < dim; i++ {
+				sum += math.Exp(float64(x[base+i*inner]) - m)
+			}
+			ls := math.Log(sum)
+			for i := 0; i < dim; i++ {
+				r[base+i*inner] = T(float64(x[base+i*inner]) - m - ls)
 			}
 		}
 	}
