@@ -31,7 +31,7 @@ func buildCast(n *node, at *CastAttrs) (opFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return unary(func(x *tensor.Tensor) (*tensor.Tensor, error) { return castTo(x, dt), nil }), nil
+	return unary(func(x *tensor.Tensor) (*tensor.Tensor, error) { return castTo(x, dt) }), nil
 }
 
 func buildCastLike(n *node, _ *CastLikeAttrs) (opFunc, error) {
@@ -39,46 +39,67 @@ func buildCastLike(n *node, _ *CastLikeAttrs) (opFunc, error) {
 		return nil, err
 	}
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		return []*tensor.Tensor{castTo(in[0], in[1].DType)}, nil
+		y, err := castTo(in[0], in[1].DType)
+		if err != nil {
+			return nil, err
+		}
+		return []*tensor.Tensor{y}, nil
 	}, nil
 }
 
 // castTo converts x to dt with Go's conversions: floats to integers
-// truncate toward zero, numbers to BOOL are x != 0, BOOL to numbers 0 or 1.
-func castTo(x *tensor.Tensor, dt tensor.DataType) *tensor.Tensor {
+// truncate toward zero, numbers to BOOL are x != 0, BOOL to numbers 0 or
+// 1; FP16 and BF16 go through float32 (rounding to nearest even).
+func castTo(x *tensor.Tensor, dt tensor.DataType) (*tensor.Tensor, error) {
 	if x.DType == dt {
-		return x
+		return x, nil
+	}
+	if x.DType == tensor.String || dt == tensor.String {
+		return nil, unsupportedf("casts from or to strings")
+	}
+	src := x.Data
+	switch d := src.(type) {
+	case []tensor.F16:
+		src = tensor.HalfToFloat32(d)
+	case []tensor.BF16:
+		src = tensor.HalfToFloat32(d)
 	}
 	var out any
 	switch dt {
 	case tensor.Bool:
 		b := make([]bool, x.Len())
-		for i, v := range x.Float64s() {
+		for i, v := range (&tensor.Tensor{Data: src}).Float64s() {
 			b[i] = v != 0
 		}
 		out = b
+	case tensor.Float16:
+		out = tensor.Float32ToHalf[tensor.F16](convertFrom[float32](src))
+	case tensor.BFloat16:
+		out = tensor.Float32ToHalf[tensor.BF16](convertFrom[float32](src))
 	case tensor.Float32:
-		out = convertFrom[float32](x.Data)
+		out = convertFrom[float32](src)
 	case tensor.Float64:
-		out = convertFrom[float64](x.Data)
+		out = convertFrom[float64](src)
 	case tensor.Int8:
-		out = convertFrom[int8](x.Data)
+		out = convertFrom[int8](src)
 	case tensor.Uint8:
-		out = convertFrom[uint8](x.Data)
+		out = convertFrom[uint8](src)
 	case tensor.Int16:
-		out = convertFrom[int16](x.Data)
+		out = convertFrom[int16](src)
 	case tensor.Uint16:
-		out = convertFrom[uint16](x.Data)
+		out = convertFrom[uint16](src)
 	case tensor.Int32:
-		out = convertFrom[int32](x.Data)
+		out = convertFrom[int32](src)
 	case tensor.Uint32:
-		out = convertFrom[uint32](x.Data)
+		out = convertFrom[uint32](src)
 	case tensor.Int64:
-		out = convertFrom[int64](x.Data)
+		out = convertFrom[int64](src)
 	case tensor.Uint64:
-		out = convertFrom[uint64](x.Data)
+		out = convertFrom[uint64](src)
+	default:
+		return nil, unsupportedf("casts to %v", dt)
 	}
-	return &tensor.Tensor{DType: dt, Shape: x.Shape, Data: out}
+	return &tensor.Tensor{DType: dt, Shape: x.Shape, Data: out}, nil
 }
 
 func convertFrom[D tensor.Numeric](src any) []D {

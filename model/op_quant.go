@@ -146,7 +146,11 @@ func buildQuantizeLinear(n *node, at *QuantizeAttrs) (opFunc, error) {
 			}
 			q[i] = min(max(r, lo), hi)
 		}
-		return []*tensor.Tensor{castTo(tensor.From(x.Shape, q), dt)}, nil
+		y, err := castTo(tensor.From(x.Shape, q), dt)
+		if err != nil {
+			return nil, err
+		}
+		return []*tensor.Tensor{y}, nil
 	}, nil
 }
 
@@ -407,6 +411,9 @@ func buildQLinearMatMul(n *node, _ *noAttrs) (opFunc, error) {
 		as, ok1 := float32s(in[1])
 		bs, ok2 := float32s(in[4])
 		ys, ok3 := float32s(in[6])
+		if in[1].DType != tensor.Float32 && in[1].DType.IsFloat() {
+			return nil, unsupportedf("QLinearMatMul with %v scales", in[1].DType)
+		}
 		if !ok1 || !ok2 || !ok3 || len(as) != 1 || len(ys) != 1 || len(bs) == 0 {
 			return nil, inputErrorf("QLinearMatMul takes FP32 scales: a and y per tensor, b per tensor or per column")
 		}
@@ -429,6 +436,10 @@ func buildQLinearMatMul(n *node, _ *noAttrs) (opFunc, error) {
 			m := as[0] * s / ys[0] // float32, as the ONNX reference computes it
 			out[i] = min(max(math.RoundToEven(float64(v)*float64(m)+z), lo), hi)
 		}
-		return []*tensor.Tensor{castTo(tensor.From(acc.Shape, out), yzp.DType)}, nil
+		y, err := castTo(tensor.From(acc.Shape, out), yzp.DType)
+		if err != nil {
+			return nil, err
+		}
+		return []*tensor.Tensor{y}, nil
 	}, nil
 }

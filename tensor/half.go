@@ -32,45 +32,68 @@ func (h F16) Float32() float32 {
 	return math.Float32frombits(sign | (exp+112)<<23 | man<<13)
 }
 
-// F16From returns f rounded to the nearest binary16 value, ties to
-// even; values beyond the largest finite binary16 become ±Inf, NaN stays
-// NaN.
-func F16From(f float32) F16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int32(b>>23) & 0xff
-	man := b & 0x7fffff
-	if exp == 0xff {
+// F16From returns f rounded to the nearest binary16 value, ties to even;
+// values beyond the largest finite binary16 become ±Inf, NaN stays NaN.
+func F16From(f float32) F16 { return F16FromFloat64(float64(f)) }
+
+// F16FromFloat64 rounds f to binary16 directly (not through float32, which
+// would round twice).
+func F16FromFloat64(f float64) F16 { return F16(roundFloat64(f, 5, 10)) }
+
+// roundFloat64 rounds f to the nearest value of a binary format with
+// expBits exponent and manBits fraction bits (IEEE layout, with
+// subnormals), ties to even, and returns its bits. Overflow gives ±Inf; a
+// NaN gives a quiet NaN.
+func roundFloat64(f float64, expBits, manBits uint) uint64 {
+	b := math.Float64bits(f)
+	sign := b >> 63 << (expBits + manBits)
+	exp := int64(b>>52) & 0x7ff
+	man := b & (1<<52 - 1)
+	maxExp := int64(1)<<expBits - 1
+	inf := uint64(maxExp) << manBits
+	if exp == 0x7ff {
 		if man != 0 {
-			return F16(sign | 0x7e00 | uint16(man>>13)) // quiet NaN, payload kept where it fits
+			return sign | inf | 1<<(manBits-1)
 		}
-		return F16(sign | 0x7c00)
+		return sign | inf
 	}
-	e := exp - 127 + 15
-	if e >= 0x1f {
-		return F16(sign | 0x7c00)
+	if exp == 0 && man == 0 {
+		return sign
 	}
+	bias := maxExp >> 1
+	e := exp - 1023 + bias // the biased exponent in the target format
+	sig := man | 1<<52     // float64 subnormals are far below every target's range
+	if exp == 0 {
+		sig = man
+		e = 1 - 1023 + bias
+	}
+	shift := int64(52 - manBits)
 	if e <= 0 {
-		// subnormal or zero in binary16: shift the full significand.
-		if e < -10 {
-			return F16(sign)
-		}
-		m := man | 0x800000
-		shift := uint32(14 - e)
-		half := uint32(1) << (shift - 1)
-		rest := m & (1<<shift - 1)
-		q := m >> shift
-		if rest > half || (rest == half && q&1 == 1) {
-			q++
-		}
-		return F16(sign | uint16(q))
+		shift += 1 - e // subnormal in the target: fewer fraction bits
+		e = 0
 	}
-	q := uint32(e)<<10 | man>>13
-	rest := man & 0x1fff
-	if rest > 0x1000 || (rest == 0x1000 && q&1 == 1) {
-		q++ // may carry into the exponent, up to Inf: still correct
+	if shift > 62 {
+		return sign // rounds to zero
 	}
-	return F16(sign | uint16(q))
+	q := sig >> shift
+	rest := sig & (1<<shift - 1)
+	half := uint64(1) << (shift - 1)
+	if rest > half || rest == half && q&1 == 1 {
+		q++
+	}
+	// q holds the significand with its implicit bit (for normals); adding
+	// the exponent field this way carries correctly into the next binade
+	// and up to Inf.
+	var bits uint64
+	if e == 0 {
+		bits = q // subnormal, or rounded up into the smallest normal
+	} else {
+		bits = uint64(e-1)<<manBits + q
+	}
+	if bits >= inf {
+		return sign | inf
+	}
+	return sign | bits
 }
 
 // Float32 returns h as a float32 (exactly).
@@ -78,14 +101,10 @@ func (h BF16) Float32() float32 { return math.Float32frombits(uint32(h) << 16) }
 
 // BF16From returns f rounded to the nearest bfloat16, ties to even;
 // NaN stays NaN.
-func BF16From(f float32) BF16 {
-	b := math.Float32bits(f)
-	if b&0x7f800000 == 0x7f800000 && b&0x7fffff != 0 {
-		return BF16(b>>16 | 0x40)
-	}
-	b += 0x7fff + (b>>16)&1
-	return BF16(b >> 16)
-}
+func BF16From(f float32) BF16 { return BF16FromFloat64(float64(f)) }
+
+// BF16FromFloat64 rounds f to bfloat16 directly.
+func BF16FromFloat64(f float64) BF16 { return BF16(roundFloat64(f, 8, 7)) }
 
 // HalfToFloat32 converts FP16 or BF16 elements to float32.
 func HalfToFloat32[H F16 | BF16](h []H) []float32 {

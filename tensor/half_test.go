@@ -96,3 +96,27 @@ func TestHalfSlices(t *testing.T) {
 		t.Errorf("BF16 round trip: %v", b)
 	}
 }
+
+// TestHalfFromFloat64RoundsOnce: a float64 just above a binary16 tie
+// rounds up, where going through float32 first would land on the tie and
+// round to even.
+func TestHalfFromFloat64RoundsOnce(t *testing.T) {
+	tie := (float64(F16(0x3c00).Float32()) + float64(F16(0x3c01).Float32())) / 2 // between 1 and 1+2^-10
+	above := tie + 1e-12
+	if g := F16FromFloat64(above); g != 0x3c01 {
+		t.Errorf("F16FromFloat64(%v) = %#04x, want 0x3c01", above, g)
+	}
+	if g := F16From(float32(above)); g != 0x3c00 {
+		t.Errorf("through float32: %#04x, want the tie's even 0x3c00", g)
+	}
+	btie := (1 + (1 + 1.0/128)) / 2.0
+	if g := BF16FromFloat64(btie + 1e-12); g != 0x3f81 {
+		t.Errorf("BF16FromFloat64 just above a tie = %#04x, want 0x3f81", g)
+	}
+	if g := BF16FromFloat64(1e-45); g != 0 { // far below the smallest subnormal, 2^-133
+		t.Errorf("BF16 of 1e-45 = %#04x, want +0", g)
+	}
+	if g := BF16FromFloat64(0x1p-133); g != 1 {
+		t.Errorf("BF16 of 2^-133 = %#04x, want the smallest subnormal", g)
+	}
+}
