@@ -33,9 +33,22 @@ type ClipAttrs struct {
 	Max float32 `onnx:"max" default:"3.4028234663852886e+38"`
 }
 
-// floatMap applies f elementwise to a float32 or float64 tensor, in float64.
+// floatMap applies f elementwise to a floating-point tensor, in float64;
+// FP16 and BF16 results round once from float64.
 func floatMap(op string, x *tensor.Tensor, f func(float64) float64) (*tensor.Tensor, error) {
 	switch d := x.Data.(type) {
+	case []tensor.F16:
+		r := make([]tensor.F16, len(d))
+		for i, v := range d {
+			r[i] = tensor.F16FromFloat64(f(float64(v.Float32())))
+		}
+		return &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: r}, nil
+	case []tensor.BF16:
+		r := make([]tensor.BF16, len(d))
+		for i, v := range d {
+			r[i] = tensor.BF16FromFloat64(f(float64(v.Float32())))
+		}
+		return &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: r}, nil
 	case []float32:
 		r := make([]float32, len(d))
 		for i, v := range d {
