@@ -351,8 +351,11 @@ func TestDropoutTrainingRefusedAtLoad(t *testing.T) {
 }
 
 // BenchmarkActivations measures the float32 kernels on the shapes the
-// issue names (1×256×56×56 for Relu and HardSwish, 128×1024 for Gelu),
-// each beside the float64 path the other types take, in one run.
+// issue names (1×256×56×56 for the CNN activations, 128×1024 for the
+// transformer ones), each against the float64 path the other types take
+// (see benchPair).
+//
+//	go test ./model -run '^$' -bench Activations -benchtime 20x
 func BenchmarkActivations(b *testing.B) {
 	r := rand.New(rand.NewPCG(9, 10))
 	image := elemRandF32(r, []int{1, 256, 56, 56})
@@ -364,10 +367,12 @@ func BenchmarkActivations(b *testing.B) {
 		f64      func(float64) float64
 	}{
 		{"Relu", "1x256x56x56", 14, image, func(v float64) float64 { return max(v, 0) }},
+		{"HardSigmoid", "1x256x56x56", 22, image, func(v float64) float64 { return max(0, min(1, float64(float32(0.2))*v+0.5)) }},
 		{"HardSwish", "1x256x56x56", 22, image, hardSwish},
 		{"Sigmoid", "1x256x56x56", 13, image, sigmoid},
+		{"Clip", "1x256x56x56", 6, image, func(v float64) float64 { return min(max(v, 0), 6) }},
 		{"Tanh", "128x1024", 13, tokens, math.Tanh},
-		{"Gelu", "128x1024", 20, tokens, func(v float64) float64 { return 0.5 * v * (1 + math.Erf(v/math.Sqrt2)) }},
+		{"Gelu", "128x1024", 20, tokens, func(v float64) float64 { return 0.5 * v * math.Erfc(-v/math.Sqrt2) }},
 		{"Erf", "128x1024", 13, tokens, math.Erf},
 		{"Exp", "128x1024", 13, tokens, math.Exp},
 	} {
@@ -376,6 +381,9 @@ func BenchmarkActivations(b *testing.B) {
 			b.Fatal(err)
 		}
 		n := &node{pb: &onnxpb.Node{OpType: c.op, Inputs: []string{"x"}, Outputs: []string{"y"}}, attrs: Attrs{}, opset: c.opset, opts: &Options{}, model: &Model{}}
+		if c.op == "Clip" {
+			n.attrs["min"], n.attrs["max"] = fattr("min", 0), fattr("max", 6)
+		}
 		n.consts, n.unused = make([]*tensor.Tensor, 1), make([]bool, 1)
 		params, err := d.parse(n)
 		if err != nil {
@@ -386,23 +394,16 @@ func BenchmarkActivations(b *testing.B) {
 			b.Fatal(err)
 		}
 		in := []*tensor.Tensor{c.x}
-		b.Run(c.op+"/"+c.name+"/float32", func(b *testing.B) {
-			b.SetBytes(int64(4 * c.x.Len()))
-			b.ReportAllocs()
-			for b.Loop() {
+		b.Run(c.op+"/"+c.name, func(b *testing.B) {
+			benchPair(b, func() {
 				if _, err := run(in); err != nil {
 					b.Fatal(err)
 				}
-			}
-		})
-		b.Run(c.op+"/"+c.name+"/float64", func(b *testing.B) {
-			b.SetBytes(int64(4 * c.x.Len()))
-			b.ReportAllocs()
-			for b.Loop() {
+			}, func() {
 				if _, err := floatMap(c.op, c.x, c.f64); err != nil {
 					b.Fatal(err)
 				}
-			}
+			})
 		})
 	}
 }

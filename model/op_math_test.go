@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
@@ -545,44 +546,77 @@ func TestFloat32Approximations(t *testing.T) {
 	}
 }
 
+// benchPair runs fast and base alternately (order swapped every
+// iteration) and reports each one's median time and the median of their
+// per-iteration ratio: on a machine shared with other work, load slows
+// both sides of each ratio alike, which the wall-clock ns/op of separate
+// benchmarks cannot promise.
+func benchPair(b *testing.B, fast, base func()) {
+	b.ReportAllocs()
+	var tf, tb, ratio []float64
+	swap := false
+	for b.Loop() {
+		var f, s time.Duration
+		if swap {
+			t0 := time.Now()
+			base()
+			t1 := time.Now()
+			fast()
+			f, s = time.Since(t1), t1.Sub(t0)
+		} else {
+			t0 := time.Now()
+			fast()
+			t1 := time.Now()
+			base()
+			f, s = t1.Sub(t0), time.Since(t1)
+		}
+		swap = !swap
+		tf, tb = append(tf, float64(f)), append(tb, float64(s))
+		ratio = append(ratio, float64(s)/float64(f))
+	}
+	median := func(v []float64) float64 {
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	b.ReportMetric(median(tf), "fast-ns/op")
+	b.ReportMetric(median(tb), "base-ns/op")
+	b.ReportMetric(median(ratio), "speedup")
+}
+
 // BenchmarkElementwiseArith measures the float32 paths of a ResNet stage
-// (1×256×56×56): operands of one shape, a per-channel [256,1,1] operand,
-// a scalar; each beside the per-element function path (binaryMap) the
-// fast loops replace, for a ratio measured in one run.
+// (1×256×56×56): an operand of the same shape, a per-channel [256,1,1]
+// one, a scalar and a last-axis vector; each against the per-element
+// function path (binaryMap) the run loops replace.
+//
+//	go test ./model -run '^$' -bench ElementwiseArith -benchtime 40x
 func BenchmarkElementwiseArith(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
 	x := elemRandF32(r, []int{1, 256, 56, 56})
-	same := elemRandF32(r, []int{1, 256, 56, 56})
-	channel := elemRandF32(r, []int{256, 1, 1})
-	scalar := tensor.Scalar(float32(0.5))
-	last := elemRandF32(r, []int{56})
 	for _, c := range []struct {
 		name string
 		y    *tensor.Tensor
-	}{{"same", same}, {"channel", channel}, {"scalar", scalar}, {"lastaxis", last}} {
-		for _, op := range []elemBinaryOp{elemAdd, elemMul} {
-			name := map[elemBinaryOp]string{elemAdd: "Add", elemMul: "Mul"}[op]
-			b.Run(name+"/"+c.name+"/fast", func(b *testing.B) {
-				b.SetBytes(int64(4 * x.Len()))
-				b.ReportAllocs()
-				for b.Loop() {
-					if _, err := elemBinary(name, op, x, c.y); err != nil {
+	}{
+		{"same", elemRandF32(r, []int{1, 256, 56, 56})},
+		{"channel", elemRandF32(r, []int{256, 1, 1})},
+		{"scalar", tensor.Scalar(float32(0.5))},
+		{"lastaxis", elemRandF32(r, []int{56})},
+	} {
+		for _, op := range []string{"Add", "Mul"} {
+			code := elemBinaryOps[op]
+			f := func(p, q float32) float32 { return p + q }
+			if op == "Mul" {
+				f = func(p, q float32) float32 { return p * q }
+			}
+			b.Run(op+"/1x256x56x56/"+c.name, func(b *testing.B) {
+				benchPair(b, func() {
+					if _, err := elemBinary(op, code, x, c.y); err != nil {
 						b.Fatal(err)
 					}
-				}
-			})
-			b.Run(name+"/"+c.name+"/perelement", func(b *testing.B) {
-				f := func(p, q float32) float32 { return p + q }
-				if op == elemMul {
-					f = func(p, q float32) float32 { return p * q }
-				}
-				b.SetBytes(int64(4 * x.Len()))
-				b.ReportAllocs()
-				for b.Loop() {
+				}, func() {
 					if _, _, err := binaryMap(x.Data.([]float32), c.y.Data.([]float32), x.Shape, c.y.Shape, f); err != nil {
 						b.Fatal(err)
 					}
-				}
+				})
 			})
 		}
 	}
