@@ -12,8 +12,10 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// MinOpset is the oldest ai.onnx opset quantserve loads.
-const MinOpset = 7
+// MinOpset is the oldest ai.onnx opset quantserve loads. Descriptors say
+// which opsets each operator implements, so a model of an old opset loads
+// when every node is covered and is refused naming the first that is not.
+const MinOpset = 1
 
 // IOSpec describes a graph input or output. Dynamic dimensions are -1.
 type IOSpec struct {
