@@ -547,13 +547,13 @@ func TestFloat32Approximations(t *testing.T) {
 }
 
 // benchPair runs fast and base alternately (order swapped every
-// iteration) and reports each one's median time and the median of their
-// per-iteration ratio: on a machine shared with other work, load slows
-// both sides of each ratio alike, which the wall-clock ns/op of separate
-// benchmarks cannot promise.
+// iteration) and reports each one's least time and their ratio. On a
+// machine shared with other work, interference only ever adds time, so
+// the least of many runs is the steadiest estimate of each; wall-clock
+// ns/op of separate benchmarks moves with the load between them.
 func benchPair(b *testing.B, fast, base func()) {
 	b.ReportAllocs()
-	var tf, tb, ratio []float64
+	tf, tb := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
 	swap := false
 	for b.Loop() {
 		var f, s time.Duration
@@ -571,16 +571,11 @@ func benchPair(b *testing.B, fast, base func()) {
 			f, s = t1.Sub(t0), time.Since(t1)
 		}
 		swap = !swap
-		tf, tb = append(tf, float64(f)), append(tb, float64(s))
-		ratio = append(ratio, float64(s)/float64(f))
+		tf, tb = min(tf, f), min(tb, s)
 	}
-	median := func(v []float64) float64 {
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
-	b.ReportMetric(median(tf), "fast-ns/op")
-	b.ReportMetric(median(tb), "base-ns/op")
-	b.ReportMetric(median(ratio), "speedup")
+	b.ReportMetric(float64(tf), "fast-min-ns")
+	b.ReportMetric(float64(tb), "base-min-ns")
+	b.ReportMetric(float64(tb)/float64(tf), "speedup")
 }
 
 // BenchmarkElementwiseArith measures the float32 paths of a ResNet stage
