@@ -172,9 +172,14 @@ func meanVar[T tensor.Float](v []T) (mean, variance float64) {
 	return mean, q / float64(len(v))
 }
 
-// bnLayout views x as [N, C, S]: rank 1 is N samples of one channel; with
+// Layout views an input of the given shape as [N, C, S]: N images of C
+// channels of S elements each. Rank 1 is N samples of one channel; with
 // spatial false (opsets 7–8) every element after the first axis is a
 // channel of its own.
+func (a *BatchNormAttrs) Layout(shape []int) (n, c, s int, err error) {
+	return bnLayout(shape, a.Spatial)
+}
+
 func bnLayout(shape []int, spatial bool) (n, c, s int, err error) {
 	switch {
 	case len(shape) == 0:

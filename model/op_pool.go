@@ -314,9 +314,9 @@ func (g *PoolGeometry) spans(i int) []poolSpan {
 	return out
 }
 
-// poolWindows enumerates the input offsets (within one plane) of each
+// PoolWindows enumerates the input offsets (within one plane) of each
 // output position's window, in row-major kernel order.
-type poolWindows struct {
+type PoolWindows struct {
 	tabs     [][]poolSpan
 	inStride []int
 	outDims  []int
@@ -324,12 +324,17 @@ type poolWindows struct {
 	counts   []int // scratch: the current window's taps per axis
 	k        []int // scratch: odometer
 	offs     []int
-	area     int // the current window's positions inside the padded input
+	area     int
 }
 
-func (g *PoolGeometry) windows() *poolWindows {
+// Area returns the number of positions of the window At last returned
+// that lie inside the padded input.
+func (w *PoolWindows) Area() int { return w.area }
+
+// Windows returns an enumerator of g's windows.
+func (g *PoolGeometry) Windows() *PoolWindows {
 	r := len(g.In)
-	w := &poolWindows{tabs: make([][]poolSpan, r), inStride: tensor.Strides(g.In), outDims: g.Out,
+	w := &PoolWindows{tabs: make([][]poolSpan, r), inStride: tensor.Strides(g.In), outDims: g.Out,
 		steps: make([]int, r), counts: make([]int, r), k: make([]int, r)}
 	for i := range w.tabs {
 		w.tabs[i] = g.spans(i)
@@ -338,9 +343,12 @@ func (g *PoolGeometry) windows() *poolWindows {
 	return w
 }
 
-// at returns the offsets of output position o's window (o an offset
-// within one output plane). The slice is reused by the next call.
-func (w *poolWindows) at(o int) []int {
+// At returns the offsets of output position o's window (o an offset
+// within one output plane), in row-major kernel order; the slice is
+// reused by the next call. Area is then the number of the window's
+// positions inside the padded input (what AveragePool with
+// count_include_pad divides by).
+func (w *PoolWindows) At(o int) []int {
 	r := len(w.tabs)
 	w.offs = w.offs[:0]
 	off, empty := 0, false
@@ -372,16 +380,6 @@ func (w *poolWindows) at(o int) []int {
 			return w.offs
 		}
 	}
-}
-
-// Window appends to dst[:0] the offsets, within one input plane, of the
-// input elements output position o (an offset within one output plane)
-// reads, in row-major kernel order, and returns it with the number of
-// the window's positions inside the padded input (what AveragePool with
-// count_include_pad divides by).
-func (g *PoolGeometry) Window(o int, dst []int) ([]int, int) {
-	w := g.windows()
-	return append(dst[:0], w.at(o)...), w.area
 }
 
 // Geometry returns how the node's windows lie over an input of the given
@@ -525,13 +523,13 @@ func maxPool[T tensor.Numeric](x []T, g *PoolGeometry, wantIdx bool) ([]T, []int
 // maxPoolND is the reference every pooling path is tested against: any
 // rank, any type, window by window.
 func maxPoolND[T tensor.Numeric](x, y []T, idx []int64, g *PoolGeometry) {
-	w := g.windows()
+	w := g.Windows()
 	is, os := g.InSize(), g.OutSize()
 	low := lowest[T]()
 	for p := 0; p < g.Planes(); p++ {
 		xp := x[p*is : (p+1)*is]
 		for o := 0; o < os; o++ {
-			offs := w.at(o)
+			offs := w.At(o)
 			m := low
 			for _, off := range offs {
 				m = max(m, xp[off])
@@ -801,13 +799,13 @@ func avgPool[T tensor.Float](x []T, g *PoolGeometry, include bool) []T {
 // avgPoolND is the reference for average pooling: any rank, window by
 // window, summing in row-major kernel order.
 func avgPoolND[T tensor.Float](x, y []T, g *PoolGeometry, include bool) {
-	w := g.windows()
+	w := g.Windows()
 	is, os := g.InSize(), g.OutSize()
 	for p := 0; p < g.Planes(); p++ {
 		xp := x[p*is : (p+1)*is]
 		for o := 0; o < os; o++ {
 			var s T
-			offs := w.at(o)
+			offs := w.At(o)
 			for _, off := range offs {
 				s += xp[off]
 			}
@@ -841,14 +839,14 @@ func buildLpPool(n *node, at *LpPoolAttrs) (opFunc, error) {
 		if err != nil {
 			return nil, err
 		}
-		w := g.windows()
+		w := g.Windows()
 		is, os := g.InSize(), g.OutSize()
 		return poolFloats("LpPool", x, g.OutShape(), func(xs []float64, y []float64) {
 			for pl := 0; pl < g.Planes(); pl++ {
 				xp := xs[pl*is : (pl+1)*is]
 				for o := 0; o < os; o++ {
 					var s float64
-					for _, off := range w.at(o) {
+					for _, off := range w.At(o) {
 						s += lpPow(xp[off], p)
 					}
 					y[pl*os+o] = lpRoot(s, p)

@@ -200,7 +200,7 @@ func TestPoolWindowsByHand(t *testing.T) {
 		rank := len(g.In)
 		inSt := tensor.Strides(g.In)
 		outSt := tensor.Strides(g.Out)
-		w := g.windows()
+		w := g.Windows()
 		for o := 0; o < g.OutSize(); o++ {
 			var want []int
 			area := 0
@@ -226,7 +226,7 @@ func TestPoolWindowsByHand(t *testing.T) {
 					area++
 				}
 			}
-			got := w.at(o)
+			got := w.At(o)
 			if !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
 				t.Fatalf("%+v %v output %d: window %v, want %v", *s, shape, o, got, want)
 			}
