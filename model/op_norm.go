@@ -93,7 +93,17 @@ func isFloatType(dt tensor.DataType) bool {
 
 // normRun applies a float32 or float64 computation to x: FP16 and BF16
 // are widened to float32 and the result rounded back once.
+//
+// An empty x gives an empty result without calling either: the other
+// dimensions of a tensor with a zero one may be as large as a request
+// likes, and the computations loop over them.
 func normRun(op string, x *tensor.Tensor, f32 func([]float32) []float32, f64 func([]float64) []float64) (*tensor.Tensor, error) {
+	if !isFloatType(x.DType) {
+		return nil, inputErrorf("%s does not take %v", op, x.DType)
+	}
+	if x.Len() == 0 {
+		return &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: x.Data}, nil
+	}
 	var data any
 	switch d := x.Data.(type) {
 	case []float32:
@@ -323,7 +333,11 @@ func batchStats(x *tensor.Tensor, N, C, S int) (mean, variance []float64) {
 	v := x.Float64s()
 	mean, variance = make([]float64, C), make([]float64, C)
 	cnt := float64(N * S)
-	for i := 0; i < N*C; i++ {
+	planes := 0
+	if S > 0 {
+		planes = len(v) / S // N·C, or 0 for an empty input
+	}
+	for i := 0; i < planes; i++ {
 		for _, e := range v[i*S : (i+1)*S] {
 			mean[i%C] += e
 		}
@@ -331,7 +345,7 @@ func batchStats(x *tensor.Tensor, N, C, S int) (mean, variance []float64) {
 	for c := range mean {
 		mean[c] /= cnt
 	}
-	for i := 0; i < N*C; i++ {
+	for i := 0; i < planes; i++ {
 		m := mean[i%C]
 		for _, e := range v[i*S : (i+1)*S] {
 			variance[i%C] += (e - m) * (e - m)
@@ -525,6 +539,9 @@ func buildMVN(n *node, at *MVNAttrs) (opFunc, error) {
 				return nil, err
 			}
 			kept[ax] = 1
+		}
+		if x.Len() == 0 {
+			return x, nil
 		}
 		groups := prodInts(kept)
 		st := tensor.BroadcastStrides(kept, x.Shape)

@@ -217,6 +217,11 @@ func (s *poolSpec) geometry(shape []int) (*PoolGeometry, error) {
 	if len(shape) != r+2 {
 		return nil, inputErrorf("%s with a %d-D kernel takes a rank-%d input (N, C and %d spatial dimensions), got shape %v", s.op, r, r+2, r, shape)
 	}
+	for _, d := range shape {
+		if d > tensor.MaxElements { // possible beside a zero dimension
+			return nil, inputErrorf("%s input shape %v has a dimension over %d", s.op, shape, tensor.MaxElements)
+		}
+	}
 	g := &PoolGeometry{
 		N: shape[0], C: shape[1], In: slices.Clone(shape[2:]), Out: make([]int, r),
 		Kernel: s.kernel, Strides: s.strides, Dilations: s.dilations,
@@ -331,11 +336,16 @@ type PoolWindows struct {
 // that lie inside the padded input.
 func (w *PoolWindows) Area() int { return w.area }
 
-// Windows returns an enumerator of g's windows.
+// Windows returns an enumerator of g's windows. For an empty output it
+// enumerates nothing (and allocates nothing, however large the other
+// dimensions).
 func (g *PoolGeometry) Windows() *PoolWindows {
 	r := len(g.In)
 	w := &PoolWindows{tabs: make([][]poolSpan, r), inStride: tensor.Strides(g.In), outDims: g.Out,
 		steps: make([]int, r), counts: make([]int, r), k: make([]int, r)}
+	if g.Planes() == 0 || g.OutSize() == 0 {
+		return w
+	}
 	for i := range w.tabs {
 		w.tabs[i] = g.spans(i)
 		w.steps[i] = g.Dilations[i] * w.inStride[i]
@@ -567,6 +577,9 @@ const (
 // maxPoolND gives (the builtin max is exact in any order); sums add in
 // another order than avgPoolND, so they agree within rounding.
 func pool2D(x, y []float32, g *PoolGeometry, kind poolKind) {
+	if len(y) == 0 {
+		return
+	}
 	H, W, OH, OW := g.In[0], g.In[1], g.Out[0], g.Out[1]
 	dh, dw, kw, sw := g.Dilations[0], g.Dilations[1], g.Kernel[1], g.Strides[1]
 	rows, cols := g.spans(0), g.spans(1)
@@ -1037,6 +1050,9 @@ func buildMaxUnpool(n *node, at *MaxUnpoolAttrs) (opFunc, error) {
 		x, ind := in[0], in[1]
 		if x.Rank() != r+2 {
 			return nil, inputErrorf("MaxUnpool with a %d-D kernel takes a rank-%d input, got shape %v", r, r+2, x.Shape)
+		}
+		if slices.ContainsFunc(x.Shape, func(d int) bool { return d > tensor.MaxElements }) {
+			return nil, inputErrorf("MaxUnpool input shape %v has a dimension over %d", x.Shape, tensor.MaxElements)
 		}
 		if !equalShape(ind.Shape, x.Shape) {
 			return nil, inputErrorf("MaxUnpool indices have shape %v, the input %v", ind.Shape, x.Shape)

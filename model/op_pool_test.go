@@ -187,6 +187,135 @@ func pnSameBits(t *testing.T, what string, got, want []float32) {
 	}
 }
 
+// FuzzPool decodes bytes into a pooling geometry (any auto_pad, ceil
+// mode, kernel, stride, dilation, pads, shapes with zero dimensions) and
+// values: building the geometry must fail cleanly or pool without
+// panicking, and for 2-D the fast path must agree with the reference.
+func FuzzPool(f *testing.F) {
+	f.Add([]byte{2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 1, 3, 9, 9})
+	f.Add([]byte{2, 2, 1, 1, 3, 2, 1, 0, 2, 2, 0, 3, 1, 0, 0, 5, 7, 1, 2, 3})
+	f.Add([]byte{1, 4, 2, 3, 0, 1, 4, 1, 2, 9})
+	f.Add([]byte{3, 1, 2, 3, 1, 1, 1, 2, 1, 3, 0, 0, 1, 1, 2, 0, 1, 1, 4, 4, 4})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		next := func(mod int) int {
+			if len(b) == 0 {
+				return 0
+			}
+			v := int(b[0]) % mod
+			b = b[1:]
+			return v
+		}
+		rank := 1 + next(3)
+		kernel, strides, dil, pads := make([]int64, rank), make([]int64, rank), make([]int64, rank), make([]int64, 2*rank)
+		for i := 0; i < rank; i++ {
+			kernel[i], strides[i], dil[i] = int64(1+next(5)), int64(1+next(4)), int64(1+next(3))
+			pads[i], pads[i+rank] = int64(next(5)), int64(next(5))
+		}
+		autoPad := []string{"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"}[next(4)]
+		ceil := next(2) == 1
+		if autoPad != "NOTSET" {
+			pads = nil
+		}
+		s, err := newPoolSpec("fuzz", autoPad, kernel, pads, strides, dil, ceil)
+		if err != nil {
+			t.Fatalf("valid attributes refused: %v", err)
+		}
+		shape := []int{next(3), next(4)}
+		for i := 0; i < rank; i++ {
+			shape = append(shape, next(12))
+		}
+		g, err := s.geometry(shape)
+		if err != nil {
+			if !errors.Is(err, ErrInput) {
+				t.Fatalf("%v: %v is not an input error", shape, err)
+			}
+			return
+		}
+		x := make([]float32, prodInts(shape))
+		for i := range x {
+			x[i] = float32(next(256)-128) / 16
+		}
+		n := g.Planes() * g.OutSize()
+		ref, idx := make([]float32, n), make([]int64, n)
+		maxPoolND(x, ref, idx, g)
+		for i, j := range idx {
+			if j >= int64(len(x)) || j >= 0 && x[j] != ref[i] {
+				t.Fatalf("index %d of output %d does not hold its maximum %v", j, i, ref[i])
+			}
+		}
+		if rank != 2 {
+			return
+		}
+		fast := make([]float32, n)
+		pool2D(x, fast, g, poolMax)
+		pnSameBits(t, "max", fast, ref)
+		for _, include := range []bool{false, true} {
+			kind := poolAvg
+			if include {
+				kind = poolAvgPadding
+			}
+			pool2D(x, fast, g, kind)
+			avgPoolND(x, ref, g, include)
+			for i := range ref {
+				if fast[i] != ref[i] && !(fast[i] != fast[i] && ref[i] != ref[i]) && math.Abs(float64(fast[i]-ref[i])) > 1e-5 {
+					t.Fatalf("avg include=%v: element %d = %v, the reference %v", include, i, fast[i], ref[i])
+				}
+			}
+		}
+	})
+}
+
+// TestPoolHugeEmptyInputs: a tensor with a zero dimension may declare any
+// other dimension; pooling and normalizing it must neither allocate for
+// nor loop over those dimensions.
+func TestPoolHugeEmptyInputs(t *testing.T) {
+	huge := func(shape ...int) *tensor.Tensor {
+		return &tensor.Tensor{DType: tensor.Float32, Shape: shape, Data: []float32{}}
+	}
+	for _, c := range []struct {
+		op    string
+		x     *tensor.Tensor
+		attrs []*onnxpb.Attribute
+	}{
+		{"MaxPool", huge(0, 1<<30, 1<<30), []*onnxpb.Attribute{pnInts("kernel_shape", 1)}},
+		{"AveragePool", huge(1<<30, 0, 1<<30, 1<<30), []*onnxpb.Attribute{pnInts("kernel_shape", 1, 1)}},
+		{"LpPool", huge(1<<30, 1<<30, 0), []*onnxpb.Attribute{pnInts("kernel_shape", 1), pnInts("pads", 0, 1<<30)}},
+		{"MaxPool", huge(0, 1, 1<<62), []*onnxpb.Attribute{pnInts("kernel_shape", 1)}},
+		{"GlobalAveragePool", huge(0, 1<<40, 1<<40), nil},
+		{"LRN", huge(1<<40, 1<<40, 0), []*onnxpb.Attribute{pnInt("size", 3)}},
+		{"LpNormalization", huge(1<<40, 0, 1<<40), []*onnxpb.Attribute{pnInt("axis", 1)}},
+		{"MeanVarianceNormalization", huge(0, 1<<40), []*onnxpb.Attribute{pnInts("axes", 0)}},
+	} {
+		_, err := pnRun(t, 22, c.op, c.x, 1, c.attrs...)
+		if err != nil && !errors.Is(err, ErrInput) {
+			t.Errorf("%s %v: %v", c.op, c.x.Shape, err)
+		}
+	}
+	for _, op := range []string{"InstanceNormalization", "GroupNormalization"} {
+		attrs := []*onnxpb.Attribute{pnInt("num_groups", 1)}
+		if op == "InstanceNormalization" {
+			attrs = nil
+		}
+		m, err := pnModel(22, op, []pnInput{{name: "x", dt: tensor.Float32}, {name: "s", dt: tensor.Float32}, {name: "b", dt: tensor.Float32}}, []string{"y"}, attrs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := tensor.From([]int{3}, []float32{1, 1, 1})
+		if _, err := m.Run(context.Background(), map[string]*tensor.Tensor{"x": huge(1<<40, 3, 0), "s": p, "b": p}, nil); err != nil {
+			t.Errorf("%s: %v", op, err)
+		}
+	}
+	p := [4]*tensor.Tensor{tensor.From([]int{1}, []float32{1}), tensor.From([]int{1}, []float32{0}), tensor.From([]int{1}, []float32{0}), tensor.From([]int{1}, []float32{1})}
+	m, err := pnModel(15, "BatchNormalization", bnInputs(false, p), []string{"y", "rm", "rv"}, pnInt("training_mode", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string]*tensor.Tensor{"x": huge(1<<40, 1, 0), "scale": p[0], "B": p[1], "mean": p[2], "var": p[3]}
+	if _, err := m.Run(context.Background(), in, nil); err != nil {
+		t.Errorf("BatchNormalization training: %v", err)
+	}
+}
+
 // TestPoolWindowsByHand checks the window enumeration against a direct
 // walk of every kernel position, for 1-D to 4-D.
 func TestPoolWindowsByHand(t *testing.T) {
