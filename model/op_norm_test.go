@@ -563,8 +563,9 @@ func TestAffineChannelsUnrolled(t *testing.T) {
 
 // BenchmarkBatchNorm is inference BatchNormalization over 1×256×56×56
 // (a ResNet-50 stage-1 shape): folded at load (constants), with the
-// parameters as inputs (coefficients per run, same loop), and the formula
-// per element as ONNX states it.
+// parameters as inputs (coefficients per run, same loop), a fresh copy of
+// the input (the memory floor) and the formula per element as ONNX
+// states it.
 func BenchmarkBatchNorm(b *testing.B) {
 	r := rand.New(rand.NewPCG(15, 15))
 	const C, S = 256, 56 * 56
@@ -595,6 +596,14 @@ func BenchmarkBatchNorm(b *testing.B) {
 			}
 		})
 	}
+	b.Run("copy", func(b *testing.B) { // the memory floor: a fresh output, written once
+		xs := x.Data.([]float32)
+		b.SetBytes(int64(4 * x.Len()))
+		for b.Loop() {
+			y := make([]float32, len(xs))
+			copy(y, xs)
+		}
+	})
 	b.Run("formula", func(b *testing.B) {
 		xs := x.Data.([]float32)
 		s, bb, mm, vv := p[0].Data.([]float32), p[1].Data.([]float32), p[2].Data.([]float32), p[3].Data.([]float32)

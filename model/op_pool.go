@@ -608,20 +608,7 @@ func pool2D(x, y []float32, g *PoolGeometry, kind poolKind) {
 				ih := rs.first + r*dh
 				return xp[ih*W : (ih+1)*W]
 			}
-			copy(tmp, row(0))
-			for r := 1; r < rs.n; r++ {
-				xr := row(r)
-				xr = xr[:len(tmp)]
-				if kind == poolMax {
-					for i, v := range xr {
-						tmp[i] = max(tmp[i], v)
-					}
-				} else {
-					for i, v := range xr {
-						tmp[i] += v
-					}
-				}
-			}
+			foldRows(tmp, rs.n, row, kind == poolMax)
 			switch kind {
 			case poolMax:
 				maxCols(tmp, yr, cols, interior, kw, sw, dw)
@@ -636,6 +623,54 @@ func pool2D(x, y []float32, g *PoolGeometry, kind poolKind) {
 						yr[ow] /= float32(rs.padded * cs.padded)
 					}
 				}
+			}
+		}
+	}
+}
+
+// foldRows sets tmp to the columnwise max (or sum) of rows row(0) to
+// row(n-1), n >= 1, in one pass for the common two and three rows.
+func foldRows(tmp []float32, n int, row func(r int) []float32, isMax bool) {
+	r0 := row(0)[:len(tmp)]
+	start := 1
+	switch {
+	case n == 1:
+		copy(tmp, r0)
+		return
+	case n >= 3:
+		r1, r2 := row(1)[:len(tmp)], row(2)[:len(tmp)]
+		if isMax {
+			for i := range tmp {
+				tmp[i] = max(r0[i], r1[i], r2[i])
+			}
+		} else {
+			for i := range tmp {
+				tmp[i] = r0[i] + r1[i] + r2[i]
+			}
+		}
+		start = 3
+	default:
+		r1 := row(1)[:len(tmp)]
+		if isMax {
+			for i := range tmp {
+				tmp[i] = max(r0[i], r1[i])
+			}
+		} else {
+			for i := range tmp {
+				tmp[i] = r0[i] + r1[i]
+			}
+		}
+		start = 2
+	}
+	for r := start; r < n; r++ {
+		xr := row(r)[:len(tmp)]
+		if isMax {
+			for i, v := range xr {
+				tmp[i] = max(tmp[i], v)
+			}
+		} else {
+			for i, v := range xr {
+				tmp[i] += v
 			}
 		}
 	}

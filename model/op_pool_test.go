@@ -848,8 +848,9 @@ func BenchmarkAveragePool(b *testing.B) {
 	})
 }
 
-// BenchmarkGlobalAveragePool is ResNet-50's head, 1×2048×7×7, through the
-// compiled node.
+// BenchmarkGlobalAveragePool is ResNet-50's head, 1×2048×7×7: the
+// compiled node, its kernel alone, and copying the input (the memory
+// floor).
 func BenchmarkGlobalAveragePool(b *testing.B) {
 	m, err := pnModel(22, "GlobalAveragePool", []pnInput{{name: "x", dt: tensor.Float32}}, []string{"y"})
 	if err != nil {
@@ -857,11 +858,27 @@ func BenchmarkGlobalAveragePool(b *testing.B) {
 	}
 	x := pnRandom(rand.New(rand.NewPCG(8, 8)), 1, 2048, 7, 7)
 	in := map[string]*tensor.Tensor{"x": x}
-	b.SetBytes(int64(4 * x.Len()))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := m.Run(context.Background(), in, nil); err != nil {
-			b.Fatal(err)
+	xs := x.Data.([]float32)
+	b.Run("node", func(b *testing.B) {
+		b.SetBytes(int64(4 * x.Len()))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := m.Run(context.Background(), in, nil); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
+	b.Run("kernel", func(b *testing.B) {
+		b.SetBytes(int64(4 * x.Len()))
+		for b.Loop() {
+			globalPool(xs, 2048, 49, true)
+		}
+	})
+	b.Run("copy", func(b *testing.B) {
+		dst := make([]float32, len(xs))
+		b.SetBytes(int64(4 * x.Len()))
+		for b.Loop() {
+			copy(dst, xs)
+		}
+	})
 }
