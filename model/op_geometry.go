@@ -276,26 +276,37 @@ func padSource(shape []int, mode string, pads []int64) ([]int, [][]int, error) {
 		return nil, nil, inputErrorf("Pad has %d pads for a rank-%d input, needs %d", len(pads), r, 2*r)
 	}
 	out := make([]int, r)
-	src := make([][]int, r)
+	kept := make([][2]int, r) // per axis, the part of the input kept, before padding
 	for d, dim := range shape {
 		b, e := pads[d], pads[d+r]
 		if b < -int64(dim) || e < -int64(dim) || b > tensor.MaxElements || e > tensor.MaxElements {
 			return nil, nil, inputErrorf("Pad pads %d, %d do not fit axis %d of size %d", b, e, d, dim)
 		}
-		lo, hi := max(-int(b), 0), dim-max(-int(e), 0) // the part of the axis kept
-		m := hi - lo
-		if m < 0 {
+		lo, hi := max(-int(b), 0), dim-max(-int(e), 0)
+		if hi < lo {
 			return nil, nil, inputErrorf("Pad pads %d, %d crop more than axis %d has (%d)", b, e, d, dim)
 		}
 		size := dim + int(b) + int(e)
 		if size < 0 || size > tensor.MaxElements {
 			return nil, nil, inputErrorf("Pad pads %d, %d give axis %d size %d", b, e, d, size)
 		}
-		pb := max(int(b), 0)
-		if m == 0 && size > 0 && mode != "constant" {
+		if hi == lo && size > 0 && mode != "constant" {
 			return nil, nil, inputErrorf("Pad cannot %s-pad axis %d: nothing is left of it", mode, d)
 		}
-		s := make([]int, size)
+		out[d], kept[d] = size, [2]int{lo, hi}
+	}
+	total, err := tensor.NumElements(out)
+	if err != nil {
+		return nil, nil, inputErrorf("Pad output %v: %v", out, err)
+	}
+	src := make([][]int, r)
+	if total == 0 {
+		return out, src, nil // nothing to read; no maps (an axis may be long)
+	}
+	for d := range shape {
+		lo, m := kept[d][0], kept[d][1]-kept[d][0]
+		pb := max(int(pads[d]), 0)
+		s := make([]int, out[d])
 		for o := range s {
 			p := o - pb // position in the kept part
 			if p >= 0 && p < m {
@@ -323,14 +334,15 @@ func padSource(shape []int, mode string, pads []int64) ([]int, [][]int, error) {
 			}
 			s[o] = lo + p
 		}
-		out[d], src[d] = size, s
+		src[d] = s
 	}
 	return out, src, nil
 }
 
 // PadMap resolves a compiled Pad node (st) on its inputs: the output shape
 // and, per axis, the input index each output index reads, -1 where the
-// output holds the constant. The gradient of Pad sums dY back along it.
+// output holds the constant (no maps when the output is empty). The
+// gradient of Pad sums dY back along it.
 func PadMap(st Step, in []*tensor.Tensor) ([]int, [][]int, error) {
 	if len(in) == 0 || in[0] == nil {
 		return nil, nil, fmt.Errorf("Pad has no input")

@@ -630,6 +630,13 @@ func (c *resizeConfig) run(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 // resizeApply resamples x by plan p.
 func resizeApply(x *tensor.Tensor, p *ResizePlan) (*tensor.Tensor, error) {
 	total, _ := tensor.NumElements(p.Shape)
+	if total == 0 {
+		t, err := tensor.New(x.DType, p.Shape)
+		if err != nil {
+			return nil, inputErrorf("%v", err)
+		}
+		return t, nil
+	}
 	if p.Nearest {
 		src := make([][]int, x.Rank())
 		for d := range src {
@@ -658,14 +665,7 @@ func resizeApply(x *tensor.Tensor, p *ResizePlan) (*tensor.Tensor, error) {
 		return geomGather(x, p.Shape, src, fill)
 	}
 	shape := slices.Clone(p.Shape)
-	if total == 0 || len(p.Axes) == 0 {
-		if total == 0 {
-			t, err := tensor.New(x.DType, shape)
-			if err != nil {
-				return nil, inputErrorf("%v", err)
-			}
-			return t, nil
-		}
+	if len(p.Axes) == 0 {
 		return &tensor.Tensor{DType: x.DType, Shape: shape, Data: x.Data}, nil
 	}
 	switch d := x.Data.(type) {
