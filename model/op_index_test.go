@@ -1,0 +1,490 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+func randF64(r *rand.Rand, shape ...int) *tensor.Tensor {
+	n, _ := tensor.NumElements(shape)
+	d := make([]float64, n)
+	for i := range d {
+		d[i] = r.NormFloat64()
+	}
+	return tensor.From(shape, d)
+}
+
+// gatherByElement is Gather element by element (an index per element):
+// the reference and the benchmark baseline of gatherAxis's row copies.
+func gatherByElement(x *tensor.Tensor, idx []int64, a int) []float32 {
+	outer, dim, inner := idxGeometry(x.Shape, a)
+	d := x.Data.([]float32)
+	out := make([]float32, 0, outer*len(idx)*inner)
+	for o := 0; o < outer; o++ {
+		for _, i := range idx {
+			if i < 0 {
+				i += int64(dim)
+			}
+			for j := 0; j < inner; j++ {
+				out = append(out, d[(o*dim+int(i))*inner+j])
+			}
+		}
+	}
+	return out
+}
+
+func TestGather(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	x := iota32(3, 4, 5)
+	for a := 0; a < 3; a++ {
+		idx := make([]int64, 7)
+		for i := range idx {
+			idx[i] = int64(r.IntN(2*x.Shape[a]) - x.Shape[a])
+		}
+		y := runOp1(t, 13, "Gather", []*onnxpb.Attribute{intAttr("axis", int64(a))}, x, i64s(idx...))
+		shape := slices.Clone(x.Shape)
+		shape[a] = 7
+		checkTensor(t, fmt.Sprintf("Gather axis %d", a), y, shape, gatherByElement(x, idx, a))
+	}
+	// scalar INT32 indices drop the axis
+	y := runOp1(t, 13, "Gather", []*onnxpb.Attribute{intAttr("axis", 1)}, x, tensor.Scalar(int32(-1)))
+	checkTensor(t, "Gather scalar index", y, []int{3, 5}, gatherByElement(x, []int64{3}, 1))
+	// strings, and an empty table with no indices
+	s := tensor.From([]int{3}, []string{"a", "b", "c"})
+	checkTensor(t, "Gather strings", runOp1(t, 13, "Gather", nil, s, i64s(2, 0, 2)), []int{3}, []string{"c", "a", "c"})
+	checkTensor(t, "Gather empty", runOp1(t, 13, "Gather", nil, iota32(0, 4), tensor.From([]int{0}, []int64{})), []int{0, 4}, []float32{})
+	for _, c := range []struct {
+		ins  []*tensor.Tensor
+		want string
+	}{
+		{[]*tensor.Tensor{x, i64s(0, 3)}, "index 3 is out of range"},
+		{[]*tensor.Tensor{x, i64s(-4)}, "index -4 is out of range"},
+		{[]*tensor.Tensor{iota32(0, 4), i64s(0)}, "out of range for an axis of 0"},
+		{[]*tensor.Tensor{x, tensor.From([]int{1}, []float32{0})}, "INT32 or INT64"},
+		{[]*tensor.Tensor{iota32(1, 1<<20), tensor.From([]int{1 << 12}, make([]int64, 1<<12))}, "too many elements"},
+	} {
+		wantInputError(t, 13, "Gather", nil, c.ins, 1, c.want)
+	}
+}
+
+func TestGatherElementsAndND(t *testing.T) {
+	x := iota32(2, 3)
+	ind := tensor.From([]int{2, 2}, []int64{2, -3, 1, 0})
+	checkTensor(t, "GatherElements", runOp1(t, 13, "GatherElements", []*onnxpb.Attribute{intAttr("axis", 1)}, x, ind), []int{2, 2}, []float32{2, 0, 4, 3})
+	wantInputError(t, 13, "GatherElements", []*onnxpb.Attribute{intAttr("axis", 1)}, []*tensor.Tensor{x, tensor.From([]int{2, 1}, []int64{0, 3})}, 1, "out of range")
+	wantInputError(t, 13, "GatherElements", nil, []*tensor.Tensor{x, tensor.From([]int{1, 4}, []int64{0, 0, 0, 0})}, 1, "do not fit")
+	wantInputError(t, 13, "GatherElements", nil, []*tensor.Tensor{x, i64s(0)}, 1, "rank 1, data rank 2")
+
+	d := iota32(2, 2, 2)
+	checkTensor(t, "GatherND", runOp1(t, 13, "GatherND", nil, d, tensor.From([]int{2, 2}, []int64{1, 0, -1, 1})), []int{2, 2}, []float32{4, 5, 6, 7})
+	checkTensor(t, "GatherND batch_dims", runOp1(t, 13, "GatherND", []*onnxpb.Attribute{intAttr("batch_dims", 1)}, d, tensor.From([]int{2, 1, 2}, []int64{1, 1, 0, 0})), []int{2, 1}, []float32{3, 4})
+	wantInputError(t, 13, "GatherND", nil, []*tensor.Tensor{d, tensor.From([]int{1, 4}, []int64{0, 0, 0, 0})}, 1, "address 4 dimensions of 3")
+	wantInputError(t, 13, "GatherND", nil, []*tensor.Tensor{d, tensor.From([]int{1, 1}, []int64{2})}, 1, "out of range")
+	wantInputError(t, 13, "GatherND", []*onnxpb.Attribute{intAttr("batch_dims", 1)}, []*tensor.Tensor{d, tensor.From([]int{3, 1}, []int64{0, 0, 0})}, 1, "batch dimensions differ")
+	wantInputError(t, 13, "GatherND", []*onnxpb.Attribute{intAttr("batch_dims", 3)}, []*tensor.Tensor{d, i64s(0)}, 1, "batch_dims 3")
+}
+
+func TestScatters(t *testing.T) {
+	x := tensor.From([]int{2, 3}, []int32{1, 2, 3, 4, 5, 6})
+	ind := tensor.From([]int{2, 2}, []int64{0, 0, 2, -1})
+	upd := tensor.From([]int{2, 2}, []int32{10, 20, 30, 40})
+	for red, want := range map[string][]int32{
+		"none": {20, 2, 3, 4, 5, 40},
+		"add":  {31, 2, 3, 4, 5, 76},
+		"mul":  {200, 2, 3, 4, 5, 7200},
+		"max":  {20, 2, 3, 4, 5, 40},
+		"min":  {1, 2, 3, 4, 5, 6},
+	} {
+		y := runOp1(t, 18, "ScatterElements", []*onnxpb.Attribute{intAttr("axis", 1), strAttr("reduction", red)}, x, ind, upd)
+		checkTensor(t, "ScatterElements "+red, y, []int{2, 3}, want)
+	}
+	if _, err := Load(opModel(13, "ScatterElements", []*onnxpb.Attribute{strAttr("reduction", "add")}, []*tensor.Tensor{x, ind, upd}, 1, tensor.Invalid)); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("reduction add at opset 13: %v, want ErrUnsupported", err)
+	}
+	if _, err := Load(opModel(16, "ScatterElements", []*onnxpb.Attribute{strAttr("reduction", "max")}, []*tensor.Tensor{x, ind, upd}, 1, tensor.Invalid)); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("reduction max at opset 16: %v, want ErrUnsupported", err)
+	}
+	// FP16 reductions compute in float32
+	h := tensor.From([]int{3}, tensor.Float32ToHalf[tensor.F16]([]float32{1, 2, 3}))
+	hu := tensor.From([]int{2}, tensor.Float32ToHalf[tensor.F16]([]float32{0.5, 0.25}))
+	y := runOp1(t, 18, "ScatterElements", []*onnxpb.Attribute{strAttr("reduction", "add")}, h, i64s(1, 1), hu)
+	checkTensor(t, "FP16 add", y, []int{3}, tensor.Float32ToHalf[tensor.F16]([]float32{1, 2.75, 3}))
+	// Scatter (opset 9–10) is ScatterElements without reductions
+	y = runOp1(t, 10, "Scatter", []*onnxpb.Attribute{intAttr("axis", 1)}, x, ind, upd)
+	checkTensor(t, "Scatter", y, []int{2, 3}, []int32{20, 2, 3, 4, 5, 40})
+	strs := tensor.From([]int{3}, []string{"a", "b", "c"})
+	checkTensor(t, "ScatterElements strings", runOp1(t, 13, "ScatterElements", nil, strs, i64s(2), tensor.From([]int{1}, []string{"z"})), []int{3}, []string{"a", "b", "z"})
+	wantInputError(t, 18, "ScatterElements", []*onnxpb.Attribute{strAttr("reduction", "add")}, []*tensor.Tensor{strs, i64s(2), tensor.From([]int{1}, []string{"z"})}, 1, "does not take BYTES")
+	wantInputError(t, 13, "ScatterElements", []*onnxpb.Attribute{intAttr("axis", 1)}, []*tensor.Tensor{x, tensor.From([]int{1, 1}, []int64{3}), tensor.From([]int{1, 1}, []int32{0})}, 1, "out of range")
+	wantInputError(t, 13, "ScatterElements", nil, []*tensor.Tensor{x, ind, tensor.From([]int{1, 2}, []int32{0, 0})}, 1, "differ in shape")
+
+	d := iota32(2, 2)
+	y = runOp1(t, 18, "ScatterND", []*onnxpb.Attribute{strAttr("reduction", "mul")}, d, tensor.From([]int{2, 1}, []int64{1, 1}), tensor.From([]int{2, 2}, []float32{2, 2, 3, 3}))
+	checkTensor(t, "ScatterND mul", y, []int{2, 2}, []float32{0, 1, 12, 18})
+	y = runOp1(t, 13, "ScatterND", nil, d, tensor.From([]int{1, 2}, []int64{-1, 0}), tensor.From([]int{1}, []float32{9}))
+	checkTensor(t, "ScatterND element", y, []int{2, 2}, []float32{0, 1, 9, 3})
+	wantInputError(t, 13, "ScatterND", nil, []*tensor.Tensor{d, tensor.From([]int{1, 1}, []int64{2}), tensor.From([]int{1, 2}, []float32{0, 0})}, 1, "out of range")
+	wantInputError(t, 13, "ScatterND", nil, []*tensor.Tensor{d, tensor.From([]int{1, 1}, []int64{0}), tensor.From([]int{1, 3}, []float32{0, 0, 0})}, 1, "updates have shape")
+}
+
+func TestTensorScatter(t *testing.T) {
+	cache := iota32(2, 4, 1)
+	upd := tensor.From([]int{2, 3, 1}, []float32{-1, -2, -3, -4, -5, -6})
+	w := i64s(3, 1)
+	y := runOp1(t, 24, "TensorScatter", []*onnxpb.Attribute{strAttr("mode", "circular")}, cache, upd, w)
+	checkTensor(t, "circular", y, []int{2, 4, 1}, []float32{-2, -3, 2, -1, 4, -4, -5, -6})
+	y = runOp1(t, 24, "TensorScatter", nil, cache, upd)
+	checkTensor(t, "linear from 0", y, []int{2, 4, 1}, []float32{-1, -2, -3, 3, -4, -5, -6, 7})
+	wantInputError(t, 24, "TensorScatter", nil, []*tensor.Tensor{cache, upd, w}, 1, "leaves no room")
+	wantInputError(t, 24, "TensorScatter", nil, []*tensor.Tensor{cache, upd, i64s(0)}, 1, "shape [2]")
+	wantInputError(t, 24, "TensorScatter", nil, []*tensor.Tensor{cache, iota32(2, 5, 1)}, 1, "does not fit")
+	wantInputError(t, 24, "TensorScatter", []*onnxpb.Attribute{intAttr("axis", 0)}, []*tensor.Tensor{cache, upd}, 1, "batch axis")
+}
+
+func TestCompressNonZeroOneHot(t *testing.T) {
+	x := iota32(2, 3)
+	cond := tensor.From([]int{3}, []bool{true, false, true})
+	checkTensor(t, "Compress axis 1", runOp1(t, 11, "Compress", []*onnxpb.Attribute{intAttr("axis", -1)}, x, cond), []int{2, 2}, []float32{0, 2, 3, 5})
+	checkTensor(t, "Compress flat", runOp1(t, 11, "Compress", nil, x, cond), []int{2}, []float32{0, 2})
+	wantInputError(t, 11, "Compress", []*onnxpb.Attribute{intAttr("axis", 0)}, []*tensor.Tensor{x, cond}, 1, "selects entry 2 of an axis of 2")
+
+	checkTensor(t, "NonZero", runOp1(t, 13, "NonZero", nil, tensor.From([]int{2, 2}, []int32{0, 3, -1, 0})), []int{2, 2}, []int64{0, 1, 1, 0})
+	checkTensor(t, "NonZero scalar", runOp1(t, 13, "NonZero", nil, tensor.Scalar(float32(2))), []int{1, 1}, []int64{0})
+	checkTensor(t, "NonZero none", runOp1(t, 13, "NonZero", nil, tensor.From([]int{2}, []bool{false, false})), []int{1, 0}, []int64{})
+
+	ind := tensor.From([]int{3}, []int64{1, -1, 7})
+	vals := tensor.From([]int{2}, []string{"off", "on"})
+	y := runOp1(t, 11, "OneHot", nil, ind, tensor.Scalar(float32(3.7)), vals)
+	checkTensor(t, "OneHot", y, []int{3, 3}, []string{"off", "on", "off", "off", "off", "on", "off", "off", "off"})
+	y = runOp1(t, 11, "OneHot", []*onnxpb.Attribute{intAttr("axis", 0)}, ind, tensor.Scalar(int64(2)), tensor.From([]int{2}, []int32{0, 5}))
+	checkTensor(t, "OneHot axis 0", y, []int{2, 3}, []int32{0, 0, 0, 5, 5, 0})
+	for _, c := range []struct {
+		ins  []*tensor.Tensor
+		want string
+	}{
+		{[]*tensor.Tensor{ind, tensor.Scalar(int64(1) << 40), vals}, "depth 1.099511627776e+12 is invalid"},
+		{[]*tensor.Tensor{tensor.From([]int{1 << 12}, make([]int64, 1<<12)), tensor.Scalar(int64(1 << 20)), vals}, "too many elements"},
+		{[]*tensor.Tensor{ind, tensor.Scalar(int64(-1)), vals}, "is invalid"},
+		{[]*tensor.Tensor{ind, tensor.Scalar(float32(math.NaN())), vals}, "is invalid"},
+		{[]*tensor.Tensor{ind, tensor.Scalar(int64(2)), tensor.From([]int{3}, []string{"a", "b", "c"})}, "[off, on]"},
+	} {
+		wantInputError(t, 11, "OneHot", nil, c.ins, 1, c.want)
+	}
+}
+
+func TestTopKArgMin(t *testing.T) {
+	x := tensor.From([]int{2, 4}, []float32{3, 1, 3, float32(math.NaN()), 0, 2, 2, -1})
+	outs, err := runOp(t, 11, "TopK", nil, []*tensor.Tensor{x, i64s(3)}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(outs[0].Data) != "[NaN 3 3 2 2 0]" {
+		t.Errorf("TopK values %v", outs[0].Data)
+	}
+	checkTensor(t, "TopK indices (ties: lower index first)", outs[1], []int{2, 3}, []int64{3, 0, 2, 1, 2, 0})
+	outs, err = runOp(t, 11, "TopK", []*onnxpb.Attribute{intAttr("largest", 0), intAttr("axis", 0)}, []*tensor.Tensor{x, i64s(1)}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTensor(t, "TopK smallest", outs[1], []int{1, 4}, []int64{1, 0, 1, 1})
+	// uint64 beyond float64 precision orders exactly
+	u := tensor.From([]int{3}, []uint64{1<<63 + 1, 1<<63 + 3, 1<<63 + 2})
+	outs, err = runOp(t, 11, "TopK", nil, []*tensor.Tensor{u, i64s(2)}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTensor(t, "TopK uint64", outs[1], []int{2}, []int64{1, 2})
+	// opset 1–9: k as an attribute
+	outs, err = runOp(t, 9, "TopK", []*onnxpb.Attribute{intAttr("k", 1)}, []*tensor.Tensor{x}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTensor(t, "TopK-1", outs[1], []int{2, 1}, []int64{3, 1})
+	wantInputError(t, 11, "TopK", nil, []*tensor.Tensor{x, i64s(5)}, 2, "K 5 is out of range")
+	wantInputError(t, 11, "TopK", nil, []*tensor.Tensor{x, i64s(-1)}, 2, "K -1 is out of range")
+	wantInputError(t, 11, "TopK", nil, []*tensor.Tensor{x, i64s(1, 2)}, 2, "one value")
+
+	y := runOp1(t, 13, "ArgMin", []*onnxpb.Attribute{intAttr("axis", 1), intAttr("keepdims", 0)}, tensor.From([]int{2, 3}, []int64{math.MaxInt64, math.MaxInt64 - 1, math.MaxInt64 - 1, 5, 5, 6}))
+	checkTensor(t, "ArgMin int64", y, []int{2}, []int64{1, 0})
+	y = runOp1(t, 13, "ArgMin", []*onnxpb.Attribute{intAttr("axis", 1), intAttr("select_last_index", 1)}, tensor.From([]int{2, 3}, []int64{1, 0, 0, 5, 5, 6}))
+	checkTensor(t, "ArgMin last", y, []int{2, 1}, []int64{2, 1})
+	wantInputError(t, 13, "ArgMin", nil, []*tensor.Tensor{iota32(0, 2)}, 1, "empty axis")
+}
+
+func TestUnique(t *testing.T) {
+	s := tensor.From([]int{5}, []string{"b", "a", "b", "c", "a"})
+	outs, err := runOp(t, 11, "Unique", nil, []*tensor.Tensor{s}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTensor(t, "Unique strings", outs[0], []int{3}, []string{"a", "b", "c"})
+	checkTensor(t, "first indices", outs[1], []int{3}, []int64{1, 0, 3})
+	checkTensor(t, "inverse", outs[2], []int{5}, []int64{1, 0, 1, 2, 0})
+	checkTensor(t, "counts", outs[3], []int{3}, []int64{2, 2, 1})
+	outs, err = runOp(t, 11, "Unique", []*onnxpb.Attribute{intAttr("sorted", 0), intAttr("axis", 1)}, []*tensor.Tensor{tensor.From([]int{2, 3}, []int32{2, 1, 2, 5, 0, 5})}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTensor(t, "Unique columns in order", outs[0], []int{2, 2}, []int32{2, 1, 5, 0})
+	checkTensor(t, "inverse", outs[2], []int{3}, []int64{0, 1, 0})
+	outs, err = runOp(t, 11, "Unique", nil, []*tensor.Tensor{tensor.From([]int{0}, []float32{})}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTensor(t, "Unique of nothing", outs[3], []int{0}, []int64{})
+}
+
+func TestTriluEyeLikeHardmax(t *testing.T) {
+	x := iota32(2, 3)
+	checkTensor(t, "triu k=1", runOp1(t, 14, "Trilu", nil, x, tensor.Scalar(int64(1))), []int{2, 3}, []float32{0, 1, 2, 0, 0, 5})
+	checkTensor(t, "tril k=-1", runOp1(t, 14, "Trilu", []*onnxpb.Attribute{intAttr("upper", 0)}, x, tensor.Scalar(int64(-1))), []int{2, 3}, []float32{0, 0, 0, 3, 0, 0})
+	checkTensor(t, "triu k=max", runOp1(t, 14, "Trilu", nil, x, tensor.Scalar(int64(math.MaxInt64))), []int{2, 3}, []float32{0, 0, 0, 0, 0, 0})
+	checkTensor(t, "tril k=min", runOp1(t, 14, "Trilu", []*onnxpb.Attribute{intAttr("upper", 0)}, x, tensor.Scalar(int64(math.MinInt64))), []int{2, 3}, []float32{0, 0, 0, 0, 0, 0})
+	checkTensor(t, "tril k=max", runOp1(t, 14, "Trilu", []*onnxpb.Attribute{intAttr("upper", 0)}, x, tensor.Scalar(int64(math.MaxInt64))), []int{2, 3}, x.Data)
+
+	m, err := Load(opModel(22, "EyeLike", []*onnxpb.Attribute{intAttr("dtype", int64(onnxpb.Bool)), intAttr("k", -1)}, []*tensor.Tensor{x}, 1, tensor.Bool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := run1x(m, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTensor(t, "EyeLike bool k=-1", y, []int{2, 3}, []bool{false, false, false, true, false, false})
+	checkTensor(t, "EyeLike k=max", runOp1(t, 22, "EyeLike", []*onnxpb.Attribute{intAttr("k", math.MaxInt64)}, x), []int{2, 3}, []float32{0, 0, 0, 0, 0, 0})
+	wantInputError(t, 22, "EyeLike", nil, []*tensor.Tensor{iota32(3)}, 1, "2-D")
+
+	h := tensor.From([]int{2, 2, 2}, []float32{1, 5, 5, 2, 0, 0, 0, 0})
+	checkTensor(t, "Hardmax-13 axis -1", runOp1(t, 13, "Hardmax", nil, h), []int{2, 2, 2}, []float32{0, 1, 1, 0, 1, 0, 1, 0})
+	checkTensor(t, "Hardmax-11 coerced at axis 1", runOp1(t, 11, "Hardmax", nil, h), []int{2, 2, 2}, []float32{0, 1, 0, 0, 1, 0, 0, 0})
+	hf := tensor.From([]int{3}, tensor.Float32ToHalf[tensor.BF16]([]float32{1, 3, 2}))
+	checkTensor(t, "Hardmax BF16", runOp1(t, 13, "Hardmax", nil, hf), []int{3}, tensor.Float32ToHalf[tensor.BF16]([]float32{0, 1, 0}))
+}
+
+func run1x(m *Model, x *tensor.Tensor) (*tensor.Tensor, error) {
+	out, err := m.Run(context.Background(), map[string]*tensor.Tensor{"x0": x}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return out["y0"], nil
+}
+
+func TestCumulativeReverseSequenceDet(t *testing.T) {
+	x := tensor.From([]int{2, 3}, []int32{1, 2, 3, 4, 5, 6})
+	for _, c := range []struct {
+		op        string
+		exclusive int64
+		reverse   int64
+		want      []int32
+	}{
+		{"CumSum", 0, 0, []int32{1, 3, 6, 4, 9, 15}},
+		{"CumSum", 1, 1, []int32{5, 3, 0, 11, 6, 0}},
+		{"CumProd", 1, 0, []int32{1, 1, 2, 1, 4, 20}},
+		{"CumProd", 0, 1, []int32{6, 6, 3, 120, 30, 6}},
+	} {
+		y := runOp1(t, 26, c.op, []*onnxpb.Attribute{intAttr("exclusive", c.exclusive), intAttr("reverse", c.reverse)}, x, tensor.Scalar(int32(-1)))
+		checkTensor(t, fmt.Sprintf("%s exclusive=%d reverse=%d", c.op, c.exclusive, c.reverse), y, []int{2, 3}, c.want)
+	}
+	h := tensor.From([]int{3}, tensor.Float32ToHalf[tensor.F16]([]float32{0.5, 0.25, 2}))
+	checkTensor(t, "CumSum FP16", runOp1(t, 14, "CumSum", nil, h, tensor.Scalar(int64(0))), []int{3}, tensor.Float32ToHalf[tensor.F16]([]float32{0.5, 0.75, 2.75}))
+	wantInputError(t, 14, "CumSum", nil, []*tensor.Tensor{x, tensor.Scalar(int64(2))}, 1, "out of range")
+
+	seq := tensor.From([]int{3, 2}, []string{"a0", "b0", "a1", "b1", "a2", "b2"})
+	y := runOp1(t, 10, "ReverseSequence", nil, seq, i64s(3, 0))
+	checkTensor(t, "ReverseSequence", y, []int{3, 2}, []string{"a2", "b0", "a1", "b1", "a0", "b2"})
+	wantInputError(t, 10, "ReverseSequence", nil, []*tensor.Tensor{seq, i64s(4, 0)}, 1, "length 4 is out of range")
+	wantInputError(t, 10, "ReverseSequence", nil, []*tensor.Tensor{seq, i64s(1)}, 1, "batch of 2")
+
+	d := tensor.From([]int{2, 3, 3}, []float64{2, 0, 1, 1, 3, 2, 1, 1, 2, 1, 2, 3, 2, 4, 6, 0, 1, 1})
+	y = runOp1(t, 22, "Det", nil, d)
+	if got := y.Data.([]float64); !slices.Equal(y.Shape, []int{2}) || math.Abs(got[0]-6) > 1e-12 || got[1] != 0 {
+		t.Errorf("Det %v %v, want [6 0]", y.Shape, y.Data)
+	}
+	checkTensor(t, "Det of 0×0", runOp1(t, 22, "Det", nil, tensor.From([]int{2, 0, 0}, []float32{})), []int{2}, []float32{1, 1})
+	wantInputError(t, 22, "Det", nil, []*tensor.Tensor{iota32(2, 3)}, 1, "square")
+}
+
+func TestBitCast(t *testing.T) {
+	f := tensor.From([]int{2}, []float32{1, -2})
+	m, err := Load(opModel(26, "BitCast", []*onnxpb.Attribute{intAttr("to", int64(onnxpb.Uint32))}, []*tensor.Tensor{f}, 1, tensor.Uint32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := run1x(m, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTensor(t, "BitCast FP32→UINT32", y, []int{2}, []uint32{math.Float32bits(1), math.Float32bits(-2)})
+	h := tensor.From([]int{1}, []tensor.F16{0xbc00})
+	m, err = Load(opModel(26, "BitCast", []*onnxpb.Attribute{intAttr("to", int64(onnxpb.Int16))}, []*tensor.Tensor{h}, 1, tensor.Int16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if y, err = run1x(m, h); err != nil || fmt.Sprint(y.Data) != "[-17408]" {
+		t.Errorf("BitCast FP16→INT16 = %v, %v", y, err)
+	}
+	if _, err = run1x(m, f); !errors.Is(err, ErrInput) {
+		t.Errorf("BitCast FP32→INT16: %v, want an input error", err)
+	}
+	if _, err = Load(opModel(26, "BitCast", []*onnxpb.Attribute{intAttr("to", int64(onnxpb.String))}, []*tensor.Tensor{f}, 1, tensor.String)); err == nil {
+		t.Error("BitCast to strings loaded")
+	}
+}
+
+// einsumEquations are equations the lowering to matrix products must
+// agree with the strided walk on.
+var einsumEquations = []string{
+	"ij,jk->ik", "bij,bjk->bik", "i,i", "ij->ji", "ii->i", "...ii->...i", "ij->i", "ij,ij->ij",
+	"ij,kj->ik", "abc,cd,de->abe", "i,j->ij", "ab,b", "...ij,...jk", "ijk,ikl->jl", "ii", ",i->i",
+	"bhqd,bhkd->bhqk", "bhqk,bhkd->bhqd", "ij,jk,kl->il", "aab,bc->ac", "ab,cd->", "Ab,bA->A",
+}
+
+func TestEinsumLoweringMatchesGeneralWalk(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	exec := dispatch.DefaultExec()
+	for _, eq := range einsumEquations {
+		for trial := 0; trial < 3; trial++ {
+			size := map[byte]int{}
+			lhs, _, _ := strings.Cut(eq, "->")
+			terms := strings.Split(lhs, ",")
+			var ins []*tensor.Tensor
+			for _, term := range terms {
+				var shape []int
+				for i := 0; i < len(term); i++ {
+					if term[i] == '.' {
+						shape = append(shape, 2, 3)
+						i += 2
+						continue
+					}
+					if _, ok := size[term[i]]; !ok {
+						size[term[i]] = 1 + r.IntN(4)
+					}
+					shape = append(shape, size[term[i]])
+				}
+				ins = append(ins, randF64(r, shape...))
+			}
+			sp, err := parseEinsum(eq, len(ins))
+			if err != nil {
+				t.Fatal(err)
+			}
+			products := 0
+			got, err := einsum(sp, ins, func(a, b *tensor.Tensor) (*tensor.Tensor, error) {
+				products++
+				return matmul(exec, a, b)
+			})
+			if err != nil {
+				t.Fatalf("%s: %v", eq, err)
+			}
+			ops, out, sz, broadcast, err := einsumBind(sp, ins)
+			if err != nil || broadcast {
+				t.Fatalf("%s: bind: %v (broadcast %v)", eq, err, broadcast)
+			}
+			want, err := einsumGeneral(ops, out, sz)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Shape, want.Shape) {
+				t.Fatalf("%s: shape %v, want %v", eq, got.Shape, want.Shape)
+			}
+			g, w := got.Data.([]float64), want.Data.([]float64)
+			for i := range w {
+				if math.Abs(g[i]-w[i]) > 1e-9*(1+math.Abs(w[i])) {
+					t.Fatalf("%s: [%d] = %v, want %v", eq, i, g[i], w[i])
+				}
+			}
+			if len(ins) > 1 && products != len(ins)-1 {
+				t.Errorf("%s: %d matrix products for %d operands", eq, products, len(ins))
+			}
+		}
+	}
+}
+
+// TestEinsumThroughTheModel runs Einsum as a node: FP32 batched products
+// on the float kernels, broadcast ellipses on the general walk, narrow
+// integers and FP16, and its input errors.
+func TestEinsumThroughTheModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	eq := []*onnxpb.Attribute{strAttr("equation", "bhqd, bhkd -> bhqk")}
+	q, k := castF32(randF64(r, 1, 2, 5, 8)), castF32(randF64(r, 1, 2, 6, 8))
+	y := runOp1(t, 12, "Einsum", eq, q, k)
+	want, _ := matmul(dispatch.DefaultExec(), q, transpose(k, []int{0, 1, 3, 2}))
+	if !slices.Equal(y.Shape, []int{1, 2, 5, 6}) || !closeF32(y.Data.([]float32), want.Data.([]float32), 1e-5) {
+		t.Errorf("Einsum QKᵀ differs from MatMul: %v", y.Shape)
+	}
+	// ellipses broadcast [2,1] with [3]
+	a, b := iota32(2, 1, 2, 2), iota32(3, 2, 1)
+	y = runOp1(t, 12, "Einsum", []*onnxpb.Attribute{strAttr("equation", "...ij,...jk->...ik")}, a, b)
+	ae := runOp1(t, 13, "Expand", nil, a, i64s(2, 3, 2, 2))
+	be := runOp1(t, 13, "Expand", nil, b, i64s(2, 3, 2, 1))
+	want2 := runOp1(t, 12, "Einsum", []*onnxpb.Attribute{strAttr("equation", "...ij,...jk->...ik")}, ae, be)
+	checkTensor(t, "broadcast ellipsis", y, []int{2, 3, 2, 1}, want2.Data)
+	i8 := tensor.From([]int{2}, []int8{100, 100})
+	checkTensor(t, "INT8 wraps", runOp1(t, 12, "Einsum", []*onnxpb.Attribute{strAttr("equation", "i,i")}, i8, i8), nil, []int8{32}) // 20000 mod 256
+	h := tensor.From([]int{2}, tensor.Float32ToHalf[tensor.F16]([]float32{1.5, 2}))
+	checkTensor(t, "FP16", runOp1(t, 12, "Einsum", []*onnxpb.Attribute{strAttr("equation", "i,i->")}, h, h), nil, tensor.Float32ToHalf[tensor.F16]([]float32{6.25}))
+	wantInputError(t, 12, "Einsum", []*onnxpb.Attribute{strAttr("equation", "ij,jk")}, []*tensor.Tensor{iota32(2, 3), iota32(4, 2)}, 1, "sizes differ")
+	wantInputError(t, 12, "Einsum", []*onnxpb.Attribute{strAttr("equation", "ij,jk")}, []*tensor.Tensor{iota32(2, 3, 1), iota32(3, 2)}, 1, "rank 3")
+	// a broadcast walk, and an intermediate product, beyond tensor.MaxElements
+	wantInputError(t, 12, "Einsum", []*onnxpb.Attribute{strAttr("equation", "i,j,ij->")}, []*tensor.Tensor{iota32(1 << 16), iota32(1 << 16), iota32(1, 1)}, 1, "too many label combinations")
+	wantInputError(t, 12, "Einsum", []*onnxpb.Attribute{strAttr("equation", "i,j,ik,jk->")}, []*tensor.Tensor{iota32(1 << 16), iota32(1 << 16), iota32(1<<16, 1), iota32(1<<16, 1)}, 1, "intermediate product")
+	for _, bad := range []string{"ij,jk->iz", "i$->i", "ii->ii", "i,j"} {
+		if _, err := Load(opModel(12, "Einsum", []*onnxpb.Attribute{strAttr("equation", bad)}, []*tensor.Tensor{q}, 1, tensor.Invalid)); err == nil {
+			t.Errorf("Einsum %q loaded", bad)
+		}
+	}
+}
+
+func castF32(x *tensor.Tensor) *tensor.Tensor {
+	y, _ := castTo(x, tensor.Float32)
+	return y
+}
+
+func closeF32(a, b []float32, tol float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Abs(float64(a[i]-b[i])) > tol*(1+math.Abs(float64(b[i]))) {
+			return false
+		}
+	}
+	return true
+}
+
+// BenchmarkGather looks up 128 token ids in a 30522×256 embedding table:
+// rows copied whole against element-by-element indexing.
+func BenchmarkGather(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 9))
+	table := iota32(30522, 256)
+	ids := make([]int64, 128)
+	for i := range ids {
+		ids[i] = int64(r.IntN(30522))
+	}
+	indices := tensor.From([]int{1, 128}, ids)
+	b.Run("rows", func(b *testing.B) {
+		b.SetBytes(128 * 256 * 4)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := gatherAxis(table, indices, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("elements", func(b *testing.B) {
+		b.SetBytes(128 * 256 * 4)
+		b.ReportAllocs()
+		for b.Loop() {
+			gatherByElement(table, ids, 0)
+		}
+	})
+}
