@@ -14,10 +14,10 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// opModel encodes a one-node model whose inputs x0, x1, ... have the
+// idxModel encodes a one-node model whose inputs x0, x1, ... have the
 // types of ins (nil: an absent optional input) and unknown shapes, with
 // nOut outputs y0, y1, ... of type outType (Invalid: the first input's).
-func opModel(opset int64, op string, attrs []*onnxpb.Attribute, ins []*tensor.Tensor, nOut int, outType tensor.DataType) []byte {
+func idxModel(opset int64, op string, attrs []*onnxpb.Attribute, ins []*tensor.Tensor, nOut int, outType tensor.DataType) []byte {
 	g := &onnxpb.Graph{Name: "op"}
 	var names []string
 	for i, t := range ins {
@@ -42,11 +42,11 @@ func opModel(opset int64, op string, attrs []*onnxpb.Attribute, ins []*tensor.Te
 	return onnxpb.Marshal(&onnxpb.Model{IRVersion: 8, OpsetImport: []onnxpb.OpsetID{{Version: opset}}, Graph: g})
 }
 
-// runOp loads and runs a one-node model (see opModel) and returns its
+// idxRunOp loads and runs a one-node model (see idxModel) and returns its
 // outputs in order. Load errors fail the test.
-func runOp(t *testing.T, opset int64, op string, attrs []*onnxpb.Attribute, ins []*tensor.Tensor, nOut int) ([]*tensor.Tensor, error) {
+func idxRunOp(t *testing.T, opset int64, op string, attrs []*onnxpb.Attribute, ins []*tensor.Tensor, nOut int) ([]*tensor.Tensor, error) {
 	t.Helper()
-	m, err := Load(opModel(opset, op, attrs, ins, nOut, tensor.Invalid))
+	m, err := Load(idxModel(opset, op, attrs, ins, nOut, tensor.Invalid))
 	if err != nil {
 		t.Fatalf("%s: load: %v", op, err)
 	}
@@ -67,42 +67,42 @@ func runOp(t *testing.T, opset int64, op string, attrs []*onnxpb.Attribute, ins 
 	return outs, nil
 }
 
-// runOp1 is runOp for a one-output operator that must succeed.
-func runOp1(t *testing.T, opset int64, op string, attrs []*onnxpb.Attribute, ins ...*tensor.Tensor) *tensor.Tensor {
+// idxRun1 is idxRunOp for a one-output operator that must succeed.
+func idxRun1(t *testing.T, opset int64, op string, attrs []*onnxpb.Attribute, ins ...*tensor.Tensor) *tensor.Tensor {
 	t.Helper()
-	outs, err := runOp(t, opset, op, attrs, ins, 1)
+	outs, err := idxRunOp(t, opset, op, attrs, ins, 1)
 	if err != nil {
 		t.Fatalf("%s: %v", op, err)
 	}
 	return outs[0]
 }
 
-// wantInputError runs a one-node model and checks that it fails with an
+// idxWantInputError runs a one-node model and checks that it fails with an
 // input error (HTTP 400) mentioning want.
-func wantInputError(t *testing.T, opset int64, op string, attrs []*onnxpb.Attribute, ins []*tensor.Tensor, nOut int, want string) {
+func idxWantInputError(t *testing.T, opset int64, op string, attrs []*onnxpb.Attribute, ins []*tensor.Tensor, nOut int, want string) {
 	t.Helper()
-	_, err := runOp(t, opset, op, attrs, ins, nOut)
+	_, err := idxRunOp(t, opset, op, attrs, ins, nOut)
 	if err == nil || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), want) {
 		t.Errorf("%s: error %v, want an input error mentioning %q", op, err, want)
 	}
 }
 
-func intsAttr(name string, v ...int64) *onnxpb.Attribute {
+func idxInts(name string, v ...int64) *onnxpb.Attribute {
 	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInts, Ints: v}
 }
 
-func intAttr(name string, v int64) *onnxpb.Attribute {
+func idxInt(name string, v int64) *onnxpb.Attribute {
 	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInt, I: v}
 }
 
-func strAttr(name, s string) *onnxpb.Attribute {
+func idxStr(name, s string) *onnxpb.Attribute {
 	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrString, S: []byte(s)}
 }
 
-func i64s(v ...int64) *tensor.Tensor { return tensor.From([]int{len(v)}, v) }
+func idxI64s(v ...int64) *tensor.Tensor { return tensor.From([]int{len(v)}, v) }
 
-// iota32 returns a float32 tensor of shape holding 0, 1, 2, ...
-func iota32(shape ...int) *tensor.Tensor {
+// idxIota returns a float32 tensor of shape holding 0, 1, 2, ...
+func idxIota(shape ...int) *tensor.Tensor {
 	n, _ := tensor.NumElements(shape)
 	d := make([]float32, n)
 	for i := range d {
@@ -111,7 +111,7 @@ func iota32(shape ...int) *tensor.Tensor {
 	return tensor.From(shape, d)
 }
 
-func checkTensor(t *testing.T, what string, got *tensor.Tensor, shape []int, want any) {
+func idxCheck(t *testing.T, what string, got *tensor.Tensor, shape []int, want any) {
 	t.Helper()
 	if got == nil {
 		t.Fatalf("%s: no output", what)
@@ -195,10 +195,10 @@ func TestStridedCopyMatchesElementWalk(t *testing.T) {
 }
 
 func TestSliceEveryOpset(t *testing.T) {
-	x := iota32(3, 4)
+	x := idxIota(3, 4)
 	// opset 1–9: attributes
-	y := runOp1(t, 9, "Slice", []*onnxpb.Attribute{intsAttr("starts", 1, -3), intsAttr("ends", 100, -1), intsAttr("axes", 0, 1)}, x)
-	checkTensor(t, "Slice-1", y, []int{2, 2}, []float32{5, 6, 9, 10})
+	y := idxRun1(t, 9, "Slice", []*onnxpb.Attribute{idxInts("starts", 1, -3), idxInts("ends", 100, -1), idxInts("axes", 0, 1)}, x)
+	idxCheck(t, "Slice-1", y, []int{2, 2}, []float32{5, 6, 9, 10})
 	// opset 10 on: inputs, negative steps, clamping, INT32 indices
 	for _, c := range []struct {
 		starts, ends, axes, steps []int64
@@ -213,116 +213,116 @@ func TestSliceEveryOpset(t *testing.T) {
 		{[]int64{0}, []int64{3}, []int64{0}, []int64{math.MaxInt64}, []int{1, 4}, []float32{0, 1, 2, 3}},
 		{[]int64{2}, []int64{-10}, []int64{0}, []int64{math.MinInt64}, []int{1, 4}, []float32{8, 9, 10, 11}},
 	} {
-		y := runOp1(t, 13, "Slice", nil, x, i64s(c.starts...), i64s(c.ends...), i64s(c.axes...), i64s(c.steps...))
-		checkTensor(t, fmt.Sprintf("Slice %v:%v axes %v steps %v", c.starts, c.ends, c.axes, c.steps), y, c.shape, c.want)
+		y := idxRun1(t, 13, "Slice", nil, x, idxI64s(c.starts...), idxI64s(c.ends...), idxI64s(c.axes...), idxI64s(c.steps...))
+		idxCheck(t, fmt.Sprintf("Slice %v:%v axes %v steps %v", c.starts, c.ends, c.axes, c.steps), y, c.shape, c.want)
 	}
 	i32 := func(v ...int32) *tensor.Tensor { return tensor.From([]int{len(v)}, v) }
-	y = runOp1(t, 13, "Slice", nil, x, i32(1), i32(3))
-	checkTensor(t, "Slice INT32 default axes", y, []int{2, 4}, []float32{4, 5, 6, 7, 8, 9, 10, 11})
+	y = idxRun1(t, 13, "Slice", nil, x, i32(1), i32(3))
+	idxCheck(t, "Slice INT32 default axes", y, []int{2, 4}, []float32{4, 5, 6, 7, 8, 9, 10, 11})
 	// an empty input along a sliced axis
-	y = runOp1(t, 13, "Slice", nil, iota32(0, 3), i64s(-1), i64s(0), i64s(0), i64s(-1))
-	checkTensor(t, "Slice of an empty axis", y, []int{0, 3}, []float32{})
+	y = idxRun1(t, 13, "Slice", nil, idxIota(0, 3), idxI64s(-1), idxI64s(0), idxI64s(0), idxI64s(-1))
+	idxCheck(t, "Slice of an empty axis", y, []int{0, 3}, []float32{})
 	for _, c := range []struct {
 		ins  []*tensor.Tensor
 		want string
 	}{
-		{[]*tensor.Tensor{x, i64s(0), i64s(1), i64s(0), i64s(0)}, "step is 0"},
-		{[]*tensor.Tensor{x, i64s(0, 0), i64s(1, 1), i64s(1, -1), nil}, "repeat axis"},
-		{[]*tensor.Tensor{x, i64s(0), i64s(1, 2)}, "differ in length"},
-		{[]*tensor.Tensor{x, i64s(0), i64s(1), i64s(2)}, "out of range"},
-		{[]*tensor.Tensor{x, i64s(0, 0, 0), i64s(1, 1, 1)}, "3 starts for rank 2"},
-		{[]*tensor.Tensor{x, tensor.From([]int{1}, []float32{0}), i64s(1)}, "INT32 or INT64"},
+		{[]*tensor.Tensor{x, idxI64s(0), idxI64s(1), idxI64s(0), idxI64s(0)}, "step is 0"},
+		{[]*tensor.Tensor{x, idxI64s(0, 0), idxI64s(1, 1), idxI64s(1, -1), nil}, "repeat axis"},
+		{[]*tensor.Tensor{x, idxI64s(0), idxI64s(1, 2)}, "differ in length"},
+		{[]*tensor.Tensor{x, idxI64s(0), idxI64s(1), idxI64s(2)}, "out of range"},
+		{[]*tensor.Tensor{x, idxI64s(0, 0, 0), idxI64s(1, 1, 1)}, "3 starts for rank 2"},
+		{[]*tensor.Tensor{x, tensor.From([]int{1}, []float32{0}), idxI64s(1)}, "INT32 or INT64"},
 	} {
-		wantInputError(t, 13, "Slice", nil, c.ins, 1, c.want)
+		idxWantInputError(t, 13, "Slice", nil, c.ins, 1, c.want)
 	}
 }
 
 func TestSplitVariants(t *testing.T) {
-	x := iota32(2, 7)
+	x := idxIota(2, 7)
 	// num_outputs (18): parts of ⌈7/3⌉, the last smaller
-	outs, err := runOp(t, 18, "Split", []*onnxpb.Attribute{intAttr("axis", -1), intAttr("num_outputs", 3)}, []*tensor.Tensor{x}, 3)
+	outs, err := idxRunOp(t, 18, "Split", []*onnxpb.Attribute{idxInt("axis", -1), idxInt("num_outputs", 3)}, []*tensor.Tensor{x}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkTensor(t, "part 0", outs[0], []int{2, 3}, []float32{0, 1, 2, 7, 8, 9})
-	checkTensor(t, "part 2", outs[2], []int{2, 1}, []float32{6, 13})
+	idxCheck(t, "part 0", outs[0], []int{2, 3}, []float32{0, 1, 2, 7, 8, 9})
+	idxCheck(t, "part 2", outs[2], []int{2, 1}, []float32{6, 13})
 	// split as an attribute (opset 11) and as an input (13), zero sizes allowed
-	outs, err = runOp(t, 11, "Split", []*onnxpb.Attribute{intAttr("axis", 1), intsAttr("split", 0, 7)}, []*tensor.Tensor{x}, 2)
+	outs, err = idxRunOp(t, 11, "Split", []*onnxpb.Attribute{idxInt("axis", 1), idxInts("split", 0, 7)}, []*tensor.Tensor{x}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkTensor(t, "empty part", outs[0], []int{2, 0}, []float32{})
-	checkTensor(t, "whole part", outs[1], []int{2, 7}, x.Data)
-	outs, err = runOp(t, 13, "Split", []*onnxpb.Attribute{intAttr("axis", 1)}, []*tensor.Tensor{x, i64s(5, 2)}, 2)
+	idxCheck(t, "empty part", outs[0], []int{2, 0}, []float32{})
+	idxCheck(t, "whole part", outs[1], []int{2, 7}, x.Data)
+	outs, err = idxRunOp(t, 13, "Split", []*onnxpb.Attribute{idxInt("axis", 1)}, []*tensor.Tensor{x, idxI64s(5, 2)}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkTensor(t, "split input", outs[1], []int{2, 2}, []float32{5, 6, 12, 13})
+	idxCheck(t, "split input", outs[1], []int{2, 2}, []float32{5, 6, 12, 13})
 	// opset 1: the split input
-	outs, err = runOp(t, 7, "Split", []*onnxpb.Attribute{intAttr("axis", 0)}, []*tensor.Tensor{x}, 2)
+	outs, err = idxRunOp(t, 7, "Split", []*onnxpb.Attribute{idxInt("axis", 0)}, []*tensor.Tensor{x}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkTensor(t, "equal halves", outs[1], []int{1, 7}, []float32{7, 8, 9, 10, 11, 12, 13})
+	idxCheck(t, "equal halves", outs[1], []int{1, 7}, []float32{7, 8, 9, 10, 11, 12, 13})
 	for _, c := range []struct {
 		ins  []*tensor.Tensor
 		want string
 	}{
-		{[]*tensor.Tensor{x, i64s(3, 3)}, "sums to 6"},
-		{[]*tensor.Tensor{x, i64s(8, -1)}, "invalid size"},
-		{[]*tensor.Tensor{x, i64s(7)}, "1 entries for 2 outputs"},
+		{[]*tensor.Tensor{x, idxI64s(3, 3)}, "sums to 6"},
+		{[]*tensor.Tensor{x, idxI64s(8, -1)}, "invalid size"},
+		{[]*tensor.Tensor{x, idxI64s(7)}, "1 entries for 2 outputs"},
 	} {
-		wantInputError(t, 13, "Split", []*onnxpb.Attribute{intAttr("axis", 1)}, c.ins, 2, c.want)
+		idxWantInputError(t, 13, "Split", []*onnxpb.Attribute{idxInt("axis", 1)}, c.ins, 2, c.want)
 	}
 	// 1 element cannot be cut in 3 parts of ⌈1/3⌉ = 1 with the last smaller
-	wantInputError(t, 13, "Split", nil, []*tensor.Tensor{iota32(1)}, 3, "cannot cut")
+	idxWantInputError(t, 13, "Split", nil, []*tensor.Tensor{idxIota(1)}, 3, "cannot cut")
 	// num_outputs must match the outputs: a malformed model
-	_, err = Load(opModel(18, "Split", []*onnxpb.Attribute{intAttr("num_outputs", 2)}, []*tensor.Tensor{x}, 3, tensor.Invalid))
+	_, err = Load(idxModel(18, "Split", []*onnxpb.Attribute{idxInt("num_outputs", 2)}, []*tensor.Tensor{x}, 3, tensor.Invalid))
 	if err == nil {
 		t.Error("Split with num_outputs 2 and 3 outputs loaded")
 	}
 }
 
 func TestTileExpandRangeSize(t *testing.T) {
-	x := iota32(2, 2)
-	y := runOp1(t, 13, "Tile", nil, x, i64s(2, 3))
-	checkTensor(t, "Tile", y, []int{4, 6}, []float32{0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3})
-	y = runOp1(t, 13, "Tile", nil, x, i64s(0, 3))
-	checkTensor(t, "Tile by 0", y, []int{0, 6}, []float32{})
-	y = runOp1(t, 13, "Expand", nil, iota32(3, 1), i64s(2, 1, 4))
-	checkTensor(t, "Expand", y, []int{2, 3, 4}, []float32{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2})
-	y = runOp1(t, 13, "Expand", nil, iota32(3, 1), i64s(1, 1)) // bidirectional: stays [3,1]
-	checkTensor(t, "Expand to a smaller shape", y, []int{3, 1}, []float32{0, 1, 2})
-	y = runOp1(t, 11, "Range", nil, tensor.Scalar(int64(10)), tensor.Scalar(int64(4)), tensor.Scalar(int64(-2)))
-	checkTensor(t, "Range down", y, []int{3}, []int64{10, 8, 6})
-	y = runOp1(t, 11, "Range", nil, tensor.Scalar(int64(math.MinInt64)), tensor.Scalar(int64(math.MinInt64+3)), tensor.Scalar(int64(math.MaxInt64)))
-	checkTensor(t, "Range of extremes", y, []int{1}, []int64{math.MinInt64})
-	y = runOp1(t, 11, "Range", nil, tensor.Scalar(int16(1)), tensor.Scalar(int16(1)), tensor.Scalar(int16(1)))
-	checkTensor(t, "empty Range", y, []int{0}, []int16{})
-	y = runOp1(t, 27, "Range", nil, tensor.Scalar(tensor.F16From(0)), tensor.Scalar(tensor.F16From(1)), tensor.Scalar(tensor.F16From(0.25)))
-	checkTensor(t, "FP16 Range", y, []int{4}, tensor.Float32ToHalf[tensor.F16]([]float32{0, 0.25, 0.5, 0.75}))
-	y = runOp1(t, 13, "Size", nil, iota32(3, 0, 2))
-	checkTensor(t, "Size", y, nil, []int64{0})
+	x := idxIota(2, 2)
+	y := idxRun1(t, 13, "Tile", nil, x, idxI64s(2, 3))
+	idxCheck(t, "Tile", y, []int{4, 6}, []float32{0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3})
+	y = idxRun1(t, 13, "Tile", nil, x, idxI64s(0, 3))
+	idxCheck(t, "Tile by 0", y, []int{0, 6}, []float32{})
+	y = idxRun1(t, 13, "Expand", nil, idxIota(3, 1), idxI64s(2, 1, 4))
+	idxCheck(t, "Expand", y, []int{2, 3, 4}, []float32{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2})
+	y = idxRun1(t, 13, "Expand", nil, idxIota(3, 1), idxI64s(1, 1)) // bidirectional: stays [3,1]
+	idxCheck(t, "Expand to a smaller shape", y, []int{3, 1}, []float32{0, 1, 2})
+	y = idxRun1(t, 11, "Range", nil, tensor.Scalar(int64(10)), tensor.Scalar(int64(4)), tensor.Scalar(int64(-2)))
+	idxCheck(t, "Range down", y, []int{3}, []int64{10, 8, 6})
+	y = idxRun1(t, 11, "Range", nil, tensor.Scalar(int64(math.MinInt64)), tensor.Scalar(int64(math.MinInt64+3)), tensor.Scalar(int64(math.MaxInt64)))
+	idxCheck(t, "Range of extremes", y, []int{1}, []int64{math.MinInt64})
+	y = idxRun1(t, 11, "Range", nil, tensor.Scalar(int16(1)), tensor.Scalar(int16(1)), tensor.Scalar(int16(1)))
+	idxCheck(t, "empty Range", y, []int{0}, []int16{})
+	y = idxRun1(t, 27, "Range", nil, tensor.Scalar(tensor.F16From(0)), tensor.Scalar(tensor.F16From(1)), tensor.Scalar(tensor.F16From(0.25)))
+	idxCheck(t, "FP16 Range", y, []int{4}, tensor.Float32ToHalf[tensor.F16]([]float32{0, 0.25, 0.5, 0.75}))
+	y = idxRun1(t, 13, "Size", nil, idxIota(3, 0, 2))
+	idxCheck(t, "Size", y, nil, []int64{0})
 }
 
 // TestHugeOutputsAreInputErrors: shapes an untrusted request asks for
 // beyond tensor.MaxElements are refused before anything is allocated.
 func TestHugeOutputsAreInputErrors(t *testing.T) {
-	x := iota32(2, 2)
+	x := idxIota(2, 2)
 	big := int64(1) << 40
 	for _, c := range []struct {
 		op   string
 		ins  []*tensor.Tensor
 		want string
 	}{
-		{"Tile", []*tensor.Tensor{x, i64s(big, big)}, "invalid"},
-		{"Tile", []*tensor.Tensor{x, i64s(1<<20, 1<<20)}, "too many elements"},
-		{"Tile", []*tensor.Tensor{x, i64s(-1, 2)}, "invalid"},
-		{"Tile", []*tensor.Tensor{x, i64s(2)}, "do not fit rank 2"},
-		{"Expand", []*tensor.Tensor{x, i64s(big, 1, 1)}, "invalid dimension"},
-		{"Expand", []*tensor.Tensor{x, i64s(1<<20, 1<<20, 1, 1)}, "too many elements"},
-		{"Expand", []*tensor.Tensor{x, i64s(-2, 2)}, "invalid dimension"},
-		{"Expand", []*tensor.Tensor{x, i64s(3, 2)}, "cannot be broadcast"},
+		{"Tile", []*tensor.Tensor{x, idxI64s(big, big)}, "invalid"},
+		{"Tile", []*tensor.Tensor{x, idxI64s(1<<20, 1<<20)}, "too many elements"},
+		{"Tile", []*tensor.Tensor{x, idxI64s(-1, 2)}, "invalid"},
+		{"Tile", []*tensor.Tensor{x, idxI64s(2)}, "do not fit rank 2"},
+		{"Expand", []*tensor.Tensor{x, idxI64s(big, 1, 1)}, "invalid dimension"},
+		{"Expand", []*tensor.Tensor{x, idxI64s(1<<20, 1<<20, 1, 1)}, "too many elements"},
+		{"Expand", []*tensor.Tensor{x, idxI64s(-2, 2)}, "invalid dimension"},
+		{"Expand", []*tensor.Tensor{x, idxI64s(3, 2)}, "cannot be broadcast"},
 		{"Range", []*tensor.Tensor{tensor.Scalar(int64(0)), tensor.Scalar(int64(math.MaxInt64)), tensor.Scalar(int64(1))}, "more than"},
 		{"Range", []*tensor.Tensor{tensor.Scalar(float32(0)), tensor.Scalar(float32(1e30)), tensor.Scalar(float32(1))}, "no finite size"},
 		{"Range", []*tensor.Tensor{tensor.Scalar(float32(0)), tensor.Scalar(float32(math.Inf(1))), tensor.Scalar(float32(1))}, "no finite size"},
@@ -330,7 +330,7 @@ func TestHugeOutputsAreInputErrors(t *testing.T) {
 		{"Range", []*tensor.Tensor{tensor.Scalar(int32(0)), tensor.Scalar(int32(5)), tensor.Scalar(int32(0))}, "delta is 0"},
 		{"Range", []*tensor.Tensor{tensor.Scalar(int32(0)), tensor.Scalar(int64(5)), tensor.Scalar(int32(1))}, "types"},
 	} {
-		wantInputError(t, 13, c.op, nil, c.ins, 1, c.want)
+		idxWantInputError(t, 13, c.op, nil, c.ins, 1, c.want)
 	}
 }
 
@@ -345,11 +345,11 @@ func TestMovesKeepEveryElementType(t *testing.T) {
 	} {
 		d := x.Data
 		pick := func(idx ...int) any { return gather(d, idx) }
-		checkTensor(t, "Transpose "+x.DType.String(), runOp1(t, 13, "Transpose", nil, x), []int{3, 2}, pick(0, 3, 1, 4, 2, 5))
-		checkTensor(t, "Concat "+x.DType.String(), runOp1(t, 13, "Concat", []*onnxpb.Attribute{intAttr("axis", 1)}, x, x), []int{2, 6}, pick(0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5))
-		checkTensor(t, "Slice "+x.DType.String(), runOp1(t, 13, "Slice", nil, x, i64s(-1), i64s(0), i64s(1), i64s(-2)), []int{2, 1}, pick(2, 5))
-		checkTensor(t, "Tile "+x.DType.String(), runOp1(t, 13, "Tile", nil, x, i64s(1, 2)), []int{2, 6}, pick(0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5))
-		checkTensor(t, "Expand "+x.DType.String(), runOp1(t, 13, "Expand", nil, x, i64s(2, 1, 1)), []int{2, 2, 3}, pick(0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5))
+		idxCheck(t, "Transpose "+x.DType.String(), idxRun1(t, 13, "Transpose", nil, x), []int{3, 2}, pick(0, 3, 1, 4, 2, 5))
+		idxCheck(t, "Concat "+x.DType.String(), idxRun1(t, 13, "Concat", []*onnxpb.Attribute{idxInt("axis", 1)}, x, x), []int{2, 6}, pick(0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5))
+		idxCheck(t, "Slice "+x.DType.String(), idxRun1(t, 13, "Slice", nil, x, idxI64s(-1), idxI64s(0), idxI64s(1), idxI64s(-2)), []int{2, 1}, pick(2, 5))
+		idxCheck(t, "Tile "+x.DType.String(), idxRun1(t, 13, "Tile", nil, x, idxI64s(1, 2)), []int{2, 6}, pick(0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5))
+		idxCheck(t, "Expand "+x.DType.String(), idxRun1(t, 13, "Expand", nil, x, idxI64s(2, 1, 1)), []int{2, 2, 3}, pick(0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5))
 	}
 }
 
@@ -380,7 +380,7 @@ func transposeByElement(x []float32, shape []int, p []int) []float32 {
 }
 
 func TestTransposeByElementAgrees(t *testing.T) {
-	x := iota32(2, 3, 4, 5)
+	x := idxIota(2, 3, 4, 5)
 	for _, p := range [][]int{{0, 2, 1, 3}, {3, 2, 1, 0}, {1, 0, 3, 2}, {0, 1, 2, 3}} {
 		got := transpose(x, p)
 		if want := transposeByElement(x.Data.([]float32), x.Shape, p); !slices.Equal(got.Data.([]float32), want) {
@@ -392,7 +392,7 @@ func TestTransposeByElementAgrees(t *testing.T) {
 // BenchmarkTranspose moves attention heads, 1×128×4×64 → 1×4×128×64:
 // runs of 64 copied whole against the element-by-element baseline.
 func BenchmarkTranspose(b *testing.B) {
-	x := iota32(1, 128, 4, 64)
+	x := idxIota(1, 128, 4, 64)
 	p := []int{0, 2, 1, 3}
 	b.Run("runs", func(b *testing.B) {
 		b.SetBytes(int64(4 * x.Len()))
@@ -413,7 +413,7 @@ func BenchmarkTranspose(b *testing.B) {
 // BenchmarkSplit cuts 1×128×768 (a fused QKV projection) into three
 // 1×128×256 along the last axis, and BenchmarkSlice takes the middle one.
 func BenchmarkSplit(b *testing.B) {
-	x := iota32(1, 128, 768)
+	x := idxIota(1, 128, 768)
 	rows := tensor.Strides(x.Shape)
 	b.Run("runs", func(b *testing.B) {
 		b.SetBytes(int64(4 * x.Len()))
@@ -436,7 +436,7 @@ func BenchmarkSplit(b *testing.B) {
 }
 
 func BenchmarkSlice(b *testing.B) {
-	x := iota32(1, 128, 768)
+	x := idxIota(1, 128, 768)
 	rows := tensor.Strides(x.Shape)
 	starts, ends, axes := []int64{256}, []int64{512}, []int64{2}
 	b.Run("runs", func(b *testing.B) {
