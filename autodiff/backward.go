@@ -108,13 +108,19 @@ var grads = map[*model.Descriptor]gradFunc{}
 // registerGrad sets the backward function of every registered
 // implementation of the ai.onnx operator typ.
 func registerGrad(typ string, f gradFunc) {
+	for _, d := range descriptorsOf(typ) {
+		grads[d] = f
+	}
+}
+
+// descriptorsOf returns every implementation of the ai.onnx operator typ;
+// none is a programming error.
+func descriptorsOf(typ string) []*model.Descriptor {
 	ds := model.Descriptors("", typ)
 	if len(ds) == 0 {
 		panic("autodiff: no operator " + typ)
 	}
-	for _, d := range ds {
-		grads[d] = f
-	}
+	return ds
 }
 
 // multiGradFunc is the backward function of an operator whose outputs all
@@ -128,11 +134,7 @@ var multiGrads = map[*model.Descriptor]multiGradFunc{}
 // implementation of the ai.onnx operator typ, taking every output's
 // gradient.
 func registerMultiGrad(typ string, f multiGradFunc) {
-	ds := model.Descriptors("", typ)
-	if len(ds) == 0 {
-		panic("autodiff: no operator " + typ)
-	}
-	for _, d := range ds {
+	for _, d := range descriptorsOf(typ) {
 		multiGrads[d] = f
 	}
 }

@@ -63,7 +63,7 @@ func gatherBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []f
 	return dx, nil
 }
 
-// sliceBackward writes dY into zeros at the positions the slice took.
+// sliceBackward writes dY into zeros through the view the slice read.
 func sliceBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
 	x := in[0]
 	var lists [4][]int64
@@ -80,19 +80,12 @@ func sliceBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []fl
 			}
 		}
 	}
-	first, step, _, err := model.SliceBounds(x.Shape, lists[0], lists[1], lists[2], lists[3])
+	shape, strides, base, err := model.SliceView(x.Shape, lists[0], lists[1], lists[2], lists[3])
 	if err != nil {
 		return nil, err
 	}
-	rows := tensor.Strides(x.Shape)
-	strides := make([]int, len(rows))
-	base := 0
-	for a := range rows {
-		strides[a] = step[a] * rows[a]
-		base += first[a] * rows[a]
-	}
 	g := make([]float32, x.Len())
-	it := tensor.NewIter(y.Shape, strides).Start(0, base)
+	it := tensor.NewIter(shape, strides).Start(0, base)
 	for o := 0; it.Next(); o++ {
 		g[it.Off(0)] = dy[o]
 	}

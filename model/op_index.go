@@ -1005,29 +1005,28 @@ func uniqueOf(x *tensor.Tensor, axis *int64, sorted bool) ([]*tensor.Tensor, err
 		return nil, err
 	}
 	count, a := x.Len(), 0
-	var compare func(i, j int) int
-	if axis == nil {
-		compare = elem
-	} else {
+	compare := elem
+	if axis != nil {
 		if a, err = normAxis(*axis, x.Rank()); err != nil {
 			return nil, err
 		}
-		count = x.Shape[a]
-		if x.Len() > 0 {
-			outer, dim, inner := idxGeometry(x.Shape, a)
-			compare = func(i, j int) int { // lexicographic over the slices
-				for o := 0; o < outer; o++ {
-					bi, bj := (o*dim+i)*inner, (o*dim+j)*inner
-					for k := 0; k < inner; k++ {
-						if c := elem(bi+k, bj+k); c != 0 {
-							return c
-						}
+		if count = x.Shape[a]; x.Len() == 0 && count > 0 {
+			return uniqueOfEmptySlices(x, a)
+		}
+		outer, dim, inner := 0, 0, 0
+		if count > 0 {
+			outer, dim, inner = idxGeometry(x.Shape, a)
+		}
+		compare = func(i, j int) int { // lexicographic over the slices
+			for o := 0; o < outer; o++ {
+				bi, bj := (o*dim+i)*inner, (o*dim+j)*inner
+				for k := 0; k < inner; k++ {
+					if c := elem(bi+k, bj+k); c != 0 {
+						return c
 					}
 				}
-				return 0
 			}
-		} else {
-			compare = func(i, j int) int { return 0 } // empty slices are all equal
+			return 0
 		}
 	}
 	order := make([]int, count)
@@ -1082,6 +1081,21 @@ func uniqueOf(x *tensor.Tensor, axis *int64, sorted bool) ([]*tensor.Tensor, err
 	}
 	return []*tensor.Tensor{y, tensor.From([]int{u}, first), tensor.From([]int{count}, inverse), tensor.From([]int{u}, counts)}, nil
 }
+
+// uniqueOfEmptySlices is Unique along axis a of an empty x with count >
+// 0 slices: all are equal (and empty), so the first is the only one.
+func uniqueOfEmptySlices(x *tensor.Tensor, a int) ([]*tensor.Tensor, error) {
+	count := x.Shape[a]
+	shape := slices.Clone(x.Shape)
+	shape[a] = 1
+	y, _, err := idxNew(x.DType, shape)
+	if err != nil {
+		return nil, err
+	}
+	return []*tensor.Tensor{y, idxI64(0), tensor.From([]int{count}, make([]int64, count)), idxI64(int64(count))}, nil
+}
+
+func idxI64(v int64) *tensor.Tensor { return tensor.From([]int{1}, []int64{v}) }
 
 func buildTrilu(n *node, at *TriluAttrs) (opFunc, error) {
 	if err := n.checkArity(1, 2, 1, 1); err != nil {
@@ -1157,9 +1171,9 @@ func buildEyeLike(n *node, at *EyeLikeAttrs) (opFunc, error) {
 		if err != nil {
 			return nil, inputErrorf("EyeLike cannot make a %v tensor", out)
 		}
-		y, _, err := idxNew(out, slices.Clone(x.Shape))
-		if err != nil {
-			return nil, err
+		y, size, err := idxNew(out, slices.Clone(x.Shape))
+		if err != nil || size == 0 {
+			return y, err
 		}
 		mv := moverOf(out)
 		rows, cols := x.Shape[0], x.Shape[1]

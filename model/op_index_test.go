@@ -602,3 +602,29 @@ func idxShapes(ts []*tensor.Tensor) []string {
 	}
 	return s
 }
+
+// TestEmptyTensorsWithHugeDimensions: a request may send a tensor with no
+// elements whose other dimensions are each as large as the protocol
+// allows ([2³¹, 0, 2³¹]); the operators answer at once, without walking
+// or allocating by those dimensions.
+func TestEmptyTensorsWithHugeDimensions(t *testing.T) {
+	huge := tensor.MaxElements
+	x := tensor.From([]int{huge, 0, huge}, []float32{})
+	none := []float32{}
+	idxCheck(t, "Concat", idxRun1(t, 13, "Concat", []*onnxpb.Attribute{idxInt("axis", 1)}, x, x), []int{huge, 0, huge}, none)
+	idxCheck(t, "Concat", idxRun1(t, 13, "Concat", []*onnxpb.Attribute{idxInt("axis", 2)}, x, x), []int{huge, 0, 2 * huge}, none)
+	idxCheck(t, "Transpose", idxRun1(t, 13, "Transpose", nil, x), []int{huge, 0, huge}, none)
+	idxCheck(t, "Slice", idxRun1(t, 13, "Slice", nil, x, idxI64s(1), idxI64s(-1), idxI64s(2)), []int{huge, 0, huge - 2}, none)
+	idxCheck(t, "Gather", idxRun1(t, 13, "Gather", []*onnxpb.Attribute{idxInt("axis", 2)}, x, idxI64s(5, 7)), []int{huge, 0, 2}, none)
+	idxCheck(t, "Tile", idxRun1(t, 13, "Tile", nil, x, idxI64s(1, 3, 1)), []int{huge, 0, huge}, none)
+	idxCheck(t, "CumSum", idxRun1(t, 14, "CumSum", nil, x, tensor.Scalar(int64(2))), []int{huge, 0, huge}, none)
+	idxCheck(t, "Trilu", idxRun1(t, 14, "Trilu", nil, x), []int{huge, 0, huge}, none)
+	idxCheck(t, "EyeLike", idxRun1(t, 22, "EyeLike", nil, tensor.From([]int{huge, 0}, none)), []int{huge, 0}, none)
+	outs, err := idxRunOp(t, 11, "Unique", []*onnxpb.Attribute{idxInt("axis", 0)}, []*tensor.Tensor{tensor.From([]int{3, 0}, none)}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idxCheck(t, "Unique of empty slices", outs[0], []int{1, 0}, none)
+	idxCheck(t, "their counts", outs[3], []int{1}, []int64{3})
+	idxCheck(t, "their inverse", outs[2], []int{3}, []int64{0, 0, 0})
+}

@@ -433,6 +433,15 @@ func buildConcat(n *node, at *ConcatAttrs) (opFunc, error) {
 			}
 			shape[a] += t.Shape[a]
 		}
+		total, err := tensor.NumElements(shape)
+		if err != nil {
+			return nil, inputErrorf("Concat: %v", err)
+		}
+		mv := moverOf(first.DType)
+		out := mv.alloc(total)
+		if total == 0 { // the dimensions of an empty result need not multiply
+			return []*tensor.Tensor{{DType: first.DType, Shape: shape, Data: out}}, nil
+		}
 		outer := 1
 		for _, d := range shape[:a] {
 			outer *= d
@@ -441,17 +450,11 @@ func buildConcat(n *node, at *ConcatAttrs) (opFunc, error) {
 		for _, d := range shape[a+1:] {
 			inner *= d
 		}
-		// index map: for each output element, which input and where
-		total, err := tensor.NumElements(shape)
-		if err != nil {
-			return nil, err
-		}
-		out, _ := tensor.MakeSlice(first.DType, total)
 		pos := 0
 		for o := 0; o < outer; o++ {
 			for _, t := range in {
 				chunk := t.Shape[a] * inner
-				copyRange(out, pos, t.Data, o*chunk, chunk)
+				mv.copyN(out, pos, t.Data, o*chunk, chunk)
 				pos += chunk
 			}
 		}

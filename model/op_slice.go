@@ -246,13 +246,30 @@ func indexList(t *tensor.Tensor, what string) ([]int64, error) {
 	return v, nil
 }
 
-// SliceBounds resolves Slice's starts, ends, axes (nil: the first
-// len(starts) axes) and steps (nil: all 1) against shape as numpy does:
-// negative values count from the end of their axis and out-of-range ones
-// clamp. It returns, for every axis of shape, the first index taken, the
-// step, and how many elements are taken. The gradient of Slice uses it
-// too.
-func SliceBounds(shape []int, starts, ends, axes, steps []int64) (first, step, count []int, err error) {
+// SliceView resolves Slice's starts, ends, axes (nil: the first
+// len(starts) axes) and steps (nil: all 1) against a tensor of the given
+// shape as numpy does (negative values count from the end of their axis,
+// out-of-range ones clamp) and returns the slice as a view of the
+// tensor's row-major data: its shape, the element stride along each of
+// its axes and the offset of its first element. The gradient of Slice
+// walks the same view.
+func SliceView(shape []int, starts, ends, axes, steps []int64) (out, strides []int, base int, err error) {
+	first, step, count, err := sliceBounds(shape, starts, ends, axes, steps)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	rows := tensor.Strides(shape)
+	strides = make([]int, len(rows))
+	for a := range rows {
+		strides[a] = step[a] * rows[a]
+		base += first[a] * rows[a]
+	}
+	return count, strides, base, nil
+}
+
+// sliceBounds returns, for every axis of shape, the first index a slice
+// takes, its step and how many elements it takes.
+func sliceBounds(shape []int, starts, ends, axes, steps []int64) (first, step, count []int, err error) {
 	r := len(shape)
 	if len(ends) != len(starts) || axes != nil && len(axes) != len(starts) || steps != nil && len(steps) != len(starts) {
 		return nil, nil, nil, inputErrorf("Slice starts, ends, axes and steps differ in length (%d, %d, %d, %d)", len(starts), len(ends), len(axes), len(steps))
@@ -317,18 +334,11 @@ func SliceBounds(shape []int, starts, ends, axes, steps []int64) (first, step, c
 // sliceTensor returns the slice of x that starts, ends, axes and steps
 // select.
 func sliceTensor(x *tensor.Tensor, starts, ends, axes, steps []int64) (*tensor.Tensor, error) {
-	first, step, count, err := SliceBounds(x.Shape, starts, ends, axes, steps)
+	shape, strides, base, err := SliceView(x.Shape, starts, ends, axes, steps)
 	if err != nil {
 		return nil, err
 	}
-	rows := tensor.Strides(x.Shape)
-	strides := make([]int, len(rows))
-	base := 0
-	for a := range rows {
-		strides[a] = step[a] * rows[a]
-		base += first[a] * rows[a]
-	}
-	return stridedView(x, count, strides, base)
+	return stridedView(x, shape, strides, base)
 }
 
 // buildSlice1 implements Slice before opset 10: starts, ends and axes as
@@ -495,21 +505,23 @@ func tileTensor(x *tensor.Tensor, reps []int64) (*tensor.Tensor, error) {
 		return nil, inputErrorf("Tile repeats %v do not fit rank %d", reps, r)
 	}
 	rows := tensor.Strides(x.Shape)
+	shape := make([]int, r)
 	view, strides := make([]int, 2*r), make([]int, 2*r)
 	for i, rep := range reps {
-		if rep < 0 || rep > tensor.MaxElements {
-			return nil, inputErrorf("Tile repeat %d is invalid", rep)
+		if rep < 0 || rep > tensor.MaxElements || x.Shape[i] > 0 && rep > int64(tensor.MaxElements/x.Shape[i]) {
+			return nil, inputErrorf("Tile repeat %d is invalid for a dimension of %d", rep, x.Shape[i])
 		}
 		view[2*i], view[2*i+1] = int(rep), x.Shape[i]
 		strides[2*i+1] = rows[i]
+		shape[i] = int(rep) * x.Shape[i]
+	}
+	if n, err := tensor.NumElements(shape); err != nil || n == 0 {
+		y, _, err := idxNew(x.DType, shape)
+		return y, err
 	}
 	y, err := stridedView(x, view, strides, 0)
 	if err != nil {
 		return nil, err
-	}
-	shape := make([]int, r)
-	for i := range shape {
-		shape[i] = view[2*i] * view[2*i+1]
 	}
 	y.Shape = shape
 	return y, nil
