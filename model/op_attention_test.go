@@ -393,6 +393,133 @@ func TestRotaryLayouts(t *testing.T) {
 	}
 }
 
+// TestLinearAttentionIsCausalLinearAttention checks the "linear" rule
+// against its closed form o_t = scale·Σ_{s<=t} (q_t·k_s)·v_s, with grouped
+// heads and a past state, and that decoding token by token with the state
+// carried gives what one call over the sequence gives, for every rule.
+func TestLinearAttentionIsCausalLinearAttention(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	b, T, hq, hkv, dk, dv := 2, 5, 4, 2, 3, 4
+	q, k, v := randTensor(r, b, T, hq*dk), randTensor(r, b, T, hkv*dk), randTensor(r, b, T, hkv*dv)
+	op, err := buildLinearAttention(testNode(6, 2), &LinearAttentionAttrs{QNumHeads: int64(hq), KVNumHeads: int64(hkv), UpdateRule: "linear", Scale: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := op([]*tensor.Tensor{q, k, v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qd, kd, vd, y := q.Data.([]float32), k.Data.([]float32), v.Data.([]float32), out[0].Data.([]float32)
+	for bi := 0; bi < b; bi++ {
+		for ti := 0; ti < T; ti++ {
+			for h := 0; h < hq; h++ {
+				g := h / (hq / hkv)
+				for c := 0; c < dv; c++ {
+					var want float64
+					for si := 0; si <= ti; si++ {
+						var dot float64
+						for f := 0; f < dk; f++ {
+							dot += float64(qd[((bi*T+ti)*hq+h)*dk+f]) * float64(kd[((bi*T+si)*hkv+g)*dk+f])
+						}
+						want += 0.5 * dot * float64(vd[((bi*T+si)*hkv+g)*dv+c])
+					}
+					if got := y[((bi*T+ti)*hq+h)*dv+c]; math.Abs(float64(got)-want) > 1e-5*(1+math.Abs(want)) {
+						t.Fatalf("o[%d,%d,%d,%d] = %v, want %v", bi, ti, h, c, got, want)
+					}
+				}
+			}
+		}
+	}
+	decay, beta := randTensor(r, b, T, hkv*dk), randTensor(r, b, T, hkv)
+	for _, rule := range []string{"linear", "gated", "delta", "gated_delta"} {
+		op, _ := buildLinearAttention(testNode(6, 2), &LinearAttentionAttrs{QNumHeads: int64(hq), KVNumHeads: int64(hkv), UpdateRule: rule})
+		all, err := op([]*tensor.Tensor{q, k, v, nil, decay, beta})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var state *tensor.Tensor
+		for ti := 0; ti < T; ti++ {
+			step := func(x *tensor.Tensor) *tensor.Tensor {
+				w := x.Shape[2]
+				d := make([]float32, b*w)
+				for bi := 0; bi < b; bi++ {
+					copy(d[bi*w:], x.Data.([]float32)[(bi*T+ti)*w:(bi*T+ti+1)*w])
+				}
+				return tensor.From([]int{b, 1, w}, d)
+			}
+			o, err := op([]*tensor.Tensor{step(q), step(k), step(v), state, step(decay), step(beta)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			state = o[1]
+			for bi := 0; bi < b; bi++ {
+				for j := 0; j < hq*dv; j++ {
+					g, w := o[0].Data.([]float32)[bi*hq*dv+j], all[0].Data.([]float32)[(bi*T+ti)*hq*dv+j]
+					if math.Abs(float64(g-w)) > 1e-5*(1+math.Abs(float64(w))) {
+						t.Fatalf("%s: token %d decoded alone %v, in the sequence %v", rule, ti, g, w)
+					}
+				}
+			}
+		}
+	}
+	if _, err := buildLinearAttention(testNode(3, 2), &LinearAttentionAttrs{QNumHeads: 3, KVNumHeads: 2, UpdateRule: "linear"}); err == nil {
+		t.Fatal("3 query heads over 2 key heads accepted")
+	}
+	opGD, _ := buildLinearAttention(testNode(6, 2), &LinearAttentionAttrs{QNumHeads: int64(hq), KVNumHeads: int64(hkv), UpdateRule: "gated_delta"})
+	if _, err := opGD([]*tensor.Tensor{q, k, v}); !errors.Is(err, ErrInput) {
+		t.Fatalf("gated_delta without decay: %v", err)
+	}
+}
+
+// TestCausalConvDecodes checks that feeding a sequence one token at a
+// time, carrying present_state into past_state, gives what one call over
+// the whole sequence gives.
+func TestCausalConvDecodes(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	b, c, l, k := 2, 3, 6, 4
+	x, w, bias, past := randTensor(r, b, c, l), randTensor(r, c, 1, k), randTensor(r, c), randTensor(r, b, c, k-1)
+	op, err := buildCausalConv(testNode(4, 2), &CausalConvAttrs{Activation: "silu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := op([]*tensor.Tensor{x, w, bias, past})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := past
+	for ti := 0; ti < l; ti++ {
+		xt := make([]float32, b*c)
+		for ch := range xt {
+			xt[ch] = x.Data.([]float32)[ch*l+ti]
+		}
+		o, err := op([]*tensor.Tensor{tensor.From([]int{b, c, 1}, xt), w, bias, state})
+		if err != nil {
+			t.Fatal(err)
+		}
+		state = o[1]
+		for ch := 0; ch < b*c; ch++ {
+			if g, want := o[0].Data.([]float32)[ch], all[0].Data.([]float32)[ch*l+ti]; math.Abs(float64(g-want)) > 1e-6 {
+				t.Fatalf("token %d channel %d: %v alone, %v in the sequence", ti, ch, g, want)
+			}
+		}
+	}
+	for i, s := range state.Data.([]float32) {
+		if s != all[1].Data.([]float32)[i] {
+			t.Fatal("the final states differ")
+		}
+	}
+	for name, in := range map[string][]*tensor.Tensor{
+		"weight channels": {x, randTensor(r, c+1, 1, k)},
+		"past width":      {x, w, nil, randTensor(r, b, c, k)},
+		"empty kernel":    {x, tensor.From([]int{c, 1, 0}, []float32{})},
+		"rank 2":          {randTensor(r, c, l), w},
+	} {
+		if _, err := op(in); !errors.Is(err, ErrInput) {
+			t.Errorf("%s: %v, want an input error", name, err)
+		}
+	}
+}
+
 // BenchmarkAttention is one BERT-base attention layer's core: batch 1,
 // 12 heads, 128 tokens, head size 64. "kernels" runs both products on the
 // float kernels of the default table; "loops" is the float32 pure-Go twin
