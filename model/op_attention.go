@@ -73,10 +73,10 @@ type attnKernels[T float32 | float64] interface {
 	// prepareK and prepareV ready key/value head g of batch b.
 	prepareK(b, g int)
 	prepareV(b, g int)
-	// qk sets s (sq×t) = q·Kᵀ for q (sq×d, row stride ldq).
-	qk(q []T, ldq int, s []T)
-	// pv sets y (sq×dv, row stride ldy) = p·V for p (sq×t).
-	pv(p []T, y []T, ldy int)
+	// qk sets s (m×t) = q·Kᵀ for q (m×d, row stride ldq).
+	qk(q []T, ldq, m int, s []T)
+	// pv sets y (m×dv, row stride ldy) = p·V for p (m×t).
+	pv(p []T, m int, y []T, ldy int)
 }
 
 // attnF32 runs the products on the float kernels.
@@ -113,8 +113,8 @@ func (a *attnF32) prepareV(b, g int) {
 	a.vp = dispatch.PackF(a.sh.t, a.sh.dv, a.v.data[base:base+(a.sh.t-1)*a.v.ss+a.sh.dv], a.v.ss)
 }
 
-func (a *attnF32) qk(q []float32, ldq int, s []float32) {
-	sq, t, d := a.sh.sq, a.sh.t, a.sh.d
+func (a *attnF32) qk(q []float32, ldq, sq int, s []float32) {
+	t, d := a.sh.t, a.sh.d
 	s = s[:sq*t]
 	if d == 0 || t == 0 || sq == 0 {
 		clear(s)
@@ -130,8 +130,8 @@ func (a *attnF32) qk(q []float32, ldq int, s []float32) {
 	a.exec.MatMul(q[:sq*d], sq, a.kp, s)
 }
 
-func (a *attnF32) pv(p []float32, y []float32, ldy int) {
-	sq, t, dv := a.sh.sq, a.sh.t, a.sh.dv
+func (a *attnF32) pv(p []float32, sq int, y []float32, ldy int) {
+	t, dv := a.sh.t, a.sh.dv
 	if sq == 0 || dv == 0 {
 		return
 	}
@@ -170,8 +170,8 @@ type attnRef[T float32 | float64] struct {
 func (a *attnRef[T]) prepareK(b, g int) { a.kb = a.k.at(b, g) }
 func (a *attnRef[T]) prepareV(b, g int) { a.vb = a.v.at(b, g) }
 
-func (a *attnRef[T]) qk(q []T, ldq int, s []T) {
-	for i := 0; i < a.sh.sq; i++ {
+func (a *attnRef[T]) qk(q []T, ldq, m int, s []T) {
+	for i := 0; i < m; i++ {
 		for j := 0; j < a.sh.t; j++ {
 			var acc T
 			kr := a.k.data[a.kb+j*a.k.ss:]
@@ -183,8 +183,8 @@ func (a *attnRef[T]) qk(q []T, ldq int, s []T) {
 	}
 }
 
-func (a *attnRef[T]) pv(p []T, y []T, ldy int) {
-	for i := 0; i < a.sh.sq; i++ {
+func (a *attnRef[T]) pv(p []T, m int, y []T, ldy int) {
+	for i := 0; i < m; i++ {
 		for c := 0; c < a.sh.dv; c++ {
 			var acc T
 			for j := 0; j < a.sh.t; j++ {
@@ -283,16 +283,17 @@ func newAttnBias[T float32 | float64](mask *tensor.Tensor, sh attnShape, floatMa
 	return ab, err
 }
 
-// attnRows applies, in place, what comes between the two products to the
-// scores of one head: scale, softcap, bias and softmax, recording
-// qk_matmul_output (rows of qk, nil when not wanted) after stage mode.
+// attnRows applies, in place, what comes between the two products to
+// scores of one head (rows from query i0 on): scale, softcap, bias and
+// softmax, recording qk_matmul_output (rows of qk, nil when not wanted)
+// after stage mode.
 type attnRows[T float32 | float64] struct {
 	scale, softcap T
 	bias           *attnBias[T]
 	mode           int64
 }
 
-func (ar *attnRows[T]) apply(s []T, t, b, h int, qk []T) {
+func (ar *attnRows[T]) apply(s []T, t, b, h, i0 int, qk []T) {
 	for i := 0; i*t < len(s); i++ {
 		row := s[i*t : (i+1)*t]
 		for j := range row {
@@ -307,7 +308,7 @@ func (ar *attnRows[T]) apply(s []T, t, b, h int, qk []T) {
 		if qk != nil && ar.mode == 1 {
 			copy(qk[i*t:], row)
 		}
-		ar.bias.add(row, b, h, i)
+		ar.bias.add(row, b, h, i0+i)
 		if qk != nil && ar.mode == 2 {
 			copy(qk[i*t:], row)
 		}
@@ -427,12 +428,18 @@ func expShifted32(x []float32, m float32) float32 {
 	return sum
 }
 
+// attnChunk bounds the scores one head holds at a time (query rows ×
+// keys): long sequences are taken a block of query rows at a time.
+// runAttention's chunk is this bound.
+const attnChunk = 1 << 16
+
 // runAttention runs every head: for each batch and key/value head, the
 // keys and values are prepared once, then each query head of the group
-// takes its scores, rows and output. qk, when not nil, receives
-// qk_matmul_output (b, hq, sq, t).
-func runAttention[T float32 | float64](sh attnShape, q, y attnView[T], kern attnKernels[T], rows *attnRows[T], qk []T) {
-	s := make([]T, sh.sq*sh.t)
+// takes its scores, rows and output, a block of query rows at a time. qk,
+// when not nil, receives qk_matmul_output (b, hq, sq, t).
+func runAttention[T float32 | float64](sh attnShape, q, y attnView[T], kern attnKernels[T], rows *attnRows[T], qk []T, chunk int) {
+	chunk = max(1, min(sh.sq, chunk/max(sh.t, 1)))
+	s := make([]T, chunk*sh.t)
 	rep := sh.hq / sh.hkv
 	for b := 0; b < sh.b; b++ {
 		for g := 0; g < sh.hkv; g++ {
@@ -440,13 +447,17 @@ func runAttention[T float32 | float64](sh attnShape, q, y attnView[T], kern attn
 			kern.prepareV(b, g)
 			for r := 0; r < rep; r++ {
 				h := g*rep + r
-				kern.qk(q.data[q.at(b, h):], q.ss, s)
-				var qkh []T
-				if qk != nil {
-					qkh = qk[(b*sh.hq+h)*sh.sq*sh.t:]
+				for i0 := 0; i0 < sh.sq; i0 += chunk {
+					m := min(chunk, sh.sq-i0)
+					sm := s[:m*sh.t]
+					kern.qk(q.data[q.at(b, h)+i0*q.ss:], q.ss, m, sm)
+					var qkh []T
+					if qk != nil {
+						qkh = qk[((b*sh.hq+h)*sh.sq+i0)*sh.t:]
+					}
+					rows.apply(sm, sh.t, b, h, i0, qkh)
+					kern.pv(sm, m, y.data[y.at(b, h)+i0*y.ss:], y.ss)
 				}
-				rows.apply(s, sh.t, b, h, qkh)
-				kern.pv(s, y.data[y.at(b, h):], y.ss)
 			}
 		}
 	}
@@ -506,6 +517,7 @@ type attentionCall struct {
 	at                                  *AttentionAttrs
 	q, k, v, mask, pastK, pastV, nonpad *tensor.Tensor
 	wantPresent, wantQK                 bool
+	chunk                               int // scores held at a time; 0: attnChunk
 
 	sh    attnShape
 	rank3 bool
@@ -661,7 +673,11 @@ func attentionIn[T float32 | float64](a *attentionCall, toT func(*tensor.Tensor)
 	if a.wantQK {
 		qk = make([]T, sh.b*sh.hq*sh.sq*sh.t)
 	}
-	runAttention(sh, q, y, newKern(sh, k, v), rows, qk)
+	chunk := a.chunk
+	if chunk == 0 {
+		chunk = attnChunk
+	}
+	runAttention(sh, q, y, newKern(sh, k, v), rows, qk, chunk)
 
 	out := []*tensor.Tensor{{DType: a.q.DType, Shape: yShape, Data: roundAs(yd, a.q.DType)}, nil, nil, nil}
 	if presentK != nil {
@@ -807,7 +823,7 @@ func flexIn[T float32 | float64](f *flexCall, toT func(*tensor.Tensor) []T, newK
 			for r := 0; r < rep; r++ {
 				h := g*rep + r
 				s := scores[(b*sh.hq+h)*blk : (b*sh.hq+h+1)*blk]
-				kern.qk(q.data[q.at(b, h):], q.ss, s)
+				kern.qk(q.data[q.at(b, h):], q.ss, sh.sq, s)
 				for j := range s {
 					s[j] *= sc
 				}
@@ -849,7 +865,7 @@ func flexIn[T float32 | float64](f *flexCall, toT func(*tensor.Tensor) []T, newK
 			kern.prepareV(b, g)
 			for r := 0; r < rep; r++ {
 				h := g*rep + r
-				kern.pv(scores[(b*sh.hq+h)*blk:], y.data[y.at(b, h):], y.ss)
+				kern.pv(scores[(b*sh.hq+h)*blk:], sh.sq, y.data[y.at(b, h):], y.ss)
 			}
 		}
 	}

@@ -81,6 +81,9 @@ func buildLinearAttention(n *node, at *LinearAttentionAttrs) (opFunc, error) {
 		if !equalShape(k.Shape, []int{b, t, hkv * dk}) || !equalShape(v.Shape, []int{b, t, hkv * dv}) {
 			return nil, inputErrorf("LinearAttention: query %s, key %s and value %s do not agree", tensor.ShapeString(q.Shape), tensor.ShapeString(k.Shape), tensor.ShapeString(v.Shape))
 		}
+		if _, err := tensor.NumElements([]int{b, hkv, dk, dv}); err != nil {
+			return nil, inputErrorf("LinearAttention state: %v", err)
+		}
 		stateType := q.DType
 		if past != nil {
 			if !equalShape(past.Shape, []int{b, hkv, dk, dv}) {

@@ -118,6 +118,17 @@ func TestAttentionKernelsMatchReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		compareAttentionOutputs(t, c.name+"/float32 loops", got, want, 2e-5)
+		// A few query rows at a time (down to one), on the kernels.
+		for _, chunk := range []int{1, 2 * a.sh.t} {
+			a.chunk = chunk
+			got, err := attentionIn(a, attnFloat32s, func(sh attnShape, k, v attnView[float32]) attnKernels[float32] {
+				return newAttnF32(dispatch.DefaultExec(), k, v, sh)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareAttentionOutputs(t, fmt.Sprintf("%s/%d scores at a time", c.name, chunk), got, want, 2e-5)
+		}
 	}
 }
 
