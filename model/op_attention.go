@@ -467,6 +467,9 @@ func buildAttention(n *node, at *AttentionAttrs, maxIn int) (opFunc, error) {
 	if err := n.checkArity(3, maxIn, 1, 4); err != nil {
 		return nil, err
 	}
+	if err := requireInputs(n, 3); err != nil {
+		return nil, err
+	}
 	if at.QKMatMulOutputMode < 0 || at.QKMatMulOutputMode > 3 {
 		return nil, fmt.Errorf("qk_matmul_output_mode %d is not 0 to 3", at.QKMatMulOutputMode)
 	}
@@ -750,6 +753,9 @@ func buildFlexAttention(n *node, at *FlexAttentionAttrs) (opFunc, error) {
 	if err := n.checkArity(3, 3, 1, 1); err != nil {
 		return nil, err
 	}
+	if err := requireInputs(n, 3); err != nil {
+		return nil, err
+	}
 	var mods [2]*subgraph
 	for i, g := range []*onnxpb.Graph{at.ScoreMod, at.ProbMod} {
 		if g == nil {
@@ -890,6 +896,9 @@ func init() {
 // cosines and sines the caches hold for each token's position.
 func buildRotaryEmbedding(n *node, at *RotaryEmbeddingAttrs) (opFunc, error) {
 	if err := n.checkArity(3, 4, 1, 1); err != nil {
+		return nil, err
+	}
+	if err := requireInputs(n, 3); err != nil {
 		return nil, err
 	}
 	if at.NumHeads < 0 || at.RotaryEmbeddingDim < 0 {

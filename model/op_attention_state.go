@@ -41,6 +41,9 @@ func buildLinearAttention(n *node, at *LinearAttentionAttrs) (opFunc, error) {
 	if err := n.checkArity(3, 6, 1, 2); err != nil {
 		return nil, err
 	}
+	if err := requireInputs(n, 3); err != nil {
+		return nil, err
+	}
 	if at.QNumHeads <= 0 || at.KVNumHeads <= 0 || at.QNumHeads%at.KVNumHeads != 0 || at.QNumHeads > math.MaxInt32 {
 		return nil, fmt.Errorf("q_num_heads %d must be a positive multiple of kv_num_heads %d", at.QNumHeads, at.KVNumHeads)
 	}
@@ -211,6 +214,9 @@ type CausalConvAttrs struct {
 // last k-1 values of x'.
 func buildCausalConv(n *node, at *CausalConvAttrs) (opFunc, error) {
 	if err := n.checkArity(2, 4, 1, 2); err != nil {
+		return nil, err
+	}
+	if err := requireInputs(n, 2); err != nil {
 		return nil, err
 	}
 	var silu bool

@@ -531,6 +531,112 @@ func TestCausalConvDecodes(t *testing.T) {
 	}
 }
 
+// TestFamilyRandomInputs feeds the operators of this family inputs of
+// random ranks, small (often empty) shapes and types: each must answer or
+// return an input error, never panic.
+func TestFamilyRandomInputs(t *testing.T) {
+	r := rand.New(rand.NewPCG(99, 1))
+	rt := func(rank int) *tensor.Tensor {
+		if r.IntN(8) == 0 {
+			return nil
+		}
+		sh := make([]int, rank)
+		n := 1
+		for i := range sh {
+			sh[i] = r.IntN(4)
+			n *= sh[i]
+		}
+		switch r.IntN(6) {
+		case 0:
+			b := make([]bool, n)
+			return tensor.From(sh, b)
+		case 1:
+			return tensor.From(sh, make([]int64, n))
+		case 2:
+			return tensor.From(sh, make([]float64, n))
+		}
+		return tensor.From(sh, randFloats(r, n, 0))
+	}
+	for it := 0; it < 20000; it++ {
+		at := &AttentionAttrs{IsCausal: r.IntN(2) == 0, QNumHeads: int64(r.IntN(4)), KVNumHeads: int64(r.IntN(3)), QKMatMulOutputMode: int64(r.IntN(4)), Softcap: float32(r.IntN(2))}
+		op := attentionOp(t, at, dispatch.DefaultExec())
+		in := make([]*tensor.Tensor, 7)
+		for i := range in {
+			in[i] = rt(r.IntN(5))
+		}
+		for i := 0; i < 3; i++ {
+			if in[i] == nil {
+				in[i] = rt(3 + r.IntN(2))
+			}
+			if in[i] == nil {
+				in[i] = tensor.From([]int{1, 1, 1, 1}, []float32{1})
+			}
+		}
+		func() {
+			defer func() {
+				if e := recover(); e != nil {
+					t.Fatalf("panic %v on %v", e, in)
+				}
+			}()
+			if _, err := op(in); err != nil && !errors.Is(err, ErrInput) {
+				t.Fatalf("%s: %v", "op(in)", err)
+			}
+			if _, err := TraceAttention(at, in); err != nil && !errors.Is(err, ErrInput) {
+				t.Fatalf("%s: %v", "TraceAttention(at, in)", err)
+			}
+			ro, _ := buildRotaryEmbedding(testNode(4, 1), &RotaryEmbeddingAttrs{Interleaved: r.IntN(2) == 0, NumHeads: int64(r.IntN(3)), RotaryEmbeddingDim: int64(r.IntN(4))})
+			if _, err := ro(in[:4]); err != nil && !errors.Is(err, ErrInput) {
+				t.Fatalf("%s: %v", "ro(in[:4])", err)
+			}
+			la, err := buildLinearAttention(testNode(6, 2), &LinearAttentionAttrs{QNumHeads: 2, KVNumHeads: 1, UpdateRule: "gated_delta"})
+			if err == nil {
+				if _, err := la(in[:6]); err != nil && !errors.Is(err, ErrInput) {
+					t.Fatalf("%s: %v", "la(in[:6])", err)
+				}
+			}
+			cc, _ := buildCausalConv(testNode(4, 2), &CausalConvAttrs{Activation: "none"})
+			if _, err := cc(in[:4]); err != nil && !errors.Is(err, ErrInput) {
+				t.Fatalf("%s: %v", "cc(in[:4])", err)
+			}
+			ln, _ := buildLayerNorm(testNode(3, 3), &LayerNormAttrs{Axis: int64(r.IntN(5) - 2), StashType: 1})
+			if _, err := ln(in[:3]); err != nil && !errors.Is(err, ErrInput) {
+				t.Fatalf("%s: %v", "ln(in[:3])", err)
+			}
+			rm, _ := buildRMSNorm(testNode(2, 1), &RMSNormAttrs{Axis: int64(r.IntN(5) - 2), StashType: 1})
+			if _, err := rm(in[:2]); err != nil && !errors.Is(err, ErrInput) {
+				t.Fatalf("%s: %v", "rm(in[:2])", err)
+			}
+			red := &ReduceInputAttrs{KeepDims: r.IntN(2) == 0, NoopWithEmptyAxes: r.IntN(2) == 0}
+			if axes, err := red.ReducedAxes(in[0].Rank(), in[3]); err == nil {
+				if _, err := reduceTensor("ReduceLogSumExp", reduceKind(r.IntN(10)), in[0], axes, red.KeepDims); err != nil && !errors.Is(err, ErrInput) {
+					t.Fatalf("reduction: %v", err)
+				}
+			} else if !errors.Is(err, ErrInput) {
+				t.Fatalf("axes: %v", err)
+			}
+			nl := lossOp(t, r.IntN(2) == 0, nil, "mean", 3, 1)
+			if _, err := nl(in[:3]); err != nil && !errors.Is(err, ErrInput) {
+				t.Fatalf("%s: %v", "nl(in[:3])", err)
+			}
+		}()
+	}
+}
+
+// TestRequiredInputsAbsent checks that a node naming no value for an input
+// its operator requires is refused at load.
+func TestRequiredInputsAbsent(t *testing.T) {
+	n := testNode(3, 1)
+	n.pb.Inputs[1] = ""
+	if _, err := buildAttention(n, &AttentionAttrs{}, 7); err == nil {
+		t.Fatal("Attention without K accepted")
+	}
+	n = testNode(2, 1)
+	n.pb.Inputs[0] = ""
+	if _, err := buildLayerNorm(n, &LayerNormAttrs{StashType: 1}); err == nil {
+		t.Fatal("LayerNormalization without X accepted")
+	}
+}
+
 // BenchmarkAttention is one BERT-base attention layer's core: batch 1,
 // 12 heads, 128 tokens, head size 64. "kernels" runs both products on the
 // float kernels of the default table; "loops" is the float32 pure-Go twin

@@ -35,6 +35,9 @@ func buildLayerNorm(n *node, at *LayerNormAttrs) (opFunc, error) {
 	if err := n.checkArity(2, 3, 1, 3); err != nil {
 		return nil, err
 	}
+	if err := requireInputs(n, 2); err != nil {
+		return nil, err
+	}
 	if at.StashType != 1 {
 		return nil, unsupportedf("LayerNormalization stash_type %d (quantserve computes in FLOAT, stash_type 1)", at.StashType)
 	}
@@ -98,6 +101,9 @@ func buildLayerNorm(n *node, at *LayerNormAttrs) (opFunc, error) {
 
 func buildRMSNorm(n *node, at *RMSNormAttrs) (opFunc, error) {
 	if err := n.checkArity(2, 2, 1, 1); err != nil {
+		return nil, err
+	}
+	if err := requireInputs(n, 2); err != nil {
 		return nil, err
 	}
 	if at.StashType != 1 {

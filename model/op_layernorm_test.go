@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -125,8 +126,12 @@ func TestNormalizationsMatchDefinition(t *testing.T) {
 // calling builders directly.
 func testNode(ins, outs int) *node {
 	n := &node{pb: &onnxpb.Node{}, name: "test"}
-	n.pb.Inputs = make([]string, ins)
-	n.pb.Outputs = make([]string, outs)
+	for i := 0; i < ins; i++ {
+		n.pb.Inputs = append(n.pb.Inputs, fmt.Sprintf("in%d", i))
+	}
+	for i := 0; i < outs; i++ {
+		n.pb.Outputs = append(n.pb.Outputs, fmt.Sprintf("out%d", i))
+	}
 	n.consts = make([]*tensor.Tensor, ins)
 	n.unused = make([]bool, ins)
 	n.opts = &Options{}

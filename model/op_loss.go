@@ -38,6 +38,9 @@ func buildNLLLoss(n *node, at *LossAttrs) (opFunc, error) {
 	if err := n.checkArity(2, 3, 1, 1); err != nil {
 		return nil, err
 	}
+	if err := requireInputs(n, 2); err != nil {
+		return nil, err
+	}
 	if err := checkLossReduction(at.Reduction); err != nil {
 		return nil, err
 	}
@@ -60,6 +63,9 @@ func buildNLLLoss(n *node, at *LossAttrs) (opFunc, error) {
 
 func buildSCELoss(n *node, at *LossAttrs) (opFunc, error) {
 	if err := n.checkArity(2, 3, 1, 2); err != nil {
+		return nil, err
+	}
+	if err := requireInputs(n, 2); err != nil {
 		return nil, err
 	}
 	if err := checkLossReduction(at.Reduction); err != nil {

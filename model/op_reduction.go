@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/quantserve/quantserve/tensor"
@@ -23,6 +24,9 @@ func init() {
 			if err := n.checkArity(1, 1, 1, 1); err != nil {
 				return nil, err
 			}
+			if err := requireInputs(n, 1); err != nil {
+				return nil, err
+			}
 			return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 				x := in[0]
 				red, err := at.ReducedAxes(x.Rank(), nil)
@@ -38,6 +42,9 @@ func init() {
 		})
 		register(Descriptor{Type: op.name, Since: op.axesInput, Fold: true}, func(n *node, at *ReduceInputAttrs) (opFunc, error) {
 			if err := n.checkArity(1, 2, 1, 1); err != nil {
+				return nil, err
+			}
+			if err := requireInputs(n, 1); err != nil {
 				return nil, err
 			}
 			return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
@@ -58,6 +65,17 @@ func init() {
 			}, nil
 		})
 	}
+}
+
+// requireInputs refuses a node whose first k inputs (the ones its
+// operator requires) are not all named.
+func requireInputs(n *node, k int) error {
+	for i := 0; i < k && i < len(n.pb.Inputs); i++ {
+		if n.pb.Inputs[i] == "" {
+			return fmt.Errorf("input %d is required but absent", i)
+		}
+	}
+	return nil
 }
 
 type reduceKind uint8
