@@ -121,7 +121,7 @@ func (a *attnF32) qk(q []float32, ldq, sq int, s []float32) {
 		return
 	}
 	if ldq != d { // rank-3 Q: gather the head's rows
-		a.qs = grow(a.qs, sq*d)
+		a.qs = attnGrow(a.qs, sq*d)
 		for i := 0; i < sq; i++ {
 			copy(a.qs[i*d:(i+1)*d], q[i*ldq:i*ldq+d])
 		}
@@ -137,7 +137,7 @@ func (a *attnF32) pv(p []float32, sq int, y []float32, ldy int) {
 	}
 	out := y
 	if ldy != dv {
-		a.ys = grow(a.ys, sq*dv)
+		a.ys = attnGrow(a.ys, sq*dv)
 		out = a.ys
 	}
 	if t == 0 {
@@ -152,7 +152,7 @@ func (a *attnF32) pv(p []float32, sq int, y []float32, ldy int) {
 	}
 }
 
-func grow[T any](s []T, n int) []T {
+func attnGrow[T any](s []T, n int) []T {
 	if cap(s) < n {
 		return make([]T, n)
 	}
@@ -505,7 +505,7 @@ func buildAttention(n *node, at *AttentionAttrs, maxIn int) (opFunc, error) {
 			return nil, err
 		}
 		if a.q.DType == tensor.Float64 {
-			return attentionIn(a, float64s, func(sh attnShape, k, v attnView[float64]) attnKernels[float64] {
+			return attentionIn(a, attnFloat64s, func(sh attnShape, k, v attnView[float64]) attnKernels[float64] {
 				return &attnRef[float64]{k: k, v: v, sh: sh}
 			})
 		}
@@ -682,13 +682,13 @@ func attentionIn[T float32 | float64](a *attentionCall, toT func(*tensor.Tensor)
 	}
 	runAttention(sh, q, y, newKern(sh, k, v), rows, qk, chunk)
 
-	out := []*tensor.Tensor{{DType: a.q.DType, Shape: yShape, Data: roundAs(yd, a.q.DType)}, nil, nil, nil}
+	out := []*tensor.Tensor{{DType: a.q.DType, Shape: yShape, Data: attnRoundAs(yd, a.q.DType)}, nil, nil, nil}
 	if presentK != nil {
-		out[1] = &tensor.Tensor{DType: a.k.DType, Shape: []int{sh.b, sh.hkv, sh.t, sh.d}, Data: roundAs(presentK, a.k.DType)}
-		out[2] = &tensor.Tensor{DType: a.v.DType, Shape: []int{sh.b, sh.hkv, sh.t, sh.dv}, Data: roundAs(presentV, a.v.DType)}
+		out[1] = &tensor.Tensor{DType: a.k.DType, Shape: []int{sh.b, sh.hkv, sh.t, sh.d}, Data: attnRoundAs(presentK, a.k.DType)}
+		out[2] = &tensor.Tensor{DType: a.v.DType, Shape: []int{sh.b, sh.hkv, sh.t, sh.dv}, Data: attnRoundAs(presentV, a.v.DType)}
 	}
 	if qk != nil {
-		out[3] = &tensor.Tensor{DType: a.q.DType, Shape: []int{sh.b, sh.hq, sh.sq, sh.t}, Data: roundAs(qk, a.q.DType)}
+		out[3] = &tensor.Tensor{DType: a.q.DType, Shape: []int{sh.b, sh.hq, sh.sq, sh.t}, Data: attnRoundAs(qk, a.q.DType)}
 	}
 	return out, nil
 }
@@ -715,22 +715,22 @@ func concatHeads[T float32 | float64](past []T, cur attnView[T], b, h, p, s, d i
 // attnFloat32s returns a floating-point tensor's values as float32 (its
 // own slice for FP32).
 func attnFloat32s(x *tensor.Tensor) []float32 {
-	v, _ := normFloat32s(x, "")
+	v, _ := lnFloat32s(x, "")
 	return v
 }
 
-func float64s(x *tensor.Tensor) []float64 {
+func attnFloat64s(x *tensor.Tensor) []float64 {
 	if d, ok := x.Data.([]float64); ok {
 		return d
 	}
 	return x.Float64s()
 }
 
-// roundAs returns v as a slice of the floating-point type dt.
-func roundAs[T float32 | float64](v []T, dt tensor.DataType) any {
+// attnRoundAs returns v as a slice of the floating-point type dt.
+func attnRoundAs[T float32 | float64](v []T, dt tensor.DataType) any {
 	switch x := any(v).(type) {
 	case []float32:
-		return normRound(x, dt)
+		return lnRound(x, dt)
 	case []float64:
 		return roundFloat64s(x, dt)
 	}
@@ -800,7 +800,7 @@ func buildFlexAttention(n *node, at *FlexAttentionAttrs) (opFunc, error) {
 		}
 		f := flexCall{ctx: ctx, in: in, mods: mods, sh: sh, scale: scale}
 		if precision == int64(onnxpb.Double) || precision == 0 && q.DType == tensor.Float64 {
-			return flexIn(&f, float64s, func(k, v attnView[float64]) attnKernels[float64] { return &attnRef[float64]{k: k, v: v, sh: sh} })
+			return flexIn(&f, attnFloat64s, func(k, v attnView[float64]) attnKernels[float64] { return &attnRef[float64]{k: k, v: v, sh: sh} })
 		}
 		return flexIn(&f, attnFloat32s, func(k, v attnView[float32]) attnKernels[float32] { return newAttnF32(exec, k, v, sh) })
 	}
@@ -876,7 +876,7 @@ func flexIn[T float32 | float64](f *flexCall, toT func(*tensor.Tensor) []T, newK
 		}
 	}
 	dt := f.in[0].DType
-	return []*tensor.Tensor{{DType: dt, Shape: []int{sh.b, sh.hq, sh.sq, sh.dv}, Data: roundAs(yd, dt)}}, nil
+	return []*tensor.Tensor{{DType: dt, Shape: []int{sh.b, sh.hq, sh.sq, sh.dv}, Data: attnRoundAs(yd, dt)}}, nil
 }
 
 // RotaryEmbeddingAttrs are RotaryEmbedding's attributes.
@@ -916,13 +916,13 @@ func buildRotaryEmbedding(n *node, at *RotaryEmbeddingAttrs) (opFunc, error) {
 		}
 		var out any
 		if xd, ok := x.Data.([]float64); ok {
-			out = rotaryApply(rg, xd, float64s(cos), float64s(sin))
+			out = rotaryApply(rg, xd, attnFloat64s(cos), attnFloat64s(sin))
 		} else {
-			xf, err := normFloat32s(x, "RotaryEmbedding")
+			xf, err := lnFloat32s(x, "RotaryEmbedding")
 			if err != nil {
 				return nil, err
 			}
-			out = normRound(rotaryApply(rg, xf, attnFloat32s(cos), attnFloat32s(sin)), x.DType)
+			out = lnRound(rotaryApply(rg, xf, attnFloat32s(cos), attnFloat32s(sin)), x.DType)
 		}
 		return []*tensor.Tensor{{DType: x.DType, Shape: x.Shape, Data: out}}, nil
 	}, nil
@@ -1064,12 +1064,12 @@ func TraceAttention(at *AttentionAttrs, in []*tensor.Tensor) (*AttentionForward,
 	modes := *at
 	modes.QKMatMulOutputMode = 0
 	a.at = &modes
-	scores, err := attentionIn(a, float64s, ref)
+	scores, err := attentionIn(a, attnFloat64s, ref)
 	if err != nil {
 		return nil, err
 	}
 	modes.QKMatMulOutputMode = 3
-	probs, err := attentionIn(a, float64s, ref)
+	probs, err := attentionIn(a, attnFloat64s, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -1077,12 +1077,12 @@ func TraceAttention(at *AttentionAttrs, in []*tensor.Tensor) (*AttentionForward,
 	f := &AttentionForward{
 		B: sh.b, QHeads: sh.hq, KVHeads: sh.hkv, QLen: sh.sq, Len: sh.t, HeadSize: sh.d, VHeadSize: sh.dv, Past: a.past,
 		Rank3: a.rank3, Softcap: float64(at.Softcap), Scale: 1 / math.Sqrt(float64(sh.d)),
-		K: float64s(probs[1]), V: float64s(probs[2]), Scores: float64s(scores[3]), Probs: float64s(probs[3]),
+		K: attnFloat64s(probs[1]), V: attnFloat64s(probs[2]), Scores: attnFloat64s(scores[3]), Probs: attnFloat64s(probs[3]),
 	}
 	if at.Scale != nil {
 		f.Scale = float64(*at.Scale)
 	}
-	f.Q = float64s(a.q)
+	f.Q = attnFloat64s(a.q)
 	if a.rank3 {
 		f.Q = concatHeads(nil, seqMajor(f.Q, sh.hq, sh.sq, sh.d), sh.b, sh.hq, 0, sh.sq, sh.d)
 	}

@@ -197,8 +197,8 @@ func buildLinearAttention(n *node, at *LinearAttentionAttrs) (opFunc, error) {
 			}
 		}
 		return []*tensor.Tensor{
-			{DType: q.DType, Shape: []int{b, t, hq * dv}, Data: normRound(out, q.DType)},
-			{DType: stateType, Shape: []int{b, hkv, dk, dv}, Data: normRound(state, stateType)},
+			{DType: q.DType, Shape: []int{b, t, hq * dv}, Data: lnRound(out, q.DType)},
+			{DType: stateType, Shape: []int{b, hkv, dk, dv}, Data: lnRound(state, stateType)},
 		}, nil
 	}, nil
 }
@@ -292,8 +292,8 @@ func buildCausalConv(n *node, at *CausalConvAttrs) (opFunc, error) {
 			}
 		}
 		return []*tensor.Tensor{
-			{DType: x.DType, Shape: x.Shape, Data: normRound(out, x.DType)},
-			{DType: x.DType, Shape: []int{b, c, k - 1}, Data: normRound(present, x.DType)},
+			{DType: x.DType, Shape: x.Shape, Data: lnRound(out, x.DType)},
+			{DType: x.DType, Shape: []int{b, c, k - 1}, Data: lnRound(present, x.DType)},
 		}, nil
 	}, nil
 }

@@ -51,7 +51,7 @@ func buildLayerNorm(n *node, at *LayerNormAttrs) (opFunc, error) {
 		if err := sameType("LayerNormalization", x, scale, bias); err != nil {
 			return nil, err
 		}
-		nr, err := newNormRows(x, axis)
+		nr, err := newLNRows(x, axis)
 		if err != nil {
 			return nil, err
 		}
@@ -59,13 +59,13 @@ func buildLayerNorm(n *node, at *LayerNormAttrs) (opFunc, error) {
 		inv := make([]float32, nr.outer)
 		var y any
 		if xd, ok := x.Data.([]float64); ok {
-			sc, err := normParamOf(nr, scale, scale.Data.([]float64))
+			sc, err := lnParamOf(nr, scale, scale.Data.([]float64))
 			if err != nil {
 				return nil, err
 			}
-			var b normParam[float64]
+			var b lnParam[float64]
 			if bias != nil {
-				if b, err = normParamOf(nr, bias, bias.Data.([]float64)); err != nil {
+				if b, err = lnParamOf(nr, bias, bias.Data.([]float64)); err != nil {
 					return nil, err
 				}
 			}
@@ -73,23 +73,23 @@ func buildLayerNorm(n *node, at *LayerNormAttrs) (opFunc, error) {
 			layerNormRows(xd, out, nr, sc, b, float64(eps), mean, inv)
 			y = out
 		} else {
-			xd, err := normFloat32s(x, "LayerNormalization")
+			xd, err := lnFloat32s(x, "LayerNormalization")
 			if err != nil {
 				return nil, err
 			}
-			sc, err := normParamOf(nr, scale, mustFloat32s(scale))
+			sc, err := lnParamOf(nr, scale, mustLNFloat32s(scale))
 			if err != nil {
 				return nil, err
 			}
-			var b normParam[float32]
+			var b lnParam[float32]
 			if bias != nil {
-				if b, err = normParamOf(nr, bias, mustFloat32s(bias)); err != nil {
+				if b, err = lnParamOf(nr, bias, mustLNFloat32s(bias)); err != nil {
 					return nil, err
 				}
 			}
 			out := make([]float32, len(xd))
 			layerNormRows(xd, out, nr, sc, b, eps, mean, inv)
-			y = normRound(out, x.DType)
+			y = lnRound(out, x.DType)
 		}
 		return []*tensor.Tensor{
 			{DType: x.DType, Shape: x.Shape, Data: y},
@@ -112,13 +112,13 @@ func buildRMSNorm(n *node, at *RMSNormAttrs) (opFunc, error) {
 	axis, eps := at.Axis, at.Epsilon
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, scale := in[0], in[1]
-		nr, err := newNormRows(x, axis)
+		nr, err := newLNRows(x, axis)
 		if err != nil {
 			return nil, err
 		}
 		// Y has the scale's type, which may differ from X's.
 		if xd, ok := x.Data.([]float64); ok && scale.DType == tensor.Float64 {
-			sc, err := normParamOf(nr, scale, scale.Data.([]float64))
+			sc, err := lnParamOf(nr, scale, scale.Data.([]float64))
 			if err != nil {
 				return nil, err
 			}
@@ -126,33 +126,33 @@ func buildRMSNorm(n *node, at *RMSNormAttrs) (opFunc, error) {
 			rmsNormRows(xd, out, nr, sc, float64(eps))
 			return []*tensor.Tensor{tensor.From(x.Shape, out)}, nil
 		}
-		xd, err := normFloat32s(x, "RMSNormalization")
+		xd, err := lnFloat32s(x, "RMSNormalization")
 		if err != nil {
 			return nil, err
 		}
-		sd, err := normFloat32s(scale, "RMSNormalization")
+		sd, err := lnFloat32s(scale, "RMSNormalization")
 		if err != nil {
 			return nil, err
 		}
-		sc, err := normParamOf(nr, scale, sd)
+		sc, err := lnParamOf(nr, scale, sd)
 		if err != nil {
 			return nil, err
 		}
 		out := make([]float32, len(xd))
 		rmsNormRows(xd, out, nr, sc, eps)
-		return []*tensor.Tensor{{DType: scale.DType, Shape: x.Shape, Data: normRound(out, scale.DType)}}, nil
+		return []*tensor.Tensor{{DType: scale.DType, Shape: x.Shape, Data: lnRound(out, scale.DType)}}, nil
 	}, nil
 }
 
-// normRows views a tensor as [outer, inner] rows normalized from axis on.
-type normRows struct {
+// lnRows views a tensor as [outer, inner] rows normalized from axis on.
+type lnRows struct {
 	shape        []int
 	axis         int
 	outer, inner int
 	statShape    []int // shape[:axis] followed by ones: Mean's and InvStdDev's
 }
 
-func newNormRows(x *tensor.Tensor, axis int64) (*normRows, error) {
+func newLNRows(x *tensor.Tensor, axis int64) (*lnRows, error) {
 	if x.Rank() == 0 {
 		return nil, inputErrorf("normalization needs a tensor of rank >= 1")
 	}
@@ -160,7 +160,7 @@ func newNormRows(x *tensor.Tensor, axis int64) (*normRows, error) {
 	if err != nil {
 		return nil, err
 	}
-	nr := &normRows{shape: x.Shape, axis: a, outer: 1, inner: 1}
+	nr := &lnRows{shape: x.Shape, axis: a, outer: 1, inner: 1}
 	for i, d := range x.Shape {
 		if i < a {
 			nr.outer *= d
@@ -173,20 +173,20 @@ func newNormRows(x *tensor.Tensor, axis int64) (*normRows, error) {
 	return nr, nil
 }
 
-// normParam is a scale or bias broadcast over X: row r reads
+// lnParam is a scale or bias broadcast over X: row r reads
 // v[r*stride : r*stride+inner] (stride 0 when every row shares it).
-type normParam[T float32 | float64] struct {
+type lnParam[T float32 | float64] struct {
 	v      []T
 	stride int
 }
 
-// normParamOf broadcasts p (data: its values), which must broadcast
+// lnParamOf broadcasts p (data: its values), which must broadcast
 // unidirectionally to X, for the rows: once over the normalized axes when
 // it does not vary along the others, else over all of X.
-func normParamOf[T float32 | float64](nr *normRows, p *tensor.Tensor, data []T) (normParam[T], error) {
+func lnParamOf[T float32 | float64](nr *lnRows, p *tensor.Tensor, data []T) (lnParam[T], error) {
 	lead := len(nr.shape) - p.Rank() // X's axes p lacks
 	if lead < 0 {
-		return normParam[T]{}, inputErrorf("a scale or bias of shape %s does not broadcast to %s", tensor.ShapeString(p.Shape), tensor.ShapeString(nr.shape))
+		return lnParam[T]{}, inputErrorf("a scale or bias of shape %s does not broadcast to %s", tensor.ShapeString(p.Shape), tensor.ShapeString(nr.shape))
 	}
 	rowsOnly := true // p is 1 along every axis before the normalized ones
 	for i, d := range p.Shape {
@@ -198,19 +198,19 @@ func normParamOf[T float32 | float64](nr *normRows, p *tensor.Tensor, data []T) 
 		sub := p.Shape[max(0, nr.axis-lead):]
 		v, err := broadcastTo(data, sub, nr.shape[nr.axis:])
 		if err != nil {
-			return normParam[T]{}, err
+			return lnParam[T]{}, err
 		}
-		return normParam[T]{v: v}, nil
+		return lnParam[T]{v: v}, nil
 	}
 	v, err := broadcastTo(data, p.Shape, nr.shape)
 	if err != nil {
-		return normParam[T]{}, err
+		return lnParam[T]{}, err
 	}
-	return normParam[T]{v: v, stride: nr.inner}, nil
+	return lnParam[T]{v: v, stride: nr.inner}, nil
 }
 
 // row returns the parameter's values for row r (nil if absent).
-func (p normParam[T]) row(r, inner int) []T {
+func (p lnParam[T]) row(r, inner int) []T {
 	if p.v == nil {
 		return nil
 	}
@@ -219,7 +219,7 @@ func (p normParam[T]) row(r, inner int) []T {
 
 // layerNormRows computes y = (x - mean)·invStd·scale + bias row by row,
 // recording each row's mean and 1/sqrt(variance + eps).
-func layerNormRows[T float32 | float64](x, y []T, nr *normRows, scale, bias normParam[T], eps T, mean, inv []float32) {
+func layerNormRows[T float32 | float64](x, y []T, nr *lnRows, scale, bias lnParam[T], eps T, mean, inv []float32) {
 	inner := nr.inner
 	for r := 0; r < nr.outer; r++ {
 		xr := x[r*inner : (r+1)*inner]
@@ -244,7 +244,7 @@ func layerNormRows[T float32 | float64](x, y []T, nr *normRows, scale, bias norm
 }
 
 // rmsNormRows computes y = x / sqrt(mean(x²) + eps) · scale row by row.
-func rmsNormRows[T float32 | float64](x, y []T, nr *normRows, scale normParam[T], eps T) {
+func rmsNormRows[T float32 | float64](x, y []T, nr *lnRows, scale lnParam[T], eps T) {
 	inner := nr.inner
 	for r := 0; r < nr.outer; r++ {
 		xr := x[r*inner : (r+1)*inner]
@@ -299,9 +299,9 @@ func rowMeanVar[T float32 | float64](x []T) (mean, variance float64) {
 	return float64(shift) + m1, variance
 }
 
-// normFloat32s returns a floating-point tensor's values as float32 (x's
+// lnFloat32s returns a floating-point tensor's values as float32 (x's
 // own slice for FP32).
-func normFloat32s(x *tensor.Tensor, op string) ([]float32, error) {
+func lnFloat32s(x *tensor.Tensor, op string) ([]float32, error) {
 	switch d := x.Data.(type) {
 	case []float32:
 		return d, nil
@@ -315,15 +315,15 @@ func normFloat32s(x *tensor.Tensor, op string) ([]float32, error) {
 	return nil, inputErrorf("%s does not take %v", op, x.DType)
 }
 
-// mustFloat32s is normFloat32s for a tensor already checked to have a
+// mustLNFloat32s is lnFloat32s for a tensor already checked to have a
 // floating-point type.
-func mustFloat32s(x *tensor.Tensor) []float32 {
-	v, _ := normFloat32s(x, "")
+func mustLNFloat32s(x *tensor.Tensor) []float32 {
+	v, _ := lnFloat32s(x, "")
 	return v
 }
 
-// normRound returns float32 results in dt (FP32, FP16, BF16 or FP64).
-func normRound(v []float32, dt tensor.DataType) any {
+// lnRound returns float32 results in dt (FP32, FP16, BF16 or FP64).
+func lnRound(v []float32, dt tensor.DataType) any {
 	switch dt {
 	case tensor.Float16:
 		return tensor.Float32ToHalf[tensor.F16](v)

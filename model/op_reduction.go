@@ -268,7 +268,7 @@ func reduceTensor(op string, kind reduceKind, x *tensor.Tensor, red []bool, keep
 	var out any
 	switch d := x.Data.(type) {
 	case []float32:
-		out = toFloat32s(reduceFloat(kind, d, g))
+		out = reduceToFloat32s(reduceFloat(kind, d, g))
 	case []float64:
 		out = reduceFloat(kind, d, g)
 	case []tensor.F16:
@@ -312,7 +312,7 @@ func reduceTensor(op string, kind reduceKind, x *tensor.Tensor, red []bool, keep
 	return &tensor.Tensor{DType: x.DType, Shape: g.out, Data: out}, nil
 }
 
-func toFloat32s(x []float64) []float32 {
+func reduceToFloat32s(x []float64) []float32 {
 	r := make([]float32, len(x))
 	for i, v := range x {
 		r[i] = float32(v)
