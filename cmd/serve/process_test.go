@@ -199,7 +199,7 @@ func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 // then the listener closes. No request is reset or cut, readiness was 503
 // before the listener closed, and the process exits 0.
 func TestDrainOnSIGTERM(t *testing.T) {
-	c := startChild(t, "--drain-delay", "2s", "--shutdown-timeout", "20s")
+	c := startChild(t, "--drain-delay", "3s", "--shutdown-timeout", "20s")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	body := mnistBody(1, "0.5")
@@ -338,32 +338,47 @@ func TestShutdownTimeoutCutsShort(t *testing.T) {
 	}
 }
 
-// TestAnnouncedBodiesDoNotDriveMemory: 64 connections announce 64 MiB
-// bodies and send nothing more; the server's resident memory stays under
-// 512 MiB, and it still answers an infer.
+// TestAnnouncedBodiesDoNotDriveMemory: four waves of 64 connections
+// announce 64 MiB bodies, send a few bytes and go away (a buffer sized by
+// the announcement would be reused and touched wave after wave). The
+// server's peak resident memory stays under 512 MiB, and it still answers
+// an infer beside a wave.
 func TestAnnouncedBodiesDoNotDriveMemory(t *testing.T) {
 	c := startChild(t)
 	host := strings.TrimPrefix(c.url, "http://")
-	for i := 0; i < 64; i++ {
-		conn, err := net.Dial("tcp", host)
-		if err != nil {
-			t.Fatal(err)
+	pending := func() float64 {
+		return metric(t, c.url, "quantserve_receiving") + metric(t, c.url, "quantserve_inflight")
+	}
+	for wave := 0; wave < 4; wave++ {
+		var conns []net.Conn
+		for i := 0; i < 64; i++ {
+			conn, err := net.Dial("tcp", host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, conn)
+			fmt.Fprintf(conn, "POST /v2/models/mnist/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"inputs\":", 64<<20)
 		}
-		defer conn.Close()
-		fmt.Fprintf(conn, "POST /v2/models/mnist/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"inputs\":", 64<<20)
-	}
-	for metric(t, c.url, "quantserve_receiving")+metric(t, c.url, "quantserve_inflight") < 64 {
-	}
-	resp, err := http.Post(c.url+"/v2/models/mnist/infer", "application/json", strings.NewReader(mnistBody(1, "0")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Errorf("infer beside 64 announced bodies: %d", resp.StatusCode)
+		for pending() < 64 {
+		}
+		if wave == 0 {
+			resp, err := http.Post(c.url+"/v2/models/mnist/infer", "application/json", strings.NewReader(mnistBody(1, "0")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("infer beside 64 announced bodies: %d", resp.StatusCode)
+			}
+		}
+		for _, conn := range conns {
+			conn.Close()
+		}
+		for pending() > 0 {
+		}
 	}
 	if hwm := c.status(t, "VmHWM"); hwm >= 512<<20 {
-		t.Errorf("peak resident memory %d MiB with 64 announced 64 MiB bodies", hwm>>20)
+		t.Errorf("peak resident memory %d MiB with waves of 64 announced 64 MiB bodies", hwm>>20)
 	} else {
 		t.Logf("peak resident memory %d MiB, now %d MiB", hwm>>20, c.status(t, "VmRSS")>>20)
 	}
@@ -372,10 +387,12 @@ func TestAnnouncedBodiesDoNotDriveMemory(t *testing.T) {
 // TestConcurrentLargeBodiesStayWithinBudget: 16 clients send valid 60 MB
 // infer bodies at once. Each is answered 200 or 503 with Retry-After, the
 // bytes held never exceed --max-inflight-bytes, and the process's peak
-// resident memory stays within the budget plus the server's own.
+// resident memory stays within the budget plus a fixed allowance (it was
+// 6 GiB when each body grew its buffer to twice its size and nothing
+// bounded how many were held).
 func TestConcurrentLargeBodiesStayWithinBudget(t *testing.T) {
 	const budget = 256 << 20
-	c := startChild(t, "--max-inflight-bytes", "256MiB", "--memory-limit", "512MiB")
+	c := startChild(t, "--max-inflight-bytes", "256MiB", "--memory-limit", "448MiB")
 	rows := 60_000_000 / (784 * 5)
 	body := mnistBody(rows, "0.25")
 	base := c.status(t, "VmRSS")
@@ -429,7 +446,9 @@ sampling:
 		t.Errorf("requests held %v bytes, over the %d budget", maxHeld, budget)
 	}
 	hwm := c.status(t, "VmHWM")
-	if hwm > base+budget+256<<20 {
+	// the budget bounds request bytes; the rest is the model's activations
+	// and the collector's headroom under --memory-limit
+	if hwm > base+budget+384<<20 {
 		t.Errorf("peak resident memory %d MiB (at start %d MiB, budget %d MiB)", hwm>>20, base>>20, budget>>20)
 	}
 	t.Logf("answers %v; bytes held at most %.0f MiB; resident memory at start %d MiB, peak %d MiB", count, maxHeld/(1<<20), base>>20, hwm>>20)
