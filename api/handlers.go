@@ -142,9 +142,14 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 			return errorf(CodeInvalid, fmt.Sprintf("input %q appears more than once", in.Name))
 		}
 		inputs[in.Name] = in.Tensor
-		if err := reserve(r, in.Tensor); err != nil {
-			return err
-		}
+	}
+	decoded := make([]*tensor.Tensor, 0, len(inputs))
+	for _, t := range inputs {
+		decoded = append(decoded, t)
+	}
+	body = nil
+	if err := settle(r, decoded...); err != nil {
+		return err
 	}
 	var names []string
 	if len(req.Outputs) > 0 {

@@ -52,9 +52,13 @@ const (
 	lingerBytes = 256 << 20
 )
 
-// firstChunk is the first buffer a body of unknown length gets; buffers
-// double from there as bytes arrive.
+// firstChunk is the first buffer a body gets; buffers double from there
+// as bytes arrive.
 const firstChunk = 16 << 10
+
+// reserveAfter is the size past which a body of announced length takes its
+// whole length from the budget.
+const reserveAfter = 1 << 20
 
 // budget is the server-wide count of bytes held by work requests.
 type budget struct {
@@ -112,8 +116,9 @@ func (a *account) shrink(n int64) {
 
 // work is what the work middleware hands its handler.
 type work struct {
-	body []byte
-	acct *account
+	body     []byte
+	bodyHeld int64 // the budget the body holds
+	acct     *account
 }
 
 type workKey struct{}
@@ -126,6 +131,16 @@ func requestBody(r *http.Request) []byte {
 	return nil
 }
 
+func tensorBytes(ts []*tensor.Tensor) int64 {
+	var n int64
+	for _, t := range ts {
+		if t != nil {
+			n += int64(t.Len()) * int64(t.DType.Size())
+		}
+	}
+	return n
+}
+
 // reserve counts decoded tensors against the memory budget for the rest of
 // the request.
 func reserve(r *http.Request, ts ...*tensor.Tensor) error {
@@ -133,13 +148,26 @@ func reserve(r *http.Request, ts ...*tensor.Tensor) error {
 	if !ok {
 		return nil
 	}
-	var n int64
-	for _, t := range ts {
-		if t != nil {
-			n += int64(t.Len()) * int64(t.DType.Size())
-		}
+	return wk.acct.grow(tensorBytes(ts))
+}
+
+// settle replaces the body in the memory budget by the tensors decoded
+// from it, for a handler done with the body: a request whose tensors are
+// no larger than its body is never refused once its body is in, however
+// busy the server. The handler must not use the body afterwards.
+func settle(r *http.Request, ts ...*tensor.Tensor) error {
+	wk, ok := r.Context().Value(workKey{}).(*work)
+	if !ok {
+		return nil
 	}
-	return wk.acct.grow(n)
+	body := wk.bodyHeld
+	wk.body, wk.bodyHeld = nil, 0
+	need := tensorBytes(ts)
+	if need <= body {
+		wk.acct.shrink(body - need)
+		return nil
+	}
+	return wk.acct.grow(need - body)
 }
 
 func (s *server) work(next http.Handler) http.Handler {
@@ -187,7 +215,7 @@ func (s *server) work(next http.Handler) http.Handler {
 		defer release()
 		ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
 		defer cancel()
-		ctx = context.WithValue(ctx, workKey{}, &work{body: body, acct: acct})
+		ctx = context.WithValue(ctx, workKey{}, &work{body: body, bodyHeld: acct.held, acct: acct})
 		sw := &slotWriter{ResponseWriter: w, begin: func() {
 			release()
 			setDeadline(rc.SetWriteDeadline(time.Now().Add(s.ioTimeout)))
@@ -204,7 +232,8 @@ func setDeadline(error) {}
 
 // readBody reads the request body into a buffer grown as bytes arrive (to
 // at most the announced Content-Length, plus one byte to see its end),
-// each growth taken from the memory budget first.
+// each growth taken from the memory budget first. acct holds nothing else
+// yet.
 func (s *server) readBody(r *http.Request, acct *account) ([]byte, error) {
 	limit := s.maxBody
 	bound := limit + 1 // one byte past the limit tells an oversized body
@@ -218,9 +247,18 @@ func (s *server) readBody(r *http.Request, acct *account) ([]byte, error) {
 			if n <= int64(cap(buf)) { // more bytes than announced
 				n = min(limit+1, int64(cap(buf))+firstChunk)
 			}
-			// The budget counts the buffer's capacity; the old buffer,
-			// garbage after the copy, is not counted twice.
-			if err := acct.grow(n - int64(cap(buf))); err != nil {
+			// The budget counts the buffer's capacity (the old buffer,
+			// garbage after the copy, is not counted twice), except that a
+			// body past reserveAfter takes the whole of its announced size
+			// at once: large bodies arriving together then either fit or
+			// are refused early, instead of all filling the budget halfway
+			// and all being refused. Memory is still only taken as bytes
+			// arrive.
+			want := n
+			if r.ContentLength >= 0 && n > reserveAfter {
+				want = bound
+			}
+			if err := acct.grow(want - acct.held); err != nil {
 				return nil, err
 			}
 			nb := make([]byte, len(buf), n)

@@ -439,7 +439,9 @@ sampling:
 	for s := range statuses {
 		count[s]++
 	}
-	if count["200"] == 0 || count["200"]+count["503"] != 16 {
+	// 60 MB bodies and their 48 MB of tensors: two to four fit the budget
+	// at once; all being refused would be a livelock
+	if count["200"] < 2 || count["200"]+count["503"] != 16 {
 		t.Errorf("answers: %v", count)
 	}
 	if maxHeld > budget {
