@@ -123,7 +123,7 @@ func init() {
 	}
 	for op, d := range unaryGrads {
 		registerGrad(op, func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
-			g, err := elementwiseBackward(in[0], y, dy, d(st))
+			g, err := elemUnaryBackward(in[0], y, dy, d(st))
 			dx := make([][]float32, len(in))
 			dx[0] = g
 			return dx, err
@@ -134,12 +134,12 @@ func init() {
 		dx[0] = dy // inference: the identity
 		return dx, nil
 	})
-	registerGrad("PRelu", preluBackward)
-	registerGrad("Pow", powBackward)
+	registerGrad("PRelu", elemPReluBackward)
+	registerGrad("Pow", elemPowBackward)
 	for _, op := range []string{"Sum", "Mean", "Min", "Max"} {
-		registerGrad(op, variadicBackward)
+		registerGrad(op, elemVariadicBackward)
 	}
-	registerGrad("Where", whereBackward)
+	registerGrad("Where", elemWhereBackward)
 }
 
 // ewFixed adapts a derivative without parameters.
@@ -172,9 +172,9 @@ func ewSoftplus(x float64) float64 {
 	return math.Log1p(math.Exp(x))
 }
 
-// elementwiseBackward returns dy·f'(x) for y = f(x) elementwise, the
+// elemUnaryBackward returns dy·f'(x) for y = f(x) elementwise, the
 // derivative given x and y.
-func elementwiseBackward(x, y *tensor.Tensor, dy []float32, d func(x, y float64) float64) ([]float32, error) {
+func elemUnaryBackward(x, y *tensor.Tensor, dy []float32, d func(x, y float64) float64) ([]float32, error) {
 	xv, err := floats(x, "the input")
 	if err != nil {
 		return nil, err
@@ -190,8 +190,8 @@ func elementwiseBackward(x, y *tensor.Tensor, dy []float32, d func(x, y float64)
 	return g, nil
 }
 
-// preluBackward: y = x for x >= 0, slope·x below (slope broadcast to x).
-func preluBackward(_ model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
+// elemPReluBackward: y = x for x >= 0, slope·x below (slope broadcast to x).
+func elemPReluBackward(_ model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
 	xv, err := floats(in[0], "X")
 	if err != nil {
 		return nil, err
@@ -224,10 +224,10 @@ func preluBackward(_ model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []flo
 	return dx, nil
 }
 
-// powBackward: z = x^p, dz/dx = p·x^(p-1), dz/dp = z·ln x (taken as 0
+// elemPowBackward: z = x^p, dz/dx = p·x^(p-1), dz/dp = z·ln x (taken as 0
 // where x <= 0, where it is not real). The exponent may have any numeric
 // type; it takes a gradient only when it is FP32.
-func powBackward(_ model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
+func elemPowBackward(_ model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
 	xv, err := floats(in[0], "the base")
 	if err != nil {
 		return nil, err
@@ -265,10 +265,10 @@ func powBackward(_ model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float
 	return dx, nil
 }
 
-// variadicBackward serves Sum, Mean (dy, divided by the count, to every
+// elemVariadicBackward serves Sum, Mean (dy, divided by the count, to every
 // input) and Min, Max (dy to the first input that attains the result),
 // each summed back over the dimensions its input broadcast along.
-func variadicBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
+func elemVariadicBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
 	out := y.Shape
 	dx := make([][]float32, len(in))
 	switch st.Op {
@@ -311,9 +311,9 @@ func variadicBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy [
 	return dx, nil
 }
 
-// whereBackward sends dy to X where the condition holds and to Y where it
+// elemWhereBackward sends dy to X where the condition holds and to Y where it
 // does not; the condition has no gradient.
-func whereBackward(_ model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
+func elemWhereBackward(_ model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
 	cond, ok := in[0].Data.([]bool)
 	if !ok {
 		return nil, fmt.Errorf("autodiff: Where's condition is %v", in[0].DType)

@@ -56,6 +56,14 @@ func matmul(exec *dispatch.Exec, a, b *tensor.Tensor) (*tensor.Tensor, error) {
 	if err := sameType("MatMul", a, b); err != nil {
 		return nil, err
 	}
+	if a.DType == tensor.Float16 || a.DType == tensor.BFloat16 {
+		// Half types multiply on the float32 kernels and round once.
+		w, err := matmul(exec, elemHalfTo32(a), elemHalfTo32(b))
+		if err != nil {
+			return nil, err
+		}
+		return elemToHalf(w, a.DType), nil
+	}
 	if a.Rank() == 0 || b.Rank() == 0 {
 		return nil, inputErrorf("MatMul operands must have rank >= 1, got %s and %s", tensor.ShapeString(a.Shape), tensor.ShapeString(b.Shape))
 	}
@@ -252,6 +260,10 @@ func (l *linear) apply(a *tensor.Tensor) (*tensor.Tensor, error) {
 		return nil, err
 	}
 	out := make([]float32, size)
+	if m == 0 || l.k == 0 || l.n == 0 {
+		// an empty product, or a sum over nothing: zeros of the right shape
+		return tensor.From(shape, out), nil
+	}
 	if l.q != nil {
 		if err := l.exec.QMatMul(ad, m, l.q, out); err != nil {
 			if errors.Is(err, dispatch.ErrNotFinite) {
@@ -259,7 +271,7 @@ func (l *linear) apply(a *tensor.Tensor) (*tensor.Tensor, error) {
 			}
 			return nil, err
 		}
-	} else if m > 0 {
+	} else {
 		l.exec.MatMul(ad, m, l.f, out)
 	}
 	return tensor.From(shape, out), nil
