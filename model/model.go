@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
@@ -64,8 +64,8 @@ type opFunc func(in []*tensor.Tensor) ([]*tensor.Tensor, error)
 
 // Options configure how a model is compiled.
 type Options struct {
-	// Exec runs the matrix products; nil means dispatch.DefaultExec().
-	Exec *dispatch.Exec
+	// Exec runs the matrix products; nil means gemm.Default().
+	Exec *gemm.Engine
 	// Quantize makes MatMul and Gemm layers whose weight is a constant
 	// 2-D float32 initializer run on the int8 kernels, weights quantized
 	// at load with Scheme. Layers too small to pay stay float32.
@@ -93,7 +93,7 @@ func Load(data []byte) (*Model, error) { return LoadWith(data, Options{}) }
 // LoadWith decodes and compiles an ONNX model with the given options.
 func LoadWith(data []byte, opts Options) (*Model, error) {
 	if opts.Exec == nil {
-		opts.Exec = dispatch.DefaultExec()
+		opts.Exec = gemm.Default()
 	}
 	pb, err := onnxpb.UnmarshalModel(data)
 	if err != nil {
@@ -106,7 +106,7 @@ func LoadWith(data []byte, opts Options) (*Model, error) {
 // those values instead of the file's (a trainer's current weights).
 func Compile(pb *onnxpb.Model, opts Options, overrides map[string]*tensor.Tensor) (*Model, error) {
 	if opts.Exec == nil {
-		opts.Exec = dispatch.DefaultExec()
+		opts.Exec = gemm.Default()
 	}
 	return compile(pb, opts, overrides)
 }
@@ -115,7 +115,7 @@ func compile(pb *onnxpb.Model, opts Options, overrides map[string]*tensor.Tensor
 	if pb.Graph == nil {
 		return nil, fmt.Errorf("model: the file has no graph")
 	}
-	m := &Model{IRVersion: pb.IRVersion, Producer: pb.ProducerName, Kernels: opts.Exec.T.String()}
+	m := &Model{IRVersion: pb.IRVersion, Producer: pb.ProducerName, Kernels: opts.Exec.Table().String()}
 	for _, op := range pb.OpsetImport {
 		switch op.Domain {
 		case "", "ai.onnx":

@@ -30,6 +30,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/quant"
 )
 
@@ -228,13 +229,13 @@ func (b *bench) products(m, k, n int, threads []int, skipRef bool) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	qw, err := dispatch.PackQ(w)
+	qw, err := gemm.PackQ(w)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fw := dispatch.PackF(k, n, wf, n)
+	fw := gemm.PackF(k, n, wf, n)
 	// Batch 1 cycles through copies larger than the cache.
-	qws, fws := []*dispatch.QWeights{qw}, []*dispatch.FWeights{fw}
+	qws, fws := []*gemm.QWeights{qw}, []*gemm.FWeights{fw}
 	gonumB := []blas32.General{{Rows: k, Cols: n, Stride: n, Data: wf}}
 	if batch1 {
 		for len(qws)*qw.Bytes() < cacheFootprint() {
@@ -253,7 +254,7 @@ func (b *bench) products(m, k, n int, threads []int, skipRef bool) {
 		}
 		var qf, ff []func()
 		for _, th := range threads {
-			e := dispatch.NewExec(t, th)
+			e := gemm.New(t, th)
 			qi, fi := 0, 0
 			qf = append(qf, func() {
 				e.QMatMul(a, m, qws[qi%len(qws)], c)

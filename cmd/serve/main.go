@@ -30,6 +30,7 @@ import (
 	"github.com/quantserve/quantserve/api"
 	"github.com/quantserve/quantserve/defaultmodel"
 	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/repository"
@@ -143,7 +144,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	log.Info("kernels", "table", table.String(), "cpu", dispatch.CPU(), "threads", c.threads, "quantize", c.quantize, "scheme", c.quantizeScheme)
 	scheme, _ := quant.ParseScheme(c.quantizeScheme)
-	exec := dispatch.NewExec(table, c.threads)
+	exec := gemm.New(table, c.threads)
 	opts := repository.Options{Log: log, Model: model.Options{
 		Exec:     exec,
 		Quantize: c.quantize == "int8",
