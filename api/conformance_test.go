@@ -97,6 +97,9 @@ func sendCase(t *testing.T, url, dir, name string, m *model.Model) bool {
 	}
 	body = append(body, "]}"...)
 	r := do(t, "POST", url+"/v2/models/"+name+"/infer", string(body))
+	if r.status == 501 && strings.Contains(string(r.body), "unsupported") {
+		return false // refused once the input types are seen, as model's conformance list records
+	}
 	if r.status != 200 {
 		t.Errorf("%s: %d %s", name, r.status, r.body)
 		return false

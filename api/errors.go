@@ -42,8 +42,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, repository.ErrNoRepository):
 		return http.StatusConflict
-	case errors.Is(err, dispatch.ErrAutodiffUnavailable):
-		return http.StatusNotImplemented
+	case errors.Is(err, dispatch.ErrAutodiffUnavailable), errors.Is(err, model.ErrUnsupported):
+		return http.StatusNotImplemented // not built in: a gradient build, or an operator for these input types
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusGatewayTimeout
 	case errors.Is(err, context.Canceled):

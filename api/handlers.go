@@ -192,7 +192,7 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 		w.Header().Set(binaryHeader, strconv.Itoa(len(b)))
 		for _, o := range resp.Outputs {
 			if o.Binary {
-				b = tensor.AppendLittleEndian(b, o.Tensor)
+				b = oip.AppendBinaryTensor(b, o.Tensor)
 			}
 		}
 		w.Header().Set("Content-Type", "application/octet-stream")

@@ -80,49 +80,98 @@ func Backward(m *model.Model, vals []*tensor.Tensor, seeds map[int][]float32, wa
 	return out, nil
 }
 
-// backwardStep returns the gradient of each input of st (nil where none is
-// needed or defined), given the output's value y and gradient dy.
-func backwardStep(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
-	dx := make([][]float32, len(in))
-	x := in[0]
-	switch st.Op {
-	case "Identity", "Flatten", "Reshape", "Squeeze", "Unsqueeze":
-		dx[0] = dy
-		return dx, nil
-	case "Add", "Sub", "Mul", "Div":
-		return binaryBackward(st.Op, in[0], in[1], y.Shape, dy, need)
-	case "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Gelu", "Clip":
-		g, err := unaryBackward(st, in, y, dy)
-		dx[0] = g
-		return dx, err
-	case "Softmax", "LogSoftmax":
-		g, err := softmaxBackward(st, y, dy)
-		dx[0] = g
-		return dx, err
-	case "Transpose":
-		perm, has, err := st.Attrs.Ints("perm")
-		if err != nil {
-			return nil, err
-		}
-		r := x.Rank()
+// gradFunc returns the gradient of each input of st (nil where none is
+// needed or defined), given its inputs, the output's value y and gradient
+// dy.
+type gradFunc func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error)
+
+// grads maps each operator implementation to its backward function.
+var grads = map[*model.Descriptor]gradFunc{}
+
+// registerGrad sets the backward function of every registered
+// implementation of the ai.onnx operator typ.
+func registerGrad(typ string, f gradFunc) {
+	ds := model.Descriptors("", typ)
+	if len(ds) == 0 {
+		panic("autodiff: no operator " + typ)
+	}
+	for _, d := range ds {
+		grads[d] = f
+	}
+}
+
+// NoGradientError reports an operator without a backward function. It is
+// a request error (HTTP 400): the model cannot answer gradients.
+type NoGradientError struct{ Op string }
+
+func (e *NoGradientError) Error() string {
+	return "operator " + e.Op + " has no gradient in quantserve"
+}
+
+// Is makes a NoGradientError match model.ErrInput.
+func (e *NoGradientError) Is(target error) bool { return target == model.ErrInput }
+
+func init() {
+	for _, op := range []string{"Identity", "Flatten", "Reshape", "Squeeze", "Unsqueeze"} {
+		registerGrad(op, func(_ model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
+			dx := make([][]float32, len(in))
+			dx[0] = dy
+			return dx, nil
+		})
+	}
+	for _, op := range []string{"Add", "Sub", "Mul", "Div"} {
+		registerGrad(op, func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
+			return binaryBackward(st.Op, in[0], in[1], y.Shape, dy, need)
+		})
+	}
+	for _, op := range []string{"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Gelu", "Clip"} {
+		registerGrad(op, func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
+			g, err := unaryBackward(st, in, y, dy)
+			dx := make([][]float32, len(in))
+			dx[0] = g
+			return dx, err
+		})
+	}
+	for _, op := range []string{"Softmax", "LogSoftmax"} {
+		registerGrad(op, func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
+			g, err := softmaxBackward(st, y, dy)
+			dx := make([][]float32, len(in))
+			dx[0] = g
+			return dx, err
+		})
+	}
+	registerGrad("Transpose", func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
+		perm := st.Params.(*model.TransposeAttrs).Perm
+		r := in[0].Rank()
 		inv := make([]int, r)
 		for i := 0; i < r; i++ {
 			p := r - 1 - i
-			if has {
+			if perm != nil {
 				p = int(perm[i])
 			}
 			inv[p] = i
 		}
+		dx := make([][]float32, len(in))
 		dx[0] = permute(dy, y.Shape, inv)
 		return dx, nil
-	case "Concat":
+	})
+	registerGrad("Concat", func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
 		return concatBackward(st, in, y, dy)
-	case "MatMul":
+	})
+	registerGrad("MatMul", func(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
 		return matmulBackward(st, in, dy, need, 1)
-	case "Gemm":
-		return gemmBackward(st, in, y, dy, need)
+	})
+	registerGrad("Gemm", gemmBackward)
+}
+
+// backwardStep returns the gradient of each input of st (nil where none is
+// needed or defined), given the output's value y and gradient dy.
+func backwardStep(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
+	f, ok := grads[st.Desc]
+	if !ok {
+		return nil, &NoGradientError{Op: st.Op}
 	}
-	return nil, fmt.Errorf("no derivative for %s", st.Op)
+	return f(st, in, y, dy, need)
 }
 
 func binaryBackward(op string, a, b *tensor.Tensor, out []int, dy []float32, need []bool) ([][]float32, error) {
@@ -174,10 +223,7 @@ func unaryBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []fl
 			}
 		}
 	case "LeakyRelu":
-		alpha, err := st.Attrs.Float("alpha", 0.01)
-		if err != nil {
-			return nil, err
-		}
+		alpha := st.Params.(*model.LeakyReluAttrs).Alpha
 		for i, v := range xv {
 			g[i] = dy[i]
 			if v < 0 {
@@ -193,19 +239,14 @@ func unaryBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []fl
 			g[i] = dy[i] * (1 - t*t)
 		}
 	case "Gelu":
-		approx, err := st.Attrs.String("approximate", "none")
-		if err != nil {
-			return nil, err
-		}
+		approx := st.Params.(*model.GeluAttrs).Approximate
 		for i, v := range xv {
 			g[i] = dy[i] * float32(geluDerivative(float64(v), approx == "tanh"))
 		}
 	case "Clip":
 		lo, hi := math.Inf(-1), math.Inf(1)
-		if st.Opset < 11 {
-			l, _ := st.Attrs.Float("min", -math.MaxFloat32)
-			h, _ := st.Attrs.Float("max", math.MaxFloat32)
-			lo, hi = float64(l), float64(h)
+		if at, ok := st.Params.(*model.ClipAttrs); ok { // before opset 11
+			lo, hi = float64(at.Min), float64(at.Max)
 		} else {
 			if len(in) > 1 && in[1] != nil {
 				lo = in[1].Float64s()[0]
@@ -241,14 +282,13 @@ func softmaxBackward(st model.Step, y *tensor.Tensor, dy []float32) ([]float32, 
 	if err != nil {
 		return nil, err
 	}
-	legacy := st.Opset < 13
-	def := int64(-1)
-	if legacy {
-		def = 1
-	}
-	axis, err := st.Attrs.Int("axis", def)
-	if err != nil {
-		return nil, err
+	var axis int64
+	legacy := false
+	switch at := st.Params.(type) {
+	case *model.SoftmaxAttrs:
+		axis = at.Axis
+	case *model.SoftmaxLegacyAttrs:
+		axis, legacy = at.Axis, true
 	}
 	a, err := axisOf(axis, y.Rank())
 	if err != nil {
@@ -316,11 +356,7 @@ func permute(g []float32, shape []int, p []int) []float32 {
 }
 
 func concatBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32) ([][]float32, error) {
-	axis, err := st.Attrs.Int("axis", 0)
-	if err != nil {
-		return nil, err
-	}
-	a, err := axisOf(axis, y.Rank())
+	a, err := axisOf(*st.Params.(*model.ConcatAttrs).Axis, y.Rank())
 	if err != nil {
 		return nil, err
 	}
@@ -422,20 +458,15 @@ func matmulBackward(st model.Step, in []*tensor.Tensor, dy []float32, need []boo
 
 // gemmBackward handles Y = alpha·A'·B' + beta·C, A' = transA ? Aᵀ : A.
 func gemmBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
-	alpha, err := st.Attrs.Float("alpha", 1)
-	if err != nil {
-		return nil, err
-	}
-	beta, _ := st.Attrs.Float("beta", 1)
-	transA, _ := st.Attrs.Int("transA", 0)
-	transB, _ := st.Attrs.Int("transB", 0)
+	at := st.Params.(*model.GemmAttrs)
+	alpha, beta, transA, transB := at.Alpha, at.Beta, at.TransA, at.TransB
 	a := in[0]
 	av, err := floats(a, "A")
 	if err != nil {
 		return nil, err
 	}
 	ap := a
-	if transA != 0 {
+	if transA {
 		ap = &tensor.Tensor{DType: a.DType, Shape: []int{a.Shape[1], a.Shape[0]}, Data: transpose2(av, a.Shape[0], a.Shape[1])}
 	}
 	var bp *tensor.Tensor
@@ -446,7 +477,7 @@ func gemmBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []flo
 			return nil, err
 		}
 		bp = b
-		if transB != 0 {
+		if transB {
 			bp = &tensor.Tensor{DType: b.DType, Shape: []int{b.Shape[1], b.Shape[0]}, Data: transpose2(bv, b.Shape[0], b.Shape[1])}
 		}
 	}
@@ -458,13 +489,13 @@ func gemmBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []flo
 	dx := make([][]float32, len(in))
 	if mm[0] != nil {
 		dx[0] = mm[0]
-		if transA != 0 {
+		if transA {
 			dx[0] = transpose2(mm[0], ap.Shape[0], ap.Shape[1])
 		}
 	}
 	if mm[1] != nil {
 		dx[1] = mm[1]
-		if transB != 0 {
+		if transB {
 			k, n := ap.Shape[1], y.Shape[1]
 			dx[1] = transpose2(mm[1], k, n)
 		}

@@ -60,7 +60,13 @@ func lossSeed(m *model.Model, vals []*tensor.Tensor, out int, loss string, targe
 		// cross-entropy on its input, whose gradient is exact and stable.
 		seedSlot, logits := out, yv
 		if st, ok := producer(m, out); ok && (st.Op == "Softmax" || st.Op == "LogSoftmax") && st.In[0] >= 0 {
-			axis, _ := st.Attrs.Int("axis", -1)
+			var axis int64
+			switch at := st.Params.(type) {
+			case *model.SoftmaxAttrs:
+				axis = at.Axis
+			case *model.SoftmaxLegacyAttrs:
+				axis = at.Axis
+			}
 			if z, ok := vals[st.In[0]].Data.([]float32); ok && equalShape(vals[st.In[0]].Shape, y.Shape) && (axis == 1 || axis == -1) {
 				seedSlot, logits = st.In[0], z
 			}

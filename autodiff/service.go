@@ -121,7 +121,7 @@ func slotShape(m *model.Model, vals []*tensor.Tensor, s int) ([]int, error) {
 	}
 	for _, st := range m.Steps() {
 		if st.Linear != nil && len(st.In) > 1 && st.In[1] == s {
-			if tb, _ := st.Attrs.Int("transB", 0); st.Op == "Gemm" && tb != 0 {
+			if at, ok := st.Params.(*model.GemmAttrs); ok && at.TransB {
 				return []int{st.Linear.N(), st.Linear.K()}, nil
 			}
 			return []int{st.Linear.K(), st.Linear.N()}, nil

@@ -4,6 +4,19 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
+// broadcastShapes returns the multidirectional (numpy) broadcast of every
+// shape given (variadic Min, Max, Sum, Mean; Where).
+func broadcastShapes(shapes ...[]int) ([]int, error) {
+	out := []int{}
+	for _, s := range shapes {
+		var err error
+		if out, err = broadcastShape(out, s); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // broadcastShape returns the multidirectional (numpy) broadcast of a and b.
 func broadcastShape(a, b []int) ([]int, error) {
 	n := max(len(a), len(b))

@@ -33,8 +33,14 @@ func DataTypeFromONNX(dt onnxpb.DataType) (tensor.DataType, error) {
 		return tensor.Uint64, nil
 	case onnxpb.Bool:
 		return tensor.Bool, nil
+	case onnxpb.Float16:
+		return tensor.Float16, nil
+	case onnxpb.BFloat16:
+		return tensor.BFloat16, nil
+	case onnxpb.String:
+		return tensor.String, nil
 	}
-	return tensor.Invalid, unsupportedf("data type %v", dt)
+	return tensor.Invalid, unsupportedf("data type %v (the Open Inference Protocol cannot carry it)", dt)
 }
 
 // DataTypeToONNX is the inverse of DataTypeFromONNX.
@@ -62,6 +68,12 @@ func DataTypeToONNX(dt tensor.DataType) onnxpb.DataType {
 		return onnxpb.Uint64
 	case tensor.Bool:
 		return onnxpb.Bool
+	case tensor.Float16:
+		return onnxpb.Float16
+	case tensor.BFloat16:
+		return onnxpb.BFloat16
+	case tensor.String:
+		return onnxpb.String
 	}
 	return onnxpb.Undefined
 }
@@ -91,6 +103,17 @@ func TensorFromONNX(p *onnxpb.Tensor) (*tensor.Tensor, error) {
 		return nil, fmt.Errorf("model: tensor %q: %w", p.Name, err)
 	}
 	t := &tensor.Tensor{DType: dt, Shape: shape}
+	if dt == tensor.String {
+		if len(p.StringData) != n {
+			return nil, fmt.Errorf("model: tensor %q: has %d strings, shape %v needs %d", p.Name, len(p.StringData), shape, n)
+		}
+		s := make([]string, n)
+		for i, b := range p.StringData {
+			s[i] = string(b)
+		}
+		t.Data = s
+		return t, nil
+	}
 	if p.HasRawData {
 		if len(p.RawData) != n*dt.Size() {
 			return nil, fmt.Errorf("model: tensor %q: raw_data has %d bytes, shape %v of %v needs %d", p.Name, len(p.RawData), shape, dt, n*dt.Size())
@@ -141,6 +164,18 @@ func TensorFromONNX(p *onnxpb.Tensor) (*tensor.Tensor, error) {
 			b[i] = v != 0
 		}
 		t.Data = b
+	case tensor.Float16: // int32_data holds the bits
+		h := make([]tensor.F16, n)
+		for i, v := range p.Int32Data {
+			h[i] = tensor.F16(v)
+		}
+		t.Data = h
+	case tensor.BFloat16:
+		h := make([]tensor.BF16, n)
+		for i, v := range p.Int32Data {
+			h[i] = tensor.BF16(v)
+		}
+		t.Data = h
 	}
 	return t, nil
 }
@@ -153,11 +188,19 @@ func convert[D, S tensor.Numeric](src []S) []D {
 	return out
 }
 
-// TensorToONNX converts t to a TensorProto with raw_data.
+// TensorToONNX converts t to a TensorProto with raw_data (string_data for
+// BYTES).
 func TensorToONNX(name string, t *tensor.Tensor) *onnxpb.Tensor {
 	p := &onnxpb.Tensor{Name: name, DataType: DataTypeToONNX(t.DType), HasRawData: true}
 	for _, d := range t.Shape {
 		p.Dims = append(p.Dims, int64(d))
+	}
+	if s, ok := t.Data.([]string); ok {
+		p.HasRawData = false
+		for _, v := range s {
+			p.StringData = append(p.StringData, []byte(v))
+		}
+		return p
 	}
 	raw := tensor.AppendLittleEndian(make([]byte, 0, t.Len()*t.DType.Size()), t)
 	p.RawData = raw

@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -23,22 +24,35 @@ type IOSpec struct {
 
 // Model is a loaded, compiled ONNX graph.
 type Model struct {
-	Inputs       []IOSpec
-	Outputs      []IOSpec
-	Opset        int64
-	IRVersion    int64
-	Producer     string
-	Params       int64 // elements in initializers and Constant nodes
-	Layers       []Layer
-	Kernels      string // the kernel table products run on
+	Inputs    []IOSpec
+	Outputs   []IOSpec
+	Opset     int64 // the ai.onnx opset the model imports
+	IRVersion int64
+	Producer  string
+	Params    int64 // elements in initializers and Constant nodes
+	Layers    []Layer
+	Kernels   string // the kernel table products run on
+	opsets    map[string]int64
+	graph
+}
+
+// graph is a compiled ONNX graph: a model's main graph, or the body of a
+// control-flow node (If, Loop, Scan), which reads values of the graphs
+// around it through captures.
+type graph struct {
 	slotOf       map[string]int
 	steps        []step
 	slots        int
-	inputSlot    []int // parallel to Inputs
-	outputSlot   []int // parallel to Outputs
+	inputSlot    []int // parallel to the graph's inputs
+	outputSlot   []int // parallel to the graph's outputs
 	constants    []constSlot
-	releaseAfter [][]int // slots that die after step i
+	captures     []capture // values of enclosing graphs this graph reads
+	releaseAfter [][]int   // slots that die after step i
 }
+
+// capture binds a value of the enclosing graph (outer slot) to a slot of
+// a subgraph (inner).
+type capture struct{ outer, inner int }
 
 type constSlot struct {
 	slot int
@@ -47,15 +61,15 @@ type constSlot struct {
 
 // step runs one node: reads slots in, writes slots out.
 type step struct {
-	name  string
-	op    string
-	opset int64
-	run   opFunc
-	in    []int // -1 for an absent optional input, or one the op holds itself
-	out   []int
-	attrs Attrs
-	args  []int   // the node's input slots as the graph names them
-	lin   *linear // MatMul/Gemm with a constant weight
+	name   string
+	desc   *Descriptor
+	opset  int64
+	run    func(ctx context.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error)
+	in     []int // -1 for an absent optional input, or one the op holds itself
+	out    []int
+	params any     // the parsed attribute struct
+	args   []int   // the node's input slots as the graph names them
+	lin    *linear // MatMul/Gemm with a constant weight
 }
 
 // opFunc runs a compiled node. Inputs are never modified; an absent
@@ -115,225 +129,291 @@ func compile(pb *onnxpb.Model, opts Options, overrides map[string]*tensor.Tensor
 	if pb.Graph == nil {
 		return nil, fmt.Errorf("model: the file has no graph")
 	}
-	m := &Model{IRVersion: pb.IRVersion, Producer: pb.ProducerName, Kernels: opts.Exec.Table().String()}
-	for _, op := range pb.OpsetImport {
-		switch op.Domain {
-		case "", "ai.onnx":
-			m.Opset = op.Version
-		}
+	if pb.NumFunctions > 0 {
+		return nil, unsupportedf("model-local functions")
 	}
+	m := &Model{IRVersion: pb.IRVersion, Producer: pb.ProducerName, Kernels: opts.Exec.Table().String(), opsets: map[string]int64{}}
+	for _, op := range pb.OpsetImport {
+		m.opsets[normDomain(op.Domain)] = op.Version
+	}
+	m.Opset = m.opsets[""]
 	if m.Opset == 0 && len(pb.OpsetImport) == 0 && pb.IRVersion > 0 && pb.IRVersion < 3 {
 		m.Opset = 1
+		m.opsets[""] = 1
 	}
 	if m.Opset < MinOpset {
 		return nil, unsupportedf("ai.onnx opset %d (quantserve loads opset %d and later)", m.Opset, MinOpset)
 	}
-	g := pb.Graph
-	if g.NumSparseInit > 0 {
-		return nil, unsupportedf("sparse initializers")
+	c := &compiler{m: m, opts: &opts, g: &m.graph, overrides: overrides}
+	if err := c.compileGraph(pb.Graph, true); err != nil {
+		return nil, err
 	}
-
-	slotOf := map[string]int{}
-	m.slotOf = slotOf
-	newSlot := func(name string) int {
-		s := m.slots
-		m.slots++
-		slotOf[name] = s
-		return s
-	}
-
-	inits := map[string]*tensor.Tensor{}
-	for _, p := range g.Initializers {
-		t, ok := overrides[p.Name]
-		if !ok {
-			var err error
-			if t, err = TensorFromONNX(p); err != nil {
-				return nil, fmt.Errorf("initializer %q: %w", p.Name, err)
-			}
-		}
-		inits[p.Name] = t
-		m.Params += int64(t.Len())
-		m.constants = append(m.constants, constSlot{newSlot(p.Name), t})
-	}
-	for _, vi := range g.Inputs {
-		if _, isInit := inits[vi.Name]; isInit {
-			continue // an initializer listed as input (IR < 4): a constant here
-		}
-		spec, err := ioSpec(vi)
-		if err != nil {
-			return nil, fmt.Errorf("model: graph input %q: %w", vi.Name, err)
-		}
-		m.Inputs = append(m.Inputs, spec)
-		m.inputSlot = append(m.inputSlot, newSlot(vi.Name))
-	}
-
-	known := map[int]*tensor.Tensor{}
-	qdqOf := map[int]*qdqWeight{}
-	for _, c := range m.constants {
-		known[c.slot] = c.t
-	}
-	for i, n := range g.Nodes {
-		name := n.Name
-		if name == "" {
-			name = fmt.Sprintf("#%d", i)
-		}
-		wrap := func(err error) error { return &NodeError{Node: name, Op: n.OpType, Opset: m.Opset, Err: err} }
-		if n.Domain != "" && n.Domain != "ai.onnx" {
-			return nil, wrap(unsupportedf("operator domain %q", n.Domain))
-		}
-		build, ok := registry[n.OpType]
-		if !ok {
-			return nil, wrap(unsupportedf("operator %s", n.OpType))
-		}
-		st := step{name: name, op: n.OpType, opset: m.Opset}
-		ni := &node{pb: n, name: name, opset: m.Opset, attrs: Attrs{}, opts: &opts, model: m}
-		for _, a := range n.Attributes {
-			if a.RefAttrName != "" {
-				return nil, wrap(unsupportedf("attribute %q refers to a function attribute", a.Name))
-			}
-			ni.attrs[a.Name] = a
-		}
-		for _, in := range n.Inputs {
-			if in == "" {
-				st.in = append(st.in, -1)
-				ni.consts = append(ni.consts, nil)
-				continue
-			}
-			s, ok := slotOf[in]
-			if !ok {
-				return nil, wrap(fmt.Errorf("input %q is not produced by any earlier node, initializer or graph input", in))
-			}
-			st.in = append(st.in, s)
-			ni.consts = append(ni.consts, known[s])
-			ni.qdq = append(ni.qdq, qdqOf[s])
-		}
-		ni.unused = make([]bool, len(st.in))
-		run, err := build(ni)
-		if err != nil {
-			return nil, wrap(err)
-		}
-		st.run = run
-		st.attrs, st.lin = ni.attrs, ni.lin
-		st.args = slices.Clone(st.in)
-		for _, out := range n.Outputs {
-			if out == "" {
-				st.out = append(st.out, -1)
-				continue
-			}
-			st.out = append(st.out, newSlot(out))
-		}
-		for i, unused := range ni.unused {
-			if unused {
-				st.in[i] = -1
-			}
-		}
-		if folds(n.OpType, ni.consts, st.out) {
-			// Constant nodes, and DequantizeLinear of constants, are
-			// evaluated once here, so later nodes see a load-time
-			// constant (and, for QDQ weights, the int8 values behind it).
-			outs, err := run(ni.consts)
-			if err != nil {
-				return nil, wrap(err)
-			}
-			if n.OpType == "Constant" {
-				m.Params += int64(outs[0].Len())
-			} else {
-				axis, _ := ni.intAttr("axis", 1)
-				block, _ := ni.intAttr("block_size", 0)
-				qdqOf[st.out[0]] = qdqWeights(ni.consts, axis, block)
-			}
-			m.constants = append(m.constants, constSlot{st.out[0], outs[0]})
-			known[st.out[0]] = outs[0]
-			continue
-		}
-		m.steps = append(m.steps, st)
-	}
-	for _, vi := range g.Outputs {
-		s, ok := slotOf[vi.Name]
-		if !ok {
-			return nil, fmt.Errorf("model: graph output %q is not produced by the graph", vi.Name)
-		}
-		spec, err := ioSpec(vi)
-		if err != nil {
-			return nil, fmt.Errorf("model: graph output %q: %w", vi.Name, err)
-		}
-		m.Outputs = append(m.Outputs, spec)
-		m.outputSlot = append(m.outputSlot, s)
-	}
-	m.pruneConstants()
-	m.planRelease()
 	return m, nil
 }
 
-// folds reports whether a node is evaluated at load: a Constant, or a
-// DequantizeLinear whose inputs are all constants.
-func folds(op string, consts []*tensor.Tensor, out []int) bool {
-	if len(out) != 1 || out[0] < 0 {
-		return false
+// compiler compiles one graph; subgraphs get a compiler whose parent is the
+// enclosing graph's.
+type compiler struct {
+	m         *Model
+	opts      *Options
+	parent    *compiler
+	g         *graph
+	known     map[int]*tensor.Tensor // values known at load, by slot
+	qdqOf     map[int]*qdqWeight
+	overrides map[string]*tensor.Tensor
+}
+
+func (c *compiler) newSlot(name string) int {
+	s := c.g.slots
+	c.g.slots++
+	if name != "" {
+		c.g.slotOf[name] = s
 	}
-	switch op {
-	case "Constant":
-		return true
-	case "DequantizeLinear":
-		for _, c := range consts {
-			if c == nil {
-				return false
+	return s
+}
+
+// addConst records a value known at load in a new slot.
+func (c *compiler) addConst(name string, t *tensor.Tensor) int {
+	s := c.newSlot(name)
+	c.g.constants = append(c.g.constants, constSlot{s, t})
+	c.known[s] = t
+	return s
+}
+
+// resolve returns the slot of a value by name: this graph's own, or an
+// enclosing graph's, which is captured (or, when it is known at load,
+// copied in as a constant).
+func (c *compiler) resolve(name string) (int, bool) {
+	if s, ok := c.g.slotOf[name]; ok {
+		return s, true
+	}
+	if c.parent == nil {
+		return 0, false
+	}
+	outer, ok := c.parent.resolve(name)
+	if !ok {
+		return 0, false
+	}
+	if t := c.parent.known[outer]; t != nil {
+		s := c.addConst(name, t)
+		if q := c.parent.qdqOf[outer]; q != nil {
+			c.qdqOf[s] = q
+		}
+		return s, true
+	}
+	s := c.newSlot(name)
+	c.g.captures = append(c.g.captures, capture{outer: outer, inner: s})
+	return s, true
+}
+
+// compileGraph compiles g into c.g. The main graph's inputs and outputs
+// become the model's Inputs and Outputs.
+func (c *compiler) compileGraph(g *onnxpb.Graph, main bool) error {
+	c.g.slotOf = map[string]int{}
+	c.known = map[int]*tensor.Tensor{}
+	c.qdqOf = map[int]*qdqWeight{}
+	if g.NumSparseInit > 0 {
+		return unsupportedf("sparse initializers")
+	}
+	inits := map[string]bool{}
+	for _, p := range g.Initializers {
+		t, ok := c.overrides[p.Name]
+		if !ok || !main {
+			var err error
+			if t, err = TensorFromONNX(p); err != nil {
+				return fmt.Errorf("initializer %q: %w", p.Name, err)
 			}
 		}
-		return len(consts) > 0
+		inits[p.Name] = true
+		c.m.Params += int64(t.Len())
+		c.addConst(p.Name, t)
 	}
-	return false
+	for _, vi := range g.Inputs {
+		if inits[vi.Name] {
+			continue // an initializer listed as input (IR < 4): a constant here
+		}
+		if main {
+			spec, err := ioSpec(vi)
+			if err != nil {
+				return fmt.Errorf("model: graph input %q: %w", vi.Name, err)
+			}
+			c.m.Inputs = append(c.m.Inputs, spec)
+		}
+		c.g.inputSlot = append(c.g.inputSlot, c.newSlot(vi.Name))
+	}
+	for i, n := range g.Nodes {
+		if err := c.compileNode(n, i); err != nil {
+			return err
+		}
+	}
+	for _, vi := range g.Outputs {
+		s, ok := c.resolve(vi.Name)
+		if !ok {
+			return fmt.Errorf("model: graph output %q is not produced by the graph", vi.Name)
+		}
+		if main {
+			spec, err := ioSpec(vi)
+			if err != nil {
+				return fmt.Errorf("model: graph output %q: %w", vi.Name, err)
+			}
+			c.m.Outputs = append(c.m.Outputs, spec)
+		}
+		c.g.outputSlot = append(c.g.outputSlot, s)
+	}
+	c.g.pruneConstants()
+	c.g.planRelease()
+	return nil
+}
+
+func (c *compiler) compileNode(pn *onnxpb.Node, i int) error {
+	name := pn.Name
+	if name == "" {
+		name = fmt.Sprintf("#%d", i)
+	}
+	domain := normDomain(pn.Domain)
+	opset, imported := c.m.opsets[domain]
+	wrap := func(err error) error { return &NodeError{Node: name, Op: pn.OpType, Opset: opset, Err: err} }
+	if !imported {
+		return wrap(unsupportedf("operator domain %q (the model imports no opset for it)", pn.Domain))
+	}
+	desc, err := lookup(domain, pn.OpType, opset)
+	if err != nil {
+		return wrap(err)
+	}
+	n := &node{pb: pn, name: name, opset: opset, attrs: Attrs{}, opts: c.opts, model: c.m, c: c}
+	for _, a := range pn.Attributes {
+		if a.RefAttrName != "" {
+			return wrap(unsupportedf("attribute %q refers to a function attribute", a.Name))
+		}
+		n.attrs[a.Name] = a
+	}
+	st := step{name: name, desc: desc, opset: opset}
+	for _, in := range pn.Inputs {
+		if in == "" {
+			st.in = append(st.in, -1)
+			n.consts = append(n.consts, nil)
+			n.qdq = append(n.qdq, nil)
+			continue
+		}
+		s, ok := c.resolve(in)
+		if !ok {
+			return wrap(fmt.Errorf("input %q is not produced by any earlier node, initializer or graph input", in))
+		}
+		st.in = append(st.in, s)
+		n.consts = append(n.consts, c.known[s])
+		n.qdq = append(n.qdq, c.qdqOf[s])
+	}
+	n.unused = make([]bool, len(st.in))
+	if st.params, err = desc.parse(n); err != nil {
+		return wrap(err)
+	}
+	run, err := desc.build(n, st.params)
+	if err != nil {
+		return wrap(err)
+	}
+	st.run = n.runCtx
+	if st.run == nil {
+		st.run = func(_ context.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) { return run(in) }
+	}
+	st.lin = n.lin
+	st.args = slices.Clone(st.in)
+	for i, unused := range n.unused {
+		if unused {
+			st.in[i] = -1
+		}
+	}
+	st.in = append(st.in, n.extraIn...) // values the node's subgraphs capture
+	if desc.Fold && len(n.extraIn) == 0 && allKnown(n.consts) {
+		// Deterministic and fed by constants only: evaluated once, here,
+		// so later nodes see a load-time constant (and, for QDQ weights,
+		// the int8 values behind it).
+		outs, err := st.run(context.Background(), n.consts)
+		if err != nil {
+			return wrap(err)
+		}
+		for j, out := range pn.Outputs {
+			if out == "" || j >= len(outs) || outs[j] == nil {
+				continue
+			}
+			s := c.addConst(out, outs[j])
+			if len(pn.Inputs) == 0 {
+				c.m.Params += int64(outs[j].Len()) // a Constant node: part of the model's weights
+			}
+			if j == 0 && n.qdqOut != nil {
+				c.qdqOf[s] = n.qdqOut
+			}
+		}
+		return nil
+	}
+	for _, out := range pn.Outputs {
+		if out == "" {
+			st.out = append(st.out, -1)
+			continue
+		}
+		st.out = append(st.out, c.newSlot(out))
+	}
+	c.g.steps = append(c.g.steps, st)
+	return nil
+}
+
+func allKnown(ts []*tensor.Tensor) bool {
+	for _, t := range ts {
+		if t == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // pruneConstants drops constants no step or output reads (weights the
 // kernels hold packed, initializers consumed by folded nodes), so their
 // memory can be freed.
-func (m *Model) pruneConstants() {
-	used := make([]bool, m.slots)
-	for _, st := range m.steps {
+func (g *graph) pruneConstants() {
+	used := make([]bool, g.slots)
+	for _, st := range g.steps {
 		for _, s := range st.in {
 			if s >= 0 {
 				used[s] = true
 			}
 		}
 	}
-	for _, s := range m.outputSlot {
+	for _, s := range g.outputSlot {
 		used[s] = true
 	}
-	kept := m.constants[:0]
-	for _, c := range m.constants {
+	kept := g.constants[:0]
+	for _, c := range g.constants {
 		if used[c.slot] {
 			kept = append(kept, c)
 		}
 	}
-	clear(m.constants[len(kept):])
-	m.constants = kept
+	clear(g.constants[len(kept):])
+	g.constants = kept
 }
 
 // planRelease records, for each step, the slots no later step or graph
-// output reads, so Run can drop intermediate tensors early.
-func (m *Model) planRelease() {
-	last := make([]int, m.slots)
+// output reads, so a run can drop intermediate tensors early.
+func (g *graph) planRelease() {
+	last := make([]int, g.slots)
 	for i := range last {
 		last[i] = -1
 	}
-	for i, st := range m.steps {
+	for i, st := range g.steps {
 		for _, s := range st.in {
 			if s >= 0 {
 				last[s] = i
 			}
 		}
 	}
-	for _, s := range m.outputSlot {
-		last[s] = len(m.steps)
+	for _, s := range g.outputSlot {
+		last[s] = len(g.steps)
 	}
-	for _, c := range m.constants {
-		last[c.slot] = len(m.steps) // shared, never released
+	for _, c := range g.constants {
+		last[c.slot] = len(g.steps) // shared, never released
 	}
-	m.releaseAfter = make([][]int, len(m.steps))
+	g.releaseAfter = make([][]int, len(g.steps))
 	for s, i := range last {
-		if i >= 0 && i < len(m.steps) {
-			m.releaseAfter[i] = append(m.releaseAfter[i], s)
+		if i >= 0 && i < len(g.steps) {
+			g.releaseAfter[i] = append(g.releaseAfter[i], s)
 		}
 	}
 }
@@ -432,18 +512,16 @@ func (m *Model) wanted(outputs []string) (map[int]string, error) {
 	return want, nil
 }
 
-// execute runs every step; with want nil it keeps every value, otherwise
-// it drops intermediate values as soon as no later step reads them.
+// execute checks the inputs and runs the main graph; with want nil it
+// keeps every value, otherwise it drops intermediate values as soon as no
+// later step reads them.
 func (m *Model) execute(ctx context.Context, inputs map[string]*tensor.Tensor, want map[int]string) ([]*tensor.Tensor, error) {
-	vals := make([]*tensor.Tensor, m.slots)
-	for _, c := range m.constants {
-		vals[c.slot] = c.t
-	}
 	for name := range inputs {
 		if !slices.ContainsFunc(m.Inputs, func(s IOSpec) bool { return s.Name == name }) {
 			return nil, &InputError{Name: name, Msg: fmt.Sprintf("the model has no such input (inputs: %s)", specNames(m.Inputs))}
 		}
 	}
+	args := make([]*tensor.Tensor, len(m.Inputs))
 	for i, spec := range m.Inputs {
 		t, ok := inputs[spec.Name]
 		if !ok {
@@ -455,10 +533,34 @@ func (m *Model) execute(ctx context.Context, inputs map[string]*tensor.Tensor, w
 		if err := spec.Accepts(t.Shape); err != nil {
 			return nil, &InputError{Name: spec.Name, Msg: err.Error()}
 		}
-		vals[m.inputSlot[i]] = t
+		args[i] = t
+	}
+	keep := func(s int) bool { _, ok := want[s]; return ok }
+	if want == nil {
+		keep = nil
+	}
+	return m.graph.execute(ctx, args, nil, keep)
+}
+
+// execute runs the graph's steps on its inputs (parallel to inputSlot)
+// and captured values (parallel to captures) and returns every slot's
+// value. With keep nil every value is kept; otherwise intermediate values
+// are dropped once no later step reads them, unless keep says otherwise.
+func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, keep func(slot int) bool) ([]*tensor.Tensor, error) {
+	vals := make([]*tensor.Tensor, g.slots)
+	for _, c := range g.constants {
+		vals[c.slot] = c.t
+	}
+	for i, s := range g.inputSlot {
+		if i < len(inputs) {
+			vals[s] = inputs[i]
+		}
+	}
+	for i, c := range g.captures {
+		vals[c.inner] = captured[i]
 	}
 	args := make([]*tensor.Tensor, 0, 8)
-	for i, st := range m.steps {
+	for i, st := range g.steps {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -470,20 +572,23 @@ func (m *Model) execute(ctx context.Context, inputs map[string]*tensor.Tensor, w
 				args = append(args, vals[s])
 			}
 		}
-		outs, err := st.run(args)
+		outs, err := st.run(ctx, args)
 		if err != nil {
-			return nil, &NodeError{Node: st.name, Op: st.op, Opset: st.opset, Err: err}
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				return nil, err
+			}
+			return nil, &NodeError{Node: st.name, Op: st.desc.Type, Opset: st.opset, Err: err}
 		}
 		for j, s := range st.out {
 			if s >= 0 && j < len(outs) {
 				vals[s] = outs[j]
 			}
 		}
-		if want == nil {
+		if keep == nil {
 			continue
 		}
-		for _, s := range m.releaseAfter[i] {
-			if _, keep := want[s]; !keep {
+		for _, s := range g.releaseAfter[i] {
+			if !keep(s) {
 				vals[s] = nil
 			}
 		}
@@ -491,12 +596,33 @@ func (m *Model) execute(ctx context.Context, inputs map[string]*tensor.Tensor, w
 	return vals, nil
 }
 
+// run executes the graph as a subgraph: inputs bound in order, captured
+// values from the enclosing graph, and returns the graph's outputs.
+func (g *graph) run(ctx context.Context, inputs, captured []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	outSet := map[int]bool{}
+	for _, s := range g.outputSlot {
+		outSet[s] = true
+	}
+	vals, err := g.execute(ctx, inputs, captured, func(s int) bool { return outSet[s] })
+	if err != nil {
+		return nil, err
+	}
+	outs := make([]*tensor.Tensor, len(g.outputSlot))
+	for i, s := range g.outputSlot {
+		if outs[i] = vals[s]; outs[i] == nil {
+			return nil, fmt.Errorf("model: subgraph output %d was not computed", i)
+		}
+	}
+	return outs, nil
+}
+
 // Step describes one compiled node for a backward pass.
 type Step struct {
 	Name, Op string
 	Opset    int64
-	Attrs    Attrs
-	In       []int // input slots as the graph names them; -1 when absent
+	Desc     *Descriptor // the implementation the node runs
+	Params   any         // its parsed attribute struct (a pointer)
+	In       []int       // input slots as the graph names them; -1 when absent
 	Out      []int
 	// Linear is set for MatMul and Gemm whose weight (input 1) the
 	// kernels hold; its slot in In has no value in a trace.
@@ -508,7 +634,7 @@ type Step struct {
 func (m *Model) Steps() []Step {
 	out := make([]Step, len(m.steps))
 	for i, st := range m.steps {
-		out[i] = Step{Name: st.name, Op: st.op, Opset: st.opset, Attrs: st.attrs, In: st.args, Out: st.out}
+		out[i] = Step{Name: st.name, Op: st.desc.Type, Opset: st.opset, Desc: st.desc, Params: st.params, In: st.args, Out: st.out}
 		if st.lin != nil {
 			out[i].Linear = &Linear{st.lin}
 		}

@@ -42,11 +42,11 @@ func run1(t *testing.T, m *Model, in map[string]*tensor.Tensor) (*tensor.Tensor,
 func TestUnsupportedOpNamesNodeOpAndOpset(t *testing.T) {
 	g := &onnxpb.Graph{
 		Inputs:  []*onnxpb.ValueInfo{{Name: "x", Type: &onnxpb.Type{Kind: onnxpb.TypeTensor, ElemType: onnxpb.Float}}},
-		Nodes:   []*onnxpb.Node{{OpType: "Conv", Name: "conv1", Inputs: []string{"x"}, Outputs: []string{"y"}}},
+		Nodes:   []*onnxpb.Node{{OpType: "NotAnOperator", Name: "conv1", Inputs: []string{"x"}, Outputs: []string{"y"}}},
 		Outputs: []*onnxpb.ValueInfo{{Name: "y", Type: &onnxpb.Type{Kind: onnxpb.TypeTensor, ElemType: onnxpb.Float}}},
 	}
 	_, err := Load(onnxpb.Marshal(&onnxpb.Model{IRVersion: 8, OpsetImport: []onnxpb.OpsetID{{Version: 17}}, Graph: g}))
-	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "node conv1 (Conv, opset 17)") {
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "node conv1 (NotAnOperator, opset 17)") {
 		t.Errorf("error %v", err)
 	}
 	_, err = Load(onnxpb.Marshal(&onnxpb.Model{IRVersion: 3, OpsetImport: []onnxpb.OpsetID{{Version: 6}}, Graph: g}))

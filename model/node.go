@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
@@ -8,20 +9,33 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// node is what an op builder sees: the node, the model's opset, its
-// attributes by name, and the values of inputs known at load time
-// (initializers and Constant outputs; nil otherwise).
+// node is what an op builder sees: the node, the opset its model imports
+// for the node's domain, its attributes by name, and the values of inputs
+// known at load time (initializers, constants and folded nodes; nil
+// otherwise).
 type node struct {
 	pb     *onnxpb.Node
 	name   string
 	opts   *Options
-	model  *Model // the model being compiled, for Layers
+	model  *Model    // the model being compiled, for Layers
+	c      *compiler // the graph being compiled, for subgraphs
 	opset  int64
 	attrs  Attrs
 	lin    *linear // set by MatMul/Gemm with a constant weight
 	consts []*tensor.Tensor
 	qdq    []*qdqWeight // int8 weights behind constant DequantizeLinear outputs
 	unused []bool       // inputs the compiled op does not read at run time
+
+	// runCtx, when a builder sets it, runs the node instead of the opFunc
+	// the builder returns: for operators that need the request's context
+	// (control flow running subgraphs).
+	runCtx func(ctx context.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error)
+	// extraIn are slots of this graph the node's subgraphs capture; they
+	// reach the op after its own inputs.
+	extraIn []int
+	// qdqOut, set by DequantizeLinear of constants, are the int8 weights
+	// behind its output, kept when the node folds.
+	qdqOut *qdqWeight
 }
 
 // qdqInput returns the int8 weights behind input i (a constant
@@ -34,74 +48,50 @@ func (n *node) qdqInput(i int, transposed bool) *quant.Weights {
 	return n.qdq[i].weights(transposed)
 }
 
-type opBuilder func(n *node) (opFunc, error)
-
-// registry maps ONNX op types to builders. It is filled by init functions
-// in the op files and never changed afterwards.
-var registry = map[string]opBuilder{}
-
-// Attrs are a node's attributes by name.
+// Attrs are a node's attributes by name, as the file has them.
 type Attrs map[string]*onnxpb.Attribute
 
-// Int returns an INT attribute, or def when absent.
-func (a Attrs) Int(name string, def int64) (int64, error) {
-	return (&node{attrs: a}).intAttr(name, def)
+// subgraph is a compiled graph attribute of a node (If's branches, Loop's
+// and Scan's bodies). Its captured values reach the node's op at
+// in[first:first+len(captures)].
+type subgraph struct {
+	*graph
+	first int
+	names []string // the graph's input names, for errors
+	outs  []string // its output names
 }
 
-// Float returns a FLOAT attribute, or def when absent.
-func (a Attrs) Float(name string, def float32) (float32, error) {
-	return (&node{attrs: a}).floatAttr(name, def)
-}
-
-// Ints returns an INTS attribute and whether it is present.
-func (a Attrs) Ints(name string) ([]int64, bool, error) { return (&node{attrs: a}).intsAttr(name) }
-
-// String returns a STRING attribute, or def when absent.
-func (a Attrs) String(name, def string) (string, error) {
-	return (&node{attrs: a}).stringAttr(name, def)
-}
-
-func (n *node) attr(name string, typ onnxpb.AttrType) (*onnxpb.Attribute, error) {
-	a, ok := n.attrs[name]
-	if !ok {
-		return nil, nil
+// subgraph compiles g, a graph attribute of n, in a scope nested in n's
+// graph: names it does not define resolve to values of the enclosing
+// graphs.
+func (n *node) subgraph(g *onnxpb.Graph) (*subgraph, error) {
+	if g == nil {
+		return nil, fmt.Errorf("missing graph attribute")
 	}
-	if a.Type != typ && a.Type != onnxpb.AttrUndefined {
-		return nil, fmt.Errorf("attribute %q has type %d, want %d", name, a.Type, typ)
+	sub := &compiler{m: n.model, opts: n.opts, parent: n.c, g: &graph{}}
+	if err := sub.compileGraph(g, false); err != nil {
+		return nil, err
 	}
-	return a, nil
+	s := &subgraph{graph: sub.g, first: len(n.pb.Inputs) + len(n.extraIn)}
+	for _, c := range sub.g.captures {
+		n.extraIn = append(n.extraIn, c.outer)
+	}
+	for _, vi := range g.Inputs {
+		s.names = append(s.names, vi.Name)
+	}
+	for _, vi := range g.Outputs {
+		s.outs = append(s.outs, vi.Name)
+	}
+	return s, nil
 }
 
-func (n *node) intAttr(name string, def int64) (int64, error) {
-	a, err := n.attr(name, onnxpb.AttrInt)
-	if err != nil || a == nil {
-		return def, err
+// call runs the subgraph with the given inputs; in is the node's full
+// input list, which carries the captured values.
+func (s *subgraph) call(ctx context.Context, in []*tensor.Tensor, inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	if len(inputs) != len(s.inputSlot) {
+		return nil, inputErrorf("subgraph takes %d inputs, got %d", len(s.inputSlot), len(inputs))
 	}
-	return a.I, nil
-}
-
-func (n *node) floatAttr(name string, def float32) (float32, error) {
-	a, err := n.attr(name, onnxpb.AttrFloat)
-	if err != nil || a == nil {
-		return def, err
-	}
-	return a.F, nil
-}
-
-func (n *node) intsAttr(name string) ([]int64, bool, error) {
-	a, err := n.attr(name, onnxpb.AttrInts)
-	if err != nil || a == nil {
-		return nil, false, err
-	}
-	return a.Ints, true, nil
-}
-
-func (n *node) stringAttr(name, def string) (string, error) {
-	a, err := n.attr(name, onnxpb.AttrString)
-	if err != nil || a == nil {
-		return def, err
-	}
-	return string(a.S), nil
+	return s.run(ctx, inputs, in[s.first:s.first+len(s.captures)])
 }
 
 // checkArity verifies the count of inputs (min..max) and outputs.
@@ -111,23 +101,6 @@ func (n *node) checkArity(minIn, maxIn, minOut, maxOut int) error {
 	}
 	if len(n.pb.Outputs) < minOut || len(n.pb.Outputs) > maxOut {
 		return fmt.Errorf("has %d outputs, takes %d to %d", len(n.pb.Outputs), minOut, maxOut)
-	}
-	return nil
-}
-
-// onlyAttrs refuses attributes the implementation does not know, so a
-// model relying on one never runs with different semantics.
-func (n *node) onlyAttrs(names ...string) error {
-	for name := range n.attrs {
-		known := false
-		for _, k := range names {
-			if k == name {
-				known = true
-			}
-		}
-		if !known {
-			return unsupportedf("attribute %q", name)
-		}
 	}
 	return nil
 }

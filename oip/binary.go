@@ -1,6 +1,10 @@
 package oip
 
-import "github.com/quantserve/quantserve/tensor"
+import (
+	"encoding/binary"
+
+	"github.com/quantserve/quantserve/tensor"
+)
 
 // AppendBinaryTensorHeader appends the JSON of an output whose data
 // follows the header as bytes: {"name","datatype","shape","parameters":
@@ -18,6 +22,53 @@ func AppendBinaryTensorHeader(b []byte, name string, t *tensor.Tensor) []byte {
 		b = appendInt(b, int64(d))
 	}
 	b = append(b, `],"parameters":{"binary_data_size":`...)
-	b = appendInt(b, int64(t.Len()*t.DType.Size()))
+	b = appendInt(b, int64(BinarySize(t)))
 	return append(b, "}}"...)
+}
+
+// BinarySize returns the bytes t takes in Triton's binary tensor data:
+// its elements little-endian, BOOL one byte each, BYTES each as a 4-byte
+// little-endian length and the bytes.
+func BinarySize(t *tensor.Tensor) int {
+	if s, ok := t.Data.([]string); ok {
+		n := 0
+		for _, v := range s {
+			n += 4 + len(v)
+		}
+		return n
+	}
+	return t.Len() * t.DType.Size()
+}
+
+// AppendBinaryTensor appends t's elements as Triton's binary tensor data.
+func AppendBinaryTensor(b []byte, t *tensor.Tensor) []byte {
+	if s, ok := t.Data.([]string); ok {
+		for _, v := range s {
+			b = binary.LittleEndian.AppendUint32(b, uint32(len(v)))
+			b = append(b, v...)
+		}
+		return b
+	}
+	return tensor.AppendLittleEndian(b, t)
+}
+
+// bytesFromBinary reads n BYTES elements that fill raw exactly.
+func bytesFromBinary(raw []byte, n int) ([]string, error) {
+	out := make([]string, 0, min(n, len(raw)/4))
+	for len(out) < n {
+		if len(raw) < 4 {
+			return nil, semantic("BYTES element %d: the data ends inside its length", len(out))
+		}
+		l := binary.LittleEndian.Uint32(raw)
+		raw = raw[4:]
+		if uint64(l) > uint64(len(raw)) {
+			return nil, semantic("BYTES element %d: length %d runs past the data", len(out), l)
+		}
+		out = append(out, string(raw[:l]))
+		raw = raw[l:]
+	}
+	if len(raw) != 0 {
+		return nil, semantic("%d bytes after the last BYTES element", len(raw))
+	}
+	return out, nil
 }

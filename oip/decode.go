@@ -121,13 +121,28 @@ func DecodeBinaryInferRequest(header, binary []byte) (*InferRequest, error) {
 			return nil, semantic("%s: %v", label(i, in.Name), err)
 		}
 		want := int64(n) * int64(in.Tensor.DType.Size())
+		if in.Tensor.DType == tensor.String {
+			want = *p.Size // BYTES elements vary in size: they must fill it
+			if want < 0 {
+				return nil, semantic("%s: binary_data_size is %d", label(i, in.Name), want)
+			}
+		}
 		if *p.Size != want {
 			return nil, semantic("%s: binary_data_size is %d, shape %s of %v needs %d bytes", label(i, in.Name), *p.Size, tensor.ShapeString(in.Tensor.Shape), in.Tensor.DType, want)
 		}
 		if int64(len(binary)) < want {
 			return nil, semantic("%s: the binary section has %d bytes left, the tensor needs %d", label(i, in.Name), len(binary), want)
 		}
-		in.Tensor.Data = tensor.FromLittleEndian(in.Tensor.DType, binary, n)
+		if in.Tensor.DType == tensor.String {
+			s, err := bytesFromBinary(binary[:want], n)
+			if err != nil {
+				err.(*Error).Msg = label(i, in.Name) + ": " + err.(*Error).Msg
+				return nil, err
+			}
+			in.Tensor.Data = s
+		} else {
+			in.Tensor.Data = tensor.FromLittleEndian(in.Tensor.DType, binary, n)
+		}
 		binary = binary[want:]
 	}
 	if len(binary) != 0 {
@@ -331,7 +346,7 @@ func (d *decoder) tensorData(idx int, name, dtName string, shape []int) (any, er
 	where := label(idx, name)
 	dt, ok := tensor.ParseDataType(dtName)
 	if !ok {
-		return nil, semantic("%s: unsupported datatype %q (supported: BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP32, FP64)", where, dtName)
+		return nil, semantic("%s: unsupported datatype %q (supported: BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP16, BF16, FP32, FP64, BYTES)", where, dtName)
 	}
 	n, err := tensor.NumElements(shape)
 	if err != nil {
@@ -351,6 +366,18 @@ func (d *decoder) tensorData(idx int, name, dtName string, shape []int) (any, er
 		})
 	case tensor.Float64:
 		data, err = decodeArray(d, shape, n, func(d *decoder) (float64, error) { return d.float(64) })
+	case tensor.Float16:
+		data, err = decodeArray(d, shape, n, func(d *decoder) (tensor.F16, error) {
+			h, err := d.half(f16Format)
+			return tensor.F16(h), err
+		})
+	case tensor.BFloat16:
+		data, err = decodeArray(d, shape, n, func(d *decoder) (tensor.BF16, error) {
+			h, err := d.half(bf16Format)
+			return tensor.BF16(h), err
+		})
+	case tensor.String:
+		data, err = decodeArray(d, shape, n, (*decoder).str)
 	case tensor.Int8:
 		data, err = decodeArray(d, shape, n, intParser[int8](math.MinInt8, math.MaxInt8))
 	case tensor.Int16:
@@ -435,6 +462,62 @@ func (d *decoder) float(bits int) (float64, error) {
 		return 0, semantic("value %s is out of range for FP%d", lit.lit, bits)
 	}
 	return f, nil
+}
+
+// halfFormat is FP16 or BF16: how float64 values round to it and what its
+// values are (Inf counting as the next power of two, for ties at the top).
+type halfFormat struct {
+	name  string
+	round func(float64) uint16
+	value func(uint16) float64
+	inf   uint16
+}
+
+var (
+	f16Format = halfFormat{"FP16",
+		func(f float64) uint16 { return uint16(tensor.F16FromFloat64(f)) },
+		func(h uint16) float64 { return halfValue(float64(tensor.F16(h).Float32()), 0x1p16) }, 0x7c00}
+	bf16Format = halfFormat{"BF16",
+		func(f float64) uint16 { return uint16(tensor.BF16FromFloat64(f)) },
+		func(h uint16) float64 { return halfValue(float64(tensor.BF16(h).Float32()), 0x1p128) }, 0x7f80}
+)
+
+func halfValue(v, top float64) float64 {
+	if math.IsInf(v, 0) {
+		return math.Copysign(top, v)
+	}
+	return v
+}
+
+// half decodes a number rounded once, to nearest even, to FP16 or BF16.
+// The float64 nearest the literal rounds to the same value as the literal
+// itself, except when it falls exactly halfway between two: then the
+// literal's exact value decides. Numbers that round to ±Inf are out of
+// range.
+func (d *decoder) half(f halfFormat) (uint16, error) {
+	d.ws()
+	start := d.i
+	x, err := d.float(64)
+	if err != nil {
+		return 0, err
+	}
+	h := f.round(x)
+	if v := f.value(h); v != x {
+		o := h - 1 // the neighbour on x's side
+		if math.Abs(x) > math.Abs(v) {
+			o = h + 1
+		}
+		if w := f.value(o); h&0x7fff <= f.inf && o&0x7fff <= f.inf && (v+w)/2 == x {
+			c := cmpLiteral(d.b[start:d.i], x)
+			if c != 0 && (c > 0) == (w > v) {
+				h = o
+			}
+		}
+	}
+	if h&0x7fff == f.inf {
+		return 0, semantic("value %s is out of range for %s", d.b[start:d.i], f.name)
+	}
+	return h, nil
 }
 
 func (d *decoder) boolean() (bool, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,7 +84,19 @@ var corpus = []string{
 	body("FP32", "[1]", "[NaN]"),
 	body("FP32", "[1]", "[1,]"),
 	body("FP16", "[1]", "[1]"),
+	body("FP16", "[6]", "[1.00048828125, 1.000488281250000000001, 1.00048828124999999999999, -0, 6e-8, 2.98023223876953125e-8]"),
+	body("FP16", "[3]", "[65504, 65519.99999999999999999, -65519]"),
+	body("FP16", "[1]", "[65520]"),
+	body("FP16", "[1]", "[1e300]"),
+	body("FP16", "[2,2]", "[[0.1, 0.2], [3, 4.5]]"),
+	body("BF16", "[4]", "[1.00390625, 1.003906250000000001, 3.3895313892515355e38, 1e-40]"),
+	body("BF16", "[1]", "[3.40282357e38]"),
+	body("BF16", "[1]", "[true]"),
 	body("BYTES", "[1]", `["a"]`),
+	body("BYTES", "[3]", `["", "caf\u00e9", "tab\there"]`),
+	body("BYTES", "[2,1]", `[["x"],["y"]]`),
+	body("BYTES", "[1]", `[1]`),
+	body("FP16", "[1]", `["1"]`),
 	body("fp32", "[1]", "[1]"),
 	body("FP32", "[-1]", "[1]"),
 	body("FP32", "[1.5]", "[1]"),
@@ -191,12 +204,33 @@ func TestDecodeValues(t *testing.T) {
 	}
 }
 
+// TestDecodeHalfRoundsOnce: FP16 and BF16 values round once from the
+// literal, even where the nearest float64 sits exactly halfway.
+func TestDecodeHalfRoundsOnce(t *testing.T) {
+	req, err := DecodeInferRequest([]byte(body("FP16", "[5]", "[1.00048828125, 1.000488281250000000001, 1.00048828124999999999999, 65519.99999999999999999, 2.98023223876953125e-8]")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []tensor.F16{0x3c00, 0x3c01, 0x3c00, 0x7bff, 0x0000}
+	if got := req.Inputs[0].Tensor.Data.([]tensor.F16); !slices.Equal(got, want) {
+		t.Errorf("FP16 decoded as %#04x, want %#04x", got, want)
+	}
+	req, err = DecodeInferRequest([]byte(body("BF16", "[2]", "[1.00390625, 1.003906250000000001]")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := req.Inputs[0].Tensor.Data.([]tensor.BF16); !slices.Equal(got, []tensor.BF16{0x3f80, 0x3f81}) {
+		t.Errorf("BF16 decoded as %#04x", got)
+	}
+}
+
 func TestDecodeErrorsAreClear(t *testing.T) {
 	cases := map[string]string{
 		body("INT64", "[1]", "[1.5]"):           "1.5 is not an integer",
 		body("INT8", "[1]", "[300]"):            "out of range for INT8",
 		body("FP32", "[3]", "[1,2]"):            "needs 3 elements, data has 2",
-		body("FP16", "[1]", "[1]"):              `unsupported datatype "FP16"`,
+		body("FP8", "[1]", "[1]"):               `unsupported datatype "FP8"`,
+		body("FP16", "[1]", "[70000]"):          "out of range for FP16",
 		body("FP32", "[100000000]", "[1]"):      "more than the body holds",
 		body("FP32", "[2]", "[1 2]"):            "malformed JSON at byte",
 		body("FP32", "[2,2]", "[[1,2],[3]]"):    "does not match the shape",
@@ -289,4 +323,43 @@ func FuzzDecodeBinaryInferRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestBinaryBytesAndHalf(t *testing.T) {
+	s := tensor.From([]int{3}, []string{"", "héllo", "x\x00y"})
+	h := tensor.From([]int{2}, []tensor.F16{0x3c00, 0xc000})
+	header := fmt.Sprintf(`{"inputs":[{"name":"s","shape":[3],"datatype":"BYTES","parameters":{"binary_data_size":%d}},{"name":"h","shape":[2],"datatype":"FP16","parameters":{"binary_data_size":%d}}]}`, BinarySize(s), BinarySize(h))
+	raw := AppendBinaryTensor(AppendBinaryTensor(nil, s), h)
+	req, err := DecodeBinaryInferRequest([]byte(header), raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := req.Inputs[0].Tensor.Data.([]string); !slices.Equal(got, s.Data.([]string)) {
+		t.Errorf("BYTES: %q", got)
+	}
+	if got := req.Inputs[1].Tensor.Data.([]tensor.F16); !slices.Equal(got, h.Data.([]tensor.F16)) {
+		t.Errorf("FP16: %#04x", got)
+	}
+	// A length that runs past the data, and bytes left over, are errors.
+	bad := append(AppendBinaryTensor(nil, s)[:len(raw)-9], 0xff, 0, 0, 0)
+	hdr := fmt.Sprintf(`{"inputs":[{"name":"s","shape":[3],"datatype":"BYTES","parameters":{"binary_data_size":%d}}]}`, len(bad))
+	if _, err := DecodeBinaryInferRequest([]byte(hdr), bad); err == nil || !strings.Contains(err.Error(), "BYTES element") {
+		t.Errorf("corrupt BYTES: error %v", err)
+	}
+	extra := append(AppendBinaryTensor(nil, s), 'z')
+	hdr = fmt.Sprintf(`{"inputs":[{"name":"s","shape":[3],"datatype":"BYTES","parameters":{"binary_data_size":%d}}]}`, len(extra))
+	if _, err := DecodeBinaryInferRequest([]byte(hdr), extra); err == nil || !strings.Contains(err.Error(), "after the last BYTES element") {
+		t.Errorf("trailing bytes: error %v", err)
+	}
+}
+
+func TestEncodeHalfAndBytes(t *testing.T) {
+	b := AppendTensor(nil, "y", tensor.From([]int{3}, []tensor.F16{0x3c01, 0x7c00, 0x8000}))
+	if want := `{"name":"y","datatype":"FP16","shape":[3],"data":[1.0009766,null,-0]}`; string(b) != want {
+		t.Errorf("FP16: %s, want %s", b, want)
+	}
+	b = AppendTensor(nil, "s", tensor.From([]int{2}, []string{"a\"b", "ü"}))
+	if want := `{"name":"s","datatype":"BYTES","shape":[2],"data":["a\"b","ü"]}`; string(b) != want {
+		t.Errorf("BYTES: %s, want %s", b, want)
+	}
 }

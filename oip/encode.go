@@ -71,6 +71,27 @@ func appendData(b []byte, data any) []byte {
 			}
 			b = appendFloat(b, v, 64)
 		}
+	case []tensor.F16:
+		for i, v := range d {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendFloat(b, float64(v.Float32()), 32)
+		}
+	case []tensor.BF16:
+		for i, v := range d {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendFloat(b, float64(v.Float32()), 32)
+		}
+	case []string:
+		for i, v := range d {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, v)
+		}
 	case []bool:
 		for i, v := range d {
 			if i > 0 {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
 )
 
 // numLit is a scanned JSON number: value = ±mant × 10^exp10, exactly,
@@ -249,4 +250,122 @@ func eightDigitsValue(v uint64) uint64 {
 	v = v*10 + v>>8
 	v = ((v&0x000000FF000000FF)*(100+(1000000<<32)) + (v>>16&0x000000FF000000FF)*(1+(10000<<32))) >> 32
 	return v
+}
+
+// cmpLiteral compares the exact value of a JSON number literal with f (a
+// finite float64) and returns -1, 0 or +1. It walks the literal's digits
+// once, so it costs no more than reading it, however long.
+func cmpLiteral(lit []byte, f float64) int {
+	neg := len(lit) > 0 && lit[0] == '-'
+	if neg {
+		lit = lit[1:]
+	}
+	// The literal's significant digits and decimal exponent: value =
+	// 0.d1d2d3... × 10^point.
+	var digits []byte
+	point, exp := 0, 0
+	i := 0
+	seenPoint := false
+	for ; i < len(lit); i++ {
+		c := lit[i]
+		switch {
+		case c == '.':
+			seenPoint = true
+		case c >= '0' && c <= '9':
+			if len(digits) == 0 && c == '0' {
+				if seenPoint {
+					point--
+				}
+				continue
+			}
+			digits = append(digits, c)
+			if !seenPoint {
+				point++
+			}
+		default:
+			goto exponent
+		}
+	}
+exponent:
+	if i < len(lit) { // e or E
+		i++
+		eneg := false
+		if i < len(lit) && (lit[i] == '+' || lit[i] == '-') {
+			eneg = lit[i] == '-'
+			i++
+		}
+		for ; i < len(lit); i++ {
+			if exp < 1<<30 {
+				exp = exp*10 + int(lit[i]-'0')
+			}
+		}
+		if eneg {
+			exp = -exp
+		}
+	}
+	for len(digits) > 0 && digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+	}
+	point += exp
+	// f's exact decimal expansion, likewise.
+	fneg := math.Signbit(f)
+	fd, fpoint := exactDecimal(math.Abs(f))
+	sign := 1
+	switch {
+	case len(digits) == 0 && len(fd) == 0:
+		return 0
+	case neg != fneg && (len(digits) > 0 || len(fd) > 0):
+		if neg {
+			return -1
+		}
+		return 1
+	}
+	if neg {
+		sign = -1
+	}
+	switch {
+	case len(digits) == 0:
+		return -sign
+	case len(fd) == 0:
+		return sign
+	case point != fpoint:
+		if point > fpoint {
+			return sign
+		}
+		return -sign
+	}
+	for k := 0; k < max(len(digits), len(fd)); k++ {
+		var a, b byte = '0', '0'
+		if k < len(digits) {
+			a = digits[k]
+		}
+		if k < len(fd) {
+			b = fd[k]
+		}
+		if a != b {
+			if a > b {
+				return sign
+			}
+			return -sign
+		}
+	}
+	return 0
+}
+
+// exactDecimal returns the significant digits of f ≥ 0 (exact: every
+// float64 has a finite decimal expansion) and its decimal point position,
+// as cmpLiteral represents numbers.
+func exactDecimal(f float64) ([]byte, int) {
+	if f == 0 {
+		return nil, 0
+	}
+	// 1100 digits hold every float64's expansion in full.
+	s := new(big.Float).SetFloat64(f).Text('e', 1100)
+	mant, e, _ := strings.Cut(s, "e")
+	x, _ := strconv.Atoi(e)
+	d := []byte(strings.Replace(mant, ".", "", 1))
+	for len(d) > 0 && d[len(d)-1] == '0' {
+		d = d[:len(d)-1]
+	}
+	return d, x + 1
 }

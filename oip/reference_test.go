@@ -247,6 +247,14 @@ func refConvert(dt tensor.DataType, flat []any) (any, error) {
 			out.([]bool)[i] = b
 			continue
 		}
+		if dt == tensor.String {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("not a string")
+			}
+			out.([]string)[i] = s
+			continue
+		}
 		num, ok := e.(json.Number)
 		if !ok {
 			return nil, fmt.Errorf("not a number")
@@ -265,6 +273,18 @@ func refConvert(dt tensor.DataType, flat []any) (any, error) {
 				return nil, err
 			}
 			out.([]float64)[i] = f
+		case tensor.Float16:
+			h, err := refHalf(s, func(h uint16) float64 { return float64(tensor.F16(h).Float32()) }, 0x7c00)
+			if err != nil {
+				return nil, err
+			}
+			out.([]tensor.F16)[i] = tensor.F16(h)
+		case tensor.BFloat16:
+			h, err := refHalf(s, func(h uint16) float64 { return float64(tensor.BF16(h).Float32()) }, 0x7f80)
+			if err != nil {
+				return nil, err
+			}
+			out.([]tensor.BF16)[i] = tensor.BF16(h)
 		default:
 			r, ok := new(big.Rat).SetString(s)
 			if !ok || !r.IsInt() {
@@ -279,6 +299,51 @@ func refConvert(dt tensor.DataType, flat []any) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// refHalf rounds the decimal literal s to a 16-bit float format exactly:
+// among all finite values (bits below inf, either sign) it picks the
+// nearest by exact rational distance, ties to the even bit pattern; a
+// literal at least halfway from the largest finite value to the next
+// power of two is out of range.
+func refHalf(s string, value func(uint16) float64, inf uint16) (uint16, error) {
+	x, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return 0, fmt.Errorf("not a number")
+	}
+	neg := x.Sign() < 0 || s[0] == '-'
+	ax := new(big.Rat).Abs(x)
+	// binary search the magnitude bits: values grow with the bits
+	lo, hi := uint16(0), inf-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if new(big.Rat).SetFloat64(value(mid)).Cmp(ax) <= 0 {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	best := lo // the largest value <= |x|
+	if best < inf-1 || new(big.Rat).SetFloat64(value(best)).Cmp(ax) < 0 {
+		next := new(big.Rat)
+		if best+1 < inf {
+			next.SetFloat64(value(best + 1))
+		} else { // past the largest finite value: the next power of two
+			next.SetFloat64(value(best) + (value(best) - value(best-1)))
+		}
+		dLo := new(big.Rat).Sub(ax, new(big.Rat).SetFloat64(value(best)))
+		dHi := new(big.Rat).Sub(next, ax)
+		if c := dLo.Cmp(dHi); c > 0 || c == 0 && best&1 == 1 {
+			best++
+		}
+	}
+	if best >= inf {
+		return 0, fmt.Errorf("out of range")
+	}
+	if neg {
+		best |= 0x8000
+	}
+	return best, nil
 }
 
 func intRange(dt tensor.DataType) (*big.Int, *big.Int) {

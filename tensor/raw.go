@@ -55,6 +55,14 @@ func FromLittleEndian(dt DataType, raw []byte, n int) any {
 		for i := range d {
 			d[i] = math.Float64frombits(le.Uint64(raw[8*i:]))
 		}
+	case []F16:
+		for i := range d {
+			d[i] = F16(le.Uint16(raw[2*i:]))
+		}
+	case []BF16:
+		for i := range d {
+			d[i] = BF16(le.Uint16(raw[2*i:]))
+		}
 	}
 	return out
 }
@@ -108,6 +116,14 @@ func AppendLittleEndian(b []byte, t *Tensor) []byte {
 	case []float64:
 		for _, v := range d {
 			b = le.AppendUint64(b, math.Float64bits(v))
+		}
+	case []F16:
+		for _, v := range d {
+			b = le.AppendUint16(b, uint16(v))
+		}
+	case []BF16:
+		for _, v := range d {
+			b = le.AppendUint16(b, uint16(v))
 		}
 	}
 	return b

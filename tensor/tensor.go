@@ -8,22 +8,32 @@ import (
 
 // Tensor is a dense, row-major tensor. Data holds a slice whose Go element
 // type matches DType: []bool, []uint8, []uint16, []uint32, []uint64, []int8,
-// []int16, []int32, []int64, []float32 or []float64, of length
-// NumElements(Shape).
+// []int16, []int32, []int64, []float32, []float64, []F16, []BF16 or
+// []string, of length NumElements(Shape).
 type Tensor struct {
 	DType DataType
 	Shape []int
 	Data  any
 }
 
-// Numeric is the set of Go element types that arithmetic applies to.
+// Numeric is the set of Go element types that arithmetic applies to
+// directly. F16 and BF16 are not among them: they are converted to
+// float32 to compute.
 type Numeric interface {
-	~int8 | ~uint8 | ~int16 | ~uint16 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~float32 | ~float64
+	int8 | uint8 | int16 | uint16 | int32 | uint32 | int64 | uint64 | float32 | float64
 }
+
+// Integer is the set of Go integer element types.
+type Integer interface {
+	int8 | uint8 | int16 | uint16 | int32 | uint32 | int64 | uint64
+}
+
+// Float is the set of Go floating-point element types computed on directly.
+type Float interface{ float32 | float64 }
 
 // Elem is the set of Go element types a Tensor can hold.
 type Elem interface {
-	Numeric | ~bool
+	Numeric | bool | F16 | BF16 | string
 }
 
 // ErrTooLarge reports a shape whose element count overflows or exceeds a
@@ -95,6 +105,12 @@ func MakeSlice(dt DataType, n int) (any, error) {
 		return make([]float32, n), nil
 	case Float64:
 		return make([]float64, n), nil
+	case Float16:
+		return make([]F16, n), nil
+	case BFloat16:
+		return make([]BF16, n), nil
+	case String:
+		return make([]string, n), nil
 	}
 	return nil, fmt.Errorf("tensor: unsupported data type %v", dt)
 }
@@ -125,6 +141,12 @@ func DTypeOf[T Elem]() DataType {
 		return Float32
 	case float64:
 		return Float64
+	case F16:
+		return Float16
+	case BF16:
+		return BFloat16
+	case string:
+		return String
 	}
 	return Invalid
 }
@@ -167,6 +189,12 @@ func (t *Tensor) Len() int {
 		return len(d)
 	case []float64:
 		return len(d)
+	case []F16:
+		return len(d)
+	case []BF16:
+		return len(d)
+	case []string:
+		return len(d)
 	}
 	return 0
 }
@@ -187,7 +215,8 @@ func (t *Tensor) Reshaped(shape []int) (*Tensor, error) {
 	return &Tensor{DType: t.DType, Shape: append([]int(nil), shape...), Data: t.Data}, nil
 }
 
-// Float64s returns t's elements converted to float64. Bool is 0 or 1.
+// Float64s returns t's elements converted to float64. Bool is 0 or 1;
+// strings are 0.
 func (t *Tensor) Float64s() []float64 {
 	out := make([]float64, t.Len())
 	switch d := t.Data.(type) {
@@ -217,6 +246,14 @@ func (t *Tensor) Float64s() []float64 {
 		convertInto(out, d)
 	case []float64:
 		copy(out, d)
+	case []F16:
+		for i, v := range d {
+			out[i] = float64(v.Float32())
+		}
+	case []BF16:
+		for i, v := range d {
+			out[i] = float64(v.Float32())
+		}
 	}
 	return out
 }
@@ -293,6 +330,12 @@ func CopyData(dst, src any) {
 		copy(d, src.([]float32))
 	case []float64:
 		copy(d, src.([]float64))
+	case []F16:
+		copy(d, src.([]F16))
+	case []BF16:
+		copy(d, src.([]BF16))
+	case []string:
+		copy(d, src.([]string))
 	}
 }
 

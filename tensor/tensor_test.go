@@ -48,7 +48,7 @@ func TestParseDataType(t *testing.T) {
 			t.Errorf("%v: Len = %d", dt, tt.Len())
 		}
 	}
-	for _, bad := range []string{"", "INVALID", "fp32", "FP16", "BYTES"} {
+	for _, bad := range []string{"", "INVALID", "fp32", "FP8", "INT4"} {
 		if _, ok := ParseDataType(bad); ok {
 			t.Errorf("ParseDataType(%q) accepted", bad)
 		}

@@ -12,15 +12,20 @@ import (
 )
 
 func init() {
-	registry["MatMul"] = buildMatMul
-	registry["Gemm"] = buildGemm
+	register(Descriptor{Type: "MatMul", Since: 1, Fold: true}, buildMatMul)
+	register(Descriptor{Type: "Gemm", Since: 7, Fold: true}, buildGemm)
 }
 
-func buildMatMul(n *node) (opFunc, error) {
+// GemmAttrs are Gemm's attributes.
+type GemmAttrs struct {
+	Alpha  float32 `onnx:"alpha" default:"1"`
+	Beta   float32 `onnx:"beta" default:"1"`
+	TransA bool    `onnx:"transA"`
+	TransB bool    `onnx:"transB"`
+}
+
+func buildMatMul(n *node, _ *noAttrs) (opFunc, error) {
 	if err := n.checkArity(2, 2, 1, 1); err != nil {
-		return nil, err
-	}
-	if err := n.onlyAttrs(); err != nil {
 		return nil, err
 	}
 	if b := n.consts[1]; b != nil && b.DType == tensor.Float32 && b.Rank() == 2 {
@@ -322,41 +327,23 @@ func batchedGemm[T tensor.Numeric](a, b []T, as, bs, batch []int, m, n, k int, g
 // buildGemm implements Y = alpha·A'·B' + beta·C with A' = transA ? Aᵀ : A
 // and B' likewise; C broadcasts unidirectionally to [M, N] and is optional
 // from opset 11.
-func buildGemm(n *node) (opFunc, error) {
+func buildGemm(n *node, at *GemmAttrs) (opFunc, error) {
 	if err := n.checkArity(2, 3, 1, 1); err != nil {
 		return nil, err
 	}
-	if err := n.onlyAttrs("alpha", "beta", "transA", "transB"); err != nil {
-		return nil, err
-	}
-	alpha, err := n.floatAttr("alpha", 1)
-	if err != nil {
-		return nil, err
-	}
-	beta, err := n.floatAttr("beta", 1)
-	if err != nil {
-		return nil, err
-	}
-	transA, err := n.intAttr("transA", 0)
-	if err != nil {
-		return nil, err
-	}
-	transB, err := n.intAttr("transB", 0)
-	if err != nil {
-		return nil, err
-	}
+	alpha, beta, transA, transB := at.Alpha, at.Beta, at.TransA, at.TransB
 	// A constant B is transposed once, here, rather than on every call,
 	// and a float32 one is prepared for the kernels.
 	var constB *tensor.Tensor
 	var lin *linear
 	if b := n.consts[1]; b != nil && b.Rank() == 2 {
 		constB = b
-		if transB != 0 {
+		if transB {
 			constB = transpose2D(b)
 		}
 		if constB.DType == tensor.Float32 {
 			var err error
-			if lin, err = newLinear(n, constB, n.qdqInput(1, transB != 0)); err != nil {
+			if lin, err = newLinear(n, constB, n.qdqInput(1, transB)); err != nil {
 				return nil, err
 			}
 		}
@@ -373,7 +360,7 @@ func buildGemm(n *node) (opFunc, error) {
 		if a.Rank() != 2 {
 			return nil, inputErrorf("Gemm takes a 2-D A, got %s", tensor.ShapeString(a.Shape))
 		}
-		if transA != 0 {
+		if transA {
 			a = transpose2D(a)
 		}
 		var y *tensor.Tensor
@@ -393,7 +380,7 @@ func buildGemm(n *node) (opFunc, error) {
 			}
 			if constB != nil {
 				b = constB
-			} else if transB != 0 {
+			} else if transB {
 				b = transpose2D(b)
 			}
 			y, err = matmul(exec, a, b)

@@ -11,11 +11,27 @@ import (
 // The operators of ONNX Runtime's quantization tools.
 
 func init() {
-	registry["QuantizeLinear"] = buildQuantizeLinear
-	registry["DequantizeLinear"] = buildDequantizeLinear
-	registry["DynamicQuantizeLinear"] = buildDynamicQuantizeLinear
-	registry["MatMulInteger"] = buildMatMulInteger
-	registry["QLinearMatMul"] = buildQLinearMatMul
+	register(Descriptor{Type: "QuantizeLinear", Since: 10, Fold: true}, buildQuantizeLinear)
+	register(Descriptor{Type: "DequantizeLinear", Since: 10, Fold: true}, buildDequantizeLinear)
+	register(Descriptor{Type: "DynamicQuantizeLinear", Since: 11, Fold: true}, buildDynamicQuantizeLinear)
+	register(Descriptor{Type: "MatMulInteger", Since: 10, Fold: true}, buildMatMulInteger)
+	register(Descriptor{Type: "QLinearMatMul", Since: 10, Fold: true}, buildQLinearMatMul)
+}
+
+// QuantizeAttrs are the attributes of QuantizeLinear.
+type QuantizeAttrs struct {
+	Axis        int64 `onnx:"axis" default:"1"`
+	BlockSize   int64 `onnx:"block_size"`
+	OutputDType int64 `onnx:"output_dtype"`
+	Saturate    bool  `onnx:"saturate" default:"true"`
+	Precision   int64 `onnx:"precision"`
+}
+
+// DequantizeAttrs are the attributes of DequantizeLinear.
+type DequantizeAttrs struct {
+	Axis        int64 `onnx:"axis" default:"1"`
+	BlockSize   int64 `onnx:"block_size"`
+	OutputDType int64 `onnx:"output_dtype"`
 }
 
 // scaleIndex maps each element of a tensor of shape xs to its entry in a
@@ -82,26 +98,13 @@ func float32s(t *tensor.Tensor) ([]float32, bool) {
 	return d, ok
 }
 
-func buildQuantizeLinear(n *node) (opFunc, error) {
+func buildQuantizeLinear(n *node, at *QuantizeAttrs) (opFunc, error) {
 	if err := n.checkArity(2, 3, 1, 1); err != nil {
 		return nil, err
 	}
-	if err := n.onlyAttrs("axis", "block_size", "output_dtype", "saturate", "precision"); err != nil {
-		return nil, err
-	}
-	axis, err := n.intAttr("axis", 1)
-	if err != nil {
-		return nil, err
-	}
-	block, err := n.intAttr("block_size", 0)
-	if err != nil {
-		return nil, err
-	}
-	outAttr, err := n.intAttr("output_dtype", 0)
-	if err != nil {
-		return nil, err
-	}
+	axis, block, outAttr := at.Axis, at.BlockSize, at.OutputDType
 	outType := tensor.Uint8
+	var err error
 	if outAttr != 0 {
 		if outType, err = DataTypeFromONNX(onnxpb.DataType(outAttr)); err != nil {
 			return nil, err
@@ -143,7 +146,11 @@ func buildQuantizeLinear(n *node) (opFunc, error) {
 			}
 			q[i] = min(max(r, lo), hi)
 		}
-		return []*tensor.Tensor{castTo(tensor.From(x.Shape, q), dt)}, nil
+		y, err := castTo(tensor.From(x.Shape, q), dt)
+		if err != nil {
+			return nil, err
+		}
+		return []*tensor.Tensor{y}, nil
 	}, nil
 }
 
@@ -153,26 +160,16 @@ func sameDims(a, b []int) bool {
 	return equalShape(a, b) || na == 1 && nb == 1
 }
 
-func buildDequantizeLinear(n *node) (opFunc, error) {
+func buildDequantizeLinear(n *node, at *DequantizeAttrs) (opFunc, error) {
 	if err := n.checkArity(2, 3, 1, 1); err != nil {
 		return nil, err
 	}
-	if err := n.onlyAttrs("axis", "block_size", "output_dtype"); err != nil {
-		return nil, err
-	}
-	axis, err := n.intAttr("axis", 1)
-	if err != nil {
-		return nil, err
-	}
-	block, err := n.intAttr("block_size", 0)
-	if err != nil {
-		return nil, err
-	}
-	if od, err := n.intAttr("output_dtype", 0); err != nil || od != 0 && od != int64(onnxpb.Float) {
-		if err != nil {
-			return nil, err
-		}
+	axis, block := at.Axis, at.BlockSize
+	if od := at.OutputDType; od != 0 && od != int64(onnxpb.Float) {
 		return nil, unsupportedf("DequantizeLinear output_dtype %v", onnxpb.DataType(od))
+	}
+	if allKnown(n.consts) {
+		n.qdqOut = qdqWeights(n.consts, axis, block)
 	}
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		y, err := dequantizeLinear(in, axis, block)
@@ -293,11 +290,8 @@ func (w *qdqWeight) weights(transposed bool) *quant.Weights {
 	return &quant.Weights{Scheme: quant.PerChannel, K: k, N: n, Q: q, Scales: w.scales}
 }
 
-func buildDynamicQuantizeLinear(n *node) (opFunc, error) {
+func buildDynamicQuantizeLinear(n *node, _ *noAttrs) (opFunc, error) {
 	if err := n.checkArity(1, 1, 3, 3); err != nil {
-		return nil, err
-	}
-	if err := n.onlyAttrs(); err != nil {
 		return nil, err
 	}
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
@@ -367,11 +361,8 @@ func minusZeroPoint(x, zp *tensor.Tensor, axis int) (*tensor.Tensor, error) {
 	return &tensor.Tensor{DType: tensor.Int32, Shape: x.Shape, Data: out}, nil
 }
 
-func buildMatMulInteger(n *node) (opFunc, error) {
+func buildMatMulInteger(n *node, _ *noAttrs) (opFunc, error) {
 	if err := n.checkArity(2, 4, 1, 1); err != nil {
-		return nil, err
-	}
-	if err := n.onlyAttrs(); err != nil {
 		return nil, err
 	}
 	exec := n.opts.Exec
@@ -399,11 +390,8 @@ func buildMatMulInteger(n *node) (opFunc, error) {
 	}, nil
 }
 
-func buildQLinearMatMul(n *node) (opFunc, error) {
+func buildQLinearMatMul(n *node, _ *noAttrs) (opFunc, error) {
 	if err := n.checkArity(8, 8, 1, 1); err != nil {
-		return nil, err
-	}
-	if err := n.onlyAttrs(); err != nil {
 		return nil, err
 	}
 	exec := n.opts.Exec
@@ -423,6 +411,9 @@ func buildQLinearMatMul(n *node) (opFunc, error) {
 		as, ok1 := float32s(in[1])
 		bs, ok2 := float32s(in[4])
 		ys, ok3 := float32s(in[6])
+		if in[1].DType != tensor.Float32 && in[1].DType.IsFloat() {
+			return nil, unsupportedf("QLinearMatMul with %v scales", in[1].DType)
+		}
 		if !ok1 || !ok2 || !ok3 || len(as) != 1 || len(ys) != 1 || len(bs) == 0 {
 			return nil, inputErrorf("QLinearMatMul takes FP32 scales: a and y per tensor, b per tensor or per column")
 		}
@@ -445,6 +436,10 @@ func buildQLinearMatMul(n *node) (opFunc, error) {
 			m := as[0] * s / ys[0] // float32, as the ONNX reference computes it
 			out[i] = min(max(math.RoundToEven(float64(v)*float64(m)+z), lo), hi)
 		}
-		return []*tensor.Tensor{castTo(tensor.From(acc.Shape, out), yzp.DType)}, nil
+		y, err := castTo(tensor.From(acc.Shape, out), yzp.DType)
+		if err != nil {
+			return nil, err
+		}
+		return []*tensor.Tensor{y}, nil
 	}, nil
 }

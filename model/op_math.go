@@ -1,26 +1,18 @@
 package model
 
 import (
-	"math"
-
 	"github.com/quantserve/quantserve/tensor"
 )
 
 func init() {
 	for _, op := range []string{"Add", "Sub", "Mul", "Div"} {
-		registry[op] = arithBuilder(op)
+		register(Descriptor{Type: op, Since: 7, Fold: true}, arithBuilder(op))
 	}
-	registry["Relu"] = unaryBuilder("Relu", true)
-	registry["Sigmoid"] = unaryBuilder("Sigmoid", false)
-	registry["Tanh"] = unaryBuilder("Tanh", false)
 }
 
-func arithBuilder(op string) opBuilder {
-	return func(n *node) (opFunc, error) {
+func arithBuilder(op string) func(n *node, _ *noAttrs) (opFunc, error) {
+	return func(n *node, _ *noAttrs) (opFunc, error) {
 		if err := n.checkArity(2, 2, 1, 1); err != nil {
-			return nil, err
-		}
-		if err := n.onlyAttrs(); err != nil {
 			return nil, err
 		}
 		return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
@@ -86,84 +78,4 @@ func arith[T tensor.Numeric](op string, a, b []T, as, bs []int) (*tensor.Tensor,
 		return nil, err
 	}
 	return tensor.From(shape, r), nil
-}
-
-func unaryBuilder(op string, ints bool) opBuilder {
-	return func(n *node) (opFunc, error) {
-		if err := n.checkArity(1, 1, 1, 1); err != nil {
-			return nil, err
-		}
-		if err := n.onlyAttrs(); err != nil {
-			return nil, err
-		}
-		return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-			x := in[0]
-			var out any
-			switch d := x.Data.(type) {
-			case []float32:
-				out = unaryFloat(op, d)
-			case []float64:
-				out = unaryFloat(op, d)
-			case []int8:
-				if ints {
-					out = relu(d)
-				}
-			case []int16:
-				if ints {
-					out = relu(d)
-				}
-			case []int32:
-				if ints {
-					out = relu(d)
-				}
-			case []int64:
-				if ints {
-					out = relu(d)
-				}
-			}
-			if out == nil {
-				return nil, inputErrorf("%s does not take %v", op, x.DType)
-			}
-			return []*tensor.Tensor{{DType: x.DType, Shape: x.Shape, Data: out}}, nil
-		}, nil
-	}
-}
-
-func relu[T tensor.Numeric](x []T) []T {
-	r := make([]T, len(x))
-	for i, v := range x {
-		if v > 0 {
-			r[i] = v
-		}
-	}
-	return r
-}
-
-func unaryFloat[T float32 | float64](op string, x []T) []T {
-	r := make([]T, len(x))
-	switch op {
-	case "Relu":
-		for i, v := range x {
-			if v > 0 || v != v {
-				r[i] = v
-			}
-		}
-	case "Sigmoid":
-		for i, v := range x {
-			r[i] = T(sigmoid(float64(v)))
-		}
-	case "Tanh":
-		for i, v := range x {
-			r[i] = T(math.Tanh(float64(v)))
-		}
-	}
-	return r
-}
-
-func sigmoid(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
 }
