@@ -27,6 +27,7 @@ type qCase struct {
 	sa, sb                  []float32
 	acc0                    []int32
 	fsum0                   []float32
+	full                    bool // u or b outside [0, 128] × [-127, 127]: FullRange tables only
 }
 
 const ldc, accStr = 53, 57 // strides with room for guard values
@@ -136,7 +137,7 @@ func (c *qCase) check(t *testing.T) {
 	for _, flags := range qFlagSets {
 		wantAcc, wantSum, wantC := c.run(t, nil, flags)
 		for _, tb := range Available() {
-			if c.rows > tb.MR || c.np > tb.NP {
+			if c.rows > tb.MR || c.np > tb.NP || c.full && !tb.FullRange {
 				continue
 			}
 			acc, sum, out := c.run(t, tb, flags)
@@ -215,6 +216,32 @@ func TestQBlockEveryTable(t *testing.T) {
 				u := activations(r, (rows-1)*ldu+4*kq, (kq+rows)%3)
 				b := weights(r, (np-1)*pstr+64*kq, (kq+np)%2)
 				newQCase(r, rows, np, kq, u, b, ldu, pstr).check(t)
+			}
+		}
+	}
+}
+
+// TestQBlockFullRange runs the tables whose sums are exact for any bytes
+// (FullRange) on u in [0, 255] and b in [-128, 127], the inputs of
+// MatMulInteger, with the extremes forced in.
+func TestQBlockFullRange(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 12))
+	mr, mp := maxTile()
+	for _, kq := range []int{0, 1, 2, 3, 7, 8, 9, 16, 17, 33, 300} {
+		for rows := 1; rows <= mr; rows++ {
+			for np := 1; np <= mp; np++ {
+				ldu, pstr := 4*kq+4*r.IntN(2), 64*kq+r.IntN(3)
+				u := make([]uint8, (rows-1)*ldu+4*kq)
+				for i := range u {
+					u[i] = []uint8{0, 255, 128, 129, uint8(r.IntN(256))}[r.IntN(5)]
+				}
+				b := make([]int8, (np-1)*pstr+64*kq)
+				for i := range b {
+					b[i] = []int8{-128, 127, -127, int8(r.IntN(256) - 128)}[r.IntN(4)]
+				}
+				c := newQCase(r, rows, np, kq, u, b, ldu, pstr)
+				c.full = true
+				c.check(t)
 			}
 		}
 	}

@@ -18,13 +18,18 @@ import (
 // int32 sums are exact and the epilogue's float32 operations run in the
 // reference's order, so every table gives the same bits.
 type Table struct {
-	Name     string // avx512vnni, avx512, avxvnni, avx2, i8mm, sdot, neon or generic
-	Needs    string // the CPU features the table uses, for logs and errors
-	QOffset  int32
-	MR, NP   int // register tile of QBlock: up to MR rows × NP panels of 16 columns
-	QBlock   func(*kernels.QBlock)
-	FMR, FNP int // register tile of FBlock
-	FBlock   func(*kernels.FBlock)
+	Name    string // avx512vnni, avx512, avxvnni, avx2, i8mm, sdot, neon or generic
+	Needs   string // the CPU features the table uses, for logs and errors
+	QOffset int32
+	MR, NP  int // register tile of QBlock: up to MR rows × NP panels of 16 columns
+	QBlock  func(*kernels.QBlock)
+	// FullRange: QBlock's int32 sums are exact (modulo 2^32) for any
+	// bytes u and any int8 b. Without it (vpmaddubsw saturates its int16
+	// pair sums) they are exact for u ≤ 128 and |b| ≤ 127, the range the
+	// driver's own quantization produces; the driver splits other inputs.
+	FullRange bool
+	FMR, FNP  int // register tile of FBlock
+	FBlock    func(*kernels.FBlock)
 
 	MinMax     func(x []float32) (lo, hi float32, finite bool)
 	QuantizeU8 func(x []float32, inv float32, zp int32, u []uint8)
@@ -41,6 +46,7 @@ var generic = &Table{
 	MR:         4,
 	NP:         1,
 	QBlock:     kernels.QBlockRef,
+	FullRange:  true,
 	FMR:        4,
 	FNP:        1,
 	FBlock:     kernels.FBlockRef,

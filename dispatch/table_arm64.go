@@ -21,8 +21,9 @@ func isaTables() []*Table {
 				q.Check(4, 1)
 				kernels.QBlockTiles(q, q4, q1)
 			},
-			FMR: 4,
-			FNP: 1,
+			FullRange: true, // SMULL/SADALP, SDOT and USMMLA widen before they add
+			FMR:       4,
+			FNP:       1,
 			FBlock: func(f *kernels.FBlock) {
 				f.Check(4, 1)
 				kernels.FBlockTiles(f, 4, arm64.FTile4NEON, arm64.FTile1NEON)

@@ -84,6 +84,7 @@ type QRows struct {
 	off       []int32 // offBase - zp, per row
 	offBase   int32
 	offOK     bool
+	wide      bool // some byte exceeds 128 (rows loaded by LoadU8, LoadS8)
 }
 
 // Rows returns the number of rows held.
@@ -119,7 +120,7 @@ func (e *Engine) QuantizeRows(dst *QRows, a []float32, m, k, lda int) error {
 		return fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(a), m, k, lda)
 	}
 	ldu := kernels.PackedKLen(k)
-	dst.m, dst.k, dst.ldu, dst.offOK = m, k, ldu, false
+	dst.m, dst.k, dst.ldu, dst.offOK, dst.wide = m, k, ldu, false, false
 	dst.u = grow(dst.u, m*ldu)
 	dst.zp = grow(dst.zp, m)
 	dst.scale = grow(dst.scale, m)
@@ -203,6 +204,9 @@ func (e *Engine) QMatMulRows(qa *QRows, w *QWeights, c []float32, ldc int) error
 		return fmt.Errorf("gemm: output of %d values for %d rows of %d (row stride %d)", len(c), m, n, ldc)
 	}
 	t := e.t
+	if qa.wide && !t.FullRange {
+		return fmt.Errorf("gemm: rows hold bytes above 128, which the %s kernels multiply exactly only through QMatMulInt32", t.Name)
+	}
 	off := qa.offsets(t.QOffset)
 	panels := w.cols / kernels.PanelN
 	ng := groups(panels, t.NP)
@@ -210,18 +214,21 @@ func (e *Engine) QMatMulRows(qa *QRows, w *QWeights, c []float32, ldc int) error
 	chunks := (m + mc - 1) / mc
 	kq := qa.ldu / kernels.KGroup
 	pstr := w.kp * kernels.PanelN
-	// K blocks of the per-channel schemes: even, each under kcBytes of panels.
+	// K blocks of the per-channel schemes: even, each under kcBytes of
+	// panels; weights in several parts run each part's blocks in turn.
 	nkb := 1
 	if kcMax := max(1, e.kcBytes/(t.NP*64)); kq > kcMax {
 		nkb = (kq + kcMax - 1) / kcMax
 	}
-	return e.run(chunks*ng, m*n*w.K, func(u0, u1 int) {
+	parts := w.parts()
+	passes := nkb * len(parts)
+	return e.run(chunks*ng, m*n*w.K*len(parts), func(u0, u1 int) {
 		accStr := t.NP * kernels.PanelN
 		var acc []int32
 		var fsum []float32
 		if w.Scheme == quant.PerBlock {
 			fsum = make([]float32, t.MR*accStr)
-		} else if nkb > 1 {
+		} else if passes > 1 {
 			acc = make([]int32, mc*accStr)
 		}
 		for unit := u0; unit < u1; unit++ {
@@ -240,15 +247,16 @@ func (e *Engine) QMatMulRows(qa *QRows, w *QWeights, c []float32, ldc int) error
 				continue
 			}
 			q.Colsum, q.SB = w.colsum[c0:], w.scales[c0:]
-			for kb := 0; kb < nkb; kb++ {
+			for pass := 0; pass < passes; pass++ {
+				part, kb := pass/nkb, pass%nkb
 				g0, g1 := span(kb, kq, nkb)
 				q.KQ = g1 - g0
-				q.B = w.packed[p0*pstr+g0*64:]
+				q.B = parts[part][p0*pstr+g0*64:]
 				q.Flags = 0
-				if kb > 0 {
+				if pass > 0 {
 					q.Flags |= kernels.QLoadAcc
 				}
-				last := kb == nkb-1
+				last := pass == passes-1
 				if last {
 					q.Flags |= kernels.QOutChannel
 				}
@@ -395,6 +403,132 @@ func (e *Engine) MatMulStrided(a []float32, m, lda int, w *FWeights, c []float32
 			if cols < width {
 				for r := m0; r < m1; r++ {
 					copy(c[r*ldc+c0:r*ldc+c0+cols], scratch[(r-m0)*width:])
+				}
+			}
+		}
+	})
+}
+
+// LoadU8 fills r with m rows of k unsigned bytes, row i at a[i*lda:],
+// taken as they are: the activations of an integer product
+// (MatMulInteger, QLinearMatMul), whose zero points the caller corrects
+// with ColSums.
+func (r *QRows) LoadU8(a []uint8, m, k, lda int) error {
+	return load(r, a, m, k, lda, 0)
+}
+
+// LoadS8 is LoadU8 for int8 activations, stored as a+128 (a^0x80): the
+// caller's zero point grows by 128.
+func (r *QRows) LoadS8(a []int8, m, k, lda int) error {
+	return load(r, a, m, k, lda, 0x80)
+}
+
+func load[T int8 | uint8](r *QRows, a []T, m, k, lda int, flip uint8) error {
+	if m < 0 || k < 0 || lda < k || m > 0 && len(a) < (m-1)*lda+k {
+		return fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(a), m, k, lda)
+	}
+	ldu := kernels.PackedKLen(k)
+	r.m, r.k, r.ldu, r.offOK, r.wide = m, k, ldu, false, false
+	r.u = grow(r.u, m*ldu)
+	r.zp = grow(r.zp, m)
+	r.scale = grow(r.scale, m)
+	for i := 0; i < m; i++ {
+		u := r.u[i*ldu : i*ldu+ldu]
+		for j, v := range a[i*lda : i*lda+k] {
+			b := uint8(v) ^ flip
+			u[j] = b
+			r.wide = r.wide || b > 128
+		}
+		clear(u[k:])
+		r.zp[i], r.scale[i] = 0, 1
+	}
+	return nil
+}
+
+// ColSums returns Σ_k W[k][n] of the integer weights, n < N: what a zero
+// point z of the activations takes from each output (z·ColSums()[n]).
+func (q *QWeights) ColSums() []int32 { return q.colsum[:q.N] }
+
+// QMatMulInt32 computes out[i*ldo+j] = Σ_k u[i][k]·W[k][j] in int32
+// (modulo 2^32, as ONNX's integer products wrap) for rows loaded with
+// LoadU8 or LoadS8 and integer weights (PackQInt, any parts). Every table
+// gives the same sums: a table whose kernel is exact only for bytes up to
+// 128 gets rows with larger bytes in two passes (min(u, 128) and the rest).
+func (e *Engine) QMatMulInt32(qa *QRows, w *QWeights, out []int32, ldo int) error {
+	m, n := qa.m, w.N
+	if qa.k != w.K && m > 0 {
+		return fmt.Errorf("gemm: rows of %d values against weights of K = %d", qa.k, w.K)
+	}
+	if w.Scheme == quant.PerBlock {
+		return fmt.Errorf("gemm: integer products take per-tensor or per-channel weights")
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	if ldo < n || len(out) < (m-1)*ldo+n {
+		return fmt.Errorf("gemm: output of %d values for %d rows of %d (row stride %d)", len(out), m, n, ldo)
+	}
+	t := e.t
+	splits := [][]uint8{qa.u}
+	if qa.wide && !t.FullRange {
+		lo, hi := make([]uint8, len(qa.u)), make([]uint8, len(qa.u))
+		for i, v := range qa.u {
+			lo[i] = min(v, 128)
+			hi[i] = v - lo[i]
+		}
+		splits = [][]uint8{lo, hi}
+	}
+	parts := w.parts()
+	panels := w.cols / kernels.PanelN
+	ng := groups(panels, t.NP)
+	mc := rowChunk(t.MR)
+	chunks := (m + mc - 1) / mc
+	kq := qa.ldu / kernels.KGroup
+	pstr := w.kp * kernels.PanelN
+	nkb := 1
+	if kcMax := max(1, e.kcBytes/(t.NP*64)); kq > kcMax {
+		nkb = (kq + kcMax - 1) / kcMax
+	}
+	passes := len(splits) * len(parts) * nkb
+	// Each pass sums (u - QOffset)·W: add QOffset·colsum back per pass.
+	back := t.QOffset * int32(len(splits))
+	return e.run(chunks*ng, m*n*w.K*passes/nkb, func(u0, u1 int) {
+		var scratch []int32
+		for unit := u0; unit < u1; unit++ {
+			ch, g := unit/ng, unit%ng
+			m0, m1 := ch*mc, min(m, (ch+1)*mc)
+			p0, p1 := span(g, panels, ng)
+			c0 := p0 * kernels.PanelN
+			q := kernels.QBlock{LDU: qa.ldu, PStr: pstr, NP: p1 - p0}
+			width := q.NP * kernels.PanelN
+			cols := min(n-c0, width)
+			acc, ldacc := out[m0*ldo+c0:], ldo
+			if cols < width {
+				scratch = grow(scratch, (m1-m0)*width)
+				acc, ldacc = scratch, width
+			}
+			q.AccStr = ldacc
+			for pass := 0; pass < passes; pass++ {
+				s, part, kb := pass/(nkb*len(parts)), pass/nkb%len(parts), pass%nkb
+				g0, g1 := span(kb, kq, nkb)
+				q.KQ = g1 - g0
+				q.B = parts[part][p0*pstr+g0*64:]
+				q.Flags = 0
+				if pass > 0 {
+					q.Flags = kernels.QLoadAcc
+				}
+				for r0 := m0; r0 < m1; r0 += t.MR {
+					q.Rows = min(t.MR, m1-r0)
+					q.U = splits[s][r0*qa.ldu+g0*4:]
+					q.Acc = acc[(r0-m0)*ldacc:]
+					t.QBlock(&q)
+				}
+			}
+			for r := m0; r < m1; r++ {
+				row := out[r*ldo+c0 : r*ldo+c0+cols]
+				src := acc[(r-m0)*ldacc:]
+				for j := range row {
+					row[j] = src[j] + back*w.colsum[c0+j]
 				}
 			}
 		}

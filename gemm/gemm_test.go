@@ -316,3 +316,134 @@ func TestPanicsBecomeErrors(t *testing.T) {
 		t.Errorf("Pool.Run = %v, ran %v: want the panic as an error and the other tasks run", err, ran)
 	}
 }
+
+// TestQMatMulInt32 runs integer products (the int32 sums of MatMulInteger)
+// on every table against a plain int32 loop: bytes in [0, 255] (u8) and
+// [-128, 127] (s8, loaded as a+128), weights anywhere in [-255, 255] (uint8
+// or int8 values less a zero point), sums that wrap past int32.
+func TestQMatMulInt32(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 10))
+	for _, sh := range [][3]int{{1, 1, 1}, {3, 5, 17}, {9, 33, 40}, {20, 70, 33}, {130, 9, 50}, {1, 40000, 16}} {
+		m, k, n := sh[0], sh[1], sh[2]
+		for _, signed := range []bool{false, true} {
+			a8 := make([]uint8, m*k)
+			for i := range a8 {
+				a8[i] = []uint8{0, 255, 128, 129, uint8(r.IntN(256))}[r.IntN(5)]
+			}
+			q := make([]int32, k*n)
+			for i := range q {
+				q[i] = []int32{-255, 255, -128, 127, int32(r.IntN(511) - 255), int32(r.IntN(255) - 127)}[r.IntN(6)]
+				if k == 40000 {
+					q[i] = 255
+				}
+			}
+			if k == 40000 {
+				for i := range a8 {
+					a8[i] = 255
+				}
+			}
+			w, err := PackQInt(k, n, q, quant.PerTensor, []float32{1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]int32, m*n)
+			for i := 0; i < m; i++ {
+				for j := 0; j < n; j++ {
+					var s int32
+					for p := 0; p < k; p++ {
+						av := int32(a8[i*k+p])
+						if signed {
+							av = int32(int8(a8[i*k+p])) + 128
+						}
+						s += av * q[p*n+j]
+					}
+					want[i*n+j] = s
+				}
+			}
+			var rows QRows
+			if signed {
+				s8 := make([]int8, len(a8))
+				for i, v := range a8 {
+					s8[i] = int8(v)
+				}
+				err = rows.LoadS8(s8, m, k, k)
+			} else {
+				err = rows.LoadU8(a8, m, k, k)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range engines() {
+				const ldo = 3
+				out := make([]int32, m*(n+ldo))
+				for i := range out {
+					out[i] = -9
+				}
+				if err := e.QMatMulInt32(&rows, w, out, n+ldo); err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < m; i++ {
+					for j := 0; j < n+ldo; j++ {
+						got := out[i*(n+ldo)+j]
+						if j >= n {
+							if got != -9 {
+								t.Fatalf("%s %v: out[%d][%d] past N overwritten", name(e), sh, i, j)
+							}
+							continue
+						}
+						if got != want[i*n+j] {
+							t.Fatalf("%s %v signed=%v: [%d][%d] = %d, want %d", name(e), sh, signed, i, j, got, want[i*n+j])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestWideWeights runs float products against weights wider than int8
+// (uint8 or int8 values less a zero point, as QDQ models store them):
+// every table gives the bits of the per-channel definition on the whole
+// integer values.
+func TestWideWeights(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 13))
+	m, k, n := 13, 45, 37
+	a := randomActivations(r, m, k)
+	q := make([]int32, k*n)
+	for i := range q {
+		q[i] = int32(r.IntN(511) - 255)
+	}
+	sb := make([]float32, n)
+	for j := range sb {
+		sb[j] = float32(r.ExpFloat64() / 100)
+	}
+	w, err := PackQInt(k, n, q, quant.PerChannel, sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qa QRows
+	if err := New(dispatch.Available()[len(dispatch.Available())-1], 1).QuantizeRows(&qa, a, m, k, k); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, m*n)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var acc int32
+			for p := 0; p < k; p++ {
+				acc += (int32(qa.u[i*qa.ldu+p]) - qa.zp[i]) * q[p*n+j]
+			}
+			want[i*n+j] = float32(acc) * qa.scale[i] * sb[j]
+		}
+	}
+	for _, e := range engines() {
+		got := make([]float32, m*n)
+		if err := e.QMatMul(a, m, w, got); err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s: c[%d] = %v, want %v", name(e), i, got[i], want[i])
+			}
+		}
+	}
+}

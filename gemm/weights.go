@@ -21,7 +21,11 @@ type QWeights struct {
 	kp     int // K rounded up to groups of 4
 	cols   int // N rounded up to whole panels
 	packed []int8
-	colsum []int32   // Σ_k b[k][n]: one row of cols, or one per block for PerBlock
+	// extra holds further packed parts of weights wider than [-127, 127]
+	// (PackQInt): the weights are packed plus every extra part, and the
+	// kernels run each as a further K block of the same sums.
+	extra  [][]int8
+	colsum []int32   // Σ_k b[k][n] (all parts): one row of cols, or one per block for PerBlock
 	scales []float32 // one row of cols, or one per block for PerBlock
 }
 
@@ -67,8 +71,65 @@ func PackQ(w *quant.Weights) (*QWeights, error) {
 	return q, nil
 }
 
+// PackQInt packs integer weights q (K×N row-major, each in [-255, 255]:
+// int8 or uint8 values less their zero point) with per-tensor (one) or
+// per-channel (N) scales: W[k][n] = q[k][n]·scale. Values outside
+// [-127, 127] are split exactly into parts that are not, each run as a
+// further pass of the same int32 sums, so every table multiplies them
+// exactly.
+func PackQInt(k, n int, q []int32, scheme quant.Scheme, scales []float32) (*QWeights, error) {
+	if len(q) != k*n {
+		return nil, fmt.Errorf("gemm: %d integer weights for a %d×%d matrix", len(q), k, n)
+	}
+	if scheme == quant.PerBlock {
+		return nil, fmt.Errorf("gemm: integer weights take per-tensor or per-channel scales")
+	}
+	rest := append([]int32(nil), q...)
+	var parts [][]int8
+	for {
+		part := make([]int8, k*n)
+		more := false
+		for i, v := range rest {
+			if v < -255 || v > 255 {
+				return nil, fmt.Errorf("gemm: integer weight [%d,%d] = %d is outside [-255, 255]", i/n, i%n, v)
+			}
+			c := min(max(v, -127), 127)
+			part[i], rest[i] = int8(c), v-c
+			more = more || rest[i] != 0
+		}
+		parts = append(parts, part)
+		if !more {
+			break
+		}
+	}
+	w, err := PackQ(&quant.Weights{Scheme: scheme, K: k, N: n, Q: parts[0], Scales: scales})
+	if err != nil {
+		return nil, err
+	}
+	for _, part := range parts[1:] {
+		packed := make([]int8, len(w.packed))
+		kernels.PackQB(k, n, part, packed)
+		w.extra = append(w.extra, packed)
+		for kk := 0; kk < k; kk++ {
+			for j := 0; j < n; j++ {
+				w.colsum[j] += int32(part[kk*n+j])
+			}
+		}
+	}
+	return w, nil
+}
+
+// parts returns the packed parts of q: its weights and any extra parts.
+func (q *QWeights) parts() [][]int8 { return append([][]int8{q.packed}, q.extra...) }
+
 // Bytes returns the memory the packed weights hold.
-func (q *QWeights) Bytes() int { return len(q.packed) + 4*len(q.colsum) + 4*len(q.scales) }
+func (q *QWeights) Bytes() int {
+	b := len(q.packed) + 4*len(q.colsum) + 4*len(q.scales)
+	for _, e := range q.extra {
+		b += len(e)
+	}
+	return b
+}
 
 // Clone returns a copy of q in new memory (the benchmark cycles through
 // copies to keep weights out of cache).

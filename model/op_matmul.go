@@ -140,7 +140,7 @@ type linear struct {
 // newLinear prepares w (K×N) for node n and records the choice in the
 // model's layers. qdq, when not nil, holds the int8 weights w was
 // dequantized from (a QDQ model): they run on the int8 kernels as they are.
-func newLinear(n *node, w *tensor.Tensor, qdq *quant.Weights) (*linear, error) {
+func newLinear(n *node, w *tensor.Tensor, qdq *intWeights) (*linear, error) {
 	k, cols := w.Shape[0], w.Shape[1]
 	l := &linear{exec: n.opts.Exec, k: k, n: cols}
 	layer := Layer{Node: n.name, Op: n.pb.OpType, K: k, N: cols, Kernels: "float32"}
@@ -149,11 +149,20 @@ func newLinear(n *node, w *tensor.Tensor, qdq *quant.Weights) (*linear, error) {
 	n.lin = l
 	if n.opts.Quantize && qdq != nil && k <= gemm.MaxQK {
 		var err error
-		if l.q, err = gemm.PackQ(qdq); err != nil {
-			return nil, err
-		}
-		if dispatch.AutodiffBuilt {
-			l.wq = qdq
+		if nw := qdq.narrow(); nw != nil {
+			if l.q, err = gemm.PackQ(nw); err != nil {
+				return nil, err
+			}
+			if dispatch.AutodiffBuilt {
+				l.wq = nw
+			}
+		} else { // wider than int8 (zero points, uint8): in parts
+			if l.q, err = gemm.PackQInt(qdq.K, qdq.N, qdq.Q, qdq.Scheme, qdq.Scales); err != nil {
+				return nil, err
+			}
+			if dispatch.AutodiffBuilt {
+				l.wf = data // backward runs through the dequantized weights
+			}
 		}
 		layer.Kernels = "int8 " + qdq.Scheme.String() + " (QDQ weights)"
 	} else if n.opts.Quantize && k*cols >= MinQuantizedWeights && k <= gemm.MaxQK {
