@@ -231,19 +231,20 @@ func (e *Engine) QMatMulRows(qa *QRows, w *QWeights, c []float32, ldc int) error
 		} else if passes > 1 {
 			acc = make([]int32, mc*accStr)
 		}
+		q := new(kernels.QBlock) // one per task: a kernel call's argument escapes
 		for unit := u0; unit < u1; unit++ {
 			ch, g := unit/ng, unit%ng
 			m0, m1 := ch*mc, min(m, (ch+1)*mc)
 			p0, p1 := span(g, panels, ng)
 			c0 := p0 * kernels.PanelN
-			q := kernels.QBlock{
+			*q = kernels.QBlock{
 				LDU: qa.ldu, B: w.packed[p0*pstr:], PStr: pstr, NP: p1 - p0,
 				AccStr: accStr, SA: qa.scale, Off: off,
 			}
 			// Columns past N (the last panel's padding) go to scratch.
 			cols := min(n-c0, q.NP*kernels.PanelN)
 			if w.Scheme == quant.PerBlock {
-				e.qBlocks(&q, qa, w, c, ldc, m0, m1, c0, cols, kq, fsum)
+				e.qBlocks(q, qa, w, c, ldc, m0, m1, c0, cols, kq, fsum)
 				continue
 			}
 			q.Colsum, q.SB = w.colsum[c0:], w.scales[c0:]
@@ -268,9 +269,9 @@ func (e *Engine) QMatMulRows(qa *QRows, w *QWeights, c []float32, ldc int) error
 						q.Acc = acc[(r0-m0)*accStr:]
 					}
 					if last {
-						e.qOut(&q, c, ldc, r0, c0, cols)
+						e.qOut(q, c, ldc, r0, c0, cols)
 					} else {
-						t.QBlock(&q)
+						t.QBlock(q)
 					}
 				}
 			}
@@ -365,12 +366,13 @@ func (e *Engine) MatMulStrided(a []float32, m, lda int, w *FWeights, c []float32
 	}
 	return e.run(chunks*ng, m*n*k, func(u0, u1 int) {
 		var scratch []float32
+		f := new(kernels.FBlock)
 		for unit := u0; unit < u1; unit++ {
 			ch, g := unit/ng, unit%ng
 			m0, m1 := ch*mc, min(m, (ch+1)*mc)
 			p0, p1 := span(g, panels, ng)
 			c0 := p0 * kernels.PanelN
-			f := kernels.FBlock{LDA: lda, PStr: pstr, NP: p1 - p0}
+			*f = kernels.FBlock{LDA: lda, PStr: pstr, NP: p1 - p0}
 			width := f.NP * kernels.PanelN
 			cols := min(n-c0, width)
 			// The padded last panel writes through a scratch block of the
@@ -397,7 +399,7 @@ func (e *Engine) MatMulStrided(a []float32, m, lda int, w *FWeights, c []float32
 					} else {
 						f.C, f.LDC = c[r0*ldc+c0:], ldc
 					}
-					t.FBlock(&f)
+					t.FBlock(f)
 				}
 			}
 			if cols < width {
@@ -494,12 +496,13 @@ func (e *Engine) QMatMulInt32(qa *QRows, w *QWeights, out []int32, ldo int) erro
 	back := t.QOffset * int32(len(splits))
 	return e.run(chunks*ng, m*n*w.K*passes/nkb, func(u0, u1 int) {
 		var scratch []int32
+		q := new(kernels.QBlock)
 		for unit := u0; unit < u1; unit++ {
 			ch, g := unit/ng, unit%ng
 			m0, m1 := ch*mc, min(m, (ch+1)*mc)
 			p0, p1 := span(g, panels, ng)
 			c0 := p0 * kernels.PanelN
-			q := kernels.QBlock{LDU: qa.ldu, PStr: pstr, NP: p1 - p0}
+			*q = kernels.QBlock{LDU: qa.ldu, PStr: pstr, NP: p1 - p0}
 			width := q.NP * kernels.PanelN
 			cols := min(n-c0, width)
 			acc, ldacc := out[m0*ldo+c0:], ldo
@@ -521,7 +524,7 @@ func (e *Engine) QMatMulInt32(qa *QRows, w *QWeights, out []int32, ldo int) erro
 					q.Rows = min(t.MR, m1-r0)
 					q.U = splits[s][r0*qa.ldu+g0*4:]
 					q.Acc = acc[(r0-m0)*ldacc:]
-					t.QBlock(&q)
+					t.QBlock(q)
 				}
 			}
 			for r := m0; r < m1; r++ {

@@ -287,7 +287,7 @@ v5block: // t = float32(s + off·colsum) · sb; f = (fsum or 0) + t
 	VCVTDQ2PS Z0, Z0
 	MOVQ 224(DI), AX
 	VMULPS (AX)(R10*1), Z0, Z0
-	VXORPS Z2, Z2, Z2
+	VPXORD Z2, Z2, Z2
 	TESTQ $8, CX
 	JZ    v5nosum
 	VMOVUPS (R12)(R10*1), Z2

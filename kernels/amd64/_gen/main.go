@@ -154,9 +154,9 @@ TEXT ·qBlockVNNI512(SB), 0, $1536-8
 // row, R11 = Acc row, R12 = FSum row, R13 = C row, CX = flags,
 // R8 = columns' bytes (np·64).
 func epilogue(prefix string, rowBytes, chunk int, zmm bool) {
-	v, mov, movi, bc, bcs := "Y", "VMOVUPS", "VMOVDQU", "VPBROADCASTD", "VBROADCASTSS"
+	v, mov, movi, bc, bcs, xor := "Y", "VMOVUPS", "VMOVDQU", "VPBROADCASTD", "VBROADCASTSS", "VXORPS"
 	if zmm {
-		v, movi = "Z", "VMOVDQU32"
+		v, movi, xor = "Z", "VMOVDQU32", "VPXORD" // VXORPS on zmm would need AVX512DQ
 	}
 	p(`	MOVQ q+0(FP), DI
 	MOVQ %d(DI), CX // flags
@@ -213,7 +213,7 @@ func epilogue(prefix string, rowBytes, chunk int, zmm bool) {
 	VCVTDQ2PS %s0, %s0
 	MOVQ %d(DI), AX
 	VMULPS (AX)(R10*1), %s0, %s0
-	VXORPS %s2, %s2, %s2
+	%s %s2, %s2, %s2
 	TESTQ $%d, CX
 	JZ    %snosum
 	%s (R12)(R10*1), %s2
@@ -239,7 +239,7 @@ func epilogue(prefix string, rowBytes, chunk int, zmm bool) {
 		movi, v, 1, prefix, v, v, prefix,
 		2, prefix, 4, prefix, movi, v, prefix,
 		prefix, qOff, bc, v, qColsum, v, v, v, v, v, v, v, qSA, bcs, v, v, v, v, qSB, v, v, mov, v, prefix,
-		prefix, qOff, bc, v, qColsum, v, v, v, v, v, v, v, qSB, v, v, v, v, v, 8, prefix, mov, v, prefix, v, v, v,
+		prefix, qOff, bc, v, qColsum, v, v, v, v, v, v, v, qSB, v, v, xor, v, v, v, 8, prefix, mov, v, prefix, v, v, v,
 		16, prefix, qSA, bcs, v, v, v, v, mov, v, prefix,
 		prefix, mov, v, prefix,
 		chunk, prefix, qRows, prefix)
