@@ -77,21 +77,27 @@ func b2i(b bool) int {
 }
 
 // QBlockAVX2 computes kernels.QBlockRef(q) on the AVX2 tiles (4 rows × 1
-// panel); a whole 4-row per-channel block runs with its epilogue in
-// assembly. Requires AVX2.
+// panel, up to 32 rows a call); per-channel blocks run their 4-row tiles
+// with the epilogue in one assembly loop. Requires AVX2.
 func QBlockAVX2(q *kernels.QBlock) {
-	q.Check(4, 1)
-	if q.Rows == 4 && q.Flags == kernels.QOutChannel {
-		QPanelAVX2(q.U, q.LDU, 1, q.B, q.KQ, q.Off, q.SA, q.Colsum, q.SB, q.C, q.LDC)
+	q.Check(32, 1)
+	if tiles := q.Rows / 4; tiles > 0 && q.Flags == kernels.QOutChannel {
+		QPanelAVX2(q.U, q.LDU, tiles, q.B, q.KQ, q.Off, q.SA, q.Colsum, q.SB, q.C, q.LDC)
+		if r0 := 4 * tiles; r0 < q.Rows {
+			rest := *q
+			rest.Rows, rest.U, rest.Off, rest.SA, rest.C = q.Rows-r0, q.U[r0*q.LDU:], q.Off[r0:], q.SA[r0:], q.C[r0*q.LDC:]
+			kernels.QBlockTiles(&rest, QTile4AVX2, QTile1AVX2)
+		}
 		return
 	}
 	kernels.QBlockTiles(q, QTile4AVX2, QTile1AVX2)
 }
 
 // FBlockAVX2 computes kernels.FBlockRef(f) with fused multiply-adds on
-// the 6-row and 1-row AVX2 tiles. Requires AVX2 and FMA.
+// the 6-row and 1-row AVX2 tiles, up to 24 rows a call. Requires AVX2 and
+// FMA.
 func FBlockAVX2(f *kernels.FBlock) {
-	f.Check(6, 1)
+	f.Check(24, 1)
 	kernels.FBlockTiles(f, 6, FTile6AVX2, FTile1AVX2)
 }
 
