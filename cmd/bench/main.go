@@ -43,7 +43,7 @@ import (
 )
 
 type row struct {
-	Op      string  `json:"op"` // qgemm, sgemm, or a ceiling
+	Op      string  `json:"op"` // qgemm, sgemm or ceiling
 	Impl    string  `json:"impl"`
 	Where   string  `json:"where,omitempty"` // batch 1: dram or l3
 	M       int     `json:"m,omitempty"`
@@ -122,11 +122,11 @@ func main() {
 			b.ceilings(t, th) // again: the better of two passes is the ceiling
 		}
 	}
-	for _, r := range b.rows {
-		b.print(b.withLimit(r))
-	}
 	for _, k := range b.ceilingKeys {
 		b.print(b.ceilingRow(k))
+	}
+	for _, r := range b.rows {
+		b.print(b.withLimit(r))
 	}
 }
 
@@ -400,7 +400,7 @@ func (b *bench) withLimit(r row) row {
 }
 
 func (b *bench) ceilingRow(k ceilingKey) row {
-	r := row{Op: b.names[k], Impl: k.table, Threads: k.threads}
+	r := row{Op: "ceiling", Impl: k.table, Threads: k.threads, Limit: b.names[k]}
 	if k.kind == "dram" || k.kind == "l3" {
 		r.GBPS = b.ceiling[k]
 	} else {
@@ -417,7 +417,7 @@ func (b *bench) print(r row) {
 	}
 	rate, unit := r.GOPS, ""
 	if r.GBPS > 0 {
-		rate, unit = r.GBPS, " GB/s"
+		rate, unit = r.GBPS, " (GB/s)"
 	}
 	pct := ""
 	if r.Pct > 0 {
