@@ -215,9 +215,10 @@ func (e *Engine) QMatMulRows(qa *QRows, w *QWeights, c []float32, ldc int) error
 	kq := qa.ldu / kernels.KGroup
 	pstr := w.kp * kernels.PanelN
 	// K blocks of the per-channel schemes: even, each under kcBytes of
-	// panels; weights in several parts run each part's blocks in turn.
+	// panels, when more than one row tile reuses them; weights in several
+	// parts run each part's blocks in turn.
 	nkb := 1
-	if kcMax := max(1, e.kcBytes/(t.NP*64)); kq > kcMax {
+	if kcMax := max(1, e.kcBytes/(t.NP*64)); kq > kcMax && m > t.MR {
 		nkb = (kq + kcMax - 1) / kcMax
 	}
 	parts := w.parts()
@@ -361,7 +362,7 @@ func (e *Engine) MatMulStrided(a []float32, m, lda int, w *FWeights, c []float32
 	chunks := (m + mc - 1) / mc
 	pstr := k * kernels.PanelN
 	nkb := 1
-	if kcMax := max(1, e.kcBytes/(t.FNP*64)); k > kcMax {
+	if kcMax := max(1, e.kcBytes/(t.FNP*64)); k > kcMax && m > t.FMR {
 		nkb = (k + kcMax - 1) / kcMax
 	}
 	return e.run(chunks*ng, m*n*k, func(u0, u1 int) {
@@ -488,7 +489,7 @@ func (e *Engine) QMatMulInt32(qa *QRows, w *QWeights, out []int32, ldo int) erro
 	kq := qa.ldu / kernels.KGroup
 	pstr := w.kp * kernels.PanelN
 	nkb := 1
-	if kcMax := max(1, e.kcBytes/(t.NP*64)); kq > kcMax {
+	if kcMax := max(1, e.kcBytes/(t.NP*64)); kq > kcMax && m > t.MR {
 		nkb = (kq + kcMax - 1) / kcMax
 	}
 	passes := len(splits) * len(parts) * nkb
