@@ -320,39 +320,6 @@ v5next:
 //   c[r][p] = fma(a[r][k], b[p][k][0:16], c[r][p])
 TEXT ·fBlockAVX512(SB), 0, $1536-8
 	MOVQ f+0(FP), DI
-	MOVQ 0(DI), SI // row 0
-	MOVQ 24(DI), AX
-	SHLQ $2, AX     // lda in bytes
-	MOVQ 32(DI), CX // rows
-	MOVQ SI, R8
-	MOVQ SI, R9
-	MOVQ SI, R10
-	MOVQ SI, R11
-	MOVQ SI, R12
-	MOVQ SI, R13
-	MOVQ SI, R15
-	CMPQ CX, $2
-	JLT  f5rows
-	LEAQ (SI)(AX*1), R8
-	CMPQ CX, $3
-	JLT  f5rows
-	LEAQ (R8)(AX*1), R9
-	CMPQ CX, $4
-	JLT  f5rows
-	LEAQ (R9)(AX*1), R10
-	CMPQ CX, $5
-	JLT  f5rows
-	LEAQ (R10)(AX*1), R11
-	CMPQ CX, $6
-	JLT  f5rows
-	LEAQ (R11)(AX*1), R12
-	CMPQ CX, $7
-	JLT  f5rows
-	LEAQ (R12)(AX*1), R13
-	CMPQ CX, $8
-	JLT  f5rows
-	LEAQ (R13)(AX*1), R15
-f5rows:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -451,6 +418,39 @@ f5lchunk:
 	VMOVUPS 1408(SP), Z22
 	VMOVUPS 1472(SP), Z23
 f5init:
+	MOVQ 0(DI), SI // row 0
+	MOVQ 24(DI), AX
+	SHLQ $2, AX     // lda in bytes
+	MOVQ 32(DI), CX // rows
+	MOVQ SI, R8
+	MOVQ SI, R9
+	MOVQ SI, R10
+	MOVQ SI, R11
+	MOVQ SI, R12
+	MOVQ SI, R13
+	MOVQ SI, R15
+	CMPQ CX, $2
+	JLT  f5rows
+	LEAQ (SI)(AX*1), R8
+	CMPQ CX, $3
+	JLT  f5rows
+	LEAQ (R8)(AX*1), R9
+	CMPQ CX, $4
+	JLT  f5rows
+	LEAQ (R9)(AX*1), R10
+	CMPQ CX, $5
+	JLT  f5rows
+	LEAQ (R10)(AX*1), R11
+	CMPQ CX, $6
+	JLT  f5rows
+	LEAQ (R11)(AX*1), R12
+	CMPQ CX, $7
+	JLT  f5rows
+	LEAQ (R12)(AX*1), R13
+	CMPQ CX, $8
+	JLT  f5rows
+	LEAQ (R13)(AX*1), R15
+f5rows:
 	MOVQ 80(DI), CX // k
 	MOVQ 72(DI), AX // np
 	MOVQ 64(DI), DX

@@ -254,13 +254,9 @@ func fBlockAVX512() {
 // 24 fused multiply-adds in k order:
 //   c[r][p] = fma(a[r][k], b[p][k][0:16], c[r][p])
 TEXT ·fBlockAVX512(SB), 0, $1536-8
-	MOVQ f+0(FP), DI
-	MOVQ %d(DI), SI // row 0
-	MOVQ %d(DI), AX
-	SHLQ $2, AX     // lda in bytes
-	MOVQ %d(DI), CX // rows`, fA, fLDA, fRows)
-	setRows(8, "f5rows")
-	// initial sums: zero, or C's values (copied through the frame)
+	MOVQ f+0(FP), DI`)
+	// initial sums: zero, or C's values (copied through the frame); the
+	// copy uses the registers that hold the row pointers below
 	for i := 0; i < 24; i++ {
 		p("\tVPXORD Z%d, Z%d, Z%d", i, i, i)
 	}
@@ -296,6 +292,11 @@ f5lchunk:
 		p("\tVMOVUPS %d(SP), Z%d", i*64, i)
 	}
 	p("f5init:")
+	p("\tMOVQ %d(DI), SI // row 0", fA)
+	p("\tMOVQ %d(DI), AX", fLDA)
+	p("\tSHLQ $2, AX     // lda in bytes")
+	p("\tMOVQ %d(DI), CX // rows", fRows)
+	setRows(8, "f5rows")
 	p("\tMOVQ %d(DI), CX // k", fK)
 	panelsF()
 	p("\tXORQ AX, AX // byte offset along the rows")
