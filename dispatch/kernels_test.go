@@ -453,3 +453,26 @@ func ExampleSelect() {
 	fmt.Println(t, err)
 	// Output: generic <nil>
 }
+
+// TestUnverifiedTablesNeedConsent: a table no CPU with its features has
+// tested is left out of the runnable set unless admitted.
+func TestUnverifiedTablesNeedConsent(t *testing.T) {
+	yes := func() bool { return true }
+	ts := []*Table{
+		{Name: "new", Unverified: "never run", supported: yes},
+		{Name: "old", supported: yes},
+		{Name: "absent", supported: func() bool { return false }},
+	}
+	names := func(ts []*Table) (s []string) {
+		for _, t := range ts {
+			s = append(s, t.Name)
+		}
+		return s
+	}
+	if got := names(runnable(ts, false)); !slices.Equal(got, []string{"old"}) {
+		t.Errorf("without consent: %v, want [old]", got)
+	}
+	if got := names(runnable(ts, true)); !slices.Equal(got, []string{"new", "old"}) {
+		t.Errorf("with consent: %v, want [new old]", got)
+	}
+}

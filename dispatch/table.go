@@ -34,8 +34,20 @@ type Table struct {
 	MinMax     func(x []float32) (lo, hi float32, finite bool)
 	QuantizeU8 func(x []float32, inv float32, zp int32, u []uint8)
 
+	// Unverified, when set, says why the table has not yet been checked
+	// against the reference on a CPU that has its features. Such a table
+	// is neither chosen nor listed as available unless
+	// QUANTSERVE_UNVERIFIED_KERNELS=1, so that assembly no test has run
+	// never serves requests by default.
+	Unverified string
+
 	supported func() bool
 }
+
+// UnverifiedEnv is the environment variable that admits unverified tables.
+const UnverifiedEnv = "QUANTSERVE_UNVERIFIED_KERNELS"
+
+func admitUnverified() bool { return os.Getenv(UnverifiedEnv) == "1" }
 
 // String returns the table's name.
 func (t *Table) String() string { return t.Name }
@@ -59,17 +71,21 @@ var generic = &Table{
 var tables = append(isaTables(), generic)
 
 var (
-	available = func() []*Table {
-		var out []*Table
-		for _, t := range tables {
-			if t.supported() {
-				out = append(out, t)
-			}
-		}
-		return out
-	}()
+	available = runnable(tables, admitUnverified())
 	selected = available[0]
 )
+
+// runnable returns the tables of ts this CPU supports, leaving out the
+// unverified ones unless admit.
+func runnable(ts []*Table, admit bool) []*Table {
+	var out []*Table
+	for _, t := range ts {
+		if t.supported() && (t.Unverified == "" || admit) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
 
 // Default returns the table chosen at init: the best this CPU runs.
 func Default() *Table { return selected }
@@ -104,6 +120,9 @@ func Select(name string) (*Table, error) {
 	}
 	avail := strings.Join(names, ", ")
 	for _, t := range tables {
+		if t.Name == name && t.Unverified != "" && t.supported() {
+			return nil, fmt.Errorf("dispatch: kernels %q are not verified yet (%s); %s=1 admits them (available: %s)", name, t.Unverified, UnverifiedEnv, avail)
+		}
 		if t.Name == name {
 			return nil, fmt.Errorf("dispatch: kernels %q cannot run here: they need %s, and this CPU (%s) or its OS does not provide them (available: %s)", name, t.Needs, cpuid.CPU.BrandName, avail)
 		}
