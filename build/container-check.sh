@@ -34,6 +34,7 @@ cleanup() {
   rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
+trap 'exit 143' INT TERM
 
 fail() {
   echo "container check: $*" >&2
