@@ -382,3 +382,26 @@ func TestMLOpsOddInputs(t *testing.T) {
 		}
 	}
 }
+
+// A scikit-learn style pipeline: imputer, scaler and classifier from
+// ai.onnx.ml, an ai.onnx node after them, both domains imported.
+func TestMLPipeline(t *testing.T) {
+	nodes := []*onnxpb.Node{
+		mlNode("Imputer", []string{"X"}, []string{"imputed"}, mlFloats("imputed_value_floats", 0, 1, 2), mlFloat("replaced_value_float", float32(math.NaN()))),
+		mlNode("Scaler", []string{"imputed"}, []string{"scaled"}, mlFloats("offset", 1, 1, 1), mlFloats("scale", 1, 2, 3)),
+		mlNode("LinearClassifier", []string{"scaled"}, []string{"label", "scores"}, mlFloats("coefficients", 1, 0, 0, 0, 1, 0, 0, 0, 1),
+			mlFloats("intercepts", 0, 0, 0), mlStrs("classlabels_strings", "a", "b", "c")),
+		{OpType: "Identity", Domain: "ai.onnx", Inputs: []string{"scores"}, Outputs: []string{"probabilities"}},
+	}
+	b := mlModelBytes(mlDomain, 1, []mlIO{mlV("X", tensor.Float32, -1, 3)}, []mlIO{mlV("label", tensor.String, -1), mlV("probabilities", tensor.Float32, -1, 3)}, nil, nodes...)
+	m, err := model.Load(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// [NaN, 2, 1] → imputed [0, 2, 1] → scaled [−1, 2, 0]; [4, 0, 2] →
+	// [3, −2, 3]: the first of two equal scores wins.
+	out := mlRun(t, m, map[string]*tensor.Tensor{"X": tensor.From([]int{2, 3}, []float32{float32(math.NaN()), 2, 1, 4, 0, 2})})
+	if got := out["label"].Data.([]string); strings.Join(got, ",") != "b,a" || !mlClose(out["probabilities"], []float64{-1, 2, 0, 3, -2, 3}, 1e-6) {
+		t.Errorf("got %v %v", got, out["probabilities"].Data)
+	}
+}

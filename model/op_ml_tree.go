@@ -41,14 +41,16 @@ var mlTreeModeNames = map[string]mlTreeMode{
 	"BRANCH_EQ": mlBranchEQ, "BRANCH_NEQ": mlBranchNEQ, "BRANCH_MEMBER": mlBranchMember, "LEAF": mlLeaf,
 }
 
+// mlTreeNode is one node of a compiled forest, 24 bytes so that a
+// forest's nodes stay in cache while a batch walks them.
 type mlTreeNode struct {
-	value       float64
-	set         []float64 // BRANCH_MEMBER's values, sorted
-	feature     int32
-	t, f        int32 // the nodes a branch goes to when true, false
+	value   float64 // a branch's threshold; BRANCH_MEMBER's index in sets
+	feature int32
+	// A branch goes to node t when its test holds, else to node f. A
+	// leaf's weights are weights[t:f].
+	t, f        int32
 	mode        mlTreeMode
-	missingTrue bool  // a NaN feature goes to t
-	w0, w1      int32 // a leaf's weights: weights[w0:w1]
+	missingTrue bool // a NaN feature goes to t
 }
 
 type mlLeafWeight struct {
@@ -59,10 +61,12 @@ type mlLeafWeight struct {
 // mlForest is a compiled tree ensemble.
 type mlForest struct {
 	nodes     []mlTreeNode
+	sets      [][]float64 // BRANCH_MEMBER's values, each sorted
 	weights   []mlLeafWeight
 	roots     []int32
 	nTargets  int
-	nFeatures int // features the branches read: X needs at least these
+	nFeatures int  // features the branches read: X needs at least these
+	allLEQ    bool // every branch is BRANCH_LEQ
 }
 
 type mlAggregate uint8
@@ -92,13 +96,28 @@ func parseMLAggregate(s string) (mlAggregate, error) {
 // leaf it reaches. A NaN feature fails every comparison but BRANCH_NEQ,
 // and goes the true way where missing values track true.
 func (fo *mlForest) leaf(x []float64, i int32) *mlTreeNode {
+	nodes := fo.nodes
+	if fo.allLEQ { // scikit-learn's trees: one comparison throughout
+		for {
+			nd := &nodes[i]
+			if nd.mode == mlLeaf {
+				return nd
+			}
+			if v := x[nd.feature]; v <= nd.value || nd.missingTrue && v != v {
+				i = nd.t
+			} else {
+				i = nd.f
+			}
+		}
+	}
 	for {
-		nd := &fo.nodes[i]
+		nd := &nodes[i]
+		if nd.mode == mlLeaf {
+			return nd
+		}
 		var r bool
 		v := x[nd.feature]
 		switch nd.mode {
-		case mlLeaf:
-			return nd
 		case mlBranchLEQ:
 			r = v <= nd.value
 		case mlBranchLT:
@@ -112,7 +131,7 @@ func (fo *mlForest) leaf(x []float64, i int32) *mlTreeNode {
 		case mlBranchNEQ:
 			r = v != nd.value
 		case mlBranchMember:
-			_, r = slices.BinarySearch(nd.set, v)
+			_, r = slices.BinarySearch(fo.sets[int(nd.value)], v)
 			r = r && v == v
 		}
 		if r || nd.missingTrue && v != v {
@@ -123,28 +142,34 @@ func (fo *mlForest) leaf(x []float64, i int32) *mlTreeNode {
 	}
 }
 
-// aggregate runs every tree on the features x and aggregates their
-// leaves' weights per target into s; a target no leaf names is 0.
-func (fo *mlForest) aggregate(x []float64, agg mlAggregate, s []float64, has []bool) {
+// predict runs every tree on rows of features x (row-major, f per row)
+// and aggregates their leaves' weights per row and target into s (rows ×
+// nTargets); has records which targets some leaf scored, and a target no
+// leaf names is 0. Trees run one after the other over the whole batch,
+// so that each tree's nodes stay in cache.
+func (fo *mlForest) predict(x []float64, rows, f int, agg mlAggregate, s []float64, has []bool) {
+	nt := fo.nTargets
 	clear(s)
 	clear(has)
 	for _, root := range fo.roots {
-		nd := fo.leaf(x, root)
-		for _, lw := range fo.weights[nd.w0:nd.w1] {
-			t := lw.target
-			switch agg {
-			case mlAggSum, mlAggAverage:
-				s[t] += lw.w
-			case mlAggMin:
-				if !has[t] || lw.w < s[t] {
-					s[t] = lw.w
+		for r := range rows {
+			nd := fo.leaf(x[r*f:(r+1)*f], root)
+			for _, lw := range fo.weights[nd.t:nd.f] {
+				i := r*nt + int(lw.target)
+				switch agg {
+				case mlAggSum, mlAggAverage:
+					s[i] += lw.w
+				case mlAggMin:
+					if !has[i] || lw.w < s[i] {
+						s[i] = lw.w
+					}
+				case mlAggMax:
+					if !has[i] || lw.w > s[i] {
+						s[i] = lw.w
+					}
 				}
-			case mlAggMax:
-				if !has[t] || lw.w > s[t] {
-					s[t] = lw.w
-				}
+				has[i] = true
 			}
-			has[t] = true
 		}
 	}
 	if agg == mlAggAverage && len(fo.roots) > 0 {
@@ -164,7 +189,10 @@ func (fo *mlForest) finish() error {
 	for i := range fo.nodes {
 		nd := &fo.nodes[i]
 		if nd.mode == mlLeaf {
-			for _, lw := range fo.weights[nd.w0:nd.w1] {
+			if nd.t < 0 || nd.t > nd.f || int(nd.f) > len(fo.weights) {
+				return fmt.Errorf("leaf %d has weights %d to %d of %d", i, nd.t, nd.f, len(fo.weights))
+			}
+			for _, lw := range fo.weights[nd.t:nd.f] {
 				if lw.target < 0 || int(lw.target) >= fo.nTargets {
 					return fmt.Errorf("a leaf weight is for target or class %d, out of range for %d", lw.target, fo.nTargets)
 				}
@@ -219,6 +247,41 @@ func (fo *mlForest) finish() error {
 			}
 		}
 	}
+	// Lay the trees out depth first, each branch followed by its true
+	// side, so that a walk reads mostly neighbouring nodes; nodes no root
+	// reaches are dropped.
+	order := make([]int32, nn)
+	for i := range order {
+		order[i] = -1
+	}
+	out := make([]mlTreeNode, 0, nn)
+	fo.allLEQ = true
+	for _, root := range fo.roots {
+		stack = append(stack[:0], root)
+		for len(stack) > 0 {
+			i := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if order[i] >= 0 {
+				continue
+			}
+			order[i] = int32(len(out))
+			nd := fo.nodes[i]
+			out = append(out, nd)
+			if nd.mode != mlLeaf {
+				fo.allLEQ = fo.allLEQ && nd.mode == mlBranchLEQ
+				stack = append(stack, nd.f, nd.t)
+			}
+		}
+	}
+	for j := range out {
+		if out[j].mode != mlLeaf {
+			out[j].t, out[j].f = order[out[j].t], order[out[j].f]
+		}
+	}
+	for k, r := range fo.roots {
+		fo.roots[k] = order[r]
+	}
+	fo.nodes = out
 	return nil
 }
 
@@ -380,7 +443,8 @@ func mlForestV3(a *TreeEnsembleNodesAttrs, t *TreeEnsembleTensorAttrs, wTree, wN
 			return nil, fmt.Errorf("node %d of tree %d branches to a node the tree does not have", a.NodesNodeIDs[i], tree)
 		}
 	}
-	// Leaf weights, grouped by node in attribute order.
+	// Leaf weights, grouped by leaf in attribute order. A weight for a
+	// branch is never reached: it is dropped.
 	owner := make([]int32, len(wTree))
 	count := make([]int32, n+1)
 	for j := range wTree {
@@ -391,18 +455,26 @@ func mlForestV3(a *TreeEnsembleNodesAttrs, t *TreeEnsembleTensorAttrs, wTree, wN
 		if wTarget[j] < 0 || wTarget[j] >= int64(nTargets) {
 			return nil, fmt.Errorf("a weight is for target or class %d, out of range for %d", wTarget[j], nTargets)
 		}
-		owner[j] = i
-		count[i+1]++
+		owner[j] = -1
+		if fo.nodes[i].mode == mlLeaf {
+			owner[j] = i
+			count[i+1]++
+		}
 	}
 	for i := range n {
 		count[i+1] += count[i]
-		fo.nodes[i].w0, fo.nodes[i].w1 = count[i], count[i]
+		if fo.nodes[i].mode == mlLeaf {
+			fo.nodes[i].t, fo.nodes[i].f = count[i], count[i]
+		}
 	}
-	fo.weights = make([]mlLeafWeight, len(wTree))
+	fo.weights = make([]mlLeafWeight, count[n])
 	for j, i := range owner {
+		if i < 0 {
+			continue
+		}
 		nd := &fo.nodes[i]
-		fo.weights[nd.w1] = mlLeafWeight{target: int32(wTarget[j]), w: weights[j]}
-		nd.w1++
+		fo.weights[nd.f] = mlLeafWeight{target: int32(wTarget[j]), w: weights[j]}
+		nd.f++
 	}
 	return fo, fo.finish()
 }
@@ -456,9 +528,10 @@ func buildTreeEnsembleRegressor3(n *node, a *TreeEnsembleRegressorAttrs) (opFunc
 			return nil, err
 		}
 		y := make([]float32, rows*nt)
-		s, has := make([]float64, nt), make([]bool, nt)
+		all, has := make([]float64, rows*nt), make([]bool, rows*nt)
+		fo.predict(vs, rows, f, agg, all, has)
 		for r := range rows {
-			fo.aggregate(vs[r*f:(r+1)*f], agg, s, has)
+			s := all[r*nt : (r+1)*nt]
 			for j := range base {
 				s[j] += base[j]
 			}
@@ -537,9 +610,10 @@ func buildTreeEnsembleClassifier3(n *node, a *TreeEnsembleClassifierAttrs) (opFu
 		}
 		z := make([]float32, rows*nc)
 		idx := make([]int, rows)
-		s, has := make([]float64, nc), make([]bool, nc)
+		all, hasAll := make([]float64, rows*nc), make([]bool, rows*nc)
+		fo.predict(vs, rows, f, mlAggSum, all, hasAll)
 		for r := range rows {
-			fo.aggregate(vs[r*f:(r+1)*f], mlAggSum, s, has)
+			s, has := all[r*nc:(r+1)*nc], hasAll[r*nc:(r+1)*nc]
 			if binary >= 0 {
 				v := s[binary] + bias
 				th := 0.0
@@ -680,8 +754,10 @@ func mlForestV5(a *TreeEnsembleAttrs) (*mlForest, error) {
 			if end < 0 {
 				return nil, fmt.Errorf("membership_values has no NaN-terminated set for node %d", i)
 			}
-			nd.set = slices.Clone(members[:end])
-			slices.SortFunc(nd.set, cmp.Compare[float64])
+			set := slices.Clone(members[:end])
+			slices.SortFunc(set, cmp.Compare[float64])
+			nd.value = float64(len(fo.sets))
+			fo.sets = append(fo.sets, set)
 			members = members[end+1:]
 		}
 	}
@@ -689,7 +765,7 @@ func mlForestV5(a *TreeEnsembleAttrs) (*mlForest, error) {
 		return nil, fmt.Errorf("membership_values has %d values no BRANCH_MEMBER node reads", len(members))
 	}
 	for j := range nl {
-		fo.nodes[n+j] = mlTreeNode{mode: mlLeaf, w0: int32(j), w1: int32(j + 1)}
+		fo.nodes[n+j] = mlTreeNode{mode: mlLeaf, t: int32(j), f: int32(j + 1)}
 		if a.LeafTargetIDs[j] < 0 || a.LeafTargetIDs[j] >= *a.NTargets {
 			return nil, fmt.Errorf("leaf %d is for target %d, out of range for %d", j, a.LeafTargetIDs[j], *a.NTargets)
 		}
@@ -733,11 +809,9 @@ func buildTreeEnsemble(n *node, a *TreeEnsembleAttrs) (opFunc, error) {
 			return nil, err
 		}
 		y := make([]float64, rows*nt)
-		has := make([]bool, nt)
+		fo.predict(vs, rows, f, agg, y, make([]bool, rows*nt))
 		for r := range rows {
-			s := y[r*nt : (r+1)*nt]
-			fo.aggregate(vs[r*f:(r+1)*f], agg, s, has)
-			post.apply(s)
+			post.apply(y[r*nt : (r+1)*nt])
 		}
 		out := &tensor.Tensor{DType: tensor.Float64, Shape: []int{rows, nt}, Data: y}
 		if in[0].DType != tensor.Float64 {

@@ -3,7 +3,9 @@ package model_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -208,6 +210,13 @@ func TestTreeEnsembleV5(t *testing.T) {
 			t.Errorf("aggregate %d: got %v, want %v", c.agg, y.Data, c.want)
 		}
 	}
+	// FP16 in, FP16 out.
+	m := mlMustLoad(t, mlDomain, 5, []mlIO{mlV("X", tensor.Float16, -1, 2)}, []mlIO{mlV("Y", tensor.Float16, -1, 2)},
+		mlNode("TreeEnsemble", []string{"X"}, []string{"Y"}, v5Attrs(1, 0)...))
+	x16 := tensor.From([]int{1, 2}, tensor.Float32ToHalf[tensor.F16]([]float32{0, 5}))
+	if y := mlRun(t, m, map[string]*tensor.Tensor{"X": x16})["Y"]; y.DType != tensor.Float16 || !mlClose(y, []float64{1, 8}, 0) {
+		t.Errorf("FP16: got %v %v", y.DType, y.Data)
+	}
 	// post_transform 1 is SOFTMAX, 2 LOGISTIC; FP32 in, FP32 out.
 	x32 := tensor.From([]int{1, 2}, []float32{7, 2})
 	for post, want := range map[int64][]float64{
@@ -293,9 +302,72 @@ func TestTreeEnsemblesRefuseBadTrees(t *testing.T) {
 	if _, err := m.Run(context.Background(), map[string]*tensor.Tensor{"X": tensor.From([]int{1, 1, 2}, []float32{1, 2})}, nil); !errors.Is(err, model.ErrInput) {
 		t.Errorf("rank 3: %v, want an input error", err)
 	}
+	// A tree that is one leaf reads no feature: X may have none.
+	m = mlMustLoad(t, mlDomain, 1, in, []mlIO{mlV("Y", tensor.Float32, -1, 1)}, mlNode("TreeEnsembleRegressor", []string{"X"}, []string{"Y"},
+		mlInts("nodes_treeids", 0), mlInts("nodes_nodeids", 0), mlInts("nodes_featureids", 0), mlStrs("nodes_modes", "LEAF"),
+		mlFloats("nodes_values", 0), mlInts("nodes_truenodeids", 0), mlInts("nodes_falsenodeids", 0),
+		mlInts("target_treeids", 0), mlInts("target_nodeids", 0), mlInts("target_ids", 0), mlFloats("target_weights", 2.5)))
+	if y := mlRun(t, m, map[string]*tensor.Tensor{"X": tensor.From([]int{2, 0}, []float32{})})["Y"]; !equalInts(y.Shape, 2, 1) || !mlClose(y, []float64{2.5, 2.5}, 0) {
+		t.Errorf("one-leaf tree over no features: %v %v", y.Shape, y.Data)
+	}
 	// Zero rows give zero rows.
 	m = mlMustLoad(t, mlDomain, 3, in, out, mlNode("TreeEnsembleRegressor", []string{"X"}, []string{"Y"}, append(handTrees("target"), mlInt("n_targets", 2))...))
 	if y := mlRun(t, m, map[string]*tensor.Tensor{"X": tensor.From([]int{0, 2}, []float32{})})["Y"]; !equalInts(y.Shape, 0, 2) {
 		t.Errorf("zero rows: shape %v", y.Shape)
+	}
+}
+
+// forestModel is a seeded random forest regressor: trees full binary
+// trees of the given depth over f features, BRANCH_LEQ everywhere, as
+// scikit-learn's exports are.
+func forestModel(trees, depth, f int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 7))
+	var treeIDs, nodeIDs, feats, trues, falses, wTree, wNode, wIDs []int64
+	var modes []string
+	var values, weights []float32
+	per := 1<<(depth+1) - 1
+	for tr := range trees {
+		for id := range per {
+			treeIDs, nodeIDs = append(treeIDs, int64(tr)), append(nodeIDs, int64(id))
+			if id >= per/2 { // the last level: leaves
+				feats, trues, falses, modes, values = append(feats, 0), append(trues, 0), append(falses, 0), append(modes, "LEAF"), append(values, 0)
+				wTree, wNode, wIDs, weights = append(wTree, int64(tr)), append(wNode, int64(id)), append(wIDs, 0), append(weights, float32(r.NormFloat64()))
+				continue
+			}
+			feats, modes, values = append(feats, int64(r.IntN(f))), append(modes, "BRANCH_LEQ"), append(values, float32(r.NormFloat64()))
+			trues, falses = append(trues, int64(2*id+1)), append(falses, int64(2*id+2))
+		}
+	}
+	return mlModelBytes(mlDomain, 3, []mlIO{mlV("X", tensor.Float32, -1, f)}, []mlIO{mlV("Y", tensor.Float32, -1, 1)}, nil,
+		mlNode("TreeEnsembleRegressor", []string{"X"}, []string{"Y"},
+			mlInts("nodes_treeids", treeIDs...), mlInts("nodes_nodeids", nodeIDs...), mlInts("nodes_featureids", feats...),
+			mlStrs("nodes_modes", modes...), mlFloats("nodes_values", values...), mlInts("nodes_truenodeids", trues...),
+			mlInts("nodes_falsenodeids", falses...), mlInts("target_treeids", wTree...), mlInts("target_nodeids", wNode...),
+			mlInts("target_ids", wIDs...), mlFloats("target_weights", weights...), mlInt("n_targets", 1), mlStr("aggregate_function", "AVERAGE")))
+}
+
+// BenchmarkTreeEnsembleRegressor runs a 100-tree forest of depth 8 over
+// 20 features on batches of 1 and 1,000 rows; it reports rows/s.
+func BenchmarkTreeEnsembleRegressor(b *testing.B) {
+	m, err := model.Load(forestModel(100, 8, 20, 1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(2, 3))
+	for _, rows := range []int{1, 1000} {
+		x := make([]float32, rows*20)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		in := map[string]*tensor.Tensor{"X": tensor.From([]int{rows, 20}, x)}
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := m.Run(context.Background(), in, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
 	}
 }
