@@ -204,9 +204,9 @@ func (l mlLabels) n() int { return max(len(l.ints), len(l.strings)) }
 // tensor returns the labels at idx as a [N] tensor.
 func (l mlLabels) tensor(idx []int) *tensor.Tensor {
 	if l.strings != nil {
-		return tensor.From([]int{len(idx)}, gatherT(l.strings, idx))
+		return tensor.From([]int{len(idx)}, mlGatherT(l.strings, idx))
 	}
-	return tensor.From([]int{len(idx)}, gatherT(l.ints, idx))
+	return tensor.From([]int{len(idx)}, mlGatherT(l.ints, idx))
 }
 
 func mlArgmax(s []float64) int {
@@ -229,16 +229,14 @@ func mlFloat32s(v []float64) []float32 {
 
 // mlTake returns data[idx[i]] for each i, for every element type
 // including strings.
-func mlTake(data any, idx []int) any {
-	switch d := data.(type) {
-	case []string:
-		return gatherT(d, idx)
-	case []tensor.F16:
-		return gatherT(d, idx)
-	case []tensor.BF16:
-		return gatherT(d, idx)
+func mlTake(data any, idx []int) any { return gather(data, idx) }
+
+func mlGatherT[T any](d []T, idx []int) []T {
+	r := make([]T, len(idx))
+	for i, j := range idx {
+		r[i] = d[j]
 	}
-	return gather(data, idx)
+	return r
 }
 
 // mlAppend returns a followed by b's first element, two slices of one
