@@ -36,6 +36,8 @@ func init() {
 	register(Descriptor{Domain: mlDomain, Type: "TreeEnsembleClassifier", Since: 3, Fold: true}, buildTreeEnsembleClassifier3)
 	register(Descriptor{Domain: mlDomain, Type: "TreeEnsemble", Since: 5, Fold: true}, buildTreeEnsemble)
 	register(Descriptor{Domain: mlDomain, Type: "ZipMap", Since: 1}, buildZipMap)
+	register(Descriptor{Domain: mlDomain, Type: "DictVectorizer", Since: 1}, buildMapInput)
+	register(Descriptor{Domain: mlDomain, Type: "CastMap", Since: 1}, buildMapInput)
 }
 
 // ---------------------------------------------------------------------------
@@ -279,6 +281,20 @@ type ZipMapAttrs struct {
 
 func buildZipMap(n *node, _ *ZipMapAttrs) (opFunc, error) {
 	return nil, unsupportedf("ZipMap outputs a sequence of maps, which the Open Inference Protocol cannot carry (export the classifier without ZipMap: its scores are a tensor)")
+}
+
+// mapInputAttrs takes DictVectorizer's and CastMap's attributes, which
+// are never used: both read a map.
+type mapInputAttrs struct {
+	CastTo           string   `onnx:"cast_to"`
+	MapForm          string   `onnx:"map_form"`
+	MaxMap           int64    `onnx:"max_map"`
+	Int64Vocabulary  []int64  `onnx:"int64_vocabulary"`
+	StringVocabulary []string `onnx:"string_vocabulary"`
+}
+
+func buildMapInput(n *node, _ *mapInputAttrs) (opFunc, error) {
+	return nil, unsupportedf("%s reads a map, which the Open Inference Protocol cannot carry", n.pb.OpType)
 }
 
 // ---------------------------------------------------------------------------

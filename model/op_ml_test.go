@@ -297,13 +297,18 @@ func TestFeatureVectorizerAndArrayFeatureExtractor(t *testing.T) {
 	}
 }
 
-// ZipMap's sequence of maps cannot be served: the model is refused at
-// load, saying why.
+// ZipMap's sequence of maps cannot be served, nor DictVectorizer's map:
+// the model is refused at load, saying why.
 func TestZipMapRefused(t *testing.T) {
 	_, err := mlLoad(mlDomain, 1, []mlIO{mlV("X", tensor.Float32, -1, 2)}, []mlIO{mlV("Y", tensor.Float32, -1, 2)},
 		mlNode("ZipMap", []string{"X"}, []string{"Y"}, mlInts("classlabels_int64s", 0, 1)))
 	if !errors.Is(err, model.ErrUnsupported) || !strings.Contains(err.Error(), "sequence of maps") {
 		t.Errorf("ZipMap: %v", err)
+	}
+	_, err = mlLoad(mlDomain, 1, []mlIO{mlV("X", tensor.Float32, -1, 2)}, []mlIO{mlV("Y", tensor.Float32, -1, 2)},
+		mlNode("DictVectorizer", []string{"X"}, []string{"Y"}, mlStrs("string_vocabulary", "a", "b")))
+	if !errors.Is(err, model.ErrUnsupported) || !strings.Contains(err.Error(), "reads a map") {
+		t.Errorf("DictVectorizer: %v", err)
 	}
 }
 
