@@ -598,10 +598,12 @@ func buildLabelEncoder4(n *node, a *LabelEncoder4Attrs) (opFunc, error) {
 	if def.Len() != 1 || def.DType != v.DType {
 		return nil, fmt.Errorf("default_tensor must be one %v, got %v %s", v.DType, def.DType, tensor.ShapeString(def.Shape))
 	}
-	switch k.DType {
-	case tensor.String, tensor.Int64, tensor.Int32, tensor.Int16, tensor.Float32, tensor.Float64:
-	default:
-		return nil, unsupportedf("LabelEncoder keys of type %v", k.DType)
+	for what, dt := range map[string]tensor.DataType{"keys": k.DType, "values": v.DType} {
+		switch dt {
+		case tensor.String, tensor.Int64, tensor.Int32, tensor.Int16, tensor.Float32, tensor.Float64:
+		default:
+			return nil, unsupportedf("LabelEncoder %s of type %v", what, dt)
+		}
 	}
 	all := make([]int, v.Len())
 	for i := range all {

@@ -260,6 +260,12 @@ func TestCategoryMapperAndLabelEncoders(t *testing.T) {
 	if err := runErr(m, map[string]*tensor.Tensor{"X": tensor.From([]int{1}, []int64{6})}); !errors.Is(err, model.ErrInput) {
 		t.Errorf("INT64 input to INT32 keys: %v", err)
 	}
+	boolValues := &tensor.Tensor{DType: tensor.Bool, Shape: []int{1}, Data: []bool{true}}
+	if _, err := mlLoad(mlDomain, 4, []mlIO{mlV("X", tensor.String, -1)}, []mlIO{mlV("Y", tensor.Bool, -1)},
+		mlNode("LabelEncoder", []string{"X"}, []string{"Y"}, mlStrs("keys_strings", "a"), mlTensor("values_tensor", boolValues),
+			mlTensor("default_tensor", boolValues))); !errors.Is(err, model.ErrUnsupported) {
+		t.Errorf("BOOL values: %v, want unsupported", err)
+	}
 	if _, err := mlLoad(mlDomain, 2, []mlIO{mlV("X", tensor.String, -1)}, []mlIO{mlV("Y", tensor.Int64, -1)},
 		mlNode("LabelEncoder", []string{"X"}, []string{"Y"}, mlStrs("keys_strings", "a", "b"), mlInts("values_int64s", 1))); err == nil {
 		t.Error("2 keys for 1 value loaded")
