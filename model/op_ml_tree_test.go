@@ -371,3 +371,86 @@ func BenchmarkTreeEnsembleRegressor(b *testing.B) {
 		})
 	}
 }
+
+// Randomly malformed ensembles — ids out of range, cycles, short lists —
+// are refused at load or run; none panics.
+func TestTreeEnsemblesMalformedNeverPanic(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 9))
+	// pick returns k values in [0, n), one in twelve out of range.
+	pick := func(k, n int) []int64 {
+		v := make([]int64, k)
+		for i := range v {
+			v[i] = int64(r.IntN(max(n, 1)))
+			if r.IntN(12) == 0 {
+				v[i] = []int64{-1, int64(n)}[r.IntN(2)]
+			}
+		}
+		return v
+	}
+	modes := []string{"BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ", "LEAF"}
+	x := tensor.From([]int{3, 3}, []float32{0, 1, 2, float32(math.NaN()), -1, 5, 3, 3, 3})
+	in, out := []mlIO{mlV("X", tensor.Float32, -1, 3)}, []mlIO{mlV("Y", tensor.Float32, nil...)}
+	try := func(opset int64, op string, attrs ...*onnxpb.Attribute) bool {
+		m, err := mlLoad(mlDomain, opset, in, out, mlNode(op, []string{"X"}, []string{"Y"}, attrs...))
+		if err != nil {
+			return false
+		}
+		if _, err := m.Run(context.Background(), map[string]*tensor.Tensor{"X": x}, nil); err != nil && !errors.Is(err, model.ErrInput) {
+			t.Errorf("%s: run: %v", op, err)
+		}
+		return true
+	}
+	loaded := 0
+	for range 400 {
+		n, nw := 1+r.IntN(6), r.IntN(6)
+		ms := make([]string, n)
+		for i := range ms {
+			ms[i] = modes[r.IntN(len(modes))]
+		}
+		vals := make([]float32, n)
+		for i := range vals {
+			vals[i] = float32(r.IntN(5) - 1)
+		}
+		if try(3, "TreeEnsembleRegressor", mlInts("nodes_treeids", pick(n, 1)...), mlInts("nodes_nodeids", seq(n)...),
+			mlInts("nodes_featureids", pick(n, 3)...), mlStrs("nodes_modes", ms...), mlFloats("nodes_values", vals...),
+			mlInts("nodes_truenodeids", pick(n, n)...), mlInts("nodes_falsenodeids", pick(n, n)...), mlInts("target_treeids", pick(nw, 1)...),
+			mlInts("target_nodeids", pick(nw, n)...), mlInts("target_ids", pick(nw, 2)...), mlFloats("target_weights", make([]float32, nw)...),
+			mlInt("n_targets", 2)) {
+			loaded++
+		}
+		nl := 1 + r.IntN(4)
+		m5 := make([]uint8, n)
+		var members []float64
+		for i := range m5 {
+			m5[i] = uint8(r.IntN(7) + r.IntN(12)/11)
+			if m5[i] == 6 && r.IntN(12) > 0 {
+				members = append(members, float64(r.IntN(3)), math.NaN())
+			}
+		}
+		tl, fl := pick(n, 2), pick(n, 2)
+		tn, fn := make([]int64, n), make([]int64, n)
+		for i := range n {
+			tn[i], fn[i] = pick(1, []int{n, nl}[min(max(tl[i], 0), 1)])[0], pick(1, []int{n, nl}[min(max(fl[i], 0), 1)])[0]
+		}
+		if try(5, "TreeEnsemble", mlInts("nodes_featureids", pick(n, 3)...),
+			mlTensor("nodes_modes", &tensor.Tensor{DType: tensor.Uint8, Shape: []int{n}, Data: m5}), mlTensor("nodes_splits", tensor.From([]int{n}, vals)),
+			mlInts("nodes_truenodeids", tn...), mlInts("nodes_falsenodeids", fn...), mlInts("nodes_trueleafs", tl...), mlInts("nodes_falseleafs", fl...),
+			mlInts("leaf_targetids", pick(nl, 2)...), mlTensor("leaf_weights", tensor.From([]int{nl}, make([]float32, nl))),
+			mlInts("tree_roots", pick(1+r.IntN(2), n)...), mlInt("n_targets", 2),
+			mlTensor("membership_values", tensor.From([]int{len(members)}, members))) {
+			loaded++
+		}
+	}
+	t.Logf("%d of 800 loaded", loaded)
+	if loaded < 50 {
+		t.Errorf("only %d of 800 random ensembles loaded: the run path is barely tried", loaded)
+	}
+}
+
+func seq(n int) []int64 {
+	v := make([]int64, n)
+	for i := range v {
+		v[i] = int64(i)
+	}
+	return v
+}
