@@ -143,7 +143,10 @@ func compile(pb *onnxpb.Model, opts Options, overrides map[string]*tensor.Tensor
 		m.Opset = 1
 		m.opsets[""] = 1
 	}
-	if m.Opset < MinOpset {
+	if _, ok := m.opsets[""]; !ok && len(m.opsets) > 0 {
+		// Only other domains (ai.onnx.ml, ...): an ai.onnx node, if any,
+		// is refused for its domain.
+	} else if m.Opset < MinOpset {
 		return nil, unsupportedf("ai.onnx opset %d (quantserve loads opset %d and later)", m.Opset, MinOpset)
 	}
 	c := &compiler{m: m, opts: &opts, g: &m.graph, overrides: overrides}
