@@ -225,7 +225,7 @@ func pbTensor(f *pbField) (TensorConfig, error) {
 			}
 			dt, ok := strings.CutPrefix(sub.Value.Text, "TYPE_")
 			d, known := tensor.ParseDataType(dt)
-			if !ok || !known {
+			if !ok || !known || d > tensor.Float64 {
 				return t, fmt.Errorf("line %d: data_type %s is not one quantserve serves (TYPE_BOOL, TYPE_UINT8-64, TYPE_INT8-64, TYPE_FP32, TYPE_FP64)", sub.Line, sub.Value.Text)
 			}
 			t.DataType, hasType = d, true
