@@ -207,7 +207,6 @@ func init() {
 	// the documentation's bodies are plain text to the validator
 	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.FileBodyDecoder)
 	openapi3filter.RegisterBodyDecoder("text/javascript", openapi3filter.FileBodyDecoder)
-	openapi3filter.RegisterBodyDecoder("application/yaml", openapi3filter.FileBodyDecoder)
 }
 
 type nopCloser struct{ *strings.Reader }

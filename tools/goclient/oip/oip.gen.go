@@ -332,7 +332,7 @@ type ClientInterface interface {
 	//
 	// The per-model metadata endpoint provides information about a model. A model metadata request is made with an HTTP GET to a model metadata endpoint. In the corresponding response the HTTP body contains the [Model Metadata Response JSON Object](#model-metadata-response-json-object) or the [Model Metadata Response JSON Error Object](#model-metadata-response-json-error-object). The model name and (optionally) version must be available in the URL. If a version is not provided the server may choose a version based on its own policies or return an error.
 	//
-	// Corresponds with GET /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION} (the `GetV2ModelsModelNameVersionsModelVersion` operationId).
+	// Corresponds with GET /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION} (the `GetV2ModelsModelNameVersionsModelVersion` operationId).
 	GetV2ModelsModelNameVersionsModelVersion(ctx context.Context, modelname string, modelversion string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostV2ModelsMODELNAMEVersionsMODELVERSIONInferWithBody Inference
@@ -341,7 +341,7 @@ type ClientInterface interface {
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION}/infer (the `PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer` operationId).
+	// Corresponds with POST /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION}/infer (the `PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer` operationId).
 	PostV2ModelsMODELNAMEVersionsMODELVERSIONInferWithBody(ctx context.Context, modelname string, modelversion string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer Inference
@@ -350,14 +350,14 @@ type ClientInterface interface {
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION}/infer (the `PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer` operationId).
+	// Corresponds with POST /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION}/infer (the `PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer` operationId).
 	PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer(ctx context.Context, modelname string, modelversion string, body PostV2ModelsMODELNAMEVersionsMODELVERSIONInferJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetV2ModelsModelNameVersionsModelVersionReady Model Ready
 	//
 	// The “model ready” health API indicates if a specific model is ready for inferencing. The model name and (optionally) version must be available in the URL. If a version is not provided the server may choose a version based on its own policies.
 	//
-	// Corresponds with GET /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION}/ready (the `GetV2ModelsModelNameVersionsModelVersionReady` operationId).
+	// Corresponds with GET /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION}/ready (the `GetV2ModelsModelNameVersionsModelVersionReady` operationId).
 	GetV2ModelsModelNameVersionsModelVersionReady(ctx context.Context, modelname string, modelversion string, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
@@ -416,7 +416,7 @@ func (c *Client) GetV2HealthReady(ctx context.Context, reqEditors ...RequestEdit
 //
 // The per-model metadata endpoint provides information about a model. A model metadata request is made with an HTTP GET to a model metadata endpoint. In the corresponding response the HTTP body contains the [Model Metadata Response JSON Object](#model-metadata-response-json-object) or the [Model Metadata Response JSON Error Object](#model-metadata-response-json-error-object). The model name and (optionally) version must be available in the URL. If a version is not provided the server may choose a version based on its own policies or return an error.
 //
-// Corresponds with GET /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION} (the `GetV2ModelsModelNameVersionsModelVersion` operationId).
+// Corresponds with GET /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION} (the `GetV2ModelsModelNameVersionsModelVersion` operationId).
 func (c *Client) GetV2ModelsModelNameVersionsModelVersion(ctx context.Context, modelname string, modelversion string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetV2ModelsModelNameVersionsModelVersionRequest(c.Server, modelname, modelversion)
 	if err != nil {
@@ -435,7 +435,7 @@ func (c *Client) GetV2ModelsModelNameVersionsModelVersion(ctx context.Context, m
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION}/infer (the `PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer` operationId).
+// Corresponds with POST /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION}/infer (the `PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer` operationId).
 func (c *Client) PostV2ModelsMODELNAMEVersionsMODELVERSIONInferWithBody(ctx context.Context, modelname string, modelversion string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostV2ModelsMODELNAMEVersionsMODELVERSIONInferRequestWithBody(c.Server, modelname, modelversion, contentType, body)
 	if err != nil {
@@ -454,7 +454,7 @@ func (c *Client) PostV2ModelsMODELNAMEVersionsMODELVERSIONInferWithBody(ctx cont
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION}/infer (the `PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer` operationId).
+// Corresponds with POST /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION}/infer (the `PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer` operationId).
 func (c *Client) PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer(ctx context.Context, modelname string, modelversion string, body PostV2ModelsMODELNAMEVersionsMODELVERSIONInferJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostV2ModelsMODELNAMEVersionsMODELVERSIONInferRequest(c.Server, modelname, modelversion, body)
 	if err != nil {
@@ -471,7 +471,7 @@ func (c *Client) PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer(ctx context.Cont
 //
 // The “model ready” health API indicates if a specific model is ready for inferencing. The model name and (optionally) version must be available in the URL. If a version is not provided the server may choose a version based on its own policies.
 //
-// Corresponds with GET /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION}/ready (the `GetV2ModelsModelNameVersionsModelVersionReady` operationId).
+// Corresponds with GET /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION}/ready (the `GetV2ModelsModelNameVersionsModelVersionReady` operationId).
 func (c *Client) GetV2ModelsModelNameVersionsModelVersionReady(ctx context.Context, modelname string, modelversion string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetV2ModelsModelNameVersionsModelVersionReadyRequest(c.Server, modelname, modelversion)
 	if err != nil {
@@ -588,7 +588,7 @@ func NewGetV2ModelsModelNameVersionsModelVersionRequest(server string, modelname
 		return nil, err
 	}
 
-	operationPath := fmt.Sprintf("/v2/models/$%s/versions/$%s", pathParam0, pathParam1)
+	operationPath := fmt.Sprintf("/v2/models/%s/versions/%s", pathParam0, pathParam1)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -640,7 +640,7 @@ func NewPostV2ModelsMODELNAMEVersionsMODELVERSIONInferRequestWithBody(server str
 		return nil, err
 	}
 
-	operationPath := fmt.Sprintf("/v2/models/$%s/versions/$%s/infer", pathParam0, pathParam1)
+	operationPath := fmt.Sprintf("/v2/models/%s/versions/%s/infer", pathParam0, pathParam1)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -683,7 +683,7 @@ func NewGetV2ModelsModelNameVersionsModelVersionReadyRequest(server string, mode
 		return nil, err
 	}
 
-	operationPath := fmt.Sprintf("/v2/models/$%s/versions/$%s/ready", pathParam0, pathParam1)
+	operationPath := fmt.Sprintf("/v2/models/%s/versions/%s/ready", pathParam0, pathParam1)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -778,7 +778,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION} (the `GetV2ModelsModelNameVersionsModelVersion` operationId).
+	// Corresponds with GET /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION} (the `GetV2ModelsModelNameVersionsModelVersion` operationId).
 	GetV2ModelsModelNameVersionsModelVersionWithResponse(ctx context.Context, modelname string, modelversion string, reqEditors ...RequestEditorFn) (*GetV2ModelsModelNameVersionsModelVersionResponse, error)
 
 	// PostV2ModelsMODELNAMEVersionsMODELVERSIONInferWithBodyWithResponse Inference
@@ -787,7 +787,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION}/infer (the `PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer` operationId).
+	// Corresponds with POST /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION}/infer (the `PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer` operationId).
 	PostV2ModelsMODELNAMEVersionsMODELVERSIONInferWithBodyWithResponse(ctx context.Context, modelname string, modelversion string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV2ModelsMODELNAMEVersionsMODELVERSIONInferResponse, error)
 
 	// PostV2ModelsMODELNAMEVersionsMODELVERSIONInferWithResponse Inference
@@ -796,7 +796,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION}/infer (the `PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer` operationId).
+	// Corresponds with POST /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION}/infer (the `PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer` operationId).
 	PostV2ModelsMODELNAMEVersionsMODELVERSIONInferWithResponse(ctx context.Context, modelname string, modelversion string, body PostV2ModelsMODELNAMEVersionsMODELVERSIONInferJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV2ModelsMODELNAMEVersionsMODELVERSIONInferResponse, error)
 
 	// GetV2ModelsModelNameVersionsModelVersionReadyWithResponse Model Ready
@@ -805,7 +805,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION}/ready (the `GetV2ModelsModelNameVersionsModelVersionReady` operationId).
+	// Corresponds with GET /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION}/ready (the `GetV2ModelsModelNameVersionsModelVersionReady` operationId).
 	GetV2ModelsModelNameVersionsModelVersionReadyWithResponse(ctx context.Context, modelname string, modelversion string, reqEditors ...RequestEditorFn) (*GetV2ModelsModelNameVersionsModelVersionReadyResponse, error)
 }
 
@@ -1099,7 +1099,7 @@ func (c *ClientWithResponses) GetV2HealthReadyWithResponse(ctx context.Context, 
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION} (the `GetV2ModelsModelNameVersionsModelVersion` operationId).
+// Corresponds with GET /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION} (the `GetV2ModelsModelNameVersionsModelVersion` operationId).
 func (c *ClientWithResponses) GetV2ModelsModelNameVersionsModelVersionWithResponse(ctx context.Context, modelname string, modelversion string, reqEditors ...RequestEditorFn) (*GetV2ModelsModelNameVersionsModelVersionResponse, error) {
 	rsp, err := c.GetV2ModelsModelNameVersionsModelVersion(ctx, modelname, modelversion, reqEditors...)
 	if err != nil {
@@ -1114,7 +1114,7 @@ func (c *ClientWithResponses) GetV2ModelsModelNameVersionsModelVersionWithRespon
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION}/infer (the `PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer` operationId).
+// Corresponds with POST /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION}/infer (the `PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer` operationId).
 func (c *ClientWithResponses) PostV2ModelsMODELNAMEVersionsMODELVERSIONInferWithBodyWithResponse(ctx context.Context, modelname string, modelversion string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV2ModelsMODELNAMEVersionsMODELVERSIONInferResponse, error) {
 	rsp, err := c.PostV2ModelsMODELNAMEVersionsMODELVERSIONInferWithBody(ctx, modelname, modelversion, contentType, body, reqEditors...)
 	if err != nil {
@@ -1129,7 +1129,7 @@ func (c *ClientWithResponses) PostV2ModelsMODELNAMEVersionsMODELVERSIONInferWith
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION}/infer (the `PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer` operationId).
+// Corresponds with POST /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION}/infer (the `PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer` operationId).
 func (c *ClientWithResponses) PostV2ModelsMODELNAMEVersionsMODELVERSIONInferWithResponse(ctx context.Context, modelname string, modelversion string, body PostV2ModelsMODELNAMEVersionsMODELVERSIONInferJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV2ModelsMODELNAMEVersionsMODELVERSIONInferResponse, error) {
 	rsp, err := c.PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer(ctx, modelname, modelversion, body, reqEditors...)
 	if err != nil {
@@ -1144,7 +1144,7 @@ func (c *ClientWithResponses) PostV2ModelsMODELNAMEVersionsMODELVERSIONInferWith
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION}/ready (the `GetV2ModelsModelNameVersionsModelVersionReady` operationId).
+// Corresponds with GET /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION}/ready (the `GetV2ModelsModelNameVersionsModelVersionReady` operationId).
 func (c *ClientWithResponses) GetV2ModelsModelNameVersionsModelVersionReadyWithResponse(ctx context.Context, modelname string, modelversion string, reqEditors ...RequestEditorFn) (*GetV2ModelsModelNameVersionsModelVersionReadyResponse, error) {
 	rsp, err := c.GetV2ModelsModelNameVersionsModelVersionReady(ctx, modelname, modelversion, reqEditors...)
 	if err != nil {
@@ -1305,13 +1305,13 @@ type ServerInterface interface {
 	// (GET /v2/health/ready)
 	GetV2HealthReady(ctx echo.Context) error
 	// GetV2ModelsModelNameVersionsModelVersion Model Metadata
-	// (GET /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION})
+	// (GET /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION})
 	GetV2ModelsModelNameVersionsModelVersion(ctx echo.Context, modelname string, modelversion string) error
 	// PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer Inference
-	// (POST /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION}/infer)
+	// (POST /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION}/infer)
 	PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer(ctx echo.Context, modelname string, modelversion string) error
 	// GetV2ModelsModelNameVersionsModelVersionReady Model Ready
-	// (GET /v2/models/${MODEL_NAME}/versions/${MODEL_VERSION}/ready)
+	// (GET /v2/models/{MODEL_NAME}/versions/{MODEL_VERSION}/ready)
 	GetV2ModelsModelNameVersionsModelVersionReady(ctx echo.Context, modelname string, modelversion string) error
 }
 
@@ -1468,10 +1468,10 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 
 	router.GET(options.BaseURL+"/v2/health/live", wrapper.GetV2HealthLive, options.OperationMiddlewares["get-v2-health-live"]...)
 	router.GET(options.BaseURL+"/v2/health/ready", wrapper.GetV2HealthReady, options.OperationMiddlewares["get-v2-health-ready"]...)
-	router.GET(options.BaseURL+"/v2/models/$:MODEL_NAME/versions/$:MODEL_VERSION/ready", wrapper.GetV2ModelsModelNameVersionsModelVersionReady, options.OperationMiddlewares["get-v2-models-$-modelName-versions-$-modelVersion-ready"]...)
+	router.GET(options.BaseURL+"/v2/models/:MODEL_NAME/versions/:MODEL_VERSION/ready", wrapper.GetV2ModelsModelNameVersionsModelVersionReady, options.OperationMiddlewares["get-v2-models-$-modelName-versions-$-modelVersion-ready"]...)
 	router.GET(options.BaseURL+"/v2/", wrapper.GetV2, options.OperationMiddlewares["get-v2"]...)
-	router.GET(options.BaseURL+"/v2/models/$:MODEL_NAME/versions/$:MODEL_VERSION", wrapper.GetV2ModelsModelNameVersionsModelVersion, options.OperationMiddlewares["get-v2-models-$-modelName-versions-$-modelVersion"]...)
-	router.POST(options.BaseURL+"/v2/models/$:MODEL_NAME/versions/$:MODEL_VERSION/infer", wrapper.PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer, options.OperationMiddlewares["post-v2-models-$-MODEL_NAME-versions-$-MODEL_VERSION-infer"]...)
+	router.GET(options.BaseURL+"/v2/models/:MODEL_NAME/versions/:MODEL_VERSION", wrapper.GetV2ModelsModelNameVersionsModelVersion, options.OperationMiddlewares["get-v2-models-$-modelName-versions-$-modelVersion"]...)
+	router.POST(options.BaseURL+"/v2/models/:MODEL_NAME/versions/:MODEL_VERSION/infer", wrapper.PostV2ModelsMODELNAMEVersionsMODELVERSIONInfer, options.OperationMiddlewares["post-v2-models-$-MODEL_NAME-versions-$-MODEL_VERSION-infer"]...)
 
 }
 
@@ -1480,34 +1480,34 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fnbbts4E34Vgu1FC8hS4vTKd+lf/623SWwkaW4CI6ClccyuRGpJKqkRCOiD7L5cn2TBg2QdHTtpFltg",
-	"bxqV4nwz881wZig/4JAnKWfAlMSjByzDFSTEPFK2BAEshBsQgosbATLlTIJ+lwqeglAUzE7zXj+odQp4",
-	"hKUSlN3iPPewoirWS71gXiHEF18hVDj3KnsF/JGBVG2NNOpQpyXTzPpBFSTm4bWAJR7hV8HGz8A5GTj4",
-	"GyOm5R0gEYKs9f95pp4EaOW6EFMiSAIKxKNYlZ2aSA1NBUR4dF24Oe+it6CsyauHvw3gG0nS2DI4ts/o",
-	"sKATvxviDYPXDzgiiuDR9aE39I68d3PPLDjQL5OzyyO9n5HE6k8zdYA9LFdEb7geesN57pUgSmRQR3g/",
-	"nZ405A8r8kfzfF7h//qh2GmXDnA+z73SiWHdiapY6cWhrz0Z+ofekXfkH9at+f+s6k2ho2KOdmee543s",
-	"7DsQPemZ8AjiG6uk9/UdCEk569yxfz5aC186ISuObYzsSc/+c5+AIjomNxZuC737HfMSVwGTXHSx0BuT",
-	"fRnfQVcaE7XkIunUV3eURBFVlDMSz2rrLbEWly6L6ob3iTnTGkF14SzNrcSzL1LbgipB3IF4Ti+pGme3",
-	"dZnUrWcHy7bY9E1Hc186t2RV/xnvjkGx36uassX5XrcbXSCv0uAytuX9pkx2eNLroqucbbooU3ALYtf0",
-	"K7UXkF1uO9M7glwvb4VgZXUHhupjQic/j5UFa+CN2Zp7T6T0aaX654XC4tRCYhyqRKROVUc8GhNSi8yf",
-	"7HyXIx3mOms67a130P+ivzX6dbI6+KxSUbWJsPV0aQa23YksPWFZsjCOtGkrVxacx0CYnRsLg6t4LRbs",
-	"rMdNkEGGgqbK1Gy8UiqVoyC4pWqVLfyQJ8HvpvAGPAU2KIedQSq44iGPg0XMF0FCKAtkCiFd0pBorKDc",
-	"UBuQlJ9E2MMxDcG1IzeXHqckXAEa+no0zURcseX+/t4n5rXPxW3gZGVwMvnf+OxiPNAyFcc/EEXQLCas",
-	"2l1G2O3SbpCU4hE+8g+MspSolYlTcDcM9N9bUG1iLleAbAdCRWlGwKKUU6ZQKvgdjUAiTapIDAGILHim",
-	"kCrlfHTcQnCHFFGJEhIBuqdqhQhDny4vZ+jj+BIpjkivXh9NmFEQcmHzM6LsFhWpal4ZpAWP1ijkTBHK",
-	"pFm+vrCYpwXmeSH028X0DE1NUs/fvLKqB4XqQYE9+Co5G9jcf4u42AV0rMeWXaHNjFMo8LEJnDDETvRd",
-	"6COoK32rKYRMAIcHB/qPdhSYiSFJ07hISA27+Qyw87DbHDvM4annxvSzzqx3L6i9MfF12PCeROjc3Y/1",
-	"W5klCRFrPMKNoJi3OtVXQGK1CmJ6B1uz/sf3P10C6q0/vv+FjmcTRFmkXdM5vzTBL495ka5UIrKIQaew",
-	"gBDoHSDCIpedkV4uE1qvb+TdoZA+6lcfEoYWgDIJEYqogFDFaw1J9XCTALMH73O2AMFAW6mFGUg5E3wB",
-	"Pfn0yTByognpzqx22LuYNgANlgWQaL0jzWavdtTKtukmcWzcMzcUiYgAK4OWXJQ8UnbbJLALeG8iNQjd",
-	"jclz4/RzqLQIBZfW3+D1w+n0w/jk5uz4dJwHxW2wXL4an19Mpmf5VrZTXXk03H7VnFjOdSlvSO9WyXtU",
-	"PqeQnxrIx+q4UbxrGd8K2ajiW4HrRdxko2VAN31z6t/w1H4EiNdvkQslSjKpdFKSO0JjU0OopefL+YmP",
-	"JktEyq1UIsbLkEWVdosSskbhinMJlf0LohNdCyqJ+D1DKY9pSEFq5wWoTDAdNWN4T24bdqT594wkcOXy",
-	"zyxclZfZl29Mje8TPX2pdqrqgW1O3tcPmDJzg1SrzQfDzVnD1dlZiQy8ismtu/4WMHdC98KbP6kG2OHT",
-	"3Gx+GUc9nHLZUbaOWbtHdpeb2fTC1puqRKvWFBDbisukFHezRaOsbO4DDq1WUJ5T1qqaOytaVXVPMesF",
-	"adSwPqhG+bqATkbch3rZSUfxueWt6c2SJ4DckvE8OB9fXJYDT2U+kiDb5WfG5ab+6ATTyVrWH73gEs4Y",
-	"icsvEu+5nT1+Sv1p/xyT53n+ggWv4wP7PzKD9/6st9f0XebLE6eY3SZH21UfHxxRcUd3fZjKbZPjv7VX",
-	"P70xP2Mitb3TDaS/VOPM878DAAD//w==",
+	"7FnNbts4EH4Vgt1DC8hS4vTkW7r1tt4msZGkuQRGQEvjmF2J1JJUUiMQ0AfZfbk+yYI/kvXr2Emz2AJ7",
+	"aVSK883MN8OZofyAQ56knAFTEo8esAxXkBDzSNkSBLAQbkAILm4EyJQzCfpdKngKQlEwO817/aDWKeAR",
+	"lkpQdovz3MOKqlgv9YJ5hRBffIFQ4dyr7BXwZwZStTXSqEOdlkwz6wdVkJiHXwQs8Qi/CjZ+Bs7JwMHf",
+	"GDEt7wCJEGSt/88z9SRAK9eFmBJBElAgHsWq7NREamgqIMKj68LNeRe9BWVNXj38dQBfSZLGlsGxfUaH",
+	"BZ347RBvGLx+wBFRBI+uD72hd+S9nXtmwYF+npxdHun9jCRWf5qpA+xhuSJ6w/XQG85zrwRRIoM6wrvp",
+	"9KQhf1iRP5rn8wr/1w/FTrt0gPN57pVODOtOVMVKLw597cnQP/SOvCP/sG7Nb7OqN4WOijnanXmeN7Kz",
+	"70D0pGfCI4hvrJLe13cgJOWsc8f++WgtfOmErDi2MbInPfvPfQKK6JjcWLgt9O53zEtcBUxy0cVCb0z2",
+	"ZXwHXWlM1JKLpFNf3VESRVRRzkg8q623xFpcuiyqG94n5kxrBNWFszS3Es++SG0LqgRxB+I5vaRqnN3W",
+	"ZVK3nh0s22LTVx3NfencklX9Z7w7BsV+r2rKFud73W50gbxKg8vYlvebMtnhSa+LrnK26aJMwS2IXdOv",
+	"1F5AdrntTO8Icr28FYKV1R0Yqo8Jnfw8VhasgTdma+49kdKnleofFwqLUwuJcagSkTpVHfFoTEgtMn+w",
+	"812OdJjrrOm0t95B/4/+1ujXyergs0pF1SbC1tOlGdh2J7L0hGXJwjjSpq1cWXAeA2F2biwMruK1WLCz",
+	"HjdBBhkKmipTs/FKqVSOguCWqlW28EOeBH+YwhvwFNigHHYGqeCKhzwOFjFfBAmhLJAphHRJQ6KxgnJD",
+	"bUBSfhJhD8c0BNeO3Fx6nJJwBWjo69E0E3HFlvv7e5+Y1z4Xt4GTlcHJ5Nfx2cV4oGUqjr8niqBZTFi1",
+	"u4yw26XdICnFI3zkHxhlKVErE6fgbhjov7eg2sRcrgDZDoSK0oyARSmnTKFU8DsagUSaVJEYAhBZ8Ewh",
+	"Vcr56LiF4A4pohIlJAJ0T9UKEYY+Xl7O0IfxJVIckV69PpowoyDkwuZnRNktKlLVvDJICx6tUciZIpRJ",
+	"s3x9YTFPC8zzQuj3i+kZmpqknr9+ZVUPCtWDAnvwRXI2sLn/BnGxC+hYjy27QpsZp1DgYxM4YYid6LvQ",
+	"B1BX+lZTCJkADg8O9B/tKDATQ5KmcZGQGnbzGWDnYbc5dpjDU8+N6SedWW9fUHtj4uuw4R2J0Lm7H+u3",
+	"MksSItZ4hBtBMW91qq+AxGoVxPQOtmb9929/uQTUW79/+xsdzyaIski7pnN+aYJfHvMiXalEZBGDTmEB",
+	"IdA7QIRFLjsjvVwmtF7fyLtDIX3Urz4kDC0AZRIiFFEBoYrXGpLq4SYBZg/ep2wBgoG2UgszkHIm+AJ6",
+	"8umjYeREE9KdWe2wdzFtABosCyDRekeazV7tqJVt003i2LhnbigSEQFWBi25KHmk7LZJYBfw3kRqELob",
+	"k+fG6edQaREKLq2/wcPp9P345Obs+HScB8VlsFi9Gp9fTKZn+VauU113NNh+tZxYxnUhb0jvVsd7VD6n",
+	"jJ8ayMequFG8axHfCtmo4VuB6yXc5KJlQLd8c+Zf89R+AojXb5CLJEoyqXRKkjtCY1NBqKXn8/mJjyZL",
+	"RMqtVCLGy5BFlWaLErJG4YpzCZX9C6LTXAsqifg9QymPaUhBaucFqEwwHTVjeE9mG3ak+feMJHDl0s8s",
+	"XJVX2ZdvS42vEz1dqXam6oFtzt3XD5gyc39Uq83nws1Rw9XJWYkMvIrJrZv+FjB3QvfCmz+hAtjB09xq",
+	"fho3PZxy2VG0jlm7P3YXm9n0wlabqkSr0hQQ20rLpBR3c0WjqGzuAg6tVk6eU9SqmjvrWVV1TynrBWlU",
+	"sD6oRvG6gE5G3Ed62UlH8anljenLkieA3JLxPDgfX1yWw05lNpIg28VnxuWm+ugE08laVh+94BLOGInL",
+	"rxHvuJ07fkj1af8Uk+d5/oLlruPj+r8yf/f+pLfX5F3my5MmmN1mRttRHx8ZUXE7dz2Yym0z43+1Tz+9",
+	"KT9jFrV9042iP1XTzPN/AgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
