@@ -627,55 +627,51 @@ func convTileRows(w int) int {
 	return min(max(t/12*12, 24), 240)
 }
 
-// convTransposeTo writes dst (cols×rows) = srcᵀ, src rows×cols, in 8×8
-// blocks.
-func convTransposeTo(dst, src []float32, rows, cols int) {
-	const b = 8
-	for r0 := 0; r0 < rows; r0 += b {
-		r1 := min(r0+b, rows)
-		for c0 := 0; c0 < cols; c0 += b {
-			c1 := min(c0+b, cols)
-			for r := r0; r < r1; r++ {
-				s := src[r*cols+c0 : r*cols+c1]
-				for j, v := range s {
-					dst[(c0+j)*rows+r] = v
-				}
-			}
+// convTransposeCols writes columns [c0, c1) of rows [r0, rows) of src
+// (rows×cols) into dst (cols×rows): dst[c·rows + r] = src[r·cols + c]. It
+// reads eight rows of src at a time, each a sequential stream, and writes
+// eight adjacent values of dst per column.
+func convTransposeCols(dst, src []float32, rows, cols, r0, c0, c1 int) {
+	r := r0
+	for ; r+8 <= rows; r += 8 {
+		s0, s1, s2, s3 := src[r*cols:][:cols], src[(r+1)*cols:][:cols], src[(r+2)*cols:][:cols], src[(r+3)*cols:][:cols]
+		s4, s5, s6, s7 := src[(r+4)*cols:][:cols], src[(r+5)*cols:][:cols], src[(r+6)*cols:][:cols], src[(r+7)*cols:][:cols]
+		for c := c0; c < c1; c++ {
+			d := dst[c*rows+r : c*rows+r+8 : c*rows+r+8]
+			d[0], d[1], d[2], d[3] = s0[c], s1[c], s2[c], s3[c]
+			d[4], d[5], d[6], d[7] = s4[c], s5[c], s6[c], s7[c]
+		}
+	}
+	for ; r < rows; r++ {
+		sr := src[r*cols:][:cols]
+		for c := c0; c < c1; c++ {
+			dst[c*rows+r] = sr[c]
 		}
 	}
 }
 
-// convChannelsLast writes the image x (c×size) into dst (size×c), in
-// parallel stripes of positions when large.
-func convChannelsLast(e *dispatch.Exec, dst, x []float32, c, size int) {
-	if c == 1 || size == 1 {
-		copy(dst, x[:c*size])
+// convTransposeTo writes dst (cols×rows) = srcᵀ for src rows×cols, in
+// parallel stripes of columns when large.
+func convTransposeTo(e *dispatch.Exec, dst, src []float32, rows, cols int) {
+	if rows == 1 || cols == 1 {
+		copy(dst, src[:rows*cols])
 		return
 	}
+	transpose := convTransposeCols
+	if convVectorOK(e) {
+		transpose = convTransposeFast
+	}
 	const stripe = 256
-	n := (size + stripe - 1) / stripe
-	_ = convRun(e, n, c*size*8, func(_ *dispatch.Exec, _ *convScratch, i int) error {
-		p0, p1 := i*stripe, min((i+1)*stripe, size)
-		convStripe(dst, x, c, size, p0, p1)
+	n := (cols + stripe - 1) / stripe
+	_ = convRun(e, n, rows*cols*8, func(_ *dispatch.Exec, _ *convScratch, i int) error {
+		transpose(dst, src, rows, cols, 0, i*stripe, min((i+1)*stripe, cols))
 		return nil
 	})
 }
 
-// convStripe transposes positions [p0, p1) of x (c×size) into dst (size×c).
-func convStripe(dst, x []float32, c, size, p0, p1 int) {
-	const b = 8
-	for c0 := 0; c0 < c; c0 += b {
-		c1 := min(c0+b, c)
-		for q0 := p0; q0 < p1; q0 += b {
-			q1 := min(q0+b, p1)
-			for ch := c0; ch < c1; ch++ {
-				s := x[ch*size+q0 : ch*size+q1]
-				for j, v := range s {
-					dst[(q0+j)*c+ch] = v
-				}
-			}
-		}
-	}
+// convChannelsLast writes the image x (c×size) into dst (size×c).
+func convChannelsLast(e *dispatch.Exec, dst, x []float32, c, size int) {
+	convTransposeTo(e, dst, x, c, size)
 }
 
 // convTaps are a geometry's kernel offsets, in row-major kernel order: the
@@ -689,6 +685,11 @@ type convTaps struct {
 	inStr  []int
 	outStr []int
 	extent []int // (k-1)·dilation per axis
+	// With one group and unit dilation along the last axis, the taps of
+	// one kernel row read adjacent positions, which channels-last are one
+	// run of run·C values; runLin holds each run's first tap's lin.
+	run    int
+	runLin []int
 }
 
 func newConvTaps(g *ConvGeometry) *convTaps {
@@ -705,6 +706,13 @@ func newConvTaps(g *ConvGeometry) *convTaps {
 			t.disp[kidx*d+i] = k * g.Dilations[i]
 			t.lin[kidx] += k * g.Dilations[i] * t.inStr[i]
 		}
+	}
+	t.run = 1
+	if d > 0 && g.Group == 1 && g.Dilations[d-1] == 1 {
+		t.run = g.Kernel[d-1]
+	}
+	for kidx := 0; kidx < kk; kidx += t.run {
+		t.runLin = append(t.runLin, t.lin[kidx])
 	}
 	return t
 }
@@ -798,15 +806,16 @@ func (t *convTaps) gatherRows(rows, xt []float32, gi, p0, n int) {
 		row := rows[r*k : (r+1)*k]
 		if pos.interior {
 			base := pos.lin
-			if cg >= 16 {
-				for kidx, off := range t.lin {
+			w := t.run * cg // values per run
+			if w >= 16 {
+				for j, off := range t.runLin {
 					at := (base + off) * c
-					copy(row[kidx*cg:(kidx+1)*cg], xg[at:at+cg])
+					copy(row[j*w:(j+1)*w], xg[at:at+w])
 				}
 			} else {
-				for kidx, off := range t.lin {
+				for j, off := range t.runLin {
 					at := (base + off) * c
-					dst, src := row[kidx*cg:(kidx+1)*cg], xg[at:at+cg]
+					dst, src := row[j*w:(j+1)*w], xg[at:at+w]
 					for i := range dst {
 						dst[i] = src[i]
 					}
@@ -981,7 +990,7 @@ func (cw *convWeights) adjoint(e *dispatch.Exec, g *ConvGeometry, y, bias, x []f
 			}
 		}
 		xb := x[b*g.C*inSize : (b+1)*g.C*inSize]
-		convTransposeTo(xb, acc, inSize, g.C)
+		convTransposeTo(e, xb, acc, inSize, g.C)
 		if bias != nil {
 			for c := 0; c < g.C; c++ {
 				dst := xb[c*inSize : (c+1)*inSize]
@@ -1009,7 +1018,8 @@ type depthwiseWeights struct {
 }
 
 // depthwise computes y = conv(x) + bias for a depthwise geometry, one
-// (image, output channel) plane per task.
+// (image, output channel) plane per task, on the vector unit when e's
+// kernels run on a CPU that has one (convVectorOK).
 func (dw *depthwiseWeights) forward(e *dispatch.Exec, g *ConvGeometry, x, bias, y []float32) error {
 	inSize, outSize, kk := g.InSize(), g.OutSize(), g.KernelSize()
 	mg := g.mg()
@@ -1017,16 +1027,59 @@ func (dw *depthwiseWeights) forward(e *dispatch.Exec, g *ConvGeometry, x, bias, 
 		return nil
 	}
 	p := convPlane2D(g)
-	return convRun(e, g.Batch*g.M, g.Batch*g.M*outSize*kk, func(_ *dispatch.Exec, _ *convScratch, task int) error {
+	taps := convTapsGo
+	if convVectorOK(e) {
+		taps = convTapsFast
+	}
+	return convRun(e, g.Batch*g.M, g.Batch*g.M*outSize*kk, func(_ *dispatch.Exec, s *convScratch, task int) error {
 		b, m := task/g.M, task%g.M
 		c := m / mg
 		var bv float32
 		if bias != nil {
 			bv = bias[m]
 		}
-		p.run(y[(b*g.M+m)*outSize:][:outSize], x[(b*g.C+c)*inSize:][:inSize], dw.w[m*kk:][:kk], bv)
+		s.part = convGrow(s.part, p.phaseLen())
+		p.run(y[(b*g.M+m)*outSize:][:outSize], x[(b*g.C+c)*inSize:][:inSize], dw.w[m*kk:][:kk], bv, s.part, taps)
 		return nil
 	})
+}
+
+// convVectorOK reports whether the vector twin of convTapsGo may run with
+// e's kernels: the build has it, and e's table is not the reference, so
+// the CPU has what every vector table of this architecture needs (AVX2 and
+// FMA on amd64).
+func convVectorOK(e *dispatch.Exec) bool { return convTapsSIMD && e.T.Name != "generic" }
+
+// convTapsGo adds a row of kernel taps to dst; it is the definition
+// convTapsAVX2 follows:
+//
+//	for i := range dst {
+//		for j := range w {
+//			dst[i] += w[j] * src[i+j*step]
+//		}
+//	}
+//
+// (computed tap by tap, which adds the same terms to each dst[i] in the
+// same order).
+func convTapsGo(dst, src, w []float32, step int) {
+	if len(dst) == 0 || len(w) == 0 {
+		return
+	}
+	src = src[:len(dst)+(len(w)-1)*step]
+	for j, a := range w {
+		s := src[j*step : j*step+len(dst)]
+		i := 0
+		for ; i+4 <= len(dst); i += 4 {
+			d, x := dst[i:i+4:i+4], s[i:i+4:i+4]
+			d[0] += a * x[0]
+			d[1] += a * x[1]
+			d[2] += a * x[2]
+			d[3] += a * x[3]
+		}
+		for ; i < len(dst); i++ {
+			dst[i] += a * s[i]
+		}
+	}
 }
 
 // convPlane is a 2-D single-channel convolution (1-D as height 1).
@@ -1042,11 +1095,38 @@ func convPlane2D(g *ConvGeometry) convPlane {
 		sh: g.Strides[0], sw: g.Strides[1], dh: g.Dilations[0], dw: g.Dilations[1], ph: g.PadBegin[0], pw: g.PadBegin[1]}
 }
 
-// run computes out (oh×ow) = Σ w·x + b over one plane. Each kernel offset
-// adds a scaled run of an input row to the output row: along the range of
-// outputs where the offset lands inside the row, unit-stride runs go
-// through convAxpy.
-func (p *convPlane) run(out, x, w []float32, b float32) {
+// phaseLen is the scratch a strided plane needs: its columns split into
+// sw phases (the columns ≡ ph mod sw, each a unit-stride row).
+func (p *convPlane) phaseLen() int {
+	if p.sw == 1 {
+		return 0
+	}
+	return p.sw * p.h * p.phaseRow()
+}
+
+func (p *convPlane) phaseRow() int { return (p.w + p.sw - 1) / p.sw }
+
+// run computes out (oh×ow) = b + Σ w·x over one plane, a kernel row at a
+// time: with unit stride, one taps call covers the columns every tap of
+// the row reaches and the border columns go tap by tap; with stride sw,
+// each tap reads a unit-stride run of the phase its offset falls in.
+func (p *convPlane) run(out, x, w []float32, b float32, phases []float32, taps func(dst, src, w []float32, step int)) {
+	pl := p.phaseRow()
+	if p.sw > 1 {
+		for iy := 0; iy < p.h; iy++ {
+			row := x[iy*p.w : (iy+1)*p.w]
+			for ph := 0; ph < p.sw; ph++ {
+				dst := phases[(ph*p.h+iy)*pl : (ph*p.h+iy+1)*pl]
+				for j := range dst {
+					if c := j*p.sw + ph; c < p.w {
+						dst[j] = row[c]
+					} else {
+						dst[j] = 0
+					}
+				}
+			}
+		}
+	}
 	for oy := 0; oy < p.oh; oy++ {
 		orow := out[oy*p.ow : (oy+1)*p.ow]
 		for i := range orow {
@@ -1057,46 +1137,52 @@ func (p *convPlane) run(out, x, w []float32, b float32) {
 			if iy < 0 || iy >= p.h {
 				continue
 			}
-			xrow := x[iy*p.w : (iy+1)*p.w]
-			for kx, wv := range w[ky*p.kw : (ky+1)*p.kw] {
+			wrow := w[ky*p.kw : (ky+1)*p.kw]
+			if p.sw == 1 {
+				p.unitRow(orow, x[iy*p.w:(iy+1)*p.w], wrow, taps)
+				continue
+			}
+			for kx := range wrow {
 				off := kx*p.dw - p.pw
-				lo := 0
-				if off < 0 {
-					lo = (-off + p.sw - 1) / p.sw
+				ph, base := off%p.sw, convFloorDiv(off, p.sw)
+				if ph < 0 {
+					ph += p.sw
 				}
-				last := p.w - 1 - off
-				if last < 0 {
-					continue
+				n := 0 // the phase's columns inside the row
+				if ph < p.w {
+					n = (p.w-1-ph)/p.sw + 1
 				}
-				hi := min(p.ow, last/p.sw+1)
-				if lo >= hi {
-					continue
-				}
-				if p.sw == 1 {
-					convAxpy(orow[lo:hi], xrow[lo+off:hi+off], wv)
-					continue
-				}
-				for ox := lo; ox < hi; ox++ {
-					orow[ox] += wv * xrow[ox*p.sw+off]
+				lo, hi := max(0, -base), min(p.ow, n-base)
+				if lo < hi {
+					prow := phases[(ph*p.h+iy)*pl : (ph*p.h+iy+1)*pl]
+					taps(orow[lo:hi], prow[lo+base:], wrow[kx:kx+1], 0)
 				}
 			}
 		}
 	}
 }
 
-// convAxpy adds a·src to dst (len(dst) values).
-func convAxpy(dst, src []float32, a float32) {
-	src = src[:len(dst)]
-	i := 0
-	for ; i+4 <= len(dst); i += 4 {
-		d, s := dst[i:i+4:i+4], src[i:i+4:i+4]
-		d[0] += a * s[0]
-		d[1] += a * s[1]
-		d[2] += a * s[2]
-		d[3] += a * s[3]
+// unitRow adds one kernel row (unit stride) to an output row.
+func (p *convPlane) unitRow(orow, xrow, wrow []float32, taps func(dst, src, w []float32, step int)) {
+	lo := max(0, p.pw)
+	hi := min(p.ow, p.w-((p.kw-1)*p.dw-p.pw))
+	if lo < hi {
+		taps(orow[lo:hi], xrow[lo-p.pw:], wrow, p.dw)
+	} else {
+		lo, hi = p.ow, p.ow
 	}
-	for ; i < len(dst); i++ {
-		dst[i] += a * src[i]
+	border := func(ox int) {
+		for kx, wv := range wrow {
+			if iw := ox + kx*p.dw - p.pw; iw >= 0 && iw < p.w {
+				orow[ox] += wv * xrow[iw]
+			}
+		}
+	}
+	for ox := 0; ox < lo; ox++ {
+		border(ox)
+	}
+	for ox := hi; ox < p.ow; ox++ {
+		border(ox)
 	}
 }
 

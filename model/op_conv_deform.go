@@ -335,9 +335,7 @@ func runCausalConv(x, w, bias, past *tensor.Tensor, silu bool) ([]*tensor.Tensor
 			for t := range dst {
 				dst[t] = b0
 			}
-			for j, wj := range wv[ch*k : (ch+1)*k] {
-				convAxpy(dst, seq[j:j+l], wj)
-			}
+			convTapsGo(dst, seq, wv[ch*k:(ch+1)*k], 1)
 			copy(state[i*(k-1):(i+1)*(k-1)], seq[l:])
 		}
 	}

@@ -100,8 +100,13 @@ func convModelBytes(s convSpec, w, b *tensor.Tensor) []byte {
 }
 
 // BenchmarkConv runs ResNet-style convolutions of one image through a
-// compiled model, int8 (weights quantized per channel at load) and float32,
-// and reports GOP/s (2 operations per multiply-add).
+// compiled model on the default kernels with every core: int8 (weights
+// quantized per channel at load) and float32, beside the bare product of
+// the same shape on the same kernels (its im2col matrix built beforehand),
+// the bound an implicit GEMM approaches. The depthwise layer runs on the
+// vector twin and on the Go one (the generic table). It reports GOP/s (2
+// operations per multiply-add) of wall time and, for shared machines, per
+// CPU-second the process used.
 func BenchmarkConv(b *testing.B) {
 	layers := []struct {
 		name  string
@@ -113,35 +118,78 @@ func BenchmarkConv(b *testing.B) {
 		{"7x7s2_3-64_224x224", []int{1, 3, 224, 224}, []int{64, 3, 7, 7}, []*onnxpb.Attribute{convInts("pads", 3, 3, 3, 3), convInts("strides", 2, 2)}},
 		{"dw3x3_64_56x56", []int{1, 64, 56, 56}, []int{64, 1, 3, 3}, []*onnxpb.Attribute{convInts("pads", 1, 1, 1, 1), convInt("group", 64)}},
 	}
+	e := dispatch.DefaultExec()
+	var generic *dispatch.Exec
+	for _, tb := range dispatch.Available() {
+		if tb.Name == "generic" {
+			generic = dispatch.NewExec(tb, e.Threads())
+		}
+	}
+	measure := func(b *testing.B, macs float64, f func() error) {
+		b.ReportAllocs()
+		cpu0 := convCPUTime()
+		for b.Loop() {
+			if err := f(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		ops := 2 * macs * float64(b.N)
+		b.ReportMetric(ops/b.Elapsed().Seconds()/1e9, "GOP/s")
+		if cpu := (convCPUTime() - cpu0).Seconds(); cpu > 0 {
+			b.ReportMetric(ops/cpu/1e9, "GOP/cpu-s")
+		}
+	}
 	for _, l := range layers {
 		r := rand.New(rand.NewPCG(1, 2))
 		w := tensor.From(l.w, convRandom(r, l.w))
 		bias := tensor.From([]int{l.w[0]}, convRandom(r, []int{l.w[0]}))
 		x := tensor.From(l.x, convRandom(r, l.x))
 		data := convModelBytes(convSpec{x: l.x, constW: true, attrs: l.attrs}, w, bias)
-		for _, q := range []bool{true, false} {
-			m, err := LoadWith(data, Options{Quantize: q, Scheme: quant.PerChannel})
+		depthwise := l.w[1] == 1
+		type run struct {
+			name  string
+			opts  Options
+			layer string
+		}
+		runs := []run{{"int8", Options{Exec: e, Quantize: true, Scheme: quant.PerChannel}, ""}, {"float32", Options{Exec: e}, ""}}
+		if depthwise && generic != nil {
+			runs = []run{{"vector", Options{Exec: e}, ""}, {"go", Options{Exec: generic}, ""}}
+		}
+		var macs float64
+		for _, rn := range runs {
+			m, err := LoadWith(data, rn.opts)
 			if err != nil {
 				b.Fatal(err)
 			}
-			out, err := m.Run(context.Background(), map[string]*tensor.Tensor{"x": x}, nil)
+			in := map[string]*tensor.Tensor{"x": x}
+			y, err := convRun1(m, in)
 			if err != nil {
 				b.Fatal(err)
 			}
-			y := out["y"]
-			macs := float64(y.Len()) * float64(convProd(l.w[1:]))
-			name := l.name + "/" + m.Layers[0].Kernels
-			b.Run(name, func(b *testing.B) {
-				b.ReportAllocs()
-				b.SetBytes(int64(4 * x.Len()))
-				for b.Loop() {
-					if _, err := m.Run(context.Background(), map[string]*tensor.Tensor{"x": x}, nil); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(2*macs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+			macs = float64(y.Len()) * float64(convProd(l.w[1:]))
+			b.Run(l.name+"/conv_"+rn.name, func(b *testing.B) {
+				b.Logf("layer runs %s", m.Layers[0].Kernels)
+				measure(b, macs, func() error { _, err := convRun1(m, in); return err })
 			})
 		}
+		if depthwise {
+			continue
+		}
+		// The bare products: the same M×K×N on the same kernels.
+		k, n := convProd(l.w[1:]), l.w[0]
+		mrows := int(macs) / (k * n)
+		a := convRandom(r, []int{mrows, k})
+		c := make([]float32, mrows*n)
+		wm := convRandom(r, []int{k, n})
+		qw, _ := quant.QuantizeWeights(wm, k, n, quant.PerChannel)
+		pq, _ := dispatch.PackQ(qw)
+		pf := dispatch.PackF(k, n, wm, n)
+		b.Run(l.name+"/gemm_int8", func(b *testing.B) {
+			measure(b, macs, func() error { return e.QMatMul(a, mrows, pq, c) })
+		})
+		b.Run(l.name+"/gemm_float32", func(b *testing.B) {
+			measure(b, macs, func() error { e.MatMul(a, mrows, pf, c); return nil })
+		})
 	}
 }
 
@@ -424,6 +472,9 @@ func convTestCases() []convCase {
 		{name: "depthwise", x: []int{2, 16, 15, 14}, w: []int{16, 1, 3, 3}, group: 16, strides: []int{2, 2}, pads: []int{1, 1, 1, 1}, bias: true},
 		{name: "depthwise multiplier dilated", x: []int{1, 8, 9, 9}, w: []int{16, 1, 5, 5}, group: 8, dil: []int{1, 2}, pads: []int{2, 2, 2, 2}},
 		{name: "depthwise 1-D", x: []int{2, 6, 20}, w: []int{6, 1, 4}, group: 6, pads: []int{3, 0}, bias: true},
+		{name: "depthwise strided dilated", x: []int{1, 4, 17, 19}, w: []int{4, 1, 3, 4}, group: 4, strides: []int{2, 3}, dil: []int{2, 2}, pads: []int{1, 2, 0, 3}, bias: true},
+		{name: "depthwise wide rows", x: []int{1, 3, 5, 100}, w: []int{3, 1, 3, 3}, group: 3, pads: []int{1, 1, 1, 1}},
+		{name: "depthwise kernel wider than the row", x: []int{1, 2, 4, 3}, w: []int{2, 1, 3, 5}, group: 2, pads: []int{1, 2, 1, 2}},
 		{name: "depthwise 3-D", x: []int{1, 4, 5, 6, 5}, w: []int{4, 1, 3, 3, 3}, group: 4, pads: []int{1, 1, 1, 1, 1, 1}},
 		{name: "1x1", x: []int{2, 32, 12, 12}, w: []int{24, 32, 1, 1}, bias: true},
 		{name: "1x1 strided", x: []int{1, 32, 12, 12}, w: []int{16, 32, 1, 1}, strides: []int{2, 2}},
@@ -1332,5 +1383,127 @@ func TestConvReluConvChain(t *testing.T) {
 				t.Fatalf("int8 y[%d] = %v, float32 %v: beyond 2%% of the range [%v, %v]", j, v, float8[j], lo, hi)
 			}
 		}
+	}
+}
+
+// TestConvTapsTwin compares the vector depthwise row kernel with its
+// pure-Go twin on every length around the vector widths, every tap count
+// and step, unaligned slices, with guard bands around dst and inputs
+// checked unmodified.
+func TestConvTapsTwin(t *testing.T) {
+	if !convVectorOK(dispatch.NewExec(dispatch.Default(), 1)) {
+		t.Skipf("no vector convTaps in this build or on this CPU (kernels %s)", dispatch.Default())
+	}
+	r := rand.New(rand.NewPCG(13, 13))
+	const guard = 8
+	sentinel := float32(math.Float32frombits(0x7fc0dead))
+	for n := 0; n <= 131; n++ {
+		for taps := 1; taps <= 7; taps++ {
+			for step := 0; step <= 3; step++ {
+				for _, shift := range []int{0, 1} {
+					w := convRandom(r, []int{taps})
+					src := convRandom(r, []int{shift + n + (taps-1)*step})[shift:]
+					buf := make([]float32, n+2*guard+shift)
+					for i := range buf {
+						buf[i] = sentinel
+					}
+					dst := buf[guard+shift : guard+shift+n]
+					init := convRandom(r, []int{n})
+					copy(dst, init)
+					want := slices.Clone(init)
+					srcCopy, wCopy := slices.Clone(src), slices.Clone(w)
+					convTapsGo(want, src, w, step)
+					convTapsFast(dst, src, w, step)
+					for i := range dst {
+						mag := math.Abs(float64(init[i]))
+						for j := range w {
+							mag += math.Abs(float64(w[j]) * float64(src[i+j*step]))
+						}
+						if d := math.Abs(float64(dst[i] - want[i])); d > 1e-6*mag+1e-7 {
+							t.Fatalf("n=%d taps=%d step=%d shift=%d: dst[%d] = %v, Go %v", n, taps, step, shift, i, dst[i], want[i])
+						}
+					}
+					for i, v := range buf {
+						if (i < guard+shift || i >= guard+shift+n) && math.Float32bits(v) != math.Float32bits(sentinel) {
+							t.Fatalf("n=%d taps=%d step=%d: wrote outside dst at %d", n, taps, step, i-guard-shift)
+						}
+					}
+					if !slices.Equal(src, srcCopy) || !slices.Equal(w, wCopy) {
+						t.Fatalf("n=%d taps=%d step=%d: inputs modified", n, taps, step)
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkConvTaps runs a 3-tap row of 56 outputs (a depthwise 3×3 row)
+// on both twins.
+func BenchmarkConvTaps(b *testing.B) {
+	r := rand.New(rand.NewPCG(14, 14))
+	dst, src, w := convRandom(r, []int{56}), convRandom(r, []int{58}), convRandom(r, []int{3})
+	for _, c := range []struct {
+		name string
+		f    func(dst, src, w []float32, step int)
+	}{{"go", convTapsGo}, {"vector", convTapsFast}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				c.f(dst, src, w, 1)
+			}
+			b.ReportMetric(2*56*3*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+		})
+	}
+}
+
+// TestConvTransposeTwin compares the vector transpose with its pure-Go
+// twin bit for bit: every shape up to 19×41, every sub-block start, with
+// guard values around dst.
+func TestConvTransposeTwin(t *testing.T) {
+	if !convVectorOK(dispatch.NewExec(dispatch.Default(), 1)) {
+		t.Skipf("no vector transpose in this build or on this CPU (kernels %s)", dispatch.Default())
+	}
+	r := rand.New(rand.NewPCG(15, 15))
+	sentinel := float32(-7.25)
+	for rows := 1; rows <= 19; rows++ {
+		for cols := 1; cols <= 41; cols++ {
+			src := convRandom(r, []int{rows, cols})
+			srcCopy := slices.Clone(src)
+			for _, blk := range [][3]int{{0, 0, cols}, {rows / 3, cols / 4, cols}, {0, cols / 2, cols/2 + (cols+1)/2/2}} {
+				r0, c0, c1 := blk[0], blk[1], blk[2]
+				want := make([]float32, rows*cols+16)
+				got := make([]float32, rows*cols+16)
+				for i := range want {
+					want[i], got[i] = sentinel, sentinel
+				}
+				convTransposeCols(want[8:], src, rows, cols, r0, c0, c1)
+				convTransposeFast(got[8:], src, rows, cols, r0, c0, c1)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%d×%d rows from %d, columns [%d, %d): vector and Go transposes differ", rows, cols, r0, c0, c1)
+				}
+				if !slices.Equal(src, srcCopy) {
+					t.Fatalf("%d×%d: src modified", rows, cols)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkConvChannelsLast lays a 256×56×56 image out channels-last with
+// both twins.
+func BenchmarkConvChannelsLast(b *testing.B) {
+	r := rand.New(rand.NewPCG(16, 16))
+	const c, size = 256, 56 * 56
+	x := convRandom(r, []int{c, size})
+	dst := make([]float32, c*size)
+	for _, tw := range []struct {
+		name string
+		f    func(dst, src []float32, rows, cols, r0, c0, c1 int)
+	}{{"go", convTransposeCols}, {"vector", convTransposeFast}} {
+		b.Run(tw.name, func(b *testing.B) {
+			b.SetBytes(4 * c * size)
+			for b.Loop() {
+				tw.f(dst, x, c, size, 0, 0, size)
+			}
+		})
 	}
 }
