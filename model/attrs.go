@@ -29,11 +29,13 @@ import (
 // pointers to the scalar types, nil when the attribute is absent. A node
 // with an attribute the struct does not name is refused at load as
 // unsupported, so a model never runs with semantics quantserve ignores.
-// Fields tagged `onnx:"-"` (or untagged) are left for the builder.
+// Fields tagged `onnx:"-"` (or untagged) are left for the builder, except
+// embedded structs, whose fields count as the outer struct's (operators
+// sharing most attributes embed a common struct).
 
 type attrField struct {
 	name  string
-	index int
+	index []int // reflect.Value.FieldByIndex path
 	kind  reflect.Type
 	def   string
 	hasD  bool
@@ -49,10 +51,21 @@ func attrFields[A any]() []attrField {
 	if t.Kind() != reflect.Struct {
 		panic(fmt.Sprintf("model: attribute type %v is not a struct", t))
 	}
+	fs := structAttrFields(t, nil)
+	attrCache.Store(t, fs)
+	return fs
+}
+
+func structAttrFields(t reflect.Type, prefix []int) []attrField {
 	var fs []attrField
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		index := append(append([]int(nil), prefix...), i)
 		name := f.Tag.Get("onnx")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			fs = append(fs, structAttrFields(f.Type, index)...)
+			continue
+		}
 		if name == "" || name == "-" {
 			continue
 		}
@@ -60,15 +73,14 @@ func attrFields[A any]() []attrField {
 			panic(fmt.Sprintf("model: %v.%s: attribute fields cannot be %v", t, f.Name, f.Type))
 		}
 		def, hasD := f.Tag.Lookup("default")
-		af := attrField{name: name, index: i, kind: f.Type, def: def, hasD: hasD}
+		af := attrField{name: name, index: index, kind: f.Type, def: def, hasD: hasD}
 		if hasD {
-			if err := setDefault(reflect.New(t).Elem().Field(i), af); err != nil {
+			if err := setDefault(reflect.New(f.Type).Elem(), af); err != nil {
 				panic(fmt.Sprintf("model: %v.%s: default %q: %v", t, f.Name, def, err))
 			}
 		}
 		fs = append(fs, af)
 	}
-	attrCache.Store(t, fs)
 	return fs
 }
 
@@ -119,7 +131,7 @@ func parseAttrs(n *node, dst any) error {
 		}
 	}
 	for _, f := range fields {
-		fv := v.Field(f.index)
+		fv := v.FieldByIndex(f.index)
 		a, ok := n.attrs[f.name]
 		if !ok {
 			if f.hasD {

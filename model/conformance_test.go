@@ -27,11 +27,15 @@ var updateRefused = flag.Bool("update-refused", false, "rewrite testdata/onnx-no
 
 // refusedList is the explicit list of node tests quantserve refuses at
 // load, each with the reason: a test missing from it must pass, and a test
-// on it must be refused with that reason.
+// on it must be refused with that reason. A few entries whose reason
+// starts with differs are run, and their outputs differ from the
+// reference's beyond ONNX's tolerance for the reason the entry gives.
 const refusedList = "testdata/onnx-node-refused.tsv"
 
+const differs = "differs: "
+
 // minPassed is the number of node tests that pass; it only goes up.
-const minPassed = 186
+const minPassed = 305
 
 // TestONNXNodeConformance runs every official ONNX node test case in
 // ../shared/onnx-node through Load and Run. A case passes (outputs match in
@@ -56,6 +60,9 @@ func TestONNXNodeConformance(t *testing.T) {
 		name := e.Name()
 		dir := filepath.Join(root, name)
 		var reason string
+		// A test listed as "differs: ..." runs but its reference output
+		// is known to differ beyond tolerance, for the reason given.
+		expectDiff := strings.HasPrefix(listed[name], differs)
 		ok := t.Run(name, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(dir, "model.onnx"))
 			if err != nil {
@@ -78,8 +85,19 @@ func TestONNXNodeConformance(t *testing.T) {
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}
+			var diffs []string
 			for i, spec := range m.Outputs {
-				compareONNX(t, spec.Name, got[spec.Name], wants[i])
+				diffs = append(diffs, diffONNX(spec.Name, got[spec.Name], wants[i])...)
+			}
+			switch {
+			case expectDiff && len(diffs) > 0:
+				reason = listed[name]
+			case expectDiff:
+				t.Errorf("listed as %q but now matches: take it off %s", listed[name], refusedList)
+			default:
+				for _, d := range diffs {
+					t.Error(d)
+				}
 			}
 		})
 		switch {
@@ -92,6 +110,11 @@ func TestONNXNodeConformance(t *testing.T) {
 		}
 	}
 	if *updateRefused {
+		for name, reason := range listed {
+			if strings.HasPrefix(reason, differs) && refused[name] == reason {
+				refused[name] = reason // kept: written by hand
+			}
+		}
 		writeRefused(t, refused)
 	} else {
 		for name, reason := range refused {
@@ -110,8 +133,14 @@ func TestONNXNodeConformance(t *testing.T) {
 	if passed < minPassed {
 		t.Errorf("%d node tests passed, fewer than the %d that passed before", passed, minPassed)
 	}
-	t.Logf("ONNX node conformance: %d passed, %d failed, %d refused at load", passed, failed, len(refused))
-	fmt.Printf("onnx-node: %d passed, %d failed, %d refused at load (listed with reasons in model/%s)\n", passed, failed, len(refused), refusedList)
+	differing := 0
+	for _, reason := range refused {
+		if strings.HasPrefix(reason, differs) {
+			differing++
+		}
+	}
+	t.Logf("ONNX node conformance: %d passed, %d failed, %d refused, %d differ from the reference", passed, failed, len(refused)-differing, differing)
+	fmt.Printf("onnx-node: %d passed, %d failed, %d refused, %d differ from the reference (each listed with its reason in model/%s)\n", passed, failed, len(refused)-differing, differing, refusedList)
 }
 
 func readRefused(t *testing.T) map[string]string {
@@ -184,45 +213,51 @@ func readTensorPB(t *testing.T, path string) *tensor.Tensor {
 	return x
 }
 
-// compareONNX checks got against want as ONNX's runner does: same dtype and
-// shape, |got-want| <= atol + rtol*|want| elementwise, NaN matching NaN.
+// compareONNX checks got against want as ONNX's runner does.
 func compareONNX(t *testing.T, name string, got, want *tensor.Tensor) {
 	t.Helper()
-	if got == nil {
-		t.Fatalf("output %q missing", name)
+	for _, d := range diffONNX(name, got, want) {
+		t.Error(d)
 	}
-	if got.DType != want.DType {
-		t.Fatalf("output %q: dtype %v, want %v", name, got.DType, want.DType)
+}
+
+// diffONNX compares got with want as ONNX's runner does: same dtype and
+// shape, |got-want| <= atol + rtol*|want| elementwise, NaN matching NaN,
+// strings equal. It describes the differences, nil when there are none.
+func diffONNX(name string, got, want *tensor.Tensor) []string {
+	switch {
+	case got == nil:
+		return []string{fmt.Sprintf("output %q missing", name)}
+	case got.DType != want.DType:
+		return []string{fmt.Sprintf("output %q: dtype %v, want %v", name, got.DType, want.DType)}
+	case !equalShape(got.Shape, want.Shape):
+		return []string{fmt.Sprintf("output %q: shape %v, want %v", name, got.Shape, want.Shape)}
 	}
-	if !equalShape(got.Shape, want.Shape) {
-		t.Fatalf("output %q: shape %v, want %v", name, got.Shape, want.Shape)
-	}
+	var diffs []string
 	if ws, ok := want.Data.([]string); ok {
 		gs := got.Data.([]string)
 		for i := range ws {
 			if gs[i] != ws[i] {
-				t.Errorf("output %q[%d] = %q, want %q", name, i, gs[i], ws[i])
+				diffs = append(diffs, fmt.Sprintf("output %q[%d] = %q, want %q", name, i, gs[i], ws[i]))
 			}
 		}
-		return
+		return diffs
 	}
 	g, w := got.Float64s(), want.Float64s()
 	bad := 0
 	for i := range w {
-		if math.IsNaN(w[i]) && math.IsNaN(g[i]) {
-			continue
-		}
-		if g[i] == w[i] {
+		if math.IsNaN(w[i]) && math.IsNaN(g[i]) || g[i] == w[i] {
 			continue
 		}
 		if !(math.Abs(g[i]-w[i]) <= onnxATol+onnxRTol*math.Abs(w[i])) {
 			if bad < 5 {
-				t.Errorf("output %q[%d] = %v, want %v", name, i, g[i], w[i])
+				diffs = append(diffs, fmt.Sprintf("output %q[%d] = %v, want %v", name, i, g[i], w[i]))
 			}
 			bad++
 		}
 	}
 	if bad > 0 {
-		t.Errorf("output %q: %d of %d elements differ", name, bad, len(w))
+		diffs = append(diffs, fmt.Sprintf("output %q: %d of %d elements differ", name, bad, len(w)))
 	}
+	return diffs
 }
