@@ -129,3 +129,60 @@ func TestConvStraightThroughEstimator(t *testing.T) {
 		}
 	}
 }
+
+// TestConvTransposeStraightThroughEstimator checks dX through an int8
+// ConvTranspose: its product's columns are (output channel, kernel offset)
+// pairs, each quantized over the input channels, and dX is the float
+// backward pass through those dequantized weights.
+func TestConvTransposeStraightThroughEstimator(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 23))
+	xs, ws := []int{1, 32, 5, 5}, []int{32, 16, 3, 3}
+	w := randT(r, ws, false)
+	g := onnxbuild.Graph{
+		Inputs: []onnxbuild.IO{v("x", xs...)}, Outputs: []onnxbuild.IO{v("y", 1, 16, 9, 9)},
+		Nodes: []onnxbuild.Node{node("ConvTranspose", []string{"x", "w"}, ints("strides", 2, 2), ints("pads", 1, 1, 1, 1))},
+		Inits: map[string]*tensor.Tensor{"w": w},
+	}
+	m, err := model.LoadWith(g.Bytes(), model.Options{Quantize: true, Scheme: quant.PerChannel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Layers[0].Kernels != "int8 per_channel" {
+		t.Fatalf("layer %+v", m.Layers)
+	}
+	x := randT(r, xs, false)
+	seed := randT(r, []int{1, 16, 9, 9}, false)
+	_, grads, err := Gradients(context.Background(), m, GradRequest{Inputs: map[string]*tensor.Tensor{"x": x}, OutputGrad: seed, Wrt: []string{"x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wv := w.Data.([]float32)
+	cols := len(wv) / ws[0] // (output channel, kernel offset) pairs
+	deq := make([]float32, len(wv))
+	for j := 0; j < cols; j++ {
+		var mx float32
+		for c := 0; c < ws[0]; c++ {
+			mx = max(mx, float32(math.Abs(float64(wv[c*cols+j]))))
+		}
+		s := mx / 127
+		for c := 0; c < ws[0]; c++ {
+			deq[c*cols+j] = float32(quant.Quantize(wv[c*cols+j], s)) * s
+		}
+	}
+	geo, err := (&model.ConvTransposeAttrs{Group: 1, Strides: []int64{2, 2}, Pads: []int64{1, 1, 1, 1}}).Geometry(xs, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := model.ConvForward(geo, seed.Data.([]float32), deq)
+	float, _ := model.ConvForward(geo, seed.Data.([]float32), wv)
+	var apart float64
+	for i, v := range grads[0].Tensor.Data.([]float32) {
+		if math.Abs(float64(v-want[i])) > 1e-5*(1+math.Abs(float64(want[i]))) {
+			t.Fatalf("dx[%d] = %v, through the dequantized weights %v", i, v, want[i])
+		}
+		apart = max(apart, math.Abs(float64(float[i]-want[i])))
+	}
+	if apart < 1e-4 {
+		t.Fatalf("the float and dequantized weights give the same dx (%v apart)", apart)
+	}
+}

@@ -456,7 +456,7 @@ func dequantizedConvWeight(w []float32, shape []int, group int, adjoint bool, sc
 				for kidx := range dst {
 					r := kidx*cg + ci
 					if adjoint {
-						dst[kidx] = deq[co*k+r]
+						dst[kidx] = deq[co*n+r]
 					} else {
 						dst[kidx] = deq[r*mg+co]
 					}
