@@ -1127,7 +1127,12 @@ func (p *convPlane) run(out, x, w []float32, b float32, phases []float32, taps f
 			}
 		}
 	}
+	oyA, oyB := p.block(out, x, w, b, taps)
 	for oy := 0; oy < p.oh; oy++ {
+		if oy == oyA {
+			oy = oyB - 1
+			continue
+		}
 		orow := out[oy*p.ow : (oy+1)*p.ow]
 		for i := range orow {
 			orow[i] = b
@@ -1160,6 +1165,59 @@ func (p *convPlane) run(out, x, w []float32, b float32, phases []float32, taps f
 			}
 		}
 	}
+}
+
+// block computes, for a plane with unit strides whose output rows are as
+// wide as its input rows, the output rows [oyA, oyB) every kernel row
+// lands inside, with one taps call per kernel row over all of them: the
+// rows are one flat run, input and output alike. The columns near the row
+// ends, whose taps would read across into the neighbouring row, are
+// computed again one by one. It returns the rows done (oyA = oyB = −1 when
+// none).
+func (p *convPlane) block(out, x, w []float32, b float32, taps func(dst, src, w []float32, step int)) (oyA, oyB int) {
+	if p.sw != 1 || p.sh != 1 || p.ow != p.w || p.w == 0 {
+		return -1, -1
+	}
+	oyA = min(p.ph, p.oh)
+	oyB = min(p.h-(p.kh-1)*p.dh+p.ph, p.oh)
+	if oyB-oyA < 2 {
+		return -1, -1 // too few rows to gain from
+	}
+	lo := p.pw                             // columns before lo read the left padding
+	hi := min(p.w, p.w+p.pw-(p.kw-1)*p.dw) // columns from hi read the right padding
+	if lo >= hi {
+		return -1, -1 // no column reads the input alone
+	}
+	run := out[oyA*p.w : oyB*p.w]
+	for i := range run {
+		run[i] = b
+	}
+	start, end := oyA*p.w+lo, (oyB-1)*p.w+hi
+	for ky := 0; ky < p.kh; ky++ {
+		src := start + (ky*p.dh-p.ph)*p.w - p.pw // input of tap (ky, 0) for output start
+		taps(out[start:end], x[src:], w[ky*p.kw:(ky+1)*p.kw], p.dw)
+	}
+	edge := func(oy, ox int) {
+		s := b
+		for ky := 0; ky < p.kh; ky++ {
+			iy := oy - p.ph + ky*p.dh
+			for kx, wv := range w[ky*p.kw : (ky+1)*p.kw] {
+				if ix := ox - p.pw + kx*p.dw; ix >= 0 && ix < p.w {
+					s += wv * x[iy*p.w+ix]
+				}
+			}
+		}
+		out[oy*p.w+ox] = s
+	}
+	for oy := oyA; oy < oyB; oy++ {
+		for ox := 0; ox < lo; ox++ {
+			edge(oy, ox)
+		}
+		for ox := hi; ox < p.w; ox++ {
+			edge(oy, ox)
+		}
+	}
+	return oyA, oyB
 }
 
 // unitRow adds one kernel row (unit stride) to an output row.

@@ -474,6 +474,7 @@ func convTestCases() []convCase {
 		{name: "depthwise 1-D", x: []int{2, 6, 20}, w: []int{6, 1, 4}, group: 6, pads: []int{3, 0}, bias: true},
 		{name: "depthwise strided dilated", x: []int{1, 4, 17, 19}, w: []int{4, 1, 3, 4}, group: 4, strides: []int{2, 3}, dil: []int{2, 2}, pads: []int{1, 2, 0, 3}, bias: true},
 		{name: "depthwise wide rows", x: []int{1, 3, 5, 100}, w: []int{3, 1, 3, 3}, group: 3, pads: []int{1, 1, 1, 1}},
+		{name: "depthwise dilated same", x: []int{2, 4, 10, 12}, w: []int{4, 1, 3, 3}, group: 4, dil: []int{2, 2}, pads: []int{2, 1, 2, 3}, bias: true},
 		{name: "depthwise many planes", x: []int{2, 32, 48, 48}, w: []int{32, 1, 3, 3}, group: 32, pads: []int{1, 1, 1, 1}, bias: true},
 		{name: "depthwise kernel wider than the row", x: []int{1, 2, 4, 3}, w: []int{2, 1, 3, 5}, group: 2, pads: []int{1, 2, 1, 2}},
 		{name: "depthwise 3-D", x: []int{1, 4, 5, 6, 5}, w: []int{4, 1, 3, 3, 3}, group: 4, pads: []int{1, 1, 1, 1, 1, 1}},
