@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"strconv"
 
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/model"
@@ -13,43 +16,109 @@ import (
 	"github.com/quantserve/quantserve/repository"
 )
 
-// httpError is an error that carries its own status.
-type httpError struct {
-	status int
-	msg    string
+// Code is what an error means to a client. CodeOf derives it from any
+// error, in one place; HTTPStatus renders it for HTTP (a gRPC front end
+// maps the same codes to its own).
+type Code uint8
+
+const (
+	CodeInternal         Code = iota // a bug: 500
+	CodeInvalid                      // bad input: 400
+	CodeUnauthenticated              // missing or wrong token: 401
+	CodePermissionDenied             // the feature is switched off: 403
+	CodeNotFound                     // unknown model, version or route: 404
+	CodeMethodNotAllowed             // 405
+	CodeBodyTimeout                  // the body did not arrive within the deadline: 408
+	CodeConflict                     // the server's set-up does not allow it: 409
+	CodeTooLarge                     // over a size limit: 413
+	CodeCanceled                     // the client went away: 499
+	CodeUnimplemented                // not built in: 501
+	CodeUnavailable                  // overloaded or draining; retry: 503 with Retry-After
+	CodeDeadline                     // ran past its deadline: 504
+)
+
+var httpStatus = [...]int{
+	CodeInternal:         http.StatusInternalServerError,
+	CodeInvalid:          http.StatusBadRequest,
+	CodeUnauthenticated:  http.StatusUnauthorized,
+	CodePermissionDenied: http.StatusForbidden,
+	CodeNotFound:         http.StatusNotFound,
+	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
+	CodeBodyTimeout:      http.StatusRequestTimeout,
+	CodeConflict:         http.StatusConflict,
+	CodeTooLarge:         http.StatusRequestEntityTooLarge,
+	CodeCanceled:         499, // nginx's "client closed request"; nobody reads it
+	CodeUnimplemented:    http.StatusNotImplemented,
+	CodeUnavailable:      http.StatusServiceUnavailable,
+	CodeDeadline:         http.StatusGatewayTimeout,
 }
 
-func (e *httpError) Error() string { return e.msg }
-
-func errorf(status int, msg string) error { return &httpError{status, msg} }
-
-// statusOf maps an error to its HTTP status. It is the only place that
-// does.
-func statusOf(err error) int {
-	var he *httpError
-	var oe *oip.Error
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.As(err, &he):
-		return he.status
-	case errors.As(err, &mbe):
-		return http.StatusRequestEntityTooLarge
-	case errors.As(err, &oe), errors.Is(err, model.ErrInput):
-		return http.StatusBadRequest
-	case errors.Is(err, repository.ErrModelNotFound), errors.Is(err, repository.ErrVersionNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, repository.ErrInvalidName), errors.Is(err, repository.ErrLoadFailed):
-		return http.StatusBadRequest
-	case errors.Is(err, repository.ErrNoRepository):
-		return http.StatusConflict
-	case errors.Is(err, dispatch.ErrAutodiffUnavailable), errors.Is(err, model.ErrUnsupported):
-		return http.StatusNotImplemented // not built in: a gradient build, or an operator for these input types
-	case errors.Is(err, context.DeadlineExceeded):
-		return http.StatusGatewayTimeout
-	case errors.Is(err, context.Canceled):
-		return 499 // the client went away; nobody reads this
+// HTTPStatus returns the HTTP status of the code.
+func (c Code) HTTPStatus() int {
+	if int(c) < len(httpStatus) {
+		return httpStatus[c]
 	}
 	return http.StatusInternalServerError
+}
+
+// Error is an error raised by the api package itself, with its code.
+type Error struct {
+	Code Code
+	Msg  string
+	// RetryAfter is the number of seconds a client should wait before
+	// retrying (CodeUnavailable); 0 means the default of 1.
+	RetryAfter int
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+func errorf(code Code, msg string) error { return &Error{Code: code, Msg: msg} }
+
+// PanicError is a panic recovered while serving a request.
+type PanicError struct {
+	Value any
+	Site  string // the function and line that panicked
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic at %s: %v", e.Site, e.Value) }
+
+// CodeOf maps an error to its code. It is the only place that does.
+func CodeOf(err error) Code {
+	var ae *Error
+	var oe *oip.Error
+	var mbe *http.MaxBytesError
+	var pe *PanicError
+	switch {
+	case err == nil:
+		return CodeInternal
+	case errors.As(err, &ae):
+		return ae.Code
+	case errors.As(err, &pe):
+		return CodeInternal
+	case errors.As(err, &mbe):
+		return CodeTooLarge
+	case errors.As(err, &oe), errors.Is(err, model.ErrInput):
+		return CodeInvalid
+	case errors.Is(err, repository.ErrModelNotFound), errors.Is(err, repository.ErrVersionNotFound):
+		return CodeNotFound
+	case errors.Is(err, repository.ErrInvalidName), errors.Is(err, repository.ErrLoadFailed):
+		return CodeInvalid
+	case errors.Is(err, repository.ErrNoRepository):
+		return CodeConflict
+	case errors.Is(err, repository.ErrBusy):
+		return CodeUnavailable
+	case errors.Is(err, repository.ErrStillInFlight):
+		return CodeDeadline
+	case errors.Is(err, dispatch.ErrAutodiffUnavailable), errors.Is(err, model.ErrUnsupported): // a gradient build, or an operator for these input types
+		return CodeUnimplemented
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return CodeBodyTimeout // a read deadline on the connection
+	case errors.Is(err, context.DeadlineExceeded):
+		return CodeDeadline
+	case errors.Is(err, context.Canceled):
+		return CodeCanceled
+	}
+	return CodeInternal
 }
 
 // handler is an http.Handler that returns an error instead of writing one.
@@ -61,21 +130,42 @@ func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// writeError renders err as {"error": "..."} with the status of its code.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
-	status := statusOf(err)
+	code := CodeOf(err)
+	status := code.HTTPStatus()
 	msg := err.Error()
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		msg = "request body is larger than the server's limit of " + formatBytes(mbe.Limit) + " (--max-body-bytes)"
 	}
-	if status == http.StatusGatewayTimeout {
-		msg = "the request took longer than the server's --request-timeout: " + msg
-	}
-	if status >= 500 {
-		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
-		if status == http.StatusInternalServerError {
-			msg = "internal error: " + msg
+	switch code {
+	case CodeDeadline:
+		var ae *Error
+		if !errors.As(err, &ae) && errors.Is(err, context.DeadlineExceeded) {
+			msg = "the request took longer than the server's --request-timeout: " + msg
 		}
+	case CodeBodyTimeout:
+		msg = "the request body did not arrive within the server's --request-timeout: " + msg
+	case CodeUnavailable:
+		retry := 1
+		var ae *Error
+		if errors.As(err, &ae) && ae.RetryAfter > 0 {
+			retry = ae.RetryAfter
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(retry))
+	case CodeInternal:
+		msg = "internal error: " + msg
+	}
+	switch {
+	case code == CodeInternal:
+		var pe *PanicError
+		if !errors.As(err, &pe) { // panics are logged by the recoverer, rate-limited
+			slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+		}
+	case status >= 500:
+		// overload and timeouts come in floods: /metrics counts them
+		slog.DebugContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
 	}
 	writeJSON(w, status, map[string]string{"error": msg})
 }

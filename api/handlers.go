@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -19,7 +18,7 @@ import (
 
 func (s *server) metrics(w http.ResponseWriter, r *http.Request) error {
 	if s.tel == nil {
-		return errorf(http.StatusServiceUnavailable, "metrics are unavailable: see the server log")
+		return errorf(CodeUnavailable, "metrics are unavailable: see the server log")
 	}
 	s.tel.Handler.ServeHTTP(w, r)
 	return nil
@@ -32,7 +31,7 @@ func (s *server) live(w http.ResponseWriter, r *http.Request) error {
 
 func (s *server) ready(w http.ResponseWriter, r *http.Request) error {
 	status := http.StatusOK
-	ready := s.repo.Ready()
+	ready := s.repo.Ready() && !s.draining()
 	if !ready {
 		status = http.StatusServiceUnavailable
 	}
@@ -101,6 +100,9 @@ func (s *server) modelReady(w http.ResponseWriter, r *http.Request) error {
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
+	body := requestBody(r)
+	// The model is looked up once the body is in (the work middleware
+	// received it), so a slow client never holds a model an unload waits for.
 	e, v, release, err := s.lookup(r)
 	if err != nil {
 		return err
@@ -117,26 +119,17 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 		}
 	}()
 	buf.Reset()
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength) + 1)
-	}
-	if _, err := buf.ReadFrom(r.Body); err != nil {
-		if err == io.ErrUnexpectedEOF {
-			return errorf(http.StatusBadRequest, "request body ended early")
-		}
-		return err
-	}
 	var req *oip.InferRequest
 	if h := r.Header.Get(binaryHeader); h != "" {
 		n, err := strconv.Atoi(h)
-		if err != nil || n < 0 || n > buf.Len() {
-			return errorf(http.StatusBadRequest, fmt.Sprintf("%s: %q is not a length within the %d-byte body", binaryHeader, h, buf.Len()))
+		if err != nil || n < 0 || n > len(body) {
+			return errorf(CodeInvalid, fmt.Sprintf("%s: %q is not a length within the %d-byte body", binaryHeader, h, len(body)))
 		}
-		req, err = oip.DecodeBinaryInferRequest(buf.Bytes()[:n], buf.Bytes()[n:])
+		req, err = oip.DecodeBinaryInferRequest(body[:n], body[n:])
 		if err != nil {
 			return err
 		}
-	} else if req, err = oip.DecodeInferRequest(buf.Bytes()); err != nil {
+	} else if req, err = oip.DecodeInferRequest(body); err != nil {
 		return err
 	}
 	binaryAll, err := wantsBinary(req.Parameters, "binary_data_output")
@@ -146,16 +139,24 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 	inputs := make(map[string]*tensor.Tensor, len(req.Inputs))
 	for _, in := range req.Inputs {
 		if _, dup := inputs[in.Name]; dup {
-			return errorf(http.StatusBadRequest, fmt.Sprintf("input %q appears more than once", in.Name))
+			return errorf(CodeInvalid, fmt.Sprintf("input %q appears more than once", in.Name))
 		}
 		inputs[in.Name] = in.Tensor
+	}
+	decoded := make([]*tensor.Tensor, 0, len(inputs))
+	for _, t := range inputs {
+		decoded = append(decoded, t)
+	}
+	body = nil
+	if err := settle(r, decoded...); err != nil {
+		return err
 	}
 	var names []string
 	if len(req.Outputs) > 0 {
 		seen := map[string]bool{}
 		for _, o := range req.Outputs {
 			if seen[o.Name] {
-				return errorf(http.StatusBadRequest, fmt.Sprintf("output %q is requested more than once", o.Name))
+				return errorf(CodeInvalid, fmt.Sprintf("output %q is requested more than once", o.Name))
 			}
 			seen[o.Name] = true
 			names = append(names, o.Name)
@@ -219,7 +220,7 @@ func wantsBinary(params []byte, key string) (bool, error) {
 	}
 	var p map[string]json.RawMessage
 	if err := json.Unmarshal(params, &p); err != nil {
-		return false, errorf(http.StatusBadRequest, "parameters: "+err.Error())
+		return false, errorf(CodeInvalid, "parameters: "+err.Error())
 	}
 	raw, ok := p[key]
 	if !ok {
@@ -227,7 +228,7 @@ func wantsBinary(params []byte, key string) (bool, error) {
 	}
 	var v bool
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return false, errorf(http.StatusBadRequest, fmt.Sprintf("parameters.%s must be true or false", key))
+		return false, errorf(CodeInvalid, fmt.Sprintf("parameters.%s must be true or false", key))
 	}
 	return v, nil
 }

@@ -3,15 +3,37 @@ package api
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
+
+	"github.com/quantserve/quantserve/tensor"
 )
 
-// The work routes (infer, grad, train, tensor operations) run behind two
-// limits: a bound on requests in flight, beyond which the server answers
-// 503 with Retry-After at once instead of queueing without bound, and a
-// deadline after which the request's context is cancelled (the executor
-// checks it between nodes) and the answer is 504.
+// The work routes (infer, grad, train, tensor operations) run behind the
+// work middleware, in this order:
+//
+//  1. The body is received under a read deadline (--request-timeout from
+//     the end of the headers) into a buffer that grows as bytes arrive, never
+//     ahead of them, up to --max-body-bytes. Its bytes count against a
+//     server-wide budget (--max-inflight-bytes); past it the answer is 503
+//     with Retry-After. A client that trickles its body holds a buffer and
+//     a goroutine, but no work slot.
+//  2. Only then is a work slot taken: past --max-inflight requests in
+//     flight the answer is 503 with Retry-After at once, not a queue.
+//  3. The handler looks the model up, decodes (decoded tensors count
+//     against the budget too) and runs under a deadline of
+//     --request-timeout (the executor checks it between nodes; the answer
+//     is 504).
+//  4. When the handler starts writing its answer it gives its work slot
+//     back, and the answer is written under a write deadline, so a client
+//     that does not read its response holds no slot either.
+//
+// An early refusal (413, 503 while the body is still arriving) is followed
+// by a lingering close: the rest of the body is read and discarded for a
+// bounded time and size, so a client that writes its whole body before
+// reading (most simple clients) reads the error instead of a reset.
 
 // DefaultMaxInFlight bounds concurrent work requests by default.
 const DefaultMaxInFlight = 64
@@ -19,22 +41,289 @@ const DefaultMaxInFlight = 64
 // DefaultRequestTimeout is the default deadline of a work request.
 const DefaultRequestTimeout = 60 * time.Second
 
-func (s *server) limitWork(next http.Handler) http.Handler {
+// DefaultMaxInflightBytes is the default budget of bytes held by work
+// requests in flight (bodies and decoded tensors).
+const DefaultMaxInflightBytes = 1 << 30
+
+// Lingering close after an early refusal: at most this long and this many
+// bytes are read and discarded.
+const (
+	lingerTime  = 10 * time.Second
+	lingerBytes = 256 << 20
+)
+
+// firstChunk is the first buffer a body gets; buffers double from there
+// as bytes arrive.
+const firstChunk = 16 << 10
+
+// reserveAfter is the size past which a body of announced length takes its
+// whole length from the budget.
+const reserveAfter = 1 << 20
+
+// budget is the server-wide count of bytes held by work requests.
+type budget struct {
+	limit int64
+	used  atomic.Int64
+}
+
+func (b *budget) take(n int64) bool {
+	for {
+		u := b.used.Load()
+		if u+n > b.limit {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+n) {
+			return true
+		}
+	}
+}
+
+// account is one request's share of the budget.
+type account struct {
+	s    *server
+	ctx  context.Context
+	held int64
+}
+
+// grow takes n more bytes from the budget for the request.
+func (a *account) grow(n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	b := a.s.budget
+	if a.held+n > b.limit {
+		return &Error{Code: CodeTooLarge, Msg: fmt.Sprintf("the request needs more than the server's memory budget for requests in flight (--max-inflight-bytes, %s)", formatBytes(b.limit))}
+	}
+	if !b.take(n) {
+		a.s.tel.Rejected(a.ctx, "memory")
+		return &Error{Code: CodeUnavailable, RetryAfter: 1, Msg: fmt.Sprintf("the server is busy: requests in flight hold its memory budget (--max-inflight-bytes, %s); retry shortly", formatBytes(b.limit))}
+	}
+	a.held += n
+	a.s.tel.Memory(a.ctx, n)
+	return nil
+}
+
+// shrink gives n bytes back.
+func (a *account) shrink(n int64) {
+	n = min(n, a.held)
+	if n <= 0 {
+		return
+	}
+	a.held -= n
+	a.s.budget.used.Add(-n)
+	a.s.tel.Memory(a.ctx, -n)
+}
+
+// work is what the work middleware hands its handler.
+type work struct {
+	body     []byte
+	bodyHeld int64 // the budget the body holds
+	acct     *account
+}
+
+type workKey struct{}
+
+// requestBody returns the body the work middleware received.
+func requestBody(r *http.Request) []byte {
+	if wk, ok := r.Context().Value(workKey{}).(*work); ok {
+		return wk.body
+	}
+	return nil
+}
+
+func tensorBytes(ts []*tensor.Tensor) int64 {
+	var n int64
+	for _, t := range ts {
+		if t != nil {
+			n += int64(t.Len()) * int64(t.DType.Size())
+		}
+	}
+	return n
+}
+
+// reserve counts decoded tensors against the memory budget for the rest of
+// the request.
+func reserve(r *http.Request, ts ...*tensor.Tensor) error {
+	wk, ok := r.Context().Value(workKey{}).(*work)
+	if !ok {
+		return nil
+	}
+	return wk.acct.grow(tensorBytes(ts))
+}
+
+// settle replaces the body in the memory budget by the tensors decoded
+// from it, for a handler done with the body: a request whose tensors are
+// no larger than its body is never refused once its body is in, however
+// busy the server. The handler must not use the body afterwards.
+func settle(r *http.Request, ts ...*tensor.Tensor) error {
+	wk, ok := r.Context().Value(workKey{}).(*work)
+	if !ok {
+		return nil
+	}
+	body := wk.bodyHeld
+	wk.body, wk.bodyHeld = nil, 0
+	need := tensorBytes(ts)
+	if need <= body {
+		wk.acct.shrink(body - need)
+		return nil
+	}
+	return wk.acct.grow(need - body)
+}
+
+func (s *server) work(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		acct := &account{s: s, ctx: r.Context()}
+		defer func() { acct.shrink(acct.held) }()
+		if r.ContentLength > s.maxBody {
+			s.refuse(w, r, rc, &http.MaxBytesError{Limit: s.maxBody}, false)
+			return
+		}
+		setDeadline(rc.SetReadDeadline(time.Now().Add(s.ioTimeout)))
+		s.tel.Receiving(r.Context(), 1)
+		body, err := s.readBody(r, acct)
+		s.tel.Receiving(r.Context(), -1)
+		if err != nil {
+			switch CodeOf(err) {
+			case CodeTooLarge, CodeUnavailable:
+				s.refuse(w, r, rc, err, true)
+			default: // a timeout or a broken body: the connection is of no further use
+				w.Header().Set("Connection", "close")
+				writeError(w, r, err)
+			}
+			return
+		}
+		// The body is in. No read deadline while the request computes: one
+		// passing would cancel the request's context.
+		setDeadline(rc.SetReadDeadline(time.Time{}))
 		select {
 		case s.inflight <- struct{}{}:
 		default:
-			w.Header().Set("Retry-After", "1")
-			writeError(w, r, errorf(http.StatusServiceUnavailable, fmt.Sprintf("the server is busy: %d requests are in flight (--max-inflight); retry shortly", cap(s.inflight))))
+			s.tel.Rejected(r.Context(), "inflight")
+			writeError(w, r, &Error{Code: CodeUnavailable, RetryAfter: 1, Msg: fmt.Sprintf("the server is busy: %d requests are in flight (--max-inflight); retry shortly", cap(s.inflight))})
 			return
 		}
-		if s.tel != nil {
-			s.tel.InFlight(r.Context(), 1)
-			defer s.tel.InFlight(r.Context(), -1)
+		s.tel.InFlight(r.Context(), 1)
+		held := true
+		release := func() {
+			if held {
+				held = false
+				<-s.inflight
+				s.tel.InFlight(r.Context(), -1)
+			}
 		}
-		defer func() { <-s.inflight }()
+		defer release()
 		ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
 		defer cancel()
-		next.ServeHTTP(w, r.WithContext(ctx))
+		ctx = context.WithValue(ctx, workKey{}, &work{body: body, bodyHeld: acct.held, acct: acct})
+		sw := &slotWriter{ResponseWriter: w, begin: func() {
+			release()
+			setDeadline(rc.SetWriteDeadline(time.Now().Add(s.ioTimeout)))
+		}}
+		next.ServeHTTP(sw, r.WithContext(ctx))
 	})
 }
+
+// setDeadline takes the result of setting a connection deadline. It can
+// only fail for a ResponseWriter without a connection (an in-memory
+// recorder: http.ErrNotSupported) or a connection already closed, where
+// there is nothing left to bound.
+func setDeadline(error) {}
+
+// readBody reads the request body into a buffer grown as bytes arrive (to
+// at most the announced Content-Length, plus one byte to see its end),
+// each growth taken from the memory budget first. acct holds nothing else
+// yet.
+func (s *server) readBody(r *http.Request, acct *account) ([]byte, error) {
+	limit := s.maxBody
+	bound := limit + 1 // one byte past the limit tells an oversized body
+	if r.ContentLength >= 0 {
+		bound = min(bound, r.ContentLength+1)
+	}
+	var buf []byte
+	for {
+		if len(buf) == cap(buf) {
+			n := min(bound, max(2*int64(cap(buf)), firstChunk))
+			if n <= int64(cap(buf)) { // more bytes than announced
+				n = min(limit+1, int64(cap(buf))+firstChunk)
+			}
+			// The budget counts the buffer's capacity (the old buffer,
+			// garbage after the copy, is not counted twice), except that a
+			// body past reserveAfter takes the whole of its announced size
+			// at once: large bodies arriving together then either fit or
+			// are refused early, instead of all filling the budget halfway
+			// and all being refused. Memory is still only taken as bytes
+			// arrive.
+			want := n
+			if r.ContentLength >= 0 && n > reserveAfter {
+				want = bound
+			}
+			if err := acct.grow(want - acct.held); err != nil {
+				return nil, err
+			}
+			nb := make([]byte, len(buf), n)
+			copy(nb, buf)
+			buf = nb
+		}
+		m, err := r.Body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if int64(len(buf)) > limit {
+			return nil, &http.MaxBytesError{Limit: limit}
+		}
+		switch {
+		case err == io.EOF:
+			return buf, nil
+		case err == io.ErrUnexpectedEOF:
+			return nil, errorf(CodeInvalid, "request body ended early")
+		case err != nil:
+			return nil, err
+		}
+	}
+}
+
+// refuse answers err before the body has been received, then reads and
+// discards what is left of it for at most lingerTime and lingerBytes (as
+// nginx's lingering close does), so that a client that writes its whole
+// body before reading its response reads the error rather than a reset.
+// started tells whether the body was being read: a client that asked for
+// "100-continue" and was not told to go on sends no body.
+func (s *server) refuse(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, err error, started bool) {
+	w.Header().Set("Connection", "close")
+	writeError(w, r, err)
+	if !started && r.Header.Get("Expect") == "100-continue" {
+		return
+	}
+	if rc.Flush() != nil {
+		return
+	}
+	setDeadline(rc.SetReadDeadline(time.Now().Add(lingerTime)))
+	io.CopyN(io.Discard, r.Body, lingerBytes)
+}
+
+// slotWriter calls begin before the first byte of the answer is written:
+// the work is done, so its slot goes back, and the write gets a deadline.
+type slotWriter struct {
+	http.ResponseWriter
+	begin   func()
+	started bool
+}
+
+func (w *slotWriter) start() {
+	if !w.started {
+		w.started = true
+		w.begin()
+	}
+}
+
+func (w *slotWriter) WriteHeader(code int) {
+	w.start()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *slotWriter) Write(b []byte) (int, error) {
+	w.start()
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *slotWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -3,7 +3,7 @@ package api
 import (
 	"io"
 	"net/http"
-	"runtime"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -14,15 +14,47 @@ import (
 
 func TestRequestTimeoutIs504(t *testing.T) {
 	url := newTestHTTPServer(t, Options{Repository: repository.New(serverOptions(), repository.Source{Name: "mnist", Version: 1, ONNX: defaultmodel.ONNX}),
-		RequestTimeout: time.Nanosecond, Logger: quietLog()})
+		RequestTimeout: time.Nanosecond, IOTimeout: time.Minute, Logger: quietLog()})
 	r := do(t, "POST", url+"/v2/models/mnist/infer", inferBody("input", "FP32", []int{1, 784}, make([]float32, 784)))
 	wantError(t, r, 504, "--request-timeout")
 }
 
-// TestBusyServerAnswers503 holds one request in flight (its body not yet
-// sent) with --max-inflight 1: the next is refused at once with 503 and
+// TestBusyServerAnswers503 holds one request at work (its handler waits)
+// with --max-inflight 1: the next is refused at once with 503 and
 // Retry-After, and the held one still completes.
 func TestBusyServerAnswers503(t *testing.T) {
+	s := newServer(Options{MaxInFlight: 1, Logger: quietLog()})
+	entered, proceed := make(chan struct{}), make(chan struct{})
+	blocking := s.work(handler(func(w http.ResponseWriter, r *http.Request) error {
+		if string(requestBody(r)) == "hold" {
+			close(entered)
+			<-proceed
+		}
+		writeJSON(w, 200, map[string]string{"body": string(requestBody(r))})
+		return nil
+	}))
+	srv := httptest.NewServer(blocking)
+	t.Cleanup(srv.Close)
+	held := make(chan response)
+	go func() { held <- do(t, "POST", srv.URL, "hold") }()
+	<-entered
+	busy := do(t, "POST", srv.URL, "next")
+	wantError(t, busy, 503, "busy", "--max-inflight")
+	if busy.header.Get("Retry-After") == "" {
+		t.Error("503 without Retry-After")
+	}
+	close(proceed)
+	if r := <-held; r.status != 200 || !strings.Contains(string(r.body), `"hold"`) {
+		t.Errorf("the held request finished with %d %s", r.status, r.body)
+	}
+	if r := do(t, "POST", srv.URL, "after"); r.status != 200 {
+		t.Errorf("after the held request: %d %s", r.status, r.body)
+	}
+}
+
+// TestBodyIsReadBeforeTheWorkSlot: a request whose body is still arriving
+// holds no slot, so with --max-inflight 1 another request is served.
+func TestBodyIsReadBeforeTheWorkSlot(t *testing.T) {
 	url := newTestHTTPServer(t, Options{Repository: repository.New(serverOptions(), repository.Source{Name: "mnist", Version: 1, ONNX: defaultmodel.ONNX}),
 		MaxInFlight: 1, Logger: quietLog()})
 	body := inferBody("input", "FP32", []int{1, 784}, make([]float32, 784))
@@ -30,7 +62,6 @@ func TestBusyServerAnswers503(t *testing.T) {
 	held := make(chan int)
 	go func() {
 		req, _ := http.NewRequest("POST", url+"/v2/models/mnist/infer", pr)
-		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			held <- 0
@@ -40,27 +71,14 @@ func TestBusyServerAnswers503(t *testing.T) {
 		resp.Body.Close()
 		held <- resp.StatusCode
 	}()
-	pw.Write([]byte(body[:10])) // the handler is now waiting for the rest
-	for i := 0; ; i++ {         // until the metrics show it holding the one slot
-		if strings.Contains(string(do(t, "GET", url+"/metrics", "").body), "\nquantserve_inflight 1\n") {
-			break
-		}
-		if i == 100000 {
-			t.Fatal("the held request never got in flight")
-		}
-		runtime.Gosched()
-	}
-	busy := do(t, "POST", url+"/v2/models/mnist/infer", body)
-	wantError(t, busy, 503, "busy", "--max-inflight")
-	if busy.header.Get("Retry-After") == "" {
-		t.Error("503 without Retry-After")
+	pw.Write([]byte(body[:10])) // the server now waits for the rest
+	waitMetric(t, url, func(m metrics) bool { return m["quantserve_receiving"]+m["quantserve_inflight"] >= 1 })
+	if r := do(t, "POST", url+"/v2/models/mnist/infer", body); r.status != 200 {
+		t.Errorf("with one body still arriving: %d %s", r.status, r.body)
 	}
 	io.Copy(pw, strings.NewReader(body[10:]))
 	pw.Close()
 	if status := <-held; status != 200 {
-		t.Errorf("the held request finished with %d", status)
-	}
-	if r := do(t, "POST", url+"/v2/models/mnist/infer", body); r.status != 200 {
-		t.Errorf("after the held request: %d %s", r.status, r.body)
+		t.Errorf("the slow request finished with %d", status)
 	}
 }

@@ -92,6 +92,7 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{"POST", "/v2/models/mnist/infer", good},
 		{"POST", "/v2/models/mnist/versions/1/infer", strings.Replace(good, `{"inputs"`, `{"id":"7","outputs":[{"name":"scores"}],"inputs"`, 1)},
 		{"POST", "/v2/models/mnist/infer", `{"inputs":[{"name":"input","shape":[1],"datatype":"FP32","data":[1]}]}`},
+		{"POST", "/v2/models/mnist/infer", inferBody("input", "FP32", []int{0, 784}, []float32{})},
 		{"GET", "/v2/models/nope", ""},
 		{"POST", "/v1/ops/quantize", `{"tensor":{"shape":[2,2],"datatype":"FP32","data":[1,-0.5,0.25,2]},"scheme":"per_block"}`},
 		{"POST", "/v1/ops/dequantize", `{"values":{"shape":[2],"datatype":"INT8","data":[127,-3]},"scales":{"shape":[1],"datatype":"FP32","data":[0.5]},"scheme":"per_tensor"}`},

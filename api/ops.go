@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/quantserve/quantserve/dispatch"
@@ -18,36 +17,37 @@ import (
 
 // opsBody reads the body and splits its top-level object into fields.
 func opsBody(r *http.Request) (map[string]json.RawMessage, int, error) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return nil, 0, err
-	}
+	body := requestBody(r)
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		return nil, 0, errorf(http.StatusBadRequest, fmt.Sprintf("malformed JSON: the body must be an object (%v)", err))
+		return nil, 0, errorf(CodeInvalid, fmt.Sprintf("malformed JSON: the body must be an object (%v)", err))
 	}
 	return fields, len(body), nil
 }
 
-// tensorField decodes the named OIP tensor field, requiring a datatype.
-func tensorField(fields map[string]json.RawMessage, name string, dt tensor.DataType) (*tensor.Tensor, error) {
+// tensorField decodes the named OIP tensor field, requiring a datatype, and
+// counts it against the memory budget.
+func tensorField(r *http.Request, fields map[string]json.RawMessage, name string, dt tensor.DataType) (*tensor.Tensor, error) {
 	raw, ok := fields[name]
 	if !ok {
-		return nil, errorf(http.StatusBadRequest, fmt.Sprintf("missing %q: an OIP tensor {\"shape\", \"datatype\", \"data\"}", name))
+		return nil, errorf(CodeInvalid, fmt.Sprintf("missing %q: an OIP tensor {\"shape\", \"datatype\", \"data\"}", name))
 	}
 	t, err := oip.DecodeTensor(raw)
 	if err != nil {
-		return nil, errorf(http.StatusBadRequest, fmt.Sprintf("%q: %v", name, err))
+		return nil, errorf(CodeInvalid, fmt.Sprintf("%q: %v", name, err))
 	}
 	if t.DType != dt {
-		return nil, errorf(http.StatusBadRequest, fmt.Sprintf("%q has datatype %v, this operation takes %v", name, t.DType, dt))
+		return nil, errorf(CodeInvalid, fmt.Sprintf("%q has datatype %v, this operation takes %v", name, t.DType, dt))
+	}
+	if err := reserve(r, t); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
 
 func matrix(name string, t *tensor.Tensor) (rows, cols int, err error) {
 	if t.Rank() != 2 {
-		return 0, 0, errorf(http.StatusBadRequest, fmt.Sprintf("%q must be a matrix (rank 2), got shape %s", name, tensor.ShapeString(t.Shape)))
+		return 0, 0, errorf(CodeInvalid, fmt.Sprintf("%q must be a matrix (rank 2), got shape %s", name, tensor.ShapeString(t.Shape)))
 	}
 	return t.Shape[0], t.Shape[1], nil
 }
@@ -56,12 +56,12 @@ func schemeField(fields map[string]json.RawMessage) (quant.Scheme, error) {
 	name := "per_channel"
 	if raw, ok := fields["scheme"]; ok {
 		if err := json.Unmarshal(raw, &name); err != nil {
-			return 0, errorf(http.StatusBadRequest, `"scheme" must be a string`)
+			return 0, errorf(CodeInvalid, `"scheme" must be a string`)
 		}
 	}
 	s, err := quant.ParseScheme(name)
 	if err != nil {
-		return 0, errorf(http.StatusBadRequest, err.Error())
+		return 0, errorf(CodeInvalid, err.Error())
 	}
 	return s, nil
 }
@@ -89,7 +89,7 @@ func (s *server) opQuantize(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	x, err := tensorField(fields, "tensor", tensor.Float32)
+	x, err := tensorField(r, fields, "tensor", tensor.Float32)
 	if err != nil {
 		return err
 	}
@@ -105,7 +105,7 @@ func (s *server) opQuantize(w http.ResponseWriter, r *http.Request) error {
 	}
 	q, err := quant.QuantizeWeights(x.Data.([]float32), k, n, scheme)
 	if err != nil {
-		return errorf(http.StatusBadRequest, err.Error())
+		return errorf(CodeInvalid, err.Error())
 	}
 	scales := tensor.From(scalesShape(q), q.Scales)
 	s.writeTensors(w, []string{"values", "scales"}, []*tensor.Tensor{{DType: tensor.Int8, Shape: x.Shape, Data: q.Q}, scales})
@@ -133,12 +133,12 @@ func weightsFrom(values, scales *tensor.Tensor, scheme quant.Scheme, name string
 	}
 	q := &quant.Weights{Scheme: scheme, K: k, N: n, Q: values.Data.([]int8), Scales: scales.Data.([]float32)}
 	if want := scalesShape(q); !sameShape(scales.Shape, want) {
-		return nil, errorf(http.StatusBadRequest, fmt.Sprintf("scales have shape %s; %v scales of %s values have shape %s",
+		return nil, errorf(CodeInvalid, fmt.Sprintf("scales have shape %s; %v scales of %s values have shape %s",
 			tensor.ShapeString(scales.Shape), scheme, tensor.ShapeString(values.Shape), tensor.ShapeString(want)))
 	}
 	for _, v := range q.Q {
 		if v == -128 {
-			return nil, errorf(http.StatusBadRequest, "int8 values must lie in [-127, 127]: -128 has no symmetric counterpart")
+			return nil, errorf(CodeInvalid, "int8 values must lie in [-127, 127]: -128 has no symmetric counterpart")
 		}
 	}
 	return q, nil
@@ -162,11 +162,11 @@ func (s *server) opDequantize(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	values, err := tensorField(fields, "values", tensor.Int8)
+	values, err := tensorField(r, fields, "values", tensor.Int8)
 	if err != nil {
 		return err
 	}
-	scales, err := tensorField(fields, "scales", tensor.Float32)
+	scales, err := tensorField(r, fields, "scales", tensor.Float32)
 	if err != nil {
 		return err
 	}
@@ -189,11 +189,11 @@ func productShape(a *tensor.Tensor, bk, bn int, bodyLen int) (m int, err error) 
 		return 0, err
 	}
 	if k != bk {
-		return 0, errorf(http.StatusBadRequest, fmt.Sprintf("inner dimensions differ: a is %s, b is [%d,%d]", tensor.ShapeString(a.Shape), bk, bn))
+		return 0, errorf(CodeInvalid, fmt.Sprintf("inner dimensions differ: a is %s, b is [%d,%d]", tensor.ShapeString(a.Shape), bk, bn))
 	}
 	// The output may not outgrow the request: one element per body byte.
 	if bn > 0 && m > bodyLen/bn {
-		return 0, errorf(http.StatusBadRequest, fmt.Sprintf("the product [%d,%d] has more elements than the request has bytes", m, bn))
+		return 0, errorf(CodeInvalid, fmt.Sprintf("the product [%d,%d] has more elements than the request has bytes", m, bn))
 	}
 	return m, nil
 }
@@ -204,11 +204,11 @@ func (s *server) opMatMul(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a, err := tensorField(fields, "a", tensor.Float32)
+	a, err := tensorField(r, fields, "a", tensor.Float32)
 	if err != nil {
 		return err
 	}
-	b, err := tensorField(fields, "b", tensor.Float32)
+	b, err := tensorField(r, fields, "b", tensor.Float32)
 	if err != nil {
 		return err
 	}
@@ -236,7 +236,7 @@ func (s *server) opQMatMul(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a, err := tensorField(fields, "a", tensor.Float32)
+	a, err := tensorField(r, fields, "a", tensor.Float32)
 	if err != nil {
 		return err
 	}
@@ -249,9 +249,9 @@ func (s *server) opQMatMul(w http.ResponseWriter, r *http.Request) error {
 	_, hasValues := fields["b_values"]
 	switch {
 	case hasB && hasValues:
-		return errorf(http.StatusBadRequest, `give "b" (FP32 weights) or "b_values" with "b_scales" (pre-quantized), not both`)
+		return errorf(CodeInvalid, `give "b" (FP32 weights) or "b_values" with "b_scales" (pre-quantized), not both`)
 	case hasB:
-		b, err := tensorField(fields, "b", tensor.Float32)
+		b, err := tensorField(r, fields, "b", tensor.Float32)
 		if err != nil {
 			return err
 		}
@@ -260,14 +260,14 @@ func (s *server) opQMatMul(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if q, err = quant.QuantizeWeights(b.Data.([]float32), k, n, scheme); err != nil {
-			return errorf(http.StatusBadRequest, err.Error())
+			return errorf(CodeInvalid, err.Error())
 		}
 	default:
-		values, err := tensorField(fields, "b_values", tensor.Int8)
+		values, err := tensorField(r, fields, "b_values", tensor.Int8)
 		if err != nil {
 			return err
 		}
-		scales, err := tensorField(fields, "b_scales", tensor.Float32)
+		scales, err := tensorField(r, fields, "b_scales", tensor.Float32)
 		if err != nil {
 			return err
 		}
@@ -276,7 +276,7 @@ func (s *server) opQMatMul(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if q.K > dispatch.MaxQK {
-		return errorf(http.StatusBadRequest, fmt.Sprintf("K = %d exceeds %d for int8 products", q.K, dispatch.MaxQK))
+		return errorf(CodeInvalid, fmt.Sprintf("K = %d exceeds %d for int8 products", q.K, dispatch.MaxQK))
 	}
 	m, err := productShape(a, q.K, q.N, size)
 	if err != nil {
@@ -284,12 +284,12 @@ func (s *server) opQMatMul(w http.ResponseWriter, r *http.Request) error {
 	}
 	packed, err := dispatch.PackQ(q)
 	if err != nil {
-		return errorf(http.StatusBadRequest, err.Error())
+		return errorf(CodeInvalid, err.Error())
 	}
 	out := make([]float32, m*q.N)
 	if m > 0 {
 		if err := s.exec.QMatMul(a.Data.([]float32), m, packed, out); err != nil {
-			return errorf(http.StatusBadRequest, err.Error())
+			return errorf(CodeInvalid, err.Error())
 		}
 	}
 	s.writeTensors(w, []string{"output"}, []*tensor.Tensor{tensor.From([]int{m, q.N}, out)})

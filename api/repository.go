@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/subtle"
 	"net/http"
 	"strings"
@@ -17,13 +18,13 @@ import (
 func (s *server) requireAdmin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.adminToken == "" {
-			writeError(w, r, errorf(http.StatusForbidden, "model control is disabled: start serve with --admin-token (or QUANTSERVE_ADMIN_TOKEN) and send \"Authorization: Bearer <token>\""))
+			writeError(w, r, errorf(CodePermissionDenied, "model control is disabled: start serve with --admin-token (or QUANTSERVE_ADMIN_TOKEN) and send \"Authorization: Bearer <token>\""))
 			return
 		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.adminToken)) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="quantserve"`)
-			writeError(w, r, errorf(http.StatusUnauthorized, "this endpoint needs \"Authorization: Bearer <admin token>\" with the server's --admin-token"))
+			writeError(w, r, errorf(CodeUnauthenticated, "this endpoint needs \"Authorization: Bearer <admin token>\" with the server's --admin-token"))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -36,9 +37,18 @@ func (s *server) repositoryIndex(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// controlContext bounds a load's or unload's wait (for its model's turn,
+// for requests in flight) by --request-timeout. It does not end when the
+// client goes away: a model control call runs to its end.
+func (s *server) controlContext(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(r.Context()), s.timeout)
+}
+
 // POST /v2/repository/models/{model}/load
 func (s *server) repositoryLoad(w http.ResponseWriter, r *http.Request) error {
-	if err := s.repo.Load(chi.URLParam(r, "model")); err != nil {
+	ctx, cancel := s.controlContext(r)
+	defer cancel()
+	if err := s.repo.Load(ctx, chi.URLParam(r, "model")); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{})
@@ -47,7 +57,9 @@ func (s *server) repositoryLoad(w http.ResponseWriter, r *http.Request) error {
 
 // POST /v2/repository/models/{model}/unload
 func (s *server) repositoryUnload(w http.ResponseWriter, r *http.Request) error {
-	if err := s.repo.Unload(chi.URLParam(r, "model")); err != nil {
+	ctx, cancel := s.controlContext(r)
+	defer cancel()
+	if err := s.repo.Unload(ctx, chi.URLParam(r, "model")); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{})

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -46,7 +47,7 @@ func doAuth(t *testing.T, method, url, token string) response {
 			break
 		}
 	}
-	return response{resp.StatusCode, resp.Header, []byte(b.String())}
+	return response{resp.StatusCode, resp.Header, []byte(b.String()), resp.Close}
 }
 
 func index(t *testing.T, url string) []repository.IndexEntry {
@@ -271,7 +272,7 @@ func TestUnloadWaitsForRequestsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	unloaded := make(chan error)
-	go func() { unloaded <- repo.Unload("m") }()
+	go func() { unloaded <- repo.Unload(context.Background(), "m") }()
 	for {
 		if st, _ := stateOf(repo.Index(), "m", ""); st == "UNLOADING" {
 			break
@@ -293,7 +294,7 @@ func TestUnloadWaitsForRequestsInFlight(t *testing.T) {
 	if st, why := stateOf(repo.Index(), "m", ""); st != "UNAVAILABLE" || why != "unloaded" {
 		t.Errorf("after unload: %q %q", st, why)
 	}
-	if err := repo.Load("m"); err != nil {
+	if err := repo.Load(context.Background(), "m"); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := stateOf(repo.Index(), "m", "1"); st != "READY" {

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -28,7 +31,18 @@ type Options struct {
 	MaxInFlight    int                  // concurrent work requests; 0 means DefaultMaxInFlight
 	RequestTimeout time.Duration        // deadline of a work request; 0 means DefaultRequestTimeout
 	MaxBodyBytes   int64                // request body limit; 0 means DefaultMaxBodyBytes
-	Logger         *slog.Logger
+	// MaxInflightBytes bounds the bytes work requests in flight hold
+	// (bodies and decoded tensors); 0 means DefaultMaxInflightBytes.
+	MaxInflightBytes int64
+	// IOTimeout bounds the receiving of a work request's body, and the
+	// sending of its answer; 0 means RequestTimeout.
+	IOTimeout time.Duration
+	// Draining, when it returns true, makes readiness answer 503 and every
+	// response close its connection, so clients and load balancers move
+	// away while requests are still served (a graceful shutdown's first
+	// phase). nil means never.
+	Draining func() bool
+	Logger   *slog.Logger
 }
 
 // modelPrefixes are the two forms of a model's path: its default version,
@@ -50,13 +64,19 @@ type server struct {
 	tel        *telemetry.Telemetry
 	inflight   chan struct{}
 	timeout    time.Duration
+	ioTimeout  time.Duration
 	maxBody    int64
+	budget     *budget
+	draining   func() bool
+	panics     panicLog
 	log        *slog.Logger
 }
 
 // NewRouter returns the HTTP handler serving every route.
-func NewRouter(opts Options) http.Handler {
-	s := &server{repo: opts.Repository, version: opts.Version, kernels: opts.Kernels, maxBody: opts.MaxBodyBytes, log: opts.Logger}
+func NewRouter(opts Options) http.Handler { return newServer(opts).routes() }
+
+func newServer(opts Options) *server {
+	s := &server{repo: opts.Repository, version: opts.Version, kernels: opts.Kernels, maxBody: opts.MaxBodyBytes, log: opts.Logger, draining: opts.Draining}
 	s.adminToken = opts.AdminToken
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = DefaultMaxInFlight
@@ -81,13 +101,27 @@ func NewRouter(opts Options) http.Handler {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
+	if s.ioTimeout = opts.IOTimeout; s.ioTimeout <= 0 {
+		s.ioTimeout = s.timeout
+	}
+	s.budget = &budget{limit: opts.MaxInflightBytes}
+	if s.budget.limit <= 0 {
+		s.budget.limit = DefaultMaxInflightBytes
+	}
+	if s.draining == nil {
+		s.draining = func() bool { return false }
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	return s
+}
+
+func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, s.accessLog, recoverer)
+	r.Use(middleware.RequestID, s.accessLog, s.drain, s.recoverer)
 	r.NotFound(handler(func(w http.ResponseWriter, r *http.Request) error {
-		return errorf(http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
+		return errorf(CodeNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	}).ServeHTTP)
 	r.MethodNotAllowed(handler(func(w http.ResponseWriter, req *http.Request) error {
 		var allowed []string
@@ -97,7 +131,7 @@ func NewRouter(opts Options) http.Handler {
 			}
 		}
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		return errorf(http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s (allowed: %s)", req.Method, req.URL.Path, strings.Join(allowed, ", ")))
+		return errorf(CodeMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s (allowed: %s)", req.Method, req.URL.Path, strings.Join(allowed, ", ")))
 	}).ServeHTTP)
 
 	r.Method(http.MethodGet, "/metrics", handler(s.metrics))
@@ -107,7 +141,7 @@ func NewRouter(opts Options) http.Handler {
 	for _, prefix := range modelPrefixes {
 		r.Method(http.MethodGet, prefix, handler(s.modelMetadata))
 		r.Method(http.MethodGet, prefix+"/ready", handler(s.modelReady))
-		r.With(s.limitWork, s.limitBody).Method(http.MethodPost, prefix+"/infer", handler(s.infer))
+		r.With(s.work).Method(http.MethodPost, prefix+"/infer", handler(s.infer))
 	}
 	s.mountAutodiff(r)
 	r.Method(http.MethodPost, "/v2/repository/index", handler(s.repositoryIndex))
@@ -117,7 +151,7 @@ func NewRouter(opts Options) http.Handler {
 		r.Method(http.MethodPost, "/v2/repository/models/{model}/unload", handler(s.repositoryUnload))
 	})
 	r.Group(func(r chi.Router) {
-		r.Use(s.limitWork, s.limitBody)
+		r.Use(s.work)
 		r.Method(http.MethodPost, "/v1/ops/quantize", handler(s.opQuantize))
 		r.Method(http.MethodPost, "/v1/ops/dequantize", handler(s.opDequantize))
 		r.Method(http.MethodPost, "/v1/ops/matmul", handler(s.opMatMul))
@@ -126,34 +160,86 @@ func NewRouter(opts Options) http.Handler {
 	return r
 }
 
-// limitBody caps the request body; reading past the cap fails with a
-// *http.MaxBytesError, answered with 413.
-func (s *server) limitBody(next http.Handler) http.Handler {
+// drain closes every connection after its response while the server
+// drains, so keep-alive clients reconnect (to another replica) instead of
+// sending on a connection about to be closed.
+func (s *server) drain(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > s.maxBody {
-			writeError(w, r, &http.MaxBytesError{Limit: s.maxBody})
-			return
+		if s.draining() {
+			w.Header().Set("Connection", "close")
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
 		next.ServeHTTP(w, r)
 	})
 }
 
-// recoverer turns a panic in a handler into a 500 JSON error, logged with
-// its stack; the server keeps serving.
-func recoverer(next http.Handler) http.Handler {
+// recoverer turns a panic in a handler (or an operator it runs) into a 500
+// JSON error. Each panic is counted in /metrics by site; its stack is
+// logged at most once a minute per site. The server keeps serving.
+func (s *server) recoverer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				slog.ErrorContext(r.Context(), "panic serving request", "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
-				writeError(w, r, fmt.Errorf("panic: %v", p))
+				site := panicSite()
+				s.tel.Panic(r.Context(), site)
+				if n, ok := s.panics.allow(site, time.Now()); ok {
+					s.log.ErrorContext(r.Context(), "panic serving request", "path", r.URL.Path, "site", site, "panic", p,
+						"suppressed", n, "stack", string(debug.Stack()))
+				}
+				writeError(w, r, &PanicError{Value: p, Site: site})
 			}
 		}()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// panicLog remembers when each panic site last logged its stack.
+type panicLog struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+	held map[string]int // panics not logged since
+}
+
+// panicLogEvery is how often one site may log a stack.
+const panicLogEvery = time.Minute
+
+// allow reports whether site may log now, and how many of its panics were
+// not logged since it last did.
+func (l *panicLog) allow(site string, now time.Time) (int, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last == nil {
+		l.last, l.held = map[string]time.Time{}, map[string]int{}
+	}
+	if t, ok := l.last[site]; ok && now.Sub(t) < panicLogEvery {
+		l.held[site]++
+		return 0, false
+	}
+	n := l.held[site]
+	l.last[site], l.held[site] = now, 0
+	return n, true
+}
+
+// panicSite names the function and line that panicked: the first frame
+// below runtime.gopanic outside the runtime.
+func panicSite() string {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(1, pcs)])
+	panicking := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic":
+			panicking = true
+		case panicking && !strings.HasPrefix(f.Function, "runtime."):
+			return fmt.Sprintf("%s (%s:%d)", f.Function, path.Base(f.File), f.Line)
+		}
+		if !more {
+			return "unknown"
+		}
+	}
 }
 
 func (s *server) accessLog(next http.Handler) http.Handler {

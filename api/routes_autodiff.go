@@ -5,7 +5,6 @@ package api
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -23,9 +22,9 @@ const MaxTrainSteps = 1000
 // /train (admin token) to fine-tune a model into a new version.
 func (s *server) mountAutodiff(r chi.Router) {
 	for _, prefix := range modelPrefixes {
-		r.With(s.limitWork, s.limitBody).Method(http.MethodPost, prefix+"/grad", handler(s.grad))
+		r.With(s.work).Method(http.MethodPost, prefix+"/grad", handler(s.grad))
 	}
-	r.With(s.requireAdmin, s.limitWork, s.limitBody).Method(http.MethodPost, "/v2/models/{model}/train", handler(s.train))
+	r.With(s.requireAdmin, s.work).Method(http.MethodPost, "/v2/models/{model}/train", handler(s.train))
 }
 
 func autodiffExtensions() []string { return []string{"autodiff"} }
@@ -33,10 +32,7 @@ func autodiffExtensions() []string { return []string{"autodiff"} }
 // readInputs decodes a body's "inputs" (OIP tensors) with the infer
 // scanner and returns the body for its other fields.
 func readInputs(r *http.Request) ([]byte, map[string]*tensor.Tensor, error) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return nil, nil, err
-	}
+	body := requestBody(r)
 	req, err := oip.DecodeInferRequest(body)
 	if err != nil {
 		return nil, nil, err
@@ -44,9 +40,12 @@ func readInputs(r *http.Request) ([]byte, map[string]*tensor.Tensor, error) {
 	inputs := map[string]*tensor.Tensor{}
 	for _, in := range req.Inputs {
 		if _, dup := inputs[in.Name]; dup {
-			return nil, nil, errorf(http.StatusBadRequest, fmt.Sprintf("input %q appears more than once", in.Name))
+			return nil, nil, errorf(CodeInvalid, fmt.Sprintf("input %q appears more than once", in.Name))
 		}
 		inputs[in.Name] = in.Tensor
+		if err := reserve(r, in.Tensor); err != nil {
+			return nil, nil, err
+		}
 	}
 	return body, inputs, nil
 }
@@ -68,12 +67,12 @@ func (s *server) grad(w http.ResponseWriter, r *http.Request) error {
 		Wrt        []string        `json:"wrt"`
 	}
 	if err := json.Unmarshal(body, &extra); err != nil {
-		return errorf(http.StatusBadRequest, fmt.Sprintf("\"output\" must be a string and \"wrt\" a list of names: %v", err))
+		return errorf(CodeInvalid, fmt.Sprintf("\"output\" must be a string and \"wrt\" a list of names: %v", err))
 	}
 	req := autodiff.GradRequest{Inputs: inputs, Output: extra.Output, Wrt: extra.Wrt}
 	if len(extra.OutputGrad) > 0 {
 		if req.OutputGrad, err = oip.DecodeTensor(extra.OutputGrad); err != nil {
-			return errorf(http.StatusBadRequest, "output_grad: "+err.Error())
+			return errorf(CodeInvalid, "output_grad: "+err.Error())
 		}
 	}
 	outs, grads, err := autodiff.Gradients(r.Context(), v.Model, req)
@@ -127,20 +126,20 @@ func (s *server) train(w http.ResponseWriter, r *http.Request) error {
 		Steps int `json:"steps"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		return errorf(http.StatusBadRequest, fmt.Sprintf("malformed train request: %v", err))
+		return errorf(CodeInvalid, fmt.Sprintf("malformed train request: %v", err))
 	}
 	if req.Steps < 1 || req.Steps > MaxTrainSteps {
-		return errorf(http.StatusBadRequest, fmt.Sprintf("\"steps\" must be between 1 and %d", MaxTrainSteps))
+		return errorf(CodeInvalid, fmt.Sprintf("\"steps\" must be between 1 and %d", MaxTrainSteps))
 	}
 	if len(req.Targets) == 0 {
-		return errorf(http.StatusBadRequest, `missing "targets": INT64 class ids for cross_entropy, an FP32 output-shaped tensor for mse`)
+		return errorf(CodeInvalid, `missing "targets": INT64 class ids for cross_entropy, an FP32 output-shaped tensor for mse`)
 	}
 	targets, err := oip.DecodeTensor(req.Targets)
 	if err != nil {
-		return errorf(http.StatusBadRequest, "targets: "+err.Error())
+		return errorf(CodeInvalid, "targets: "+err.Error())
 	}
 	if source == nil {
-		return errorf(http.StatusConflict, "this version has no model file to train from")
+		return errorf(CodeConflict, "this version has no model file to train from")
 	}
 	tr, err := autodiff.NewTrainer(source, s.exec)
 	if err != nil {
@@ -158,7 +157,7 @@ func (s *server) train(w http.ResponseWriter, r *http.Request) error {
 		}
 		losses = append(losses, l)
 	}
-	number, err := s.repo.AddVersion(e.Name, tr.ONNX())
+	number, err := s.repo.AddVersion(r.Context(), e.Name, tr.ONNX())
 	if err != nil {
 		return err
 	}

@@ -75,6 +75,7 @@ type response struct {
 	status int
 	header http.Header
 	body   []byte
+	close  bool // the server closes the connection after it
 }
 
 func (r response) json(t *testing.T) map[string]any {
@@ -116,7 +117,7 @@ func doWith(t *testing.T, method, url, body string, headers map[string]string) r
 	if err != nil {
 		t.Fatal(err)
 	}
-	return response{resp.StatusCode, resp.Header, b}
+	return response{resp.StatusCode, resp.Header, b, resp.Close}
 }
 
 // wantError checks an error response: status, JSON {"error"} mentioning

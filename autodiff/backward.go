@@ -36,15 +36,6 @@ func Backward(m *model.Model, vals []*tensor.Tensor, seeds map[int][]float32, wa
 		if len(st.Out) == 0 || st.Out[0] < 0 {
 			continue
 		}
-		dy, ok := grads[st.Out[0]]
-		if !ok {
-			continue
-		}
-		for _, o := range st.Out[1:] {
-			if _, has := grads[o]; has && o >= 0 {
-				return nil, fmt.Errorf("autodiff: node %s (%s): gradients through its second output are not supported", st.Name, st.Op)
-			}
-		}
 		ins := make([]*tensor.Tensor, len(st.In))
 		need := make([]bool, len(st.In))
 		for j, s := range st.In {
@@ -53,7 +44,33 @@ func Backward(m *model.Model, vals []*tensor.Tensor, seeds map[int][]float32, wa
 				need[j] = needed[s]
 			}
 		}
-		dxs, err := backwardStep(st, ins, vals[st.Out[0]], dy, need)
+		var dxs [][]float32
+		var err error
+		if mf, ok := multiGrads[st.Desc]; ok { // several outputs carry gradients
+			ys, dys := make([]*tensor.Tensor, len(st.Out)), make([][]float32, len(st.Out))
+			reached := false
+			for j, o := range st.Out {
+				if o >= 0 {
+					ys[j], dys[j] = vals[o], grads[o]
+					reached = reached || dys[j] != nil
+				}
+			}
+			if !reached {
+				continue
+			}
+			dxs, err = mf(st, ins, ys, dys, need)
+		} else {
+			dy, ok := grads[st.Out[0]]
+			if !ok {
+				continue
+			}
+			for _, o := range st.Out[1:] {
+				if _, has := grads[o]; has && o >= 0 {
+					return nil, fmt.Errorf("autodiff: node %s (%s): gradients through its second output are not supported", st.Name, st.Op)
+				}
+			}
+			dxs, err = backwardStep(st, ins, vals[st.Out[0]], dy, need)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("autodiff: node %s (%s): %w", st.Name, st.Op, err)
 		}
@@ -91,12 +108,34 @@ var grads = map[*model.Descriptor]gradFunc{}
 // registerGrad sets the backward function of every registered
 // implementation of the ai.onnx operator typ.
 func registerGrad(typ string, f gradFunc) {
+	for _, d := range descriptorsOf(typ) {
+		grads[d] = f
+	}
+}
+
+// descriptorsOf returns every implementation of the ai.onnx operator typ;
+// none is a programming error.
+func descriptorsOf(typ string) []*model.Descriptor {
 	ds := model.Descriptors("", typ)
 	if len(ds) == 0 {
 		panic("autodiff: no operator " + typ)
 	}
-	for _, d := range ds {
-		grads[d] = f
+	return ds
+}
+
+// multiGradFunc is the backward function of an operator whose outputs all
+// carry gradients (Split): ys and dys parallel st.Out, dys[j] nil where no
+// gradient reaches output j.
+type multiGradFunc func(st model.Step, in []*tensor.Tensor, ys []*tensor.Tensor, dys [][]float32, need []bool) ([][]float32, error)
+
+var multiGrads = map[*model.Descriptor]multiGradFunc{}
+
+// registerMultiGrad sets the backward function of every registered
+// implementation of the ai.onnx operator typ, taking every output's
+// gradient.
+func registerMultiGrad(typ string, f multiGradFunc) {
+	for _, d := range descriptorsOf(typ) {
+		multiGrads[d] = f
 	}
 }
 

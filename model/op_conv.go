@@ -12,8 +12,7 @@ import (
 )
 
 // Convolutions: Conv and ConvTranspose here; ConvInteger and QLinearConv
-// in op_conv_integer.go; DeformConv and CausalConvWithState in
-// op_conv_deform.go.
+// in op_conv_integer.go; DeformConv in op_conv_deform.go.
 //
 // A float32 convolution runs as an implicit GEMM on the same tiles as
 // MatMul. The input image is laid out channels-last once; then, for a tile

@@ -10,7 +10,6 @@ import (
 func init() {
 	// DeformConv 22 only widened types.
 	register(Descriptor{Type: "DeformConv", Since: 19, Fold: true}, buildDeformConv)
-	register(Descriptor{Type: "CausalConvWithState", Since: 27, Fold: true}, buildCausalConv)
 }
 
 // DeformConvAttrs are the attributes of DeformConv.
@@ -246,109 +245,4 @@ func deformCorners(g *ConvGeometry, taps *convTaps, pos *convPos, offset []float
 		}
 		idx[j], wts[j] = lin, wt
 	}
-}
-
-// CausalConvAttrs are the attributes of CausalConvWithState.
-type CausalConvAttrs struct {
-	Activation string `onnx:"activation" default:"none"`
-}
-
-// buildCausalConv implements CausalConvWithState: a depthwise causal 1-D
-// convolution over the input appended to a carried state (zeros when
-// absent), optionally followed by SiLU, and the new state (the last k−1
-// positions of that sequence).
-func buildCausalConv(n *node, at *CausalConvAttrs) (opFunc, error) {
-	if err := n.checkArity(2, 4, 1, 2); err != nil {
-		return nil, err
-	}
-	silu := false
-	switch at.Activation {
-	case "none":
-	case "silu", "swish":
-		silu = true
-	default:
-		return nil, unsupportedf("CausalConvWithState activation %q", at.Activation)
-	}
-	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		var bias, past *tensor.Tensor
-		if len(in) > 2 {
-			bias = in[2]
-		}
-		if len(in) > 3 {
-			past = in[3]
-		}
-		return runCausalConv(in[0], in[1], bias, past, silu)
-	}, nil
-}
-
-func runCausalConv(x, w, bias, past *tensor.Tensor, silu bool) ([]*tensor.Tensor, error) {
-	const op = "CausalConvWithState"
-	if x.DType != tensor.Float32 && x.DType != tensor.Float16 && x.DType != tensor.BFloat16 {
-		return nil, inputErrorf("%s takes FP32, FP16 or BF16, got %v", op, x.DType)
-	}
-	for _, t := range []*tensor.Tensor{w, bias, past} {
-		if t != nil && t.DType != x.DType {
-			return nil, inputErrorf("%s operands have types %v and %v", op, x.DType, t.DType)
-		}
-	}
-	if x.Rank() != 3 || w.Rank() != 3 {
-		return nil, inputErrorf("%s takes rank-3 input and weight, got %s and %s", op, tensor.ShapeString(x.Shape), tensor.ShapeString(w.Shape))
-	}
-	bs, c, l := x.Shape[0], x.Shape[1], x.Shape[2]
-	k := w.Shape[2]
-	if w.Shape[0] != c || w.Shape[1] != 1 || k < 1 {
-		return nil, inputErrorf("%s weight %s must be (%d, 1, k >= 1)", op, tensor.ShapeString(w.Shape), c)
-	}
-	if bias != nil && (bias.Rank() != 1 || bias.Shape[0] != c) {
-		return nil, inputErrorf("%s bias %s must hold %d values", op, tensor.ShapeString(bias.Shape), c)
-	}
-	if past != nil && !equalShape(past.Shape, []int{bs, c, k - 1}) {
-		return nil, inputErrorf("%s past_state %s must have shape %s", op, tensor.ShapeString(past.Shape), tensor.ShapeString([]int{bs, c, k - 1}))
-	}
-	xv, _ := convFloats(x)
-	wv, _ := convFloats(w)
-	var bv, pv []float32
-	if bias != nil {
-		bv, _ = convFloats(bias)
-	}
-	if past != nil {
-		pv, _ = convFloats(past)
-	}
-	span := l + k - 1
-	seq := make([]float32, span)
-	out := make([]float32, bs*c*l)
-	state := make([]float32, bs*c*(k-1))
-	for b := 0; b < bs; b++ {
-		for ch := 0; ch < c; ch++ {
-			i := b*c + ch
-			if pv != nil {
-				copy(seq, pv[i*(k-1):(i+1)*(k-1)])
-			} else {
-				clear(seq[:k-1])
-			}
-			copy(seq[k-1:], xv[i*l:(i+1)*l])
-			var b0 float32
-			if bv != nil {
-				b0 = bv[ch]
-			}
-			dst := out[i*l : (i+1)*l]
-			for t := range dst {
-				dst[t] = b0
-			}
-			convTapsGo(dst, seq, wv[ch*k:(ch+1)*k], 1)
-			copy(state[i*(k-1):(i+1)*(k-1)], seq[l:])
-		}
-	}
-	shape := []int{bs, c, l}
-	y := convResult(x.DType, shape, out)
-	if silu {
-		if x.DType != tensor.Float32 { // the activation sees the rounded convolution
-			out, _ = convFloats(y)
-		}
-		for i, v := range out {
-			out[i] = float32(float64(v) / (1 + math.Exp(-float64(v))))
-		}
-		y = convResult(x.DType, shape, out)
-	}
-	return []*tensor.Tensor{y, convResult(x.DType, []int{bs, c, k - 1}, state)}, nil
 }

@@ -252,6 +252,10 @@ func (l *linear) apply(a *tensor.Tensor) (*tensor.Tensor, error) {
 		return nil, err
 	}
 	out := make([]float32, size)
+	if m == 0 || l.k == 0 || l.n == 0 {
+		// an empty product, or a sum over nothing: zeros of the right shape
+		return tensor.From(shape, out), nil
+	}
 	if l.q != nil {
 		if err := l.exec.QMatMul(ad, m, l.q, out); err != nil {
 			if errors.Is(err, dispatch.ErrNotFinite) {
@@ -259,7 +263,7 @@ func (l *linear) apply(a *tensor.Tensor) (*tensor.Tensor, error) {
 			}
 			return nil, err
 		}
-	} else if m > 0 {
+	} else {
 		l.exec.MatMul(ad, m, l.f, out)
 	}
 	return tensor.From(shape, out), nil

@@ -234,76 +234,27 @@ func buildTranspose(n *node, at *TransposeAttrs) (opFunc, error) {
 }
 
 // transpose returns x with its axes permuted: out axis i is x axis p[i].
+// Axes that stay contiguous move as whole runs (copy()), so the head
+// transposes of attention ([B,S,H,D] → [B,H,S,D]) copy rows of D.
 func transpose(x *tensor.Tensor, p []int) *tensor.Tensor {
-	r := x.Rank()
-	shape := make([]int, r)
+	rows := tensor.Strides(x.Shape)
+	shape, strides := make([]int, len(p)), make([]int, len(p))
 	for i, a := range p {
-		shape[i] = x.Shape[a]
+		shape[i], strides[i] = x.Shape[a], rows[a]
 	}
-	strides := make([]int, r)
-	s := 1
-	for i := r - 1; i >= 0; i-- {
-		strides[i] = s
-		s *= x.Shape[i]
+	t, err := stridedView(x, shape, strides, 0)
+	if err != nil {
+		panic(err) // the same elements as x, which exists
 	}
-	src := make([]int, r) // x's stride for each output axis
-	for i, a := range p {
-		src[i] = strides[a]
-	}
-	n := x.Len()
-	idx := make([]int, n)
-	counter := make([]int, r)
-	off := 0
-	for o := 0; o < n; o++ {
-		idx[o] = off
-		for d := r - 1; d >= 0; d-- {
-			counter[d]++
-			off += src[d]
-			if counter[d] < shape[d] {
-				break
-			}
-			off -= src[d] * shape[d]
-			counter[d] = 0
-		}
-	}
-	return &tensor.Tensor{DType: x.DType, Shape: shape, Data: gather(x.Data, idx)}
+	return t
 }
 
 // gather returns data[idx[i]] for each i.
 func gather(data any, idx []int) any {
-	switch d := data.(type) {
-	case []bool:
-		return gatherT(d, idx)
-	case []uint8:
-		return gatherT(d, idx)
-	case []uint16:
-		return gatherT(d, idx)
-	case []uint32:
-		return gatherT(d, idx)
-	case []uint64:
-		return gatherT(d, idx)
-	case []int8:
-		return gatherT(d, idx)
-	case []int16:
-		return gatherT(d, idx)
-	case []int32:
-		return gatherT(d, idx)
-	case []int64:
-		return gatherT(d, idx)
-	case []float32:
-		return gatherT(d, idx)
-	case []float64:
-		return gatherT(d, idx)
-	}
-	panic(fmt.Sprintf("model: gather of %T", data))
-}
-
-func gatherT[T any](d []T, idx []int) []T {
-	r := make([]T, len(idx))
-	for i, j := range idx {
-		r[i] = d[j]
-	}
-	return r
+	mv := moverOf(dataDType(data))
+	out := mv.alloc(len(idx))
+	mv.runs(out, 0, data, 0, idx, 1)
+	return out
 }
 
 func buildShape(n *node, at *ShapeAttrs) (opFunc, error) {
@@ -482,6 +433,15 @@ func buildConcat(n *node, at *ConcatAttrs) (opFunc, error) {
 			}
 			shape[a] += t.Shape[a]
 		}
+		total, err := tensor.NumElements(shape)
+		if err != nil {
+			return nil, inputErrorf("Concat: %v", err)
+		}
+		mv := moverOf(first.DType)
+		out := mv.alloc(total)
+		if total == 0 { // the dimensions of an empty result need not multiply
+			return []*tensor.Tensor{{DType: first.DType, Shape: shape, Data: out}}, nil
+		}
 		outer := 1
 		for _, d := range shape[:a] {
 			outer *= d
@@ -490,17 +450,11 @@ func buildConcat(n *node, at *ConcatAttrs) (opFunc, error) {
 		for _, d := range shape[a+1:] {
 			inner *= d
 		}
-		// index map: for each output element, which input and where
-		total, err := tensor.NumElements(shape)
-		if err != nil {
-			return nil, err
-		}
-		out, _ := tensor.MakeSlice(first.DType, total)
 		pos := 0
 		for o := 0; o < outer; o++ {
 			for _, t := range in {
 				chunk := t.Shape[a] * inner
-				copyRange(out, pos, t.Data, o*chunk, chunk)
+				mv.copyN(out, pos, t.Data, o*chunk, chunk)
 				pos += chunk
 			}
 		}
@@ -509,28 +463,5 @@ func buildConcat(n *node, at *ConcatAttrs) (opFunc, error) {
 }
 
 func copyRange(dst any, at int, src any, from, n int) {
-	switch d := dst.(type) {
-	case []bool:
-		copy(d[at:at+n], src.([]bool)[from:])
-	case []uint8:
-		copy(d[at:at+n], src.([]uint8)[from:])
-	case []uint16:
-		copy(d[at:at+n], src.([]uint16)[from:])
-	case []uint32:
-		copy(d[at:at+n], src.([]uint32)[from:])
-	case []uint64:
-		copy(d[at:at+n], src.([]uint64)[from:])
-	case []int8:
-		copy(d[at:at+n], src.([]int8)[from:])
-	case []int16:
-		copy(d[at:at+n], src.([]int16)[from:])
-	case []int32:
-		copy(d[at:at+n], src.([]int32)[from:])
-	case []int64:
-		copy(d[at:at+n], src.([]int64)[from:])
-	case []float32:
-		copy(d[at:at+n], src.([]float32)[from:])
-	case []float64:
-		copy(d[at:at+n], src.([]float64)[from:])
-	}
+	moverOf(dataDType(dst)).copyN(dst, at, src, from, n)
 }

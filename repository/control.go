@@ -1,6 +1,7 @@
 package repository
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -96,8 +97,29 @@ func (r *Repository) setPending(name, state string) {
 	}
 }
 
+// lockModel takes the control lock of one model (loads, unloads and new
+// versions of other models go on meanwhile), waiting at most until ctx
+// ends. The caller must call the returned function.
+func (r *Repository) lockModel(ctx context.Context, name string) (func(), error) {
+	r.mu.Lock()
+	ch := r.ctl[name]
+	if ch == nil {
+		ch = make(chan struct{}, 1)
+		r.ctl[name] = ch
+	}
+	r.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+		return func() { <-ch }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: another load or unload of %q is still running (%v)", ErrBusy, name, context.Cause(ctx))
+	}
+}
+
 // swap replaces (or, with e nil, removes) a model in a new snapshot.
 func (r *Repository) swap(name string, e *Entry) {
+	r.swapMu.Lock()
+	defer r.swapMu.Unlock()
 	old := *r.models.Load()
 	m := make(map[string]*Entry, len(old)+1)
 	for k, v := range old {
@@ -115,8 +137,10 @@ func (r *Repository) swap(name string, e *Entry) {
 // version policy selects. Requests keep running on the versions they
 // started with; new requests see the new versions once all are loaded. If
 // no version loads, the versions being served stay served and the error
-// (also in Index) is returned wrapping ErrLoadFailed.
-func (r *Repository) Load(name string) error {
+// (also in Index) is returned wrapping ErrLoadFailed. Loads and unloads of
+// one model run one at a time; ctx bounds the wait for the model's turn
+// (ErrBusy), not the load itself.
+func (r *Repository) Load(ctx context.Context, name string) error {
 	if !ValidName(name) {
 		return fmt.Errorf("%w: %q (letters, digits, '-', '_' and '.', not starting with '.')", ErrInvalidName, name)
 	}
@@ -126,8 +150,11 @@ func (r *Repository) Load(name string) error {
 	if st, err := os.Stat(filepath.Join(r.root, name)); err != nil || !st.IsDir() {
 		return fmt.Errorf("%w: no directory %q in the model repository", ErrModelNotFound, name)
 	}
-	r.ctl.Lock()
-	defer r.ctl.Unlock()
+	unlock, err := r.lockModel(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	r.setPending(name, StateLoading)
 	defer r.setPending(name, "")
 	e := r.loadModel(name)
@@ -168,29 +195,54 @@ func (r *Repository) Load(name string) error {
 }
 
 // Unload stops serving a model: new requests get 404 at once, then Unload
-// waits for the requests in flight to finish before it returns, after
-// which the model's memory is the collector's.
-func (r *Repository) Unload(name string) error {
+// waits for the requests in flight to finish, after which the model's
+// memory is the collector's. The wait ends with ctx: the model is then no
+// longer served either way, Index shows it UNLOADING until the last
+// request finishes, and the error wraps ErrStillInFlight.
+func (r *Repository) Unload(ctx context.Context, name string) error {
 	if !ValidName(name) {
 		return fmt.Errorf("%w: %q", ErrInvalidName, name)
 	}
-	r.ctl.Lock()
-	defer r.ctl.Unlock()
+	unlock, err := r.lockModel(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	e := (*r.models.Load())[name]
 	if e == nil {
 		return fmt.Errorf("%w: %q is not loaded", ErrModelNotFound, name)
 	}
 	r.setPending(name, StateUnloading)
-	defer r.setPending(name, "")
 	r.swap(name, nil)
 	r.mu.Lock()
 	r.removed[name] = "unloaded"
 	r.mu.Unlock()
-	e.guard.inflight.Lock() // waits for every request on the model
-	e.guard.unloaded.Store(true)
-	e.guard.inflight.Unlock()
-	r.log.Info("model unloaded", "model", name)
-	return nil
+	idle, _ := e.guard.unload()
+	select {
+	case <-idle:
+		r.setPending(name, "")
+		r.log.Info("model unloaded", "model", name)
+		return nil
+	case <-ctx.Done():
+	}
+	n := e.guard.inFlight()
+	go func() {
+		<-idle
+		r.clearPending(name, StateUnloading)
+		r.log.Info("model unloaded: the last request on it finished", "model", name)
+	}()
+	r.log.Warn("model no longer served; requests still running on it", "model", name, "in_flight", n)
+	return fmt.Errorf("%w: %q is no longer served, but %d requests on it were still running when the wait ended (%v); its memory is freed when they finish", ErrStillInFlight, name, n, context.Cause(ctx))
+}
+
+// clearPending clears a model's pending state if it is still state (a
+// later load may have replaced it).
+func (r *Repository) clearPending(name, state string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending[name] == state {
+		delete(r.pending, name)
+	}
 }
 
 // AddVersion adds a model file as the model's next version (one above the
@@ -198,9 +250,12 @@ func (r *Repository) Unload(name string) error {
 // DIR/<model>/<version>/model.onnx first (atomically), so other replicas
 // pick it up through load; without one the version lives in memory. The
 // versions being served keep serving until the new one is ready.
-func (r *Repository) AddVersion(name string, data []byte) (int64, error) {
-	r.ctl.Lock()
-	defer r.ctl.Unlock()
+func (r *Repository) AddVersion(ctx context.Context, name string, data []byte) (int64, error) {
+	unlock, err := r.lockModel(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
 	old := (*r.models.Load())[name]
 	if old == nil || !old.Ready() {
 		return 0, fmt.Errorf("%w: %q is not served", ErrModelNotFound, name)

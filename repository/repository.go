@@ -24,6 +24,13 @@ var (
 	ErrInvalidName     = errors.New("invalid model name")
 	ErrNoRepository    = errors.New("no model repository")
 	ErrLoadFailed      = errors.New("model failed to load")
+	// ErrStillInFlight reports an unload whose bounded wait ended with
+	// requests still running on the model: it is no longer served, and its
+	// memory is freed when they finish.
+	ErrStillInFlight = errors.New("requests still in flight")
+	// ErrBusy reports a load or unload that could not start in time
+	// because another one on the same model was running.
+	ErrBusy = errors.New("model control busy")
 )
 
 // Version is one loaded version of a model.
@@ -52,12 +59,58 @@ type Entry struct {
 	guard *guard // shared by every entry served under this name
 }
 
-// guard is read-held by every request on a model, whichever of its
-// entries (reloads) it started on; unloading takes it for writing, so it
-// waits for every request in flight.
+// guard counts the requests on a model, whichever of its entries
+// (reloads) they started on, so unloading can wait for them. Unlike a
+// read-write lock, a waiting unload never blocks new lookups of other
+// entries, and the wait can be bounded.
 type guard struct {
-	inflight sync.RWMutex
-	unloaded atomic.Bool
+	mu       sync.Mutex
+	n        int
+	unloaded bool
+	idle     chan struct{} // closed when n reaches 0 after unloading
+}
+
+// acquire counts a request in, unless the model was unloaded.
+func (g *guard) acquire() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.unloaded {
+		return false
+	}
+	g.n++
+	return true
+}
+
+func (g *guard) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n--
+	if g.n == 0 && g.idle != nil {
+		close(g.idle)
+		g.idle = nil
+	}
+}
+
+// unload refuses new requests and returns a channel closed once the
+// requests in flight have finished, and how many there were.
+func (g *guard) unload() (<-chan struct{}, int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.unloaded = true
+	ch := make(chan struct{})
+	if g.n == 0 {
+		close(ch)
+	} else {
+		g.idle = ch
+	}
+	return ch, g.n
+}
+
+// inFlight returns the number of requests running on the model.
+func (g *guard) inFlight() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n
 }
 
 // Default returns the version served when a request names none.
@@ -100,10 +153,11 @@ type Repository struct {
 	opts   model.Options // defaults; a model's config.yaml may override them
 	models atomic.Pointer[map[string]*Entry]
 
-	ctl     sync.Mutex        // serializes Load and Unload
-	mu      sync.Mutex        // guards the fields below
-	pending map[string]string // model -> LOADING or UNLOADING
-	removed map[string]string // model -> why it is not served (unloaded, failed)
+	swapMu  sync.Mutex               // serializes snapshot swaps
+	mu      sync.Mutex               // guards the fields below
+	ctl     map[string]chan struct{} // model -> its control lock (Load, Unload, AddVersion)
+	pending map[string]string        // model -> LOADING or UNLOADING
+	removed map[string]string        // model -> why it is not served (unloaded, failed)
 }
 
 // Options configure a repository.
@@ -125,7 +179,7 @@ func newRepository(root string, opts Options) *Repository {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Repository{root: root, log: log, opts: opts.Model, pending: map[string]string{}, removed: map[string]string{}}
+	return &Repository{root: root, log: log, opts: opts.Model, ctl: map[string]chan struct{}{}, pending: map[string]string{}, removed: map[string]string{}}
 }
 
 // New returns a repository serving the given in-memory models.
@@ -299,12 +353,11 @@ func (r *Repository) Get(name, version string) (*Entry, *Version, func(), error)
 		return e, nil, nil, fmt.Errorf("%w: model %q has no version %q (versions: %s)", ErrVersionNotFound, name, version, e.VersionList())
 	}
 	g := e.guard
-	g.inflight.RLock()
-	if g.unloaded.Load() {
-		g.inflight.RUnlock()
+	if !g.acquire() {
 		return nil, nil, nil, fmt.Errorf("%w: %q was unloaded", ErrModelNotFound, name)
 	}
-	return e, v, g.inflight.RUnlock, nil
+	var once sync.Once
+	return e, v, func() { once.Do(g.release) }, nil
 }
 
 func (r *Repository) names() string {

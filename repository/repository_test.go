@@ -1,9 +1,19 @@
 package repository
 
 import (
+	"context"
 	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/quantserve/quantserve/internal/onnxbuild"
+	"github.com/quantserve/quantserve/tensor"
 )
 
 func TestValidName(t *testing.T) {
@@ -46,5 +56,114 @@ func TestGetNotFound(t *testing.T) {
 	}
 	if !r.Ready() {
 		t.Error("an empty repository is ready: nothing failed")
+	}
+}
+
+func identityRepo(t *testing.T, names ...string) *Repository {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range names {
+		p := filepath.Join(dir, name, "1")
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "model.onnx"), onnxbuild.Identity(tensor.Float32, []int{-1}), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Open(dir, Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func stateOf(r *Repository, name string) string {
+	for _, e := range r.Index() {
+		if e.Name == name {
+			return e.State
+		}
+	}
+	return ""
+}
+
+// TestControlLocksArePerModel: an unload waiting for a request on one
+// model does not hold up loading another.
+func TestControlLocksArePerModel(t *testing.T) {
+	r := identityRepo(t, "a", "b")
+	_, _, release, err := r.Get("a", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unloaded := make(chan error, 1)
+	go func() { unloaded <- r.Unload(context.Background(), "a") }()
+	for stateOf(r, "a") != StateUnloading {
+		runtime.Gosched()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := r.Load(ctx, "b"); err != nil {
+		t.Fatalf("load of b while a unloads: %v", err)
+	}
+	select {
+	case err := <-unloaded:
+		t.Fatalf("unload of a returned (%v) with a request on it in flight", err)
+	default:
+	}
+	release()
+	if err := <-unloaded; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUnloadWaitIsBounded: an unload whose wait ends with requests still
+// running returns ErrStillInFlight; the model is not served from then on,
+// and shows UNLOADING until the last request finishes.
+func TestUnloadWaitIsBounded(t *testing.T) {
+	r := identityRepo(t, "a")
+	_, _, release, err := r.Get("a", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	unloaded := make(chan error, 1)
+	go func() { unloaded <- r.Unload(ctx, "a") }()
+	for stateOf(r, "a") != StateUnloading {
+		runtime.Gosched()
+	}
+	cancel() // the wait's bound has passed
+	if err := <-unloaded; !errors.Is(err, ErrStillInFlight) || !strings.Contains(err.Error(), "1 requests") {
+		t.Fatalf("unload with a request in flight past its bound: %v", err)
+	}
+	if _, _, _, err := r.Get("a", ""); !errors.Is(err, ErrModelNotFound) {
+		t.Errorf("a is still served: %v", err)
+	}
+	if st := stateOf(r, "a"); st != StateUnloading {
+		t.Errorf("state %q while its request runs", st)
+	}
+	release()
+	release() // a second call is harmless
+	for stateOf(r, "a") != StateUnavailable {
+		runtime.Gosched()
+	}
+}
+
+// TestControlWaitIsBounded: a load that cannot get its model's turn in
+// time returns ErrBusy.
+func TestControlWaitIsBounded(t *testing.T) {
+	r := identityRepo(t, "a")
+	_, _, release, err := r.Get("a", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	go r.Unload(context.Background(), "a") // waits for the request above
+	for stateOf(r, "a") != StateUnloading {
+		runtime.Gosched()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := r.Load(ctx, "a"); !errors.Is(err, ErrBusy) {
+		t.Errorf("load during another's unload, past its bound: %v", err)
 	}
 }

@@ -1,7 +1,9 @@
 // Package telemetry sets up quantserve's OpenTelemetry meter provider and
 // exports its metrics in Prometheus text format for GET /metrics: request
 // counts and latencies by route and status, inference counts by model and
-// version, and the build (version, kernel table) as an info metric.
+// version, work requests in flight and being received, the bytes they
+// hold, refusals, recovered panics, and the build (version, kernel table)
+// as an info metric.
 package telemetry
 
 import (
@@ -27,6 +29,10 @@ type Telemetry struct {
 	duration   metric.Float64Histogram
 	inferences metric.Int64Counter
 	inflight   metric.Int64UpDownCounter
+	receiving  metric.Int64UpDownCounter
+	memory     metric.Int64UpDownCounter
+	rejected   metric.Int64Counter
+	panics     metric.Int64Counter
 }
 
 // New returns telemetry on its own registry (so servers in one process,
@@ -55,6 +61,18 @@ func New(version, kernels string) (*Telemetry, error) {
 	if t.inflight, err = meter.Int64UpDownCounter("quantserve.inflight", metric.WithDescription("Work requests (infer, grad, train, tensor ops) in flight")); err != nil {
 		return nil, err
 	}
+	if t.receiving, err = meter.Int64UpDownCounter("quantserve.receiving", metric.WithDescription("Work requests whose body is being received (they hold no work slot yet)")); err != nil {
+		return nil, err
+	}
+	if t.memory, err = meter.Int64UpDownCounter("quantserve.inflight.bytes", metric.WithDescription("Bytes of request bodies and decoded tensors held by requests in flight (bounded by --max-inflight-bytes)")); err != nil {
+		return nil, err
+	}
+	if t.rejected, err = meter.Int64Counter("quantserve.rejected", metric.WithDescription("Work requests refused with 503 by reason: inflight (--max-inflight), memory (--max-inflight-bytes)")); err != nil {
+		return nil, err
+	}
+	if t.panics, err = meter.Int64Counter("quantserve.panics", metric.WithDescription("Panics recovered while serving, by site (function and line)")); err != nil {
+		return nil, err
+	}
 	info, err := meter.Int64ObservableGauge("quantserve.build.info", metric.WithDescription("Always 1; the labels name the version and the kernel table"))
 	if err != nil {
 		return nil, err
@@ -70,9 +88,15 @@ func New(version, kernels string) (*Telemetry, error) {
 	return t, nil
 }
 
+// The recording methods do nothing on a nil *Telemetry (metrics that
+// failed to start).
+
 // Request records one HTTP request: its route pattern (not the raw path,
 // so model names do not explode the label set), method, status and time.
 func (t *Telemetry) Request(ctx context.Context, route, method string, status int, d time.Duration) {
+	if t == nil {
+		return
+	}
 	if route == "" {
 		route = "unmatched"
 	}
@@ -82,6 +106,9 @@ func (t *Telemetry) Request(ctx context.Context, route, method string, status in
 
 // Inference records one inference on a model version, ok or failed.
 func (t *Telemetry) Inference(ctx context.Context, model, version string, ok bool) {
+	if t == nil {
+		return
+	}
 	outcome := "ok"
 	if !ok {
 		outcome = "error"
@@ -90,4 +117,41 @@ func (t *Telemetry) Inference(ctx context.Context, model, version string, ok boo
 }
 
 // InFlight adds delta to the number of work requests in flight.
-func (t *Telemetry) InFlight(ctx context.Context, delta int64) { t.inflight.Add(ctx, delta) }
+func (t *Telemetry) InFlight(ctx context.Context, delta int64) {
+	if t == nil {
+		return
+	}
+	t.inflight.Add(ctx, delta)
+}
+
+// Receiving adds delta to the number of work request bodies being received.
+func (t *Telemetry) Receiving(ctx context.Context, delta int64) {
+	if t == nil {
+		return
+	}
+	t.receiving.Add(ctx, delta)
+}
+
+// Memory adds delta to the bytes held by requests in flight.
+func (t *Telemetry) Memory(ctx context.Context, delta int64) {
+	if t == nil {
+		return
+	}
+	t.memory.Add(ctx, delta)
+}
+
+// Rejected counts a work request refused for reason.
+func (t *Telemetry) Rejected(ctx context.Context, reason string) {
+	if t == nil {
+		return
+	}
+	t.rejected.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", reason)))
+}
+
+// Panic counts a panic recovered at site.
+func (t *Telemetry) Panic(ctx context.Context, site string) {
+	if t == nil {
+		return
+	}
+	t.panics.Add(ctx, 1, metric.WithAttributes(attribute.String("site", site)))
+}

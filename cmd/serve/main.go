@@ -2,7 +2,16 @@
 //
 //	serve [--addr :8000] [--model-repository DIR] [--max-body-bytes N] [--log-level info]
 //	      [--kernels auto|generic|avx2|neon] [--threads N] [--quantize int8|none]
-//	      [--quantize-scheme per_channel|per_block|per_tensor]
+//	      [--quantize-scheme per_channel|per_block|per_tensor] [--admin-token T]
+//	      [--max-inflight N] [--max-inflight-bytes SIZE] [--request-timeout D]
+//	      [--memory-limit SIZE] [--drain-delay D] [--shutdown-timeout D]
+//
+// On SIGTERM or SIGINT it drains: readiness turns 503 at once and requests
+// are still served for --drain-delay (while load balancers take the server
+// out of rotation), then the listener closes, idle connections close, and
+// requests in flight get --shutdown-timeout to finish. It exits 0 when
+// they all did, 1 (and says so in the log) when the timeout cut some
+// short. A second signal exits at once.
 //
 // Every flag has an environment twin (QUANTSERVE_ADDR, ...); a flag given on
 // the command line wins. With no repository it serves the embedded "mnist"
@@ -24,6 +33,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -50,6 +61,10 @@ type config struct {
 	adminToken     string
 	maxInFlight    int
 	requestTimeout time.Duration
+	maxInflightMem byteSize
+	memoryLimit    byteSize
+	drainDelay     time.Duration
+	shutdownTime   time.Duration
 	showVersion    bool
 }
 
@@ -76,7 +91,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.quantizeScheme, "quantize-scheme", "per_channel", "int8 weight scales: per_channel, per_block or per_tensor (env QUANTSERVE_QUANTIZE_SCHEME)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "bearer token that enables POST /v2/repository/models/{m}/load and /unload; empty disables them (env QUANTSERVE_ADMIN_TOKEN)")
 	fs.IntVar(&c.maxInFlight, "max-inflight", api.DefaultMaxInFlight, "work requests (infer, grad, train, tensor ops) in flight at once; more get 503 with Retry-After (env QUANTSERVE_MAX_INFLIGHT)")
-	fs.DurationVar(&c.requestTimeout, "request-timeout", api.DefaultRequestTimeout, "deadline of a work request; past it the answer is 504 (env QUANTSERVE_REQUEST_TIMEOUT)")
+	fs.DurationVar(&c.requestTimeout, "request-timeout", api.DefaultRequestTimeout, "deadline of a work request's computation (504 past it), and of receiving its body (408) and sending its answer (env QUANTSERVE_REQUEST_TIMEOUT)")
+	fs.Var(&c.maxInflightMem, "max-inflight-bytes", "memory that work requests in flight may hold (bodies, decoded tensors), e.g. 512MiB; more get 503 with Retry-After; 0 means half of the memory limit, or 1GiB without one (env QUANTSERVE_MAX_INFLIGHT_BYTES)")
+	fs.Var(&c.memoryLimit, "memory-limit", "soft memory limit of the Go runtime (debug.SetMemoryLimit), e.g. 2GiB; 0 means GOMEMLIMIT if set, else 90% of the cgroup's memory limit if any (env QUANTSERVE_MEMORY_LIMIT)")
+	fs.DurationVar(&c.drainDelay, "drain-delay", 5*time.Second, "on SIGTERM/SIGINT, how long readiness reports 503 while requests are still served, before the listener closes (env QUANTSERVE_DRAIN_DELAY)")
+	fs.DurationVar(&c.shutdownTime, "shutdown-timeout", 30*time.Second, "after the drain delay, how long requests in flight get to finish before they are cut short (env QUANTSERVE_SHUTDOWN_TIMEOUT)")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
 	set := map[string]bool{}
 	if err := fs.Parse(args); err != nil {
@@ -103,6 +122,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	}
 	if c.maxInFlight < 1 || c.requestTimeout <= 0 {
 		return nil, fmt.Errorf("--max-inflight and --request-timeout must be positive")
+	}
+	if c.drainDelay < 0 || c.shutdownTime <= 0 {
+		return nil, fmt.Errorf("--drain-delay must not be negative and --shutdown-timeout must be positive")
 	}
 	if c.threads < 1 {
 		return nil, fmt.Errorf("--threads must be at least 1")
@@ -156,36 +178,132 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	} else if repo, err = repository.Open(c.repoDir, opts); err != nil {
 		return err
 	}
+	memLimit, memSource := applyMemoryLimit(int64(c.memoryLimit), getenv)
+	budget := int64(c.maxInflightMem)
+	if budget == 0 {
+		budget = api.DefaultMaxInflightBytes
+		if memLimit > 0 {
+			budget = memLimit / 2
+		}
+	}
+	log.Info("memory", "limit", formatSize(memLimit), "limit_from", memSource, "max_inflight_bytes", formatSize(budget))
+	if budget < c.maxBodyBytes {
+		log.Warn("--max-inflight-bytes is below --max-body-bytes: bodies between the two are always refused", "max_inflight_bytes", budget, "max_body_bytes", c.maxBodyBytes)
+	}
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return err
 	}
+	var draining atomic.Bool
+	baseCtx, cancelRequests := context.WithCancel(context.Background())
+	defer cancelRequests()
+	conns := &connCounter{}
 	srv := &http.Server{
-		Handler:           api.NewRouter(api.Options{Repository: repo, Version: buildVersion(), Kernels: table.String(), Exec: exec, AdminToken: c.adminToken, MaxInFlight: c.maxInFlight, RequestTimeout: c.requestTimeout, MaxBodyBytes: c.maxBodyBytes, Logger: log}),
+		Handler: api.NewRouter(api.Options{Repository: repo, Version: buildVersion(), Kernels: table.String(), Exec: exec, AdminToken: c.adminToken,
+			MaxInFlight: c.maxInFlight, RequestTimeout: c.requestTimeout, MaxBodyBytes: c.maxBodyBytes, MaxInflightBytes: budget,
+			Draining: draining.Load, Logger: log}),
+		// Work routes set their own read and write deadlines per request
+		// (api); these bound every other route and back them up.
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       c.requestTimeout + 10*time.Second,
+		WriteTimeout:      2*c.requestTimeout + 10*time.Second,
 		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return baseCtx },
+		ConnState:         conns.track,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	log.Info("listening", "addr", ln.Addr().String(), "version", buildVersion())
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+		log.Info("stopping", "cause", context.Cause(ctx))
+	case sig := <-sigs:
+		log.Info("signal received", "signal", sig.String())
 	}
-	log.Info("shutting down: finishing requests in flight")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+
+	// 1. Readiness turns 503 and responses close their connections, while
+	// requests are still served, so load balancers and clients move away.
+	draining.Store(true)
+	log.Info("draining: readiness reports 503; serving on until the drain delay ends", "drain_delay", c.drainDelay)
+	timer := time.NewTimer(c.drainDelay)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case sig := <-sigs:
+		srv.Close()
+		log.Error("second signal: exiting without draining", "signal", sig.String(), "active_connections", conns.active())
+		return fmt.Errorf("second signal (%v): exited without draining", sig)
+	case err := <-errc:
 		return err
 	}
-	return nil
+
+	// 2. Stop accepting, close idle connections, let requests in flight
+	// finish within the shutdown timeout.
+	log.Info("closing the listener; finishing requests in flight", "active_connections", conns.active(), "shutdown_timeout", c.shutdownTime)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), c.shutdownTime)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.Shutdown(shutdownCtx) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			log.Info("drained: every request finished")
+			return nil
+		}
+		n := conns.active()
+		cancelRequests()
+		srv.Close()
+		log.Error("shutdown timeout: requests in flight were cut short", "active_connections", n, "shutdown_timeout", c.shutdownTime)
+		return fmt.Errorf("--shutdown-timeout %v passed with %d connections still active: their requests were cut short", c.shutdownTime, n)
+	case sig := <-sigs:
+		n := conns.active()
+		cancelRequests()
+		srv.Close()
+		log.Error("second signal: exiting without finishing requests in flight", "signal", sig.String(), "active_connections", n)
+		return fmt.Errorf("second signal (%v): exited with %d connections still active", sig, n)
+	}
+}
+
+// connCounter counts connections by state, for the shutdown log.
+type connCounter struct {
+	mu     sync.Mutex
+	states map[net.Conn]http.ConnState
+}
+
+func (c *connCounter) track(conn net.Conn, st http.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.states == nil {
+		c.states = map[net.Conn]http.ConnState{}
+	}
+	if st == http.StateClosed || st == http.StateHijacked {
+		delete(c.states, conn)
+	} else {
+		c.states[conn] = st
+	}
+}
+
+// active returns the number of connections serving a request.
+func (c *connCounter) active() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, st := range c.states {
+		if st == http.StateActive {
+			n++
+		}
+	}
+	return n
 }
 
 func buildVersion() string {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/quantserve/quantserve/defaultmodel"
 	"github.com/quantserve/quantserve/dispatch"
@@ -44,7 +45,8 @@ func start(t *testing.T, args []string, env map[string]string) (string, *syncBuf
 	logs := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, args, func(k string) string { return env[k] }, io.Discard, logs, ready)
+		// a cancelled ctx drains like a signal; tests need no drain delay
+		done <- run(ctx, append([]string{"--drain-delay", "0s"}, args...), func(k string) string { return env[k] }, io.Discard, logs, ready)
 	}()
 	select {
 	case addr := <-ready:
@@ -178,5 +180,70 @@ func TestKernelsFlag(t *testing.T) {
 	env := func(k string) string { return map[string]string{"QUANTSERVE_KERNELS": "generic"}[k] }
 	if err := run(context.Background(), []string{"--version"}, env, &out, io.Discard, nil); err != nil || !strings.Contains(out.String(), "kernels: generic") {
 		t.Errorf("--version with QUANTSERVE_KERNELS=generic: %q %v", out.String(), err)
+	}
+}
+
+func TestReliabilityFlags(t *testing.T) {
+	c, err := parseConfig([]string{"--max-inflight-bytes", "512MiB", "--drain-delay", "1s"}, func(k string) string {
+		return map[string]string{"QUANTSERVE_MEMORY_LIMIT": "2GiB", "QUANTSERVE_SHUTDOWN_TIMEOUT": "7s", "QUANTSERVE_DRAIN_DELAY": "9s"}[k]
+	}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.maxInflightMem != 512<<20 || c.memoryLimit != 2<<30 || c.drainDelay != time.Second || c.shutdownTime != 7*time.Second {
+		t.Errorf("config %+v", c)
+	}
+	for _, bad := range [][]string{{"--max-inflight-bytes", "lots"}, {"--memory-limit", "-1"}, {"--drain-delay", "-1s"}, {"--shutdown-timeout", "0s"}} {
+		if _, err := parseConfig(bad, func(string) string { return "" }, io.Discard); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+	for in, want := range map[string]int64{"0": 0, "1000": 1000, "64KiB": 64 << 10, "1.5GiB": -1, "3 MB": 3e6, "2GiB": 2 << 30, "7B": 7} {
+		var b byteSize
+		err := b.Set(in)
+		if want < 0 && err == nil || want >= 0 && (err != nil || int64(b) != want) {
+			t.Errorf("byteSize %q: %d, %v", in, b, err)
+		}
+	}
+}
+
+// TestCgroupMemoryLimit reads limits laid out as cgroup v2 and v1 present
+// them: the smallest on the process's cgroup and its ancestors, "max" and
+// v1's huge "no limit" value being none.
+func TestCgroupMemoryLimit(t *testing.T) {
+	write := func(root, rel, content string) {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v2 := t.TempDir()
+	write(v2, "memory.max", "max")
+	write(v2, "kubepods/pod1/memory.max", "1073741824")
+	write(v2, "kubepods/pod1/c1/memory.max", "max")
+	if got := cgroupMemoryLimit(v2, []byte("0::/kubepods/pod1/c1\n")); got != 1<<30 {
+		t.Errorf("v2 nested: %d", got)
+	}
+	if got := cgroupMemoryLimit(v2, []byte("0::/\n")); got != 0 {
+		t.Errorf("v2 root without a limit: %d", got)
+	}
+	v1 := t.TempDir()
+	write(v1, "memory/memory.limit_in_bytes", "9223372036854771712")
+	write(v1, "memory/docker/abc/memory.limit_in_bytes", "536870912")
+	self := "12:pids:/docker/abc\n4:memory:/docker/abc\n0::/\n"
+	if got := cgroupMemoryLimit(v1, []byte(self)); got != 512<<20 {
+		t.Errorf("v1: %d", got)
+	}
+	if got := cgroupMemoryLimit(v1, []byte("4:cpu,memory:/\n")); got != 0 {
+		t.Errorf("v1 unlimited: %d", got)
+	}
+	// a container sees its own cgroup at the root
+	inside := t.TempDir()
+	write(inside, "memory.max", "268435456")
+	if got := cgroupMemoryLimit(inside, []byte("0::/\n")); got != 256<<20 {
+		t.Errorf("v2 in a container: %d", got)
 	}
 }

@@ -1,0 +1,419 @@
+// Command loadgen is a closed-loop HTTP load generator: each of -c
+// connections sends a request, waits for the whole answer, and sends the
+// next, for -d. It reports requests per second, latency percentiles,
+// answers by status and errors by kind and, with -pid, the resident memory
+// of the server process sampled while it runs (Linux /proc).
+//
+//	go build -o /tmp/serve ./cmd/serve && /tmp/serve &
+//	go run ./cmd/loadgen -c 64 -d 60s -pid $!
+//
+// Scenarios name what is sent: "mnist" (the default) posts infer requests
+// for the embedded model with one 28×28 image of 7-significant-digit
+// pixels (an 8 KB body); "custom" sends -method to -url with the body of
+// -body (a file). Only loopback addresses are accepted unless -any-host.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+type config struct {
+	scenario string
+	url      string
+	method   string
+	bodyFile string
+	headers  headerList
+	conns    int
+	duration time.Duration
+	timeout  time.Duration
+	pid      int
+	sample   time.Duration
+	json     bool
+	anyHost  bool
+}
+
+type headerList []string
+
+func (h *headerList) String() string     { return strings.Join(*h, ", ") }
+func (h *headerList) Set(v string) error { *h = append(*h, v); return nil }
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	c := config{}
+	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.scenario, "scenario", "mnist", "what to send: mnist (infer on the embedded model) or custom (-method, -url, -body)")
+	fs.StringVar(&c.url, "url", "", "target URL (default for mnist: http://127.0.0.1:8000/v2/models/mnist/infer)")
+	fs.StringVar(&c.method, "method", "", "HTTP method for custom (default GET, POST with -body)")
+	fs.StringVar(&c.bodyFile, "body", "", "file whose content is the request body (custom)")
+	fs.Var(&c.headers, "H", "extra request header \"Name: value\" (repeatable)")
+	fs.IntVar(&c.conns, "c", 64, "connections, each with one request outstanding")
+	fs.DurationVar(&c.duration, "d", 60*time.Second, "how long to send")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "per-request timeout")
+	fs.IntVar(&c.pid, "pid", 0, "sample this process's resident memory (VmRSS) while running")
+	fs.DurationVar(&c.sample, "sample", time.Second, "memory sampling interval")
+	fs.BoolVar(&c.json, "json", false, "print the report as JSON")
+	fs.BoolVar(&c.anyHost, "any-host", false, "allow targets other than loopback addresses")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if c.conns < 1 || c.duration <= 0 {
+		return fmt.Errorf("-c and -d must be positive")
+	}
+	sc, err := newScenario(&c)
+	if err != nil {
+		return err
+	}
+	if err := checkHost(sc.url, c.anyHost); err != nil {
+		return err
+	}
+	rep, err := load(context.Background(), &c, sc)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	rep.print(stdout)
+	return nil
+}
+
+// scenario is one kind of request, built anew for each send.
+type scenario struct {
+	name    string
+	method  string
+	url     string
+	body    []byte
+	headers http.Header
+}
+
+func newScenario(c *config) (*scenario, error) {
+	sc := &scenario{name: c.scenario, headers: http.Header{}}
+	switch c.scenario {
+	case "mnist":
+		sc.method, sc.url = http.MethodPost, "http://127.0.0.1:8000/v2/models/mnist/infer"
+		sc.body = mnistBody(rand.New(rand.NewPCG(1, 2)))
+		sc.headers.Set("Content-Type", "application/json")
+	case "custom":
+		sc.method = http.MethodGet
+		if c.bodyFile != "" {
+			b, err := os.ReadFile(c.bodyFile)
+			if err != nil {
+				return nil, err
+			}
+			sc.method, sc.body = http.MethodPost, b
+		}
+	default:
+		return nil, fmt.Errorf("-scenario %q: mnist or custom", c.scenario)
+	}
+	if c.url != "" {
+		sc.url = c.url
+	}
+	if sc.url == "" {
+		return nil, fmt.Errorf("-scenario custom needs -url")
+	}
+	if c.method != "" {
+		sc.method = c.method
+	}
+	for _, h := range c.headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok {
+			return nil, fmt.Errorf("-H %q: want \"Name: value\"", h)
+		}
+		sc.headers.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	return sc, nil
+}
+
+// mnistBody is an infer request for the embedded model: 784 pixels in
+// [0, 1) with 7 significant digits.
+func mnistBody(rng *rand.Rand) []byte {
+	b := []byte(`{"inputs":[{"name":"input","shape":[1,784],"datatype":"FP32","data":[`)
+	for i := 0; i < 784; i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, float64(float32(rng.Float64())), 'g', 7, 32)
+	}
+	return append(b, "]}]}"...)
+}
+
+func (sc *scenario) request(ctx context.Context) (*http.Request, error) {
+	var body io.Reader
+	if sc.body != nil {
+		body = bytes.NewReader(sc.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, sc.method, sc.url, body)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range sc.headers {
+		req.Header[k] = v
+	}
+	return req, nil
+}
+
+// checkHost refuses targets off this machine unless allowed.
+func checkHost(raw string, anyHost bool) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	if anyHost {
+		return nil
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("%s is not a loopback address (use -any-host to allow it)", host)
+}
+
+// report is what a run measured.
+type report struct {
+	Scenario    string         `json:"scenario"`
+	Method      string         `json:"method"`
+	URL         string         `json:"url"`
+	BodyBytes   int            `json:"body_bytes"`
+	Connections int            `json:"connections"`
+	Seconds     float64        `json:"seconds"`
+	Requests    int            `json:"requests"`
+	PerSecond   float64        `json:"requests_per_second"`
+	Status      map[string]int `json:"status"`
+	Errors      map[string]int `json:"errors"`
+	LatencyMS   latencies      `json:"latency_ms"`
+	Memory      *memory        `json:"memory,omitempty"`
+}
+
+type latencies struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+// memory is the resident memory of -pid: before the load, after it, the
+// largest sample, and the kernel's peak (VmHWM) at the end.
+type memory struct {
+	PID       int   `json:"pid"`
+	BeforeMiB int64 `json:"before_mib"`
+	AfterMiB  int64 `json:"after_mib"`
+	MaxMiB    int64 `json:"max_sampled_mib"`
+	PeakMiB   int64 `json:"peak_mib"`
+	Samples   int   `json:"samples"`
+}
+
+type worker struct {
+	lat    []time.Duration
+	status map[int]int
+	errs   map[string]int
+}
+
+func load(ctx context.Context, c *config, sc *scenario) (*report, error) {
+	rep := &report{Scenario: sc.name, Method: sc.method, URL: sc.url, BodyBytes: len(sc.body), Connections: c.conns,
+		Status: map[string]int{}, Errors: map[string]int{}}
+	var mem *memory
+	if c.pid > 0 {
+		before, err := procStatus(c.pid, "VmRSS")
+		if err != nil {
+			return nil, err
+		}
+		mem = &memory{PID: c.pid, BeforeMiB: before >> 20, MaxMiB: before >> 20, Samples: 1}
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.duration)
+	defer cancel()
+	workers := make([]*worker, c.conns)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range workers {
+		w := &worker{status: map[int]int{}, errs: map[string]int{}}
+		workers[i] = w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// one connection each: a transport of its own, one idle conn
+			tr := &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1, DisableCompression: true}
+			defer tr.CloseIdleConnections()
+			client := &http.Client{Transport: tr, Timeout: c.timeout}
+			for ctx.Err() == nil {
+				req, err := sc.request(ctx)
+				if err != nil {
+					w.errs[err.Error()]++
+					return
+				}
+				t0 := time.Now()
+				resp, err := client.Do(req)
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				if ctx.Err() != nil {
+					return // cut by the end of the run: not counted
+				}
+				if err != nil {
+					w.errs[errorKind(err)]++
+					continue
+				}
+				w.lat = append(w.lat, time.Since(t0))
+				w.status[resp.StatusCode]++
+			}
+		}()
+	}
+	if mem != nil {
+		tick := time.NewTicker(c.sample)
+	sampling:
+		for {
+			select {
+			case <-ctx.Done():
+				break sampling
+			case <-tick.C:
+				if rss, err := procStatus(c.pid, "VmRSS"); err == nil {
+					mem.MaxMiB = max(mem.MaxMiB, rss>>20)
+					mem.Samples++
+				}
+			}
+		}
+		tick.Stop()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	var all []time.Duration
+	for _, w := range workers {
+		all = append(all, w.lat...)
+		for code, n := range w.status {
+			rep.Status[strconv.Itoa(code)] += n
+		}
+		for kind, n := range w.errs {
+			rep.Errors[kind] += n
+		}
+	}
+	slices.Sort(all)
+	rep.Requests = len(all)
+	rep.Seconds = elapsed.Seconds()
+	rep.PerSecond = float64(len(all)) / elapsed.Seconds()
+	rep.LatencyMS = latencies{P50: ms(quantile(all, 0.50)), P90: ms(quantile(all, 0.90)), P99: ms(quantile(all, 0.99)), Max: ms(quantile(all, 1))}
+	if mem != nil {
+		if rss, err := procStatus(c.pid, "VmRSS"); err == nil {
+			mem.AfterMiB = rss >> 20
+			mem.MaxMiB = max(mem.MaxMiB, mem.AfterMiB)
+			mem.Samples++
+		}
+		if hwm, err := procStatus(c.pid, "VmHWM"); err == nil {
+			mem.PeakMiB = hwm >> 20
+		}
+		rep.Memory = mem
+	}
+	return rep, nil
+}
+
+// quantile returns the q-quantile of sorted durations (nearest rank).
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// errorKind names an error by what happened to the connection.
+func errorKind(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.Is(err, syscall.EPIPE):
+		return "broken pipe"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection closed early"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	}
+	return "other: " + err.Error()
+}
+
+// procStatus reads a field of /proc/<pid>/status in bytes.
+func procStatus(pid int, field string) (int64, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				break
+			}
+			n, err := strconv.ParseInt(f[0], 10, 64)
+			return n << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
+}
+
+func (r *report) print(w io.Writer) {
+	fmt.Fprintf(w, "%s %s (%s, %d-byte body), %d connections, %.1f s\n", r.Method, r.URL, r.Scenario, r.BodyBytes, r.Connections, r.Seconds)
+	fmt.Fprintf(w, "requests   %d answered, %.0f/s\n", r.Requests, r.PerSecond)
+	fmt.Fprintf(w, "latency    p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms\n", r.LatencyMS.P50, r.LatencyMS.P90, r.LatencyMS.P99, r.LatencyMS.Max)
+	fmt.Fprintf(w, "status     %s\n", counts(r.Status))
+	errs := 0
+	for _, n := range r.Errors {
+		errs += n
+	}
+	fmt.Fprintf(w, "errors     %d %s\n", errs, counts(r.Errors))
+	if m := r.Memory; m != nil {
+		fmt.Fprintf(w, "memory     pid %d resident: before %d MiB, after %d MiB, max sampled %d MiB (%d samples), peak %d MiB\n",
+			m.PID, m.BeforeMiB, m.AfterMiB, m.MaxMiB, m.Samples, m.PeakMiB)
+	}
+}
+
+func counts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s: %d", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
