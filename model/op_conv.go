@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -380,8 +381,8 @@ func convFloorDiv(a, b int) int {
 type convWeights struct {
 	transposed bool // the adjoint product's matrix
 	k, n       int
-	q          []*dispatch.QWeights
-	f          []*dispatch.FWeights
+	q          []*gemm.QWeights
+	f          []*gemm.FWeights
 }
 
 // convMatrix returns group gi's product matrix of weight w (M×Cg×kk).
@@ -488,22 +489,23 @@ func convKernelsFor(opts *Options, cg, k, n int) (bool, string) {
 	return true, "int8 " + opts.Scheme.String()
 }
 
-// Every call into the GEMM driver goes through the functions below.
+// Every call into the GEMM driver (package gemm) goes through the
+// functions below, and the Engine methods they call.
 
-const convMaxQK = dispatch.MaxQK
+const convMaxQK = gemm.MaxQK
 
-func convPackQ(w *quant.Weights) (*dispatch.QWeights, error) { return dispatch.PackQ(w) }
+func convPackQ(w *quant.Weights) (*gemm.QWeights, error) { return gemm.PackQ(w) }
 
-func convPackF(k, n int, b []float32) *dispatch.FWeights { return dispatch.PackF(k, n, b, n) }
+func convPackF(k, n int, b []float32) *gemm.FWeights { return gemm.PackF(k, n, b, n) }
 
 // convQGemm computes c (m×N) = a (m×K) × w on the int8 tiles, a quantized
 // per row.
-func convQGemm(e *dispatch.Exec, a []float32, m int, w *dispatch.QWeights, c []float32) error {
+func convQGemm(e *gemm.Engine, a []float32, m int, w *gemm.QWeights, c []float32) error {
 	if m == 0 {
 		return nil
 	}
 	if err := e.QMatMul(a, m, w, c); err != nil {
-		if errors.Is(err, dispatch.ErrNotFinite) {
+		if errors.Is(err, gemm.ErrNotFinite) {
 			return inputErrorf("%v", err)
 		}
 		return err
@@ -512,42 +514,39 @@ func convQGemm(e *dispatch.Exec, a []float32, m int, w *dispatch.QWeights, c []f
 }
 
 // convFGemm computes c (m×N) = a (m×K) × w on the float tiles.
-func convFGemm(e *dispatch.Exec, a []float32, m int, w *dispatch.FWeights, c []float32) {
-	if m > 0 {
-		e.MatMul(a, m, w, c)
-	}
+func convFGemm(e *gemm.Engine, a []float32, m int, w *gemm.FWeights, c []float32) error {
+	return e.MatMul(a, m, w, c)
 }
 
 // gemm runs group gi's product on e.
-func (cw *convWeights) gemm(e *dispatch.Exec, gi int, a []float32, m int, c []float32) error {
+func (cw *convWeights) gemm(e *gemm.Engine, gi int, a []float32, m int, c []float32) error {
 	if cw.q != nil {
 		return convQGemm(e, a, m, cw.q[gi], c)
 	}
-	convFGemm(e, a, m, cw.f[gi], c)
-	return nil
+	return convFGemm(e, a, m, cw.f[gi], c)
 }
 
 var (
-	convSerialExecs sync.Map // *dispatch.Table -> *dispatch.Exec with one core
-	convPools       sync.Map // thread count -> *dispatch.Pool
+	convSerialExecs sync.Map // *dispatch.Table -> *gemm.Engine with one core
+	convPools       sync.Map // thread count -> *gemm.Pool
 )
 
 // convSerial returns a one-core Exec on e's kernels: tasks that already
 // run in parallel use it so products inside them do not split again.
-func convSerial(e *dispatch.Exec) *dispatch.Exec {
-	if v, ok := convSerialExecs.Load(e.T); ok {
-		return v.(*dispatch.Exec)
+func convSerial(e *gemm.Engine) *gemm.Engine {
+	if v, ok := convSerialExecs.Load(e.Table()); ok {
+		return v.(*gemm.Engine)
 	}
-	v, _ := convSerialExecs.LoadOrStore(e.T, dispatch.NewExec(e.T, 1))
-	return v.(*dispatch.Exec)
+	v, _ := convSerialExecs.LoadOrStore(e.Table(), gemm.New(e.Table(), 1))
+	return v.(*gemm.Engine)
 }
 
-func convPool(threads int) *dispatch.Pool {
+func convPool(threads int) *gemm.Pool {
 	if v, ok := convPools.Load(threads); ok {
-		return v.(*dispatch.Pool)
+		return v.(*gemm.Pool)
 	}
-	v, _ := convPools.LoadOrStore(threads, dispatch.NewPool(threads))
-	return v.(*dispatch.Pool)
+	v, _ := convPools.LoadOrStore(threads, gemm.NewPool(threads))
+	return v.(*gemm.Pool)
 }
 
 // convParallelWork is the work (multiply-adds) below which a convolution's
@@ -559,7 +558,7 @@ const convParallelWork = 1 << 20
 // spread over e's cores, products inside them on a one-core Exec; otherwise
 // they run here in order, and products split across cores on their own.
 // It returns the first error a task returned.
-func convRun(e *dispatch.Exec, n int, work int, f func(e *dispatch.Exec, s *convScratch, task int) error) error {
+func convRun(e *gemm.Engine, n int, work int, f func(e *gemm.Engine, s *convScratch, task int) error) error {
 	threads := e.Threads()
 	if threads <= 1 || n < 2*threads || work < convParallelWork {
 		s := getConvScratch()
@@ -590,7 +589,9 @@ func convRun(e *dispatch.Exec, n int, work int, f func(e *dispatch.Exec, s *conv
 			}
 		}
 	}
-	convPool(threads).Run(tasks)
+	if err := convPool(threads).Run(tasks); err != nil {
+		return err
+	}
 	if p := firstErr.Load(); p != nil {
 		return *p
 	}
@@ -601,7 +602,10 @@ func convRun(e *dispatch.Exec, n int, work int, f func(e *dispatch.Exec, s *conv
 // call to call.
 type convScratch struct {
 	rows, out, part []float32
-	sums            []int64
+	bytes           []uint8
+	sbytes          []int8
+	ints            []int32
+	qrows           gemm.QRows
 }
 
 var convScratchPool = sync.Pool{New: func() any { return new(convScratch) }}
@@ -630,7 +634,7 @@ func convTileRows(w int) int {
 // (rows×cols) into dst (cols×rows): dst[c·rows + r] = src[r·cols + c]. It
 // reads eight rows of src at a time, each a sequential stream, and writes
 // eight adjacent values of dst per column.
-func convTransposeCols(dst, src []float32, rows, cols, r0, c0, c1 int) {
+func convTransposeCols[T float32 | uint8 | int8](dst, src []T, rows, cols, r0, c0, c1 int) {
 	r := r0
 	for ; r+8 <= rows; r += 8 {
 		s0, s1, s2, s3 := src[r*cols:][:cols], src[(r+1)*cols:][:cols], src[(r+2)*cols:][:cols], src[(r+3)*cols:][:cols]
@@ -651,25 +655,25 @@ func convTransposeCols(dst, src []float32, rows, cols, r0, c0, c1 int) {
 
 // convTransposeTo writes dst (cols×rows) = srcᵀ for src rows×cols, in
 // parallel stripes of columns when large.
-func convTransposeTo(e *dispatch.Exec, dst, src []float32, rows, cols int) {
+func convTransposeTo(e *gemm.Engine, dst, src []float32, rows, cols int) {
 	if rows == 1 || cols == 1 {
 		copy(dst, src[:rows*cols])
 		return
 	}
-	transpose := convTransposeCols
+	transpose := convTransposeCols[float32]
 	if convVectorOK(e) {
 		transpose = convTransposeFast
 	}
 	const stripe = 256
 	n := (cols + stripe - 1) / stripe
-	_ = convRun(e, n, rows*cols*8, func(_ *dispatch.Exec, _ *convScratch, i int) error {
+	_ = convRun(e, n, rows*cols*8, func(_ *gemm.Engine, _ *convScratch, i int) error {
 		transpose(dst, src, rows, cols, 0, i*stripe, min((i+1)*stripe, cols))
 		return nil
 	})
 }
 
 // convChannelsLast writes the image x (c×size) into dst (size×c).
-func convChannelsLast(e *dispatch.Exec, dst, x []float32, c, size int) {
+func convChannelsLast(e *gemm.Engine, dst, x []float32, c, size int) {
 	convTransposeTo(e, dst, x, c, size)
 }
 
@@ -777,24 +781,16 @@ func (c *convPos) at(kidx int) int {
 	return lin
 }
 
-// convCopy copies src into dst (equal lengths), with a plain loop for the
-// short runs of images with few channels.
-func convCopy(dst, src []float32) {
-	if len(dst) >= 16 {
-		copy(dst, src)
-		return
-	}
-	src = src[:len(dst)]
-	for i := range dst {
-		dst[i] = src[i]
-	}
-}
-
 // gatherRows writes the im2col rows of output positions [p0, p0+t) of
 // group gi into rows (t×kk·Cg): row r, column kidx·Cg+ci is input channel
 // gi·Cg+ci at the position kernel offset kidx reads, zero in the padding.
 // xt is the image channels-last (InSize×C).
 func (t *convTaps) gatherRows(rows, xt []float32, gi, p0, n int) {
+	convGather(t, rows, xt, gi, p0, n, 0)
+}
+
+// convGather is gatherRows for any element type, pad in the padding.
+func convGather[T float32 | uint8 | int8](t *convTaps, rows, xt []T, gi, p0, n int, pad T) {
 	g := t.g
 	c, cg := g.C, g.cg()
 	kk := len(t.lin)
@@ -824,9 +820,11 @@ func (t *convTaps) gatherRows(rows, xt []float32, gi, p0, n int) {
 			for kidx := 0; kidx < kk; kidx++ {
 				dst := row[kidx*cg : (kidx+1)*cg]
 				if at := pos.at(kidx); at >= 0 {
-					convCopy(dst, xg[at*c:])
+					copy(dst, xg[at*c:at*c+cg])
 				} else {
-					clear(dst)
+					for i := range dst {
+						dst[i] = pad
+					}
 				}
 			}
 		}
@@ -850,7 +848,7 @@ func (g *ConvGeometry) direct() bool {
 
 // forward computes y (Batch×M×OutSize) = conv(x (Batch×C×InSize)) + bias
 // (nil or M values) on the kernels.
-func (cw *convWeights) forward(e *dispatch.Exec, g *ConvGeometry, x, bias, y []float32) error {
+func (cw *convWeights) forward(e *gemm.Engine, g *ConvGeometry, x, bias, y []float32) error {
 	inSize, outSize := g.InSize(), g.OutSize()
 	mg := g.mg()
 	if g.Batch == 0 || g.M == 0 || outSize == 0 {
@@ -869,7 +867,7 @@ func (cw *convWeights) forward(e *dispatch.Exec, g *ConvGeometry, x, bias, y []f
 	for b := 0; b < g.Batch; b++ {
 		convChannelsLast(e, xt, x[b*g.C*inSize:], g.C, inSize)
 		yb := y[b*g.M*outSize : (b+1)*g.M*outSize]
-		err := convRun(e, tiles*g.Group, outSize*cw.k*g.M, func(e *dispatch.Exec, s *convScratch, task int) error {
+		err := convRun(e, tiles*g.Group, outSize*cw.k*g.M, func(e *gemm.Engine, s *convScratch, task int) error {
 			gi, p0 := task/tiles, task%tiles*tile
 			n := min(tile, outSize-p0)
 			var rows []float32
@@ -938,7 +936,7 @@ func putConvImage(b []float32) { convImages.Put(&b) }
 // back to the In positions its kernel offsets reach, in a channels-last
 // accumulator. Tiles run in order (their scatters overlap); products split
 // across cores.
-func (cw *convWeights) adjoint(e *dispatch.Exec, g *ConvGeometry, y, bias, x []float32) error {
+func (cw *convWeights) adjoint(e *gemm.Engine, g *ConvGeometry, y, bias, x []float32) error {
 	inSize, outSize := g.InSize(), g.OutSize()
 	cg, mg := g.cg(), g.mg()
 	if g.Batch == 0 || g.C == 0 || inSize == 0 {
@@ -1019,7 +1017,7 @@ type depthwiseWeights struct {
 // depthwise computes y = conv(x) + bias for a depthwise geometry, one
 // (image, output channel) plane per task, on the vector unit when e's
 // kernels run on a CPU that has one (convVectorOK).
-func (dw *depthwiseWeights) forward(e *dispatch.Exec, g *ConvGeometry, x, bias, y []float32) error {
+func (dw *depthwiseWeights) forward(e *gemm.Engine, g *ConvGeometry, x, bias, y []float32) error {
 	inSize, outSize, kk := g.InSize(), g.OutSize(), g.KernelSize()
 	mg := g.mg()
 	if g.Batch == 0 || g.M == 0 || outSize == 0 {
@@ -1030,7 +1028,7 @@ func (dw *depthwiseWeights) forward(e *dispatch.Exec, g *ConvGeometry, x, bias, 
 	if convVectorOK(e) {
 		taps = convTapsFast
 	}
-	return convRun(e, g.Batch*g.M, g.Batch*g.M*outSize*kk, func(_ *dispatch.Exec, s *convScratch, task int) error {
+	return convRun(e, g.Batch*g.M, g.Batch*g.M*outSize*kk, func(_ *gemm.Engine, s *convScratch, task int) error {
 		b, m := task/g.M, task%g.M
 		c := m / mg
 		var bv float32
@@ -1047,7 +1045,7 @@ func (dw *depthwiseWeights) forward(e *dispatch.Exec, g *ConvGeometry, x, bias, 
 // e's kernels: the build has it, and e's table is not the reference, so
 // the CPU has what every vector table of this architecture needs (AVX2 and
 // FMA on amd64).
-func convVectorOK(e *dispatch.Exec) bool { return convTapsSIMD && e.T.Name != "generic" }
+func convVectorOK(e *gemm.Engine) bool { return convTapsSIMD && e.Table().Name != "generic" }
 
 // convTapsGo adds a row of kernel taps to dst; it is the definition
 // convTapsAVX2 follows:
@@ -1381,7 +1379,7 @@ func buildConv(n *node, at *ConvAttrs) (opFunc, error) {
 }
 
 // runConv runs Conv on x with the held weight, or else w.
-func runConv(e *dispatch.Exec, at *ConvAttrs, held *convHeld, x, w, b *tensor.Tensor) (*tensor.Tensor, error) {
+func runConv(e *gemm.Engine, at *ConvAttrs, held *convHeld, x, w, b *tensor.Tensor) (*tensor.Tensor, error) {
 	var wShape []int
 	var wType tensor.DataType
 	switch {
@@ -1486,7 +1484,7 @@ func buildConvTranspose(n *node, at *ConvTransposeAttrs) (opFunc, error) {
 	}, nil
 }
 
-func runConvTranspose(e *dispatch.Exec, at *ConvTransposeAttrs, held *convHeld, x, w, b *tensor.Tensor) (*tensor.Tensor, error) {
+func runConvTranspose(e *gemm.Engine, at *ConvTransposeAttrs, held *convHeld, x, w, b *tensor.Tensor) (*tensor.Tensor, error) {
 	var wShape []int
 	var wType tensor.DataType
 	switch {
@@ -1631,7 +1629,7 @@ func ConvForward(g *ConvGeometry, x, w []float32) ([]float32, error) {
 		return nil, err
 	}
 	y := make([]float32, g.Batch*g.M*g.OutSize())
-	e := dispatch.DefaultExec()
+	e := gemm.Default()
 	if g.depthwise() {
 		return y, (&depthwiseWeights{w: w}).forward(e, g, x, nil, y)
 	}
@@ -1654,7 +1652,7 @@ func ConvAdjoint(g *ConvGeometry, y, w []float32) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	return x, cw.adjoint(dispatch.DefaultExec(), g, y, nil, x)
+	return x, cw.adjoint(gemm.Default(), g, y, nil, x)
 }
 
 // ConvWeightGradient returns dW (M×C/Group×Kernel) = Σ_b Σ_o dy[b][m][o] ·
@@ -1673,7 +1671,7 @@ func ConvWeightGradient(g *ConvGeometry, x, dy []float32) ([]float32, error) {
 	if g.Batch == 0 || outSize == 0 || k == 0 || g.M == 0 {
 		return dw, nil
 	}
-	e := dispatch.DefaultExec()
+	e := gemm.Default()
 	taps := newConvTaps(g)
 	tile := convTileRows(k)
 	xt := make([]float32, inSize*g.C)
@@ -1693,7 +1691,9 @@ func ConvWeightGradient(g *ConvGeometry, x, dy []float32) ([]float32, error) {
 				for co := 0; co < mg; co++ {
 					copy(dyt[co*n:(co+1)*n], dy[(b*g.M+gi*mg+co)*outSize+p0:])
 				}
-				convFGemm(e, dyt[:mg*n], mg, convPackF(n, k, rows[:n*k]), part)
+				if err := convFGemm(e, dyt[:mg*n], mg, convPackF(n, k, rows[:n*k]), part); err != nil {
+					return nil, err
+				}
 				for i, v := range part {
 					sum[gi][i] += float64(v)
 				}

@@ -3,7 +3,7 @@ package model
 import (
 	"math"
 
-	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -54,7 +54,7 @@ func buildDeformConv(n *node, at *DeformConvAttrs) (opFunc, error) {
 	}, nil
 }
 
-func runDeformConv(e *dispatch.Exec, at *DeformConvAttrs, x, w, offset, b, mask *tensor.Tensor) (*tensor.Tensor, error) {
+func runDeformConv(e *gemm.Engine, at *DeformConvAttrs, x, w, offset, b, mask *tensor.Tensor) (*tensor.Tensor, error) {
 	const op = "DeformConv"
 	if !convFloatType(x.DType) {
 		return nil, inputErrorf("%s takes floating-point inputs, got %v", op, x.DType)
@@ -129,7 +129,7 @@ func convAsFloat32(t *tensor.Tensor) []float32 {
 
 // deformForward runs the deformable convolution tile by tile: rows of
 // sampled, masked input values, multiplied on the float tiles.
-func deformForward(e *dispatch.Exec, g *ConvGeometry, cw *convWeights, og int, x, offset, mask, bias, y []float32) error {
+func deformForward(e *gemm.Engine, g *ConvGeometry, cw *convWeights, og int, x, offset, mask, bias, y []float32) error {
 	inSize, outSize, kk := g.InSize(), g.OutSize(), g.KernelSize()
 	cg, mg := g.cg(), g.mg()
 	if g.Batch == 0 || g.M == 0 || outSize == 0 {
@@ -154,7 +154,7 @@ func deformForward(e *dispatch.Exec, g *ConvGeometry, cw *convWeights, og int, x
 			mb = mask[b*og*kk*outSize:]
 		}
 		yb := y[b*g.M*outSize : (b+1)*g.M*outSize]
-		err := convRun(e, tiles*g.Group, outSize*cw.k*g.M*4, func(e *dispatch.Exec, s *convScratch, task int) error {
+		err := convRun(e, tiles*g.Group, outSize*cw.k*g.M*4, func(e *gemm.Engine, s *convScratch, task int) error {
 			gi, p0 := task/tiles, task%tiles*tile
 			n := min(tile, outSize-p0)
 			s.rows = convGrow(s.rows, n*cw.k)

@@ -4,50 +4,31 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// ConvInteger and QLinearConv run exactly on the int8 tiles.
-//
-// The tiles multiply unsigned activation bytes u (at most 128 with the
-// row's zero point 64) by weight bytes in [-127, 127], the bounds that keep
-// x86's pair sums from saturating, and return float32(Σ (u − zp)·b)·sa·sb.
-// An integer convolution fits that product without rounding:
-//
-//   - Each row of im2col values v = x − x_zero_point (|v| <= 255) is split
-//     into v = 64·h + l with h in [-4, 3] and l in [0, 63] (or taken whole
-//     when every |v| <= 64), and each part gets one more column holding
-//     −64: the row's range is then exactly [−64, 64], so the per-row
-//     quantization has scale 1 and zero point 64 and carries the part
-//     unchanged.
-//   - The weight w − 128 (UINT8 w) or w (INT8 w) lies in [−128, 127]; the
-//     tiles take max(b, −127), with scale 1, and the few −128 entries are
-//     corrected from the rows (subtracting v at those k).
-//   - K is cut into chunks of at most 2048, so every partial sum
-//     (|Σ| <= 2048·64·127 < 2^24) is an integer float32 holds exactly.
-//   - The weight zero point (and UINT8 w's 128) multiplies the row sum of
-//     v: Σ v·(w − wzp) = Σ v·b + (shift − wzp)·Σ v.
-//
-// The sums are exact int64s, wrapped to int32 as the operator allows.
+// ConvInteger and QLinearConv run exactly on the int8 kernels, as implicit
+// GEMMs like Conv's: the im2col rows are the input's own bytes (the
+// padding holds x_zero_point, so it adds nothing), loaded into the
+// engine's rows as they are; the weights less their zero points,
+// w − w_zero_point in [−255, 255], are packed as integer weights, which
+// the engine splits into int8 parts; the int32 sums are exact (modulo
+// 2^32, as the operators allow) on every table. The activation zero point
+// comes off each output as x_zero_point·Σ_k (w − w_zero_point).
 
 func init() {
 	register(Descriptor{Type: "ConvInteger", Since: 10, Fold: true}, buildConvInteger)
 	register(Descriptor{Type: "QLinearConv", Since: 10, Fold: true}, buildQLinearConv)
 }
 
-// convIntChunk is the most values of K one exact product sums.
-const convIntChunk = 2048
-
-// convIntWeights are integer weights prepared for exact products on the
-// int8 tiles: for each group and K chunk, the chunk's K×N matrix plus a
-// zero row for the range column, with unit scales.
+// convIntWeights are integer weights prepared for exact products: for
+// each group, the K×N matrix of w − w_zero_point in the rows' order
+// (kernel offset, input channel).
 type convIntWeights struct {
 	k, n   int
-	packed [][]*dispatch.QWeights // [group][chunk]
-	shift  []int64                // per output channel: 128·[UINT8 w] − w_zero_point
-	minus  [][]int                // per output channel: the k where the weight is −128
+	packed []*gemm.QWeights
 }
 
 // prepareConvIntWeights prepares w (M×Cg×kernel, INT8 or UINT8) with zero
@@ -64,46 +45,34 @@ func prepareConvIntWeights(w *tensor.Tensor, wzp *tensor.Tensor, group int) (*co
 	if err != nil {
 		return nil, err
 	}
-	var shift int64
-	if w.DType == tensor.Uint8 {
-		shift = 128
-	}
-	iw := &convIntWeights{k: kk * cg, n: mg, shift: make([]int64, m), minus: make([][]int, m)}
-	for c := 0; c < m; c++ {
-		iw.shift[c] = shift - zps[c%len(zps)]
+	iw := &convIntWeights{k: kk * cg, n: mg}
+	ones := make([]float32, mg)
+	for i := range ones {
+		ones[i] = 1
 	}
 	for gi := 0; gi < group; gi++ {
-		var chunks []*dispatch.QWeights
-		for k0 := 0; k0 < iw.k || k0 == 0; k0 += convIntChunk {
-			kc := min(convIntChunk, iw.k-k0)
-			q := make([]int8, (kc+1)*mg)
-			for co := 0; co < mg; co++ {
-				for r := k0; r < k0+kc; r++ {
-					kidx, ci := r/cg, r%cg
-					b := raw[((gi*mg+co)*cg+ci)*kk+kidx] - shift
-					if b == -128 {
-						iw.minus[gi*mg+co] = append(iw.minus[gi*mg+co], r)
-						b = -127
-					}
-					q[(r-k0)*mg+co] = int8(b)
+		q := make([]int32, iw.k*mg)
+		for co := 0; co < mg; co++ {
+			z := zps[(gi*mg+co)%len(zps)]
+			for ci := 0; ci < cg; ci++ {
+				for kidx := 0; kidx < kk; kidx++ {
+					q[(kidx*cg+ci)*mg+co] = int32(raw[((gi*mg+co)*cg+ci)*kk+kidx] - z)
 				}
 			}
-			scales := make([]float32, mg)
-			for i := range scales {
-				scales[i] = 1
-			}
-			p, err := convPackQ(&quant.Weights{Scheme: quant.PerChannel, K: kc + 1, N: mg, Q: q, Scales: scales})
-			if err != nil {
-				return nil, err
-			}
-			chunks = append(chunks, p)
-			if iw.k == 0 {
-				break
-			}
 		}
-		iw.packed = append(iw.packed, chunks)
+		p, err := convPackQInt(iw.k, mg, q, ones)
+		if err != nil {
+			return nil, err
+		}
+		iw.packed = append(iw.packed, p)
 	}
 	return iw, nil
+}
+
+// convPackQInt packs integer weights (each in [−255, 255]) for
+// QMatMulInt32.
+func convPackQInt(k, n int, q []int32, ones []float32) (*gemm.QWeights, error) {
+	return gemm.PackQInt(k, n, q, quant.PerChannel, ones)
 }
 
 // convZeroPoints returns a zero point tensor's values: one, or n (per
@@ -125,7 +94,7 @@ func convZeroPoints(what string, zp *tensor.Tensor, dt tensor.DataType, n int) (
 	return v, nil
 }
 
-// convIntInputs checks an integer convolution's x and w types.
+// convIntTypes checks an integer convolution's x and w types.
 func convIntTypes(op string, x, w tensor.DataType) error {
 	if x != tensor.Uint8 && x != tensor.Int8 {
 		return inputErrorf("%s takes UINT8 or INT8 x, got %v", op, x)
@@ -136,127 +105,65 @@ func convIntTypes(op string, x, w tensor.DataType) error {
 	return nil
 }
 
-// convIntImageOf writes image x (C×size integer values) channels-last
-// into dst as float32 x − zp.
-func convIntImageOf[T uint8 | int8](dst []float32, x []T, c, size int, zp int64) {
-	z := float32(zp)
-	for ch := 0; ch < c; ch++ {
-		src := x[ch*size : (ch+1)*size]
-		for p, v := range src {
-			dst[p*c+ch] = float32(v) - z
-		}
+// run computes acc (Batch×M×Out) = Σ (x − xzp)·(w − wzp) exactly.
+func (iw *convIntWeights) run(e *gemm.Engine, g *ConvGeometry, x *tensor.Tensor, xzp int64, acc []int32) error {
+	switch d := x.Data.(type) {
+	case []uint8:
+		return convIntRun(e, iw, g, d, uint8(xzp), xzp, acc)
+	case []int8:
+		// the engine stores int8 rows as x+128: the zero point grows by 128
+		return convIntRun(e, iw, g, d, int8(xzp), xzp+128, acc)
 	}
+	return inputErrorf("integer convolution of %v", x.DType)
 }
 
-// run computes acc (Batch×M×Out int32) = Σ (x − xzp)·(w − wzp) exactly.
-func (iw *convIntWeights) run(e *dispatch.Exec, g *ConvGeometry, x *tensor.Tensor, xzp int64, acc []int32) error {
+func convIntRun[T uint8 | int8](e *gemm.Engine, iw *convIntWeights, g *ConvGeometry, x []T, pad T, zp int64, acc []int32) error {
 	inSize, outSize := g.InSize(), g.OutSize()
 	mg := g.mg()
 	if g.Batch == 0 || g.M == 0 || outSize == 0 {
 		return nil
 	}
 	taps := newConvTaps(g)
-	width := iw.k + len(iw.packed[0])
-	tile := convTileRows(max(width, iw.n*2))
+	tile := convTileRows(max(iw.k, iw.n))
 	tiles := (outSize + tile - 1) / tile
-	xt := make([]float32, inSize*g.C)
+	xt := make([]T, inSize*g.C)
 	for b := 0; b < g.Batch; b++ {
-		switch d := x.Data.(type) {
-		case []uint8:
-			convIntImageOf(xt, d[b*g.C*inSize:(b+1)*g.C*inSize], g.C, inSize, xzp)
-		case []int8:
-			convIntImageOf(xt, d[b*g.C*inSize:(b+1)*g.C*inSize], g.C, inSize, xzp)
-		}
+		convTransposeCols(xt, x[b*g.C*inSize:(b+1)*g.C*inSize], g.C, inSize, 0, 0, inSize)
 		ab := acc[b*g.M*outSize : (b+1)*g.M*outSize]
-		err := convRun(e, tiles*g.Group, outSize*iw.k*g.M, func(e *dispatch.Exec, s *convScratch, task int) error {
+		err := convRun(e, tiles*g.Group, outSize*iw.k*g.M, func(e *gemm.Engine, s *convScratch, task int) error {
 			gi, p0 := task/tiles, task%tiles*tile
 			n := min(tile, outSize-p0)
-			s.rows = convGrow(s.rows, n*iw.k)
-			taps.gatherRows(s.rows, xt, gi, p0, n)
-			s.sums = convGrow(s.sums, n*mg)
-			if err := iw.product(e, gi, s, n); err != nil {
+			var err error
+			switch rows := any(xt).(type) {
+			case []uint8:
+				s.bytes = convGrow(s.bytes, n*iw.k)
+				convGather(taps, s.bytes, rows, gi, p0, n, uint8(pad))
+				err = s.qrows.LoadU8(s.bytes, n, iw.k, iw.k)
+			case []int8:
+				s.sbytes = convGrow(s.sbytes, n*iw.k)
+				convGather(taps, s.sbytes, rows, gi, p0, n, int8(pad))
+				err = s.qrows.LoadS8(s.sbytes, n, iw.k, iw.k)
+			}
+			if err != nil {
 				return err
 			}
+			s.ints = convGrow(s.ints, n*mg)
+			w := iw.packed[gi]
+			if err := e.QMatMulInt32(&s.qrows, w, s.ints, mg); err != nil {
+				return err
+			}
+			colsum := w.ColSums()
 			for co := 0; co < mg; co++ {
-				m := gi*mg + co
-				dst := ab[m*outSize+p0 : m*outSize+p0+n]
+				corr := int32(zp) * colsum[co] // wraps as the sums do
+				dst := ab[(gi*mg+co)*outSize+p0 : (gi*mg+co)*outSize+p0+n]
 				for r := range dst {
-					dst[r] = int32(s.sums[r*mg+co])
+					dst[r] = s.ints[r*mg+co] - corr
 				}
 			}
 			return nil
 		})
 		if err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// product sets s.sums (n×N) to group gi's exact sums over s.rows (n×K).
-func (iw *convIntWeights) product(e *dispatch.Exec, gi int, s *convScratch, n int) error {
-	k, mg := iw.k, iw.n
-	rows := s.rows[:n*k]
-	clear(s.sums)
-	whole := true
-	for _, v := range rows {
-		if v < -64 || v > 64 {
-			whole = false
-			break
-		}
-	}
-	passes := 1
-	if !whole {
-		passes = 2 // 64·h, then l
-	}
-	s.out = convGrow(s.out, n*mg)
-	for ci, pw := range iw.packed[gi] {
-		k0 := ci * convIntChunk
-		kc := min(convIntChunk, k-k0)
-		for pass := 0; pass < passes; pass++ {
-			s.part = convGrow(s.part, n*(kc+1))
-			for r := 0; r < n; r++ {
-				src := rows[r*k+k0 : r*k+k0+kc]
-				dst := s.part[r*(kc+1) : (r+1)*(kc+1)]
-				switch {
-				case whole:
-					copy(dst, src)
-				case pass == 0:
-					for i, v := range src {
-						dst[i] = float32(int32(v) >> 6) // floor(v/64)
-					}
-				default:
-					for i, v := range src {
-						dst[i] = float32(int32(v) & 63)
-					}
-				}
-				dst[kc] = -64
-			}
-			if err := convQGemm(e, s.part, n, pw, s.out); err != nil {
-				return err
-			}
-			mul := int64(1)
-			if passes == 2 && pass == 0 {
-				mul = 64
-			}
-			for i, v := range s.out[:n*mg] {
-				s.sums[i] += mul * int64(v)
-			}
-		}
-	}
-	for r := 0; r < n; r++ {
-		row := rows[r*k : (r+1)*k]
-		var sum int64
-		for _, v := range row {
-			sum += int64(v)
-		}
-		for co := 0; co < mg; co++ {
-			c := gi*mg + co
-			t := iw.shift[c] * sum
-			for _, kk := range iw.minus[c] {
-				t -= int64(row[kk])
-			}
-			s.sums[r*mg+co] += t
 		}
 	}
 	return nil
@@ -285,7 +192,7 @@ func convIntHeld(n *node, w, wzp *tensor.Tensor, group int) (*convIntWeights, er
 
 // convIntCore checks an integer convolution's operands and returns its
 // exact int32 sums (Batch×M×Out) and output shape.
-func convIntCore(e *dispatch.Exec, op string, at *ConvAttrs, held *convIntWeights, heldShape []int, x, xzp, w, wzp *tensor.Tensor) ([]int32, []int, error) {
+func convIntCore(e *gemm.Engine, op string, at *ConvAttrs, held *convIntWeights, heldShape []int, x, xzp, w, wzp *tensor.Tensor) ([]int32, []int, error) {
 	wShape := heldShape
 	if held == nil {
 		if w == nil {

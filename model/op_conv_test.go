@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
@@ -118,11 +119,11 @@ func BenchmarkConv(b *testing.B) {
 		{"7x7s2_3-64_224x224", []int{1, 3, 224, 224}, []int{64, 3, 7, 7}, []*onnxpb.Attribute{convInts("pads", 3, 3, 3, 3), convInts("strides", 2, 2)}},
 		{"dw3x3_64_56x56", []int{1, 64, 56, 56}, []int{64, 1, 3, 3}, []*onnxpb.Attribute{convInts("pads", 1, 1, 1, 1), convInt("group", 64)}},
 	}
-	e := dispatch.DefaultExec()
-	var generic *dispatch.Exec
+	e := gemm.Default()
+	var generic *gemm.Engine
 	for _, tb := range dispatch.Available() {
 		if tb.Name == "generic" {
-			generic = dispatch.NewExec(tb, e.Threads())
+			generic = gemm.New(tb, e.Threads())
 		}
 	}
 	measure := func(b *testing.B, macs float64, f func() error) {
@@ -182,13 +183,13 @@ func BenchmarkConv(b *testing.B) {
 		c := make([]float32, mrows*n)
 		wm := convRandom(r, []int{k, n})
 		qw, _ := quant.QuantizeWeights(wm, k, n, quant.PerChannel)
-		pq, _ := dispatch.PackQ(qw)
-		pf := dispatch.PackF(k, n, wm, n)
+		pq, _ := gemm.PackQ(qw)
+		pf := gemm.PackF(k, n, wm, n)
 		b.Run(l.name+"/gemm_int8", func(b *testing.B) {
 			measure(b, macs, func() error { return e.QMatMul(a, mrows, pq, c) })
 		})
 		b.Run(l.name+"/gemm_float32", func(b *testing.B) {
-			measure(b, macs, func() error { e.MatMul(a, mrows, pf, c); return nil })
+			measure(b, macs, func() error { return e.MatMul(a, mrows, pf, c) })
 		})
 	}
 }
@@ -385,15 +386,15 @@ func (r refResult) check(t *testing.T, got *tensor.Tensor, int8 bool) {
 
 // convExecs returns an Exec for every kernel table this CPU runs, with one
 // and two cores.
-var convExecs = sync.OnceValue(func() []*dispatch.Exec {
-	var es []*dispatch.Exec
+var convExecs = sync.OnceValue(func() []*gemm.Engine {
+	var es []*gemm.Engine
 	for _, tb := range dispatch.Available() {
-		es = append(es, dispatch.NewExec(tb, 1), dispatch.NewExec(tb, 2))
+		es = append(es, gemm.New(tb, 1), gemm.New(tb, 2))
 	}
 	return es
 })
 
-func convExecName(e *dispatch.Exec) string { return fmt.Sprintf("%s×%d", e.T.Name, e.Threads()) }
+func convExecName(e *gemm.Engine) string { return fmt.Sprintf("%s×%d", e.Table().Name, e.Threads()) }
 
 type convCase struct {
 	name                string
@@ -1438,7 +1439,7 @@ func TestConvReluConvChain(t *testing.T) {
 // and step, unaligned slices, with guard bands around dst and inputs
 // checked unmodified.
 func TestConvTapsTwin(t *testing.T) {
-	if !convVectorOK(dispatch.NewExec(dispatch.Default(), 1)) {
+	if !convVectorOK(gemm.New(dispatch.Default(), 1)) {
 		t.Skipf("no vector convTaps in this build or on this CPU (kernels %s)", dispatch.Default())
 	}
 	r := rand.New(rand.NewPCG(13, 13))
@@ -1506,7 +1507,7 @@ func BenchmarkConvTaps(b *testing.B) {
 // twin bit for bit: every shape up to 19×41, every sub-block start, with
 // guard values around dst.
 func TestConvTransposeTwin(t *testing.T) {
-	if !convVectorOK(dispatch.NewExec(dispatch.Default(), 1)) {
+	if !convVectorOK(gemm.New(dispatch.Default(), 1)) {
 		t.Skipf("no vector transpose in this build or on this CPU (kernels %s)", dispatch.Default())
 	}
 	r := rand.New(rand.NewPCG(15, 15))
@@ -1545,7 +1546,7 @@ func BenchmarkConvChannelsLast(b *testing.B) {
 	for _, tw := range []struct {
 		name string
 		f    func(dst, src []float32, rows, cols, r0, c0, c1 int)
-	}{{"go", convTransposeCols}, {"vector", convTransposeFast}} {
+	}{{"go", convTransposeCols[float32]}, {"vector", convTransposeFast}} {
 		b.Run(tw.name, func(b *testing.B) {
 			b.SetBytes(4 * c * size)
 			for b.Loop() {
