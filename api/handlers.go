@@ -40,7 +40,7 @@ func (s *server) ready(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) serverMetadata(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, oip.ServerMetadata{Name: ServerName, Version: s.version, Extensions: append([]string{"model_repository", "binary_tensor_data"}, autodiffExtensions()...), Kernels: s.kernels})
+	writeJSON(w, http.StatusOK, oip.ServerMetadata{Name: ServerName, Version: s.version, Extensions: s.extensions(), Kernels: s.kernels})
 	return nil
 }
 
@@ -108,6 +108,7 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 		return err
 	}
 	defer release()
+	noteInference(r.Context(), e.Name, v.Number)
 	if s.tel != nil {
 		defer func() { s.tel.Inference(r.Context(), e.Name, strconv.FormatInt(v.Number, 10), err == nil) }()
 	}
@@ -119,58 +120,31 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 		}
 	}()
 	buf.Reset()
-	var req *oip.InferRequest
-	if h := r.Header.Get(binaryHeader); h != "" {
-		n, err := strconv.Atoi(h)
-		if err != nil || n < 0 || n > len(body) {
-			return errorf(CodeInvalid, fmt.Sprintf("%s: %q is not a length within the %d-byte body", binaryHeader, h, len(body)))
-		}
-		req, err = oip.DecodeBinaryInferRequest(body[:n], body[n:])
-		if err != nil {
-			return err
-		}
-	} else if req, err = oip.DecodeInferRequest(body); err != nil {
-		return err
-	}
-	binaryAll, err := wantsBinary(req.Parameters, "binary_data_output")
-	if err != nil {
-		return err
-	}
-	inputs := make(map[string]*tensor.Tensor, len(req.Inputs))
-	for _, in := range req.Inputs {
-		if _, dup := inputs[in.Name]; dup {
-			return errorf(CodeInvalid, fmt.Sprintf("input %q appears more than once", in.Name))
-		}
-		inputs[in.Name] = in.Tensor
-	}
-	decoded := make([]*tensor.Tensor, 0, len(inputs))
-	for _, t := range inputs {
-		decoded = append(decoded, t)
+	_, span := s.step(r.Context(), "decode")
+	req, binaryAll, err := decodeInfer(r, body)
+	var inputs map[string]*tensor.Tensor
+	var decoded []*tensor.Tensor
+	if err == nil {
+		inputs, decoded, err = inputMap(req.Inputs)
 	}
 	body = nil
-	if err := settle(r, decoded...); err != nil {
-		return err
+	if err == nil {
+		err = settle(r, decoded...)
 	}
 	var names []string
-	if len(req.Outputs) > 0 {
-		seen := map[string]bool{}
-		for _, o := range req.Outputs {
-			if seen[o.Name] {
-				return errorf(CodeInvalid, fmt.Sprintf("output %q is requested more than once", o.Name))
-			}
-			seen[o.Name] = true
-			names = append(names, o.Name)
-		}
+	if err == nil {
+		names, err = requestedNames(req.Outputs)
 	}
-	outs, err := v.Model.Run(r.Context(), inputs, names)
+	endStep(span, err)
 	if err != nil {
 		return err
 	}
-	if names == nil {
-		for _, spec := range v.Model.Outputs {
-			names = append(names, spec.Name)
-		}
+	names, outs, err := s.execute(r.Context(), v, inputs, names)
+	if err != nil {
+		return err
 	}
+	_, span = s.step(r.Context(), "encode")
+	defer span.End()
 	resp := &oip.InferResponse{ModelName: e.Name, ModelVersion: strconv.FormatInt(v.Number, 10), ID: req.ID}
 	anyBinary := false
 	for _, name := range names {
@@ -207,6 +181,26 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 	w.WriteHeader(http.StatusOK)
 	w.Write(append(b, '\n'))
 	return nil
+}
+
+// decodeInfer decodes an infer body, JSON or with binary tensor data, and
+// reads its "binary_data_output" parameter.
+func decodeInfer(r *http.Request, body []byte) (*oip.InferRequest, bool, error) {
+	var req *oip.InferRequest
+	var err error
+	if h := r.Header.Get(binaryHeader); h != "" {
+		n, err := strconv.Atoi(h)
+		if err != nil || n < 0 || n > len(body) {
+			return nil, false, errorf(CodeInvalid, fmt.Sprintf("%s: %q is not a length within the %d-byte body", binaryHeader, h, len(body)))
+		}
+		if req, err = oip.DecodeBinaryInferRequest(body[:n], body[n:]); err != nil {
+			return nil, false, err
+		}
+	} else if req, err = oip.DecodeInferRequest(body); err != nil {
+		return nil, false, err
+	}
+	binaryAll, err := wantsBinary(req.Parameters, "binary_data_output")
+	return req, binaryAll, err
 }
 
 // binaryHeader is the header of Triton's binary tensor data extension: the
