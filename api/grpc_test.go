@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"io"
 	"math"
 	"net"
+	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,6 +21,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -472,5 +477,94 @@ func TestGRPCRequestID(t *testing.T) {
 	}
 	if got := header.Get("x-request-id"); len(got) != 1 || len(got[0]) == 0 || len(got[0]) > maxRequestIDLen {
 		t.Errorf("x-request-id %q for an over-long client id", got)
+	}
+}
+
+// TestGRPCReflection: the server lists its services, so grpcurl and
+// other tools work without the proto file.
+func TestGRPCReflection(t *testing.T) {
+	_, _, _, conn := grpcTestServer(t, Options{Repository: mnistRepo()})
+	stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := stream.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range resp.GetListServicesResponse().GetService() {
+		names = append(names, s.Name)
+	}
+	for _, want := range []string{"inference.GRPCInferenceService", "grpc.health.v1.Health"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("reflection lists %v, not %s", names, want)
+		}
+	}
+}
+
+// BenchmarkInferFrontEnds runs the embedded model on one and on 64 images
+// through each front end of one server: HTTP with JSON, gRPC with typed
+// contents, gRPC with raw contents. Run with -count to interleave them.
+func BenchmarkInferFrontEnds(b *testing.B) {
+	srv := New(Options{Repository: mnistRepo(), Logger: quietLog()})
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := srv.GRPCServer()
+	go g.Serve(ln)
+	defer g.Stop()
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	c := grpcpb.NewGRPCInferenceServiceClient(conn)
+	ctx := context.Background()
+	for _, rows := range []int{1, 64} {
+		x := make([]float32, rows*784)
+		for i := range x {
+			x[i] = float32(i%255) / 255
+		}
+		body := inferBody("input", "FP32", []int{rows, 784}, x)
+		raw := make([]byte, 0, 4*len(x))
+		for _, v := range x {
+			raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(v))
+		}
+		in := []*grpcpb.ModelInferRequest_InferInputTensor{{Name: "input", Datatype: "FP32", Shape: []int64{int64(rows), 784}}}
+		typed := &grpcpb.ModelInferRequest{ModelName: "mnist", Inputs: []*grpcpb.ModelInferRequest_InferInputTensor{{
+			Name: "input", Datatype: "FP32", Shape: []int64{int64(rows), 784}, Contents: &grpcpb.InferTensorContents{Fp32Contents: x}}}}
+		rawReq := &grpcpb.ModelInferRequest{ModelName: "mnist", Inputs: in, RawInputContents: [][]byte{raw}}
+		b.Run(fmt.Sprintf("http-json/rows=%d", rows), func(b *testing.B) {
+			b.ReportAllocs()
+			client := &http.Client{}
+			for b.Loop() {
+				resp, err := client.Post(hs.URL+"/v2/models/mnist/infer", "application/json", strings.NewReader(body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatal(resp.Status)
+				}
+			}
+		})
+		for name, req := range map[string]*grpcpb.ModelInferRequest{"grpc-typed": typed, "grpc-raw": rawReq} {
+			b.Run(fmt.Sprintf("%s/rows=%d", name, rows), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := c.ModelInfer(ctx, req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -131,6 +131,15 @@ func TestTLS(t *testing.T) {
 	if resp.StatusCode != 200 || resp.TLS == nil || resp.ProtoMajor != 2 {
 		t.Errorf("HTTPS ready: %d, TLS %v, HTTP/%d", resp.StatusCode, resp.TLS != nil, resp.ProtoMajor)
 	}
+	resp, err = client.Post("https://"+addr+"/v2/models/mnist/infer", "application/json", strings.NewReader(mnistBody(1, "0.5")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"name":"scores"`) {
+		t.Errorf("infer over HTTPS: %d %s", resp.StatusCode, b)
+	}
 	if resp, err := http.Get("http://" + addr + "/v2/health/ready"); err == nil {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusBadRequest {
