@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -23,6 +24,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/quantserve/quantserve/defaultmodel"
@@ -566,5 +568,37 @@ func BenchmarkInferFrontEnds(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestReadmeGRPCExample sends examples/mnist-digit-grpc.json, the
+// protobuf JSON the README's grpcurl example sends, and expects a 7 with
+// the same scores as the README's HTTP example.
+func TestReadmeGRPCExample(t *testing.T) {
+	data, err := os.ReadFile("../examples/mnist-digit-grpc.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req grpcpb.ModelInferRequest
+	if err := protojson.Unmarshal(data, &req); err != nil {
+		t.Fatal(err)
+	}
+	_, url, c, _ := grpcTestServer(t, Options{Repository: mnistRepo()})
+	resp, err := c.ModelInfer(ctxT(t), &req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scores := resp.GetOutputs()[0].GetContents().GetFp32Contents()
+	if len(scores) != 10 || slices.Index(scores, slices.Max(scores)) != 7 || resp.Id != "digit-7" {
+		t.Fatalf("README gRPC example: %v", resp)
+	}
+	body, err := os.ReadFile("../examples/mnist-digit.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := do(t, "POST", url+"/v2/models/mnist/infer", string(body))
+	var httpResp struct{ Outputs []struct{ Data []float32 } }
+	if err := json.Unmarshal(r.body, &httpResp); err != nil || !slices.Equal(httpResp.Outputs[0].Data, scores) {
+		t.Errorf("HTTP example scores %s, gRPC %v", r.body, scores)
 	}
 }
