@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/oip"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
@@ -68,7 +68,7 @@ func schemeField(fields map[string]json.RawMessage) (quant.Scheme, error) {
 
 // writeTensors writes {"kernels": ..., name: tensor, ...}.
 func (s *server) writeTensors(w http.ResponseWriter, names []string, ts []*tensor.Tensor) {
-	name, _ := json.Marshal(s.exec.T.String())
+	name, _ := json.Marshal(s.exec.Table().String())
 	b := append([]byte(`{"kernels":`), name...)
 	for i, field := range names {
 		b = append(b, `,"`...)
@@ -221,8 +221,8 @@ func (s *server) opMatMul(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := make([]float32, m*n)
-	if m > 0 {
-		s.exec.MatMul(a.Data.([]float32), m, dispatch.PackF(k, n, b.Data.([]float32), n), out)
+	if err := s.exec.MatMul(a.Data.([]float32), m, gemm.PackF(k, n, b.Data.([]float32), n), out); err != nil {
+		return err
 	}
 	s.writeTensors(w, []string{"output"}, []*tensor.Tensor{tensor.From([]int{m, n}, out)})
 	return nil
@@ -275,14 +275,14 @@ func (s *server) opQMatMul(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	if q.K > dispatch.MaxQK {
-		return errorf(CodeInvalid, fmt.Sprintf("K = %d exceeds %d for int8 products", q.K, dispatch.MaxQK))
+	if q.K > gemm.MaxQK {
+		return errorf(CodeInvalid, fmt.Sprintf("K = %d exceeds %d for int8 products", q.K, gemm.MaxQK))
 	}
 	m, err := productShape(a, q.K, q.N, size)
 	if err != nil {
 		return err
 	}
-	packed, err := dispatch.PackQ(q)
+	packed, err := gemm.PackQ(q)
 	if err != nil {
 		return errorf(CodeInvalid, err.Error())
 	}

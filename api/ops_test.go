@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/kernels"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/repository"
@@ -130,9 +131,9 @@ func TestOpsMatMul(t *testing.T) {
 
 	// qmatmul: from FP32 weights, and from the same weights pre-quantized
 	w, _ := quant.QuantizeWeights(b, k, n, quant.PerChannel)
-	qw, _ := dispatch.PackQ(w)
+	qw, _ := gemm.PackQ(w)
 	exact := make([]float32, m*n)
-	if err := dispatch.DefaultExec().QMatMul(a, m, qw, exact); err != nil {
+	if err := gemm.Default().QMatMul(a, m, qw, exact); err != nil {
 		t.Fatal(err)
 	}
 	values := make([]float64, len(w.Q))

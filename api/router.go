@@ -15,7 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/repository"
 	"github.com/quantserve/quantserve/telemetry"
 )
@@ -25,7 +25,7 @@ type Options struct {
 	Repository     *repository.Repository
 	Version        string               // server version reported by GET /v2
 	Kernels        string               // kernel table reported by GET /v2
-	Exec           *dispatch.Exec       // runs the tensor endpoints; nil means dispatch.DefaultExec()
+	Exec           *gemm.Engine         // runs the tensor endpoints; nil means gemm.Default()
 	AdminToken     string               // bearer token for load/unload; empty disables them
 	Telemetry      *telemetry.Telemetry // nil means a new one for this router
 	MaxInFlight    int                  // concurrent work requests; 0 means DefaultMaxInFlight
@@ -66,7 +66,7 @@ type server struct {
 	repo       *repository.Repository
 	version    string
 	kernels    string
-	exec       *dispatch.Exec
+	exec       *gemm.Engine
 	adminToken string
 	tel        *telemetry.Telemetry
 	inflight   chan struct{}
@@ -96,10 +96,10 @@ func newServer(opts Options) *server {
 		s.timeout = DefaultRequestTimeout
 	}
 	if s.exec = opts.Exec; s.exec == nil {
-		s.exec = dispatch.DefaultExec()
+		s.exec = gemm.Default()
 	}
 	if s.kernels == "" {
-		s.kernels = s.exec.T.String()
+		s.kernels = s.exec.Table().String()
 	}
 	if s.tel = opts.Telemetry; s.tel == nil {
 		tel, err := telemetry.New(s.version, s.kernels)

@@ -5,7 +5,7 @@ package autodiff
 import (
 	"fmt"
 
-	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -95,7 +95,9 @@ func matmul(a []float32, m, k int, b []float32, n int) []float32 {
 	if m == 0 || n == 0 {
 		return c
 	}
-	dispatch.DefaultExec().MatMul(a, m, dispatch.PackF(k, n, b, n), c)
+	if err := gemm.Default().MatMul(a, m, gemm.PackF(k, n, b, n), c); err != nil {
+		panic(err) // shapes are the caller's invariant; a kernel panic stays one
+	}
 	return c
 }
 

@@ -9,6 +9,7 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
@@ -140,7 +141,7 @@ type Optimizer struct {
 // backward, and applies the optimizer; ONNX writes the result.
 type Trainer struct {
 	pb     *onnxpb.Model
-	exec   *dispatch.Exec
+	exec   *gemm.Engine
 	params []*param
 	t      int
 }
@@ -153,7 +154,7 @@ type param struct {
 
 // NewTrainer prepares a model file for training: every FP32 initializer is
 // a parameter.
-func NewTrainer(data []byte, exec *dispatch.Exec) (*Trainer, error) {
+func NewTrainer(data []byte, exec *gemm.Engine) (*Trainer, error) {
 	if err := dispatch.CheckAutodiff(dispatch.Enabled); err != nil {
 		return nil, err
 	}

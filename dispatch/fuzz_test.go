@@ -3,43 +3,63 @@ package dispatch
 import (
 	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"testing"
-
-	"github.com/quantserve/quantserve/kernels"
 )
 
-// FuzzQTile decodes bytes into a tile problem and compares every table's
-// quantized tiles with the reference.
-func FuzzQTile(f *testing.F) {
-	f.Add([]byte{3, 0, 128, 127, 1, 255, 129})
+// FuzzQBlock decodes bytes into a block problem (shape, strides, values)
+// and compares every table's block kernel with the reference under every
+// flag set.
+func FuzzQBlock(f *testing.F) {
+	f.Add([]byte{3, 0, 7, 2, 128, 127, 1, 255, 129})
 	f.Add(make([]byte, 300))
+	f.Add([]byte{33, 2, 255, 255, 128, 128, 128, 128, 129, 129})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if len(data) < 2 {
+		if len(data) < 4 {
 			return
 		}
+		mr, mp := maxTile()
 		kq := int(data[0]) % 40
 		pad := int(data[1]) % 3
-		ldu := 4*kq + 4*pad
-		src := data[2:]
+		rows := 1 + int(data[2])%mr
+		np := 1 + int(data[3])%mp
+		src := data[4:]
 		at := func(i int) byte {
 			if len(src) == 0 {
 				return 0
 			}
 			return src[i%len(src)]
 		}
-		u := make([]uint8, 4*ldu)
+		ldu, pstr := 4*kq+4*pad, 64*kq+pad
+		u := make([]uint8, (rows-1)*ldu+4*kq)
 		for i := range u {
 			u[i] = at(i) % 129
 		}
-		bp := make([]int8, 64*kq)
-		for i := range bp {
+		b := make([]int8, (np-1)*pstr+64*kq)
+		for i := range b {
 			v := int8(at(i + len(u)))
 			if v == -128 {
 				v = -127
 			}
-			bp[i] = v
+			b[i] = v
 		}
-		qTileCase(t, u, ldu, bp, kq)
+		r := rand.New(rand.NewPCG(uint64(len(data)), uint64(at(0))))
+		newQCase(r, rows, np, kq, u, b, ldu, pstr).check(t)
+	})
+}
+
+// FuzzFBlock decodes bytes into a float block problem and compares every
+// table's float block kernel with the reference, bit for bit.
+func FuzzFBlock(f *testing.F) {
+	f.Add(uint8(5), uint8(1), uint8(0), int64(1))
+	f.Add(uint8(131), uint8(7), uint8(2), int64(2))
+	f.Fuzz(func(t *testing.T, k8, rows8, np8 uint8, seed int64) {
+		var mr, mp int
+		for _, tb := range Available() {
+			mr, mp = max(mr, tb.FMR), max(mp, tb.FNP)
+		}
+		r := rand.New(rand.NewPCG(uint64(seed), 1))
+		fCase(t, r, 1+int(rows8)%mr, 1+int(np8)%mp, int(k8)%140)
 	})
 }
 
@@ -53,7 +73,7 @@ func FuzzQuantizeRow(f *testing.F) {
 		for i := range x {
 			x[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
 		}
-		lo, hi, fin := refMinMax(x)
+		lo, hi, fin := generic.MinMax(x)
 		for _, tb := range Available() {
 			l2, h2, f2 := tb.MinMax(x)
 			if f2 != fin || fin && (l2 != lo || h2 != hi) {
@@ -63,56 +83,21 @@ func FuzzQuantizeRow(f *testing.F) {
 		if !fin {
 			return
 		}
-		for _, tb := range Available() {
-			qa, err := NewExec(tb, 1).QuantizeRows(x, 1, len(x))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ref, _ := NewExec(generic, 1).QuantizeRows(x, 1, len(x))
-			for i := range x {
-				if qa.u[i] != ref.u[i] {
-					t.Fatalf("%v QuantizeRows(%v)[%d] = %d, want %d", tb, x, i, qa.u[i], ref.u[i])
-				}
-			}
+		const inv, zp = 3.5, 64
+		want := make([]uint8, len(x))
+		clamped := make([]float32, len(x))
+		for i, v := range x {
+			clamped[i] = float32(math.Max(-1e3, math.Min(1e3, float64(v))))
 		}
-	})
-}
-
-func refMinMax(x []float32) (float32, float32, bool) { return generic.MinMax(x) }
-
-// FuzzFTile decodes bytes into a float tile and compares every table's
-// float tiles with the reference within an n-scaled tolerance.
-func FuzzFTile(f *testing.F) {
-	f.Add(uint8(5), []byte{1, 2, 3, 4, 5, 6, 7, 8})
-	f.Fuzz(func(t *testing.T, k8 uint8, data []byte) {
-		k := int(k8) % 70
-		at := func(i int) float32 {
-			if len(data) == 0 {
-				return 1
-			}
-			return float32(int8(data[i%len(data)])) / 16
-		}
+		generic.QuantizeU8(clamped, inv, zp, want)
 		for _, tb := range Available() {
-			rows := tb.FRows
-			a := make([]float32, rows*k)
-			for i := range a {
-				a[i] = at(i)
-			}
-			bp := make([]float32, 16*k)
-			for i := range bp {
-				bp[i] = at(i + 7)
-			}
-			want := make([]float32, rows*16)
-			got := make([]float32, rows*16)
-			refTile(rows, a, k, bp, want)
-			tb.FTileN(a, k, bp, k, got, 16)
+			got := make([]uint8, len(x))
+			tb.QuantizeU8(clamped, inv, zp, got)
 			for i := range want {
-				if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*float64(k+1)*8 {
-					t.Fatalf("%v FTile k=%d: [%d] = %v, want %v", tb, k, i, got[i], want[i])
+				if got[i] != want[i] {
+					t.Fatalf("%v QuantizeU8(%v)[%d] = %d, want %d", tb, clamped[i], i, got[i], want[i])
 				}
 			}
 		}
 	})
 }
-
-func refTile(rows int, a []float32, k int, bp, c []float32) { kernels.FTile(rows, a, k, bp, k, c, 16) }

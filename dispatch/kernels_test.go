@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/quantserve/quantserve/kernels"
@@ -14,96 +15,153 @@ import (
 
 const guard = 0x5a // sentinel around outputs
 
-// qTileCase runs every table's quantized tiles on one input and compares
-// them with kernels.QTile, checking guard bands and unmodified inputs.
-func qTileCase(t *testing.T, u []uint8, ldu int, bp []int8, kq int) {
-	t.Helper()
-	for _, rows := range []int{1, 4} {
-		want := make([]int32, rows*16)
-		kernels.QTile(rows, u, ldu, bp, kq, want)
-		colsum := make([]int32, 16)
+// qCase is one quantized block problem: rows of activations, np panels of
+// weights (each with its true column sums), per-row and per-column
+// epilogue values, and a starting Acc/FSum.
+type qCase struct {
+	rows, np, kq, ldu, pstr int
+	u                       []uint8
+	b                       []int8
+	colsum                  []int32
+	zp                      []int32
+	sa, sb                  []float32
+	acc0                    []int32
+	fsum0                   []float32
+	full                    bool // u or b outside [0, 128] × [-127, 127]: FullRange tables only
+}
+
+const ldc, accStr = 53, 57 // strides with room for guard values
+
+func newQCase(r *rand.Rand, rows, np, kq int, u []uint8, b []int8, ldu, pstr int) *qCase {
+	c := &qCase{rows: rows, np: np, kq: kq, ldu: ldu, pstr: pstr, u: u, b: b}
+	c.colsum = make([]int32, np*16)
+	for p := 0; p < np; p++ {
 		for g := 0; g < kq; g++ {
 			for col := 0; col < 16; col++ {
-				for j := 0; j < 4; j++ {
-					colsum[col] += int32(bp[g*64+col*4+j])
+				for i := 0; i < 4; i++ {
+					c.colsum[p*16+col] += int32(b[p*pstr+64*g+4*col+i])
 				}
-			}
-		}
-		uCopy, bpCopy := slices.Clone(u), slices.Clone(bp)
-		if rows == 4 {
-			qPanelCase(t, u, ldu, bp, kq, colsum)
-		}
-		for _, tb := range Available() {
-			buf := make([]int32, rows*16+8)
-			for i := range buf {
-				buf[i] = guard
-			}
-			acc := buf[4 : 4+rows*16]
-			if rows == 4 {
-				tb.QTile4(u, ldu, bp, kq, acc)
-			} else {
-				tb.QTile1(u[:ldu], bp, kq, acc)
-			}
-			for i := range acc {
-				if got := acc[i] + tb.QOffset*colsum[i%16]; got != want[i] {
-					t.Fatalf("%v QTile rows=%d kq=%d: acc[%d] = %d, want %d", tb, rows, kq, i, got, want[i])
-				}
-			}
-			for _, i := range []int{0, 1, 2, 3, len(buf) - 4, len(buf) - 3, len(buf) - 2, len(buf) - 1} {
-				if buf[i] != guard {
-					t.Fatalf("%v QTile rows=%d: guard band overwritten at %d", tb, rows, i)
-				}
-			}
-			if !slices.Equal(u, uCopy) || !slices.Equal(bp, bpCopy) {
-				t.Fatalf("%v QTile modified its inputs", tb)
 			}
 		}
 	}
+	for i := 0; i < rows; i++ {
+		c.zp = append(c.zp, int32(64*r.IntN(2)))
+		c.sa = append(c.sa, float32(r.ExpFloat64()/100))
+	}
+	for j := 0; j < np*16; j++ {
+		c.sb = append(c.sb, float32(r.ExpFloat64()/50))
+	}
+	c.acc0 = make([]int32, rows*accStr)
+	c.fsum0 = make([]float32, rows*accStr)
+	for i := range c.acc0 {
+		c.acc0[i] = int32(r.IntN(1<<20) - 1<<19)
+		c.fsum0[i] = float32(r.NormFloat64())
+	}
+	return c
 }
 
-// qPanelCase runs every table's QPanel on one tile and compares it, bit
-// for bit, with kernels.QPanel, including guard bands around c.
-func qPanelCase(t *testing.T, u []uint8, ldu int, bp []int8, kq int, colsum []int32) {
+// guarded returns a slice of n values inside sentinels, and a check that
+// the sentinels survived.
+func guarded[T int32 | float32](n int, fill []T) ([]T, func() bool) {
+	buf := make([]T, n+8)
+	for i := range buf {
+		buf[i] = guard
+	}
+	copy(buf[4:4+n], fill)
+	return buf[4 : 4+n], func() bool {
+		for _, i := range []int{0, 1, 2, 3, n + 4, n + 5, n + 6, n + 7} {
+			if buf[i] != guard {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+var qFlagSets = []int{
+	0,
+	kernels.QLoadAcc,
+	kernels.QOutChannel,
+	kernels.QLoadAcc | kernels.QOutChannel,
+	kernels.QOutBlock,
+	kernels.QOutBlock | kernels.QLoadSum,
+	kernels.QOutBlock | kernels.QFinal,
+	kernels.QOutBlock | kernels.QLoadSum | kernels.QFinal,
+}
+
+// run calls tb's block kernel (or the reference, tb == nil) on c with the
+// given flags and returns Acc, FSum and C, checking guard bands and that
+// the inputs are unmodified.
+func (c *qCase) run(t *testing.T, tb *Table, flags int) ([]int32, []float32, []float32) {
 	t.Helper()
-	zp := []int32{0, 64, 0, 64}
-	sa := []float32{0.5, 1.25, 3, 1e-3}
-	sb := make([]float32, 16)
-	for j := range sb {
-		sb[j] = float32(j+1) / 7
+	qoff := int32(0)
+	if tb != nil {
+		qoff = tb.QOffset
 	}
-	const ldc = 19
-	want := make([]float32, 3*ldc+16)
-	for _, tb := range Available() {
-		off := make([]int32, 4)
-		refOff := make([]int32, 4)
-		for r := range off {
-			off[r] = tb.QOffset - zp[r]
-			refOff[r] = -zp[r]
-		}
-		kernels.QPanel(u, ldu, 1, bp, kq, refOff, sa, colsum, sb, want, ldc)
-		cbuf := make([]float32, len(want)+8)
-		for i := range cbuf {
-			cbuf[i] = guard
-		}
-		c := cbuf[4 : 4+len(want)]
-		tb.QPanel(u, ldu, 1, bp, kq, off, sa, colsum, sb, c, ldc)
-		for r := 0; r < 4; r++ {
-			for j := 0; j < 16; j++ {
-				if i := r*ldc + j; math.Float32bits(c[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%v QPanel kq=%d: c[%d][%d] = %v, want %v", tb, kq, r, j, c[i], want[i])
-				}
+	off := make([]int32, c.rows)
+	for i := range off {
+		off[i] = qoff - c.zp[i]
+	}
+	acc, accOK := guarded(len(c.acc0), c.acc0)
+	fsum, fsumOK := guarded(len(c.fsum0), c.fsum0)
+	out, outOK := guarded[float32]((c.rows-1)*ldc+c.np*16, nil)
+	q := &kernels.QBlock{U: c.u, LDU: c.ldu, Rows: c.rows, B: c.b, PStr: c.pstr, NP: c.np, KQ: c.kq, Flags: flags,
+		Acc: acc, AccStr: accStr, FSum: fsum, Off: off, SA: c.sa, Colsum: c.colsum, SB: c.sb, C: out, LDC: ldc}
+	uc, bc := slices.Clone(c.u), slices.Clone(c.b)
+	if tb == nil {
+		kernels.QBlockRef(q)
+	} else {
+		tb.QBlock(q)
+	}
+	if !accOK() || !fsumOK() || !outOK() {
+		t.Fatalf("%v rows=%d np=%d kq=%d flags=%#x: guard band overwritten", tb, c.rows, c.np, c.kq, flags)
+	}
+	if !slices.Equal(uc, c.u) || !slices.Equal(bc, c.b) {
+		t.Fatalf("%v modified its inputs", tb)
+	}
+	if flags&(kernels.QOutChannel|kernels.QOutBlock) == 0 && qoff != 0 {
+		// Acc out is Σ (u - QOffset)·b: add QOffset·colsum back
+		for r := 0; r < c.rows; r++ {
+			for j := 0; j < c.np*16; j++ {
+				acc[r*accStr+j] += qoff * c.colsum[j]
 			}
 		}
-		if cbuf[3] != guard || cbuf[len(cbuf)-4] != guard {
-			t.Fatalf("%v QPanel: guard band overwritten", tb)
+	}
+	return acc, fsum, out
+}
+
+// check runs every table on c with every flag set and compares each with
+// the reference bit for bit.
+func (c *qCase) check(t *testing.T) {
+	t.Helper()
+	for _, flags := range qFlagSets {
+		wantAcc, wantSum, wantC := c.run(t, nil, flags)
+		for _, tb := range Available() {
+			if c.rows > tb.MR || c.np > tb.NP || c.full && !tb.FullRange {
+				continue
+			}
+			acc, sum, out := c.run(t, tb, flags)
+			for i := range wantAcc {
+				if acc[i] != wantAcc[i] {
+					t.Fatalf("%v rows=%d np=%d kq=%d flags=%#x: acc[%d] = %d, want %d", tb, c.rows, c.np, c.kq, flags, i, acc[i], wantAcc[i])
+				}
+				if math.Float32bits(sum[i]) != math.Float32bits(wantSum[i]) {
+					t.Fatalf("%v rows=%d np=%d kq=%d flags=%#x: fsum[%d] = %v, want %v", tb, c.rows, c.np, c.kq, flags, i, sum[i], wantSum[i])
+				}
+			}
+			for i := range wantC {
+				if math.Float32bits(out[i]) != math.Float32bits(wantC[i]) {
+					t.Fatalf("%v rows=%d np=%d kq=%d flags=%#x: c[%d] = %v, want %v", tb, c.rows, c.np, c.kq, flags, i, out[i], wantC[i])
+				}
+			}
 		}
 	}
 }
 
-// activations returns a u8 activation buffer for rows of ldu bytes:
-// random values in [0, 128] with the range ends forced in.
-func activations(r *rand.Rand, rows, ldu int, offset int) []uint8 {
-	buf := make([]uint8, rows*ldu+offset)
+// activations returns rows of ldu bytes after offset bytes: random values
+// in [0, 128] with the range ends forced in.
+func activations(r *rand.Rand, n, offset int) []uint8 {
+	buf := make([]uint8, n+offset)
 	u := buf[offset:]
 	for i := range u {
 		switch r.IntN(6) {
@@ -120,7 +178,7 @@ func activations(r *rand.Rand, rows, ldu int, offset int) []uint8 {
 	return u
 }
 
-func weights(r *rand.Rand, n int, offset int) []int8 {
+func weights(r *rand.Rand, n, offset int) []int8 {
 	buf := make([]int8, n+offset)
 	b := buf[offset:]
 	for i := range b {
@@ -136,79 +194,145 @@ func weights(r *rand.Rand, n int, offset int) []int8 {
 	return b
 }
 
-// TestQTileEveryLength covers every k from 0 to 132 (kq 0..33), unaligned
-// starts, and both extremes of saturation: u = 128 against b = ±127 in
-// every position.
-func TestQTileEveryLength(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 3))
-	for kq := 0; kq <= 33; kq++ {
-		ldu := 4*kq + r.IntN(3)*4
-		qTileCase(t, activations(r, 4, ldu, kq%3), ldu, weights(r, 64*kq, kq%2), kq)
+func maxTile() (mr, np int) {
+	for _, tb := range Available() {
+		mr, np = max(mr, tb.MR), max(np, tb.NP)
 	}
-	for _, b := range []int8{127, -127} {
-		kq := 40
-		u := make([]uint8, 4*4*kq)
-		for i := range u {
-			u[i] = 128
+	return mr, np
+}
+
+// TestQBlockEveryTable runs every table's block kernel against the
+// reference for every k from 0 to 132 (kq 0..33: every tail around the
+// vector widths), every row count and panel count up to the largest
+// tile, unaligned starts, every flag set, guard bands around each output.
+func TestQBlockEveryTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	mr, mp := maxTile()
+	for kq := 0; kq <= 33; kq++ {
+		for rows := 1; rows <= mr; rows++ {
+			for np := 1; np <= mp; np++ {
+				ldu := 4*kq + 4*r.IntN(3)
+				pstr := 64*kq + 64*r.IntN(2) + r.IntN(3)
+				u := activations(r, (rows-1)*ldu+4*kq, (kq+rows)%3)
+				b := weights(r, (np-1)*pstr+64*kq, (kq+np)%2)
+				newQCase(r, rows, np, kq, u, b, ldu, pstr).check(t)
+			}
 		}
-		bp := make([]int8, 64*kq)
-		for i := range bp {
-			bp[i] = b
-		}
-		qTileCase(t, u, 4*kq, bp, kq)
 	}
 }
 
-func TestFTiles(t *testing.T) {
+// TestQBlockFullRange runs the tables whose sums are exact for any bytes
+// (FullRange) on u in [0, 255] and b in [-128, 127], the inputs of
+// MatMulInteger, with the extremes forced in.
+func TestQBlockFullRange(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 12))
+	mr, mp := maxTile()
+	for _, kq := range []int{0, 1, 2, 3, 7, 8, 9, 16, 17, 33, 300} {
+		for rows := 1; rows <= mr; rows++ {
+			for np := 1; np <= mp; np++ {
+				ldu, pstr := 4*kq+4*r.IntN(2), 64*kq+r.IntN(3)
+				u := make([]uint8, (rows-1)*ldu+4*kq)
+				for i := range u {
+					u[i] = []uint8{0, 255, 128, 129, uint8(r.IntN(256))}[r.IntN(5)]
+				}
+				b := make([]int8, (np-1)*pstr+64*kq)
+				for i := range b {
+					b[i] = []int8{-128, 127, -127, int8(r.IntN(256) - 128)}[r.IntN(4)]
+				}
+				c := newQCase(r, rows, np, kq, u, b, ldu, pstr)
+				c.full = true
+				c.check(t)
+			}
+		}
+	}
+}
+
+// TestQBlockExtremes saturates every pair: u = 128 against b = ±127 in
+// every position, long K (the int32 sums reach 2^26).
+func TestQBlockExtremes(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
-	for _, tb := range Available() {
-		for k := 0; k <= 131; k += 1 + k/16 {
-			for _, rows := range []int{1, tb.FRows} {
-				lda := k + r.IntN(3)
-				abuf := make([]float32, rows*lda+1)
-				a := abuf[1:]
-				for i := range a {
-					a[i] = float32(r.NormFloat64())
-				}
-				bp := make([]float32, 16*k)
-				for i := range bp {
-					bp[i] = float32(r.NormFloat64())
-				}
-				ldc := 16 + r.IntN(3)
-				want := make([]float32, rows*ldc)
-				kernels.FTile(rows, a, lda, bp, k, want, ldc)
-				cbuf := make([]float32, rows*ldc+8)
-				for i := range cbuf {
-					cbuf[i] = guard
-				}
-				c := cbuf[4 : 4+rows*ldc]
-				if rows == 1 {
-					tb.FTile1(a, bp, k, c)
-				} else {
-					tb.FTileN(a, lda, bp, k, c, ldc)
-				}
-				for row := 0; row < rows; row++ {
-					for col := 0; col < 16; col++ {
-						var mag float64
-						for p := 0; p < k; p++ {
-							mag += math.Abs(float64(a[row*lda+p] * bp[p*16+col]))
-						}
-						i := row*ldc + col
-						if d := math.Abs(float64(c[i] - want[i])); d > 1e-6*float64(k)*mag+1e-30 {
-							t.Fatalf("%v FTile rows=%d k=%d: c[%d,%d] = %v, want %v", tb, rows, k, row, col, c[i], want[i])
-						}
-					}
-				}
-				if cbuf[0] != guard || cbuf[len(cbuf)-1] != guard {
-					t.Fatalf("%v FTile rows=%d k=%d: guard band overwritten", tb, rows, k)
+	mr, mp := maxTile()
+	for _, bv := range []int8{127, -127} {
+		for _, kq := range []int{1, 40, 1024} {
+			ldu, pstr := 4*kq, 64*kq
+			u := make([]uint8, mr*ldu)
+			for i := range u {
+				u[i] = 128
+			}
+			b := make([]int8, mp*pstr)
+			for i := range b {
+				b[i] = bv
+			}
+			newQCase(r, mr, mp, kq, u, b, ldu, pstr).check(t)
+		}
+	}
+}
+
+func fCase(t *testing.T, r *rand.Rand, rows, np, k int) {
+	t.Helper()
+	lda := k + r.IntN(3)
+	pstr := 16*k + 16*r.IntN(2)
+	a := make([]float32, (rows-1)*lda+k+1)[1:]
+	for i := range a {
+		a[i] = float32(r.NormFloat64())
+	}
+	b := make([]float32, (np-1)*pstr+16*k)
+	for i := range b {
+		b[i] = float32(r.NormFloat64())
+	}
+	c0 := make([]float32, (rows-1)*ldc+np*16)
+	for i := range c0 {
+		c0[i] = float32(r.NormFloat64())
+	}
+	for _, flags := range []int{0, kernels.FLoadC} {
+		run := func(tb *Table) []float32 {
+			out, ok := guarded(len(c0), c0)
+			f := &kernels.FBlock{A: a, LDA: lda, Rows: rows, B: b, PStr: pstr, NP: np, K: k, Flags: flags, C: out, LDC: ldc}
+			if tb == nil {
+				kernels.FBlockRef(f)
+			} else {
+				tb.FBlock(f)
+			}
+			if !ok() {
+				t.Fatalf("%v FBlock rows=%d np=%d k=%d: guard band overwritten", tb, rows, np, k)
+			}
+			return out
+		}
+		want := run(nil)
+		for _, tb := range Available() {
+			if rows > tb.FMR || np > tb.FNP {
+				continue
+			}
+			got := run(tb)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v FBlock rows=%d np=%d k=%d flags=%d: c[%d] = %v, want %v", tb, rows, np, k, flags, i, got[i], want[i])
 				}
 			}
 		}
 	}
 }
 
-func TestRowQuantizationBitExact(t *testing.T) {
+// TestFBlockEveryTable runs every table's float block kernel against the
+// reference, which accumulates with fused multiply-adds in k order: the
+// results agree bit for bit.
+func TestFBlockEveryTable(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
+	var mr, mp int
+	for _, tb := range Available() {
+		mr, mp = max(mr, tb.FMR), max(mp, tb.FNP)
+	}
+	for k := 0; k <= 131; k += 1 + k/24 {
+		for rows := 1; rows <= mr; rows++ {
+			for np := 1; np <= mp; np++ {
+				fCase(t, r, rows, np, k)
+			}
+		}
+	}
+}
+
+func TestRowQuantizationBitExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 6))
 	for n := 0; n <= 131; n++ {
 		for _, signed := range []bool{false, true} {
 			buf := make([]float32, n+1)
@@ -255,102 +379,26 @@ func TestRowQuantizationBitExact(t *testing.T) {
 	}
 }
 
-// TestQMatMulMatchesReference runs whole products on every table against
-// kernels.QGemmRef / QGemmBlockRef on the same quantized activations,
-// bit for bit, for both weight schemes and awkward shapes.
-func TestQMatMulMatchesReference(t *testing.T) {
-	r := rand.New(rand.NewPCG(6, 6))
-	shapes := [][3]int{{1, 1, 1}, {1, 3, 17}, {4, 16, 32}, {5, 33, 31}, {7, 64, 100}, {9, 131, 47}, {3, 40, 257}}
-	for _, sh := range shapes {
-		m, k, n := sh[0], sh[1], sh[2]
-		a := make([]float32, m*k)
-		for i := range a {
-			a[i] = float32(r.NormFloat64())
-			if i%k == 0 && i/k%2 == 0 {
-				a[i] = float32(math.Abs(float64(a[i])))
-			}
-		}
-		for row := 0; row < m; row += 2 { // even rows non-negative: zero point 0
-			for j := 0; j < k; j++ {
-				a[row*k+j] = float32(math.Abs(float64(a[row*k+j])))
-			}
-		}
-		wf := make([]float32, k*n)
-		for i := range wf {
-			wf[i] = float32(r.NormFloat64())
-		}
-		for _, scheme := range []quant.Scheme{quant.PerChannel, quant.PerTensor, quant.PerBlock} {
-			w, err := quant.QuantizeWeights(wf, k, n, scheme)
-			if err != nil {
-				t.Fatal(err)
-			}
-			qw, err := PackQ(w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ref := NewExec(generic, 1)
-			qa, err := ref.QuantizeRows(a, m, k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := make([]float32, m*n)
-			if scheme == quant.PerBlock {
-				kernels.QGemmBlockRef(m, n, k, qa.u, qa.ldu, qa.zp, qa.scale, w.Q, w.Scales, want, n)
-			} else {
-				kernels.QGemmRef(m, n, k, qa.u, qa.ldu, qa.zp, qa.scale, w.Q, w.ChannelScales(), want, n)
-			}
-			for _, tb := range Available() {
-				for _, threads := range []int{1, 2} {
-					got := make([]float32, m*n)
-					if err := NewExec(tb, threads).QMatMul(a, m, qw, got); err != nil {
-						t.Fatal(err)
-					}
-					for i := range want {
-						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-							t.Fatalf("%v %v %v threads=%d: c[%d] = %v, want %v", tb, scheme, sh, threads, i, got[i], want[i])
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-func TestMatMulMatchesSgemm(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 7))
-	for _, sh := range [][3]int{{1, 1, 1}, {6, 5, 16}, {7, 33, 17}, {13, 64, 40}, {2, 0, 3}} {
-		m, k, n := sh[0], sh[1], sh[2]
-		a := make([]float32, m*k)
-		b := make([]float32, k*n)
-		for i := range a {
-			a[i] = float32(r.NormFloat64())
-		}
-		for i := range b {
-			b[i] = float32(r.NormFloat64())
-		}
-		want := make([]float32, m*n)
-		kernels.Sgemm(m, n, k, a, k, b, n, want, n)
-		fw := PackF(k, n, b, n)
-		for _, tb := range Available() {
-			got := make([]float32, m*n)
-			NewExec(tb, 2).MatMul(a, m, fw, got)
-			for i := range want {
-				if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*float64(k+1) {
-					t.Fatalf("%v %v: c[%d] = %v, want %v", tb, sh, i, got[i], want[i])
-				}
-			}
-		}
-	}
-}
-
-func TestQMatMulRefusesNonFinite(t *testing.T) {
-	w, _ := quant.QuantizeWeights([]float32{1, 2}, 2, 1, quant.PerChannel)
-	qw, _ := PackQ(w)
+// TestBlockCheck: a kernel never runs on slices too short for its call;
+// Check panics in Go first.
+func TestBlockCheck(t *testing.T) {
 	for _, tb := range Available() {
-		err := NewExec(tb, 1).QMatMul([]float32{1, float32(math.NaN())}, 1, qw, make([]float32, 1))
-		if err == nil {
-			t.Errorf("%v accepted NaN activations", tb)
-		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%v QBlock ran with a short U", tb)
+				}
+			}()
+			tb.QBlock(&kernels.QBlock{U: make([]uint8, 3), LDU: 4, Rows: 1, B: make([]int8, 64), NP: 1, KQ: 1, Acc: make([]int32, 16), AccStr: 16})
+		}()
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%v FBlock ran with a short C", tb)
+				}
+			}()
+			tb.FBlock(&kernels.FBlock{A: make([]float32, 1), LDA: 1, Rows: 1, B: make([]float32, 16), NP: 1, K: 1, C: make([]float32, 15)})
+		}()
 	}
 }
 
@@ -368,30 +416,63 @@ func TestSelect(t *testing.T) {
 	if all[len(all)-1].Name != "generic" {
 		t.Errorf("reference is not last: %v", all)
 	}
-	for _, name := range []string{"avx2", "neon"} {
-		_, err := Select(name)
+	if Selected() != all[0] {
+		t.Errorf("Selected() = %v, want the best available %v", Selected(), all[0])
+	}
+	// Every table name is known: it selects, or says why it cannot run.
+	for _, name := range Names() {
+		tb, err := Select(name)
 		runs := slices.ContainsFunc(all, func(tb *Table) bool { return tb.Name == name })
 		if runs != (err == nil) {
 			t.Errorf("Select(%s): %v, but available %v", name, err, all)
 		}
+		if err == nil && tb.Name != name {
+			t.Errorf("Select(%s) = %v", name, tb)
+		}
 		if err != nil {
+			if !strings.Contains(err.Error(), "cannot run here") {
+				t.Errorf("Select(%s): %v does not say why", name, err)
+			}
 			t.Logf("Select(%s): %v", name, err)
 		}
 	}
 }
 
 // TestRequireKernels fails the run when QUANTSERVE_REQUIRE_KERNELS names a
-// table the CPU did not select: CI sets it so a silent fallback to the
-// reference cannot pass.
+// table the CPU did not select: CI sets it so a silent fallback cannot
+// pass.
 func TestRequireKernels(t *testing.T) {
 	if err := RequireFromEnv(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("selected %v on %s; QUANTSERVE_REQUIRE_KERNELS=%q", Default(), CPU(), os.Getenv("QUANTSERVE_REQUIRE_KERNELS"))
+	t.Logf("selected %v on %s; available %v; QUANTSERVE_REQUIRE_KERNELS=%q", Default(), CPU(), Available(), os.Getenv("QUANTSERVE_REQUIRE_KERNELS"))
 }
 
 func ExampleSelect() {
 	t, err := Select("generic")
 	fmt.Println(t, err)
 	// Output: generic <nil>
+}
+
+// TestUnverifiedTablesNeedConsent: a table no CPU with its features has
+// tested is left out of the runnable set unless admitted.
+func TestUnverifiedTablesNeedConsent(t *testing.T) {
+	yes := func() bool { return true }
+	ts := []*Table{
+		{Name: "new", Unverified: "never run", supported: yes},
+		{Name: "old", supported: yes},
+		{Name: "absent", supported: func() bool { return false }},
+	}
+	names := func(ts []*Table) (s []string) {
+		for _, t := range ts {
+			s = append(s, t.Name)
+		}
+		return s
+	}
+	if got := names(runnable(ts, false)); !slices.Equal(got, []string{"old"}) {
+		t.Errorf("without consent: %v, want [old]", got)
+	}
+	if got := names(runnable(ts, true)); !slices.Equal(got, []string{"new", "old"}) {
+		t.Errorf("with consent: %v, want [new old]", got)
+	}
 }

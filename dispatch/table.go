@@ -11,49 +11,57 @@ import (
 	"github.com/quantserve/quantserve/kernels"
 )
 
-// Table is one set of kernels. Every field is a twin of a reference in
-// package kernels, except that the quantized tiles see activations offset by
-// QOffset: they compute Σ (u - QOffset)·b, and Exec adds QOffset·colsum
-// back.
+// Table is one set of kernels. Every kernel keeps the contract of its
+// reference in package kernels, except that the quantized block kernel
+// sees activations offset by QOffset: it sums (u - QOffset)·b, and the
+// epilogue's per-row offsets (QOffset - zero point) add QOffset·colsum back.
+// int32 sums are exact and the epilogue's float32 operations run in the
+// reference's order, so every table gives the same bits.
 type Table struct {
-	Name    string // generic, avx2 or neon
-	Variant string // e.g. "sdot" or "smull" for neon; empty otherwise
+	Name    string // avx512vnni, avx512, avxvnni, avx2, i8mm, sdot, neon or generic
+	Needs   string // the CPU features the table uses, for logs and errors
 	QOffset int32
-
-	QTile4 func(u []uint8, ldu int, bp []int8, kq int, acc []int32)
-	// QPanel runs 4-row tiles over one panel with the per-channel
-	// epilogue (kernels.QPanel).
-	QPanel func(u []uint8, ldu int, tiles int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int)
-	QTile1 func(u []uint8, bp []int8, kq int, acc []int32)
-
-	FRows  int // rows of FTileN
-	FTileN func(a []float32, lda int, bp []float32, k int, c []float32, ldc int)
-	FTile1 func(a []float32, bp []float32, k int, c []float32)
+	MR, NP  int // register tile of QBlock: up to MR rows × NP panels of 16 columns
+	QBlock  func(*kernels.QBlock)
+	// FullRange: QBlock's int32 sums are exact (modulo 2^32) for any
+	// bytes u and any int8 b. Without it (vpmaddubsw saturates its int16
+	// pair sums) they are exact for u ≤ 128 and |b| ≤ 127, the range the
+	// driver's own quantization produces; the driver splits other inputs.
+	FullRange bool
+	FMR, FNP  int // register tile of FBlock
+	FBlock    func(*kernels.FBlock)
 
 	MinMax     func(x []float32) (lo, hi float32, finite bool)
 	QuantizeU8 func(x []float32, inv float32, zp int32, u []uint8)
 
+	// Unverified, when set, says why the table has not yet been checked
+	// against the reference on a CPU that has its features. Such a table
+	// is neither chosen nor listed as available unless
+	// QUANTSERVE_UNVERIFIED_KERNELS=1, so that assembly no test has run
+	// never serves requests by default.
+	Unverified string
+
 	supported func() bool
 }
 
-// String returns the name with its variant, e.g. "neon (sdot)".
-func (t *Table) String() string {
-	if t.Variant == "" {
-		return t.Name
-	}
-	return t.Name + " (" + t.Variant + ")"
-}
+// UnverifiedEnv is the environment variable that admits unverified tables.
+const UnverifiedEnv = "QUANTSERVE_UNVERIFIED_KERNELS"
+
+func admitUnverified() bool { return os.Getenv(UnverifiedEnv) == "1" }
+
+// String returns the table's name.
+func (t *Table) String() string { return t.Name }
 
 var generic = &Table{
-	Name:   "generic",
-	QTile4: func(u []uint8, ldu int, bp []int8, kq int, acc []int32) { kernels.QTile(4, u, ldu, bp, kq, acc) },
-	QTile1: func(u []uint8, bp []int8, kq int, acc []int32) { kernels.QTile(1, u, 0, bp, kq, acc) },
-	QPanel: kernels.QPanel,
-	FRows:  4,
-	FTileN: func(a []float32, lda int, bp []float32, k int, c []float32, ldc int) {
-		kernels.FTile(4, a, lda, bp, k, c, ldc)
-	},
-	FTile1:     func(a []float32, bp []float32, k int, c []float32) { kernels.FTile(1, a, 0, bp, k, c, 0) },
+	Name:       "generic",
+	Needs:      "nothing: pure Go",
+	MR:         4,
+	NP:         1,
+	QBlock:     kernels.QBlockRef,
+	FullRange:  true,
+	FMR:        4,
+	FNP:        1,
+	FBlock:     kernels.FBlockRef,
 	MinMax:     kernels.MinMax,
 	QuantizeU8: kernels.QuantizeU8,
 	supported:  func() bool { return true },
@@ -63,23 +71,37 @@ var generic = &Table{
 var tables = append(isaTables(), generic)
 
 var (
-	available = func() []*Table {
-		var out []*Table
-		for _, t := range tables {
-			if t.supported() {
-				out = append(out, t)
-			}
-		}
-		return out
-	}()
+	available = runnable(tables, admitUnverified())
 	selected = available[0]
 )
+
+// runnable returns the tables of ts this CPU supports, leaving out the
+// unverified ones unless admit.
+func runnable(ts []*Table, admit bool) []*Table {
+	var out []*Table
+	for _, t := range ts {
+		if t.supported() && (t.Unverified == "" || admit) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
 
 // Default returns the table chosen at init: the best this CPU runs.
 func Default() *Table { return selected }
 
-// Available returns every table this CPU can run, the reference last.
+// Selected is Default: the table the server runs unless told otherwise.
+func Selected() *Table { return selected }
+
+// Available returns every table this CPU can run, best first, the
+// reference last.
 func Available() []*Table { return append([]*Table(nil), available...) }
+
+// Names returns the name of every table of every architecture, the values
+// Select accepts besides "auto".
+func Names() []string {
+	return []string{"avx512vnni", "avx512", "avxvnni", "avx2", "i8mm", "sdot", "neon", "generic"}
+}
 
 // Select returns the table named name ("" or "auto" for Default). Naming a
 // table this CPU or build cannot run is an error that says why.
@@ -94,30 +116,24 @@ func Select(name string) (*Table, error) {
 	}
 	var names []string
 	for _, t := range available {
-		names = append(names, t.String())
+		names = append(names, t.Name)
 	}
+	avail := strings.Join(names, ", ")
 	for _, t := range tables {
+		if t.Name == name && t.Unverified != "" && t.supported() {
+			return nil, fmt.Errorf("dispatch: kernels %q are not verified yet (%s); %s=1 admits them (available: %s)", name, t.Unverified, UnverifiedEnv, avail)
+		}
 		if t.Name == name {
-			return nil, fmt.Errorf("dispatch: kernels %q cannot run here: %s (available: %s)", name, missing(t), strings.Join(names, ", "))
+			return nil, fmt.Errorf("dispatch: kernels %q cannot run here: they need %s, and this CPU (%s) or its OS does not provide them (available: %s)", name, t.Needs, cpuid.CPU.BrandName, avail)
 		}
 	}
 	switch name {
-	case "avx2":
-		return nil, fmt.Errorf("dispatch: kernels \"avx2\" cannot run here: they are for amd64 CPUs, this is %s (available: %s)", runtime.GOARCH, strings.Join(names, ", "))
-	case "neon":
-		return nil, fmt.Errorf("dispatch: kernels \"neon\" cannot run here: they are for arm64 CPUs, this is %s (available: %s)", runtime.GOARCH, strings.Join(names, ", "))
+	case "avx512vnni", "avx512", "avxvnni", "avx2":
+		return nil, fmt.Errorf("dispatch: kernels %q cannot run here: they are for amd64 CPUs, this is %s (available: %s)", name, runtime.GOARCH, avail)
+	case "i8mm", "sdot", "neon":
+		return nil, fmt.Errorf("dispatch: kernels %q cannot run here: they are for arm64 CPUs, this is %s (available: %s)", name, runtime.GOARCH, avail)
 	}
-	return nil, fmt.Errorf("dispatch: unknown kernels %q (one of generic, avx2, neon; available here: %s)", name, strings.Join(names, ", "))
-}
-
-func missing(t *Table) string {
-	switch t.Name {
-	case "avx2":
-		return fmt.Sprintf("they need AVX2 and FMA, and this CPU (%s) reports AVX2=%v FMA=%v", cpuid.CPU.BrandName, cpuid.CPU.Supports(cpuid.AVX2), cpuid.CPU.Supports(cpuid.FMA3))
-	case "neon":
-		return "they need an arm64 CPU with ASIMD"
-	}
-	return "this build does not include them"
+	return nil, fmt.Errorf("dispatch: unknown kernels %q (one of auto, %s; available here: %s)", name, strings.Join(Names(), ", "), avail)
 }
 
 // CPU describes the processor, for logs and /v2.
@@ -126,7 +142,7 @@ func CPU() string {
 }
 
 // RequireFromEnv fails when QUANTSERVE_REQUIRE_KERNELS names a table other
-// than the default, so CI notices a silent fallback to the reference.
+// than the default, so CI notices a silent fallback to a slower table.
 func RequireFromEnv() error {
 	want := os.Getenv("QUANTSERVE_REQUIRE_KERNELS")
 	if want == "" || want == selected.Name {

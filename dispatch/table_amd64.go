@@ -8,19 +8,83 @@ import (
 	"github.com/quantserve/quantserve/kernels/amd64"
 )
 
+// XCR0 bits: the OS saves (and so lets programs use) the SSE and AVX
+// registers (bits 1-2) and the AVX-512 opmask and zmm registers (bits 5-7).
+const (
+	xcr0AVX    = 0x6
+	xcr0AVX512 = 0xe6
+)
+
+// osSaves reports whether the OS saves the register state in mask: cpuid
+// says what the CPU has, XCR0 what the OS lets a program use.
+func osSaves(mask uint64) bool {
+	return amd64.XCR0(cpuid.CPU.Supports(cpuid.OSXSAVE))&mask == mask
+}
+
+// notRun is why the AVX-512 and AVX-VNNI tables are unverified: the
+// machines their tests have run on so far lack those features, and no
+// emulator here executes them.
+const notRun = "no CPU with these features has run their tests yet"
+
 func isaTables() []*Table {
+	avx2 := func() bool {
+		return amd64.Available && cpuid.CPU.Supports(cpuid.AVX2, cpuid.FMA3) && osSaves(xcr0AVX)
+	}
+	avx512 := func(extra ...cpuid.FeatureID) bool {
+		return avx2() && cpuid.CPU.Supports(append(extra, cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL)...) && osSaves(xcr0AVX512)
+	}
 	return []*Table{{
-		Name:       "avx2",
-		QTile4:     amd64.QTile4AVX2,
-		QTile1:     amd64.QTile1AVX2,
-		QPanel:     amd64.QPanelAVX2,
-		FRows:      6,
-		FTileN:     amd64.FTile6AVX2,
-		FTile1:     amd64.FTile1AVX2,
+		Name:       "avx512vnni",
+		Needs:      "AVX-512 F, BW, VL and VNNI (zmm vpdpbusd), AVX2 and FMA, with the OS saving zmm state (XCR0)",
+		MR:         8,
+		NP:         3,
+		QBlock:     amd64.QBlockAVX512VNNI,
+		FullRange:  true,
+		FMR:        8,
+		FNP:        3,
+		FBlock:     amd64.FBlockAVX512,
 		MinMax:     amd64.MinMaxAVX2,
 		QuantizeU8: amd64.QuantizeU8AVX2,
-		supported: func() bool {
-			return amd64.Available && cpuid.CPU.Supports(cpuid.AVX2, cpuid.FMA3)
-		},
+		Unverified: notRun,
+		supported:  func() bool { return avx512(cpuid.AVX512VNNI) },
+	}, {
+		Name:       "avx512",
+		Needs:      "AVX-512 F, BW and VL (zmm FMA), AVX2 and FMA, with the OS saving zmm state (XCR0)",
+		MR:         32,
+		NP:         1,
+		QBlock:     amd64.QBlockAVX2,
+		FMR:        8,
+		FNP:        3,
+		FBlock:     amd64.FBlockAVX512,
+		MinMax:     amd64.MinMaxAVX2,
+		QuantizeU8: amd64.QuantizeU8AVX2,
+		Unverified: notRun,
+		supported:  func() bool { return avx512() },
+	}, {
+		Name:       "avxvnni",
+		Needs:      "AVX-VNNI (VEX ymm vpdpbusd), AVX2 and FMA, with the OS saving ymm state (XCR0)",
+		MR:         6,
+		NP:         1,
+		QBlock:     amd64.QBlockAVXVNNI,
+		FullRange:  true,
+		FMR:        24,
+		FNP:        1,
+		FBlock:     amd64.FBlockAVX2,
+		MinMax:     amd64.MinMaxAVX2,
+		QuantizeU8: amd64.QuantizeU8AVX2,
+		Unverified: notRun,
+		supported:  func() bool { return avx2() && cpuid.CPU.Supports(cpuid.AVXVNNI) },
+	}, {
+		Name:       "avx2",
+		Needs:      "AVX2 and FMA, with the OS saving ymm state (XCR0)",
+		MR:         32,
+		NP:         1,
+		QBlock:     amd64.QBlockAVX2,
+		FMR:        24,
+		FNP:        1,
+		FBlock:     amd64.FBlockAVX2,
+		MinMax:     amd64.MinMaxAVX2,
+		QuantizeU8: amd64.QuantizeU8AVX2,
+		supported:  avx2,
 	}}
 }

@@ -10,43 +10,34 @@ import (
 )
 
 func isaTables() []*Table {
-	neon := func(variant string, q4 func([]uint8, int, []int8, int, []int32), q1 func([]uint8, []int8, int, []int32), needs ...cpuid.FeatureID) *Table {
-		t := &Table{
-			Name:       "neon",
-			Variant:    variant,
-			QOffset:    arm64.QOffset,
-			QTile4:     q4,
-			QTile1:     q1,
-			FRows:      4,
-			FTileN:     arm64.FTile4NEON,
-			FTile1:     arm64.FTile1NEON,
+	neon := func(name, needs string, qoffset int32, q4 kernels.Tile4, q1 kernels.Tile1, features ...cpuid.FeatureID) *Table {
+		return &Table{
+			Name:    name,
+			Needs:   needs,
+			QOffset: qoffset,
+			MR:      4,
+			NP:      1,
+			QBlock: func(q *kernels.QBlock) {
+				q.Check(4, 1)
+				kernels.QBlockTiles(q, q4, q1)
+			},
+			FullRange: true, // SMULL/SADALP, SDOT and USMMLA widen before they add
+			FMR:       4,
+			FNP:       1,
+			FBlock: func(f *kernels.FBlock) {
+				f.Check(4, 1)
+				kernels.FBlockTiles(f, 4, arm64.FTile4NEON, arm64.FTile1NEON)
+			},
 			MinMax:     arm64.MinMaxNEON,
 			QuantizeU8: arm64.QuantizeU8NEON,
 			supported: func() bool {
-				return arm64.Available && cpuid.CPU.Supports(append(needs, cpuid.ASIMD)...)
+				return arm64.Available && cpuid.CPU.Supports(append(features, cpuid.ASIMD)...)
 			},
 		}
-		t.QPanel = panelFrom(t)
-		return t
 	}
 	return []*Table{
-		neon("sdot", arm64.QTile4SDOT, arm64.QTile1SDOT, cpuid.ASIMDDP),
-		neon("smull", arm64.QTile4SMULL, arm64.QTile1SMULL),
-	}
-}
-
-// panelFrom builds the panel kernel from t.QTile4 and the epilogue in Go.
-func panelFrom(t *Table) func(u []uint8, ldu int, tiles int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int) {
-	return func(u []uint8, ldu int, tiles int, bp []int8, kq int, off []int32, sa []float32, colsum []int32, sb []float32, c []float32, ldc int) {
-		var acc [4 * kernels.PanelN]int32
-		for tile := 0; tile < tiles; tile++ {
-			t.QTile4(u[4*tile*ldu:], ldu, bp, kq, acc[:])
-			for r := 0; r < 4; r++ {
-				i := 4*tile + r
-				for j := 0; j < kernels.PanelN; j++ {
-					c[i*ldc+j] = float32(acc[r*kernels.PanelN+j]+off[i]*colsum[j]) * sa[i] * sb[j]
-				}
-			}
-		}
+		neon("i8mm", "ASIMD and I8MM (USMMLA)", 0, arm64.QTile4I8MM, arm64.QTile1I8MM, cpuid.I8MM),
+		neon("sdot", "ASIMD and dotprod (SDOT)", arm64.QOffset, arm64.QTile4SDOT, arm64.QTile1SDOT, cpuid.ASIMDDP),
+		neon("neon", "ASIMD (SMULL, SADALP)", arm64.QOffset, arm64.QTile4SMULL, arm64.QTile1SMULL),
 	}
 }

@@ -50,16 +50,17 @@ func PackFB(k, n int, b []float32, ldb int, dst []float32) {
 	}
 }
 
-// FTile is the reference of the float micro-kernel: for rows r < rows and
-// the 16 columns of one packed panel bp,
+// FTile is the reference of the float tiles: for rows r < rows and the 16
+// columns of one packed panel bp,
 //
-//	c[r*ldc+col] = Σ_{p<k} a[r*lda+p] * bp[p*16+col]   (in p order)
+//	c[r*ldc+col] = Σ_{p<k} a[r*lda+p] * bp[p*16+col]   (in p order, each step a
+//	                                                    fused multiply-add: FMA32)
 func FTile(rows int, a []float32, lda int, bp []float32, k int, c []float32, ldc int) {
 	for r := 0; r < rows; r++ {
 		for col := 0; col < PanelN; col++ {
 			var s float32
 			for p := 0; p < k; p++ {
-				s += a[r*lda+p] * bp[p*PanelN+col]
+				s = FMA32(a[r*lda+p], bp[p*PanelN+col], s)
 			}
 			c[r*ldc+col] = s
 		}

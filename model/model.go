@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
@@ -78,8 +78,8 @@ type opFunc func(in []*tensor.Tensor) ([]*tensor.Tensor, error)
 
 // Options configure how a model is compiled.
 type Options struct {
-	// Exec runs the matrix products; nil means dispatch.DefaultExec().
-	Exec *dispatch.Exec
+	// Exec runs the matrix products; nil means gemm.Default().
+	Exec *gemm.Engine
 	// Quantize makes MatMul and Gemm layers whose weight is a constant
 	// 2-D float32 initializer run on the int8 kernels, weights quantized
 	// at load with Scheme. Layers too small to pay stay float32.
@@ -107,7 +107,7 @@ func Load(data []byte) (*Model, error) { return LoadWith(data, Options{}) }
 // LoadWith decodes and compiles an ONNX model with the given options.
 func LoadWith(data []byte, opts Options) (*Model, error) {
 	if opts.Exec == nil {
-		opts.Exec = dispatch.DefaultExec()
+		opts.Exec = gemm.Default()
 	}
 	pb, err := onnxpb.UnmarshalModel(data)
 	if err != nil {
@@ -120,7 +120,7 @@ func LoadWith(data []byte, opts Options) (*Model, error) {
 // those values instead of the file's (a trainer's current weights).
 func Compile(pb *onnxpb.Model, opts Options, overrides map[string]*tensor.Tensor) (*Model, error) {
 	if opts.Exec == nil {
-		opts.Exec = dispatch.DefaultExec()
+		opts.Exec = gemm.Default()
 	}
 	return compile(pb, opts, overrides)
 }
@@ -132,7 +132,7 @@ func compile(pb *onnxpb.Model, opts Options, overrides map[string]*tensor.Tensor
 	if pb.NumFunctions > 0 {
 		return nil, unsupportedf("model-local functions")
 	}
-	m := &Model{IRVersion: pb.IRVersion, Producer: pb.ProducerName, Kernels: opts.Exec.T.String(), opsets: map[string]int64{}}
+	m := &Model{IRVersion: pb.IRVersion, Producer: pb.ProducerName, Kernels: opts.Exec.Table().String(), opsets: map[string]int64{}}
 	for _, op := range pb.OpsetImport {
 		m.opsets[normDomain(op.Domain)] = op.Version
 	}

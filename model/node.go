@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
-	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -41,7 +40,7 @@ type node struct {
 // qdqInput returns the int8 weights behind input i (a constant
 // DequantizeLinear output), laid out for x·W (transposed for Gemm's
 // transB), or nil.
-func (n *node) qdqInput(i int, transposed bool) *quant.Weights {
+func (n *node) qdqInput(i int, transposed bool) *intWeights {
 	if i >= len(n.qdq) || n.qdq[i] == nil {
 		return nil
 	}

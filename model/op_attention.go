@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -14,7 +14,7 @@ import (
 // dot-product attention over heads, Y = softmax(scale·QKᵀ + bias)·V, with
 // grouped key/value heads (query head h reads key/value head
 // h / (q_num_heads / kv_num_heads)). FP32, FP16 and BF16 compute in
-// float32: both products run on the float kernels (dispatch.Exec.MatMul),
+// float32: both products run on the float kernels (gemm.Engine.MatMul),
 // head by head on sub-slices of the inputs, each key/value head packed
 // once for all the query heads that share it, and the softmax is a
 // float32 row loop. FP64 computes in float64 with plain loops, which are
@@ -77,19 +77,31 @@ type attnKernels[T float32 | float64] interface {
 	qk(q []T, ldq, m int, s []T)
 	// pv sets y (m×dv, row stride ldy) = p·V for p (m×t).
 	pv(p []T, m int, y []T, ldy int)
+	// err reports the first failure of a product (a kernel that
+	// panicked), nil when there was none.
+	err() error
 }
 
 // attnF32 runs the products on the float kernels.
 type attnF32 struct {
-	exec   *dispatch.Exec
+	exec   *gemm.Engine
 	k, v   attnView[float32]
 	sh     attnShape
 	kt     []float32 // Kᵀ of one head, d×t
-	kp, vp *dispatch.FWeights
+	kp, vp *gemm.FWeights
 	qs, ys []float32 // rows of strided (rank-3) Q and Y, gathered
+	failed error
 }
 
-func newAttnF32(exec *dispatch.Exec, k, v attnView[float32], sh attnShape) *attnF32 {
+func (a *attnF32) err() error { return a.failed }
+
+func (a *attnF32) matmul(x []float32, m int, w *gemm.FWeights, y []float32) {
+	if err := a.exec.MatMul(x, m, w, y); err != nil && a.failed == nil {
+		a.failed = err
+	}
+}
+
+func newAttnF32(exec *gemm.Engine, k, v attnView[float32], sh attnShape) *attnF32 {
 	return &attnF32{exec: exec, k: k, v: v, sh: sh, kt: make([]float32, sh.d*sh.t)}
 }
 
@@ -102,7 +114,7 @@ func (a *attnF32) prepareK(b, g int) {
 			a.kt[f*t+j] = x
 		}
 	}
-	a.kp = dispatch.PackF(d, t, a.kt, t)
+	a.kp = gemm.PackF(d, t, a.kt, t)
 }
 
 func (a *attnF32) prepareV(b, g int) {
@@ -110,7 +122,7 @@ func (a *attnF32) prepareV(b, g int) {
 		return
 	}
 	base := a.v.at(b, g)
-	a.vp = dispatch.PackF(a.sh.t, a.sh.dv, a.v.data[base:base+(a.sh.t-1)*a.v.ss+a.sh.dv], a.v.ss)
+	a.vp = gemm.PackF(a.sh.t, a.sh.dv, a.v.data[base:base+(a.sh.t-1)*a.v.ss+a.sh.dv], a.v.ss)
 }
 
 func (a *attnF32) qk(q []float32, ldq, sq int, s []float32) {
@@ -127,7 +139,7 @@ func (a *attnF32) qk(q []float32, ldq, sq int, s []float32) {
 		}
 		q = a.qs
 	}
-	a.exec.MatMul(q[:sq*d], sq, a.kp, s)
+	a.matmul(q[:sq*d], sq, a.kp, s)
 }
 
 func (a *attnF32) pv(p []float32, sq int, y []float32, ldy int) {
@@ -143,7 +155,7 @@ func (a *attnF32) pv(p []float32, sq int, y []float32, ldy int) {
 	if t == 0 {
 		clear(out[:sq*dv])
 	} else {
-		a.exec.MatMul(p[:sq*t], sq, a.vp, out[:sq*dv])
+		a.matmul(p[:sq*t], sq, a.vp, out[:sq*dv])
 	}
 	if ldy != dv { // rank-3 Y: scatter the head's rows
 		for i := 0; i < sq; i++ {
@@ -166,6 +178,8 @@ type attnRef[T float32 | float64] struct {
 	kb   int // base of the current key head
 	vb   int // and value head
 }
+
+func (a *attnRef[T]) err() error { return nil }
 
 func (a *attnRef[T]) prepareK(b, g int) { a.kb = a.k.at(b, g) }
 func (a *attnRef[T]) prepareV(b, g int) { a.vb = a.v.at(b, g) }
@@ -680,7 +694,11 @@ func attentionIn[T float32 | float64](a *attentionCall, toT func(*tensor.Tensor)
 	if chunk == 0 {
 		chunk = attnChunk
 	}
-	runAttention(sh, q, y, newKern(sh, k, v), rows, qk, chunk)
+	kern := newKern(sh, k, v)
+	runAttention(sh, q, y, kern, rows, qk, chunk)
+	if err := kern.err(); err != nil {
+		return nil, err
+	}
 
 	out := []*tensor.Tensor{{DType: a.q.DType, Shape: yShape, Data: attnRoundAs(yd, a.q.DType)}, nil, nil, nil}
 	if presentK != nil {
@@ -874,6 +892,9 @@ func flexIn[T float32 | float64](f *flexCall, toT func(*tensor.Tensor) []T, newK
 				kern.pv(scores[(b*sh.hq+h)*blk:], sh.sq, y.data[y.at(b, h):], y.ss)
 			}
 		}
+	}
+	if err := kern.err(); err != nil {
+		return nil, err
 	}
 	dt := f.in[0].DType
 	return []*tensor.Tensor{{DType: dt, Shape: []int{sh.b, sh.hq, sh.sq, sh.dv}, Data: attnRoundAs(yd, dt)}}, nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -40,7 +41,7 @@ func (c *attentionCase) inputs(conv func(*tensor.Tensor) *tensor.Tensor) []*tens
 	return []*tensor.Tensor{conv(c.q), conv(c.k), conv(c.v), conv(c.mask), conv(c.pastK), conv(c.pastV), c.nonpad}
 }
 
-func attentionOp(t testing.TB, at *AttentionAttrs, exec *dispatch.Exec) opFunc {
+func attentionOp(t testing.TB, at *AttentionAttrs, exec *gemm.Engine) opFunc {
 	n := testNode(7, 4)
 	n.opts.Exec = exec
 	op, err := buildAttention(n, at, 7)
@@ -92,14 +93,14 @@ func attentionCases(r *rand.Rand) []attentionCase {
 func TestAttentionKernelsMatchReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, c := range attentionCases(r) {
-		want, err := attentionOp(t, &c.at, dispatch.DefaultExec())(c.inputs(to64))
+		want, err := attentionOp(t, &c.at, gemm.Default())(c.inputs(to64))
 		if err != nil {
 			t.Fatalf("%s (float64): %v", c.name, err)
 		}
 		for _, tab := range dispatch.Available() {
 			for _, threads := range []int{1, 2} {
 				name := fmt.Sprintf("%s/%s/%d", c.name, tab, threads)
-				got, err := attentionOp(t, &c.at, dispatch.NewExec(tab, threads))(c.inputs(func(x *tensor.Tensor) *tensor.Tensor { return x }))
+				got, err := attentionOp(t, &c.at, gemm.New(tab, threads))(c.inputs(func(x *tensor.Tensor) *tensor.Tensor { return x }))
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
@@ -122,7 +123,7 @@ func TestAttentionKernelsMatchReference(t *testing.T) {
 		for _, chunk := range []int{1, 2 * a.sh.t} {
 			a.chunk = chunk
 			got, err := attentionIn(a, attnFloat32s, func(sh attnShape, k, v attnView[float32]) attnKernels[float32] {
-				return newAttnF32(dispatch.DefaultExec(), k, v, sh)
+				return newAttnF32(gemm.Default(), k, v, sh)
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -161,7 +162,7 @@ func TestAttentionByDefinition(t *testing.T) {
 	q, k, v := randTensor(r, 1, 2, 3, 4), randTensor(r, 1, 1, 5, 4), randTensor(r, 1, 1, 5, 2)
 	mask := randTensor(r, 3, 5)
 	at := AttentionAttrs{IsCausal: true}
-	out, err := attentionOp(t, &at, dispatch.DefaultExec())([]*tensor.Tensor{to64(q), to64(k), to64(v), to64(mask), nil, nil, tensor.From([]int{1}, []int64{4})})
+	out, err := attentionOp(t, &at, gemm.Default())([]*tensor.Tensor{to64(q), to64(k), to64(v), to64(mask), nil, nil, tensor.From([]int{1}, []int64{4})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,8 +200,8 @@ func TestAttentionByDefinition(t *testing.T) {
 func TestAttentionBadInputs(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	q, k, v := randTensor(r, 1, 2, 3, 4), randTensor(r, 1, 2, 5, 4), randTensor(r, 1, 2, 5, 4)
-	op := attentionOp(t, &AttentionAttrs{}, dispatch.DefaultExec())
-	gqa := attentionOp(t, &AttentionAttrs{QNumHeads: 3, KVNumHeads: 2}, dispatch.DefaultExec())
+	op := attentionOp(t, &AttentionAttrs{}, gemm.Default())
+	gqa := attentionOp(t, &AttentionAttrs{QNumHeads: 3, KVNumHeads: 2}, gemm.Default())
 	for name, c := range map[string]struct {
 		op opFunc
 		in []*tensor.Tensor
@@ -239,7 +240,7 @@ func TestAttentionBadInputs(t *testing.T) {
 }
 
 func TestAttentionEmptySizes(t *testing.T) {
-	op := attentionOp(t, &AttentionAttrs{}, dispatch.DefaultExec())
+	op := attentionOp(t, &AttentionAttrs{}, gemm.Default())
 	for _, c := range [][3][]int{
 		{{1, 2, 0, 4}, {1, 2, 5, 4}, {1, 2, 5, 4}}, // no queries
 		{{1, 2, 3, 4}, {1, 2, 0, 4}, {1, 2, 0, 4}}, // no keys
@@ -334,7 +335,7 @@ func TestFlexAttentionScoreMod(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := attentionOp(t, &AttentionAttrs{}, dispatch.DefaultExec())([]*tensor.Tensor{to64(q), to64(k), to64(v), to64(bias)})
+		want, err := attentionOp(t, &AttentionAttrs{}, gemm.Default())([]*tensor.Tensor{to64(q), to64(k), to64(v), to64(bias)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -559,7 +560,7 @@ func TestFamilyRandomInputs(t *testing.T) {
 	}
 	for it := 0; it < 20000; it++ {
 		at := &AttentionAttrs{IsCausal: r.IntN(2) == 0, QNumHeads: int64(r.IntN(4)), KVNumHeads: int64(r.IntN(3)), QKMatMulOutputMode: int64(r.IntN(4)), Softcap: float32(r.IntN(2))}
-		op := attentionOp(t, at, dispatch.DefaultExec())
+		op := attentionOp(t, at, gemm.Default())
 		in := make([]*tensor.Tensor, 7)
 		for i := range in {
 			in[i] = rt(r.IntN(5))
@@ -647,7 +648,7 @@ func BenchmarkAttention(b *testing.B) {
 	at := &AttentionAttrs{}
 	flops := float64(2 * 2 * 12 * 128 * 128 * 64)
 	b.Run("kernels", func(b *testing.B) {
-		op := attentionOp(b, at, dispatch.NewExec(dispatch.Default(), 1))
+		op := attentionOp(b, at, gemm.New(dispatch.Default(), 1))
 		in := []*tensor.Tensor{q, k, v}
 		b.ReportAllocs()
 		for b.Loop() {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -351,7 +351,7 @@ var einsumEquations = []string{
 
 func TestEinsumLoweringMatchesGeneralWalk(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	exec := dispatch.DefaultExec()
+	exec := gemm.Default()
 	for _, eq := range einsumEquations {
 		for trial := 0; trial < 3; trial++ {
 			size := map[byte]int{}
@@ -417,7 +417,7 @@ func TestEinsumThroughTheModel(t *testing.T) {
 	eq := []*onnxpb.Attribute{idxStr("equation", "bhqd, bhkd -> bhqk")}
 	q, k := idxF32(idxRandF64(r, 1, 2, 5, 8)), idxF32(idxRandF64(r, 1, 2, 6, 8))
 	y := idxRun1(t, 12, "Einsum", eq, q, k)
-	want, _ := matmul(dispatch.DefaultExec(), q, transpose(k, []int{0, 1, 3, 2}))
+	want, _ := matmul(gemm.Default(), q, transpose(k, []int{0, 1, 3, 2}))
 	if !slices.Equal(y.Shape, []int{1, 2, 5, 6}) || !idxClose(y.Data.([]float32), want.Data.([]float32), 1e-5) {
 		t.Errorf("Einsum QKᵀ differs from MatMul: %v", y.Shape)
 	}

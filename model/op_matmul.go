@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -52,7 +53,7 @@ func buildMatMul(n *node, _ *noAttrs) (opFunc, error) {
 
 // matmul implements numpy matmul semantics: 1-D operands are promoted (and
 // the added dimension removed from the result), leading dimensions broadcast.
-func matmul(exec *dispatch.Exec, a, b *tensor.Tensor) (*tensor.Tensor, error) {
+func matmul(exec *gemm.Engine, a, b *tensor.Tensor) (*tensor.Tensor, error) {
 	if err := sameType("MatMul", a, b); err != nil {
 		return nil, err
 	}
@@ -107,13 +108,13 @@ func matmul(exec *dispatch.Exec, a, b *tensor.Tensor) (*tensor.Tensor, error) {
 	return &tensor.Tensor{DType: a.DType, Shape: outShape, Data: data}, nil
 }
 
-type gemmFunc[T tensor.Numeric] func(m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int)
+type gemmFunc[T tensor.Numeric] func(m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) error
 
 // floatGemm runs a float32 product of two activations on the float tiles,
 // packing B for each call. Operands here are dense (lda = k, ldb = ldc = n).
-func floatGemm(exec *dispatch.Exec) gemmFunc[float32] {
-	return func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-		exec.MatMul(a[:m*k], m, dispatch.PackF(k, n, b, ldb), c[:m*n])
+func floatGemm(exec *gemm.Engine) gemmFunc[float32] {
+	return func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) error {
+		return exec.MatMul(a[:m*k], m, gemm.PackF(k, n, b, ldb), c[:m*n])
 	}
 }
 
@@ -121,46 +122,55 @@ func floatGemm(exec *dispatch.Exec) gemmFunc[float32] {
 // load: quantized and packed for the int8 tiles, or packed for the float
 // tiles.
 type linear struct {
-	exec *dispatch.Exec
+	exec *gemm.Engine
 	k, n int
-	q    *dispatch.QWeights
-	f    *dispatch.FWeights
+	q    *gemm.QWeights
+	f    *gemm.FWeights
 
 	// For backward passes (builds with the autodiff tag): the weight as
 	// loaded, and Wᵀ packed on first use.
 	wq    *quant.Weights
 	wf    []float32
 	tOnce sync.Once
-	tq    *dispatch.QWeights
-	tf    *dispatch.FWeights
+	tq    *gemm.QWeights
+	tf    *gemm.FWeights
 	tErr  error
 }
 
 // newLinear prepares w (K×N) for node n and records the choice in the
 // model's layers. qdq, when not nil, holds the int8 weights w was
 // dequantized from (a QDQ model): they run on the int8 kernels as they are.
-func newLinear(n *node, w *tensor.Tensor, qdq *quant.Weights) (*linear, error) {
+func newLinear(n *node, w *tensor.Tensor, qdq *intWeights) (*linear, error) {
 	k, cols := w.Shape[0], w.Shape[1]
 	l := &linear{exec: n.opts.Exec, k: k, n: cols}
 	layer := Layer{Node: n.name, Op: n.pb.OpType, K: k, N: cols, Kernels: "float32"}
 	data := w.Data.([]float32)
 	n.unused[1] = true // the weight lives in l from here on
 	n.lin = l
-	if n.opts.Quantize && qdq != nil && k <= dispatch.MaxQK {
+	if n.opts.Quantize && qdq != nil && k <= gemm.MaxQK {
 		var err error
-		if l.q, err = dispatch.PackQ(qdq); err != nil {
-			return nil, err
-		}
-		if dispatch.AutodiffBuilt {
-			l.wq = qdq
+		if nw := qdq.narrow(); nw != nil {
+			if l.q, err = gemm.PackQ(nw); err != nil {
+				return nil, err
+			}
+			if dispatch.AutodiffBuilt {
+				l.wq = nw
+			}
+		} else { // wider than int8 (zero points, uint8): in parts
+			if l.q, err = gemm.PackQInt(qdq.K, qdq.N, qdq.Q, qdq.Scheme, qdq.Scales); err != nil {
+				return nil, err
+			}
+			if dispatch.AutodiffBuilt {
+				l.wf = data // backward runs through the dequantized weights
+			}
 		}
 		layer.Kernels = "int8 " + qdq.Scheme.String() + " (QDQ weights)"
-	} else if n.opts.Quantize && k*cols >= MinQuantizedWeights && k <= dispatch.MaxQK {
+	} else if n.opts.Quantize && k*cols >= MinQuantizedWeights && k <= gemm.MaxQK {
 		qw, err := quant.QuantizeWeights(data, k, cols, n.opts.Scheme)
 		if err != nil {
 			return nil, fmt.Errorf("quantizing weight %q: %w", n.pb.Inputs[1], err)
 		}
-		if l.q, err = dispatch.PackQ(qw); err != nil {
+		if l.q, err = gemm.PackQ(qw); err != nil {
 			return nil, err
 		}
 		if dispatch.AutodiffBuilt {
@@ -168,7 +178,7 @@ func newLinear(n *node, w *tensor.Tensor, qdq *quant.Weights) (*linear, error) {
 		}
 		layer.Kernels = "int8 " + n.opts.Scheme.String()
 	} else {
-		l.f = dispatch.PackF(k, cols, data, cols)
+		l.f = gemm.PackF(k, cols, data, cols)
 		if dispatch.AutodiffBuilt {
 			l.wf = data
 		}
@@ -197,7 +207,7 @@ func (l *linear) backwardInput(dy []float32, m int) ([]float32, error) {
 					t.Q[j*l.k+i] = l.wq.Q[i*l.n+j]
 				}
 			}
-			l.tq, l.tErr = dispatch.PackQ(t)
+			l.tq, l.tErr = gemm.PackQ(t)
 		case l.wf != nil:
 			t := make([]float32, len(l.wf))
 			for i := 0; i < l.k; i++ {
@@ -205,7 +215,7 @@ func (l *linear) backwardInput(dy []float32, m int) ([]float32, error) {
 					t[j*l.k+i] = l.wf[i*l.n+j]
 				}
 			}
-			l.tf = dispatch.PackF(l.n, l.k, t, l.k)
+			l.tf = gemm.PackF(l.n, l.k, t, l.k)
 		default:
 			l.tErr = dispatch.ErrAutodiffUnavailable
 		}
@@ -229,7 +239,9 @@ func (l *linear) backwardInput(dy []float32, m int) ([]float32, error) {
 		}
 		return dx, nil
 	}
-	l.exec.MatMul(dy, m, l.tf, dx)
+	if err := l.exec.MatMul(dy, m, l.tf, dx); err != nil {
+		return nil, err
+	}
 	return dx, nil
 }
 
@@ -258,19 +270,19 @@ func (l *linear) apply(a *tensor.Tensor) (*tensor.Tensor, error) {
 	}
 	if l.q != nil {
 		if err := l.exec.QMatMul(ad, m, l.q, out); err != nil {
-			if errors.Is(err, dispatch.ErrNotFinite) {
+			if errors.Is(err, gemm.ErrNotFinite) {
 				return nil, inputErrorf("%v", err)
 			}
 			return nil, err
 		}
-	} else {
-		l.exec.MatMul(ad, m, l.f, out)
+	} else if err := l.exec.MatMul(ad, m, l.f, out); err != nil {
+		return nil, err
 	}
 	return tensor.From(shape, out), nil
 }
 
 // gemmRef is the plain C = A·B loop for non-float32 types.
-func gemmRef[T tensor.Numeric](m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+func gemmRef[T tensor.Numeric](m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) error {
 	for i := 0; i < m; i++ {
 		ci := c[i*ldc : i*ldc+n]
 		clear(ci)
@@ -282,6 +294,7 @@ func gemmRef[T tensor.Numeric](m, n, k int, a []T, lda int, b []T, ldb int, c []
 			}
 		}
 	}
+	return nil
 }
 
 func batchedGemm[T tensor.Numeric](a, b []T, as, bs, batch []int, m, n, k int, gemm gemmFunc[T]) ([]T, error) {
@@ -298,8 +311,7 @@ func batchedGemm[T tensor.Numeric](a, b []T, as, bs, batch []int, m, n, k int, g
 		return c, nil
 	}
 	if len(batch) == 0 {
-		gemm(m, n, k, a, k, b, n, c, n)
-		return c, nil
+		return c, gemm(m, n, k, a, k, b, n, c, n)
 	}
 	// Offsets of each batch's A and B matrices under broadcasting.
 	sa := tensor.BroadcastStrides(as[:len(as)-2], batch)
@@ -307,7 +319,9 @@ func batchedGemm[T tensor.Numeric](a, b []T, as, bs, batch []int, m, n, k int, g
 	idx := make([]int, len(batch))
 	offA, offB := 0, 0
 	for i := 0; i < nb; i++ {
-		gemm(m, n, k, a[offA*m*k:], k, b[offB*k*n:], n, c[i*m*n:], n)
+		if err := gemm(m, n, k, a[offA*m*k:], k, b[offB*k*n:], n, c[i*m*n:], n); err != nil {
+			return nil, err
+		}
 		for d := len(batch) - 1; d >= 0; d-- {
 			idx[d]++
 			offA += sa[d]

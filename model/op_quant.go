@@ -212,30 +212,19 @@ func dequantizeLinear(in []*tensor.Tensor, axis, block int64) (*tensor.Tensor, e
 	return tensor.From(x.Shape, out), nil
 }
 
-// qdqWeights returns the int8 weights of a DequantizeLinear of constant
-// inputs, when they fit the int8 kernels as they are: INT8 values in
-// [-127, 127], zero points absent or zero, a scale per tensor or per column
-// of the 2-D weight (per row when transposed, as Gemm's transB has it).
+// qdqWeights returns the integer weights of a DequantizeLinear of
+// constant inputs, when they fit the int8 kernels: a 2-D INT8 or UINT8
+// tensor, zero points absent or of its type (per tensor, or per column of
+// the 2-D weight; per row when transposed, as Gemm's transB has it), a
+// scale per tensor or per column. Values less their zero points span
+// [-255, 255]; the kernels take those outside [-127, 127] in parts.
 func qdqWeights(in []*tensor.Tensor, axis int64, block int64) *qdqWeight {
 	x, scale := in[0], in[1]
-	q, ok := x.Data.([]int8)
-	ss, ok2 := float32s(scale)
-	if !ok || !ok2 || x.Rank() != 2 || block != 0 {
+	ss, ok := float32s(scale)
+	if !ok || x.Rank() != 2 || block != 0 || x.DType != tensor.Int8 && x.DType != tensor.Uint8 {
 		return nil
 	}
-	if len(in) > 2 && in[2] != nil {
-		for _, z := range in[2].Float64s() {
-			if z != 0 {
-				return nil
-			}
-		}
-	}
-	for _, v := range q {
-		if v == -128 {
-			return nil
-		}
-	}
-	w := &qdqWeight{q: q, rows: x.Shape[0], cols: x.Shape[1], scales: ss}
+	w := &qdqWeight{rows: x.Shape[0], cols: x.Shape[1], scales: ss}
 	switch {
 	case len(ss) == 1 && scale.Rank() <= 1:
 		w.perTensor = true
@@ -253,26 +242,74 @@ func qdqWeights(in []*tensor.Tensor, axis int64, block int64) *qdqWeight {
 			return nil
 		}
 	}
+	var z []int64
+	if len(in) > 2 && in[2] != nil {
+		if in[2].DType != x.DType {
+			return nil
+		}
+		z, _ = in[2].Int64s()
+		if len(z) != len(ss) {
+			return nil
+		}
+	}
+	xv, _ := x.Int64s()
+	w.q = make([]int32, len(xv))
+	for i, v := range xv {
+		switch {
+		case z == nil:
+		case w.perTensor:
+			v -= z[0]
+		case w.axis == 1:
+			v -= z[i%w.cols]
+		default:
+			v -= z[i/w.cols]
+		}
+		w.q[i] = int32(v)
+	}
 	return w
 }
 
-// qdqWeight is a 2-D int8 weight with its scales, as a QDQ model stores it.
+// qdqWeight is a 2-D integer weight less its zero points, with its
+// scales, as a QDQ model stores it.
 type qdqWeight struct {
-	q          []int8
+	q          []int32
 	rows, cols int
 	scales     []float32
 	perTensor  bool
 	axis       int // the axis the scales run along, when not per tensor
 }
 
-// weights returns the K×N quant.Weights for a product x·W, where W is the
-// stored matrix or, with transposed, its transpose.
-func (w *qdqWeight) weights(transposed bool) *quant.Weights {
+// intWeights are K×N integer weights (values less zero points) with
+// per-tensor or per-channel scales: W = Q·scale.
+type intWeights struct {
+	K, N   int
+	Q      []int32
+	Scheme quant.Scheme
+	Scales []float32
+}
+
+// narrow returns w as int8 quant.Weights when every value is in
+// [-127, 127], or nil.
+func (w *intWeights) narrow() *quant.Weights {
+	q := make([]int8, len(w.Q))
+	for i, v := range w.Q {
+		if v < -127 || v > 127 {
+			return nil
+		}
+		q[i] = int8(v)
+	}
+	return &quant.Weights{Scheme: w.Scheme, K: w.K, N: w.N, Q: q, Scales: w.Scales}
+}
+
+// weights returns the K×N weights for a product x·W, where W is the
+// stored matrix or, with transposed, its transpose; nil when the scales
+// run along K.
+func (w *qdqWeight) weights(transposed bool) *intWeights {
 	k, n, q := w.rows, w.cols, w.q
 	axis := w.axis
 	if transposed {
 		k, n = w.cols, w.rows
-		t := make([]int8, len(q))
+		t := make([]int32, len(q))
 		for i := 0; i < w.rows; i++ {
 			for j := 0; j < w.cols; j++ {
 				t[j*w.rows+i] = q[i*w.cols+j]
@@ -282,12 +319,12 @@ func (w *qdqWeight) weights(transposed bool) *quant.Weights {
 		axis = 1 - axis
 	}
 	if w.perTensor {
-		return &quant.Weights{Scheme: quant.PerTensor, K: k, N: n, Q: q, Scales: []float32{w.scales[0]}}
+		return &intWeights{Scheme: quant.PerTensor, K: k, N: n, Q: q, Scales: []float32{w.scales[0]}}
 	}
 	if axis != 1 {
 		return nil // scales along K: not a per-channel layout
 	}
-	return &quant.Weights{Scheme: quant.PerChannel, K: k, N: n, Q: q, Scales: w.scales}
+	return &intWeights{Scheme: quant.PerChannel, K: k, N: n, Q: q, Scales: w.scales}
 }
 
 func buildDynamicQuantizeLinear(n *node, _ *noAttrs) (opFunc, error) {
@@ -366,6 +403,19 @@ func buildMatMulInteger(n *node, _ *noAttrs) (opFunc, error) {
 		return nil, err
 	}
 	exec := n.opts.Exec
+	if p := newIntProduct(n, 1, 3); p != nil {
+		return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+			var azp *tensor.Tensor
+			if len(in) > 2 {
+				azp = in[2]
+			}
+			y, err := p.run(in[0], azp)
+			if err != nil {
+				return nil, err
+			}
+			return []*tensor.Tensor{y}, nil
+		}, nil
+	}
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		var azp, bzp *tensor.Tensor
 		if len(in) > 2 {
@@ -395,18 +445,26 @@ func buildQLinearMatMul(n *node, _ *noAttrs) (opFunc, error) {
 		return nil, err
 	}
 	exec := n.opts.Exec
+	p := newIntProduct(n, 3, 5)
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		a, err := minusZeroPoint(in[0], in[2], -2)
-		if err != nil {
-			return nil, err
-		}
-		b, err := minusZeroPoint(in[3], in[5], -1)
-		if err != nil {
-			return nil, err
-		}
-		acc, err := matmul(exec, a, b)
-		if err != nil {
-			return nil, err
+		var acc *tensor.Tensor
+		if p != nil {
+			var err error
+			if acc, err = p.run(in[0], in[2]); err != nil {
+				return nil, err
+			}
+		} else {
+			a, err := minusZeroPoint(in[0], in[2], -2)
+			if err != nil {
+				return nil, err
+			}
+			b, err := minusZeroPoint(in[3], in[5], -1)
+			if err != nil {
+				return nil, err
+			}
+			if acc, err = matmul(exec, a, b); err != nil {
+				return nil, err
+			}
 		}
 		as, ok1 := float32s(in[1])
 		bs, ok2 := float32s(in[4])

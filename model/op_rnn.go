@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -142,15 +142,15 @@ func rnnActivation(name string, alphas, betas *[]float32) (func(float32) float32
 // gateWeights is one direction's weight matrix (gates·hidden × k, as ONNX
 // stores W and R), prepared for products x·Wᵀ.
 type gateWeights struct {
-	exec *dispatch.Exec
+	exec *gemm.Engine
 	k, n int
-	q    *dispatch.QWeights
-	f    *dispatch.FWeights
+	q    *gemm.QWeights
+	f    *gemm.FWeights
 }
 
 // newGateWeights packs w (n rows of k) transposed for the kernels: int8
 // when quantize is set and the weight is large enough.
-func newGateWeights(exec *dispatch.Exec, w []float32, n, k int, quantize bool, scheme quant.Scheme) (*gateWeights, string, error) {
+func newGateWeights(exec *gemm.Engine, w []float32, n, k int, quantize bool, scheme quant.Scheme) (*gateWeights, string, error) {
 	wt := make([]float32, k*n) // k×n
 	for i := 0; i < n; i++ {
 		for j := 0; j < k; j++ {
@@ -158,17 +158,17 @@ func newGateWeights(exec *dispatch.Exec, w []float32, n, k int, quantize bool, s
 		}
 	}
 	g := &gateWeights{exec: exec, k: k, n: n}
-	if quantize && k*n >= MinQuantizedWeights && k <= dispatch.MaxQK {
+	if quantize && k*n >= MinQuantizedWeights && k <= gemm.MaxQK {
 		qw, err := quant.QuantizeWeights(wt, k, n, scheme)
 		if err != nil {
 			return nil, "", err
 		}
-		if g.q, err = dispatch.PackQ(qw); err != nil {
+		if g.q, err = gemm.PackQ(qw); err != nil {
 			return nil, "", err
 		}
 		return g, "int8 " + scheme.String(), nil
 	}
-	g.f = dispatch.PackF(k, n, wt, n)
+	g.f = gemm.PackF(k, n, wt, n)
 	return g, "float32", nil
 }
 
@@ -179,15 +179,14 @@ func (g *gateWeights) mul(a []float32, m int, out []float32) error {
 	}
 	if g.q != nil {
 		if err := g.exec.QMatMul(a, m, g.q, out); err != nil {
-			if errors.Is(err, dispatch.ErrNotFinite) {
+			if errors.Is(err, gemm.ErrNotFinite) {
 				return inputErrorf("%v", err)
 			}
 			return err
 		}
 		return nil
 	}
-	g.exec.MatMul(a, m, g.f, out)
-	return nil
+	return g.exec.MatMul(a, m, g.f, out)
 }
 
 // recurrent is a compiled RNN, GRU or LSTM node.
@@ -199,7 +198,7 @@ type recurrent struct {
 	hidden  int
 	acts    [][]func(float32) float32 // per direction
 	clip    float32
-	exec    *dispatch.Exec
+	exec    *gemm.Engine
 	opts    *Options
 	// Constant weights packed at load, per direction; nil when W or R is
 	// an input computed per request.

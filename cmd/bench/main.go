@@ -1,16 +1,24 @@
-// Command bench measures quantserve's matrix kernels against the machine's
-// own limits, measured in the same run:
+// Command bench measures quantserve's products on every kernel table this
+// CPU runs, each against the ceiling of the table being measured, measured
+// in the same run with the same number of threads as the row:
 //
-//	peak-int8       register-only vpmaddubsw+vpmaddwd+vpaddd chains
-//	peak-f32        register-only FMA chains
-//	read-bandwidth  streaming read of a buffer twice the size of the L3
+//	int8 ceiling   the table's register-only int8 loop: vpdpbusd zmm
+//	               (avx512vnni), vpdpbusd ymm (avxvnni), vpmaddubsw+vpmaddwd+
+//	               vpaddd ymm (avx2, avx512)
+//	f32 ceiling    register-only FMA chains, zmm (avx512vnni, avx512) or ymm
+//	DRAM read      streaming read of a buffer twice the size of the L3
+//	L3 read        streaming read of a buffer a quarter of the L3
 //
-// and reports each product as GOP/s (2·M·N·K / seconds) and as a percentage
-// of the limit that binds it: peak-int8 or peak-f32 for batched products,
-// read-bandwidth for batch 1, whose weights (cycled through copies larger
-// than the L3) stream from DRAM.
+// Batched products are set against the compute ceiling; batch 1 against
+// read bandwidth, twice: "dram" rows cycle through weight copies larger
+// than the L3, "l3" rows reuse one copy that fits in it. A row above 100%
+// of its ceiling is a measurement error (a noisy neighbour during the
+// ceiling's windows) and is printed as one, not as a result.
 //
-//	go run ./cmd/bench [-shapes 1x4096x4096,...] [-threads 1,2] [-json]
+//	go run ./cmd/bench [-shapes 1x4096x4096,...] [-threads 1,2] [-tables avx512vnni,...] [-json]
+//
+// tools/ortbench runs this command and ONNX Runtime on the same shapes,
+// interleaved, and prints the ratios.
 package main
 
 import (
@@ -21,21 +29,23 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/klauspost/cpuid/v2"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/quant"
 )
 
 type row struct {
-	Op      string  `json:"op"`
+	Op      string  `json:"op"` // qgemm, sgemm or ceiling
 	Impl    string  `json:"impl"`
+	Where   string  `json:"where,omitempty"` // batch 1: dram or l3
 	M       int     `json:"m,omitempty"`
 	K       int     `json:"k,omitempty"`
 	N       int     `json:"n,omitempty"`
@@ -44,16 +54,25 @@ type row struct {
 	GBPS    float64 `json:"gbps,omitempty"`
 	Pct     float64 `json:"pct_of_limit,omitempty"`
 	Limit   string  `json:"limit,omitempty"`
+	Error   string  `json:"error,omitempty"`
 }
 
-var defaultShapes = "1x4096x4096,8x4096x4096,64x1024x1024,256x1024x1024,1024x1024x1024"
+// loop is a register-only ceiling: run(iters) does ops·iters operations.
+type loop struct {
+	name string
+	ops  int
+	run  func(iters int)
+}
+
+var defaultShapes = "1x4096x4096,1x2048x2048,8x4096x4096,64x1024x1024,256x1024x1024,1024x1024x1024"
 
 func main() {
 	shapesFlag := flag.String("shapes", defaultShapes, "comma-separated MxKxN shapes")
 	threadsFlag := flag.String("threads", "1,2", "comma-separated thread counts")
+	tablesFlag := flag.String("tables", "", "comma-separated kernel tables (default: every table this CPU runs but the reference)")
 	asJSON := flag.Bool("json", false, "print one JSON object per row")
 	minTime := flag.Duration("time", 300*time.Millisecond, "minimum measuring time per row")
-	skipRef := flag.Bool("skip-reference", false, "skip the pure-Go reference rows (slow on large shapes)")
+	ops := flag.String("ops", "qgemm,sgemm", "products to measure: qgemm, sgemm")
 	flag.Parse()
 
 	shapes, err := parseShapes(*shapesFlag)
@@ -68,21 +87,46 @@ func main() {
 		}
 		threads = append(threads, n)
 	}
-	b := &bench{minTime: *minTime, json: *asJSON}
-	if !*asJSON {
-		fmt.Printf("# %s; kernels %v; GOMAXPROCS %d\n", dispatch.CPU(), dispatch.Default(), runtime.GOMAXPROCS(0))
-		fmt.Printf("%-15s %-10s %5s %5s %5s %7s %10s %7s  %s\n", "op", "impl", "m", "k", "n", "threads", "GOP/s", "%limit", "limit")
+	var tables []*dispatch.Table
+	if *tablesFlag == "" {
+		for _, t := range dispatch.Available() {
+			if t.Name != "generic" {
+				tables = append(tables, t)
+			}
+		}
+		if len(tables) == 0 {
+			tables = dispatch.Available()
+		}
+	} else {
+		for _, name := range strings.Split(*tablesFlag, ",") {
+			t, err := dispatch.Select(strings.TrimSpace(name))
+			if err != nil {
+				log.Fatal(err)
+			}
+			tables = append(tables, t)
+		}
 	}
-	b.limits()
-	for _, sh := range shapes {
-		b.products(sh[0], sh[1], sh[2], threads, *skipRef)
+	b := &bench{minTime: *minTime, json: *asJSON, ops: strings.Split(*ops, ",")}
+	if !b.json {
+		fmt.Printf("# %s; GOMAXPROCS %d; tables %v\n", dispatch.CPU(), runtime.GOMAXPROCS(0), tables)
+		fmt.Printf("%-8s %-11s %-5s %5s %5s %5s %7s %10s %8s  %s\n", "op", "table", "where", "m", "k", "n", "threads", "GOP/s", "%limit", "limit")
 	}
-	b.limits() // again: a noisy neighbour during the first pass lowers no ratio
-	for _, p := range b.pending {
-		b.rows = append(b.rows, withLimit(p))
+	for _, t := range tables {
+		for _, th := range threads {
+			b.ceilings(t, th)
+		}
+		for _, sh := range shapes {
+			b.products(t, sh[0], sh[1], sh[2], threads)
+		}
+		for _, th := range threads {
+			b.ceilings(t, th) // again: the better of two passes is the ceiling
+		}
+	}
+	for _, k := range b.ceilingKeys {
+		b.print(b.ceilingRow(k))
 	}
 	for _, r := range b.rows {
-		b.print(r)
+		b.print(b.withLimit(r))
 	}
 }
 
@@ -106,21 +150,21 @@ func parseShapes(s string) ([][3]int, error) {
 	return out, nil
 }
 
-type bench struct {
-	minTime                  time.Duration
-	json                     bool
-	peakInt8, peakF32, bwGBs float64
-	rows                     []row
-	pending                  []pendingRow
+// ceilingKey names one measured ceiling: a loop on a table with a thread
+// count.
+type ceilingKey struct {
+	table, kind string // kind: int8, f32, dram, l3
+	threads     int
 }
 
-// pendingRow is a product row whose percentage waits for the limits,
-// which are measured again after the products (the best of both counts).
-type pendingRow struct {
-	r              row
-	batch1         bool
-	bytesPerWeight int
-	limit          float64 // the binding limit, measured interleaved with r (per core)
+type bench struct {
+	minTime     time.Duration
+	json        bool
+	ops         []string
+	ceiling     map[ceilingKey]float64 // GOP/s or GB/s, best of the passes
+	names       map[ceilingKey]string
+	ceilingKeys []ceilingKey
+	rows        []row
 }
 
 // measure returns the best rate of five windows of at least minTime/5,
@@ -148,61 +192,93 @@ func (b *bench) measureAll(work float64, fs []func()) []float64 {
 	return best
 }
 
-func (b *bench) print(r row) {
-	if b.json {
-		out, _ := json.Marshal(r)
-		fmt.Println(string(out))
-		return
-	}
-	rate := r.GOPS
-	if r.Op == "read-bandwidth" {
-		rate = r.GBPS
-	}
-	pct := ""
-	if r.Pct > 0 {
-		pct = fmt.Sprintf("%6.1f%%", r.Pct)
-	}
-	fmt.Printf("%-15s %-10s %5s %5s %5s %7d %10.1f %7s  %s\n", r.Op, r.Impl, dim(r.M), dim(r.K), dim(r.N), r.Threads, rate, pct, r.Limit)
-}
-
-func dim(v int) string {
-	if v == 0 {
-		return "-"
-	}
-	return strconv.Itoa(v)
-}
-
-// limits measures the machine's limits, keeping the best seen so far.
-func (b *bench) limits() {
-	impl, ok := peakLoops()
-	if !ok {
-		if b.peakInt8 == 0 && len(b.rows) == 0 {
-			fmt.Fprintln(os.Stderr, "bench: no peak loops for this CPU; percentages are omitted")
+// parallel returns f run on n goroutines at once (each locked to its own
+// OS thread), returning when all have finished.
+func parallel(n int, f func(i int)) func() {
+	return func() {
+		var wg sync.WaitGroup
+		wg.Add(n)
+		for i := 0; i < n; i++ {
+			go func() {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				defer wg.Done()
+				f(i)
+			}()
 		}
-		return
+		wg.Wait()
 	}
-	first := b.peakInt8 == 0
-	b.peakInt8 = max(b.peakInt8, b.measure(float64(impl.int8Ops*impl.iters), func() { impl.int8(impl.iters) })/1e9)
-	b.peakF32 = max(b.peakF32, b.measure(float64(impl.f32Ops*impl.iters), func() { impl.f32(impl.iters) })/1e9)
-	buf := b.bandwidthBuffer()
-	b.bwGBs = max(b.bwGBs, b.measure(float64(len(buf)), func() { impl.read(buf) })/1e9)
-	if first {
-		return
-	}
-	b.rows = append(b.rows,
-		row{Op: "peak-int8", Impl: impl.name, Threads: 1, GOPS: b.peakInt8},
-		row{Op: "peak-f32", Impl: impl.name, Threads: 1, GOPS: b.peakF32},
-		row{Op: "read-bandwidth", Impl: impl.name, Threads: 1, GBPS: b.bwGBs})
 }
 
-// cacheFootprint returns twice the last-level cache, at least 256 MiB:
-// enough memory that cycling through it always comes from DRAM.
-func cacheFootprint() int {
-	llc := cpuid.CPU.Cache.L3
-	if llc <= 0 {
-		llc = cpuid.CPU.Cache.L2
+// ceilings measures table t's ceilings with th threads, keeping the best
+// of every pass.
+func (b *bench) ceilings(t *dispatch.Table, th int) {
+	if b.ceiling == nil {
+		b.ceiling, b.names = map[ceilingKey]float64{}, map[ceilingKey]string{}
 	}
-	return max(2*llc, 256<<20)
+	set := func(kind, name string, rate float64) {
+		k := ceilingKey{t.Name, kind, th}
+		if _, ok := b.ceiling[k]; !ok {
+			b.ceilingKeys = append(b.ceilingKeys, k)
+		}
+		b.ceiling[k] = max(b.ceiling[k], rate)
+		b.names[k] = name
+	}
+	i8, f32 := ceilingsOf(t)
+	const iters = 1 << 18
+	for kind, l := range map[string]*loop{"int8": i8, "f32": f32} {
+		if l == nil {
+			continue
+		}
+		set(kind, l.name, b.measure(float64(l.ops*iters*th), parallel(th, func(int) { l.run(iters) }))/1e9)
+	}
+	if read := readLoop(); read != nil && cpuid.CPU.Supports(cpuid.AVX2) {
+		dram := dramBuffers(th)
+		set("dram", "DRAM read", b.measure(float64(len(dram[0])*th), parallel(th, func(i int) { read(dram[i]) }))/1e9)
+		l3 := l3Buffers(th)
+		set("l3", "L3 read", b.measure(float64(len(l3[0])*th), parallel(th, func(i int) { read(l3[i]) }))/1e9)
+	}
+}
+
+// l3Size returns the last-level cache size.
+func l3Size() int {
+	if c := cpuid.CPU.Cache.L3; c > 0 {
+		return c
+	}
+	return max(cpuid.CPU.Cache.L2, 1<<20)
+}
+
+// dramFootprint returns twice the last-level cache, at least 256 MiB:
+// enough memory that cycling through it always comes from DRAM.
+func dramFootprint() int { return max(2*l3Size(), 256<<20) }
+
+var dramBufs, l3Bufs [][]byte
+
+// dramBuffers returns th buffers that together span the DRAM footprint.
+func dramBuffers(th int) [][]byte {
+	if len(dramBufs) != th {
+		dramBufs = buffers(th, dramFootprint()/th)
+	}
+	return dramBufs
+}
+
+// l3Buffers returns th buffers that together fill a quarter of the L3.
+func l3Buffers(th int) [][]byte {
+	if len(l3Bufs) != th {
+		l3Bufs = buffers(th, l3Size()/4/th)
+	}
+	return l3Bufs
+}
+
+func buffers(n, size int) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		out[i] = make([]byte, size&^127)
+		for j := 0; j < len(out[i]); j += 4096 {
+			out[i][j] = byte(j)
+		}
+	}
+	return out
 }
 
 func randFloats(r *rand.Rand, n int) []float32 {
@@ -213,7 +289,7 @@ func randFloats(r *rand.Rand, n int) []float32 {
 	return x
 }
 
-func (b *bench) products(m, k, n int, threads []int, skipRef bool) {
+func (b *bench) products(t *dispatch.Table, m, k, n int, threads []int) {
 	r := rand.New(rand.NewPCG(uint64(m), uint64(k*n)))
 	a := randFloats(r, m*k)
 	for i := range a { // post-ReLU-like activations
@@ -222,145 +298,141 @@ func (b *bench) products(m, k, n int, threads []int, skipRef bool) {
 	wf := randFloats(r, k*n)
 	c := make([]float32, m*n)
 	ops := 2 * float64(m) * float64(n) * float64(k)
-	batch1 := m == 1
-
 	w, err := quant.QuantizeWeights(wf, k, n, quant.PerChannel)
 	if err != nil {
 		log.Fatal(err)
 	}
-	qw, err := dispatch.PackQ(w)
+	qw, err := gemm.PackQ(w)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fw := dispatch.PackF(k, n, wf, n)
-	// Batch 1 cycles through copies larger than the cache.
-	qws, fws := []*dispatch.QWeights{qw}, []*dispatch.FWeights{fw}
-	gonumB := []blas32.General{{Rows: k, Cols: n, Stride: n, Data: wf}}
-	if batch1 {
-		for len(qws)*qw.Bytes() < cacheFootprint() {
-			qws = append(qws, qw.Clone())
-		}
-		for len(fws)*4*k*n < cacheFootprint() {
-			fws = append(fws, fw.Clone())
-			gonumB = append(gonumB, blas32.General{Rows: k, Cols: n, Stride: n, Data: append([]float32(nil), wf...)})
+	fw := gemm.PackF(k, n, wf, n)
+	wheres := []string{""}
+	if m == 1 {
+		wheres = []string{"dram"}
+		if qw.Bytes() <= l3Size()/2 {
+			wheres = append(wheres, "l3")
 		}
 	}
-	// Thread counts are measured in interleaved windows, so a noisy
-	// neighbour slows them alike and their ratio holds.
-	for _, t := range dispatch.Available() {
-		if t.Name == "generic" && skipRef {
-			continue
+	for _, where := range wheres {
+		// dram rows cycle through copies larger than the cache
+		qws, fws := []*gemm.QWeights{qw}, []*gemm.FWeights{fw}
+		if where == "dram" {
+			for len(qws)*qw.Bytes() < dramFootprint() {
+				qws = append(qws, qw.Clone())
+			}
 		}
-		var qf, ff []func()
-		for _, th := range threads {
-			e := dispatch.NewExec(t, th)
-			qi, fi := 0, 0
-			qf = append(qf, func() {
-				e.QMatMul(a, m, qws[qi%len(qws)], c)
-				qi++
-			})
-			ff = append(ff, func() {
-				e.MatMul(a, m, fws[fi%len(fws)], c)
-				fi++
-			})
+		if where == "dram" && slices.Contains(b.ops, "sgemm") {
+			for len(fws)*fw.Bytes() < dramFootprint() {
+				fws = append(fws, fw.Clone())
+			}
 		}
-		qlimit, qrates := b.withLimitLoop(ops, qf, batch1, "peak-int8")
-		for i, rate := range qrates {
-			b.add(row{Op: "qgemm", Impl: t.Name, M: m, K: k, N: n, Threads: threads[i], GOPS: rate / 1e9}, batch1, 1, qlimit)
+		// Thread counts are measured in interleaved windows, so a noisy
+		// neighbour slows them alike and their ratio holds.
+		for _, op := range b.ops {
+			var fs []func()
+			for _, th := range threads {
+				e := gemm.New(t, th)
+				i := 0
+				switch op {
+				case "qgemm":
+					fs = append(fs, func() {
+						if err := e.QMatMul(a, m, qws[i%len(qws)], c); err != nil {
+							log.Fatal(err)
+						}
+						i++
+					})
+				case "sgemm":
+					if where == "l3" && fw.Bytes() > l3Size()/2 {
+						continue
+					}
+					fs = append(fs, func() {
+						if err := e.MatMul(a, m, fws[i%len(fws)], c); err != nil {
+							log.Fatal(err)
+						}
+						i++
+					})
+				default:
+					log.Fatalf("unknown op %q", op)
+				}
+			}
+			rates := b.measureAll(ops, fs)
+			for i, rate := range rates {
+				rw := row{Op: op, Impl: t.Name, Where: where, M: m, K: k, N: n, Threads: threads[i], GOPS: rate / 1e9}
+				b.rows = append(b.rows, rw)
+				if !b.json {
+					fmt.Fprintf(os.Stderr, "measured %s %s %s %dx%dx%d threads=%d: %.1f GOP/s\n", op, t.Name, where, m, k, n, threads[i], rw.GOPS)
+				}
+			}
 		}
-		flimit, frates := b.withLimitLoop(ops, ff, batch1, "peak-f32")
-		for i, rate := range frates {
-			b.add(row{Op: "sgemm", Impl: t.Name, M: m, K: k, N: n, Threads: threads[i], GOPS: rate / 1e9}, batch1, 4, flimit)
-		}
-	}
-	// gonum's blas32 runs on one core.
-	A := blas32.General{Rows: m, Cols: k, Stride: k, Data: a}
-	C := blas32.General{Rows: m, Cols: n, Stride: n, Data: c}
-	i := 0
-	glimit, grates := b.withLimitLoop(ops, []func(){func() {
-		B := gonumB[i%len(gonumB)]
-		if batch1 {
-			// y = Bᵀ·x, the batch-1 product as Sgemv
-			blas32.Gemv(blas.Trans, 1, B, blas32.Vector{N: k, Inc: 1, Data: a}, 0, blas32.Vector{N: n, Inc: 1, Data: c})
-		} else {
-			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, A, B, 0, C)
-		}
-		i++
-	}}, batch1, "peak-f32")
-	b.add(row{Op: "sgemm", Impl: "gonum", M: m, K: k, N: n, Threads: 1, GOPS: grates[0] / 1e9}, batch1, 4, glimit)
-}
-
-// withLimitLoop measures fs in windows interleaved with the loop of the
-// limit that binds them (read-bandwidth for batch 1, else the named peak),
-// and returns that limit's rate from the same windows (GOP/s or GB/s)
-// with fs's rates.
-func (b *bench) withLimitLoop(work float64, fs []func(), batch1 bool, peak string) (float64, []float64) {
-	impl, ok := peakLoops()
-	if !ok {
-		return 0, b.measureAll(work, fs)
-	}
-	var loop func()
-	var loopWork float64
-	switch {
-	case batch1:
-		buf := b.bandwidthBuffer()
-		loop, loopWork = func() { impl.read(buf) }, float64(len(buf))
-	case peak == "peak-int8":
-		loop, loopWork = func() { impl.int8(impl.iters) }, float64(impl.int8Ops*impl.iters)
-	default:
-		loop, loopWork = func() { impl.f32(impl.iters) }, float64(impl.f32Ops*impl.iters)
-	}
-	rates := b.measureAll(1, append([]func(){loop}, fs...))
-	limit := rates[0] * loopWork / 1e9
-	out := make([]float64, len(fs))
-	for i := range fs {
-		out[i] = rates[i+1] * work
-	}
-	switch {
-	case batch1:
-		b.bwGBs = max(b.bwGBs, limit)
-	case peak == "peak-int8":
-		b.peakInt8 = max(b.peakInt8, limit)
-	default:
-		b.peakF32 = max(b.peakF32, limit)
-	}
-	return limit, out
-}
-
-var bwBuf []byte
-
-// bandwidthBuffer returns the streaming buffer, allocated once.
-func (b *bench) bandwidthBuffer() []byte {
-	if bwBuf == nil {
-		bwBuf = make([]byte, cacheFootprint())
-		for i := 0; i < len(bwBuf); i += 4096 {
-			bwBuf[i] = byte(i)
-		}
-	}
-	return bwBuf
-}
-
-func (b *bench) add(r row, batch1 bool, bytesPerWeight int, limit float64) {
-	b.pending = append(b.pending, pendingRow{r, batch1, bytesPerWeight, limit})
-	if !b.json {
-		fmt.Fprintf(os.Stderr, "measured %s %s %dx%dx%d threads=%d: %.1f GOP/s\n", r.Op, r.Impl, r.M, r.K, r.N, r.Threads, r.GOPS)
 	}
 }
 
-// withLimit fills the percentage of the binding limit measured alongside
-// the row, per core times the thread count: bandwidth for batch 1
-// (bytesPerWeight bytes read per 2 ops), the compute peak otherwise.
-func withLimit(p pendingRow) row {
-	r := p.r
-	switch {
-	case p.limit == 0:
-	case p.batch1:
-		gbs := r.GOPS / 2 * float64(p.bytesPerWeight)
-		r.Pct, r.Limit = 100*gbs/(p.limit*float64(r.Threads)), fmt.Sprintf("read-bandwidth %.1f (%.1f GB/s of weights)", p.limit, gbs)
-	case r.Op == "qgemm":
-		r.Pct, r.Limit = 100*r.GOPS/(p.limit*float64(r.Threads)), fmt.Sprintf("peak-int8 %.1f", p.limit)
-	default:
-		r.Pct, r.Limit = 100*r.GOPS/(p.limit*float64(r.Threads)), fmt.Sprintf("peak-f32 %.1f", p.limit)
+// withLimit sets the row against its table's ceiling with the row's
+// thread count: read bandwidth for batch 1 (bytes of weights per op), the
+// compute ceiling otherwise. Above 100% is a measurement error.
+func (b *bench) withLimit(r row) row {
+	bytesPerWeight := 1.0
+	kind := "int8"
+	if r.Op == "sgemm" {
+		bytesPerWeight, kind = 4, "f32"
+	}
+	if r.Where != "" {
+		kind = r.Where
+	}
+	key := ceilingKey{r.Impl, kind, r.Threads}
+	limit, ok := b.ceiling[key]
+	if !ok || limit == 0 {
+		return r
+	}
+	if r.Where != "" {
+		gbs := r.GOPS / 2 * bytesPerWeight
+		r.Pct = 100 * gbs / limit
+		r.Limit = fmt.Sprintf("%s %.1f GB/s (weights read at %.1f GB/s)", b.names[key], limit, gbs)
+	} else {
+		r.Pct = 100 * r.GOPS / limit
+		r.Limit = fmt.Sprintf("%s %.1f GOP/s", b.names[key], limit)
+	}
+	if r.Pct > 100 {
+		r.Error = fmt.Sprintf("measurement error: %.1f%% of the ceiling (the ceiling's windows ran slow)", r.Pct)
 	}
 	return r
+}
+
+func (b *bench) ceilingRow(k ceilingKey) row {
+	r := row{Op: "ceiling", Impl: k.table, Threads: k.threads, Limit: b.names[k]}
+	if k.kind == "dram" || k.kind == "l3" {
+		r.GBPS = b.ceiling[k]
+	} else {
+		r.GOPS = b.ceiling[k]
+	}
+	return r
+}
+
+func (b *bench) print(r row) {
+	if b.json {
+		out, _ := json.Marshal(r)
+		fmt.Println(string(out))
+		return
+	}
+	rate, unit := r.GOPS, ""
+	if r.GBPS > 0 {
+		rate, unit = r.GBPS, " (GB/s)"
+	}
+	pct := ""
+	if r.Pct > 0 {
+		pct = fmt.Sprintf("%7.1f%%", r.Pct)
+	}
+	limit := r.Limit
+	if r.Error != "" {
+		pct, limit = "  error", r.Error
+	}
+	fmt.Printf("%-8s %-11s %-5s %5s %5s %5s %7d %10.1f %8s  %s%s\n", r.Op, r.Impl, r.Where, dim(r.M), dim(r.K), dim(r.N), r.Threads, rate, pct, limit, unit)
+}
+
+func dim(v int) string {
+	if v == 0 {
+		return "-"
+	}
+	return strconv.Itoa(v)
 }

@@ -3,27 +3,33 @@
 package main
 
 import (
-	"github.com/klauspost/cpuid/v2"
-
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/kernels/amd64"
 )
 
-type peaks struct {
-	name            string
-	iters           int
-	int8Ops, f32Ops int
-	int8            func(int) int32
-	f32             func(int) float32
-	read            func([]byte) uint64
+// ceilingsOf returns the register-only loops that bound table t's
+// products: its int8 instruction chain and its float FMA width.
+func ceilingsOf(t *dispatch.Table) (int8Loop, f32Loop *loop) {
+	ymmFMA := &loop{"FMA ymm", amd64.PeakF32OpsPerIter, func(n int) { amd64.PeakF32(n) }}
+	zmmFMA := &loop{"FMA zmm", amd64.PeakF32ZmmOpsPerIter, func(n int) { amd64.PeakF32Zmm(n) }}
+	maddubs := &loop{"vpmaddubsw ymm", amd64.PeakInt8OpsPerIter, func(n int) { amd64.PeakInt8(n) }}
+	switch t.Name {
+	case "avx512vnni":
+		return &loop{"vpdpbusd zmm", amd64.PeakVNNI512OpsPerIter, func(n int) { amd64.PeakVNNI512(n) }}, zmmFMA
+	case "avx512":
+		return maddubs, zmmFMA
+	case "avxvnni":
+		return &loop{"vpdpbusd ymm", amd64.PeakAVXVNNIOpsPerIter, func(n int) { amd64.PeakAVXVNNI(n) }}, ymmFMA
+	case "avx2":
+		return maddubs, ymmFMA
+	}
+	return nil, nil
 }
 
-func peakLoops() (peaks, bool) {
-	if !cpuid.CPU.Supports(cpuid.AVX2, cpuid.FMA3) {
-		return peaks{}, false
+// readLoop streams a buffer through vector loads, or is nil.
+func readLoop() func([]byte) {
+	if !amd64.Available {
+		return nil
 	}
-	return peaks{
-		name: "avx2", iters: 1 << 20,
-		int8Ops: amd64.PeakInt8OpsPerIter, f32Ops: amd64.PeakF32OpsPerIter,
-		int8: amd64.PeakInt8, f32: amd64.PeakF32, read: amd64.ReadSum,
-	}, true
+	return func(b []byte) { amd64.ReadSum(b) }
 }

@@ -2,13 +2,8 @@
 
 package main
 
-type peaks struct {
-	name            string
-	iters           int
-	int8Ops, f32Ops int
-	int8            func(int) int32
-	f32             func(int) float32
-	read            func([]byte) uint64
-}
+import "github.com/quantserve/quantserve/dispatch"
 
-func peakLoops() (peaks, bool) { return peaks{}, false }
+func ceilingsOf(*dispatch.Table) (int8Loop, f32Loop *loop) { return nil, nil }
+
+func readLoop() func([]byte) { return nil }

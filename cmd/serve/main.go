@@ -1,7 +1,7 @@
 // Command serve runs the quantserve model server.
 //
 //	serve [--addr :8000] [--model-repository DIR] [--max-body-bytes N] [--log-level info]
-//	      [--kernels auto|generic|avx2|neon] [--threads N] [--quantize int8|none]
+//	      [--kernels auto|avx512vnni|avx512|avxvnni|avx2|i8mm|sdot|neon|generic] [--threads N] [--quantize int8|none]
 //	      [--quantize-scheme per_channel|per_block|per_tensor] [--admin-token T]
 //	      [--max-inflight N] [--max-inflight-bytes SIZE] [--request-timeout D]
 //	      [--memory-limit SIZE] [--drain-delay D] [--shutdown-timeout D]
@@ -50,6 +50,7 @@ import (
 	"github.com/quantserve/quantserve/api"
 	"github.com/quantserve/quantserve/defaultmodel"
 	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/repository"
@@ -100,7 +101,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.repoDir, "model-repository", "", "model repository directory: DIR/<model>/<version>/model.onnx; empty serves the embedded mnist model (env QUANTSERVE_MODEL_REPOSITORY)")
 	fs.Int64Var(&c.maxBodyBytes, "max-body-bytes", api.DefaultMaxBodyBytes, "largest accepted request body in bytes (env QUANTSERVE_MAX_BODY_BYTES)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error (env QUANTSERVE_LOG_LEVEL)")
-	fs.StringVar(&c.kernels, "kernels", "auto", "kernel table: auto, generic, avx2 or neon (env QUANTSERVE_KERNELS)")
+	fs.StringVar(&c.kernels, "kernels", "auto", "kernel table: auto, "+strings.Join(dispatch.Names(), ", ")+" (env QUANTSERVE_KERNELS)")
 	fs.IntVar(&c.threads, "threads", runtime.GOMAXPROCS(0), "cores a matrix product may use (env QUANTSERVE_THREADS)")
 	fs.StringVar(&c.quantize, "quantize", "int8", "weights of MatMul/Gemm layers: int8 or none (env QUANTSERVE_QUANTIZE)")
 	fs.StringVar(&c.quantizeScheme, "quantize-scheme", "per_channel", "int8 weight scales: per_channel, per_block or per_tensor (env QUANTSERVE_QUANTIZE_SCHEME)")
@@ -197,7 +198,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	log.Info("kernels", "table", table.String(), "cpu", dispatch.CPU(), "threads", c.threads, "quantize", c.quantize, "scheme", c.quantizeScheme)
 	scheme, _ := quant.ParseScheme(c.quantizeScheme)
-	exec := dispatch.NewExec(table, c.threads)
+	exec := gemm.New(table, c.threads)
 	opts := repository.Options{Log: log, Model: model.Options{
 		Exec:     exec,
 		Quantize: c.quantize == "int8",

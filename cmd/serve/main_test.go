@@ -167,7 +167,7 @@ func TestKernelsFlag(t *testing.T) {
 		t.Errorf("start-up log: %s", logs.String())
 	}
 	// a table this CPU cannot run, or no such table: a clear start-up error
-	for _, bad := range []string{"neon", "avx2", "sse9"} {
+	for _, bad := range append(dispatch.Names(), "sse9") {
 		if slices.ContainsFunc(dispatch.Available(), func(tb *dispatch.Table) bool { return tb.Name == bad }) {
 			continue
 		}
@@ -180,6 +180,13 @@ func TestKernelsFlag(t *testing.T) {
 	env := func(k string) string { return map[string]string{"QUANTSERVE_KERNELS": "generic"}[k] }
 	if err := run(context.Background(), []string{"--version"}, env, &out, io.Discard, nil); err != nil || !strings.Contains(out.String(), "kernels: generic") {
 		t.Errorf("--version with QUANTSERVE_KERNELS=generic: %q %v", out.String(), err)
+	}
+	// every table this CPU runs can be chosen by name, and is the one reported
+	for _, tb := range dispatch.Available() {
+		out.Reset()
+		if err := run(context.Background(), []string{"--kernels", tb.Name, "--version"}, func(string) string { return "" }, &out, io.Discard, nil); err != nil || !strings.Contains(out.String(), "kernels: "+tb.Name+" ") {
+			t.Errorf("--kernels %s --version: %q %v", tb.Name, out.String(), err)
+		}
 	}
 }
 

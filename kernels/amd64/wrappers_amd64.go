@@ -53,18 +53,82 @@ func QTile1AVX2(u []uint8, bp []int8, kq int, acc []int32) {
 }
 
 // FTile6AVX2 computes kernels.FTile(6, a, lda, bp, k, c, ldc) with fused
-// multiply-adds. Requires AVX2 and FMA.
-func FTile6AVX2(a []float32, lda int, bp []float32, k int, c []float32, ldc int) {
+// multiply-adds, starting from c's values when load is set. Requires AVX2
+// and FMA.
+func FTile6AVX2(a []float32, lda int, bp []float32, k int, c []float32, ldc int, load bool) {
 	if k > lda {
 		panic("amd64: FTile6AVX2: k > lda")
 	}
-	fTile6AVX2(a[:5*lda+k], lda, bp[:16*k], k, c[:5*ldc+16], ldc)
+	fTile6AVX2(a[:5*lda+k], lda, bp[:16*k], k, c[:5*ldc+16], ldc, b2i(load))
 }
 
 // FTile1AVX2 computes kernels.FTile(1, a, 0, bp, k, c, 0) with fused
-// multiply-adds. Requires AVX2 and FMA.
-func FTile1AVX2(a []float32, bp []float32, k int, c []float32) {
-	fTile1AVX2(a[:k], bp[:16*k], k, c[:16])
+// multiply-adds, starting from c's values when load is set. Requires AVX2
+// and FMA.
+func FTile1AVX2(a []float32, bp []float32, k int, c []float32, load bool) {
+	fTile1AVX2(a[:k], bp[:16*k], k, c[:16], b2i(load))
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// QBlockAVX2 computes kernels.QBlockRef(q) on the AVX2 tiles (4 rows × 1
+// panel, up to 32 rows a call); per-channel blocks run their 4-row tiles
+// with the epilogue in one assembly loop. Requires AVX2.
+func QBlockAVX2(q *kernels.QBlock) {
+	q.Check(32, 1)
+	if tiles := q.Rows / 4; tiles > 0 && q.Flags == kernels.QOutChannel {
+		QPanelAVX2(q.U, q.LDU, tiles, q.B, q.KQ, q.Off, q.SA, q.Colsum, q.SB, q.C, q.LDC)
+		if r0 := 4 * tiles; r0 < q.Rows {
+			rest := *q
+			rest.Rows, rest.U, rest.Off, rest.SA, rest.C = q.Rows-r0, q.U[r0*q.LDU:], q.Off[r0:], q.SA[r0:], q.C[r0*q.LDC:]
+			kernels.QBlockTiles(&rest, QTile4AVX2, QTile1AVX2)
+		}
+		return
+	}
+	kernels.QBlockTiles(q, QTile4AVX2, QTile1AVX2)
+}
+
+// FBlockAVX2 computes kernels.FBlockRef(f) with fused multiply-adds on
+// the 6-row and 1-row AVX2 tiles, up to 24 rows a call. Requires AVX2 and
+// FMA.
+func FBlockAVX2(f *kernels.FBlock) {
+	f.Check(24, 1)
+	kernels.FBlockTiles(f, 6, FTile6AVX2, FTile1AVX2)
+}
+
+// QBlockAVX512VNNI computes kernels.QBlockRef(q) with zmm vpdpbusd, up to
+// 8 rows × 3 panels. Requires AVX512F, AVX512BW and AVX512VNNI.
+func QBlockAVX512VNNI(q *kernels.QBlock) {
+	q.Check(8, 3)
+	qBlockVNNI512(q)
+}
+
+// FBlockAVX512 computes kernels.FBlockRef(f) with zmm fused multiply-adds,
+// up to 8 rows × 3 panels. Requires AVX512F.
+func FBlockAVX512(f *kernels.FBlock) {
+	f.Check(8, 3)
+	fBlockAVX512(f)
+}
+
+// QBlockAVXVNNI computes kernels.QBlockRef(q) with ymm vpdpbusd (VEX,
+// AVX-VNNI), up to 6 rows × 1 panel. Requires AVX2 and AVX-VNNI.
+func QBlockAVXVNNI(q *kernels.QBlock) {
+	q.Check(6, 1)
+	qBlockAVXVNNI(q)
+}
+
+// XCR0 returns the register state the OS saves (XGETBV 0), or 0 when the
+// CPU lacks OSXSAVE (osxsave from cpuid leaf 1).
+func XCR0(osxsave bool) uint64 {
+	if !osxsave {
+		return 0
+	}
+	return xgetbv0()
 }
 
 // QPanelAVX2 computes kernels.QPanel(u, ldu, tiles, bp, kq, off, sa,

@@ -28,16 +28,29 @@ func qTile4SDOT(u []uint8, ldu int, bp []int8, kq int, acc []int32)
 func qTile1SDOT(u []uint8, bp []int8, kq int, acc []int32)
 
 // fTile4NEON computes kernels.FTile(4, a, lda, bp, k, c, ldc) with fused
-// multiply-adds. len(a) >= 3*lda+k, len(bp) >= 16*k, len(c) >= 3*ldc+16.
+// multiply-adds, starting from c's values when load != 0.
+// len(a) >= 3*lda+k, len(bp) >= 16*k, len(c) >= 3*ldc+16.
 //
 //go:noescape
-func fTile4NEON(a []float32, lda int, bp []float32, k int, c []float32, ldc int)
+func fTile4NEON(a []float32, lda int, bp []float32, k int, c []float32, ldc int, load int)
 
 // fTile1NEON computes kernels.FTile(1, a, 0, bp, k, c, 0) with fused
-// multiply-adds.
+// multiply-adds, starting from c's values when load != 0.
 //
 //go:noescape
-func fTile1NEON(a []float32, bp []float32, k int, c []float32)
+func fTile1NEON(a []float32, bp []float32, k int, c []float32, load int)
+
+// qTile4I8MM computes kernels.QTile(4, u, ldu, bp, kq, acc) with USMMLA on
+// the raw activations (no offset). Requires ASIMD and I8MM;
+// len(u) >= 3*ldu+4*kq, len(bp) >= 64*kq, len(acc) >= 64.
+//
+//go:noescape
+func qTile4I8MM(u []uint8, ldu int, bp []int8, kq int, acc []int32)
+
+// qTile1I8MM is the one-row qTile4I8MM. len(acc) >= 16.
+//
+//go:noescape
+func qTile1I8MM(u []uint8, bp []int8, kq int, acc []int32)
 
 // minMax4NEON folds x (len a positive multiple of 4) into lane minimums,
 // maximums and sums of x*0.

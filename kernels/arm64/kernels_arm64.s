@@ -227,8 +227,10 @@ TEXT ·qTile1SDOT(SB), NOSPLIT, $0-80
 // Float tiles: V(4r+j) accumulates C[r][4j:4j+4]; V16-V19 hold B[k][0:16];
 // V20 is A[r][k] in every lane (VLD1R).
 
-// func fTile4NEON(a []float32, lda int, bp []float32, k int, c []float32, ldc int)
-TEXT ·fTile4NEON(SB), NOSPLIT, $0-96
+// func fTile4NEON(a []float32, lda int, bp []float32, k int, c []float32, ldc int, load int)
+//
+// With load != 0 the sums start from c's values (a product split along K).
+TEXT ·fTile4NEON(SB), NOSPLIT, $0-104
 	MOVD a_base+0(FP), R0
 	MOVD lda+24(FP), R5
 	LSL  $2, R5, R5
@@ -256,6 +258,17 @@ TEXT ·fTile4NEON(SB), NOSPLIT, $0-96
 	VEOR V13.B16, V13.B16, V13.B16
 	VEOR V14.B16, V14.B16, V14.B16
 	VEOR V15.B16, V15.B16, V15.B16
+	MOVD load+96(FP), R11
+	CBZ  R11, f4start
+	MOVD R8, R11
+	VLD1 (R11), [V0.S4, V1.S4, V2.S4, V3.S4]
+	ADD  R6, R11, R11
+	VLD1 (R11), [V4.S4, V5.S4, V6.S4, V7.S4]
+	ADD  R6, R11, R11
+	VLD1 (R11), [V8.S4, V9.S4, V10.S4, V11.S4]
+	ADD  R6, R11, R11
+	VLD1 (R11), [V12.S4, V13.S4, V14.S4, V15.S4]
+f4start:
 	CBZ R3, f4done
 f4loop:
 	VLD1.P 64(R2), [V16.S4, V17.S4, V18.S4, V19.S4] // B[k][0:16]
@@ -291,8 +304,8 @@ f4done:
 	VST1 [V12.S4, V13.S4, V14.S4, V15.S4], (R8)
 	RET
 
-// func fTile1NEON(a []float32, bp []float32, k int, c []float32)
-TEXT ·fTile1NEON(SB), NOSPLIT, $0-80
+// func fTile1NEON(a []float32, bp []float32, k int, c []float32, load int)
+TEXT ·fTile1NEON(SB), NOSPLIT, $0-88
 	MOVD a_base+0(FP), R0
 	MOVD bp_base+24(FP), R2
 	MOVD k+48(FP), R3
@@ -301,6 +314,10 @@ TEXT ·fTile1NEON(SB), NOSPLIT, $0-80
 	VEOR V1.B16, V1.B16, V1.B16
 	VEOR V2.B16, V2.B16, V2.B16
 	VEOR V3.B16, V3.B16, V3.B16
+	MOVD load+80(FP), R11
+	CBZ  R11, f1start
+	VLD1 (R8), [V0.S4, V1.S4, V2.S4, V3.S4]
+f1start:
 	CBZ  R3, f1done
 f1loop:
 	VLD1.P  64(R2), [V16.S4, V17.S4, V18.S4, V19.S4]

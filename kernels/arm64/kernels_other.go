@@ -40,13 +40,31 @@ func QTile4SDOT(u []uint8, ldu int, bp []int8, kq int, acc []int32) {
 // QTile1SDOT forwards to the reference in builds without assembly.
 func QTile1SDOT(u []uint8, bp []int8, kq int, acc []int32) { offsetTile(1, u, 0, bp, kq, acc) }
 
-// FTile4NEON forwards to kernels.FTile in builds without assembly.
-func FTile4NEON(a []float32, lda int, bp []float32, k int, c []float32, ldc int) {
-	kernels.FTile(4, a, lda, bp, k, c, ldc)
+// FTile4NEON forwards to kernels.FBlockRef in builds without assembly.
+func FTile4NEON(a []float32, lda int, bp []float32, k int, c []float32, ldc int, load bool) {
+	fTile(4, a, lda, bp, k, c, ldc, load)
 }
 
-// FTile1NEON forwards to kernels.FTile in builds without assembly.
-func FTile1NEON(a []float32, bp []float32, k int, c []float32) { kernels.FTile(1, a, 0, bp, k, c, 0) }
+// FTile1NEON forwards to kernels.FBlockRef in builds without assembly.
+func FTile1NEON(a []float32, bp []float32, k int, c []float32, load bool) {
+	fTile(1, a, k, bp, k, c, 16, load)
+}
+
+func fTile(rows int, a []float32, lda int, bp []float32, k int, c []float32, ldc int, load bool) {
+	f := &kernels.FBlock{A: a, LDA: lda, Rows: rows, B: bp, NP: 1, K: k, C: c, LDC: ldc}
+	if load {
+		f.Flags = kernels.FLoadC
+	}
+	kernels.FBlockRef(f)
+}
+
+// QTile4I8MM forwards to the reference in builds without assembly.
+func QTile4I8MM(u []uint8, ldu int, bp []int8, kq int, acc []int32) {
+	kernels.QTile(4, u, ldu, bp, kq, acc)
+}
+
+// QTile1I8MM forwards to the reference in builds without assembly.
+func QTile1I8MM(u []uint8, bp []int8, kq int, acc []int32) { kernels.QTile(1, u, 0, bp, kq, acc) }
 
 // MinMaxNEON forwards to kernels.MinMax in builds without assembly.
 func MinMaxNEON(x []float32) (lo, hi float32, finite bool) { return kernels.MinMax(x) }

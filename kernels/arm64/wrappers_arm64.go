@@ -36,18 +36,45 @@ func QTile1SDOT(u []uint8, bp []int8, kq int, acc []int32) {
 }
 
 // FTile4NEON computes kernels.FTile(4, a, lda, bp, k, c, ldc) with fused
-// multiply-adds. Requires ASIMD.
-func FTile4NEON(a []float32, lda int, bp []float32, k int, c []float32, ldc int) {
+// multiply-adds, starting from c's values when load is set. Requires ASIMD.
+func FTile4NEON(a []float32, lda int, bp []float32, k int, c []float32, ldc int, load bool) {
 	if k > lda {
 		panic("arm64: FTile4NEON: k > lda")
 	}
-	fTile4NEON(a[:3*lda+k], lda, bp[:16*k], k, c[:3*ldc+16], ldc)
+	fTile4NEON(a[:3*lda+k], lda, bp[:16*k], k, c[:3*ldc+16], ldc, b2i(load))
 }
 
 // FTile1NEON computes kernels.FTile(1, a, 0, bp, k, c, 0) with fused
-// multiply-adds. Requires ASIMD.
-func FTile1NEON(a []float32, bp []float32, k int, c []float32) {
-	fTile1NEON(a[:k], bp[:16*k], k, c[:16])
+// multiply-adds, starting from c's values when load is set. Requires ASIMD.
+func FTile1NEON(a []float32, bp []float32, k int, c []float32, load bool) {
+	fTile1NEON(a[:k], bp[:16*k], k, c[:16], b2i(load))
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// QTile4I8MM computes kernels.QTile(4, u, ldu, bp, kq, acc) with USMMLA.
+// Requires ASIMD and I8MM.
+func QTile4I8MM(u []uint8, ldu int, bp []int8, kq int, acc []int32) {
+	if kq == 0 {
+		clear(acc[:64])
+		return
+	}
+	qTile4I8MM(u[:3*ldu+4*kq], ldu, bp[:64*kq], kq, acc[:64])
+}
+
+// QTile1I8MM computes kernels.QTile(1, u, 0, bp, kq, acc) with USMMLA.
+// Requires ASIMD and I8MM.
+func QTile1I8MM(u []uint8, bp []int8, kq int, acc []int32) {
+	if kq == 0 {
+		clear(acc[:16])
+		return
+	}
+	qTile1I8MM(u[:4*kq], bp[:64*kq], kq, acc[:16])
 }
 
 // MinMaxNEON returns kernels.MinMax(x). Requires ASIMD.

@@ -1,0 +1,73 @@
+package gemm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/quant"
+)
+
+// BenchmarkQMatMul and BenchmarkMatMul run products on every table this
+// CPU runs, one thread (cmd/bench sets them against each table's ceiling).
+func BenchmarkQMatMul(b *testing.B) {
+	for _, tb := range dispatch.Available() {
+		for _, sh := range [][3]int{{1, 1024, 1024}, {64, 1024, 1024}, {256, 1024, 1024}} {
+			m, k, n := sh[0], sh[1], sh[2]
+			if tb.Name == "generic" && m > 1 {
+				continue
+			}
+			r := rand.New(rand.NewPCG(1, 1))
+			a := randomActivations(r, m, k)
+			wf := make([]float32, k*n)
+			for i := range wf {
+				wf[i] = float32(r.NormFloat64())
+			}
+			w, _ := quant.QuantizeWeights(wf, k, n, quant.PerChannel)
+			qw, _ := PackQ(w)
+			c := make([]float32, m*n)
+			e := New(tb, 1)
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", tb.Name, m, k, n), func(b *testing.B) {
+				b.SetBytes(int64(qw.Bytes()))
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := e.QMatMul(a, m, qw, c); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(2*float64(m*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+			})
+		}
+	}
+}
+
+func BenchmarkMatMul(b *testing.B) {
+	for _, tb := range dispatch.Available() {
+		for _, sh := range [][3]int{{1, 1024, 1024}, {64, 1024, 1024}, {256, 1024, 1024}} {
+			m, k, n := sh[0], sh[1], sh[2]
+			if tb.Name == "generic" && m > 1 {
+				continue
+			}
+			r := rand.New(rand.NewPCG(2, 2))
+			a := randomActivations(r, m, k)
+			wf := make([]float32, k*n)
+			for i := range wf {
+				wf[i] = float32(r.NormFloat64())
+			}
+			fw := PackF(k, n, wf, n)
+			c := make([]float32, m*n)
+			e := New(tb, 1)
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", tb.Name, m, k, n), func(b *testing.B) {
+				b.SetBytes(int64(fw.Bytes()))
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := e.MatMul(a, m, fw, c); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(2*float64(m*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+			})
+		}
+	}
+}

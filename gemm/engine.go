@@ -1,0 +1,540 @@
+package gemm
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/kernels"
+	"github.com/quantserve/quantserve/quant"
+)
+
+// Engine runs products on one kernel table with a bounded worker pool. It
+// is safe for concurrent use.
+type Engine struct {
+	t    *dispatch.Table
+	pool *Pool
+	// kcBytes bounds the packed weights one K block of a block kernel
+	// reads (NP panels × kc groups): the block stays in L1/L2 while every
+	// row tile of a chunk passes over it.
+	kcBytes int
+}
+
+// New returns an Engine on table t using at most threads cores.
+func New(t *dispatch.Table, threads int) *Engine {
+	return &Engine{t: t, pool: NewPool(threads), kcBytes: 64 << 10}
+}
+
+var (
+	defaultOnce   sync.Once
+	defaultEngine *Engine
+)
+
+// Default returns an Engine on dispatch.Default() using GOMAXPROCS cores,
+// created on first use.
+func Default() *Engine {
+	defaultOnce.Do(func() { defaultEngine = New(dispatch.Default(), runtime.GOMAXPROCS(0)) })
+	return defaultEngine
+}
+
+// Table returns the kernel table e runs.
+func (e *Engine) Table() *dispatch.Table { return e.t }
+
+// Threads returns the number of cores products may use.
+func (e *Engine) Threads() int { return e.pool.Size() }
+
+// minParallelMACs is the size below which a product runs on one core:
+// smaller ones finish before a second worker would have started.
+const minParallelMACs = 1 << 20
+
+// rowChunk is the number of rows whose tiles pass over one K block of a
+// panel group before the next group: a multiple of the table's MR.
+func rowChunk(mr int) int { return mr * max(1, 96/mr) }
+
+// spans splits n into parts near-equal ranges; range i is [i*n/parts, (i+1)*n/parts).
+func span(i, n, parts int) (int, int) { return i * n / parts, (i + 1) * n / parts }
+
+// run splits units of work over the pool when macs is large enough and
+// runs f on each range of units, recovering panics.
+func (e *Engine) run(units, macs int, f func(u0, u1 int)) error {
+	parts := 1
+	if macs >= minParallelMACs {
+		parts = min(e.pool.Size(), units)
+	}
+	if parts <= 1 {
+		return protect(func() { f(0, units) })
+	}
+	tasks := make([]func(), parts)
+	for i := range tasks {
+		u0, u1 := span(i, units, parts)
+		tasks[i] = func() { f(u0, u1) }
+	}
+	return e.pool.Run(tasks)
+}
+
+// QRows are activation rows quantized for the int8 kernels: per row, bytes
+// u with a zero point (0 or 64) and a scale. The zero value is ready to use;
+// QuantizeRows reuses its buffers.
+type QRows struct {
+	m, k, ldu int
+	u         []uint8
+	zp        []int32
+	scale     []float32
+	off       []int32 // offBase - zp, per row
+	offBase   int32
+	offOK     bool
+	wide      bool // some byte exceeds 128 (rows loaded by LoadU8, LoadS8)
+}
+
+// Rows returns the number of rows held.
+func (r *QRows) Rows() int { return r.m }
+
+// offsets returns QOffset - zp per row for a table with offset qoff.
+func (r *QRows) offsets(qoff int32) []int32 {
+	if !r.offOK || r.offBase != qoff {
+		r.off = grow(r.off, r.m)
+		for i := range r.off {
+			r.off[i] = qoff - r.zp[i]
+		}
+		r.offBase, r.offOK = qoff, true
+	}
+	return r.off
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// minParallelQuantize is the number of values below which rows are
+// quantized on one core.
+const minParallelQuantize = 1 << 16
+
+// QuantizeRows quantizes m rows of k values, row i at a[i*lda:], into dst
+// with e's table. A row holding NaN or ±Inf is ErrNotFinite.
+func (e *Engine) QuantizeRows(dst *QRows, a []float32, m, k, lda int) error {
+	if m < 0 || k < 0 || lda < k || m > 0 && len(a) < (m-1)*lda+k {
+		return fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(a), m, k, lda)
+	}
+	ldu := kernels.PackedKLen(k)
+	dst.m, dst.k, dst.ldu, dst.offOK, dst.wide = m, k, ldu, false, false
+	dst.u = grow(dst.u, m*ldu)
+	dst.zp = grow(dst.zp, m)
+	dst.scale = grow(dst.scale, m)
+	t := e.t
+	parts := 1
+	if m*k >= minParallelQuantize {
+		parts = min(e.pool.Size(), m)
+	}
+	bad := make([]int, max(parts, 1))
+	quantize := func(part, r0, r1 int) {
+		bad[part] = -1
+		for i := r0; i < r1; i++ {
+			row := a[i*lda : i*lda+k]
+			lo, hi, finite := t.MinMax(row)
+			if !finite {
+				bad[part] = i
+				return
+			}
+			s, inv, zp := quant.RowParams(lo, hi)
+			u := dst.u[i*ldu : i*ldu+ldu]
+			t.QuantizeU8(row, inv, zp, u)
+			clear(u[k:])
+			dst.zp[i], dst.scale[i] = zp, s
+		}
+	}
+	var err error
+	if parts <= 1 {
+		err = protect(func() { quantize(0, 0, m) })
+	} else {
+		tasks := make([]func(), parts)
+		for p := range tasks {
+			r0, r1 := span(p, m, parts)
+			tasks[p] = func() { quantize(p, r0, r1) }
+		}
+		err = e.pool.Run(tasks)
+	}
+	if err != nil {
+		dst.m = 0
+		return err
+	}
+	for _, i := range bad {
+		if i >= 0 {
+			dst.m = 0
+			return fmt.Errorf("%w (row %d)", ErrNotFinite, i)
+		}
+	}
+	return nil
+}
+
+var rowsPool = sync.Pool{New: func() any { return new(QRows) }}
+
+// QMatMul computes c (m×N, row stride N) = quantize_rows(a) · w for a
+// (m×K, row stride K).
+func (e *Engine) QMatMul(a []float32, m int, w *QWeights, c []float32) error {
+	if m == 0 || w.N == 0 {
+		return nil
+	}
+	qa := rowsPool.Get().(*QRows)
+	defer rowsPool.Put(qa)
+	if err := e.QuantizeRows(qa, a, m, w.K, w.K); err != nil {
+		return err
+	}
+	return e.QMatMulRows(qa, w, c, w.N)
+}
+
+// groups returns the number of panel groups of at most np panels for
+// panels panels; group i is span(i, panels, groups).
+func groups(panels, np int) int { return (panels + np - 1) / np }
+
+// QMatMulRows computes rows i < qa.Rows() of the product: c[i*ldc+j] for
+// j < N, from rows quantized by QuantizeRows. Nothing else of c is written.
+func (e *Engine) QMatMulRows(qa *QRows, w *QWeights, c []float32, ldc int) error {
+	m, n := qa.m, w.N
+	if qa.k != w.K && m > 0 {
+		return fmt.Errorf("gemm: rows of %d values against weights of K = %d", qa.k, w.K)
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	if ldc < n || len(c) < (m-1)*ldc+n {
+		return fmt.Errorf("gemm: output of %d values for %d rows of %d (row stride %d)", len(c), m, n, ldc)
+	}
+	t := e.t
+	if qa.wide && !t.FullRange {
+		return fmt.Errorf("gemm: rows hold bytes above 128, which the %s kernels multiply exactly only through QMatMulInt32", t.Name)
+	}
+	off := qa.offsets(t.QOffset)
+	panels := w.cols / kernels.PanelN
+	ng := groups(panels, t.NP)
+	mc := rowChunk(t.MR)
+	chunks := (m + mc - 1) / mc
+	kq := qa.ldu / kernels.KGroup
+	pstr := w.kp * kernels.PanelN
+	// K blocks of the per-channel schemes: even, each under kcBytes of
+	// panels, when more than one row tile reuses them; weights in several
+	// parts run each part's blocks in turn.
+	nkb := 1
+	if kcMax := max(1, e.kcBytes/(t.NP*64)); kq > kcMax && m > t.MR {
+		nkb = (kq + kcMax - 1) / kcMax
+	}
+	parts := w.parts()
+	passes := nkb * len(parts)
+	return e.run(chunks*ng, m*n*w.K*len(parts), func(u0, u1 int) {
+		accStr := t.NP * kernels.PanelN
+		var acc []int32
+		var fsum []float32
+		if w.Scheme == quant.PerBlock {
+			fsum = make([]float32, t.MR*accStr)
+		} else if passes > 1 {
+			acc = make([]int32, mc*accStr)
+		}
+		q := new(kernels.QBlock) // one per task: a kernel call's argument escapes
+		for unit := u0; unit < u1; unit++ {
+			ch, g := unit/ng, unit%ng
+			m0, m1 := ch*mc, min(m, (ch+1)*mc)
+			p0, p1 := span(g, panels, ng)
+			c0 := p0 * kernels.PanelN
+			*q = kernels.QBlock{
+				LDU: qa.ldu, B: w.packed[p0*pstr:], PStr: pstr, NP: p1 - p0,
+				AccStr: accStr, SA: qa.scale, Off: off,
+			}
+			// Columns past N (the last panel's padding) go to scratch.
+			cols := min(n-c0, q.NP*kernels.PanelN)
+			if w.Scheme == quant.PerBlock {
+				e.qBlocks(q, qa, w, c, ldc, m0, m1, c0, cols, kq, fsum)
+				continue
+			}
+			q.Colsum, q.SB = w.colsum[c0:], w.scales[c0:]
+			for pass := 0; pass < passes; pass++ {
+				part, kb := pass/nkb, pass%nkb
+				g0, g1 := span(kb, kq, nkb)
+				q.KQ = g1 - g0
+				q.B = parts[part][p0*pstr+g0*64:]
+				q.Flags = 0
+				if pass > 0 {
+					q.Flags |= kernels.QLoadAcc
+				}
+				last := pass == passes-1
+				if last {
+					q.Flags |= kernels.QOutChannel
+				}
+				for r0 := m0; r0 < m1; r0 += t.MR {
+					q.Rows = min(t.MR, m1-r0)
+					q.U = qa.u[r0*qa.ldu+g0*4:]
+					q.Off, q.SA = off[r0:], qa.scale[r0:]
+					if acc != nil {
+						q.Acc = acc[(r0-m0)*accStr:]
+					}
+					if last {
+						e.qOut(q, c, ldc, r0, c0, cols)
+					} else {
+						t.QBlock(q)
+					}
+				}
+			}
+		}
+	})
+}
+
+// qOut runs q's final call, writing rows r0.. of c at column c0; a block
+// wider than the columns left (the padded last panel) goes through a
+// scratch tile.
+func (e *Engine) qOut(q *kernels.QBlock, c []float32, ldc, r0, c0, cols int) {
+	if cols == q.NP*kernels.PanelN {
+		q.C, q.LDC = c[r0*ldc+c0:], ldc
+		e.t.QBlock(q)
+		return
+	}
+	w := q.NP * kernels.PanelN
+	scratch := make([]float32, q.Rows*w)
+	q.C, q.LDC = scratch, w
+	e.t.QBlock(q)
+	for r := 0; r < q.Rows; r++ {
+		copy(c[(r0+r)*ldc+c0:(r0+r)*ldc+c0+cols], scratch[r*w:])
+	}
+}
+
+// qBlocks runs rows m0..m1 of one panel group of per-block weights: for
+// each row tile, the blocks of 32 k in order, their scaled sums carried in
+// fsum.
+func (e *Engine) qBlocks(q *kernels.QBlock, qa *QRows, w *QWeights, c []float32, ldc, m0, m1, c0, cols, kq int, fsum []float32) {
+	t := e.t
+	const kqBlock = quant.BlockSize / kernels.KGroup
+	nb := (kq + kqBlock - 1) / kqBlock
+	b0 := q.B
+	off := q.Off
+	for r0 := m0; r0 < m1; r0 += t.MR {
+		q.Rows = min(t.MR, m1-r0)
+		q.Off, q.SA, q.FSum = off[r0:], qa.scale[r0:], fsum
+		for blk := 0; blk < nb; blk++ {
+			g0 := blk * kqBlock
+			q.KQ = min(kqBlock, kq-g0)
+			q.U = qa.u[r0*qa.ldu+g0*4:]
+			q.B = b0[g0*64:]
+			q.Colsum = w.colsum[blk*w.cols+c0:]
+			q.SB = w.scales[blk*w.cols+c0:]
+			q.Flags = kernels.QOutBlock
+			if blk > 0 {
+				q.Flags |= kernels.QLoadSum
+			}
+			if blk == nb-1 {
+				q.Flags |= kernels.QFinal
+				e.qOut(q, c, ldc, r0, c0, cols)
+			} else {
+				t.QBlock(q)
+			}
+		}
+		if nb == 0 { // K = 0: the product is zero
+			for r := r0; r < r0+q.Rows; r++ {
+				clear(c[r*ldc+c0 : r*ldc+c0+cols])
+			}
+		}
+	}
+}
+
+// MatMul computes c (m×N, row stride N) = a (m×K, row stride K) · w with
+// the float kernels.
+func (e *Engine) MatMul(a []float32, m int, w *FWeights, c []float32) error {
+	return e.MatMulStrided(a, m, w.K, w, c, w.N)
+}
+
+// MatMulStrided computes c[i*ldc+j] = Σ_k a[i*lda+k]·W[k][j] for i < m,
+// j < N. Nothing else of c is written.
+func (e *Engine) MatMulStrided(a []float32, m, lda int, w *FWeights, c []float32, ldc int) error {
+	k, n := w.K, w.N
+	if m == 0 || n == 0 {
+		return nil
+	}
+	if m < 0 || lda < k || len(a) < (m-1)*lda+k {
+		return fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(a), m, k, lda)
+	}
+	if ldc < n || len(c) < (m-1)*ldc+n {
+		return fmt.Errorf("gemm: output of %d values for %d rows of %d (row stride %d)", len(c), m, n, ldc)
+	}
+	t := e.t
+	panels := (n + kernels.PanelN - 1) / kernels.PanelN
+	ng := groups(panels, t.FNP)
+	mc := rowChunk(t.FMR)
+	chunks := (m + mc - 1) / mc
+	pstr := k * kernels.PanelN
+	nkb := 1
+	if kcMax := max(1, e.kcBytes/(t.FNP*64)); k > kcMax && m > t.FMR {
+		nkb = (k + kcMax - 1) / kcMax
+	}
+	return e.run(chunks*ng, m*n*k, func(u0, u1 int) {
+		var scratch []float32
+		f := new(kernels.FBlock)
+		for unit := u0; unit < u1; unit++ {
+			ch, g := unit/ng, unit%ng
+			m0, m1 := ch*mc, min(m, (ch+1)*mc)
+			p0, p1 := span(g, panels, ng)
+			c0 := p0 * kernels.PanelN
+			*f = kernels.FBlock{LDA: lda, PStr: pstr, NP: p1 - p0}
+			width := f.NP * kernels.PanelN
+			cols := min(n-c0, width)
+			// The padded last panel writes through a scratch block of the
+			// chunk's rows, copied out after its last K block.
+			out, ldo, o0 := c, ldc, c0
+			if cols < width {
+				scratch = grow(scratch, (m1-m0)*width)
+				out, ldo, o0 = scratch[:(m1-m0)*width], width, 0
+			}
+			for kb := 0; kb < nkb; kb++ {
+				k0, k1 := span(kb, k, nkb)
+				f.K = k1 - k0
+				f.B = w.packed[p0*pstr+k0*kernels.PanelN:]
+				f.Flags = 0
+				if kb > 0 {
+					f.Flags = kernels.FLoadC
+				}
+				for r0 := m0; r0 < m1; r0 += t.FMR {
+					f.Rows = min(t.FMR, m1-r0)
+					f.A = a[r0*lda+k0:]
+					f.LDA = lda
+					if cols < width {
+						f.C, f.LDC = out[(r0-m0)*ldo+o0:], ldo
+					} else {
+						f.C, f.LDC = c[r0*ldc+c0:], ldc
+					}
+					t.FBlock(f)
+				}
+			}
+			if cols < width {
+				for r := m0; r < m1; r++ {
+					copy(c[r*ldc+c0:r*ldc+c0+cols], scratch[(r-m0)*width:])
+				}
+			}
+		}
+	})
+}
+
+// LoadU8 fills r with m rows of k unsigned bytes, row i at a[i*lda:],
+// taken as they are: the activations of an integer product
+// (MatMulInteger, QLinearMatMul), whose zero points the caller corrects
+// with ColSums.
+func (r *QRows) LoadU8(a []uint8, m, k, lda int) error {
+	return load(r, a, m, k, lda, 0)
+}
+
+// LoadS8 is LoadU8 for int8 activations, stored as a+128 (a^0x80): the
+// caller's zero point grows by 128.
+func (r *QRows) LoadS8(a []int8, m, k, lda int) error {
+	return load(r, a, m, k, lda, 0x80)
+}
+
+func load[T int8 | uint8](r *QRows, a []T, m, k, lda int, flip uint8) error {
+	if m < 0 || k < 0 || lda < k || m > 0 && len(a) < (m-1)*lda+k {
+		return fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(a), m, k, lda)
+	}
+	ldu := kernels.PackedKLen(k)
+	r.m, r.k, r.ldu, r.offOK, r.wide = m, k, ldu, false, false
+	r.u = grow(r.u, m*ldu)
+	r.zp = grow(r.zp, m)
+	r.scale = grow(r.scale, m)
+	for i := 0; i < m; i++ {
+		u := r.u[i*ldu : i*ldu+ldu]
+		for j, v := range a[i*lda : i*lda+k] {
+			b := uint8(v) ^ flip
+			u[j] = b
+			r.wide = r.wide || b > 128
+		}
+		clear(u[k:])
+		r.zp[i], r.scale[i] = 0, 1
+	}
+	return nil
+}
+
+// ColSums returns Σ_k W[k][n] of the integer weights, n < N: what a zero
+// point z of the activations takes from each output (z·ColSums()[n]).
+func (q *QWeights) ColSums() []int32 { return q.colsum[:q.N] }
+
+// QMatMulInt32 computes out[i*ldo+j] = Σ_k u[i][k]·W[k][j] in int32
+// (modulo 2^32, as ONNX's integer products wrap) for rows loaded with
+// LoadU8 or LoadS8 and integer weights (PackQInt, any parts). Every table
+// gives the same sums: a table whose kernel is exact only for bytes up to
+// 128 gets rows with larger bytes in two passes (min(u, 128) and the rest).
+func (e *Engine) QMatMulInt32(qa *QRows, w *QWeights, out []int32, ldo int) error {
+	m, n := qa.m, w.N
+	if qa.k != w.K && m > 0 {
+		return fmt.Errorf("gemm: rows of %d values against weights of K = %d", qa.k, w.K)
+	}
+	if w.Scheme == quant.PerBlock {
+		return fmt.Errorf("gemm: integer products take per-tensor or per-channel weights")
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	if ldo < n || len(out) < (m-1)*ldo+n {
+		return fmt.Errorf("gemm: output of %d values for %d rows of %d (row stride %d)", len(out), m, n, ldo)
+	}
+	t := e.t
+	splits := [][]uint8{qa.u}
+	if qa.wide && !t.FullRange {
+		lo, hi := make([]uint8, len(qa.u)), make([]uint8, len(qa.u))
+		for i, v := range qa.u {
+			lo[i] = min(v, 128)
+			hi[i] = v - lo[i]
+		}
+		splits = [][]uint8{lo, hi}
+	}
+	parts := w.parts()
+	panels := w.cols / kernels.PanelN
+	ng := groups(panels, t.NP)
+	mc := rowChunk(t.MR)
+	chunks := (m + mc - 1) / mc
+	kq := qa.ldu / kernels.KGroup
+	pstr := w.kp * kernels.PanelN
+	nkb := 1
+	if kcMax := max(1, e.kcBytes/(t.NP*64)); kq > kcMax && m > t.MR {
+		nkb = (kq + kcMax - 1) / kcMax
+	}
+	passes := len(splits) * len(parts) * nkb
+	// Each pass sums (u - QOffset)·W: add QOffset·colsum back per pass.
+	back := t.QOffset * int32(len(splits))
+	return e.run(chunks*ng, m*n*w.K*passes/nkb, func(u0, u1 int) {
+		var scratch []int32
+		q := new(kernels.QBlock)
+		for unit := u0; unit < u1; unit++ {
+			ch, g := unit/ng, unit%ng
+			m0, m1 := ch*mc, min(m, (ch+1)*mc)
+			p0, p1 := span(g, panels, ng)
+			c0 := p0 * kernels.PanelN
+			*q = kernels.QBlock{LDU: qa.ldu, PStr: pstr, NP: p1 - p0}
+			width := q.NP * kernels.PanelN
+			cols := min(n-c0, width)
+			acc, ldacc := out[m0*ldo+c0:], ldo
+			if cols < width {
+				scratch = grow(scratch, (m1-m0)*width)
+				acc, ldacc = scratch, width
+			}
+			q.AccStr = ldacc
+			for pass := 0; pass < passes; pass++ {
+				s, part, kb := pass/(nkb*len(parts)), pass/nkb%len(parts), pass%nkb
+				g0, g1 := span(kb, kq, nkb)
+				q.KQ = g1 - g0
+				q.B = parts[part][p0*pstr+g0*64:]
+				q.Flags = 0
+				if pass > 0 {
+					q.Flags = kernels.QLoadAcc
+				}
+				for r0 := m0; r0 < m1; r0 += t.MR {
+					q.Rows = min(t.MR, m1-r0)
+					q.U = splits[s][r0*qa.ldu+g0*4:]
+					q.Acc = acc[(r0-m0)*ldacc:]
+					t.QBlock(q)
+				}
+			}
+			for r := m0; r < m1; r++ {
+				row := out[r*ldo+c0 : r*ldo+c0+cols]
+				src := acc[(r-m0)*ldacc:]
+				for j := range row {
+					row[j] = src[j] + back*w.colsum[c0+j]
+				}
+			}
+		}
+	})
+}

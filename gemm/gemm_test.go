@@ -1,0 +1,449 @@
+package gemm
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/kernels"
+	"github.com/quantserve/quantserve/quant"
+)
+
+// engines returns, for every table this CPU runs, engines with one and two
+// workers, and one with K blocks small enough that every product of a few
+// dozen k is split along K.
+func engines() []*Engine {
+	var out []*Engine
+	for _, tb := range dispatch.Available() {
+		small := New(tb, 2)
+		small.kcBytes = 1 // one group of 4 k (one k for floats) per K block
+		out = append(out, New(tb, 1), New(tb, 2), small)
+	}
+	return out
+}
+
+func name(e *Engine) string {
+	s := e.t.Name + "/" + string(rune('0'+e.Threads()))
+	if e.kcBytes < 1024 {
+		s += "/kblocked"
+	}
+	return s
+}
+
+func randomActivations(r *rand.Rand, m, k int) []float32 {
+	a := make([]float32, m*k)
+	for i := range a {
+		a[i] = float32(r.NormFloat64())
+	}
+	for row := 0; row < m; row += 2 { // even rows non-negative: zero point 0
+		for j := 0; j < k; j++ {
+			a[row*k+j] = float32(math.Abs(float64(a[row*k+j])))
+		}
+	}
+	return a
+}
+
+// TestQMatMulMatchesReference runs whole products on every table against
+// kernels.QGemmRef / QGemmBlockRef on the same quantized activations,
+// bit for bit, for every weight scheme and awkward shapes.
+func TestQMatMulMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 6))
+	shapes := [][3]int{{1, 1, 1}, {1, 3, 17}, {4, 16, 32}, {5, 33, 31}, {7, 64, 100}, {9, 131, 47}, {3, 40, 257}, {17, 70, 130}, {40, 96, 200}, {130, 20, 60}}
+	ref := New(dispatch.Available()[len(dispatch.Available())-1], 1)
+	for _, sh := range shapes {
+		m, k, n := sh[0], sh[1], sh[2]
+		a := randomActivations(r, m, k)
+		wf := make([]float32, k*n)
+		for i := range wf {
+			wf[i] = float32(r.NormFloat64())
+		}
+		var qa QRows
+		if err := ref.QuantizeRows(&qa, a, m, k, k); err != nil {
+			t.Fatal(err)
+		}
+		for _, scheme := range []quant.Scheme{quant.PerChannel, quant.PerTensor, quant.PerBlock} {
+			w, err := quant.QuantizeWeights(wf, k, n, scheme)
+			if err != nil {
+				t.Fatal(err)
+			}
+			qw, err := PackQ(w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float32, m*n)
+			if scheme == quant.PerBlock {
+				kernels.QGemmBlockRef(m, n, k, qa.u, qa.ldu, qa.zp, qa.scale, w.Q, w.Scales, want, n)
+			} else {
+				kernels.QGemmRef(m, n, k, qa.u, qa.ldu, qa.zp, qa.scale, w.Q, w.ChannelScales(), want, n)
+			}
+			for _, e := range engines() {
+				got := make([]float32, m*n)
+				if err := e.QMatMul(a, m, qw, got); err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s %v %v: c[%d] = %v, want %v", name(e), scheme, sh, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMatMulMatchesReference runs float products on every table against
+// FBlockRef (fused multiply-adds in k order), bit for bit, and against
+// kernels.Sgemm (the plain definition) within rounding.
+func TestMatMulMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for _, sh := range [][3]int{{1, 1, 1}, {6, 5, 16}, {7, 33, 17}, {13, 64, 40}, {2, 0, 3}, {9, 100, 50}, {100, 17, 49}} {
+		m, k, n := sh[0], sh[1], sh[2]
+		a := make([]float32, m*k)
+		b := make([]float32, k*n)
+		for i := range a {
+			a[i] = float32(r.NormFloat64())
+		}
+		for i := range b {
+			b[i] = float32(r.NormFloat64())
+		}
+		def := make([]float32, m*n)
+		kernels.Sgemm(m, n, k, a, k, b, n, def, n)
+		fw := PackF(k, n, b, n)
+		var want []float32
+		for _, e := range engines() {
+			got := make([]float32, m*n)
+			if err := e.MatMul(a, m, fw, got); err != nil {
+				t.Fatal(err)
+			}
+			if want == nil {
+				want = got
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s %v: c[%d] = %v, another table gave %v", name(e), sh, i, got[i], want[i])
+				}
+				if d := math.Abs(float64(got[i] - def[i])); d > 1e-5*float64(k+1) {
+					t.Fatalf("%s %v: c[%d] = %v, definition %v", name(e), sh, i, got[i], def[i])
+				}
+			}
+		}
+	}
+}
+
+// TestEmptyProducts: no rows, no columns or K = 0 return without a panic:
+// nothing to write, or zeros.
+func TestEmptyProducts(t *testing.T) {
+	for _, e := range engines() {
+		for _, sh := range [][3]int{{0, 5, 7}, {3, 0, 7}, {3, 5, 0}, {0, 0, 0}, {40, 0, 33}} {
+			m, k, n := sh[0], sh[1], sh[2]
+			a := make([]float32, m*k)
+			for i := range a {
+				a[i] = 1
+			}
+			for _, scheme := range []quant.Scheme{quant.PerChannel, quant.PerBlock} {
+				w, err := quant.QuantizeWeights(make([]float32, k*n), k, n, scheme)
+				if err != nil {
+					t.Fatal(err)
+				}
+				qw, err := PackQ(w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := make([]float32, m*n)
+				for i := range c {
+					c[i] = 42
+				}
+				if err := e.QMatMul(a, m, qw, c); err != nil {
+					t.Fatalf("%s %v %v: %v", name(e), scheme, sh, err)
+				}
+				for i, v := range c {
+					if v != 0 {
+						t.Fatalf("%s %v %v: c[%d] = %v, want 0", name(e), scheme, sh, i, v)
+					}
+				}
+			}
+			c := make([]float32, m*n)
+			for i := range c {
+				c[i] = 42
+			}
+			if err := e.MatMul(a, m, PackF(k, n, make([]float32, k*n), n), c); err != nil {
+				t.Fatalf("%s %v: %v", name(e), sh, err)
+			}
+			for i, v := range c {
+				if v != 0 {
+					t.Fatalf("%s %v: float c[%d] = %v, want 0", name(e), sh, i, v)
+				}
+			}
+		}
+	}
+}
+
+// TestStridedRows quantizes rows the caller laid out with a row stride and
+// writes them into a strided output, as an implicit-GEMM convolution does,
+// and compares with the dense product.
+func TestStridedRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	m, k, n, lda, ldc := 11, 37, 45, 50, 60
+	dense := randomActivations(r, m, k)
+	a := make([]float32, m*lda)
+	for i := 0; i < m; i++ {
+		copy(a[i*lda:], dense[i*k:(i+1)*k])
+		a[i*lda+k] = float32(math.NaN()) // past k: never read
+	}
+	wf := make([]float32, k*n)
+	for i := range wf {
+		wf[i] = float32(r.NormFloat64())
+	}
+	w, _ := quant.QuantizeWeights(wf, k, n, quant.PerChannel)
+	qw, _ := PackQ(w)
+	for _, e := range engines() {
+		want := make([]float32, m*n)
+		if err := e.QMatMul(dense, m, qw, want); err != nil {
+			t.Fatal(err)
+		}
+		var rows QRows
+		if err := e.QuantizeRows(&rows, a, m, k, lda); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float32, 3+m*ldc)
+		for i := range out {
+			out[i] = -7
+		}
+		if err := e.QMatMulRows(&rows, qw, out[3:], ldc); err != nil {
+			t.Fatal(err)
+		}
+		for i := range out {
+			row, col := (i-3)/ldc, (i-3)%ldc
+			if i < 3 || col >= n {
+				if out[i] != -7 {
+					t.Fatalf("%s: out[%d] outside the product overwritten", name(e), i)
+				}
+				continue
+			}
+			if math.Float32bits(out[i]) != math.Float32bits(want[row*n+col]) {
+				t.Fatalf("%s: [%d][%d] = %v, want %v", name(e), row, col, out[i], want[row*n+col])
+			}
+		}
+		fw := PackF(k, n, wf, n)
+		fwant := make([]float32, m*n)
+		if err := e.MatMul(dense, m, fw, fwant); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.MatMulStrided(a, m, lda, fw, out[3:], ldc); err != nil {
+			t.Fatal(err)
+		}
+		for row := 0; row < m; row++ {
+			for col := 0; col < n; col++ {
+				if got := out[3+row*ldc+col]; math.Float32bits(got) != math.Float32bits(fwant[row*n+col]) {
+					t.Fatalf("%s float: [%d][%d] = %v, want %v", name(e), row, col, got, fwant[row*n+col])
+				}
+			}
+		}
+	}
+}
+
+func TestQMatMulRefusesNonFinite(t *testing.T) {
+	w, _ := quant.QuantizeWeights([]float32{1, 2}, 2, 1, quant.PerChannel)
+	qw, _ := PackQ(w)
+	for _, e := range engines() {
+		err := e.QMatMul([]float32{1, float32(math.NaN())}, 1, qw, make([]float32, 1))
+		if !errors.Is(err, ErrNotFinite) {
+			t.Errorf("%s: NaN activations gave %v", name(e), err)
+		}
+		big := make([]float32, 300*300)
+		big[299*300+5] = float32(math.Inf(1))
+		w2, _ := quant.QuantizeWeights(make([]float32, 300), 300, 1, quant.PerChannel)
+		qw2, _ := PackQ(w2)
+		err = e.QMatMul(big, 300, qw2, make([]float32, 300))
+		if !errors.Is(err, ErrNotFinite) || !strings.Contains(err.Error(), "row 299") {
+			t.Errorf("%s: Inf in row 299 gave %v", name(e), err)
+		}
+	}
+}
+
+func TestShapeErrors(t *testing.T) {
+	e := New(dispatch.Default(), 1)
+	w, _ := quant.QuantizeWeights(make([]float32, 6), 2, 3, quant.PerChannel)
+	qw, _ := PackQ(w)
+	if err := e.QMatMul(make([]float32, 3), 2, qw, make([]float32, 6)); err == nil {
+		t.Error("short activations accepted")
+	}
+	var rows QRows
+	if err := e.QuantizeRows(&rows, make([]float32, 4), 2, 2, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.QMatMulRows(&rows, qw, make([]float32, 5), 3); err == nil {
+		t.Error("short output accepted")
+	}
+	if err := e.MatMul(make([]float32, 4), 2, PackF(2, 3, make([]float32, 6), 3), make([]float32, 5)); err == nil {
+		t.Error("short float output accepted")
+	}
+}
+
+// TestPanicsBecomeErrors runs a table whose block kernel panics (a broken
+// invariant) on one core and across the pool: the product returns a
+// *PanicError and the process lives on.
+func TestPanicsBecomeErrors(t *testing.T) {
+	boom := *dispatch.Default()
+	boom.QBlock = func(*kernels.QBlock) { panic("kernel invariant broken") }
+	boom.FBlock = func(*kernels.FBlock) { panic("float kernel invariant broken") }
+	for _, threads := range []int{1, 2} {
+		e := New(&boom, threads)
+		m, k, n := 256, 64, 256 // large enough to split across workers
+		w, _ := quant.QuantizeWeights(make([]float32, k*n), k, n, quant.PerChannel)
+		qw, _ := PackQ(w)
+		err := e.QMatMul(make([]float32, m*k), m, qw, make([]float32, m*n))
+		var pe *PanicError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "kernel invariant broken") {
+			t.Errorf("threads=%d: QMatMul gave %v, want a PanicError", threads, err)
+		}
+		err = e.MatMul(make([]float32, m*k), m, PackF(k, n, make([]float32, k*n), n), make([]float32, m*n))
+		if !errors.As(err, &pe) {
+			t.Errorf("threads=%d: MatMul gave %v, want a PanicError", threads, err)
+		}
+		// the pool still works after its workers recovered
+		if err := New(dispatch.Default(), threads).QMatMul(make([]float32, m*k), m, qw, make([]float32, m*n)); err != nil {
+			t.Errorf("threads=%d: after a panic: %v", threads, err)
+		}
+	}
+	p := NewPool(2)
+	ran := make([]bool, 3)
+	err := p.Run([]func(){func() { ran[0] = true }, func() { panic(errors.New("task")) }, func() { ran[2] = true }})
+	if err == nil || !ran[0] || !ran[2] {
+		t.Errorf("Pool.Run = %v, ran %v: want the panic as an error and the other tasks run", err, ran)
+	}
+}
+
+// TestQMatMulInt32 runs integer products (the int32 sums of MatMulInteger)
+// on every table against a plain int32 loop: bytes in [0, 255] (u8) and
+// [-128, 127] (s8, loaded as a+128), weights anywhere in [-255, 255] (uint8
+// or int8 values less a zero point), sums that wrap past int32.
+func TestQMatMulInt32(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 10))
+	for _, sh := range [][3]int{{1, 1, 1}, {3, 5, 17}, {9, 33, 40}, {20, 70, 33}, {130, 9, 50}, {1, 40000, 16}} {
+		m, k, n := sh[0], sh[1], sh[2]
+		for _, signed := range []bool{false, true} {
+			a8 := make([]uint8, m*k)
+			for i := range a8 {
+				a8[i] = []uint8{0, 255, 128, 129, uint8(r.IntN(256))}[r.IntN(5)]
+			}
+			q := make([]int32, k*n)
+			for i := range q {
+				q[i] = []int32{-255, 255, -128, 127, int32(r.IntN(511) - 255), int32(r.IntN(255) - 127)}[r.IntN(6)]
+				if k == 40000 {
+					q[i] = 255
+				}
+			}
+			if k == 40000 {
+				for i := range a8 {
+					a8[i] = 255
+				}
+			}
+			w, err := PackQInt(k, n, q, quant.PerTensor, []float32{1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]int32, m*n)
+			for i := 0; i < m; i++ {
+				for j := 0; j < n; j++ {
+					var s int32
+					for p := 0; p < k; p++ {
+						av := int32(a8[i*k+p])
+						if signed {
+							av = int32(int8(a8[i*k+p])) + 128
+						}
+						s += av * q[p*n+j]
+					}
+					want[i*n+j] = s
+				}
+			}
+			var rows QRows
+			if signed {
+				s8 := make([]int8, len(a8))
+				for i, v := range a8 {
+					s8[i] = int8(v)
+				}
+				err = rows.LoadS8(s8, m, k, k)
+			} else {
+				err = rows.LoadU8(a8, m, k, k)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range engines() {
+				const ldo = 3
+				out := make([]int32, m*(n+ldo))
+				for i := range out {
+					out[i] = -9
+				}
+				if err := e.QMatMulInt32(&rows, w, out, n+ldo); err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < m; i++ {
+					for j := 0; j < n+ldo; j++ {
+						got := out[i*(n+ldo)+j]
+						if j >= n {
+							if got != -9 {
+								t.Fatalf("%s %v: out[%d][%d] past N overwritten", name(e), sh, i, j)
+							}
+							continue
+						}
+						if got != want[i*n+j] {
+							t.Fatalf("%s %v signed=%v: [%d][%d] = %d, want %d", name(e), sh, signed, i, j, got, want[i*n+j])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestWideWeights runs float products against weights wider than int8
+// (uint8 or int8 values less a zero point, as QDQ models store them):
+// every table gives the bits of the per-channel definition on the whole
+// integer values.
+func TestWideWeights(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 13))
+	m, k, n := 13, 45, 37
+	a := randomActivations(r, m, k)
+	q := make([]int32, k*n)
+	for i := range q {
+		q[i] = int32(r.IntN(511) - 255)
+	}
+	sb := make([]float32, n)
+	for j := range sb {
+		sb[j] = float32(r.ExpFloat64() / 100)
+	}
+	w, err := PackQInt(k, n, q, quant.PerChannel, sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qa QRows
+	if err := New(dispatch.Available()[len(dispatch.Available())-1], 1).QuantizeRows(&qa, a, m, k, k); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, m*n)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var acc int32
+			for p := 0; p < k; p++ {
+				acc += (int32(qa.u[i*qa.ldu+p]) - qa.zp[i]) * q[p*n+j]
+			}
+			want[i*n+j] = float32(acc) * qa.scale[i] * sb[j]
+		}
+	}
+	for _, e := range engines() {
+		got := make([]float32, m*n)
+		if err := e.QMatMul(a, m, w, got); err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s: c[%d] = %v, want %v", name(e), i, got[i], want[i])
+			}
+		}
+	}
+}

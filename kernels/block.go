@@ -1,0 +1,190 @@
+package kernels
+
+import "fmt"
+
+// The block kernels: the one contract every table's product kernel keeps.
+//
+// A quantized block is Rows (≤ the table's MR) rows of unsigned activations
+// times NP (≤ the table's NP) adjacent packed weight panels over KQ groups
+// of 4 k. The GEMM driver walks a product block by block; it may split K
+// into several calls (cache blocking), carrying int32 partial sums in Acc.
+//
+// Flags choose where a block starts and what it writes:
+//
+//	QLoadAcc    s starts from Acc instead of zero
+//	QOutChannel c = float32(s + off·colsum) · sa · sb        (per-channel epilogue)
+//	QOutBlock   t = float32(float32(s + off·colsum) · sb)     (one K block of the
+//	            f = (QLoadSum ? fsum : 0) + t                  per-block scheme)
+//	            c = sa · f when QFinal, else fsum = f
+//	neither     Acc = s
+//
+// in float32, left to right, never fused: every table gives the same bits.
+const (
+	QLoadAcc    = 1 << 0
+	QOutChannel = 1 << 1
+	QOutBlock   = 1 << 2
+	QLoadSum    = 1 << 3
+	QFinal      = 1 << 4
+)
+
+// QBlock describes one call of a quantized block kernel. The assembly
+// kernels read its fields at fixed offsets (see the ISA packages' tests);
+// Check validates every slice before a call, so a kernel may trust it.
+type QBlock struct {
+	U     []uint8 // row r at U[r*LDU:], 4·KQ bytes read
+	LDU   int
+	Rows  int
+	B     []int8 // panel p at B[p*PStride:], 64·KQ bytes read
+	PStr  int    // PStride, bytes between panels
+	NP    int
+	KQ    int
+	Flags int
+
+	Acc    []int32 // int32 sums, row r at Acc[r*AccStr:], NP·16 entries
+	AccStr int
+	FSum   []float32 // per-block running sums, same layout as Acc
+
+	Off    []int32   // per row: QOffset - zero point
+	SA     []float32 // per row: activation scale
+	Colsum []int32   // per column (NP·16): Σ_k b of this K range
+	SB     []float32 // per column (NP·16): weight scale
+	C      []float32 // row r at C[r*LDC:], NP·16 entries
+	LDC    int
+}
+
+// Check panics unless every slice q's flags touch is long enough for rows
+// ≤ mr and panels ≤ np. It is the one bounds check before assembly runs.
+func (q *QBlock) Check(mr, np int) {
+	if q.Rows < 1 || q.Rows > mr || q.NP < 1 || q.NP > np || q.KQ < 0 || q.PStr < 0 || q.LDU < 0 {
+		panic(fmt.Sprintf("kernels: QBlock rows=%d np=%d kq=%d outside 1..%d, 1..%d", q.Rows, q.NP, q.KQ, mr, np))
+	}
+	cols := q.NP * PanelN
+	need := func(what string, have, want int) {
+		if have < want {
+			panic(fmt.Sprintf("kernels: QBlock %s has %d entries, needs %d", what, have, want))
+		}
+	}
+	need("U", len(q.U), (q.Rows-1)*q.LDU+4*q.KQ)
+	need("B", len(q.B), (q.NP-1)*q.PStr+64*q.KQ)
+	out := q.Flags & (QOutChannel | QOutBlock)
+	if q.Flags&QLoadAcc != 0 || out == 0 {
+		need("Acc", len(q.Acc), (q.Rows-1)*q.AccStr+cols)
+	}
+	if out != 0 {
+		need("Off", len(q.Off), q.Rows)
+		need("Colsum", len(q.Colsum), cols)
+		need("SB", len(q.SB), cols)
+	}
+	if q.Flags&QOutChannel != 0 || q.Flags&(QOutBlock|QFinal) == QOutBlock|QFinal {
+		need("SA", len(q.SA), q.Rows)
+		need("C", len(q.C), (q.Rows-1)*q.LDC+cols)
+	}
+	if q.Flags&QOutBlock != 0 && (q.Flags&QLoadSum != 0 || q.Flags&QFinal == 0) {
+		need("FSum", len(q.FSum), (q.Rows-1)*q.AccStr+cols)
+	}
+}
+
+// QBlockRef is the reference block kernel: for r < Rows and j < NP·16
+// (panel p = j/16, column col = j%16),
+//
+//	s = Σ_{g<KQ} Σ_{i<4} int32(U[r*LDU+4g+i]) * int32(B[p*PStr+64g+4col+i])
+//	    (+ Acc[r*AccStr+j] with QLoadAcc)
+//
+// then the output the flags choose (see QLoadAcc).
+func QBlockRef(q *QBlock) {
+	q.Check(q.Rows, q.NP)
+	for r := 0; r < q.Rows; r++ {
+		for j := 0; j < q.NP*PanelN; j++ {
+			p, col := j/PanelN, j%PanelN
+			var s int32
+			if q.Flags&QLoadAcc != 0 {
+				s = q.Acc[r*q.AccStr+j]
+			}
+			b := q.B[p*q.PStr:]
+			for g := 0; g < q.KQ; g++ {
+				for i := 0; i < 4; i++ {
+					s += int32(q.U[r*q.LDU+4*g+i]) * int32(b[64*g+4*col+i])
+				}
+			}
+			QStore(q, r, j, s)
+		}
+	}
+}
+
+// QStore writes the output of sum s for row r, column j of q as q.Flags
+// ask: the epilogue every table shares, in Go for the kernels whose
+// assembly stops at int32 sums.
+func QStore(q *QBlock, r, j int, s int32) {
+	switch {
+	case q.Flags&QOutChannel != 0:
+		q.C[r*q.LDC+j] = float32(s+q.Off[r]*q.Colsum[j]) * q.SA[r] * q.SB[j]
+	case q.Flags&QOutBlock != 0:
+		t := float32(float32(s+q.Off[r]*q.Colsum[j]) * q.SB[j])
+		var f float32
+		if q.Flags&QLoadSum != 0 {
+			f = q.FSum[r*q.AccStr+j]
+		}
+		f = float32(f + t)
+		if q.Flags&QFinal != 0 {
+			q.C[r*q.LDC+j] = q.SA[r] * f
+		} else {
+			q.FSum[r*q.AccStr+j] = f
+		}
+	default:
+		q.Acc[r*q.AccStr+j] = s
+	}
+}
+
+// FBlock describes one call of a float block kernel: Rows rows of A times
+// NP adjacent packed float panels over K values of k.
+//
+//	c[r*LDC+j] = (FLoadC ? c[r*LDC+j] : 0) + Σ_{p<K} A[r*LDA+p] * B[panel*PStr+16p+col]
+//
+// accumulated in p order with fused multiply-adds (FMA32), so a product
+// split along K gives the same sums as one call, and every table the same
+// bits.
+type FBlock struct {
+	A     []float32
+	LDA   int
+	Rows  int
+	B     []float32
+	PStr  int // elements between panels
+	NP    int
+	K     int
+	Flags int
+	C     []float32
+	LDC   int
+}
+
+// FLoadC makes an FBlock start from C's values instead of zero.
+const FLoadC = 1
+
+// Check panics unless every slice is long enough for rows ≤ mr and
+// panels ≤ np.
+func (f *FBlock) Check(mr, np int) {
+	if f.Rows < 1 || f.Rows > mr || f.NP < 1 || f.NP > np || f.K < 0 || f.PStr < 0 || f.LDA < f.K {
+		panic(fmt.Sprintf("kernels: FBlock rows=%d np=%d k=%d lda=%d outside 1..%d, 1..%d", f.Rows, f.NP, f.K, f.LDA, mr, np))
+	}
+	if len(f.A) < (f.Rows-1)*f.LDA+f.K || len(f.B) < (f.NP-1)*f.PStr+PanelN*f.K || len(f.C) < (f.Rows-1)*f.LDC+f.NP*PanelN {
+		panic(fmt.Sprintf("kernels: FBlock slices too short: A %d, B %d, C %d", len(f.A), len(f.B), len(f.C)))
+	}
+}
+
+// FBlockRef is the reference float block kernel.
+func FBlockRef(f *FBlock) {
+	f.Check(f.Rows, f.NP)
+	for r := 0; r < f.Rows; r++ {
+		for j := 0; j < f.NP*PanelN; j++ {
+			p, col := j/PanelN, j%PanelN
+			var s float32
+			if f.Flags&FLoadC != 0 {
+				s = f.C[r*f.LDC+j]
+			}
+			b := f.B[p*f.PStr:]
+			for k := 0; k < f.K; k++ {
+				s = FMA32(f.A[r*f.LDA+k], b[PanelN*k+col], s)
+			}
+			f.C[r*f.LDC+j] = s
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package kernels
+
+// Tile4 and Tile1 are quantized tile kernels of 4 rows and 1 row × one
+// panel of 16 columns: acc is overwritten with the tile's sums over kq
+// groups of 4 k (QTile's contract, less the table's QOffset).
+type (
+	Tile4 func(u []uint8, ldu int, bp []int8, kq int, acc []int32)
+	Tile1 func(u []uint8, bp []int8, kq int, acc []int32)
+)
+
+// QBlockTiles runs q panel by panel on a table's tile kernels, with the
+// epilogue in Go (QStore). Tables whose assembly stops at int32 sums use
+// it as their block kernel; it gives the bits QBlockRef gives.
+func QBlockTiles(q *QBlock, tile4 Tile4, tile1 Tile1) {
+	var acc [4 * PanelN]int32
+	for p := 0; p < q.NP; p++ {
+		b := q.B[p*q.PStr : p*q.PStr+64*q.KQ]
+		for r0 := 0; r0 < q.Rows; {
+			rows := 4
+			if r0+4 <= q.Rows {
+				tile4(q.U[r0*q.LDU:], q.LDU, b, q.KQ, acc[:])
+			} else {
+				rows = 1
+				tile1(q.U[r0*q.LDU:r0*q.LDU+4*q.KQ], b, q.KQ, acc[:PanelN])
+			}
+			for r := 0; r < rows; r++ {
+				for col := 0; col < PanelN; col++ {
+					s := acc[r*PanelN+col]
+					j := p*PanelN + col
+					if q.Flags&QLoadAcc != 0 {
+						s += q.Acc[(r0+r)*q.AccStr+j]
+					}
+					QStore(q, r0+r, j, s)
+				}
+			}
+			r0 += rows
+		}
+	}
+}
+
+// FTileN and FTile1 are float tile kernels of some rows and 1 row × one
+// panel: c = (load ? c : 0) + Σ a·b in k order.
+type (
+	FTileN func(a []float32, lda int, bp []float32, k int, c []float32, ldc int, load bool)
+	FTile1 func(a []float32, bp []float32, k int, c []float32, load bool)
+)
+
+// FBlockTiles runs f panel by panel on a table's float tiles of rows rows
+// and of one row.
+func FBlockTiles(f *FBlock, rows int, tileN FTileN, tile1 FTile1) {
+	load := f.Flags&FLoadC != 0
+	for p := 0; p < f.NP; p++ {
+		b := f.B[p*f.PStr : p*f.PStr+PanelN*f.K]
+		r0 := 0
+		for ; r0+rows <= f.Rows; r0 += rows {
+			tileN(f.A[r0*f.LDA:], f.LDA, b, f.K, f.C[r0*f.LDC+p*PanelN:], f.LDC, load)
+		}
+		for ; r0 < f.Rows; r0++ {
+			tile1(f.A[r0*f.LDA:r0*f.LDA+f.K], b, f.K, f.C[r0*f.LDC+p*PanelN:], load)
+		}
+	}
+}
