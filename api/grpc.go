@@ -106,14 +106,16 @@ func (g *inferenceService) ServerMetadata(context.Context, *grpcpb.ServerMetadat
 }
 
 // ModelMetadata answers what GET /v2/models/{m}[/versions/{v}] does;
-// properties hold the kernel table and the model's config parameters.
+// properties hold its parameters as strings (the kernel table, the layer
+// counts, the config's parameters).
 func (g *inferenceService) ModelMetadata(ctx context.Context, req *grpcpb.ModelMetadataRequest) (*grpcpb.ModelMetadataResponse, error) {
 	e, v, release, err := g.s.repo.Get(req.GetName(), req.GetVersion())
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	md := &grpcpb.ModelMetadataResponse{Name: e.Name, Platform: repository.Platform, Properties: map[string]string{"kernels": v.Model.Kernels}}
+	md := &grpcpb.ModelMetadataResponse{Name: e.Name, Platform: repository.Platform, Properties: map[string]string{"kernels": v.Model.Kernels,
+		"layers": strconv.Itoa(len(v.Model.Layers)), "int8_layers": strconv.Itoa(int8Layers(v.Model.Layers))}}
 	for _, ver := range e.Versions {
 		md.Versions = append(md.Versions, strconv.FormatInt(ver.Number, 10))
 	}
@@ -148,6 +150,7 @@ func grpcTensorMetadata(t oip.TensorMetadata) *grpcpb.ModelMetadataResponse_Tens
 // clients do, else in typed contents (FP16 and BF16 always raw).
 func (g *inferenceService) ModelInfer(ctx context.Context, req *grpcpb.ModelInferRequest) (resp *grpcpb.ModelInferResponse, err error) {
 	s := g.s
+	received := time.Now() // gRPC received the whole message before this call
 	acct := &account{s: s, ctx: ctx}
 	defer func() { acct.shrink(acct.held) }()
 	// The message, received whole by gRPC (at most --max-body-bytes),
@@ -169,6 +172,10 @@ func (g *inferenceService) ModelInfer(ctx context.Context, req *grpcpb.ModelInfe
 	noteInference(ctx, e.Name, v.Number)
 	version := strconv.FormatInt(v.Number, 10)
 	defer func() { s.tel.Inference(ctx, e.Name, version, err == nil) }()
+	var timing repository.Timing
+	start := time.Now()
+	timing.Queue = start.Sub(received)
+	defer func() { recordStats(v, received, &timing, err) }()
 
 	_, span := s.step(ctx, "decode")
 	in, err := oip.DecodeGRPCInferRequest(req)
@@ -182,16 +189,24 @@ func (g *inferenceService) ModelInfer(ctx context.Context, req *grpcpb.ModelInfe
 		err = acct.grow(tensorBytes(decoded))
 	}
 	if err == nil {
+		timing.Batch, err = checkBatch(e, v, tensors, decoded)
+	}
+	if err == nil {
 		names, err = requestedNames(in.Outputs)
 	}
 	endStep(span, err)
 	if err != nil {
 		return nil, err
 	}
+	inferStart := time.Now()
+	timing.Input = inferStart.Sub(start)
 	names, outs, err := s.execute(ctx, v, tensors, names)
 	if err != nil {
 		return nil, err
 	}
+	outputStart := time.Now()
+	timing.Infer = outputStart.Sub(inferStart)
+	defer func() { timing.Output = time.Since(outputStart) }()
 	releaseSlot()
 	_, span = s.step(ctx, "encode")
 	defer span.End()

@@ -116,7 +116,7 @@ func TestGRPCHealthAndMetadata(t *testing.T) {
 	want := &grpcpb.ModelMetadataResponse{Name: "mnist", Versions: []string{"1"}, Platform: "onnx_onnxv1",
 		Inputs:     []*grpcpb.ModelMetadataResponse_TensorMetadata{{Name: "input", Datatype: "FP32", Shape: []int64{-1, 784}}},
 		Outputs:    []*grpcpb.ModelMetadataResponse_TensorMetadata{{Name: "scores", Datatype: "FP32", Shape: []int64{-1, 10}}},
-		Properties: map[string]string{"kernels": md.Properties["kernels"]}}
+		Properties: map[string]string{"kernels": md.Properties["kernels"], "layers": "3", "int8_layers": "2"}}
 	if !proto.Equal(md, want) || md.Properties["kernels"] == "" {
 		t.Errorf("ModelMetadata:\n got %v\nwant %v", md, want)
 	}
@@ -197,6 +197,18 @@ func TestGRPCInferMatchesHTTP(t *testing.T) {
 		if got[i] != w {
 			t.Errorf("typed scores[%d] = %v, HTTP says %v", i, got[i], w)
 		}
+	}
+
+	// gRPC inferences count in Triton's statistics beside HTTP's
+	_, err = c.ModelInfer(ctx, &grpcpb.ModelInferRequest{ModelName: "mnist",
+		Inputs: []*grpcpb.ModelInferRequest_InferInputTensor{{Name: "input", Datatype: "FP32", Shape: []int64{1, 3}, Contents: &grpcpb.InferTensorContents{Fp32Contents: x[:3]}}}})
+	wantCode(t, err, codes.InvalidArgument)
+	var stats statsAnswer
+	if r := do(t, "GET", url+"/v2/models/mnist/stats", ""); r.status != 200 || json.Unmarshal(r.body, &stats) != nil || len(stats.ModelStats) != 1 {
+		t.Fatalf("stats: %d %s", r.status, r.body)
+	}
+	if st := stats.ModelStats[0]; st.InferenceCount != 3 || st.InferenceStats.Success.Count != 3 || st.InferenceStats.Fail.Count != 1 {
+		t.Errorf("stats after 1 HTTP and 3 gRPC inferences (1 failed): %+v", st)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -29,15 +30,29 @@ func (s *server) live(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// readyAnswer is the body of GET /v2/health/ready.
+type readyAnswer struct {
+	Ready  bool   `json:"ready"`
+	Reason string `json:"reason,omitempty"` // why not
+}
+
 func (s *server) ready(w http.ResponseWriter, r *http.Request) error {
+	ans := readyAnswer{Ready: true}
+	if s.draining() {
+		ans = readyAnswer{Reason: "draining: the server is shutting down"}
+	} else if why := s.repo.NotReady(); why != "" {
+		ans = readyAnswer{Reason: why}
+	}
 	status := http.StatusOK
-	ready := s.repo.Ready() && !s.draining()
-	if !ready {
+	if !ans.Ready {
 		status = http.StatusServiceUnavailable
 	}
-	writeJSON(w, status, map[string]bool{"ready": ready})
+	writeJSON(w, status, ans)
 	return nil
 }
+
+// extensions are the protocol extensions GET /v2 lists.
+var extensions = []string{"model_repository", "binary_tensor_data", "statistics", "model_configuration"}
 
 func (s *server) serverMetadata(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, oip.ServerMetadata{Name: ServerName, Version: s.version, Extensions: s.extensions(), Kernels: s.kernels})
@@ -62,10 +77,9 @@ func (s *server) modelMetadata(w http.ResponseWriter, r *http.Request) error {
 	}
 	md.Inputs = tensorMetadata(v.Model.Inputs)
 	md.Outputs = tensorMetadata(v.Model.Outputs)
-	md.Parameters = map[string]any{"kernels": v.Model.Kernels}
-	if len(v.Model.Layers) > 0 {
-		md.Parameters["layers"] = v.Model.Layers
-	}
+	// OIP allows string, number and boolean parameters only: the per-layer
+	// detail is in the model's configuration (GET .../config).
+	md.Parameters = map[string]any{"kernels": v.Model.Kernels, "layers": len(v.Model.Layers), "int8_layers": int8Layers(v.Model.Layers)}
 	if e.Config != nil {
 		for k, val := range e.Config.Parameters {
 			md.Parameters[k] = val
@@ -101,6 +115,7 @@ var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 	body := requestBody(r)
+	received := bodyReceived(r)
 	// The model is looked up once the body is in (the work middleware
 	// received it), so a slow client never holds a model an unload waits for.
 	e, v, release, err := s.lookup(r)
@@ -112,6 +127,10 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 	if s.tel != nil {
 		defer func() { s.tel.Inference(r.Context(), e.Name, strconv.FormatInt(v.Number, 10), err == nil) }()
 	}
+	var timing repository.Timing
+	start := time.Now()
+	timing.Queue = start.Sub(received)
+	defer func() { recordStats(v, received, &timing, err) }()
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= 1<<20 { // don't pin huge buffers in the pool
@@ -131,6 +150,9 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 	if err == nil {
 		err = settle(r, decoded...)
 	}
+	if err == nil {
+		timing.Batch, err = checkBatch(e, v, inputs, decoded)
+	}
 	var names []string
 	if err == nil {
 		names, err = requestedNames(req.Outputs)
@@ -139,10 +161,14 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 	if err != nil {
 		return err
 	}
+	inferStart := time.Now()
+	timing.Input = inferStart.Sub(start)
 	names, outs, err := s.execute(r.Context(), v, inputs, names)
 	if err != nil {
 		return err
 	}
+	outputStart := time.Now()
+	timing.Infer = outputStart.Sub(inferStart)
 	_, span = s.step(r.Context(), "encode")
 	defer span.End()
 	resp := &oip.InferResponse{ModelName: e.Name, ModelVersion: strconv.FormatInt(v.Number, 10), ID: req.ID}
@@ -170,12 +196,14 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 				b = oip.AppendBinaryTensor(b, o.Tensor)
 			}
 		}
+		timing.Output = time.Since(outputStart)
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 		w.WriteHeader(http.StatusOK)
 		w.Write(b)
 		return nil
 	}
+	timing.Output = time.Since(outputStart)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
 	w.WriteHeader(http.StatusOK)

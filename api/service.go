@@ -3,6 +3,8 @@ package api
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -50,7 +52,32 @@ func (s *server) admit(ctx context.Context) (context.Context, context.CancelFunc
 // extensions lists the protocol extensions GET /v2 and gRPC's
 // ServerMetadata report.
 func (s *server) extensions() []string {
-	return append([]string{"model_repository", "binary_tensor_data"}, autodiffExtensions()...)
+	return append(slices.Clone(extensions), autodiffExtensions()...)
+}
+
+// checkBatch checks the inputs' batch against the model's config
+// (max_batch_size) and returns the batch size the statistics count.
+func checkBatch(e *repository.Entry, v *repository.Version, inputs map[string]*tensor.Tensor, decoded []*tensor.Tensor) (int64, error) {
+	shapes := make([][]int, 0, len(decoded))
+	for _, t := range decoded {
+		shapes = append(shapes, t.Shape)
+	}
+	if err := e.Config.CheckBatch(shapes); err != nil {
+		return 0, err
+	}
+	return batchSize(v.Model, inputs), nil
+}
+
+// recordStats adds an inference to its version's statistics (Triton's
+// statistics extension): a failure with its time since its input was in,
+// or a success with the times of its steps.
+func recordStats(v *repository.Version, received time.Time, timing *repository.Timing, err error) {
+	now := time.Now()
+	if err != nil {
+		v.Stats.Failure(now, now.Sub(received))
+	} else {
+		v.Stats.Success(now, now.Sub(received), *timing)
+	}
 }
 
 // inputMap indexes a request's inputs by name, refusing duplicates.
