@@ -70,10 +70,10 @@ func TestConvGradients(t *testing.T) {
 // channel's weights rounded to its scale), and dW is the float one.
 func TestConvStraightThroughEstimator(t *testing.T) {
 	r := rand.New(rand.NewPCG(22, 22))
-	xs, ws := []int{2, 16, 6, 6}, []int{32, 16, 3, 3}
+	xs, ws := []int{2, 16, 6, 6}, []int{64, 16, 3, 3}
 	w := randT(r, ws, false)
 	g := onnxbuild.Graph{
-		Inputs: []onnxbuild.IO{v("x", xs...)}, Outputs: []onnxbuild.IO{v("y", 2, 32, 6, 6)},
+		Inputs: []onnxbuild.IO{v("x", xs...)}, Outputs: []onnxbuild.IO{v("y", 2, 64, 6, 6)},
 		Nodes: []onnxbuild.Node{node("Conv", []string{"x", "w"}, ints("pads", 1, 1, 1, 1))},
 		Inits: map[string]*tensor.Tensor{"w": w},
 	}
@@ -85,7 +85,7 @@ func TestConvStraightThroughEstimator(t *testing.T) {
 		t.Fatalf("layer %+v", m.Layers)
 	}
 	x := randT(r, xs, false)
-	seed := randT(r, []int{2, 32, 6, 6}, false)
+	seed := randT(r, []int{2, 64, 6, 6}, false)
 	_, grads, err := Gradients(context.Background(), m, GradRequest{Inputs: map[string]*tensor.Tensor{"x": x}, OutputGrad: seed, Wrt: []string{"x", "w"}})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestConvStraightThroughEstimator(t *testing.T) {
 // backward pass through those dequantized weights.
 func TestConvTransposeStraightThroughEstimator(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 23))
-	xs, ws := []int{1, 32, 5, 5}, []int{32, 16, 3, 3}
+	xs, ws := []int{1, 64, 5, 5}, []int{64, 16, 3, 3}
 	w := randT(r, ws, false)
 	g := onnxbuild.Graph{
 		Inputs: []onnxbuild.IO{v("x", xs...)}, Outputs: []onnxbuild.IO{v("y", 1, 16, 9, 9)},

@@ -680,8 +680,9 @@ func TestConvLayers(t *testing.T) {
 		layer  Layer
 		layers int
 	}{
-		{"Conv", []int{1, 16, 8, 8}, []int{32, 16, 3, 3}, nil, Options{Quantize: true, Scheme: quant.PerChannel}, Layer{Op: "Conv", K: 144, N: 32, Kernels: "int8 per_channel"}, 1},
-		{"Conv", []int{1, 16, 8, 8}, []int{32, 16, 3, 3}, nil, Options{Quantize: true, Scheme: quant.PerBlock}, Layer{Op: "Conv", K: 144, N: 32, Kernels: "int8 per_block"}, 1},
+		{"Conv", []int{1, 16, 8, 8}, []int{64, 16, 3, 3}, nil, Options{Quantize: true, Scheme: quant.PerChannel}, Layer{Op: "Conv", K: 144, N: 64, Kernels: "int8 per_channel"}, 1},
+		{"Conv", []int{1, 16, 8, 8}, []int{64, 16, 3, 3}, nil, Options{Quantize: true, Scheme: quant.PerBlock}, Layer{Op: "Conv", K: 144, N: 64, Kernels: "int8 per_block"}, 1},
+		{"Conv", []int{1, 16, 8, 8}, []int{32, 16, 3, 3}, nil, Options{Quantize: true, Scheme: quant.PerChannel}, Layer{Op: "Conv", K: 144, N: 32, Kernels: "float32 (small weight)"}, 1},
 		{"Conv", []int{1, 16, 8, 8}, []int{32, 16, 3, 3}, nil, Options{}, Layer{Op: "Conv", K: 144, N: 32, Kernels: "float32"}, 1},
 		{"Conv", []int{1, 3, 8, 8}, []int{32, 3, 7, 7}, nil, Options{Quantize: true}, Layer{Op: "Conv", K: 147, N: 32, Kernels: "float32 (input layer: 3 input channels)"}, 1},
 		{"Conv", []int{1, 8, 8, 8}, []int{8, 8, 1, 1}, nil, Options{Quantize: true}, Layer{Op: "Conv", K: 8, N: 8, Kernels: "float32 (small weight)"}, 1},
@@ -1028,7 +1029,7 @@ func TestConvBadInputs(t *testing.T) {
 	f32 := func(shape ...int) *tensor.Tensor { return tensor.From(shape, make([]float32, convProd(shape))) }
 	nan := f32(1, 16, 4, 4)
 	nan.Data.([]float32)[5] = float32(math.NaN())
-	w16 := tensor.From([]int{32, 16, 3, 3}, convRandom(rand.New(rand.NewPCG(1, 1)), []int{32, 16, 3, 3}))
+	w16 := tensor.From([]int{64, 16, 3, 3}, convRandom(rand.New(rand.NewPCG(1, 1)), []int{64, 16, 3, 3}))
 	for _, c := range []struct {
 		name string
 		s    convSpec
@@ -1328,9 +1329,9 @@ func convPoint(x []float32, xs []int, w []float32, ws []int, bias []float32, str
 // within 2% of the output range of float32.
 func TestConvReluConvChain(t *testing.T) {
 	r := rand.New(rand.NewPCG(12, 12))
-	w1s, w2s := []int{16, 3, 3, 3}, []int{32, 16, 3, 3}
+	w1s, w2s := []int{16, 3, 3, 3}, []int{64, 16, 3, 3}
 	w1, w2 := tensor.From(w1s, convRandom(r, w1s)), tensor.From(w2s, convRandom(r, w2s))
-	b1, b2 := tensor.From([]int{16}, convRandom(r, []int{16})), tensor.From([]int{32}, convRandom(r, []int{32}))
+	b1, b2 := tensor.From([]int{16}, convRandom(r, []int{16})), tensor.From([]int{64}, convRandom(r, []int{64}))
 	vi := func(name string, shape ...int) *onnxpb.ValueInfo {
 		t := &onnxpb.Type{Kind: onnxpb.TypeTensor, ElemType: onnxpb.Float, HasShape: true}
 		for i, d := range shape {
@@ -1346,7 +1347,7 @@ func TestConvReluConvChain(t *testing.T) {
 	g := &onnxpb.Graph{
 		Name:    "chain",
 		Inputs:  []*onnxpb.ValueInfo{vi("x", -1, 3, side, side)},
-		Outputs: []*onnxpb.ValueInfo{vi("y", -1, 32, out, out)},
+		Outputs: []*onnxpb.ValueInfo{vi("y", -1, 64, out, out)},
 		Initializers: []*onnxpb.Tensor{
 			TensorToONNX("w1", w1), TensorToONNX("b1", b1), TensorToONNX("w2", w2), TensorToONNX("b2", b2),
 		},
@@ -1361,7 +1362,7 @@ func TestConvReluConvChain(t *testing.T) {
 	xs := []int{batch, 3, side, side}
 	xv := convRandom(r, xs)
 	image := 3 * side * side
-	outImage := 32 * out * out
+	outImage := 64 * out * out
 	// relu(conv1) at one position, every channel, by the definition
 	hr := func(b, y, x int) []float32 {
 		v := make([]float32, 16)
@@ -1387,7 +1388,7 @@ func TestConvReluConvChain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !equalShape(all.Shape, []int{batch, 32, out, out}) {
+		if !equalShape(all.Shape, []int{batch, 64, out, out}) {
 			t.Fatalf("batch output %v", all.Shape)
 		}
 		yv := all.Data.([]float32)
@@ -1404,7 +1405,7 @@ func TestConvReluConvChain(t *testing.T) {
 			for _, b := range []int{0, batch - 1} {
 				for o := 0; o < out*out; o += 37 {
 					oy, ox := o/out, o%out
-					m := (o / 37) % 32
+					m := (o / 37) % 64
 					want, mag := float64(b2.Data.([]float32)[m]), 0.0
 					for ky := 0; ky < 3; ky++ {
 						for kx := 0; kx < 3; kx++ {
@@ -1416,7 +1417,7 @@ func TestConvReluConvChain(t *testing.T) {
 							}
 						}
 					}
-					got := yv[((b*32+m)*out+oy)*out+ox]
+					got := yv[((b*64+m)*out+oy)*out+ox]
 					if d := math.Abs(float64(got) - want); d > 1e-5*(mag+1)*2 {
 						t.Fatalf("image %d y[%d][%d][%d] = %v, want %v", b, m, oy, ox, got, want)
 					}
