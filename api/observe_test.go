@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -26,15 +27,24 @@ const (
 )
 
 // waitSpan returns the ended span named name, waiting for it: a server
-// span ends just after its response is sent. The test's deadline is the
-// failure condition.
+// span ends just after its response is sent. A span still missing after a
+// minute fails the test with the spans there are.
 func waitSpan(t *testing.T, exp *tracetest.InMemoryExporter, name string) tracetest.SpanStub {
 	t.Helper()
+	deadline := time.Now().Add(time.Minute)
 	for {
-		for _, s := range exp.GetSpans() {
+		spans := exp.GetSpans()
+		for _, s := range spans {
 			if s.Name == name {
 				return s
 			}
+		}
+		if time.Now().After(deadline) {
+			var names []string
+			for _, s := range spans {
+				names = append(names, s.Name)
+			}
+			t.Fatalf("no span %q ended within a minute; spans: %q", name, names)
 		}
 		runtime.Gosched()
 	}
