@@ -207,24 +207,12 @@ func (s *server) work(next http.Handler) http.Handler {
 		// passing would cancel the request's context.
 		received := time.Now()
 		setDeadline(rc.SetReadDeadline(time.Time{}))
-		select {
-		case s.inflight <- struct{}{}:
-		default:
-			s.tel.Rejected(r.Context(), "inflight")
-			writeError(w, r, &Error{Code: CodeUnavailable, RetryAfter: 1, Msg: fmt.Sprintf("the server is busy: %d requests are in flight (--max-inflight); retry shortly", cap(s.inflight))})
+		ctx, cancel, release, err := s.admit(r.Context())
+		if err != nil {
+			writeError(w, r, err)
 			return
 		}
-		s.tel.InFlight(r.Context(), 1)
-		held := true
-		release := func() {
-			if held {
-				held = false
-				<-s.inflight
-				s.tel.InFlight(r.Context(), -1)
-			}
-		}
 		defer release()
-		ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
 		defer cancel()
 		ctx = context.WithValue(ctx, workKey{}, &work{body: body, bodyHeld: acct.held, acct: acct, received: received})
 		sw := &slotWriter{ResponseWriter: w, begin: func() {

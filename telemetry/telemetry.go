@@ -1,9 +1,12 @@
 // Package telemetry sets up quantserve's OpenTelemetry meter provider and
-// exports its metrics in Prometheus text format for GET /metrics: request
-// counts and latencies by route and status, inference counts by model and
-// version, work requests in flight and being received, the bytes they
-// hold, refusals, recovered panics, and the build (version, kernel table)
-// as an info metric.
+// exports its metrics in Prometheus text format for GET /metrics: HTTP
+// request counts and latencies by route, method and status, gRPC calls by
+// method and code, inference counts and latencies by model and version,
+// work requests in flight and being received, the bytes they hold,
+// refusals, recovered panics, and the build (version, kernel table) as an
+// info metric, beside the Go runtime's and the process's metrics.
+// It also sets up tracing (tracing.go): OTLP export of request spans when
+// the standard OTEL_EXPORTER_OTLP_* variables ask for it.
 package telemetry
 
 import (
@@ -13,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/attribute"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
@@ -27,6 +31,9 @@ type Telemetry struct {
 
 	requests   metric.Int64Counter
 	duration   metric.Float64Histogram
+	grpcCalls  metric.Int64Counter
+	grpcTime   metric.Float64Histogram
+	modelTime  metric.Float64Histogram
 	inferences metric.Int64Counter
 	inflight   metric.Int64UpDownCounter
 	receiving  metric.Int64UpDownCounter
@@ -40,6 +47,14 @@ type Telemetry struct {
 // build info metric.
 func New(version, kernels string) (*Telemetry, error) {
 	reg := prometheus.NewRegistry()
+	// Go runtime (go_*) and process (process_*: CPU, resident memory,
+	// open files) metrics.
+	if err := reg.Register(collectors.NewGoCollector()); err != nil {
+		return nil, err
+	}
+	if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
+		return nil, err
+	}
 	exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutScopeInfo())
 	if err != nil {
 		return nil, err
@@ -52,7 +67,19 @@ func New(version, kernels string) (*Telemetry, error) {
 	}
 	if t.duration, err = meter.Float64Histogram("quantserve.http.request.duration", metric.WithUnit("s"),
 		metric.WithDescription("HTTP request latency by route and method"),
-		metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)); err != nil {
+		metric.WithExplicitBucketBoundaries(latencyBuckets...)); err != nil {
+		return nil, err
+	}
+	if t.grpcCalls, err = meter.Int64Counter("quantserve.grpc.requests", metric.WithDescription("gRPC calls by method and status code")); err != nil {
+		return nil, err
+	}
+	if t.grpcTime, err = meter.Float64Histogram("quantserve.grpc.request.duration", metric.WithUnit("s"),
+		metric.WithDescription("gRPC call latency by method"), metric.WithExplicitBucketBoundaries(latencyBuckets...)); err != nil {
+		return nil, err
+	}
+	if t.modelTime, err = meter.Float64Histogram("quantserve.inference.duration", metric.WithUnit("s"),
+		metric.WithDescription("Inference request latency (HTTP and gRPC, from the request's start to its answer) by model and version"),
+		metric.WithExplicitBucketBoundaries(latencyBuckets...)); err != nil {
 		return nil, err
 	}
 	if t.inferences, err = meter.Int64Counter("quantserve.inferences", metric.WithDescription("Inference requests by model, version and outcome")); err != nil {
@@ -88,11 +115,27 @@ func New(version, kernels string) (*Telemetry, error) {
 	return t, nil
 }
 
+// latencyBuckets are the bounds (seconds) of every latency histogram.
+var latencyBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+
+// Method returns the label of an HTTP method: itself for the methods of
+// RFC 9110 and PATCH, "other" for any other token a client sends, so that
+// made-up methods cannot grow the label set.
+func Method(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	}
+	return "other"
+}
+
 // The recording methods do nothing on a nil *Telemetry (metrics that
 // failed to start).
 
 // Request records one HTTP request: its route pattern (not the raw path,
-// so model names do not explode the label set), method, status and time.
+// so model names do not explode the label set; "unmatched" for a request
+// no route took), method (folded by Method), status and time.
 func (t *Telemetry) Request(ctx context.Context, route, method string, status int, d time.Duration) {
 	if t == nil {
 		return
@@ -100,8 +143,28 @@ func (t *Telemetry) Request(ctx context.Context, route, method string, status in
 	if route == "" {
 		route = "unmatched"
 	}
+	method = Method(method)
 	t.requests.Add(ctx, 1, metric.WithAttributes(attribute.String("route", route), attribute.String("method", method), attribute.String("code", strconv.Itoa(status))))
 	t.duration.Record(ctx, d.Seconds(), metric.WithAttributes(attribute.String("route", route), attribute.String("method", method)))
+}
+
+// GRPCRequest records one gRPC call: its full method name (only the
+// server's registered methods reach it), status code and time.
+func (t *Telemetry) GRPCRequest(ctx context.Context, method, code string, d time.Duration) {
+	if t == nil {
+		return
+	}
+	t.grpcCalls.Add(ctx, 1, metric.WithAttributes(attribute.String("method", method), attribute.String("code", code)))
+	t.grpcTime.Record(ctx, d.Seconds(), metric.WithAttributes(attribute.String("method", method)))
+}
+
+// InferenceLatency records the latency of one inference request on a
+// model version (names the repository serves: a bounded set).
+func (t *Telemetry) InferenceLatency(ctx context.Context, model, version string, d time.Duration) {
+	if t == nil {
+		return
+	}
+	t.modelTime.Record(ctx, d.Seconds(), metric.WithAttributes(attribute.String("model", model), attribute.String("version", version)))
 }
 
 // Inference records one inference on a model version, ok or failed.
