@@ -162,7 +162,7 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 			names = append(names, o.Name)
 		}
 	}
-	outs, err := v.Model.Run(r.Context(), inputs, names)
+	outs, err := v.Run(r.Context(), inputs, names)
 	if err != nil {
 		return err
 	}

@@ -114,6 +114,7 @@ func newServer(opts Options) *server {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.observeBatching()
 	return s
 }
 
