@@ -72,7 +72,7 @@ var tables = append(isaTables(), generic)
 
 var (
 	available = runnable(tables, admitUnverified())
-	selected = available[0]
+	selected  = available[0]
 )
 
 // runnable returns the tables of ts this CPU supports, leaving out the

@@ -38,6 +38,49 @@ type Telemetry struct {
 
 	meter        metric.Meter
 	batchingOnce sync.Once
+
+	// Attribute sets of the per-request instruments, built once per
+	// label combination (the label sets are bounded) instead of on every
+	// request.
+	attrMu   sync.RWMutex
+	reqAttrs map[reqKey]reqAttrs
+	infAttrs map[infKey]metric.MeasurementOption
+}
+
+type reqKey struct {
+	route, method string
+	status        int
+}
+
+type reqAttrs struct{ count, latency metric.MeasurementOption }
+
+type infKey struct {
+	model, version string
+	ok             bool
+}
+
+// maxCachedAttrs bounds each cache: label values a client chooses (a
+// method name) cannot grow it without bound.
+const maxCachedAttrs = 1024
+
+// cached returns m[k], building it with mk the first time.
+func cached[K comparable, V any](mu *sync.RWMutex, m *map[K]V, k K, mk func() V) V {
+	mu.RLock()
+	v, ok := (*m)[k]
+	mu.RUnlock()
+	if ok {
+		return v
+	}
+	v = mk()
+	mu.Lock()
+	if *m == nil {
+		*m = map[K]V{}
+	}
+	if len(*m) < maxCachedAttrs {
+		(*m)[k] = v
+	}
+	mu.Unlock()
+	return v
 }
 
 // New returns telemetry on its own registry (so servers in one process,
@@ -105,8 +148,14 @@ func (t *Telemetry) Request(ctx context.Context, route, method string, status in
 	if route == "" {
 		route = "unmatched"
 	}
-	t.requests.Add(ctx, 1, metric.WithAttributes(attribute.String("route", route), attribute.String("method", method), attribute.String("code", strconv.Itoa(status))))
-	t.duration.Record(ctx, d.Seconds(), metric.WithAttributes(attribute.String("route", route), attribute.String("method", method)))
+	a := cached(&t.attrMu, &t.reqAttrs, reqKey{route, method, status}, func() reqAttrs {
+		return reqAttrs{
+			count:   metric.WithAttributes(attribute.String("route", route), attribute.String("method", method), attribute.String("code", strconv.Itoa(status))),
+			latency: metric.WithAttributes(attribute.String("route", route), attribute.String("method", method)),
+		}
+	})
+	t.requests.Add(ctx, 1, a.count)
+	t.duration.Record(ctx, d.Seconds(), a.latency)
 }
 
 // Inference records one inference on a model version, ok or failed.
@@ -114,11 +163,14 @@ func (t *Telemetry) Inference(ctx context.Context, model, version string, ok boo
 	if t == nil {
 		return
 	}
-	outcome := "ok"
-	if !ok {
-		outcome = "error"
-	}
-	t.inferences.Add(ctx, 1, metric.WithAttributes(attribute.String("model", model), attribute.String("version", version), attribute.String("outcome", outcome)))
+	a := cached(&t.attrMu, &t.infAttrs, infKey{model, version, ok}, func() metric.MeasurementOption {
+		outcome := "ok"
+		if !ok {
+			outcome = "error"
+		}
+		return metric.WithAttributes(attribute.String("model", model), attribute.String("version", version), attribute.String("outcome", outcome))
+	})
+	t.inferences.Add(ctx, 1, a)
 }
 
 // InFlight adds delta to the number of work requests in flight.
