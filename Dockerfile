@@ -1,22 +1,22 @@
 # syntax=docker/dockerfile:1
 
-# Build a static binary.
-FROM golang:1.26 AS build
+# Build a static binary and the models folder with build/build.sh, the same
+# script CI runs (on the build platform, cross-compiling for the target).
+FROM --platform=$BUILDPLATFORM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/serve ./cmd/serve \
- && mkdir -p /out/models/mnist/1 \
- && cp defaultmodel/mnist.onnx /out/models/mnist/1/model.onnx
+ARG VERSION=dev TARGETOS TARGETARCH
+RUN VERSION=${VERSION} GOOS=${TARGETOS} GOARCH=${TARGETARCH} sh build/build.sh /out
 
-# Run it on a distroless base as a non-root user.
+# Run it on a distroless base as a non-root user (numeric, so Kubernetes'
+# runAsNonRoot can verify it: 65532 is distroless's nonroot).
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/serve /serve
-COPY --from=build --chown=nonroot:nonroot /out/models /models
+COPY --from=build /out/models /models
 ENV QUANTSERVE_ADDR=:8000 \
     QUANTSERVE_MODEL_REPOSITORY=/models
 EXPOSE 8000
-USER nonroot:nonroot
+USER 65532:65532
 ENTRYPOINT ["/serve"]

@@ -77,6 +77,18 @@ func TestBatchingOverHTTP(t *testing.T) {
 	if m["quantserve_batch_queue_seconds_total"] <= 0 || m["quantserve_batch_compute_seconds_total"] <= 0 {
 		t.Errorf("metrics: queue %v s, compute %v s", m["quantserve_batch_queue_seconds_total"], m["quantserve_batch_compute_seconds_total"])
 	}
+	// The statistics extension counts the batch as one execution of 8 rows.
+	var st statsAnswer
+	if err := json.Unmarshal(do(t, "GET", url+"/v2/models/batched/stats", "").body, &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.ModelStats) != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	ms := st.ModelStats[0]
+	if ms.InferenceCount != 8 || ms.ExecutionCount != 1 || len(ms.BatchStats) != 1 || ms.BatchStats[0].BatchSize != 8 || ms.BatchStats[0].ComputeInfer.Count != 1 {
+		t.Errorf("stats %+v", ms)
+	}
 }
 
 // TestBatchQueueFullAndDeadline: with max_queue_size 2, two requests wait

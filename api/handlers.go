@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -29,18 +31,32 @@ func (s *server) live(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// readyAnswer is the body of GET /v2/health/ready.
+type readyAnswer struct {
+	Ready  bool   `json:"ready"`
+	Reason string `json:"reason,omitempty"` // why not
+}
+
 func (s *server) ready(w http.ResponseWriter, r *http.Request) error {
+	ans := readyAnswer{Ready: true}
+	if s.draining() {
+		ans = readyAnswer{Reason: "draining: the server is shutting down"}
+	} else if why := s.repo.NotReady(); why != "" {
+		ans = readyAnswer{Reason: why}
+	}
 	status := http.StatusOK
-	ready := s.repo.Ready() && !s.draining()
-	if !ready {
+	if !ans.Ready {
 		status = http.StatusServiceUnavailable
 	}
-	writeJSON(w, status, map[string]bool{"ready": ready})
+	writeJSON(w, status, ans)
 	return nil
 }
 
+// extensions are the protocol extensions GET /v2 lists.
+var extensions = []string{"model_repository", "binary_tensor_data", "statistics", "model_configuration"}
+
 func (s *server) serverMetadata(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, oip.ServerMetadata{Name: ServerName, Version: s.version, Extensions: append([]string{"model_repository", "binary_tensor_data"}, autodiffExtensions()...), Kernels: s.kernels})
+	writeJSON(w, http.StatusOK, oip.ServerMetadata{Name: ServerName, Version: s.version, Extensions: append(slices.Clone(extensions), autodiffExtensions()...), Kernels: s.kernels})
 	return nil
 }
 
@@ -62,10 +78,9 @@ func (s *server) modelMetadata(w http.ResponseWriter, r *http.Request) error {
 	}
 	md.Inputs = tensorMetadata(v.Model.Inputs)
 	md.Outputs = tensorMetadata(v.Model.Outputs)
-	md.Parameters = map[string]any{"kernels": v.Model.Kernels}
-	if len(v.Model.Layers) > 0 {
-		md.Parameters["layers"] = v.Model.Layers
-	}
+	// OIP allows string, number and boolean parameters only: the per-layer
+	// detail is in the model's configuration (GET .../config).
+	md.Parameters = map[string]any{"kernels": v.Model.Kernels, "layers": len(v.Model.Layers), "int8_layers": int8Layers(v.Model.Layers)}
 	if e.Config != nil {
 		for k, val := range e.Config.Parameters {
 			md.Parameters[k] = val
@@ -101,6 +116,7 @@ var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 	body := requestBody(r)
+	received := bodyReceived(r)
 	// The model is looked up once the body is in (the work middleware
 	// received it), so a slow client never holds a model an unload waits for.
 	e, v, release, err := s.lookup(r)
@@ -111,6 +127,17 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 	if s.tel != nil {
 		defer func() { s.tel.Inference(r.Context(), e.Name, strconv.FormatInt(v.Number, 10), err == nil) }()
 	}
+	var timing repository.Timing
+	start := time.Now()
+	timing.Queue = start.Sub(received)
+	defer func() {
+		now := time.Now()
+		if err != nil {
+			v.Stats.Failure(now, now.Sub(received))
+		} else {
+			v.Stats.Success(now, now.Sub(received), timing)
+		}
+	}()
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= 1<<20 { // don't pin huge buffers in the pool
@@ -151,6 +178,14 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 	if err := settle(r, decoded...); err != nil {
 		return err
 	}
+	shapes := make([][]int, 0, len(decoded))
+	for _, t := range decoded {
+		shapes = append(shapes, t.Shape)
+	}
+	if err := e.Config.CheckBatch(shapes); err != nil {
+		return err
+	}
+	timing.Batch = batchSize(v.Model, inputs)
 	var names []string
 	if len(req.Outputs) > 0 {
 		seen := map[string]bool{}
@@ -162,10 +197,14 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 			names = append(names, o.Name)
 		}
 	}
+	inferStart := time.Now()
+	timing.Input = inferStart.Sub(start)
 	outs, err := v.Run(r.Context(), inputs, names)
 	if err != nil {
 		return err
 	}
+	outputStart := time.Now()
+	timing.Infer = outputStart.Sub(inferStart)
 	if names == nil {
 		for _, spec := range v.Model.Outputs {
 			names = append(names, spec.Name)
@@ -196,12 +235,14 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 				b = oip.AppendBinaryTensor(b, o.Tensor)
 			}
 		}
+		timing.Output = time.Since(outputStart)
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 		w.WriteHeader(http.StatusOK)
 		w.Write(b)
 		return nil
 	}
+	timing.Output = time.Since(outputStart)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
 	w.WriteHeader(http.StatusOK)

@@ -63,11 +63,29 @@ func TestHealthAndMetadata(t *testing.T) {
 			t.Errorf("%s: metadata %+v", path, md)
 		}
 	}
-	// the layers and how they run: 784×256 and 256×128 on int8, 128×10 (too small) in float32
+	// metadata parameters are scalars (OIP): the kernel table and the
+	// number of layers on int8
 	r = do(t, "GET", url+"/v2/models/mnist", "")
+	var params struct{ Parameters map[string]any }
+	if err := json.Unmarshal(r.body, &params); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range params.Parameters {
+		switch v.(type) {
+		case string, float64, bool:
+		default:
+			t.Errorf("metadata parameter %s is %T (%v): OIP allows strings, numbers and booleans", k, v, v)
+		}
+	}
+	if p := params.Parameters; p["kernels"] != dispatch.Default().String() || p["layers"] != 3.0 || p["int8_layers"] != 2.0 {
+		t.Errorf("metadata parameters: %v", p)
+	}
+	// the layers and how they run, in the configuration: 784×256 and
+	// 256×128 on int8, 128×10 (too small) in float32
+	r = do(t, "GET", url+"/v2/models/mnist/config", "")
 	for _, want := range []string{`"kernels":"` + dispatch.Default().String() + `"`, `{"node":"fc1","op":"Gemm","k":784,"n":256,"kernels":"int8 per_channel"}`, `{"node":"fc2","op":"Gemm","k":256,"n":128,"kernels":"int8 per_channel"}`, `{"node":"fc3","op":"Gemm","k":128,"n":10,"kernels":"float32"}`} {
 		if !strings.Contains(string(r.body), want) {
-			t.Errorf("metadata lacks %s: %s", want, r.body)
+			t.Errorf("config lacks %s: %s", want, r.body)
 		}
 	}
 	for _, path := range []string{"/v2/models/mnist/ready", "/v2/models/mnist/versions/1/ready"} {

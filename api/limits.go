@@ -120,9 +120,19 @@ type work struct {
 	body     []byte
 	bodyHeld int64 // the budget the body holds
 	acct     *account
+	received time.Time // when the body was in
 }
 
 type workKey struct{}
+
+// bodyReceived returns when the work middleware had the request's body
+// (now, outside it).
+func bodyReceived(r *http.Request) time.Time {
+	if wk, ok := r.Context().Value(workKey{}).(*work); ok {
+		return wk.received
+	}
+	return time.Now()
+}
 
 // requestBody returns the body the work middleware received.
 func requestBody(r *http.Request) []byte {
@@ -196,6 +206,7 @@ func (s *server) work(next http.Handler) http.Handler {
 		}
 		// The body is in. No read deadline while the request computes: one
 		// passing would cancel the request's context.
+		received := time.Now()
 		setDeadline(rc.SetReadDeadline(time.Time{}))
 		select {
 		case s.inflight <- struct{}{}:
@@ -216,7 +227,7 @@ func (s *server) work(next http.Handler) http.Handler {
 		defer release()
 		ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
 		defer cancel()
-		ctx = context.WithValue(ctx, workKey{}, &work{body: body, bodyHeld: acct.held, acct: acct})
+		ctx = context.WithValue(ctx, workKey{}, &work{body: body, bodyHeld: acct.held, acct: acct, received: received})
 		sw := &slotWriter{ResponseWriter: w, begin: func() {
 			release()
 			setDeadline(rc.SetWriteDeadline(time.Now().Add(s.ioTimeout)))

@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/quantserve/quantserve/api/reference"
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/repository"
 	"github.com/quantserve/quantserve/telemetry"
@@ -121,12 +122,13 @@ func newServer(opts Options) *server {
 func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, s.accessLog, s.drain, s.recoverer)
+	r.Use(middleware.StripSlashes) // "/v2/" (the OIP spec's path) is "/v2"
 	r.NotFound(handler(func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(CodeNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	}).ServeHTTP)
 	r.MethodNotAllowed(handler(func(w http.ResponseWriter, req *http.Request) error {
 		var allowed []string
-		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 			if r.Match(chi.NewRouteContext(), m, req.URL.Path) {
 				allowed = append(allowed, m)
 			}
@@ -136,16 +138,24 @@ func (s *server) routes() http.Handler {
 	}).ServeHTTP)
 
 	r.Method(http.MethodGet, "/metrics", handler(s.metrics))
-	r.Method(http.MethodGet, "/v2/health/live", handler(s.live))
-	r.Method(http.MethodGet, "/v2/health/ready", handler(s.ready))
+	for _, m := range []string{http.MethodGet, http.MethodHead} {
+		r.Method(m, "/v2/health/live", handler(s.live))
+		r.Method(m, "/v2/health/ready", handler(s.ready))
+	}
 	r.Method(http.MethodGet, "/v2", handler(s.serverMetadata))
+	r.Method(http.MethodGet, "/v2/models/stats", handler(s.stats))
 	for _, prefix := range modelPrefixes {
 		r.Method(http.MethodGet, prefix, handler(s.modelMetadata))
 		r.Method(http.MethodGet, prefix+"/ready", handler(s.modelReady))
+		r.Method(http.MethodGet, prefix+"/stats", handler(s.stats))
+		r.Method(http.MethodGet, prefix+"/config", handler(s.modelConfig))
 		r.With(s.work).Method(http.MethodPost, prefix+"/infer", handler(s.infer))
 	}
 	s.mountAutodiff(r)
 	r.Method(http.MethodPost, "/v2/repository/index", handler(s.repositoryIndex))
+	r.Method(http.MethodGet, "/openapi.yaml", handler(s.openapiDocument))
+	r.Method(http.MethodGet, "/docs", handler(s.apiReference))
+	r.Method(http.MethodGet, "/docs/"+reference.ScriptName, handler(s.apiReferenceScript))
 	r.Group(func(r chi.Router) {
 		r.Use(s.requireAdmin)
 		r.Method(http.MethodPost, "/v2/repository/models/{model}/load", handler(s.repositoryLoad))

@@ -12,8 +12,10 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// MinOpset is the oldest ai.onnx opset quantserve loads.
-const MinOpset = 7
+// MinOpset is the oldest ai.onnx opset quantserve loads. Descriptors say
+// which opsets each operator implements, so a model of an old opset loads
+// when every node is covered and is refused naming the first that is not.
+const MinOpset = 1
 
 // IOSpec describes a graph input or output. Dynamic dimensions are -1.
 type IOSpec struct {
@@ -141,7 +143,10 @@ func compile(pb *onnxpb.Model, opts Options, overrides map[string]*tensor.Tensor
 		m.Opset = 1
 		m.opsets[""] = 1
 	}
-	if m.Opset < MinOpset {
+	if _, ok := m.opsets[""]; !ok && len(m.opsets) > 0 {
+		// Only other domains (ai.onnx.ml, ...): an ai.onnx node, if any,
+		// is refused for its domain.
+	} else if m.Opset < MinOpset {
 		return nil, unsupportedf("ai.onnx opset %d (quantserve loads opset %d and later)", m.Opset, MinOpset)
 	}
 	c := &compiler{m: m, opts: &opts, g: &m.graph, overrides: overrides}

@@ -57,6 +57,14 @@ func matmul(exec *gemm.Engine, a, b *tensor.Tensor) (*tensor.Tensor, error) {
 	if err := sameType("MatMul", a, b); err != nil {
 		return nil, err
 	}
+	if a.DType == tensor.Float16 || a.DType == tensor.BFloat16 {
+		// Half types multiply on the float32 kernels and round once.
+		w, err := matmul(exec, elemHalfTo32(a), elemHalfTo32(b))
+		if err != nil {
+			return nil, err
+		}
+		return elemToHalf(w, a.DType), nil
+	}
 	if a.Rank() == 0 || b.Rank() == 0 {
 		return nil, inputErrorf("MatMul operands must have rank >= 1, got %s and %s", tensor.ShapeString(a.Shape), tensor.ShapeString(b.Shape))
 	}

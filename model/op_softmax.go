@@ -54,6 +54,9 @@ func softmaxBuilder(n *node, op string, axis int64, legacy bool, f32 func([]floa
 				out = f32(d, outer, dim, inner)
 			case []float64:
 				out = f64(d, outer, dim, inner)
+			case []tensor.F16, []tensor.BF16: // in float32, rounded once
+				r := f32(elemHalfTo32(x).Data.([]float32), outer, dim, inner)
+				return elemToHalf(&tensor.Tensor{DType: tensor.Float32, Shape: x.Shape, Data: r}, x.DType), nil
 			default:
 				return nil, inputErrorf("%s does not take %v", op, x.DType)
 			}

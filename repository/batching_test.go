@@ -88,3 +88,46 @@ func TestVersionRunBatches(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// TestParseTritonDynamicBatching: a config.pbtxt's dynamic_batching maps
+// to the same configuration as config.yaml's.
+func TestParseTritonDynamicBatching(t *testing.T) {
+	c, err := ParseTritonConfig([]byte(`max_batch_size: 16
+dynamic_batching {
+  max_queue_delay_microseconds: 250
+  preferred_batch_size: [ 4, 8 ]
+  default_queue_policy { max_queue_size: 100 }
+}
+`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bc := c.Batching()
+	if !bc.Enabled() || bc.MaxBatchSize != 16 || bc.MaxQueueDelay != 250*time.Microsecond || !slices.Equal(bc.PreferredBatchSizes, []int{4, 8}) || bc.MaxQueueSize != 100 {
+		t.Errorf("batching %+v", bc)
+	}
+	if c, err := ParseTritonConfig([]byte("max_batch_size: 4\ndynamic_batching { }\n"), ""); err != nil || !c.Batching().Enabled() {
+		t.Errorf("empty dynamic_batching: %v", err)
+	}
+	for in, want := range map[string]string{
+		"max_batch_size: 4\ndynamic_batching { priority_levels: 2 }\n":                         "dynamic_batching.priority_levels",
+		"max_batch_size: 4\ndynamic_batching { default_queue_policy { timeout_action: 1 } }\n": "default_queue_policy.timeout_action",
+		"max_batch_size: 4\ndynamic_batching { preferred_batch_size: 8 }\n":                    "preferred_batch_size 8",
+		"dynamic_batching { }\n": "needs max_batch_size",
+	} {
+		if _, err := ParseTritonConfig([]byte(in), ""); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error mentioning %q", in, err, want)
+		}
+	}
+	// With dynamic batching a request larger than max_batch_size runs alone;
+	// without it, it is refused.
+	shapes := [][]int{{9, 3}}
+	c = &Config{MaxBatchSize: 4, File: "config.pbtxt"}
+	if err := c.CheckBatch(shapes); err == nil {
+		t.Error("max_batch_size 4 without dynamic_batching took 9 rows")
+	}
+	c.DynamicBatching = &DynamicBatching{}
+	if err := c.CheckBatch(shapes); err != nil {
+		t.Errorf("with dynamic batching: %v", err)
+	}
+}

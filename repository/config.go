@@ -28,11 +28,15 @@ import (
 //	quantize_scheme: per_channel  # per_channel, per_block or per_tensor
 //	version_policy:           # which versions load (default: all)
 //	  latest: {num_versions: 2}   # or specific: {versions: [1, 3]}, or all: {}
-//	max_batch_size: 32        # dimension 0 is the batch (default 0: no batch dimension)
-//	dynamic_batching:         # stack concurrent requests (needs max_batch_size > 0)
+//	max_batch_size: 32        # dimension 0 is the batch (default 0: no batch dimension);
+//	                          # without dynamic_batching, larger batches get 400
+//	dynamic_batching:         # stack concurrent requests (needs max_batch_size > 0);
+//	                          # a request larger than max_batch_size runs alone
 //	  max_queue_delay_microseconds: 0  # longest wait for more rows
 //	  preferred_batch_size: [8, 16]    # sizes sent as soon as they form
 //	  max_queue_size: 0                # waiting requests before 503 (0: --max-inflight)
+//
+// A Triton config.pbtxt is read into the same struct (ParseTritonConfig).
 type Config struct {
 	Platform       string            `yaml:"platform"`
 	DefaultVersion int64             `yaml:"default_version"`
@@ -44,6 +48,14 @@ type Config struct {
 	// DynamicBatching, when given (even empty) with MaxBatchSize > 0,
 	// turns dynamic batching on (package batching).
 	DynamicBatching *DynamicBatching `yaml:"dynamic_batching"`
+
+	// Read from a config.pbtxt only:
+	Name      string         `yaml:"-"` // the model's name, as the file gives it
+	Inputs    []TensorConfig `yaml:"-"` // declared inputs, checked against the model
+	Outputs   []TensorConfig `yaml:"-"` // declared outputs, checked against the model
+	ModelFile string         `yaml:"-"` // default_model_filename; "" means model.onnx
+
+	File string `yaml:"-"` // the file the config came from: config.yaml or config.pbtxt
 }
 
 // DynamicBatching is Triton's dynamic_batching block. max_queue_size,
@@ -98,34 +110,41 @@ func (c *Config) checkBatching(file string) error {
 // VersionPolicy selects the versions of a model that load, as Triton's
 // model configuration does. Exactly one field may be set.
 type VersionPolicy struct {
-	Latest *struct {
-		NumVersions int `yaml:"num_versions"`
-	} `yaml:"latest"`
-	Specific *struct {
-		Versions []int64 `yaml:"versions"`
-	} `yaml:"specific"`
-	All *struct{} `yaml:"all"`
+	Latest   *LatestPolicy   `yaml:"latest"`
+	Specific *SpecificPolicy `yaml:"specific"`
+	All      *struct{}       `yaml:"all"`
 }
 
-func (p *VersionPolicy) check() error {
+// LatestPolicy loads the NumVersions highest versions.
+type LatestPolicy struct {
+	NumVersions int `yaml:"num_versions" json:"num_versions"`
+}
+
+// SpecificPolicy loads the listed versions.
+type SpecificPolicy struct {
+	Versions []int64 `yaml:"versions" json:"versions"`
+}
+
+// check checks the policy read from file.
+func (p *VersionPolicy) check(file string) error {
 	set := 0
 	if p.Latest != nil {
 		set++
 		if p.Latest.NumVersions < 1 {
-			return fmt.Errorf("config.yaml: version_policy.latest.num_versions must be at least 1")
+			return fmt.Errorf("%s: version_policy.latest.num_versions must be at least 1", file)
 		}
 	}
 	if p.Specific != nil {
 		set++
 		if len(p.Specific.Versions) == 0 {
-			return fmt.Errorf("config.yaml: version_policy.specific.versions is empty")
+			return fmt.Errorf("%s: version_policy.specific.versions is empty", file)
 		}
 	}
 	if p.All != nil {
 		set++
 	}
 	if set != 1 {
-		return fmt.Errorf("config.yaml: version_policy takes exactly one of latest, specific or all")
+		return fmt.Errorf("%s: version_policy takes exactly one of latest, specific or all", file)
 	}
 	return nil
 }
@@ -182,7 +201,7 @@ const Platform = "onnx_onnxv1"
 
 // ParseConfig decodes and checks a config.yaml.
 func ParseConfig(data []byte) (*Config, error) {
-	var c Config
+	c := Config{File: "config.yaml"}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
@@ -192,7 +211,7 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, fmt.Errorf("config.yaml: platform %q: quantserve serves %q", c.Platform, Platform)
 	}
 	if c.VersionPolicy != nil {
-		if err := c.VersionPolicy.check(); err != nil {
+		if err := c.VersionPolicy.check(c.File); err != nil {
 			return nil, err
 		}
 	}
@@ -202,7 +221,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	if c.DefaultVersion < 0 {
 		return nil, fmt.Errorf("config.yaml: default_version %d must be positive", c.DefaultVersion)
 	}
-	if err := c.checkBatching("config.yaml"); err != nil {
+	if err := c.checkBatching(c.File); err != nil {
 		return nil, err
 	}
 	return &c, nil

@@ -33,7 +33,7 @@ func (r *Repository) Index() []IndexEntry {
 	pending := maps(r.pending)
 	removed := maps(r.removed)
 	r.mu.Unlock()
-	var out []IndexEntry
+	out := []IndexEntry{}
 	seen := map[string]bool{}
 	add := func(name string, rows ...IndexEntry) {
 		seen[name] = true
@@ -66,7 +66,7 @@ func (r *Repository) Index() []IndexEntry {
 			add(name, IndexEntry{Name: name, State: st})
 		}
 	}
-	if r.root != "" {
+	if r.root != "" && r.single == nil {
 		if dirs, err := os.ReadDir(r.root); err == nil {
 			for _, d := range dirs {
 				if d.IsDir() && ValidName(d.Name()) && !seen[d.Name()] {
@@ -147,7 +147,11 @@ func (r *Repository) Load(ctx context.Context, name string) error {
 	if r.root == "" {
 		return fmt.Errorf("%w: the server was started without --model-repository, so there is nothing to load from", ErrNoRepository)
 	}
-	if st, err := os.Stat(filepath.Join(r.root, name)); err != nil || !st.IsDir() {
+	if r.single != nil {
+		if name != r.single.name {
+			return fmt.Errorf("%w: the repository is the single model %q", ErrModelNotFound, r.single.name)
+		}
+	} else if st, err := os.Stat(filepath.Join(r.root, name)); err != nil || !st.IsDir() {
 		return fmt.Errorf("%w: no directory %q in the model repository", ErrModelNotFound, name)
 	}
 	unlock, err := r.lockModel(ctx, name)
@@ -265,7 +269,7 @@ func (r *Repository) AddVersion(ctx context.Context, name string, data []byte) (
 	if err != nil {
 		return 0, err
 	}
-	if r.root != "" {
+	if r.root != "" && r.single == nil {
 		dir := filepath.Join(r.root, name, strconv.FormatInt(number, 10))
 		if err := writeAtomic(dir, data); err != nil {
 			os.Remove(dir) // only if empty: leave no version directory without a model

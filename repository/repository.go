@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,7 @@ type Version struct {
 	Number   int64
 	LoadTime time.Duration
 	ONNX     []byte // the model file, kept in builds that train (autodiff)
+	Stats    Stats  // its inferences, for the statistics extension
 	// Batcher stacks concurrent requests when the model's config turns
 	// dynamic batching on; nil otherwise. Its Stats are the version's
 	// batching counters (executions, batch sizes, queue time).
@@ -165,6 +167,7 @@ func (e *Entry) VersionList() string {
 // one.
 type Repository struct {
 	root   string
+	single *singleModel // the single-model layout, or nil
 	log    *slog.Logger
 	opts   model.Options // defaults; a model's config.yaml may override them
 	models atomic.Pointer[map[string]*Entry]
@@ -180,6 +183,19 @@ type Repository struct {
 type Options struct {
 	Log   *slog.Logger  // nil means slog.Default()
 	Model model.Options // how models compile, unless their config.yaml says otherwise
+	// ModelName names the model of a single-model layout (a directory
+	// holding model.onnx, or one .onnx file); "" names it after its
+	// directory (or, for a file not named model.onnx, after the file).
+	ModelName string
+}
+
+// singleModel is KServe's layout: one model, its file directly in the
+// repository directory (or the repository is the file), served as
+// version 1.
+type singleModel struct {
+	name string
+	dir  string // holds the file and the optional config
+	file string // the model's file name in dir
 }
 
 // Source is a model given as bytes rather than read from disk (the
@@ -227,12 +243,39 @@ func New(opts Options, sources ...Source) *Repository {
 
 // Open loads every model under root. It fails only if root cannot be read;
 // models that fail to load are logged and reported by Index.
+//
+// root is a repository of models (root/<model>/<version>/model.onnx), or
+// KServe's single-model layout: a directory holding model.onnx itself, or
+// one .onnx file. A single model is served as version 1 under
+// opts.ModelName, or the directory's name (a file not named model.onnx
+// gives its own name, less .onnx).
 func Open(root string, opts Options) (*Repository, error) {
-	dirs, err := os.ReadDir(root)
+	st, err := os.Stat(root)
 	if err != nil {
 		return nil, fmt.Errorf("repository: %w", err)
 	}
 	r := newRepository(root, opts)
+	if single, err := singleLayout(root, st, opts.ModelName); err != nil {
+		return nil, err
+	} else if single != nil {
+		r.single = single
+		if opts.ModelName == "" {
+			// a config.pbtxt beside the model may name it
+			if c, err := readConfig(single.dir, ""); err == nil && c != nil && c.Name != "" {
+				single.name = c.Name
+			}
+		}
+		e := r.loadModel(single.name)
+		if e.Err != nil {
+			r.log.Error("model failed to load", "model", e.Name, "err", e.Err)
+		}
+		r.models.Store(&map[string]*Entry{e.Name: e})
+		return r, nil
+	}
+	dirs, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("repository: %w", err)
+	}
 	m := map[string]*Entry{}
 	for _, d := range dirs {
 		if !d.IsDir() || !ValidName(d.Name()) {
@@ -245,7 +288,47 @@ func Open(root string, opts Options) (*Repository, error) {
 		m[e.Name] = e
 	}
 	r.models.Store(&m)
+	if len(m) == 0 {
+		r.log.Error("no model to serve: the server is not ready", "reason", r.NotReady())
+	}
 	return r, nil
+}
+
+// singleLayout recognizes the single-model layout at root: nil for a
+// repository of models.
+func singleLayout(root string, st os.FileInfo, name string) (*singleModel, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("repository: %w", err)
+	}
+	var s *singleModel
+	switch {
+	case !st.IsDir():
+		if !strings.HasSuffix(abs, ".onnx") {
+			return nil, fmt.Errorf("repository: %s is a file, but not an .onnx model: give a model repository directory or one .onnx file", root)
+		}
+		s = &singleModel{dir: filepath.Dir(abs), file: filepath.Base(abs)}
+		if s.file == "model.onnx" {
+			s.name = filepath.Base(s.dir)
+		} else {
+			s.name = strings.TrimSuffix(s.file, ".onnx")
+		}
+	default:
+		if fi, err := os.Stat(filepath.Join(abs, "model.onnx")); err != nil || fi.IsDir() {
+			if name != "" {
+				return nil, fmt.Errorf("repository: --model-name %q names the model of a single-model layout (DIR/model.onnx, or one .onnx file), but %s holds no model.onnx: it is a repository of models, each named by its directory", name, root)
+			}
+			return nil, nil
+		}
+		s = &singleModel{name: filepath.Base(abs), dir: abs, file: "model.onnx"}
+	}
+	if name != "" {
+		s.name = name
+	}
+	if !ValidName(s.name) {
+		return nil, fmt.Errorf("repository: the model at %s would be named %q, which is not a valid model name (letters, digits, '-', '_' and '.', not starting with '.'): name it with --model-name", root, s.name)
+	}
+	return s, nil
 }
 
 // ValidName reports whether name can be a model's directory name: letters,
@@ -265,17 +348,43 @@ func ValidName(name string) bool {
 	return true
 }
 
-// loadModel reads DIR/name from disk: its config and the versions its
-// version policy selects.
+// readConfig reads a model directory's config.yaml or Triton
+// config.pbtxt (nil when it has neither; both is an error).
+// A config.pbtxt's name must be name, unless name is "".
+func readConfig(dir, name string) (*Config, error) {
+	yamlData, yamlErr := os.ReadFile(filepath.Join(dir, "config.yaml"))
+	pbData, pbErr := os.ReadFile(filepath.Join(dir, "config.pbtxt"))
+	for _, err := range []error{yamlErr, pbErr} {
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	switch {
+	case yamlErr == nil && pbErr == nil:
+		return nil, fmt.Errorf("%s has both config.yaml and config.pbtxt: keep one", dir)
+	case yamlErr == nil:
+		return ParseConfig(yamlData)
+	case pbErr == nil:
+		return ParseTritonConfig(pbData, name)
+	}
+	return nil, nil
+}
+
+// loadModel reads a model from disk: its config and the versions its
+// version policy selects (DIR/name/<version>/model.onnx), or the single
+// model of a single-model layout.
 func (r *Repository) loadModel(name string) *Entry {
 	e := &Entry{Name: name, guard: &guard{}}
 	dir := filepath.Join(r.root, name)
-	if data, err := os.ReadFile(filepath.Join(dir, "config.yaml")); err == nil {
-		if e.Config, err = ParseConfig(data); err != nil {
-			e.Err = err
-			return e
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
+	if r.single != nil {
+		dir = r.single.dir
+	}
+	var err error
+	confName := name
+	if r.single != nil {
+		confName = "" // --model-name may rename what the config names
+	}
+	if e.Config, err = readConfig(dir, confName); err != nil {
 		e.Err = err
 		return e
 	}
@@ -284,26 +393,40 @@ func (r *Repository) loadModel(name string) *Entry {
 		e.Err = err
 		return e
 	}
-	subs, err := os.ReadDir(dir)
-	if err != nil {
-		e.Err = err
-		return e
+	file := "model.onnx"
+	if e.Config != nil && e.Config.ModelFile != "" {
+		file = e.Config.ModelFile
 	}
 	var numbers []int64
-	for _, s := range subs {
-		n, err := strconv.ParseInt(s.Name(), 10, 64)
-		if s.IsDir() && err == nil && n > 0 && strconv.FormatInt(n, 10) == s.Name() {
-			numbers = append(numbers, n)
+	if r.single != nil {
+		numbers = []int64{1}
+	} else {
+		subs, err := os.ReadDir(dir)
+		if err != nil {
+			e.Err = err
+			return e
 		}
+		for _, s := range subs {
+			n, err := strconv.ParseInt(s.Name(), 10, 64)
+			if s.IsDir() && err == nil && n > 0 && strconv.FormatInt(n, 10) == s.Name() {
+				numbers = append(numbers, n)
+			}
+		}
+		numbers = e.Config.selectVersions(numbers)
 	}
-	numbers = e.Config.selectVersions(numbers)
 	for _, n := range numbers {
-		data, err := os.ReadFile(filepath.Join(dir, strconv.FormatInt(n, 10), "model.onnx"))
+		path := filepath.Join(dir, strconv.FormatInt(n, 10), file)
+		if r.single != nil {
+			path = filepath.Join(dir, r.single.file)
+		}
+		data, err := os.ReadFile(path)
 		if err == nil {
 			var v *Version
 			if v, err = loadVersion(name, n, data, opts, e.Config, r.log); err == nil {
-				e.Versions = append(e.Versions, v)
-				continue
+				if err = e.Config.checkModel(v.Model); err == nil {
+					e.Versions = append(e.Versions, v)
+					continue
+				}
 			}
 		}
 		r.log.Error("model version failed to load", "model", name, "version", n, "err", err)
@@ -312,7 +435,7 @@ func (r *Repository) loadModel(name string) *Entry {
 	sort.Slice(e.Versions, func(i, j int) bool { return e.Versions[i].Number < e.Versions[j].Number })
 	if len(e.Versions) == 0 {
 		if len(e.Failures) == 0 {
-			e.Err = fmt.Errorf("no versions: expected %s/<version>/model.onnx with a positive integer version", dir)
+			e.Err = fmt.Errorf("no versions: expected %s/<version>/%s with a positive integer version", dir, file)
 		} else {
 			var errs []error
 			for _, f := range e.Failures {
@@ -323,7 +446,7 @@ func (r *Repository) loadModel(name string) *Entry {
 	}
 	if e.Config != nil && e.Config.DefaultVersion > 0 && e.Err == nil {
 		if !slices.ContainsFunc(e.Versions, func(v *Version) bool { return v.Number == e.Config.DefaultVersion }) {
-			e.Err = fmt.Errorf("config.yaml: default_version %d is not among the loaded versions", e.Config.DefaultVersion)
+			e.Err = fmt.Errorf("%s: default_version %d is not among the loaded versions", e.Config.File, e.Config.DefaultVersion)
 		}
 	}
 	return e
@@ -423,14 +546,26 @@ func (r *Repository) Entries() []*Entry {
 	return out
 }
 
-// Ready reports whether every model in the repository has a version to
-// serve (Triton's strict readiness): a model that failed to load keeps the
-// server not ready, so a broken deployment does not receive traffic.
-func (r *Repository) Ready() bool {
-	for _, e := range *r.models.Load() {
+// Ready reports whether the repository serves a model and every model in
+// it has a version to serve (Triton's strict readiness): a model that
+// failed to load, or a repository with nothing to serve, keeps the server
+// not ready, so a broken deployment does not receive traffic.
+func (r *Repository) Ready() bool { return r.NotReady() == "" }
+
+// NotReady says why the repository is not ready, "" when it is.
+func (r *Repository) NotReady() string {
+	entries := r.Entries()
+	if len(entries) == 0 {
+		if r.root == "" {
+			return "no model to serve"
+		}
+		return fmt.Sprintf("no model to serve: %s holds none (expected %s/<model>/<version>/model.onnx, %s/model.onnx, or an .onnx file as the repository)", r.root, r.root, r.root)
+	}
+	var why []string
+	for _, e := range entries {
 		if !e.Ready() {
-			return false
+			why = append(why, fmt.Sprintf("model %q is not available: %v", e.Name, e.Err))
 		}
 	}
-	return true
+	return strings.Join(why, "; ")
 }

@@ -54,8 +54,8 @@ func TestGetNotFound(t *testing.T) {
 	if _, _, _, err := r.Get("x", ""); !errors.Is(err, ErrModelNotFound) {
 		t.Errorf("Get on empty repository: %v", err)
 	}
-	if !r.Ready() {
-		t.Error("an empty repository is ready: nothing failed")
+	if r.Ready() || r.NotReady() != "no model to serve" {
+		t.Errorf("an empty repository: ready %v (%q); it has nothing to serve", r.Ready(), r.NotReady())
 	}
 }
 

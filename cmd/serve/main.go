@@ -1,6 +1,6 @@
 // Command serve runs the quantserve model server.
 //
-//	serve [--addr :8000] [--model-repository DIR] [--max-body-bytes N] [--log-level info]
+//	serve [--addr :8000] [--model-repository DIR|FILE.onnx] [--model-name NAME] [--max-body-bytes N] [--log-level info]
 //	      [--kernels auto|avx512vnni|avx512|avxvnni|avx2|i8mm|sdot|neon|generic] [--threads N] [--quantize int8|none]
 //	      [--quantize-scheme per_channel|per_block|per_tensor] [--admin-token T]
 //	      [--max-inflight N] [--max-inflight-bytes SIZE] [--request-timeout D]
@@ -53,6 +53,7 @@ var version = "dev"
 type config struct {
 	addr           string
 	repoDir        string
+	modelName      string
 	maxBodyBytes   int64
 	logLevel       string
 	kernels        string
@@ -83,7 +84,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.addr, "addr", ":8000", "listen address (env QUANTSERVE_ADDR)")
-	fs.StringVar(&c.repoDir, "model-repository", "", "model repository directory: DIR/<model>/<version>/model.onnx; empty serves the embedded mnist model (env QUANTSERVE_MODEL_REPOSITORY)")
+	fs.StringVar(&c.repoDir, "model-repository", "", "model repository: DIR/<model>/<version>/model.onnx, or one model as DIR/model.onnx or a .onnx file; empty serves the embedded mnist model (env QUANTSERVE_MODEL_REPOSITORY)")
+	fs.StringVar(&c.modelName, "model-name", "", "name of the model of a single-model repository (DIR/model.onnx or a .onnx file); default: its directory's name (env QUANTSERVE_MODEL_NAME)")
 	fs.Int64Var(&c.maxBodyBytes, "max-body-bytes", api.DefaultMaxBodyBytes, "largest accepted request body in bytes (env QUANTSERVE_MAX_BODY_BYTES)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error (env QUANTSERVE_LOG_LEVEL)")
 	fs.StringVar(&c.kernels, "kernels", "auto", "kernel table: auto, "+strings.Join(dispatch.Names(), ", ")+" (env QUANTSERVE_KERNELS)")
@@ -167,13 +169,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	log.Info("kernels", "table", table.String(), "cpu", dispatch.CPU(), "threads", c.threads, "quantize", c.quantize, "scheme", c.quantizeScheme)
 	scheme, _ := quant.ParseScheme(c.quantizeScheme)
 	exec := gemm.New(table, c.threads)
-	opts := repository.Options{Log: log, Model: model.Options{
+	opts := repository.Options{Log: log, ModelName: c.modelName, Model: model.Options{
 		Exec:     exec,
 		Quantize: c.quantize == "int8",
 		Scheme:   scheme,
 	}}
 	var repo *repository.Repository
 	if c.repoDir == "" {
+		if c.modelName != "" {
+			return fmt.Errorf("--model-name names the model of a --model-repository holding one model")
+		}
 		log.Info("no --model-repository: serving the embedded model", "model", defaultmodel.Name)
 		repo = repository.New(opts, repository.Source{Name: defaultmodel.Name, Version: 1, ONNX: defaultmodel.ONNX})
 	} else if repo, err = repository.Open(c.repoDir, opts); err != nil {
