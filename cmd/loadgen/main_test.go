@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"math/rand/v2"
@@ -13,6 +14,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/quantserve/quantserve/oip"
 )
 
 // TestLoadReportsWhatTheServerSaw runs a short load against a real HTTP
@@ -74,4 +78,81 @@ func TestOnlyLoopbackTargets(t *testing.T) {
 	if !bytes.HasPrefix(body, []byte(`{"inputs":[{"name":"input","shape":[1,784]`)) || bytes.Count(body, []byte(",")) < 783 {
 		t.Errorf("mnist body %.100s", body)
 	}
+}
+
+// TestOpenLoopSendsAtTheRate runs an open loop against a real HTTP server:
+// every request due is either answered or counted as dropped, and the
+// server saw each one sent.
+func TestOpenLoopSendsAtTheRate(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served.Add(1) }))
+	defer srv.Close()
+	sc := &scenario{name: "custom", method: http.MethodGet, url: srv.URL, headers: http.Header{}}
+	rep := openLoad(context.Background(), sc, 200, 500*time.Millisecond, 10*time.Second, 64)
+	if rep.Requests+rep.Dropped != 100 || len(rep.Errors) != 0 || rep.Status["200"] != rep.Requests || int64(rep.Requests) != served.Load() {
+		t.Errorf("report %+v; server saw %d", rep, served.Load())
+	}
+	if rep.Rate != 200 || rep.LatencyMS.P50 <= 0 || rep.LatencyMS.P99 < rep.LatencyMS.P50 {
+		t.Errorf("rate %v, latencies %+v", rep.Rate, rep.LatencyMS)
+	}
+}
+
+// TestSuiteBodiesDecode: the suite's JSON and binary bodies decode, through
+// the decode-only handler, to the tensor they were made from; a broken
+// body is a 400.
+func TestSuiteBodiesDecode(t *testing.T) {
+	x := []float32{0.5, -1.25, 3, 1e-7, 123456.7, 0}
+	js := jsonBody("x", []int{2, 3}, x)
+	bin, headers := binaryBody("x", []int{2, 3}, x)
+	for name, body := range map[string][]byte{"json": js, "binary": bin} {
+		var req *oip.InferRequest
+		var err error
+		if name == "json" {
+			req, err = oip.DecodeInferRequest(body)
+		} else {
+			n, _ := strconv.Atoi(headers["Inference-Header-Content-Length"])
+			req, err = oip.DecodeBinaryInferRequest(body[:n], body[n:])
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := req.Inputs[0].Tensor
+		if got.Shape[0] != 2 || got.Shape[1] != 3 {
+			t.Fatalf("%s: shape %v", name, got.Shape)
+		}
+		for i, v := range got.Data.([]float32) {
+			want := x[i]
+			if name == "json" { // 7 significant digits
+				want = float32(mustParse(t, strconv.FormatFloat(float64(x[i]), 'g', 7, 32)))
+			}
+			if v != want {
+				t.Errorf("%s: x[%d] = %v, want %v", name, i, v, want)
+			}
+		}
+		rec := httptest.NewRecorder()
+		req2 := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+		for k, v := range headers {
+			if name == "binary" {
+				req2.Header.Set(k, v)
+			}
+		}
+		bareHandler(rec, req2)
+		if rec.Code != 200 || !bytes.Equal(rec.Body.Bytes(), bareAnswer) {
+			t.Errorf("%s: decode-only handler answered %d %s", name, rec.Code, rec.Body)
+		}
+	}
+	rec := httptest.NewRecorder()
+	bareHandler(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"inputs":[{"name":"x"`)))
+	if rec.Code != http.StatusBadRequest {
+		t.Errorf("broken body: %d", rec.Code)
+	}
+}
+
+func mustParse(t *testing.T, s string) float64 {
+	t.Helper()
+	f, err := strconv.ParseFloat(s, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

@@ -15,6 +15,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
+var groupShort = map[string]string{"mnist": "MNIST", "wide": "Wide model (2 × 4096×4096 int8)", "cnn": "PaddleOCR CNN"}
+
 var groupTitles = map[string]string{
 	"mnist": "Embedded MNIST model (784-256-128-10), 8 KB JSON or 3 KB binary bodies",
 	"wide":  "Wide model: two 4096×4096 int8 Gemm layers, batch-1 requests of 4,096 floats",
@@ -77,11 +79,14 @@ func (s *suiteRun) ratios() []ratio {
 			}
 		}
 	}
-	for _, id := range []string{"mnist/json/off", "mnist/json/on", "mnist/binary/off", "mnist/binary/on"} {
+	for _, id := range []string{"bare/json", "bare/binary", "mnist/json/off", "mnist/json/on", "mnist/binary/off", "mnist/binary/on"} {
 		if p := s.best(id, 8); p != nil && p.LatencyMS.P50 > 0 {
 			r := p.LatencyMS.P99 / p.LatencyMS.P50
-			out = append(out, ratio{"MNIST " + strings.ReplaceAll(strings.TrimPrefix(id, "mnist/"), "/", ", batching ") + ", 8 connections: p99 / p50", "≤ 3×", r, r <= 3,
-				fmt.Sprintf("p99 %.2f ms, p50 %.2f ms", p.LatencyMS.P99, p.LatencyMS.P50)})
+			what, target := "MNIST "+strings.ReplaceAll(strings.TrimPrefix(id, "mnist/"), "/", ", batching ")+", 8 connections: p99 / p50", "≤ 3×"
+			if strings.HasPrefix(id, "bare/") {
+				what, target = "(reference) decode-only handler, "+strings.TrimPrefix(id, "bare/")+" MNIST bodies, 8 connections: p99 / p50", "—"
+			}
+			out = append(out, ratio{what, target, r, r <= 3, fmt.Sprintf("p99 %.2f ms, p50 %.2f ms", p.LatencyMS.P99, p.LatencyMS.P50)})
 		}
 	}
 	return out
@@ -112,12 +117,18 @@ func (s *suiteRun) write() error {
 	p("## The targets\n\n| measured | target | ratio | | from |\n|---|---|---|---|---|\n")
 	for _, r := range s.ratios() {
 		verdict := "met"
-		if !r.ok {
+		switch {
+		case r.target == "—":
+			verdict = ""
+		case !r.ok:
 			verdict = "**not met**"
 		}
 		p("| %s | %s | %.2f× | %s | %s |\n", r.what, r.target, r.value, verdict, r.detail)
 	}
 	p("\n")
+	p("Reading these: the load generator and the server share the machine's cores, and on a shared machine so do other processes (see the load average above), so absolute rates are low and tails long; the decode-only handler's own p99/p50 is listed as the floor this machine puts under the latency ratio. ")
+	p("A batch-1 request on the wide model streams all 32 MB of its int8 weights (bound by memory bandwidth); a batch streams them once for all its rows and is bound by the cores instead, so batching gains most where the cores are the server's own. ")
+	p("On the wide model the JSON work per request (4,096 numbers parsed, 4,096 written) sits beside about 67 million multiply-adds of the two layers, which bounds what binary bodies can gain over JSON.\n\n")
 	for _, g := range []string{"mnist", "wide", "cnn"} {
 		vs := s.group(g)
 		if len(vs) == 0 {
@@ -199,7 +210,7 @@ var palette = []color.Color{
 // chart plots f of each variant's best round against concurrency.
 func (s *suiteRun) chart(g string, vs []*variant, path, ylabel string, f func(*report) float64, logY bool) error {
 	pl := plot.New()
-	pl.Title.Text = strings.SplitN(groupTitles[g], ":", 2)[0] + ": " + ylabel
+	pl.Title.Text = groupShort[g] + ": " + ylabel
 	pl.X.Label.Text = "concurrent connections (closed loop)"
 	pl.Y.Label.Text = ylabel
 	pl.X.Scale = plot.LogScale{}
