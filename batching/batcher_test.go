@@ -665,7 +665,7 @@ func TestConfigCheck(t *testing.T) {
 // enough to be blocked along K and split over two workers, int8 and
 // float32, on every kernel table.
 func TestLargeProductsBitIdentical(t *testing.T) {
-	g := onnxbuild.MLP([]int{2048, 512, 16}, 3)
+	g := onnxbuild.MLP([]int{2048, 256, 16}, 3)
 	for _, tb := range dispatch.Available() {
 		for _, quantize := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/int8=%v", tb, quantize), func(t *testing.T) {
