@@ -168,10 +168,10 @@ func (b *Batcher) Run(ctx context.Context, inputs map[string]*tensor.Tensor, out
 		b.mu.Unlock()
 		return b.alone(ctx, inputs, outputs, r.rows)
 	}
-	if b.cfg.MaxQueueSize > 0 && len(b.queue) >= b.cfg.MaxQueueSize {
+	if n := len(b.queue); b.cfg.MaxQueueSize > 0 && n >= b.cfg.MaxQueueSize {
 		b.st.rejected++
 		b.mu.Unlock()
-		return nil, fmt.Errorf("%w: %d requests are waiting for model execution (max_queue_size); retry shortly", ErrQueueFull, len(b.queue))
+		return nil, fmt.Errorf("%w: %d requests are waiting for model execution (max_queue_size); retry shortly", ErrQueueFull, n)
 	}
 	if err := ctx.Err(); err != nil {
 		b.mu.Unlock()
