@@ -118,6 +118,6 @@ rc=0
 wait "$bpid" || rc=$?
 bpid="" spid=""
 [ "$rc" = 0 ] || fail "the container exited with status $rc after SIGTERM"
-grep -q 'shutting down' "$work/serve.log" || fail "the server did not log its shutdown"
+grep -q 'drained: every request finished' "$work/serve.log" || fail "the server did not log that it drained"
 
 echo "container check passed: $image (user $user, port $port) in $((SECONDS - start)) s"

@@ -1,0 +1,49 @@
+//go:build gc && !purego
+
+package model
+
+// convTapsAVX2 adds Σ_j w[j]·src[i+j·step] to dst[i] for i < len(dst),
+// with fused multiply-adds: convTapsGo's twin up to rounding. Requires
+// AVX2 and FMA, len(w) >= 1 and len(src) >= len(dst)+(len(w)−1)·step.
+//
+//go:noescape
+func convTapsAVX2(dst, src, w []float32, step int)
+
+// convTapsSIMD reports whether this build has convTapsAVX2.
+const convTapsSIMD = true
+
+// convTapsFast is convTapsGo on the vector unit. The caller checks the CPU
+// (convVectorOK).
+func convTapsFast(dst, src, w []float32, step int) {
+	if len(dst) == 0 || len(w) == 0 {
+		return
+	}
+	src = src[:len(dst)+(len(w)-1)*step] // Go checks the bounds the assembly trusts
+	convTapsAVX2(dst, src, w, step)
+}
+
+// convTranspose8AVX2 transposes an 8-row strip of src (row stride cols)
+// into dst (row stride rows): dst[j·rows + i] = src[i·cols + j] for i < 8,
+// j < n. It is convTransposeCols's twin for whole 8×8 blocks. Requires
+// AVX2, n a multiple of 8, len(src) >= 7·cols+n and len(dst) >=
+// (n−1)·rows+8.
+//
+//go:noescape
+func convTranspose8AVX2(dst, src []float32, rows, cols, n int)
+
+// convTransposeFast is convTransposeCols with whole 8×8 blocks in
+// registers. The caller checks the CPU (convVectorOK).
+func convTransposeFast(dst, src []float32, rows, cols, r0, c0, c1 int) {
+	n := (c1 - c0) &^ 7
+	r := r0
+	if n > 0 {
+		for ; r+8 <= rows; r += 8 {
+			// Go checks the bounds the assembly trusts.
+			s := src[r*cols+c0 : (r+7)*cols+c0+n]
+			d := dst[c0*rows+r : (c0+n-1)*rows+r+8]
+			convTranspose8AVX2(d, s, rows, cols, n)
+		}
+	}
+	convTransposeCols(dst, src, rows, cols, r, c0, c0+n)  // the last rows
+	convTransposeCols(dst, src, rows, cols, r0, c0+n, c1) // the last columns
+}

@@ -1,0 +1,173 @@
+//go:build gc && !purego
+
+#include "textflag.h"
+
+// func convTapsAVX2(dst, src, w []float32, step int)
+//
+// For every i < len(dst), in 32-, 8- then 1-wide blocks:
+//
+//	dst[i] += Σ_j w[j]·src[i + j·step]   (fused multiply-adds, in j order)
+//
+// Register contract: DI dst, SI src, CX values left, R8 w, R9 taps, R10
+// step in bytes.
+TEXT ·convTapsAVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), SI
+	MOVQ w_base+48(FP), R8
+	MOVQ w_len+56(FP), R9
+	MOVQ step+72(FP), R10
+	SHLQ $2, R10
+	TESTQ R9, R9
+	JZ   done
+
+block32:
+	CMPQ CX, $32
+	JLT  block8
+	VMOVUPS (DI), Y0           // acc = dst[i:i+32]
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	MOVQ    R8, R11            // &w[0]
+	MOVQ    SI, R12            // &src[i]
+	MOVQ    R9, R13
+
+tap32:
+	VBROADCASTSS (R11), Y4          // w[j]
+	VFMADD231PS  (R12), Y4, Y0      // acc += w[j]·src[i+j·step : +32]
+	VFMADD231PS  32(R12), Y4, Y1
+	VFMADD231PS  64(R12), Y4, Y2
+	VFMADD231PS  96(R12), Y4, Y3
+	ADDQ         $4, R11
+	ADDQ         R10, R12
+	DECQ         R13
+	JNZ          tap32
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $128, DI
+	ADDQ    $128, SI
+	SUBQ    $32, CX
+	JMP     block32
+
+block8:
+	CMPQ CX, $8
+	JLT  block1
+	VMOVUPS (DI), Y0
+	MOVQ    R8, R11
+	MOVQ    SI, R12
+	MOVQ    R9, R13
+
+tap8:
+	VBROADCASTSS (R11), Y4
+	VFMADD231PS  (R12), Y4, Y0
+	ADDQ         $4, R11
+	ADDQ         R10, R12
+	DECQ         R13
+	JNZ          tap8
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JMP     block8
+
+block1:
+	TESTQ CX, CX
+	JZ    done
+	VMOVSS (DI), X0
+	MOVQ   R8, R11
+	MOVQ   SI, R12
+	MOVQ   R9, R13
+
+tap1:
+	VMOVSS      (R11), X4
+	VFMADD231SS (R12), X4, X0
+	ADDQ        $4, R11
+	ADDQ        R10, R12
+	DECQ        R13
+	JNZ         tap1
+	VMOVSS X0, (DI)
+	ADDQ   $4, DI
+	ADDQ   $4, SI
+	DECQ   CX
+	JMP    block1
+
+done:
+	VZEROUPPER
+	RET
+
+// func convTranspose8AVX2(dst, src []float32, rows, cols, n int)
+//
+// Transposes an 8-row strip: for j < n (a multiple of 8) and i < 8,
+//
+//	dst[j*rows + i] = src[i*cols + j]
+//
+// 8×8 blocks at a time in registers. Register contract: SI src block,
+// R12 = SI + 4 rows; DI dst block, R13 = DI + 4 rows; R8, R10 the src row
+// stride and 3 strides in bytes; R9, R11 the same for dst; CX columns
+// left.
+TEXT ·convTranspose8AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ rows+48(FP), R9
+	MOVQ cols+56(FP), R8
+	MOVQ n+64(FP), CX
+	SHLQ $2, R8                 // src row stride
+	SHLQ $2, R9                 // dst row stride
+	LEAQ (R8)(R8*2), R10        // 3 src strides
+	LEAQ (R9)(R9*2), R11        // 3 dst strides
+	TESTQ CX, CX
+	JZ   tdone
+
+tblock:
+	LEAQ    (SI)(R8*4), R12
+	VMOVUPS (SI), Y0            // row 0: a0..a7
+	VMOVUPS (SI)(R8*1), Y1      // row 1: b
+	VMOVUPS (SI)(R8*2), Y2      // row 2: c
+	VMOVUPS (SI)(R10*1), Y3     // row 3: d
+	VMOVUPS (R12), Y4           // row 4: e
+	VMOVUPS (R12)(R8*1), Y5     // row 5: f
+	VMOVUPS (R12)(R8*2), Y6     // row 6: g
+	VMOVUPS (R12)(R10*1), Y7    // row 7: h
+	VUNPCKLPS Y1, Y0, Y8        // a0 b0 a1 b1 | a4 b4 a5 b5
+	VUNPCKHPS Y1, Y0, Y9        // a2 b2 a3 b3 | a6 b6 a7 b7
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0  // a0 b0 c0 d0 | a4 b4 c4 d4
+	VSHUFPS $0xEE, Y10, Y8, Y1  // a1 b1 c1 d1 | a5 b5 c5 d5
+	VSHUFPS $0x44, Y11, Y9, Y2  // a2 .. | a6 ..
+	VSHUFPS $0xEE, Y11, Y9, Y3  // a3 .. | a7 ..
+	VSHUFPS $0x44, Y14, Y12, Y4 // e0 f0 g0 h0 | e4 f4 g4 h4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8  // column 0: a0 .. h0
+	VPERM2F128 $0x20, Y5, Y1, Y9  // column 1
+	VPERM2F128 $0x20, Y6, Y2, Y10 // column 2
+	VPERM2F128 $0x20, Y7, Y3, Y11 // column 3
+	VPERM2F128 $0x31, Y4, Y0, Y12 // column 4
+	VPERM2F128 $0x31, Y5, Y1, Y13 // column 5
+	VPERM2F128 $0x31, Y6, Y2, Y14 // column 6
+	VPERM2F128 $0x31, Y7, Y3, Y15 // column 7
+	LEAQ    (DI)(R9*4), R13
+	VMOVUPS Y8, (DI)
+	VMOVUPS Y9, (DI)(R9*1)
+	VMOVUPS Y10, (DI)(R9*2)
+	VMOVUPS Y11, (DI)(R11*1)
+	VMOVUPS Y12, (R13)
+	VMOVUPS Y13, (R13)(R9*1)
+	VMOVUPS Y14, (R13)(R9*2)
+	VMOVUPS Y15, (R13)(R11*1)
+	ADDQ $32, SI                // next 8 columns of src
+	LEAQ (R13)(R9*4), DI        // next 8 rows of dst
+	SUBQ $8, CX
+	JNZ  tblock
+
+tdone:
+	VZEROUPPER
+	RET
