@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"image"
+	_ "image/png"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -155,4 +157,50 @@ func mustParse(t *testing.T, s string) float64 {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// TestSuiteReportFromResults writes a report and its charts from saved
+// results: the targets are computed from the points, the tables list
+// them, and the charts are PNG images.
+func TestSuiteReportFromResults(t *testing.T) {
+	dir := t.TempDir()
+	pt := func(id string, conc int, rps, p50, p99 float64) point {
+		return point{Variant: id, Conc: conc, Round: 1, Report: &report{PerSecond: rps, Status: map[string]int{"200": 10}, Errors: map[string]int{},
+			LatencyMS: latencies{P50: p50, P90: p50, P99: p99, Max: p99}}}
+	}
+	saved := savedRun{Started: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), Machine: machine{CPU: "test CPU", CPUs: 2, GOMAXPROCS: 2, Go: "go"},
+		Kernels: "avx2", Point: time.Second, Rounds: 1, Concs: []int{8, 64},
+		Variants: []savedVariant{{"wide/binary/off", "wide", "binary, batching off", "wide", false, true}, {"wide/binary/on", "wide", "binary, batching on", "wide_batched", true, true}},
+		Points:   []point{pt("wide/binary/off", 8, 100, 10, 20), pt("wide/binary/on", 8, 150, 8, 16), pt("wide/binary/off", 64, 200, 30, 90), pt("wide/binary/on", 64, 700, 20, 40)}}
+	b, _ := json.Marshal(saved)
+	results := filepath.Join(dir, "results.json")
+	os.WriteFile(results, b, 0o644)
+	out := filepath.Join(dir, "B.md")
+	if err := run([]string{"-suite", "-from", results, "-out", out, "-charts", "charts"}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| wide model, 64 concurrent batch-1 clients, binary: batching on / off | ≥ 3× | 3.50× | met | 700 / 200 req/s |",
+		"| binary, batching on | 64 | 700 | 20.00 | 20.00 | 40.00 |",
+		"test CPU", "charts/wide-throughput.png",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	for _, name := range []string{"wide-throughput.png", "wide-p99.png"} {
+		f, err := os.Open(filepath.Join(dir, "charts", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, format, err := image.DecodeConfig(f)
+		f.Close()
+		if err != nil || format != "png" || cfg.Width < 300 {
+			t.Errorf("%s: %v %s %+v", name, err, format, cfg)
+		}
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"image/color"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -109,8 +108,9 @@ func (s *suiteRun) write() error {
 	p("and drives both with `cmd/loadgen`'s closed loop (each connection sends a request, reads the whole answer, sends the next) and open loop (requests leave at a fixed rate, answered or not; latency counts from when each was due).\n\n")
 	p("Every point runs %s; the %d rounds are interleaved (every variant at one concurrency, then the next concurrency, then the next round), and each point reports its best round, so the ratios below compare runs made under the same neighbours. ", s.cfg.point, s.cfg.rounds)
 	p("Batching on means `%s` in the model's `config.yaml`; the batch column is the mean number of requests per execution, from `/metrics`.\n\n", strings.TrimSpace(strings.ReplaceAll(batchedConfig, "\n", "; ")))
-	p("Machine: %s, %d logical CPUs (load generator and server share them), GOMAXPROCS %d, %s, kernel table `%s`; load average %s before and %s after; %s.\n\n",
-		cpuName(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), s.kernels, s.loadBefore, s.loadAfter, s.started.UTC().Format(time.DateOnly))
+	p("Machine: %s, %d logical CPUs (load generator and server share them), GOMAXPROCS %d, %s, kernel table `%s`; load average %s before and %s after; %s. ",
+		s.machine.CPU, s.machine.CPUs, s.machine.GOMAXPROCS, s.machine.Go, s.kernels, s.loadBefore, s.loadAfter, s.started.UTC().Format(time.DateOnly))
+	p("Every measurement is in [%s/results.json](%s/results.json); `go run ./cmd/loadgen -suite -from %s/results.json` rewrites this page and the charts from it.\n\n", rel, rel, rel)
 	for _, n := range s.notes {
 		p("%s\n\n", n)
 	}
@@ -164,6 +164,11 @@ func (s *suiteRun) write() error {
 			return err
 		}
 		if err := s.chart(g, vs, filepath.Join(dir, g+"-p99.png"), "p99 latency (ms)", func(r *report) float64 { return r.LatencyMS.P99 }, true); err != nil {
+			return err
+		}
+	}
+	if s.cfg.from == "" {
+		if err := s.save(filepath.Join(dir, "results.json")); err != nil {
 			return err
 		}
 	}
@@ -226,7 +231,8 @@ func (s *suiteRun) chart(g string, vs []*variant, path, ylabel string, f func(*r
 		pl.Y.Min = 0
 	}
 	pl.Legend.Top = true
-	pl.Legend.Left = !logY
+	pl.Legend.Left = true
+	pl.Legend.XOffs = vg.Points(8)
 	for i, v := range vs {
 		var pts plotter.XYs
 		for _, c := range s.concs {

@@ -53,6 +53,7 @@ type suiteConfig struct {
 	serveBin string
 	rateFrac float64
 	only     string
+	from     string
 }
 
 func (s *suiteConfig) flags(fs *flag.FlagSet) {
@@ -66,6 +67,7 @@ func (s *suiteConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&s.serveBin, "serve", "", "suite: a built serve binary (default: go build ./cmd/serve)")
 	fs.Float64Var(&s.rateFrac, "open-fraction", 0.5, "suite: open-loop rate as a fraction of the batching-off throughput at the highest concurrency")
 	fs.StringVar(&s.only, "models", "mnist,wide,cnn", "suite: which scenario groups to run")
+	fs.StringVar(&s.from, "from", "", "suite: rewrite the report and charts from a results.json a run wrote, measuring nothing")
 }
 
 // variant is one kind of request in the suite.
@@ -103,10 +105,86 @@ type suiteRun struct {
 	started               time.Time
 	loadBefore, loadAfter string
 	cmds                  []*exec.Cmd
+	machine               machine
+}
+
+// machine describes where a run measured.
+type machine struct {
+	CPU        string `json:"cpu"`
+	CPUs       int    `json:"cpus"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	Go         string `json:"go"`
+}
+
+// savedRun is what a suite run measured, written beside the charts
+// (results.json), so -from rewrites the report and charts without
+// measuring again.
+type savedRun struct {
+	Started    time.Time      `json:"started"`
+	Machine    machine        `json:"machine"`
+	Kernels    string         `json:"kernels"`
+	LoadBefore string         `json:"load_before"`
+	LoadAfter  string         `json:"load_after"`
+	Point      time.Duration  `json:"point_ns"`
+	Rounds     int            `json:"rounds"`
+	Concs      []int          `json:"concurrencies"`
+	Notes      []string       `json:"notes"`
+	Variants   []savedVariant `json:"variants"`
+	Points     []point        `json:"points"`
+}
+
+type savedVariant struct {
+	ID      string `json:"id"`
+	Group   string `json:"group"`
+	Label   string `json:"label"`
+	Model   string `json:"model"`
+	Batched bool   `json:"batched"`
+	Binary  bool   `json:"binary"`
+}
+
+func (s *suiteRun) save(path string) error {
+	r := savedRun{Started: s.started, Machine: s.machine, Kernels: s.kernels, LoadBefore: s.loadBefore, LoadAfter: s.loadAfter,
+		Point: s.cfg.point, Rounds: s.cfg.rounds, Concs: s.concs, Notes: s.notes, Points: s.points}
+	for _, v := range s.variants {
+		r.Variants = append(r.Variants, savedVariant{v.id, v.group, v.label, v.model, v.batched, v.binary})
+	}
+	b, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func (s *suiteRun) load(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var r savedRun
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	s.started, s.machine, s.kernels, s.loadBefore, s.loadAfter = r.Started, r.Machine, r.Kernels, r.LoadBefore, r.LoadAfter
+	s.cfg.point, s.cfg.rounds, s.concs, s.notes, s.points = r.Point, r.Rounds, r.Concs, r.Notes, r.Points
+	for _, v := range r.Variants {
+		s.variants = append(s.variants, &variant{id: v.ID, group: v.Group, label: v.Label, model: v.Model, batched: v.Batched, binary: v.Binary})
+	}
+	return nil
 }
 
 func runSuite(c *suiteConfig, stdout, stderr io.Writer) error {
-	s := &suiteRun{cfg: c, log: stderr, started: time.Now()}
+	s := &suiteRun{cfg: c, log: stderr, started: time.Now(),
+		machine: machine{CPU: cpuName(), CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), Go: runtime.Version()}}
+	if c.from != "" {
+		if err := s.load(c.from); err != nil {
+			return err
+		}
+		if err := s.write(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s and charts in %s from %s\n", c.out, s.chartDir(), c.from)
+		return nil
+	}
 	for _, f := range strings.Split(c.concs, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
