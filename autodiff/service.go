@@ -38,6 +38,12 @@ func Gradients(ctx context.Context, m *model.Model, req GradRequest) (map[string
 	if err := dispatch.CheckAutodiff(dispatch.Enabled); err != nil {
 		return nil, nil, err
 	}
+	// Gradients flow through the graph as written, not through the
+	// rewrites that fuse its nodes for serving.
+	m, err := m.Unrewritten()
+	if err != nil {
+		return nil, nil, err
+	}
 	oi := -1
 	for i, o := range m.Outputs {
 		if o.Name == req.Output || req.Output == "" && len(m.Outputs) == 1 {

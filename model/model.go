@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/quant"
@@ -36,6 +38,13 @@ type Model struct {
 	Kernels   string // the kernel table products run on
 	opsets    map[string]int64
 	graph
+
+	// The graph as written, compiled on first use for gradients (builds
+	// with the autodiff tag).
+	unrewritten func() (*Model, error)
+	twinOnce    sync.Once
+	twin        *Model
+	twinErr     error
 }
 
 // graph is a compiled ONNX graph: a model's main graph, or the body of a
@@ -87,6 +96,9 @@ type Options struct {
 	// at load with Scheme. Layers too small to pay stay float32.
 	Quantize bool
 	Scheme   quant.Scheme
+	// Unrewritten compiles the graph as written, without the rewrites
+	// that fuse nodes for speed (gradients need every node).
+	Unrewritten bool
 }
 
 // MinQuantizedWeights is the smallest weight (K·N) quantized: below it the
@@ -149,11 +161,41 @@ func compile(pb *onnxpb.Model, opts Options, overrides map[string]*tensor.Tensor
 	} else if m.Opset < MinOpset {
 		return nil, unsupportedf("ai.onnx opset %d (quantserve loads opset %d and later)", m.Opset, MinOpset)
 	}
+	g := pb.Graph
+	if !opts.Unrewritten && len(rewrites) > 0 && len(overrides) == 0 {
+		g = cloneGraph(pb.Graph)
+		if applyRewrites(g, m.opsets) && dispatch.AutodiffBuilt {
+			twin := opts
+			twin.Unrewritten = true
+			m.unrewritten = func() (*Model, error) { return compile(pb, twin, overrides) }
+		}
+	}
 	c := &compiler{m: m, opts: &opts, g: &m.graph, overrides: overrides}
-	if err := c.compileGraph(pb.Graph, true); err != nil {
+	if err := c.compileGraph(g, true); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// cloneGraph copies the parts of g rewrites change: its node and
+// initializer lists (nodes are replaced, never edited in place).
+func cloneGraph(g *onnxpb.Graph) *onnxpb.Graph {
+	c := *g
+	c.Nodes = slices.Clone(g.Nodes)
+	c.Initializers = slices.Clone(g.Initializers)
+	return &c
+}
+
+// Unrewritten returns the model compiled as its file writes it, for
+// gradients: m itself when no rewrite applied or when it was compiled so
+// (builds without the autodiff tag always return m). The twin compiles on
+// first use and is kept.
+func (m *Model) Unrewritten() (*Model, error) {
+	if m.unrewritten == nil {
+		return m, nil
+	}
+	m.twinOnce.Do(func() { m.twin, m.twinErr = m.unrewritten() })
+	return m.twin, m.twinErr
 }
 
 // compiler compiles one graph; subgraphs get a compiler whose parent is the

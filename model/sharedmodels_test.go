@@ -34,6 +34,12 @@ func TestSharedModels(t *testing.T) {
 			continue // not a model folder
 		}
 		t.Run(e.Name(), func(t *testing.T) {
+			if testing.Short() && strings.HasPrefix(e.Name(), "onnx_light_") && e.Name() != "onnx_light_squeezenet" {
+				// ImageNet-size architectures take minutes under an
+				// emulator; the short run keeps SqueezeNet, PaddleOCR and
+				// the MLP.
+				t.Skip("a full ImageNet architecture: runs without -short")
+			}
 			sets, _ := filepath.Glob(filepath.Join(dir, "test_data_set_*"))
 			if len(sets) == 0 {
 				t.Fatal("no test data sets")

@@ -1,0 +1,227 @@
+package model
+
+import (
+	"slices"
+
+	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// Before a model's main graph compiles, rewrites replace patterns of nodes
+// with equivalent forms that run faster: a BatchNormalization folded into
+// the convolution before it, an activation or a bias addition fused into
+// the product that feeds it, ONNX Runtime's graph optimizations in spirit.
+// Each rewrite keeps the graph's outputs (the conformance tests hold every
+// one to ONNX's tolerance) and says what it changed in the Layers it
+// produces. Rewrites that need an operator ONNX lacks register it in the
+// private domain "quantserve".
+//
+// Gradients are taken through the model as written: autodiff compiles a
+// twin without rewrites (Model.Unrewritten).
+
+// rewriteDomain is the domain of the operators rewrites introduce.
+const rewriteDomain = "quantserve"
+
+// rewrite is one rewrite rule: apply changes r's graph and reports whether
+// it changed anything; rules run in registration order until none changes
+// the graph.
+type rewrite struct {
+	name  string
+	apply func(r *rewriter) bool
+}
+
+// rewrites is filled by init functions in the rewrite files.
+var rewrites []rewrite
+
+func registerRewrite(name string, apply func(r *rewriter) bool) {
+	rewrites = append(rewrites, rewrite{name, apply})
+}
+
+// rewriter is a graph under rewriting with the indexes rules need.
+type rewriter struct {
+	g      *onnxpb.Graph
+	opsets map[string]int64
+	inits  map[string]*onnxpb.Tensor
+	used   map[string]int // how many node inputs and graph outputs read a value
+	prod   map[string]*onnxpb.Node
+	dead   map[*onnxpb.Node]bool
+	serial int
+}
+
+// applyRewrites runs every rule on g in place until none applies, and
+// reports whether any did.
+func applyRewrites(g *onnxpb.Graph, opsets map[string]int64) bool {
+	for _, n := range g.Nodes {
+		for _, a := range n.Attributes {
+			if a.G != nil || len(a.Tensors) > 0 || a.Type == onnxpb.AttrGraphs {
+				return false // subgraphs read values by name: leave such graphs as written
+			}
+		}
+	}
+	r := &rewriter{g: g, opsets: opsets}
+	any := false
+	for changed, rounds := true, 0; changed && rounds < 8; rounds++ {
+		changed = false
+		for _, rw := range rewrites {
+			r.index()
+			if rw.apply(r) {
+				changed, any = true, true
+				r.compact()
+			}
+		}
+	}
+	return any
+}
+
+func (r *rewriter) index() {
+	r.inits = map[string]*onnxpb.Tensor{}
+	for _, p := range r.g.Initializers {
+		r.inits[p.Name] = p
+	}
+	r.used, r.prod, r.dead = map[string]int{}, map[string]*onnxpb.Node{}, map[*onnxpb.Node]bool{}
+	for _, n := range r.g.Nodes {
+		for _, in := range n.Inputs {
+			r.used[in]++
+		}
+		for _, out := range n.Outputs {
+			r.prod[out] = n
+		}
+	}
+	for _, o := range r.g.Outputs {
+		r.used[o.Name]++
+	}
+}
+
+// compact drops the nodes rules removed and initializers nothing reads.
+func (r *rewriter) compact() {
+	r.g.Nodes = slices.DeleteFunc(r.g.Nodes, func(n *onnxpb.Node) bool { return r.dead[n] })
+	read := map[string]bool{}
+	for _, n := range r.g.Nodes {
+		for _, in := range n.Inputs {
+			read[in] = true
+		}
+	}
+	for _, o := range r.g.Outputs {
+		read[o.Name] = true
+	}
+	inputs := map[string]bool{}
+	for _, vi := range r.g.Inputs {
+		inputs[vi.Name] = true
+	}
+	r.g.Initializers = slices.DeleteFunc(r.g.Initializers, func(p *onnxpb.Tensor) bool { return !read[p.Name] && !inputs[p.Name] })
+}
+
+// onlyReader returns the one node reading value name, when exactly one node
+// does (once) and it is not a graph output.
+func (r *rewriter) onlyReader(name string) *onnxpb.Node {
+	if r.used[name] != 1 {
+		return nil
+	}
+	for _, n := range r.g.Nodes {
+		if !r.dead[n] && slices.Contains(n.Inputs, name) {
+			return n
+		}
+	}
+	return nil
+}
+
+// opset returns the opset the model imports for n's domain.
+func (r *rewriter) opset(n *onnxpb.Node) int64 { return r.opsets[normDomain(n.Domain)] }
+
+// is reports whether n is the ai.onnx operator typ.
+func (r *rewriter) is(n *onnxpb.Node, typ string) bool {
+	return n != nil && !r.dead[n] && n.OpType == typ && normDomain(n.Domain) == ""
+}
+
+// constant returns the initializer named name as a tensor, or nil.
+func (r *rewriter) constant(name string) *tensor.Tensor {
+	p, ok := r.inits[name]
+	if !ok {
+		return nil
+	}
+	t, err := TensorFromONNX(p)
+	if err != nil {
+		return nil
+	}
+	return t
+}
+
+// addConstant adds an initializer with a fresh name and returns the name.
+func (r *rewriter) addConstant(hint string, t *tensor.Tensor) string {
+	r.serial++
+	name := hint + "/rewritten_" + itoa(r.serial)
+	for r.inits[name] != nil || r.prod[name] != nil {
+		r.serial++
+		name = hint + "/rewritten_" + itoa(r.serial)
+	}
+	p := TensorToONNX(name, t)
+	r.g.Initializers = append(r.g.Initializers, p)
+	r.inits[name] = p
+	return name
+}
+
+// remove marks n dead.
+func (r *rewriter) remove(n *onnxpb.Node) { r.dead[n] = true }
+
+// useDomain makes the model import the rewrite domain.
+func (r *rewriter) useDomain() { r.opsets[rewriteDomain] = 1 }
+
+// attr returns n's attribute name, or nil.
+func attrOf(n *onnxpb.Node, name string) *onnxpb.Attribute {
+	for _, a := range n.Attributes {
+		if a.Name == name {
+			return a
+		}
+	}
+	return nil
+}
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; i > 0; i /= 10 {
+		b = append([]byte{byte('0' + i%10)}, b...)
+	}
+	return string(b)
+}
+
+// rewire makes every node that reads value from read to instead (each such
+// node is replaced by a copy: nodes are shared with the decoded file).
+func (r *rewriter) rewire(from, to string) {
+	for i, n := range r.g.Nodes {
+		if r.dead[n] || !slices.Contains(n.Inputs, from) {
+			continue
+		}
+		c := *n
+		c.Inputs = slices.Clone(n.Inputs)
+		for j, in := range c.Inputs {
+			if in == from {
+				c.Inputs[j] = to
+			}
+		}
+		r.g.Nodes[i] = &c
+	}
+}
+
+func init() {
+	// An Identity whose output no graph output names is a rename:
+	// readers take its input directly.
+	registerRewrite("identity", func(r *rewriter) bool {
+		outputs := map[string]bool{}
+		for _, o := range r.g.Outputs {
+			outputs[o.Name] = true
+		}
+		changed := false
+		for _, n := range r.g.Nodes {
+			if !r.is(n, "Identity") || len(n.Inputs) != 1 || len(n.Outputs) != 1 || n.Inputs[0] == "" || outputs[n.Outputs[0]] {
+				continue
+			}
+			r.rewire(n.Outputs[0], n.Inputs[0])
+			r.remove(n)
+			changed = true
+		}
+		return changed
+	})
+}

@@ -1,0 +1,261 @@
+// Command modelbench runs whole models on quantserve (int8 weights, the
+// default, and float32) and on ONNX Runtime (float32) in one invocation,
+// interleaved model by model and round by round so a noisy neighbour slows
+// both alike, and prints items per second (images or sequences) and the
+// ratio to ONNX Runtime:
+//
+//	resnet50     ResNet-50 (../shared/models/onnx_light_resnet50: the
+//	             zoo architecture, weights replaced by constants), 224×224
+//	paddleocr    the PaddleOCR text-direction classifier, 3×48×192
+//	encoder      internal/onnxbuild's transformer encoder: 4 layers,
+//	             hidden 256, 4 heads, 128 tokens
+//
+// at batch 1 and 8, on -threads cores for both. ONNX Runtime runs through
+// onnxruntime-node, installed once as tools/ortbench describes:
+//
+//	d=$(mktemp -d) && cp -r ../shared/peers/ort/. "$d"
+//	(cd "$d" && ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install)
+//	go run ./tools/modelbench -ort "$d" [-threads 1] [-rounds 3]
+//
+// It is no part of the test suite.
+package main
+
+import (
+	"bufio"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/internal/onnxbuild"
+	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/quant"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+//go:embed ort.js
+var ortScript []byte
+
+var (
+	ortDir  = flag.String("ort", "", "directory holding ../shared/peers/ort with onnxruntime-node installed")
+	shared  = flag.String("shared", "../shared", "the shared data directory (for the CNNs)")
+	threads = flag.Int("threads", 1, "cores for both runtimes")
+	rounds  = flag.Int("rounds", 3, "interleaved rounds; each side keeps its best")
+	minTime = flag.Duration("mintime", 2*time.Second, "time per measurement")
+	only    = flag.String("models", "resnet50,paddleocr,encoder", "models to run")
+	batches = flag.String("batches", "1,8", "batch sizes")
+)
+
+// bench is one model with its input.
+type bench struct {
+	name, path string
+	data       []byte
+	input      string
+	dtype      string // float32 or int64
+	item       []int  // one item's shape (without the batch axis)
+	idRange    int    // token ids are drawn from [0, idRange)
+}
+
+func main() {
+	flag.Parse()
+	if *ortDir == "" {
+		log.Fatal("modelbench: -ort DIR is required (see go doc ./tools/modelbench)")
+	}
+	tmp, err := os.MkdirTemp("", "modelbench")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	var benches []bench
+	for _, name := range strings.Split(*only, ",") {
+		b := bench{name: name, dtype: "float32"}
+		switch name {
+		case "resnet50":
+			b.path, b.input, b.item = filepath.Join(*shared, "models/onnx_light_resnet50/model.onnx"), "gpu_0/data_0", []int{3, 224, 224}
+		case "paddleocr":
+			b.path, b.input, b.item = filepath.Join(*shared, "models/paddleocr_cls_mobile_v2/model.onnx"), "x", []int{3, 48, 192}
+		case "encoder":
+			b.path = filepath.Join(tmp, "encoder.onnx")
+			if err := os.WriteFile(b.path, onnxbuild.Encoder(onnxbuild.DefaultEncoder).Bytes(), 0o644); err != nil {
+				log.Fatal(err)
+			}
+			b.input, b.dtype, b.item, b.idRange = "input_ids", "int64", []int{onnxbuild.DefaultEncoder.Seq}, onnxbuild.DefaultEncoder.Vocab
+		default:
+			log.Fatalf("modelbench: unknown model %q", name)
+		}
+		if b.data, err = os.ReadFile(b.path); err != nil {
+			log.Fatal(err)
+		}
+		// The zoo's ResNet-50 fixes its batch at 1: make the batch
+		// dimension of its input and output dynamic, for both runtimes.
+		if b.data, err = dynamicBatch(b.data); err != nil {
+			log.Fatal(err)
+		}
+		b.path = filepath.Join(tmp, name+".onnx")
+		if err := os.WriteFile(b.path, b.data, 0o644); err != nil {
+			log.Fatal(err)
+		}
+		benches = append(benches, b)
+	}
+	if err := os.WriteFile(filepath.Join(*ortDir, "modelbench-ort.js"), ortScript, 0o644); err != nil {
+		log.Fatal(err)
+	}
+	defer os.Remove(filepath.Join(*ortDir, "modelbench-ort.js"))
+	o := startORT()
+	exec := gemm.New(dispatch.Default(), *threads)
+	fmt.Printf("# quantserve (%s, %d thread(s)) vs ONNX Runtime (float32, %d thread(s)), best of %d interleaved rounds of %v, items/s\n",
+		dispatch.Default().Name, *threads, *threads, *rounds, *minTime)
+	fmt.Printf("%-10s %5s %14s %14s %14s %10s %10s\n", "model", "batch", "quantserve i8", "quantserve f32", "onnxruntime", "i8/ort", "f32/ort")
+	for _, b := range benches {
+		o.call(map[string]any{"cmd": "load", "name": b.name, "path": b.path, "threads": *threads})
+		i8, err := model.LoadWith(b.data, model.Options{Exec: exec, Quantize: true, Scheme: quant.PerChannel})
+		if err != nil {
+			log.Fatal(err)
+		}
+		f32, err := model.LoadWith(b.data, model.Options{Exec: exec})
+		if err != nil {
+			log.Fatal(err)
+		}
+		for _, bs := range strings.Split(*batches, ",") {
+			var n int
+			fmt.Sscan(bs, &n)
+			shape := append([]int{n}, b.item...)
+			in := makeInput(b, shape)
+			var best [3]float64
+			for r := 0; r < *rounds; r++ {
+				best[0] = max(best[0], float64(n)*run(i8, b.input, in))
+				best[1] = max(best[1], float64(n)*run(f32, b.input, in))
+				res := o.call(map[string]any{"cmd": "run", "name": b.name, "input": b.input, "type": b.dtype, "shape": shape, "range": b.idRange, "mintime": minTime.Seconds()})
+				best[2] = max(best[2], float64(n)*res["iters"].(float64)/res["seconds"].(float64))
+			}
+			fmt.Printf("%-10s %5d %14.2f %14.2f %14.2f %9.2fx %9.2fx\n", b.name, n, best[0], best[1], best[2], best[0]/best[2], best[1]/best[2])
+		}
+	}
+}
+
+// dynamicBatch returns the model with dimension 0 of every graph input
+// and output made symbolic ("N"), and Reshape targets that fix a batch
+// of 1 made to copy the batch (0).
+func dynamicBatch(data []byte) ([]byte, error) {
+	pb, err := onnxpb.UnmarshalModel(data)
+	if err != nil {
+		return nil, err
+	}
+	for _, vi := range append(append([]*onnxpb.ValueInfo{}, pb.Graph.Inputs...), pb.Graph.Outputs...) {
+		if vi.Type != nil && len(vi.Type.Shape) > 0 {
+			vi.Type.Shape[0] = onnxpb.Dim{Param: "N"}
+		}
+	}
+	shapes := map[string]bool{}
+	for _, n := range pb.Graph.Nodes {
+		if n.OpType == "Reshape" && len(n.Inputs) > 1 {
+			shapes[n.Inputs[1]] = true
+		}
+	}
+	for i, p := range pb.Graph.Initializers {
+		if !shapes[p.Name] {
+			continue
+		}
+		t, err := model.TensorFromONNX(p)
+		if err != nil {
+			return nil, err
+		}
+		if v, ok := t.Data.([]int64); ok && len(v) > 1 && v[0] == 1 {
+			v[0] = 0
+			pb.Graph.Initializers[i] = model.TensorToONNX(p.Name, t)
+		}
+	}
+	return onnxpb.Marshal(pb), nil
+}
+
+// run times m on in for -mintime after one warm-up and returns runs per
+// second.
+func run(m *model.Model, name string, in *tensor.Tensor) float64 {
+	inputs := map[string]*tensor.Tensor{name: in}
+	if _, err := m.Run(context.Background(), inputs, nil); err != nil {
+		log.Fatal(err)
+	}
+	n, t0 := 0, time.Now()
+	for time.Since(t0) < *minTime {
+		if _, err := m.Run(context.Background(), inputs, nil); err != nil {
+			log.Fatal(err)
+		}
+		n++
+	}
+	return float64(n) / time.Since(t0).Seconds()
+}
+
+func makeInput(b bench, shape []int) *tensor.Tensor {
+	r := rand.New(rand.NewPCG(1, 2))
+	size := 1
+	for _, d := range shape {
+		size *= d
+	}
+	if b.dtype == "int64" {
+		v := make([]int64, size)
+		for i := range v {
+			v[i] = r.Int64N(int64(b.idRange))
+		}
+		return tensor.From(shape, v)
+	}
+	v := make([]float32, size)
+	for i := range v {
+		v[i] = r.Float32()*2 - 1
+	}
+	return tensor.From(shape, v)
+}
+
+// ortProc is the onnxruntime-node process.
+type ortProc struct {
+	in  io.Writer
+	out *bufio.Scanner
+}
+
+func startORT() *ortProc {
+	cmd := exec.Command("node", "modelbench-ort.js")
+	cmd.Dir, cmd.Stderr = *ortDir, os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		log.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	s := bufio.NewScanner(out)
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	return &ortProc{in: in, out: s}
+}
+
+func (o *ortProc) call(c map[string]any) map[string]any {
+	b, _ := json.Marshal(c)
+	if _, err := o.in.Write(append(b, '\n')); err != nil {
+		log.Fatal(err)
+	}
+	if !o.out.Scan() {
+		log.Fatal("modelbench: ONNX Runtime exited")
+	}
+	var res map[string]any
+	if err := json.Unmarshal(o.out.Bytes(), &res); err != nil {
+		log.Fatalf("modelbench: ONNX Runtime answered %q", o.out.Text())
+	}
+	if e, ok := res["error"]; ok {
+		log.Fatalf("modelbench: ONNX Runtime: %v", e)
+	}
+	return res
+}

@@ -1,0 +1,43 @@
+'use strict';
+// The ONNX Runtime side of tools/modelbench: it reads one JSON command per
+// line on stdin and answers one JSON line on stdout.
+//   {"cmd":"load","name":N,"path":P,"threads":T}          -> {"ok":true}
+//   {"cmd":"run","name":N,"input":I,"type":"float32"|"int64","shape":[..],"range":R,"mintime":S}
+//        -> {"iters":n,"seconds":s}  (after one warm-up run)
+const ort = require('onnxruntime-node');
+const readline = require('readline');
+const sessions = new Map();
+let seed = 7;
+const rand = () => { seed = (seed * 1103515245 + 12345) >>> 0; return seed / 4294967296; };
+function input(type, shape, range) {
+  const n = shape.reduce((a, b) => a * b, 1);
+  if (type === 'int64') return new ort.Tensor('int64', BigInt64Array.from({ length: n }, () => BigInt(Math.floor(rand() * range))), shape);
+  return new ort.Tensor('float32', Float32Array.from({ length: n }, () => rand() * 2 - 1), shape);
+}
+const rl = readline.createInterface({ input: process.stdin });
+rl.on('line', async (line) => {
+  const c = JSON.parse(line);
+  try {
+    if (c.cmd === 'load') {
+      sessions.set(c.name, await ort.InferenceSession.create(c.path, {
+        intraOpNumThreads: c.threads, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all',
+      }));
+      console.log(JSON.stringify({ ok: true }));
+      return;
+    }
+    const s = sessions.get(c.name);
+    const feeds = { [c.input]: input(c.type, c.shape, c.range) };
+    await s.run(feeds);
+    let n = 0;
+    const t0 = process.hrtime.bigint();
+    let el = 0;
+    while (el < c.mintime) {
+      await s.run(feeds);
+      n++;
+      el = Number(process.hrtime.bigint() - t0) / 1e9;
+    }
+    console.log(JSON.stringify({ iters: n, seconds: el }));
+  } catch (e) {
+    console.log(JSON.stringify({ error: String(e.message || e) }));
+  }
+});
