@@ -357,7 +357,9 @@ func load(ctx context.Context, c *config, sc *scenario) (*report, error) {
 			mem.Samples++
 		}
 		if hwm, err := procStatus(c.pid, "VmHWM"); err == nil {
-			mem.PeakMiB = hwm >> 20
+			// The kernel updates its high-water mark lazily: it can lag
+			// behind a resident size sampled a moment before.
+			mem.PeakMiB = max(hwm>>20, mem.MaxMiB)
 		}
 		rep.Memory = mem
 	}
