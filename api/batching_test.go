@@ -89,6 +89,19 @@ func TestBatchingOverHTTP(t *testing.T) {
 	if ms.InferenceCount != 8 || ms.ExecutionCount != 1 || len(ms.BatchStats) != 1 || ms.BatchStats[0].BatchSize != 8 || ms.BatchStats[0].ComputeInfer.Count != 1 {
 		t.Errorf("stats %+v", ms)
 	}
+	// A request of more rows than max_batch_size runs alone, with the
+	// answer the model gives without batching.
+	x := make([]float32, 9*256)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	big := inferBody("x", "FP32", []int{9, 256}, x)
+	got9, want9 := do(t, "POST", url+"/v2/models/batched/infer", big), do(t, "POST", url+"/v2/models/plain/infer", big)
+	g9, _ := json.Marshal(got9.json(t)["outputs"])
+	w9, _ := json.Marshal(want9.json(t)["outputs"])
+	if got9.status != 200 || string(g9) != string(w9) {
+		t.Errorf("9 rows: status %d, %s\nwithout batching %s", got9.status, g9, w9)
+	}
 }
 
 // TestBatchQueueFullAndDeadline: with max_queue_size 2, two requests wait
