@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -41,7 +42,9 @@ type Config struct {
 	// than the server's --max-inflight.
 	MaxQueueSize int
 	// Instances is how many batches of the model may execute at once (as
-	// Triton's instance_group count); 0 means 1.
+	// Triton's instance_group count); 0 means GOMAXPROCS: a model whose
+	// operators run a batch on one core still uses every core, one batch
+	// each, while large products split over the cores within a batch.
 	Instances int
 }
 
@@ -103,7 +106,10 @@ func New(m *model.Model, cfg Config) (*Batcher, error) {
 	if !cfg.Enabled() {
 		return nil, fmt.Errorf("batching: the configuration does not batch (max_batch_size %d, dynamic_batching %v)", cfg.MaxBatchSize, cfg.Dynamic)
 	}
-	b := &Batcher{m: m, cfg: cfg, slots: make(chan struct{}, max(cfg.Instances, 1)), wake: make(chan struct{}, 1)}
+	if cfg.Instances == 0 {
+		cfg.Instances = runtime.GOMAXPROCS(0)
+	}
+	b := &Batcher{m: m, cfg: cfg, slots: make(chan struct{}, cfg.Instances), wake: make(chan struct{}, 1)}
 	b.preferred = slices.Clone(cfg.PreferredBatchSizes)
 	slices.Sort(b.preferred)
 	slices.Reverse(b.preferred)

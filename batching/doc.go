@@ -16,17 +16,17 @@
 // # Scheduling
 //
 // Requests queue in arrival order. When an execution instance is free
-// (Config.Instances, default 1), the scheduler takes the oldest request and
-// the requests after it whose inputs stack with it, up to MaxBatchSize
-// rows. It sends that batch at once when it is full, when it reaches a
-// preferred size (the largest one it can), or when the oldest request has
-// waited MaxQueueDelay; otherwise it waits for more. While an execution
-// runs, new requests gather in the queue, so the batch size follows the
-// load even with no delay. A request of more rows than MaxBatchSize, or
-// one that cannot be stacked (a missing input, a wrong datatype or shape:
-// the model's own error is then the answer), runs alone, at once, on its
-// caller's goroutine. A queue of MaxQueueSize waiting requests refuses the
-// next with ErrQueueFull.
+// (Config.Instances, default GOMAXPROCS), the scheduler takes the oldest
+// request and the requests after it whose inputs stack with it, up to
+// MaxBatchSize rows. It sends that batch at once when it is full, when it
+// reaches a preferred size (the largest one it can), or when the oldest
+// request has waited MaxQueueDelay; otherwise it waits for more. While
+// executions run, new requests gather in the queue, so the batch size
+// follows the load even with no delay. A request of more rows than
+// MaxBatchSize, or one that cannot be stacked (a missing input, a wrong
+// datatype or shape: the model's own error is then the answer), runs
+// alone, at once, on its caller's goroutine. A queue of MaxQueueSize
+// waiting requests refuses the next with ErrQueueFull.
 //
 // # Guarantees
 //
