@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/quantserve/quantserve/batching"
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/oip"
@@ -130,7 +131,7 @@ func CodeOf(err error) Code {
 		return CodeInvalid
 	case errors.Is(err, repository.ErrNoRepository):
 		return CodeConflict
-	case errors.Is(err, repository.ErrBusy):
+	case errors.Is(err, repository.ErrBusy), errors.Is(err, batching.ErrQueueFull):
 		return CodeUnavailable
 	case errors.Is(err, repository.ErrStillInFlight):
 		return CodeDeadline

@@ -128,6 +128,7 @@ func newServer(opts Options) *server {
 	}
 	s.tracer = tracerOf(opts.TracerProvider)
 	s.cors = newCORSPolicy(opts.CORSOrigins)
+	s.observeBatching()
 	return s
 }
 

@@ -118,7 +118,7 @@ func requestedNames(outs []oip.RequestedOutput) ([]string, error) {
 func (s *server) execute(ctx context.Context, v *repository.Version, inputs map[string]*tensor.Tensor, names []string) ([]string, map[string]*tensor.Tensor, error) {
 	ctx, span := s.tracer.Start(ctx, "execute")
 	defer span.End()
-	outs, err := v.Model.Run(ctx, inputs, names)
+	outs, err := v.Run(ctx, inputs, names)
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())

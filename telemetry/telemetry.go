@@ -3,8 +3,10 @@
 // request counts and latencies by route, method and status, gRPC calls by
 // method and code, inference counts and latencies by model and version,
 // work requests in flight and being received, the bytes they hold,
-// refusals, recovered panics, and the build (version, kernel table) as an
-// info metric, beside the Go runtime's and the process's metrics.
+// refusals, recovered panics, dynamic batching's counters (requests,
+// executions by batch size, queue and compute time), and the build
+// (version, kernel table) as an info metric, beside the Go runtime's and
+// the process's metrics.
 // It also sets up tracing (tracing.go): OTLP export of request spans when
 // the standard OTEL_EXPORTER_OTLP_* variables ask for it.
 package telemetry
@@ -13,6 +15,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,6 +43,52 @@ type Telemetry struct {
 	memory     metric.Int64UpDownCounter
 	rejected   metric.Int64Counter
 	panics     metric.Int64Counter
+
+	meter        metric.Meter
+	batchingOnce sync.Once
+
+	// Attribute sets of the per-request instruments, built once per
+	// label combination (the label sets are bounded) instead of on every
+	// request.
+	attrMu   sync.RWMutex
+	reqAttrs map[reqKey]reqAttrs
+	infAttrs map[infKey]metric.MeasurementOption
+}
+
+type reqKey struct {
+	route, method string
+	status        int
+}
+
+type reqAttrs struct{ count, latency metric.MeasurementOption }
+
+type infKey struct {
+	model, version string
+	ok             bool
+}
+
+// maxCachedAttrs bounds each cache: label values a client chooses (a
+// method name) cannot grow it without bound.
+const maxCachedAttrs = 1024
+
+// cached returns m[k], building it with mk the first time.
+func cached[K comparable, V any](mu *sync.RWMutex, m *map[K]V, k K, mk func() V) V {
+	mu.RLock()
+	v, ok := (*m)[k]
+	mu.RUnlock()
+	if ok {
+		return v
+	}
+	v = mk()
+	mu.Lock()
+	if *m == nil {
+		*m = map[K]V{}
+	}
+	if len(*m) < maxCachedAttrs {
+		(*m)[k] = v
+	}
+	mu.Unlock()
+	return v
 }
 
 // New returns telemetry on its own registry (so servers in one process,
@@ -61,7 +110,7 @@ func New(version, kernels string) (*Telemetry, error) {
 	}
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))
 	meter := provider.Meter("quantserve")
-	t := &Telemetry{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
+	t := &Telemetry{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), meter: meter}
 	if t.requests, err = meter.Int64Counter("quantserve.http.requests", metric.WithDescription("HTTP requests by route, method and status code")); err != nil {
 		return nil, err
 	}
@@ -144,8 +193,14 @@ func (t *Telemetry) Request(ctx context.Context, route, method string, status in
 		route = "unmatched"
 	}
 	method = Method(method)
-	t.requests.Add(ctx, 1, metric.WithAttributes(attribute.String("route", route), attribute.String("method", method), attribute.String("code", strconv.Itoa(status))))
-	t.duration.Record(ctx, d.Seconds(), metric.WithAttributes(attribute.String("route", route), attribute.String("method", method)))
+	a := cached(&t.attrMu, &t.reqAttrs, reqKey{route, method, status}, func() reqAttrs {
+		return reqAttrs{
+			count:   metric.WithAttributes(attribute.String("route", route), attribute.String("method", method), attribute.String("code", strconv.Itoa(status))),
+			latency: metric.WithAttributes(attribute.String("route", route), attribute.String("method", method)),
+		}
+	})
+	t.requests.Add(ctx, 1, a.count)
+	t.duration.Record(ctx, d.Seconds(), a.latency)
 }
 
 // GRPCRequest records one gRPC call: its full method name (only the
@@ -172,11 +227,14 @@ func (t *Telemetry) Inference(ctx context.Context, model, version string, ok boo
 	if t == nil {
 		return
 	}
-	outcome := "ok"
-	if !ok {
-		outcome = "error"
-	}
-	t.inferences.Add(ctx, 1, metric.WithAttributes(attribute.String("model", model), attribute.String("version", version), attribute.String("outcome", outcome)))
+	a := cached(&t.attrMu, &t.infAttrs, infKey{model, version, ok}, func() metric.MeasurementOption {
+		outcome := "ok"
+		if !ok {
+			outcome = "error"
+		}
+		return metric.WithAttributes(attribute.String("model", model), attribute.String("version", version), attribute.String("outcome", outcome))
+	})
+	t.inferences.Add(ctx, 1, a)
 }
 
 // InFlight adds delta to the number of work requests in flight.
@@ -217,4 +275,79 @@ func (t *Telemetry) Panic(ctx context.Context, site string) {
 		return
 	}
 	t.panics.Add(ctx, 1, metric.WithAttributes(attribute.String("site", site)))
+}
+
+// BatchCounts are one model version's dynamic batching counters since it
+// loaded (package batching's Stats), read at each scrape.
+type BatchCounts struct {
+	Model, Version     string
+	Requests, Rejected int64
+	Waiting            int64
+	QueueSeconds       float64         // summed over the batched requests
+	ComputeSeconds     float64         // summed over the executions
+	Executions         map[int64]int64 // executions by batch size (rows)
+}
+
+// ObserveBatching exports what f returns at each scrape:
+//
+//	quantserve_batch_requests_total{model,version}          requests computed (batched or alone)
+//	quantserve_batch_executions_total{model,version,size}   model executions by batch size
+//	quantserve_batch_queue_seconds_total{model,version}     time requests waited for their batch
+//	quantserve_batch_compute_seconds_total{model,version}   time the executions took
+//	quantserve_batch_rejected_total{model,version}          refused: max_queue_size reached
+//	quantserve_batch_waiting{model,version}                 requests in the queue now
+//
+// Mean batch size is rate(requests) / sum by (model, version) (rate(executions)).
+// Only the first call on a Telemetry registers.
+func (t *Telemetry) ObserveBatching(f func() []BatchCounts) error {
+	if t == nil {
+		return nil
+	}
+	var err error
+	t.batchingOnce.Do(func() { err = t.observeBatching(f) })
+	return err
+}
+
+func (t *Telemetry) observeBatching(f func() []BatchCounts) error {
+	m := t.meter
+	requests, err := m.Int64ObservableCounter("quantserve.batch.requests", metric.WithDescription("Requests computed on models with dynamic batching (batched or alone), by model and version"))
+	if err != nil {
+		return err
+	}
+	executions, err := m.Int64ObservableCounter("quantserve.batch.executions", metric.WithDescription("Model executions of models with dynamic batching, by model, version and batch size (rows)"))
+	if err != nil {
+		return err
+	}
+	queue, err := m.Float64ObservableCounter("quantserve.batch.queue", metric.WithUnit("s"), metric.WithDescription("Time batched requests waited in the queue for their execution, summed"))
+	if err != nil {
+		return err
+	}
+	compute, err := m.Float64ObservableCounter("quantserve.batch.compute", metric.WithUnit("s"), metric.WithDescription("Time the executions of models with dynamic batching took, summed"))
+	if err != nil {
+		return err
+	}
+	rejected, err := m.Int64ObservableCounter("quantserve.batch.rejected", metric.WithDescription("Requests refused with 503 because max_queue_size requests were waiting"))
+	if err != nil {
+		return err
+	}
+	waiting, err := m.Int64ObservableGauge("quantserve.batch.waiting", metric.WithDescription("Requests waiting in a dynamic batching queue"))
+	if err != nil {
+		return err
+	}
+	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		for _, c := range f() {
+			mv := []attribute.KeyValue{attribute.String("model", c.Model), attribute.String("version", c.Version)}
+			attrs := metric.WithAttributes(mv...)
+			o.ObserveInt64(requests, c.Requests, attrs)
+			o.ObserveFloat64(queue, c.QueueSeconds, attrs)
+			o.ObserveFloat64(compute, c.ComputeSeconds, attrs)
+			o.ObserveInt64(rejected, c.Rejected, attrs)
+			o.ObserveInt64(waiting, c.Waiting, attrs)
+			for size, n := range c.Executions {
+				o.ObserveInt64(executions, n, metric.WithAttributes(append(mv, attribute.Int64("size", size))...))
+			}
+		}
+		return nil
+	}, requests, executions, queue, compute, rejected, waiting)
+	return err
 }
