@@ -83,10 +83,13 @@ func QBlockAVX2(q *kernels.QBlock) {
 	q.Check(32, 1)
 	if tiles := q.Rows / 4; tiles > 0 && q.Flags == kernels.QOutChannel {
 		QPanelAVX2(q.U, q.LDU, tiles, q.B, q.KQ, q.Off, q.SA, q.Colsum, q.SB, q.C, q.LDC)
-		if r0 := 4 * tiles; r0 < q.Rows {
-			rest := *q
-			rest.Rows, rest.U, rest.Off, rest.SA, rest.C = q.Rows-r0, q.U[r0*q.LDU:], q.Off[r0:], q.SA[r0:], q.C[r0*q.LDC:]
-			kernels.QBlockTiles(&rest, QTile4AVX2, QTile1AVX2)
+		if q.Rows%4 != 0 {
+			// One more 4-row tile ending at the last row, overlapping rows
+			// already stored: a 1-row tile streams the panel as often as
+			// a 4-row one, and the overlapped rows are recomputed to the
+			// same bits (nothing accumulates into C with these flags).
+			r0 := q.Rows - 4
+			QPanelAVX2(q.U[r0*q.LDU:], q.LDU, 1, q.B, q.KQ, q.Off[r0:], q.SA[r0:], q.Colsum, q.SB, q.C[r0*q.LDC:], q.LDC)
 		}
 		return
 	}
