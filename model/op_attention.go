@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
@@ -305,9 +306,17 @@ type attnRows[T float32 | float64] struct {
 	scale, softcap T
 	bias           *attnBias[T]
 	mode           int64
+	soft           func([]float32, float32) // the float32 softmax kernel
 }
 
 func (ar *attnRows[T]) apply(s []T, t, b, h, i0 int, qk []T) {
+	if s32, ok := any(s).([]float32); ok && qk == nil && ar.softcap == 0 && !ar.bias.present {
+		// the scale is the kernel's first step: one pass less
+		for i := 0; i*t < len(s32); i++ {
+			ar.soft(s32[i*t:(i+1)*t], float32(ar.scale))
+		}
+		return
+	}
 	for i := 0; i*t < len(s); i++ {
 		row := s[i*t : (i+1)*t]
 		for j := range row {
@@ -326,7 +335,7 @@ func (ar *attnRows[T]) apply(s []T, t, b, h, i0 int, qk []T) {
 		if qk != nil && ar.mode == 2 {
 			copy(qk[i*t:], row)
 		}
-		softmaxRow(row)
+		softmaxRow(row, ar.soft)
 		if qk != nil && ar.mode == 3 {
 			copy(qk[i*t:], row)
 		}
@@ -367,9 +376,10 @@ func tanh32(x float32) float32 {
 
 // softmaxRow normalizes x to exp(x - max) / Σ exp(x - max); a row with
 // no finite maximum (every key masked) becomes NaN, as numpy's does.
-func softmaxRow[T float32 | float64](x []T) {
+// float32 rows run on soft, a kernel table's SoftmaxRow.
+func softmaxRow[T float32 | float64](x []T, soft func([]float32, float32)) {
 	if x32, ok := any(x).([]float32); ok {
-		softmaxRow32(x32)
+		soft(x32, 1)
 		return
 	}
 	m := math.Inf(-1)
@@ -385,61 +395,6 @@ func softmaxRow[T float32 | float64](x []T) {
 	for j := range x {
 		x[j] = T(float64(x[j]) / s)
 	}
-}
-
-func softmaxRow32(x []float32) {
-	m := float32(math.Inf(-1))
-	nan := false
-	for _, v := range x {
-		if v > m {
-			m = v
-		}
-		nan = nan || v != v
-	}
-	if nan || m == float32(math.Inf(-1)) || m == float32(math.Inf(1)) {
-		for j := range x {
-			x[j] = float32(math.NaN())
-		}
-		return
-	}
-	s := expShifted32(x, m)
-	inv := 1 / s
-	for j := range x {
-		x[j] *= inv
-	}
-}
-
-// expShifted32 sets x[j] = e**(x[j] - m) for x[j] <= m (m finite) and
-// returns their sum: expParts32 written into the loop, differences below
-// expMin32 giving 0.
-func expShifted32(x []float32, m float32) float32 {
-	const (
-		ln2Hi = 0.693359375
-		ln2Lo = -2.12194440e-4
-		log2e = 1.44269504088896341
-		magic = 12582912
-	)
-	var sum float32
-	for j, v := range x {
-		d := v - m
-		if d < expMin32 {
-			x[j] = 0
-			continue
-		}
-		t := float32(d*log2e) + magic
-		k := int32(math.Float32bits(t)) - 0x4b400000
-		n := t - magic
-		r := d - n*ln2Hi - n*ln2Lo
-		p := float32(1.9875691500e-4)*r + 1.3981999507e-3
-		p = p*r + 8.3334519073e-3
-		p = p*r + 4.1665795894e-2
-		p = p*r + 1.6666665459e-1
-		p = p*r + 5.0000001201e-1
-		e := (p*r*r + r + 1) * math.Float32frombits(uint32(k+127)<<23)
-		x[j] = e
-		sum += e
-	}
-	return sum
 }
 
 // attnChunk bounds the scores one head holds at a time (query rows ×
@@ -503,7 +458,7 @@ func buildAttention(n *node, at *AttentionAttrs, maxIn int) (opFunc, error) {
 	outs := n.pb.Outputs
 	wantPresent := len(outs) > 1 && outs[1] != "" || len(outs) > 2 && outs[2] != ""
 	wantQK := len(outs) > 3 && outs[3] != ""
-	exec := n.opts.Exec
+	exec, soft := n.opts.Exec, kernelTable(n).SoftmaxRow
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		get := func(i int) *tensor.Tensor {
 			if i < len(in) {
@@ -513,7 +468,7 @@ func buildAttention(n *node, at *AttentionAttrs, maxIn int) (opFunc, error) {
 		}
 		a := &attentionCall{
 			at: at, q: in[0], k: in[1], v: in[2], mask: get(3), pastK: get(4), pastV: get(5), nonpad: get(6),
-			wantPresent: wantPresent, wantQK: wantQK,
+			wantPresent: wantPresent, wantQK: wantQK, soft: soft,
 		}
 		if err := a.check(); err != nil {
 			return nil, err
@@ -535,6 +490,7 @@ type attentionCall struct {
 	q, k, v, mask, pastK, pastV, nonpad *tensor.Tensor
 	wantPresent, wantQK                 bool
 	chunk                               int // scores held at a time; 0: attnChunk
+	soft                                func([]float32, float32)
 
 	sh    attnShape
 	rank3 bool
@@ -678,7 +634,11 @@ func attentionIn[T float32 | float64](a *attentionCall, toT func(*tensor.Tensor)
 	if a.at.Scale != nil {
 		scale = float64(*a.at.Scale)
 	}
-	rows := &attnRows[T]{scale: T(scale), softcap: T(a.at.Softcap), bias: bias, mode: a.at.QKMatMulOutputMode}
+	soft := a.soft
+	if soft == nil {
+		soft = dispatch.Default().SoftmaxRow
+	}
+	rows := &attnRows[T]{scale: T(scale), softcap: T(a.at.Softcap), bias: bias, mode: a.at.QKMatMulOutputMode, soft: soft}
 	yd := make([]T, sh.b*sh.hq*sh.sq*sh.dv)
 	y := headMajor(yd, sh.hq, sh.sq, sh.dv)
 	yShape := []int{sh.b, sh.hq, sh.sq, sh.dv}
@@ -797,7 +757,7 @@ func buildFlexAttention(n *node, at *FlexAttentionAttrs) (opFunc, error) {
 			return nil, unsupportedf("FlexAttention softmax_precision %v", onnxpb.DataType(*p))
 		}
 	}
-	exec := n.opts.Exec
+	exec, soft := n.opts.Exec, kernelTable(n).SoftmaxRow
 	n.runCtx = func(ctx context.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		q, k, v := in[0], in[1], in[2]
 		for _, x := range []*tensor.Tensor{q, k, v} {
@@ -816,7 +776,7 @@ func buildFlexAttention(n *node, at *FlexAttentionAttrs) (opFunc, error) {
 		if at.Scale != nil {
 			scale = float64(*at.Scale)
 		}
-		f := flexCall{ctx: ctx, in: in, mods: mods, sh: sh, scale: scale}
+		f := flexCall{ctx: ctx, in: in, mods: mods, sh: sh, scale: scale, soft: soft}
 		if precision == int64(onnxpb.Double) || precision == 0 && q.DType == tensor.Float64 {
 			return flexIn(&f, attnFloat64s, func(k, v attnView[float64]) attnKernels[float64] { return &attnRef[float64]{k: k, v: v, sh: sh} })
 		}
@@ -826,6 +786,7 @@ func buildFlexAttention(n *node, at *FlexAttentionAttrs) (opFunc, error) {
 }
 
 type flexCall struct {
+	soft  func([]float32, float32)
 	ctx   context.Context
 	in    []*tensor.Tensor
 	mods  [2]*subgraph
@@ -877,7 +838,7 @@ func flexIn[T float32 | float64](f *flexCall, toT func(*tensor.Tensor) []T, newK
 		scores = append([]T(nil), scores...)
 	}
 	for i := 0; i*sh.t < len(scores) && sh.t > 0; i++ {
-		softmaxRow(scores[i*sh.t : (i+1)*sh.t])
+		softmaxRow(scores[i*sh.t:(i+1)*sh.t], f.soft)
 	}
 	if err := modify(1); err != nil {
 		return nil, err
