@@ -83,47 +83,43 @@ type attnKernels[T float32 | float64] interface {
 	err() error
 }
 
-// attnF32 runs the products on the float kernels.
+// attnF32 runs the products on the float kernels, reading Q and writing
+// Y in place by their row strides (rank-3 heads are columns of a row).
 type attnF32 struct {
 	exec   *gemm.Engine
 	k, v   attnView[float32]
 	sh     attnShape
-	kt     []float32 // Kᵀ of one head, d×t
-	kp, vp *gemm.FWeights
-	qs, ys []float32 // rows of strided (rank-3) Q and Y, gathered
+	kp, vp *gemm.FWeights // Kᵀ and V of one head, packed (buffers reused)
 	failed error
 }
 
 func (a *attnF32) err() error { return a.failed }
 
-func (a *attnF32) matmul(x []float32, m int, w *gemm.FWeights, y []float32) {
-	if err := a.exec.MatMul(x, m, w, y); err != nil && a.failed == nil {
+func (a *attnF32) matmul(x []float32, m, ldx int, w *gemm.FWeights, y []float32, ldy int) {
+	if err := a.exec.MatMulStrided(x, m, ldx, w, y, ldy); err != nil && a.failed == nil {
 		a.failed = err
 	}
 }
 
 func newAttnF32(exec *gemm.Engine, k, v attnView[float32], sh attnShape) *attnF32 {
-	return &attnF32{exec: exec, k: k, v: v, sh: sh, kt: make([]float32, sh.d*sh.t)}
+	return &attnF32{exec: exec, k: k, v: v, sh: sh}
 }
 
 func (a *attnF32) prepareK(b, g int) {
 	t, d := a.sh.t, a.sh.d
-	base := a.k.at(b, g)
-	for j := 0; j < t; j++ {
-		row := a.k.data[base+j*a.k.ss : base+j*a.k.ss+d]
-		for f, x := range row {
-			a.kt[f*t+j] = x
-		}
+	if t == 0 || d == 0 {
+		return
 	}
-	a.kp = gemm.PackF(d, t, a.kt, t)
+	base := a.k.at(b, g)
+	a.kp = gemm.RepackFT(a.kp, d, t, a.k.data[base:base+(t-1)*a.k.ss+d], a.k.ss)
 }
 
 func (a *attnF32) prepareV(b, g int) {
-	if a.sh.t == 0 {
+	if a.sh.t == 0 || a.sh.dv == 0 {
 		return
 	}
 	base := a.v.at(b, g)
-	a.vp = gemm.PackF(a.sh.t, a.sh.dv, a.v.data[base:base+(a.sh.t-1)*a.v.ss+a.sh.dv], a.v.ss)
+	a.vp = gemm.RepackF(a.vp, a.sh.t, a.sh.dv, a.v.data[base:base+(a.sh.t-1)*a.v.ss+a.sh.dv], a.v.ss)
 }
 
 func (a *attnF32) qk(q []float32, ldq, sq int, s []float32) {
@@ -133,14 +129,7 @@ func (a *attnF32) qk(q []float32, ldq, sq int, s []float32) {
 		clear(s)
 		return
 	}
-	if ldq != d { // rank-3 Q: gather the head's rows
-		a.qs = attnGrow(a.qs, sq*d)
-		for i := 0; i < sq; i++ {
-			copy(a.qs[i*d:(i+1)*d], q[i*ldq:i*ldq+d])
-		}
-		q = a.qs
-	}
-	a.matmul(q[:sq*d], sq, a.kp, s)
+	a.matmul(q[:(sq-1)*ldq+d], sq, ldq, a.kp, s, t)
 }
 
 func (a *attnF32) pv(p []float32, sq int, y []float32, ldy int) {
@@ -148,21 +137,13 @@ func (a *attnF32) pv(p []float32, sq int, y []float32, ldy int) {
 	if sq == 0 || dv == 0 {
 		return
 	}
-	out := y
-	if ldy != dv {
-		a.ys = attnGrow(a.ys, sq*dv)
-		out = a.ys
-	}
 	if t == 0 {
-		clear(out[:sq*dv])
-	} else {
-		a.matmul(p[:sq*t], sq, a.vp, out[:sq*dv])
-	}
-	if ldy != dv { // rank-3 Y: scatter the head's rows
 		for i := 0; i < sq; i++ {
-			copy(y[i*ldy:i*ldy+dv], out[i*dv:(i+1)*dv])
+			clear(y[i*ldy : i*ldy+dv])
 		}
+		return
 	}
+	a.matmul(p[:sq*t], sq, t, a.vp, y[:(sq-1)*ldy+dv], ldy)
 }
 
 func attnGrow[T any](s []T, n int) []T {
