@@ -15,10 +15,10 @@ import (
 // dot-product attention over heads, Y = softmax(scale·QKᵀ + bias)·V, with
 // grouped key/value heads (query head h reads key/value head
 // h / (q_num_heads / kv_num_heads)). FP32, FP16 and BF16 compute in
-// float32: both products run on the float kernels (gemm.Engine.MatMul),
-// head by head on sub-slices of the inputs, each key/value head packed
-// once for all the query heads that share it, and the softmax is a
-// float32 row loop. FP64 computes in float64 with plain loops, which are
+// float32: both products run on the float kernels
+// (gemm.Engine.MatMulStrided), head by head on the inputs and output in
+// place (by row strides), each key/value head packed once for all the
+// query heads that share it, and the softmax is the table's row kernel. FP64 computes in float64 with plain loops, which are
 // also the float32 path's reference in tests.
 
 func init() {

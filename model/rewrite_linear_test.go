@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/quantserve/quantserve/internal/onnxbuild"
@@ -83,7 +84,7 @@ func TestLinearRewrite(t *testing.T) {
 					for _, s := range mod.Steps() {
 						ops = append(ops, s.Op)
 					}
-					if !equalStrings(ops, c.steps) {
+					if !slices.Equal(ops, c.steps) {
 						t.Errorf("%s: steps %v, want %v", c.name, ops, c.steps)
 					}
 				}
@@ -101,16 +102,4 @@ func TestLinearRewrite(t *testing.T) {
 			}
 		}
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
