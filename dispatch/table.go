@@ -34,6 +34,12 @@ type Table struct {
 	MinMax     func(x []float32) (lo, hi float32, finite bool)
 	QuantizeU8 func(x []float32, inv float32, zp int32, u []uint8)
 
+	// The transformer paths' vector math, each giving its reference's
+	// bits (kernels.SoftmaxRow, kernels.Gelu, kernels.AddBias).
+	SoftmaxRow func(x []float32, scale float32)
+	Gelu       func(dst, src, bias []float32)
+	AddBias    func(y, bias, res []float32)
+
 	// Unverified, when set, says why the table has not yet been checked
 	// against the reference on a CPU that has its features. Such a table
 	// is neither chosen nor listed as available unless
@@ -64,6 +70,9 @@ var generic = &Table{
 	FBlock:     kernels.FBlockRef,
 	MinMax:     kernels.MinMax,
 	QuantizeU8: kernels.QuantizeU8,
+	SoftmaxRow: kernels.SoftmaxRow,
+	Gelu:       kernels.Gelu,
+	AddBias:    kernels.AddBias,
 	supported:  func() bool { return true },
 }
 

@@ -45,6 +45,9 @@ func isaTables() []*Table {
 		FBlock:     amd64.FBlockAVX512,
 		MinMax:     amd64.MinMaxAVX2,
 		QuantizeU8: amd64.QuantizeU8AVX2,
+		SoftmaxRow: amd64.SoftmaxRowAVX2,
+		Gelu:       amd64.GeluAVX2,
+		AddBias:    amd64.AddBiasAVX2,
 		Unverified: notRun,
 		supported:  func() bool { return avx512(cpuid.AVX512VNNI) },
 	}, {
@@ -58,6 +61,9 @@ func isaTables() []*Table {
 		FBlock:     amd64.FBlockAVX512,
 		MinMax:     amd64.MinMaxAVX2,
 		QuantizeU8: amd64.QuantizeU8AVX2,
+		SoftmaxRow: amd64.SoftmaxRowAVX2,
+		Gelu:       amd64.GeluAVX2,
+		AddBias:    amd64.AddBiasAVX2,
 		Unverified: notRun,
 		supported:  func() bool { return avx512() },
 	}, {
@@ -72,6 +78,9 @@ func isaTables() []*Table {
 		FBlock:     amd64.FBlockAVX2,
 		MinMax:     amd64.MinMaxAVX2,
 		QuantizeU8: amd64.QuantizeU8AVX2,
+		SoftmaxRow: amd64.SoftmaxRowAVX2,
+		Gelu:       amd64.GeluAVX2,
+		AddBias:    amd64.AddBiasAVX2,
 		Unverified: notRun,
 		supported:  func() bool { return avx2() && cpuid.CPU.Supports(cpuid.AVXVNNI) },
 	}, {
@@ -85,6 +94,9 @@ func isaTables() []*Table {
 		FBlock:     amd64.FBlockAVX2,
 		MinMax:     amd64.MinMaxAVX2,
 		QuantizeU8: amd64.QuantizeU8AVX2,
+		SoftmaxRow: amd64.SoftmaxRowAVX2,
+		Gelu:       amd64.GeluAVX2,
+		AddBias:    amd64.AddBiasAVX2,
 		supported:  avx2,
 	}}
 }

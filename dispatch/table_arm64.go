@@ -30,6 +30,9 @@ func isaTables() []*Table {
 			},
 			MinMax:     arm64.MinMaxNEON,
 			QuantizeU8: arm64.QuantizeU8NEON,
+			SoftmaxRow: kernels.SoftmaxRow,
+			Gelu:       kernels.Gelu,
+			AddBias:    kernels.AddBias,
 			supported: func() bool {
 				return arm64.Available && cpuid.CPU.Supports(append(features, cpuid.ASIMD)...)
 			},

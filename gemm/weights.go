@@ -122,6 +122,35 @@ func PackQInt(k, n int, q []int32, scheme quant.Scheme, scales []float32) (*QWei
 // parts returns the packed parts of q: its weights and any extra parts.
 func (q *QWeights) parts() [][]int8 { return append([][]int8{q.packed}, q.extra...) }
 
+// RepackF packs b (K×N, row stride ldb) as PackF does, into f's memory
+// when f is not nil and holds enough (f is then returned), else into new
+// memory: operands packed for each call reuse one buffer.
+func RepackF(f *FWeights, k, n int, b []float32, ldb int) *FWeights {
+	f = reuseF(f, k, n)
+	if k > 0 && n > 0 {
+		kernels.PackFB(k, n, b, ldb, f.packed)
+	}
+	return f
+}
+
+// RepackFT is RepackF for b = btᵀ, bt N×K with row stride ldbt.
+func RepackFT(f *FWeights, k, n int, bt []float32, ldbt int) *FWeights {
+	f = reuseF(f, k, n)
+	if k > 0 && n > 0 {
+		kernels.PackFBT(k, n, bt, ldbt, f.packed)
+	}
+	return f
+}
+
+func reuseF(f *FWeights, k, n int) *FWeights {
+	size := kernels.PackedFBLen(k, n)
+	if f == nil || cap(f.packed) < size {
+		return &FWeights{K: k, N: n, packed: make([]float32, size)}
+	}
+	f.K, f.N, f.packed = k, n, f.packed[:size]
+	return f
+}
+
 // Bytes returns the memory the packed weights hold.
 func (q *QWeights) Bytes() int {
 	b := len(q.packed) + 4*len(q.colsum) + 4*len(q.scales)

@@ -50,6 +50,30 @@ func PackFB(k, n int, b []float32, ldb int, dst []float32) {
 	}
 }
 
+// PackFBT packs b = btᵀ (K×N) as PackFB does, from bt (N×K row-major,
+// row stride ldbt): attention's keys, whose transpose is the product's B,
+// packed without a transposed copy:
+//
+//	dst[panel*K*16 + k*16 + col] = bt[(panel*16 + col)*ldbt + k]
+func PackFBT(k, n int, bt []float32, ldbt int, dst []float32) {
+	dst = dst[:PackedFBLen(k, n)]
+	for p := 0; p*PanelN < n; p++ {
+		panel := dst[p*k*PanelN : (p+1)*k*PanelN]
+		w := min(PanelN, n-p*PanelN)
+		for col := 0; col < w; col++ {
+			src := bt[(p*PanelN+col)*ldbt:][:k]
+			for kk, v := range src {
+				panel[kk*PanelN+col] = v
+			}
+		}
+		for col := w; col < PanelN; col++ {
+			for kk := 0; kk < k; kk++ {
+				panel[kk*PanelN+col] = 0
+			}
+		}
+	}
+}
+
 // FTile is the reference of the float tiles: for rows r < rows and the 16
 // columns of one packed panel bp,
 //

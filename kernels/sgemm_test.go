@@ -42,3 +42,36 @@ func TestSgemmMatchesDefinition(t *testing.T) {
 		}
 	}
 }
+
+// TestPackFBTMatchesPackFB: packing btᵀ from bt (strided, garbage in the
+// stride's gap and in the destination) gives PackFB's panels of the
+// transposed copy.
+func TestPackFBTMatchesPackFB(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, s := range [][2]int{{1, 1}, {7, 16}, {64, 128}, {5, 33}} {
+		k, n := s[0], s[1]
+		ldbt := k + 3
+		bt := make([]float32, n*ldbt)
+		for i := range bt {
+			bt[i] = r.Float32()*2 - 1
+		}
+		b := make([]float32, k*n)
+		for j := 0; j < n; j++ {
+			for kk := 0; kk < k; kk++ {
+				b[kk*n+j] = bt[j*ldbt+kk]
+			}
+		}
+		want := make([]float32, PackedFBLen(k, n))
+		PackFB(k, n, b, n, want)
+		got := make([]float32, len(want))
+		for i := range got {
+			got[i] = 7
+		}
+		PackFBT(k, n, bt, ldbt, got)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("k=%d n=%d: packed[%d] = %v, want %v", k, n, i, got[i], want[i])
+			}
+		}
+	}
+}

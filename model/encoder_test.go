@@ -2,10 +2,13 @@ package model_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"testing"
 
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/internal/onnxbuild"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/model/onnxpb"
@@ -80,5 +83,38 @@ func TestEncoderMatchesONNXRuntime(t *testing.T) {
 			t.Errorf("%s: %d of %d values differ", c.name, bad, len(want))
 		}
 		t.Logf("%s: largest difference from ONNX Runtime %.3g (%.3f%% of the output range %.3g)", c.name, worst, 100*worst/span, span)
+	}
+}
+
+// BenchmarkEncoder runs the transformer encoder of internal/onnxbuild
+// (tools/modelbench's "encoder") on one thread at batch 1 and 8, with int8
+// weights (the default) and in float32; sequences/s is the figure the
+// README's table reports.
+func BenchmarkEncoder(b *testing.B) {
+	data := onnxbuild.Encoder(onnxbuild.DefaultEncoder).Bytes()
+	exec := gemm.New(dispatch.Default(), 1)
+	for _, c := range []struct {
+		name string
+		opts model.Options
+	}{
+		{"int8", model.Options{Exec: exec, Quantize: true, Scheme: quant.PerChannel}},
+		{"float32", model.Options{Exec: exec}},
+	} {
+		m, err := model.LoadWith(data, c.opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, batch := range []int{1, 8} {
+			in := map[string]*tensor.Tensor{"input_ids": onnxbuild.EncoderInput(onnxbuild.DefaultEncoder, batch, 3)}
+			b.Run(fmt.Sprintf("%s/batch=%d", c.name, batch), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := m.Run(context.Background(), in, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "seq/s")
+			})
+		}
 	}
 }

@@ -315,7 +315,8 @@ func buildGelu(n *node, at *GeluAttrs) (opFunc, error) {
 	switch approx := at.Approximate; approx {
 	case "none":
 		f = func(v float64) float64 { return 0.5 * v * math.Erfc(-v/math.Sqrt2) }
-		k32 = geluSlice
+		gelu := kernelTable(n).Gelu
+		k32 = func(dst, src []float32) { gelu(dst, src, nil) }
 	case "tanh":
 		f = func(v float64) float64 { return v * sigmoid(2*geluTanhArg(v)) }
 		k32 = geluTanhSlice
@@ -327,23 +328,6 @@ func buildGelu(n *node, at *GeluAttrs) (opFunc, error) {
 
 // geluTanhArg is the tanh approximation's argument √(2/π)·(x + 0.044715·x³).
 func geluTanhArg(v float64) float64 { return math.Sqrt(2/math.Pi) * (v + 0.044715*v*v*v) }
-
-// geluSlice computes 0.5·x·(1 + erf(x/√2)); where erf nears -1 it uses
-// erfc(-x/√2) instead, with (x/√2)² = x²/2 exact in float64, which keeps
-// the negative tail's precision.
-func geluSlice(dst, src []float32) {
-	dst = dst[:len(src)]
-	for i, v := range src {
-		z := v * (math.Sqrt2 / 2)
-		var c float32 // 1 + erf(z)
-		if z >= -0.5 {
-			c = 1 + elemErf32(z)
-		} else {
-			c = elemErfcSq(-z, float64(v)*float64(v)/2)
-		}
-		dst[i] = 0.5 * v * c
-	}
-}
 
 // geluTanhSlice computes 0.5·x·(1 + tanh u) as x·sigmoid(2u), which is
 // the same function without cancellation for negative u; u is computed

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
@@ -14,10 +15,10 @@ import (
 // dot-product attention over heads, Y = softmax(scale·QKᵀ + bias)·V, with
 // grouped key/value heads (query head h reads key/value head
 // h / (q_num_heads / kv_num_heads)). FP32, FP16 and BF16 compute in
-// float32: both products run on the float kernels (gemm.Engine.MatMul),
-// head by head on sub-slices of the inputs, each key/value head packed
-// once for all the query heads that share it, and the softmax is a
-// float32 row loop. FP64 computes in float64 with plain loops, which are
+// float32: both products run on the float kernels
+// (gemm.Engine.MatMulStrided), head by head on the inputs and output in
+// place (by row strides), each key/value head packed once for all the
+// query heads that share it, and the softmax is the table's row kernel. FP64 computes in float64 with plain loops, which are
 // also the float32 path's reference in tests.
 
 func init() {
@@ -82,47 +83,43 @@ type attnKernels[T float32 | float64] interface {
 	err() error
 }
 
-// attnF32 runs the products on the float kernels.
+// attnF32 runs the products on the float kernels, reading Q and writing
+// Y in place by their row strides (rank-3 heads are columns of a row).
 type attnF32 struct {
 	exec   *gemm.Engine
 	k, v   attnView[float32]
 	sh     attnShape
-	kt     []float32 // Kᵀ of one head, d×t
-	kp, vp *gemm.FWeights
-	qs, ys []float32 // rows of strided (rank-3) Q and Y, gathered
+	kp, vp *gemm.FWeights // Kᵀ and V of one head, packed (buffers reused)
 	failed error
 }
 
 func (a *attnF32) err() error { return a.failed }
 
-func (a *attnF32) matmul(x []float32, m int, w *gemm.FWeights, y []float32) {
-	if err := a.exec.MatMul(x, m, w, y); err != nil && a.failed == nil {
+func (a *attnF32) matmul(x []float32, m, ldx int, w *gemm.FWeights, y []float32, ldy int) {
+	if err := a.exec.MatMulStrided(x, m, ldx, w, y, ldy); err != nil && a.failed == nil {
 		a.failed = err
 	}
 }
 
 func newAttnF32(exec *gemm.Engine, k, v attnView[float32], sh attnShape) *attnF32 {
-	return &attnF32{exec: exec, k: k, v: v, sh: sh, kt: make([]float32, sh.d*sh.t)}
+	return &attnF32{exec: exec, k: k, v: v, sh: sh}
 }
 
 func (a *attnF32) prepareK(b, g int) {
 	t, d := a.sh.t, a.sh.d
-	base := a.k.at(b, g)
-	for j := 0; j < t; j++ {
-		row := a.k.data[base+j*a.k.ss : base+j*a.k.ss+d]
-		for f, x := range row {
-			a.kt[f*t+j] = x
-		}
+	if t == 0 || d == 0 {
+		return
 	}
-	a.kp = gemm.PackF(d, t, a.kt, t)
+	base := a.k.at(b, g)
+	a.kp = gemm.RepackFT(a.kp, d, t, a.k.data[base:base+(t-1)*a.k.ss+d], a.k.ss)
 }
 
 func (a *attnF32) prepareV(b, g int) {
-	if a.sh.t == 0 {
+	if a.sh.t == 0 || a.sh.dv == 0 {
 		return
 	}
 	base := a.v.at(b, g)
-	a.vp = gemm.PackF(a.sh.t, a.sh.dv, a.v.data[base:base+(a.sh.t-1)*a.v.ss+a.sh.dv], a.v.ss)
+	a.vp = gemm.RepackF(a.vp, a.sh.t, a.sh.dv, a.v.data[base:base+(a.sh.t-1)*a.v.ss+a.sh.dv], a.v.ss)
 }
 
 func (a *attnF32) qk(q []float32, ldq, sq int, s []float32) {
@@ -132,14 +129,7 @@ func (a *attnF32) qk(q []float32, ldq, sq int, s []float32) {
 		clear(s)
 		return
 	}
-	if ldq != d { // rank-3 Q: gather the head's rows
-		a.qs = attnGrow(a.qs, sq*d)
-		for i := 0; i < sq; i++ {
-			copy(a.qs[i*d:(i+1)*d], q[i*ldq:i*ldq+d])
-		}
-		q = a.qs
-	}
-	a.matmul(q[:sq*d], sq, a.kp, s)
+	a.matmul(q[:(sq-1)*ldq+d], sq, ldq, a.kp, s, t)
 }
 
 func (a *attnF32) pv(p []float32, sq int, y []float32, ldy int) {
@@ -147,21 +137,13 @@ func (a *attnF32) pv(p []float32, sq int, y []float32, ldy int) {
 	if sq == 0 || dv == 0 {
 		return
 	}
-	out := y
-	if ldy != dv {
-		a.ys = attnGrow(a.ys, sq*dv)
-		out = a.ys
-	}
 	if t == 0 {
-		clear(out[:sq*dv])
-	} else {
-		a.matmul(p[:sq*t], sq, a.vp, out[:sq*dv])
-	}
-	if ldy != dv { // rank-3 Y: scatter the head's rows
 		for i := 0; i < sq; i++ {
-			copy(y[i*ldy:i*ldy+dv], out[i*dv:(i+1)*dv])
+			clear(y[i*ldy : i*ldy+dv])
 		}
+		return
 	}
+	a.matmul(p[:sq*t], sq, t, a.vp, y[:(sq-1)*ldy+dv], ldy)
 }
 
 func attnGrow[T any](s []T, n int) []T {
@@ -305,9 +287,17 @@ type attnRows[T float32 | float64] struct {
 	scale, softcap T
 	bias           *attnBias[T]
 	mode           int64
+	soft           func([]float32, float32) // the float32 softmax kernel
 }
 
 func (ar *attnRows[T]) apply(s []T, t, b, h, i0 int, qk []T) {
+	if s32, ok := any(s).([]float32); ok && qk == nil && ar.softcap == 0 && !ar.bias.present {
+		// the scale is the kernel's first step: one pass less
+		for i := 0; i*t < len(s32); i++ {
+			ar.soft(s32[i*t:(i+1)*t], float32(ar.scale))
+		}
+		return
+	}
 	for i := 0; i*t < len(s); i++ {
 		row := s[i*t : (i+1)*t]
 		for j := range row {
@@ -326,7 +316,7 @@ func (ar *attnRows[T]) apply(s []T, t, b, h, i0 int, qk []T) {
 		if qk != nil && ar.mode == 2 {
 			copy(qk[i*t:], row)
 		}
-		softmaxRow(row)
+		softmaxRow(row, ar.soft)
 		if qk != nil && ar.mode == 3 {
 			copy(qk[i*t:], row)
 		}
@@ -367,9 +357,10 @@ func tanh32(x float32) float32 {
 
 // softmaxRow normalizes x to exp(x - max) / Σ exp(x - max); a row with
 // no finite maximum (every key masked) becomes NaN, as numpy's does.
-func softmaxRow[T float32 | float64](x []T) {
+// float32 rows run on soft, a kernel table's SoftmaxRow.
+func softmaxRow[T float32 | float64](x []T, soft func([]float32, float32)) {
 	if x32, ok := any(x).([]float32); ok {
-		softmaxRow32(x32)
+		soft(x32, 1)
 		return
 	}
 	m := math.Inf(-1)
@@ -385,61 +376,6 @@ func softmaxRow[T float32 | float64](x []T) {
 	for j := range x {
 		x[j] = T(float64(x[j]) / s)
 	}
-}
-
-func softmaxRow32(x []float32) {
-	m := float32(math.Inf(-1))
-	nan := false
-	for _, v := range x {
-		if v > m {
-			m = v
-		}
-		nan = nan || v != v
-	}
-	if nan || m == float32(math.Inf(-1)) || m == float32(math.Inf(1)) {
-		for j := range x {
-			x[j] = float32(math.NaN())
-		}
-		return
-	}
-	s := expShifted32(x, m)
-	inv := 1 / s
-	for j := range x {
-		x[j] *= inv
-	}
-}
-
-// expShifted32 sets x[j] = e**(x[j] - m) for x[j] <= m (m finite) and
-// returns their sum: expParts32 written into the loop, differences below
-// expMin32 giving 0.
-func expShifted32(x []float32, m float32) float32 {
-	const (
-		ln2Hi = 0.693359375
-		ln2Lo = -2.12194440e-4
-		log2e = 1.44269504088896341
-		magic = 12582912
-	)
-	var sum float32
-	for j, v := range x {
-		d := v - m
-		if d < expMin32 {
-			x[j] = 0
-			continue
-		}
-		t := float32(d*log2e) + magic
-		k := int32(math.Float32bits(t)) - 0x4b400000
-		n := t - magic
-		r := d - n*ln2Hi - n*ln2Lo
-		p := float32(1.9875691500e-4)*r + 1.3981999507e-3
-		p = p*r + 8.3334519073e-3
-		p = p*r + 4.1665795894e-2
-		p = p*r + 1.6666665459e-1
-		p = p*r + 5.0000001201e-1
-		e := (p*r*r + r + 1) * math.Float32frombits(uint32(k+127)<<23)
-		x[j] = e
-		sum += e
-	}
-	return sum
 }
 
 // attnChunk bounds the scores one head holds at a time (query rows ×
@@ -503,7 +439,7 @@ func buildAttention(n *node, at *AttentionAttrs, maxIn int) (opFunc, error) {
 	outs := n.pb.Outputs
 	wantPresent := len(outs) > 1 && outs[1] != "" || len(outs) > 2 && outs[2] != ""
 	wantQK := len(outs) > 3 && outs[3] != ""
-	exec := n.opts.Exec
+	exec, soft := n.opts.Exec, kernelTable(n).SoftmaxRow
 	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		get := func(i int) *tensor.Tensor {
 			if i < len(in) {
@@ -513,7 +449,7 @@ func buildAttention(n *node, at *AttentionAttrs, maxIn int) (opFunc, error) {
 		}
 		a := &attentionCall{
 			at: at, q: in[0], k: in[1], v: in[2], mask: get(3), pastK: get(4), pastV: get(5), nonpad: get(6),
-			wantPresent: wantPresent, wantQK: wantQK,
+			wantPresent: wantPresent, wantQK: wantQK, soft: soft,
 		}
 		if err := a.check(); err != nil {
 			return nil, err
@@ -535,6 +471,7 @@ type attentionCall struct {
 	q, k, v, mask, pastK, pastV, nonpad *tensor.Tensor
 	wantPresent, wantQK                 bool
 	chunk                               int // scores held at a time; 0: attnChunk
+	soft                                func([]float32, float32)
 
 	sh    attnShape
 	rank3 bool
@@ -678,7 +615,11 @@ func attentionIn[T float32 | float64](a *attentionCall, toT func(*tensor.Tensor)
 	if a.at.Scale != nil {
 		scale = float64(*a.at.Scale)
 	}
-	rows := &attnRows[T]{scale: T(scale), softcap: T(a.at.Softcap), bias: bias, mode: a.at.QKMatMulOutputMode}
+	soft := a.soft
+	if soft == nil {
+		soft = dispatch.Default().SoftmaxRow
+	}
+	rows := &attnRows[T]{scale: T(scale), softcap: T(a.at.Softcap), bias: bias, mode: a.at.QKMatMulOutputMode, soft: soft}
 	yd := make([]T, sh.b*sh.hq*sh.sq*sh.dv)
 	y := headMajor(yd, sh.hq, sh.sq, sh.dv)
 	yShape := []int{sh.b, sh.hq, sh.sq, sh.dv}
@@ -797,7 +738,7 @@ func buildFlexAttention(n *node, at *FlexAttentionAttrs) (opFunc, error) {
 			return nil, unsupportedf("FlexAttention softmax_precision %v", onnxpb.DataType(*p))
 		}
 	}
-	exec := n.opts.Exec
+	exec, soft := n.opts.Exec, kernelTable(n).SoftmaxRow
 	n.runCtx = func(ctx context.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		q, k, v := in[0], in[1], in[2]
 		for _, x := range []*tensor.Tensor{q, k, v} {
@@ -816,7 +757,7 @@ func buildFlexAttention(n *node, at *FlexAttentionAttrs) (opFunc, error) {
 		if at.Scale != nil {
 			scale = float64(*at.Scale)
 		}
-		f := flexCall{ctx: ctx, in: in, mods: mods, sh: sh, scale: scale}
+		f := flexCall{ctx: ctx, in: in, mods: mods, sh: sh, scale: scale, soft: soft}
 		if precision == int64(onnxpb.Double) || precision == 0 && q.DType == tensor.Float64 {
 			return flexIn(&f, attnFloat64s, func(k, v attnView[float64]) attnKernels[float64] { return &attnRef[float64]{k: k, v: v, sh: sh} })
 		}
@@ -826,6 +767,7 @@ func buildFlexAttention(n *node, at *FlexAttentionAttrs) (opFunc, error) {
 }
 
 type flexCall struct {
+	soft  func([]float32, float32)
 	ctx   context.Context
 	in    []*tensor.Tensor
 	mods  [2]*subgraph
@@ -877,7 +819,7 @@ func flexIn[T float32 | float64](f *flexCall, toT func(*tensor.Tensor) []T, newK
 		scores = append([]T(nil), scores...)
 	}
 	for i := 0; i*sh.t < len(scores) && sh.t > 0; i++ {
-		softmaxRow(scores[i*sh.t : (i+1)*sh.t])
+		softmaxRow(scores[i*sh.t:(i+1)*sh.t], f.soft)
 	}
 	if err := modify(1); err != nil {
 		return nil, err

@@ -270,8 +270,8 @@ func TestSoftmaxAndTanh32(t *testing.T) {
 			x[i] *= 10
 		}
 		y64 := convert[float64](x)
-		softmaxRow(y64)
-		softmaxRow32(x)
+		softmaxRow(y64, nil)
+		softmaxRow(x, dispatch.Default().SoftmaxRow)
 		for i := range x {
 			if math.Abs(float64(x[i])-y64[i]) > 1e-6 {
 				t.Fatalf("n=%d: softmax32[%d] = %v, want %v", n, i, x[i], y64[i])
@@ -279,7 +279,7 @@ func TestSoftmaxAndTanh32(t *testing.T) {
 		}
 	}
 	masked := []float32{float32(math.Inf(-1)), float32(math.Inf(-1))}
-	softmaxRow32(masked)
+	softmaxRow(masked, dispatch.Default().SoftmaxRow)
 	if !math.IsNaN(float64(masked[0])) {
 		t.Fatalf("a fully masked row: %v, want NaN as the reference gives", masked)
 	}

@@ -43,6 +43,10 @@ func softmaxBuilder(n *node, op string, axis int64, legacy bool, f32 func([]floa
 		if err := n.checkArity(1, 1, 1, 1); err != nil {
 			return nil, err
 		}
+		if op == "Softmax" {
+			soft := kernelTable(n).SoftmaxRow
+			f32 = func(x []float32, outer, dim, inner int) []float32 { return softmax32(x, outer, dim, inner, soft) }
+		}
 		return unary(func(x *tensor.Tensor) (*tensor.Tensor, error) {
 			outer, dim, inner, err := softmaxGeometry(x, axis, legacy)
 			if err != nil {
@@ -65,7 +69,8 @@ func softmaxBuilder(n *node, op string, axis int64, legacy bool, f32 func([]floa
 	}
 }
 
-// softmax normalises x viewed as [outer, dim, inner] along dim, in float64.
+// softmax normalises x viewed as [outer, dim, inner] along dim, in
+// float64 (float32 runs on the kernels: softmax32).
 func softmax[T float32 | float64](x []T, outer, dim, inner int) []T {
 	r := make([]T, len(x))
 	for o := 0; o < outer; o++ {
@@ -81,6 +86,33 @@ func softmax[T float32 | float64](x []T, outer, dim, inner int) []T {
 			}
 			for i := 0; i < dim; i++ {
 				r[base+i*inner] = T(math.Exp(float64(x[base+i*inner])-m) / sum)
+			}
+		}
+	}
+	return r
+}
+
+// softmax32 normalises x viewed as [outer, dim, inner] along dim with
+// soft, a kernel table's SoftmaxRow; strided rows go through a buffer.
+func softmax32(x []float32, outer, dim, inner int, soft func([]float32, float32)) []float32 {
+	r := make([]float32, len(x))
+	if inner == 1 {
+		copy(r, x)
+		for o := 0; o < outer; o++ {
+			soft(r[o*dim:(o+1)*dim], 1)
+		}
+		return r
+	}
+	row := make([]float32, dim)
+	for o := 0; o < outer; o++ {
+		for j := 0; j < inner; j++ {
+			base := o*dim*inner + j
+			for i := range row {
+				row[i] = x[base+i*inner]
+			}
+			soft(row, 1)
+			for i, v := range row {
+				r[base+i*inner] = v
 			}
 		}
 	}

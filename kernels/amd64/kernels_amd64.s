@@ -416,7 +416,7 @@ TEXT ·quantizeU8AVX2(SB), NOSPLIT, $0-56
 	VBROADCASTSS inv+24(FP), Y0
 	MOVQ         u_base+32(FP), DI
 	MOVL         zp+28(FP), AX
-	MOVL         AX, X1
+	VMOVD        AX, X1
 	VPBROADCASTD X1, Y1
 	// clamp range: [0, 127] when zp == 0, else [-64, 64]
 	TESTL        AX, AX
@@ -430,9 +430,9 @@ qsigned:
 	MOVL $0x42800000, BX          // 64.0
 
 qrange:
-	MOVL         AX, X2
+	VMOVD        AX, X2
 	VBROADCASTSS X2, Y2           // lo
-	MOVL         BX, X3
+	VMOVD        BX, X3
 	VBROADCASTSS X3, Y3           // hi
 	TESTQ        CX, CX
 	JZ           qdone
@@ -446,7 +446,7 @@ qloop:
 	VEXTRACTI128 $1, Y4, X5
 	VPACKSSDW   X5, X4, X4        // 8 int16
 	VPACKUSWB   X4, X4, X4        // 8 uint8 in the low quadword
-	MOVQ        X4, (DI)
+	VMOVQ       X4, (DI)          // VEX: no legacy-SSE instruction inside the AVX loop
 	ADDQ        $32, SI
 	ADDQ        $8, DI
 	SUBQ        $8, CX

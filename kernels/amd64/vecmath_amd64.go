@@ -1,0 +1,108 @@
+//go:build gc && !purego
+
+package amd64
+
+import "github.com/quantserve/quantserve/kernels"
+
+// maxScaledAVX2 returns the largest float32(scale·x[j]), NaN ignored, -Inf
+// when there is none. Requires AVX2; len(x) a positive multiple of 8.
+//
+//go:noescape
+func maxScaledAVX2(x []float32, scale float32, c *[kernels.VecRows][8]float32) float32
+
+// expSumAVX2 computes kernels.ExpSumLanes(x, scale, m). Requires AVX2;
+// len(x) a positive multiple of 8.
+//
+//go:noescape
+func expSumAVX2(x []float32, scale, m float32, c *[kernels.VecRows][8]float32) float32
+
+// scaleAVX2 computes kernels.ScaleRow(x, s). Requires AVX2; len(x) a
+// positive multiple of 8.
+//
+//go:noescape
+func scaleAVX2(x []float32, s float32)
+
+// addBiasAVX2 computes kernels.AddBias(y, bias, res) (res empty for nil).
+// Requires AVX2; len(y) a positive multiple of 8, len(bias) >= len(y),
+// len(res) 0 or >= len(y).
+//
+//go:noescape
+func addBiasAVX2(y, bias, res []float32)
+
+// geluAVX2 computes kernels.Gelu(dst, src, bias) (bias empty for nil).
+// Requires AVX2; len(src) a positive multiple of 8, len(dst) >= len(src),
+// len(bias) 0 or >= len(src).
+//
+//go:noescape
+func geluAVX2(dst, src, bias []float32, c *[kernels.VecRows][8]float32)
+
+// SoftmaxRowAVX2 computes kernels.SoftmaxRow(x, scale). Requires AVX2.
+func SoftmaxRowAVX2(x []float32, scale float32) {
+	n8 := len(x) &^ 7
+	if n8 == 0 {
+		kernels.SoftmaxRow(x, scale)
+		return
+	}
+	c := kernels.VecConsts()
+	m := maxScaledAVX2(x[:n8], scale, c)
+	for _, v := range x[n8:] {
+		if y := float32(scale * v); y > m {
+			m = y
+		}
+	}
+	s := expSumAVX2(x[:n8], scale, m, c)
+	for j := n8; j < len(x); j++ {
+		e := kernels.ExpNeg(float32(scale*x[j]) - m)
+		x[j] = e
+		s += e
+	}
+	inv := 1 / s
+	scaleAVX2(x[:n8], inv)
+	kernels.ScaleRow(x[n8:], inv)
+}
+
+// AddBiasAVX2 computes kernels.AddBias(y, bias, res). Requires AVX2.
+func AddBiasAVX2(y, bias, res []float32) {
+	n8 := len(y) &^ 7
+	bias = bias[:len(y)]
+	if res != nil {
+		res = res[:len(y)]
+	}
+	if n8 > 0 {
+		var r []float32
+		if res != nil {
+			r = res[:n8]
+		}
+		addBiasAVX2(y[:n8], bias[:n8], r)
+	}
+	if n8 < len(y) {
+		var r []float32
+		if res != nil {
+			r = res[n8:]
+		}
+		kernels.AddBias(y[n8:], bias[n8:], r)
+	}
+}
+
+// GeluAVX2 computes kernels.Gelu(dst, src, bias). Requires AVX2.
+func GeluAVX2(dst, src, bias []float32) {
+	dst = dst[:len(src)]
+	if bias != nil {
+		bias = bias[:len(src)]
+	}
+	n8 := len(src) &^ 7
+	if n8 > 0 {
+		var b []float32
+		if bias != nil {
+			b = bias[:n8]
+		}
+		geluAVX2(dst[:n8], src[:n8], b, kernels.VecConsts())
+	}
+	if n8 < len(src) {
+		var b []float32
+		if bias != nil {
+			b = bias[n8:]
+		}
+		kernels.Gelu(dst[n8:], src[n8:], b)
+	}
+}

@@ -1,0 +1,14 @@
+//go:build !amd64 || !gc || purego
+
+package amd64
+
+import "github.com/quantserve/quantserve/kernels"
+
+// SoftmaxRowAVX2 forwards to kernels.SoftmaxRow in builds without assembly.
+func SoftmaxRowAVX2(x []float32, scale float32) { kernels.SoftmaxRow(x, scale) }
+
+// AddBiasAVX2 forwards to kernels.AddBias in builds without assembly.
+func AddBiasAVX2(y, bias, res []float32) { kernels.AddBias(y, bias, res) }
+
+// GeluAVX2 forwards to kernels.Gelu in builds without assembly.
+func GeluAVX2(dst, src, bias []float32) { kernels.Gelu(dst, src, bias) }

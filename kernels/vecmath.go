@@ -1,0 +1,279 @@
+package kernels
+
+import "math"
+
+// Vector math of the transformer paths: the softmax of a row, GELU and a
+// bias (plus residual) addition. Every product in these references is
+// rounded to float32 by an explicit conversion, which keeps the compiler
+// from fusing it into a multiply-add on any architecture: the SIMD twins
+// multiply and add separately, lane by lane, and give the same bits.
+
+// Constants of ExpNeg: the Cephes expf reduction and polynomial.
+const (
+	expLog2e = float32(1.44269504088896341)
+	expMagic = float32(12582912) // 1.5·2²³: adding it rounds to an integer
+	expLn2Hi = float32(0.693359375)
+	expLn2Lo = float32(-2.12194440e-4)
+	expP0    = float32(1.9875691500e-4)
+	expP1    = float32(1.3981999507e-3)
+	expP2    = float32(8.3334519073e-3)
+	expP3    = float32(4.1665795894e-2)
+	expP4    = float32(1.6666665459e-1)
+	expP5    = float32(5.0000001201e-1)
+	// ExpNegMin is the smallest argument ExpNeg does not flush to 0:
+	// e**x is a normal float32 from here.
+	ExpNegMin = float32(-87.33654)
+)
+
+// ExpNeg returns e**d for d <= 0 within 2 float32 ulps, 0 for d below
+// ExpNegMin, NaN for NaN. d = k·ln2 + r with |r| <= ln2/2 and
+// e**r = 1 + r + r²·P(r), P of degree 5. Results for d > 0 are
+// unspecified.
+func ExpNeg(d float32) float32 {
+	if d < ExpNegMin {
+		return 0
+	}
+	t := float32(d*expLog2e) + expMagic
+	k := int32(math.Float32bits(t)) - 0x4b400000
+	n := t - expMagic
+	r := float32(d-float32(n*expLn2Hi)) - float32(n*expLn2Lo)
+	// P(r) by Estrin's scheme: shorter dependency chains than Horner's
+	// keep more SIMD iterations in flight.
+	r2 := float32(r * r)
+	pa := float32(expP0*r) + expP1
+	pb := float32(expP2*r) + expP3
+	pc := float32(expP4*r) + expP5
+	p := float32(float32(float32(pa*r2)+pb)*r2) + pc
+	y := float32(float32(p*r2)+r) + 1
+	return y * math.Float32frombits(uint32(k+127)<<23)
+}
+
+// SoftmaxRow sets x to softmax(scale·x), as in the pure-Go loop below:
+// y = scale·x, m the largest y (NaN ignored), e = ExpNeg(y - m), and x
+// becomes e·(1/Σe). Σe runs over the whole blocks of 8 values in lanes:
+// two 8-lane accumulators take alternate blocks, are added lane by lane,
+// then folded 8 → 4 → 2 → 1 (lane i with lane i+4, then i+2, then i+1);
+// the values after the last whole block are added one by one. A row
+// holding NaN, +Inf, or only -Inf becomes NaN; -Inf elsewhere gives 0.
+func SoftmaxRow(x []float32, scale float32) {
+	if len(x) == 0 {
+		return
+	}
+	m := float32(math.Inf(-1))
+	for _, v := range x {
+		if y := float32(scale * v); y > m {
+			m = y
+		}
+	}
+	n8 := len(x) &^ 7
+	s := ExpSumLanes(x[:n8], scale, m)
+	for j := n8; j < len(x); j++ {
+		e := ExpNeg(float32(scale*x[j]) - m)
+		x[j] = e
+		s += e
+	}
+	ScaleRow(x, 1/s)
+}
+
+// ExpSumLanes sets x[j] = ExpNeg(scale·x[j] - m) for len(x) a multiple
+// of 8 and returns their sum in SoftmaxRow's lane order.
+func ExpSumLanes(x []float32, scale, m float32) float32 {
+	var acc [2][8]float32
+	for b := 0; b*8 < len(x); b++ {
+		blk := x[b*8 : b*8+8]
+		for l, v := range blk {
+			e := ExpNeg(float32(scale*v) - m)
+			blk[l] = e
+			acc[b&1][l] += e
+		}
+	}
+	var s8 [8]float32
+	for l := range s8 {
+		s8[l] = acc[0][l] + acc[1][l]
+	}
+	return FoldLanes(&s8)
+}
+
+// FoldLanes adds 8 lanes as the SIMD kernels fold a register:
+// ((l0+l4) + (l2+l6)) + ((l1+l5) + (l3+l7)).
+func FoldLanes(s *[8]float32) float32 {
+	a0, a1, a2, a3 := s[0]+s[4], s[1]+s[5], s[2]+s[6], s[3]+s[7]
+	b0, b1 := a0+a2, a1+a3
+	return b0 + b1
+}
+
+// ScaleRow sets x[j] = x[j]·s.
+func ScaleRow(x []float32, s float32) {
+	for j := range x {
+		x[j] *= s
+	}
+}
+
+// AddBias sets y[j] = (y[j] + bias[j]) + res[j] for j < len(y); res may
+// be nil (then y[j] + bias[j]). len(bias), len(res) >= len(y).
+func AddBias(y, bias, res []float32) {
+	bias = bias[:len(y)]
+	if res == nil {
+		for j := range y {
+			y[j] += bias[j]
+		}
+		return
+	}
+	res = res[:len(y)]
+	for j := range y {
+		y[j] = (y[j] + bias[j]) + res[j]
+	}
+}
+
+// GELU: gelu(x) = 0.5·x·(1 + erf(x/√2)) = 0.5·x·c with, for z = x/√2,
+// c = 2 - erfc(z) when z >= 0 and erfc(-z) otherwise, which keeps the
+// negative tail's relative precision. erfc(a) = g(a)·e**(-a²) for a >= 0,
+// g smooth: on each of the intervals of geluBounds, a polynomial of degree
+// 9 (evaluated by Estrin's scheme) in t = (a - mid)·scale interpolates g at Chebyshev points. x² is
+// split exactly into hi + lo (Dekker), and e**(-a²) = ExpNeg(-hi/2)·(1 - lo/2).
+
+// geluBounds split [0, 10]: erfc(10) is below float32's smallest
+// subnormal, and e**(-a²) underflows from a = 9.35 on.
+var geluBounds = [...]float64{0, 0.5, 1.5, 3, 5.5, 10}
+
+// Rows of VecConsts, each a value broadcast over 8 lanes (bit patterns
+// for the masks), except the GELU pieces' rows: piece i in lane i, lanes
+// past the last piece repeating it.
+const (
+	VecLog2e   = 0
+	VecMagic   = 1
+	VecLn2Hi   = 2
+	VecLn2Lo   = 3
+	VecP0      = 4 // P0..P5 in rows 4..9
+	VecExpMin  = 10
+	VecExpBias = 11 // bits 0x4b400000 - 127: bits(t) less it is k + 127
+	VecOne     = 12
+	VecTwo     = 13
+	VecHalf    = 14
+	VecAbs     = 15 // bits 0x7fffffff
+	VecSplit   = 16 // bits 0xfffff000: the high 12 bits of a significand
+	VecSign    = 17 // bits 0x80000000
+	VecNegInf  = 18
+	VecInvSq2  = 19
+	VecMaxX    = 20 // √2 times the end of the last GELU piece
+	VecBound   = 21 // rows 21..24: the pieces' interior bounds
+	VecMid     = 25
+	VecScale   = 26
+	VecC0      = 27 // c[k] of the pieces in row VecC0+k, k < 10
+	VecRows    = 37
+)
+
+var vecConsts = func() (t [VecRows][8]float32) {
+	const pieces = len(geluBounds) - 1
+	const n = 10
+	var cheb [n][n]float64 // cheb[k][j]: coefficient of t^j in T_k(t)
+	cheb[0][0], cheb[1][1] = 1, 1
+	for k := 2; k < n; k++ {
+		for j := 0; j < n; j++ {
+			if j > 0 {
+				cheb[k][j] += 2 * cheb[k-1][j-1]
+			}
+			cheb[k][j] -= cheb[k-2][j]
+		}
+	}
+	for i := 0; i < 8; i++ {
+		p := min(i, pieces-1)
+		lo, hi := geluBounds[p], geluBounds[p+1]
+		var g, ch [n]float64
+		for j := range g {
+			z := (lo+hi)/2 + (hi-lo)/2*math.Cos(math.Pi*(float64(j)+0.5)/n)
+			g[j] = math.Erfc(z) * math.Exp(z*z)
+		}
+		for k := range ch { // Chebyshev coefficients of the interpolant
+			for j := range g {
+				ch[k] += g[j] * math.Cos(float64(k)*math.Pi*(float64(j)+0.5)/n)
+			}
+			ch[k] *= 2.0 / n
+		}
+		ch[0] /= 2
+		for j := 0; j < n; j++ { // in powers of t
+			var m float64
+			for k := 0; k < n; k++ {
+				m += ch[k] * cheb[k][j]
+			}
+			t[VecC0+j][i] = float32(m)
+		}
+		t[VecMid][i] = float32((lo + hi) / 2)
+		t[VecScale][i] = float32(2 / (hi - lo))
+	}
+	bits := math.Float32frombits
+	for l := 0; l < 8; l++ {
+		for r, v := range []float32{
+			VecLog2e: expLog2e, VecMagic: expMagic, VecLn2Hi: expLn2Hi, VecLn2Lo: expLn2Lo,
+			VecP0: expP0, VecP0 + 1: expP1, VecP0 + 2: expP2, VecP0 + 3: expP3, VecP0 + 4: expP4, VecP0 + 5: expP5,
+			VecExpMin: ExpNegMin, VecExpBias: bits(0x4b400000 - 127), VecOne: 1, VecTwo: 2, VecHalf: 0.5,
+			VecAbs: bits(0x7fffffff), VecSplit: bits(0xfffff000), VecSign: bits(0x80000000),
+			VecNegInf: float32(math.Inf(-1)), VecInvSq2: float32(1 / math.Sqrt2), VecMaxX: float32(math.Sqrt2 * geluBounds[pieces]),
+		} {
+			t[r][l] = v
+		}
+		for b := 0; b < pieces-1; b++ {
+			t[VecBound+b][l] = float32(geluBounds[b+1])
+		}
+	}
+	return
+}()
+
+// VecConsts returns the constants the SIMD twins of ExpNeg and Gelu read.
+// Callers must not modify them.
+func VecConsts() *[VecRows][8]float32 { return &vecConsts }
+
+// Gelu sets dst[j] = gelu(src[j] + bias[j]), or gelu(src[j]) when bias
+// is nil, with GELU's exact (erf) form; dst may be src. len(dst), and
+// len(bias) when bias is not nil, >= len(src).
+func Gelu(dst, src, bias []float32) {
+	dst = dst[:len(src)]
+	if bias != nil {
+		bias = bias[:len(src)]
+	}
+	for j, x := range src {
+		if bias != nil {
+			x += bias[j]
+		}
+		dst[j] = GeluOne(x)
+	}
+}
+
+// GeluOne returns gelu(x) as Gelu computes it.
+func GeluOne(x float32) float32 {
+	c := &vecConsts
+	xa := math.Float32frombits(math.Float32bits(x) &^ (1 << 31))
+	if !(xa < c[VecMaxX][0]) {
+		xa = c[VecMaxX][0] // NaN and the far tail: e**(-a²) is 0 there
+	}
+	a := float32(xa * c[VecInvSq2][0])
+	i := 0
+	for b := 0; b < 4; b++ {
+		if a >= c[VecBound+b][0] {
+			i++
+		}
+	}
+	t := float32(a-c[VecMid][i]) * c[VecScale][i]
+	// g(t) by Estrin's scheme: pairs, then pairs of pairs.
+	t2 := float32(t * t)
+	t4 := float32(t2 * t2)
+	t8 := float32(t4 * t4)
+	var q [5]float32
+	for k := range q {
+		q[k] = float32(c[VecC0+2*k+1][i]*t) + c[VecC0+2*k][i]
+	}
+	r0 := float32(q[1]*t2) + q[0]
+	r1 := float32(q[3]*t2) + q[2]
+	g := float32(float32(r1*t4)+r0) + float32(q[4]*t8)
+	// a² = x²/2 = (hi + lo)/2 exactly: a itself is rounded, and e**(-a²)
+	// would magnify its rounding by 2a².
+	xh := math.Float32frombits(math.Float32bits(xa) & 0xfffff000)
+	xl := xa - xh
+	hi := float32(xa * xa)
+	lo := float32(float32(float32(xh*xh)-hi)+2*float32(xh*xl)) + float32(xl*xl)
+	e := float32(g*ExpNeg(-float32(0.5*hi))) * (1 - float32(0.5*lo)) // erfc(a)
+	if x >= 0 {
+		e = 2 - e
+	}
+	return float32(0.5*x) * e
+}

@@ -1,0 +1,135 @@
+package model
+
+import (
+	"github.com/quantserve/quantserve/model/onnxpb"
+)
+
+// The "linear" rewrite fuses a MatMul by a constant 2-D weight with what
+// follows it in a transformer's projections and feed-forward blocks:
+//
+//	Y = MatMul(X, W)              (W an initializer or a DequantizeLinear's output)
+//	Y = Add(Y, bias)              (bias a float32 initializer of shape [N])
+//	Y = Gelu(Y) | Relu(Y)         (Gelu's exact form)
+//	Y = Add(Y, R)                 (a residual: any value but a constant)
+//
+// each step after the MatMul optional (at least one present), each
+// intermediate read by the next step only, into one quantserve.Linear
+// (op_linear.go): the bias, activation and residual are applied on the
+// product's rows as they come out, with no intermediate tensors.
+
+func init() {
+	registerRewrite("linear", func(r *rewriter) bool {
+		changed := false
+		for _, mm := range r.g.Nodes {
+			if r.fuseLinear(mm) {
+				changed = true
+			}
+		}
+		return changed
+	})
+}
+
+// fuseLinear replaces the chain starting at MatMul mm, if there is one,
+// and reports whether it did.
+func (r *rewriter) fuseLinear(mm *onnxpb.Node) bool {
+	if !r.is(mm, "MatMul") || len(mm.Inputs) != 2 || len(mm.Outputs) != 1 || !r.linearWeight(mm.Inputs[1]) {
+		return false
+	}
+	opset := r.opset(mm)
+	inputs := []string{mm.Inputs[0], mm.Inputs[1], "", ""}
+	chain := []*onnxpb.Node{mm}
+	out := mm.Outputs[0]
+	next := func() *onnxpb.Node {
+		n := r.onlyReader(out)
+		if n == nil || len(n.Outputs) != 1 || r.opset(n) != opset {
+			return nil
+		}
+		return n
+	}
+	// the bias
+	if n := next(); r.is(n, "Add") && len(n.Inputs) == 2 {
+		if b := otherInput(n, out); b != "" && r.linearBias(b, mm.Inputs[1]) {
+			inputs[2] = b
+			chain, out = append(chain, n), n.Outputs[0]
+		}
+	}
+	// the activation
+	act := ""
+	if n := next(); n != nil && (r.is(n, "Relu") || r.is(n, "Gelu") && exactGelu(n)) && len(n.Inputs) == 1 {
+		act = n.OpType
+		chain, out = append(chain, n), n.Outputs[0]
+	}
+	// the residual
+	if n := next(); r.is(n, "Add") && len(n.Inputs) == 2 {
+		if res := otherInput(n, out); res != "" && r.inits[res] == nil {
+			inputs[3] = res
+			chain, out = append(chain, n), n.Outputs[0]
+		}
+	}
+	if len(chain) == 1 {
+		return false
+	}
+	for len(inputs) > 2 && inputs[len(inputs)-1] == "" {
+		inputs = inputs[:len(inputs)-1]
+	}
+	fused := &onnxpb.Node{
+		Name: mm.Name, OpType: "Linear", Domain: rewriteDomain,
+		Inputs: inputs, Outputs: []string{out},
+		Attributes: []*onnxpb.Attribute{
+			{Name: "activation", Type: onnxpb.AttrString, S: []byte(act)},
+			{Name: "opset", Type: onnxpb.AttrInt, I: opset},
+		},
+	}
+	last := chain[len(chain)-1]
+	for i, n := range r.g.Nodes {
+		if n == last {
+			r.g.Nodes[i] = fused // every input is computed by here
+		}
+	}
+	for _, n := range chain[:len(chain)-1] {
+		r.remove(n)
+	}
+	r.useDomain()
+	return true
+}
+
+// otherInput returns the input of the two-input node n that is not the
+// value v ("" when both are v).
+func otherInput(n *onnxpb.Node, v string) string {
+	switch {
+	case n.Inputs[0] == v && n.Inputs[1] != v:
+		return n.Inputs[1]
+	case n.Inputs[1] == v && n.Inputs[0] != v:
+		return n.Inputs[0]
+	}
+	return ""
+}
+
+// exactGelu reports whether Gelu node n is the exact (erf) form.
+func exactGelu(n *onnxpb.Node) bool {
+	a := attrOf(n, "approximate")
+	return a == nil || string(a.S) == "none"
+}
+
+// linearWeight reports whether value w is a weight the kernels take at
+// load: a float32 initializer of rank 2, or a DequantizeLinear's output.
+func (r *rewriter) linearWeight(w string) bool {
+	if p := r.inits[w]; p != nil {
+		return p.DataType == onnxpb.Float && len(p.Dims) == 2 && !p.External
+	}
+	return r.is(r.prod[w], "DequantizeLinear")
+}
+
+// linearBias reports whether value b is a float32 initializer of shape
+// [N] for weight w's N (or, for a weight whose shape is not known here, of
+// rank 1).
+func (r *rewriter) linearBias(b, w string) bool {
+	p := r.inits[b]
+	if p == nil || p.DataType != onnxpb.Float || len(p.Dims) != 1 || p.External {
+		return false
+	}
+	if q := r.inits[w]; q != nil {
+		return p.Dims[0] == q.Dims[1]
+	}
+	return true
+}

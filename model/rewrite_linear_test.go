@@ -1,0 +1,105 @@
+package model_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/quantserve/quantserve/internal/onnxbuild"
+	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/quant"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// TestLinearRewrite: MatMul by a constant weight followed by a bias Add,
+// an activation and a residual Add (in each combination the rewrite
+// takes, and some it leaves alone or takes only in part) computes what
+// the graph as written does, in float32 and with int8 weights, and the
+// steps the rewrite leaves are the ones expected.
+func TestLinearRewrite(t *testing.T) {
+	const m, k, n = 5, 96, 100 // k·n past MinQuantizedWeights: int8 kernels when quantizing
+	r := rand.New(rand.NewPCG(1, 2))
+	randT := func(shape ...int) *tensor.Tensor {
+		size := 1
+		for _, d := range shape {
+			size *= d
+		}
+		v := make([]float32, size)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		return tensor.From(shape, v)
+	}
+	inits := map[string]*tensor.Tensor{
+		"w": randT(k, n), "bias": randT(n), "wide_bias": randT(m, n), "row": randT(n),
+	}
+	approx := &onnxpb.Attribute{Name: "approximate", Type: onnxpb.AttrString, S: []byte("tanh")}
+	node := func(op string, in ...string) onnxbuild.Node {
+		return onnxbuild.Node{Op: op, Inputs: in, Outputs: []string{op + "_" + in[0]}}
+	}
+	for _, c := range []struct {
+		name  string
+		nodes []onnxbuild.Node
+		steps []string // the ops the rewritten graph runs
+	}{
+		{"bias", []onnxbuild.Node{node("MatMul", "x", "w"), node("Add", "MatMul_x", "bias")}, []string{"Linear"}},
+		{"bias first", []onnxbuild.Node{node("MatMul", "x", "w"), node("Add", "bias", "MatMul_x")}, []string{"Linear"}},
+		{"bias gelu", []onnxbuild.Node{node("MatMul", "x", "w"), node("Add", "MatMul_x", "bias"), node("Gelu", "Add_MatMul_x")}, []string{"Linear"}},
+		{"bias relu residual", []onnxbuild.Node{node("MatMul", "x", "w"), node("Add", "MatMul_x", "bias"), node("Relu", "Add_MatMul_x"), node("Add", "r", "Relu_Add_MatMul_x")}, []string{"Linear"}},
+		{"bias residual", []onnxbuild.Node{node("MatMul", "x", "w"), node("Add", "MatMul_x", "bias"), node("Add", "Add_MatMul_x", "r")}, []string{"Linear"}},
+		{"gelu", []onnxbuild.Node{node("MatMul", "x", "w"), node("Gelu", "MatMul_x")}, []string{"Linear"}},
+		{"residual", []onnxbuild.Node{node("MatMul", "x", "w"), node("Add", "MatMul_x", "r")}, []string{"Linear"}},
+		{"broadcast residual", []onnxbuild.Node{node("MatMul", "x", "w"), node("Add", "MatMul_x", "bias"), node("Add", "Add_MatMul_x", "rrow")}, []string{"Linear"}},
+		{"wide bias", []onnxbuild.Node{node("MatMul", "x", "w"), node("Add", "MatMul_x", "wide_bias")}, []string{"MatMul", "Add"}},
+		{"tanh gelu", []onnxbuild.Node{node("MatMul", "x", "w"), node("Add", "MatMul_x", "bias"),
+			{Op: "Gelu", Inputs: []string{"Add_MatMul_x"}, Outputs: []string{"Gelu_Add_MatMul_x"}, Attrs: []*onnxpb.Attribute{approx}}}, []string{"Linear", "Gelu"}},
+		{"activation weight", []onnxbuild.Node{node("MatMul", "x", "r2"), node("Add", "MatMul_x", "bias")}, []string{"MatMul", "Add"}},
+	} {
+		last := c.nodes[len(c.nodes)-1]
+		last.Outputs = []string{"y"}
+		c.nodes[len(c.nodes)-1] = last
+		g := onnxbuild.Graph{
+			Opset: 20,
+			Inputs: []onnxbuild.IO{onnxbuild.V("x", tensor.Float32, m, k), onnxbuild.V("r", tensor.Float32, m, n),
+				onnxbuild.V("rrow", tensor.Float32, n), onnxbuild.V("r2", tensor.Float32, k, n)},
+			Outputs: []onnxbuild.IO{onnxbuild.V("y", tensor.Float32, m, n)},
+			Nodes:   c.nodes,
+			Inits:   inits,
+		}
+		in := map[string]*tensor.Tensor{"x": randT(m, k), "r": randT(m, n), "rrow": randT(n), "r2": randT(k, n)}
+		for _, opts := range []model.Options{{}, {Quantize: true, Scheme: quant.PerChannel}} {
+			var outs [2][]float32
+			for i, unrewritten := range []bool{false, true} {
+				o := opts
+				o.Unrewritten = unrewritten
+				mod, err := model.LoadWith(g.Bytes(), o)
+				if err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+				if !unrewritten {
+					var ops []string
+					for _, s := range mod.Steps() {
+						ops = append(ops, s.Op)
+					}
+					if !slices.Equal(ops, c.steps) {
+						t.Errorf("%s: steps %v, want %v", c.name, ops, c.steps)
+					}
+				}
+				res, err := mod.Run(context.Background(), in, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+				outs[i] = res["y"].Data.([]float32)
+			}
+			for j := range outs[1] {
+				if d := math.Abs(float64(outs[0][j] - outs[1][j])); d > 1e-5*(1+math.Abs(float64(outs[1][j]))) {
+					t.Errorf("%s (quantize %v): y[%d] = %v, as written %v", c.name, opts.Quantize, j, outs[0][j], outs[1][j])
+					break
+				}
+			}
+		}
+	}
+}
