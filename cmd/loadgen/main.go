@@ -175,6 +175,10 @@ func newScenario(c *config) (*scenario, error) {
 		}
 		sc.headers.Set(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
+	// a request that cannot be built fails here, not in every worker
+	if _, err := sc.request(context.Background()); err != nil {
+		return nil, err
+	}
 	return sc, nil
 }
 
@@ -204,6 +208,59 @@ func (sc *scenario) request(ctx context.Context) (*http.Request, error) {
 		req.Header[k] = v
 	}
 	return req, nil
+}
+
+// A caller sends one request and waits for its whole answer. It returns
+// the answer's status ("200"), or the kind of error that left it without
+// one.
+type caller interface {
+	call(ctx context.Context) (status, kind string)
+}
+
+// callers returns n callers for the closed loop's n workers, one
+// connection each, and the function that closes them.
+func (sc *scenario) callers(n int, timeout time.Duration) ([]caller, func(), error) {
+	var trs []*http.Transport
+	cs := make([]caller, n)
+	for i := range cs {
+		// a transport of its own, one idle conn
+		tr := &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1, DisableCompression: true}
+		trs = append(trs, tr)
+		cs[i] = &httpCaller{sc: sc, client: &http.Client{Transport: tr, Timeout: timeout}}
+	}
+	return cs, func() {
+		for _, tr := range trs {
+			tr.CloseIdleConnections()
+		}
+	}, nil
+}
+
+// pool returns one caller the open loop shares among up to maxOpen
+// requests outstanding, and the function that closes it.
+func (sc *scenario) pool(maxOpen int, timeout time.Duration) (caller, func(), error) {
+	tr := &http.Transport{MaxIdleConnsPerHost: maxOpen, MaxConnsPerHost: maxOpen, DisableCompression: true}
+	return &httpCaller{sc: sc, client: &http.Client{Transport: tr, Timeout: timeout}}, tr.CloseIdleConnections, nil
+}
+
+type httpCaller struct {
+	sc     *scenario
+	client *http.Client
+}
+
+func (h *httpCaller) call(ctx context.Context) (string, string) {
+	req, err := h.sc.request(ctx)
+	if err != nil {
+		return "", err.Error()
+	}
+	resp, err := h.client.Do(req)
+	if err == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if err != nil {
+		return "", errorKind(err)
+	}
+	return strconv.Itoa(resp.StatusCode), ""
 }
 
 // checkHost refuses targets off this machine unless allowed.
@@ -263,7 +320,7 @@ type memory struct {
 
 type worker struct {
 	lat    []time.Duration
-	status map[int]int
+	status map[string]int
 	errs   map[string]int
 }
 
@@ -278,42 +335,34 @@ func load(ctx context.Context, c *config, sc *scenario) (*report, error) {
 		}
 		mem = &memory{PID: c.pid, BeforeMiB: before >> 20, MaxMiB: before >> 20, Samples: 1}
 	}
+	callers, closeAll, err := sc.callers(c.conns, c.timeout)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll()
 	ctx, cancel := context.WithTimeout(ctx, c.duration)
 	defer cancel()
 	workers := make([]*worker, c.conns)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range workers {
-		w := &worker{status: map[int]int{}, errs: map[string]int{}}
+		w := &worker{status: map[string]int{}, errs: map[string]int{}}
 		workers[i] = w
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// one connection each: a transport of its own, one idle conn
-			tr := &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1, DisableCompression: true}
-			defer tr.CloseIdleConnections()
-			client := &http.Client{Transport: tr, Timeout: c.timeout}
 			for ctx.Err() == nil {
-				req, err := sc.request(ctx)
-				if err != nil {
-					w.errs[err.Error()]++
-					return
-				}
 				t0 := time.Now()
-				resp, err := client.Do(req)
-				if err == nil {
-					_, err = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
+				status, kind := callers[i].call(ctx)
 				if ctx.Err() != nil {
 					return // cut by the end of the run: not counted
 				}
-				if err != nil {
-					w.errs[errorKind(err)]++
+				if kind != "" {
+					w.errs[kind]++
 					continue
 				}
 				w.lat = append(w.lat, time.Since(t0))
-				w.status[resp.StatusCode]++
+				w.status[status]++
 			}
 		}()
 	}
@@ -338,8 +387,8 @@ func load(ctx context.Context, c *config, sc *scenario) (*report, error) {
 	var all []time.Duration
 	for _, w := range workers {
 		all = append(all, w.lat...)
-		for code, n := range w.status {
-			rep.Status[strconv.Itoa(code)] += n
+		for status, n := range w.status {
+			rep.Status[status] += n
 		}
 		for kind, n := range w.errs {
 			rep.Errors[kind] += n
