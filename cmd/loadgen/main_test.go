@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -76,9 +77,17 @@ func TestOnlyLoopbackTargets(t *testing.T) {
 			t.Errorf("%s: %v", u, err)
 		}
 	}
-	body := mnistBody(rand.New(rand.NewPCG(1, 2)))
+	body, pixels := mnistInput(rand.New(rand.NewPCG(1, 2)))
 	if !bytes.HasPrefix(body, []byte(`{"inputs":[{"name":"input","shape":[1,784]`)) || bytes.Count(body, []byte(",")) < 783 {
 		t.Errorf("mnist body %.100s", body)
+	}
+	// the gRPC request's raw values are the ones the JSON body's text decodes to
+	req, err := oip.DecodeInferRequest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := req.Inputs[0].Tensor.Data.([]float32); !slices.Equal(got, pixels) {
+		t.Errorf("mnist values differ from the body's: %v... != %v...", got[:4], pixels[:4])
 	}
 }
 

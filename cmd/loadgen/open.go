@@ -16,6 +16,9 @@ import (
 func openLoad(ctx context.Context, sc *scenario, rate float64, d, timeout time.Duration, maxOpen int) *report {
 	rep := &report{Scenario: sc.name, Method: sc.method, URL: sc.url, BodyBytes: len(sc.body), Connections: maxOpen, Rate: rate,
 		Status: map[string]int{}, Errors: map[string]int{}}
+	if sc.grpc != nil {
+		rep.GRPCConns = sc.grpc.conns
+	}
 	cl, closeAll, err := sc.pool(maxOpen, timeout)
 	if err != nil {
 		rep.Errors[err.Error()]++
