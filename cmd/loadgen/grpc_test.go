@@ -82,7 +82,7 @@ func TestGRPCClosedLoop(t *testing.T) {
 		t.Errorf("latencies %+v", l)
 	}
 	var out bytes.Buffer
-	if err := run([]string{"-grpc", addr, "-c", "1", "-d", "50ms"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "gRPC ModelInfer "+addr) || !strings.Contains(out.String(), "on 1 connections") {
+	if err := run([]string{"-grpc", addr, "-c", "1", "-d", "50ms"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "gRPC ModelInfer "+addr) || !strings.Contains(out.String(), "1 calls outstanding on one connection") {
 		t.Errorf("text report: %v\n%s", err, out.String())
 	}
 }
@@ -102,7 +102,7 @@ func TestGRPCOpenLoop(t *testing.T) {
 
 // TestGRPCErrorsByCode: a model the server does not have is NotFound in
 // the errors, and nothing is reported answered; a custom request file
-// in protobuf JSON is sent as written.
+// in protobuf JSON is sent as written; nothing listening is Unavailable.
 func TestGRPCErrorsByCode(t *testing.T) {
 	addr, served := grpcServer(t)
 	rep := runJSON(t, "-grpc", addr, "-model", "nope", "-c", "2", "-d", "100ms")
@@ -116,9 +116,8 @@ func TestGRPCErrorsByCode(t *testing.T) {
 	if rep.Errors["NotFound"] != 10 || rep.Requests != 0 {
 		t.Errorf("report %+v", rep)
 	}
-	// a request naming the model is answered
-	os.WriteFile(body, []byte(`{"model_name":"mnist","inputs":[{"name":"input","datatype":"FP32","shape":[1,784],"contents":{"fp32_contents":[`+strings.Repeat("0,", 783)+`0]}}]}`), 0o644)
-	rep = runJSON(t, "-grpc", addr, "-scenario", "custom", "-body", body, "-c", "1", "-d", "100ms")
+	// the README's example request is answered
+	rep = runJSON(t, "-grpc", addr, "-scenario", "custom", "-body", "../../examples/mnist-digit-grpc.json", "-c", "1", "-d", "100ms")
 	if rep.Requests == 0 || rep.Status["OK"] != rep.Requests || len(rep.Errors) != 0 {
 		t.Errorf("report %+v", rep)
 	}

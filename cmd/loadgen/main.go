@@ -555,7 +555,11 @@ func (r *report) print(w io.Writer) {
 	case r.Rate > 0:
 		fmt.Fprintf(w, "%s %s (%s, %d-byte body), open loop at %.0f/s, %.1f s, %d dropped\n", r.Method, r.URL, r.Scenario, r.BodyBytes, r.Rate, r.Seconds, r.Dropped)
 	case r.GRPCConns > 0:
-		fmt.Fprintf(w, "%s %s (%s, %d-byte request), %d calls outstanding on %d connections, %.1f s\n", r.Method, r.URL, r.Scenario, r.BodyBytes, r.Connections, r.GRPCConns, r.Seconds)
+		conns := fmt.Sprintf("%d connections", r.GRPCConns)
+		if r.GRPCConns == 1 {
+			conns = "one connection"
+		}
+		fmt.Fprintf(w, "%s %s (%s, %d-byte request), %d calls outstanding on %s, %.1f s\n", r.Method, r.URL, r.Scenario, r.BodyBytes, r.Connections, conns, r.Seconds)
 	default:
 		fmt.Fprintf(w, "%s %s (%s, %d-byte body), %d connections, %.1f s\n", r.Method, r.URL, r.Scenario, r.BodyBytes, r.Connections, r.Seconds)
 	}
