@@ -1,16 +1,25 @@
-// Command loadgen is a closed-loop HTTP load generator: each of -c
-// connections sends a request, waits for the whole answer, and sends the
-// next, for -d. It reports requests per second, latency percentiles,
+// Command loadgen is a closed-loop HTTP and gRPC load generator: each of
+// -c connections sends a request, waits for the whole answer, and sends
+// the next, for -d. It reports requests per second, latency percentiles,
 // answers by status and errors by kind and, with -pid, the resident memory
 // of the server process sampled while it runs (Linux /proc).
 //
 //	go build -o /tmp/serve ./cmd/serve && /tmp/serve &
 //	go run ./cmd/loadgen -c 64 -d 60s -pid $!
+//	go run ./cmd/loadgen -grpc 127.0.0.1:8001 -c 64 -d 60s
 //
 // Scenarios name what is sent: "mnist" (the default) posts infer requests
 // for the embedded model with one 28×28 image of 7-significant-digit
 // pixels (an 8 KB body); "custom" sends -method to -url with the body of
 // -body (a file). Only loopback addresses are accepted unless -any-host.
+//
+// With -grpc the requests are the Open Inference Protocol's ModelInfer
+// calls instead: mnist sends the same 784 values in raw_input_contents,
+// custom the ModelInferRequest in -body (protobuf JSON or wire format).
+// -c is then the number of unary calls outstanding, spread over
+// -grpc-conns connections (one by default, as a gRPC client's one
+// channel); an answer other than OK counts as an error of its status
+// code's name (NotFound, Unavailable, ...).
 // With -rate the load is open-loop instead: requests leave at a fixed rate
 // whether or not earlier ones were answered, and latency counts from when
 // each was due.
@@ -41,6 +50,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"google.golang.org/grpc/metadata"
 )
 
 type config struct {
@@ -60,6 +71,9 @@ type config struct {
 	maxOpen  int
 	suite    suiteConfig
 	bare     string
+	grpc     string
+	gconns   int
+	model    string
 }
 
 type headerList []string
@@ -79,11 +93,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.scenario, "scenario", "mnist", "what to send: mnist (infer on the embedded model) or custom (-method, -url, -body)")
-	fs.StringVar(&c.url, "url", "", "target URL (default for mnist: http://127.0.0.1:8000/v2/models/mnist/infer)")
+	fs.StringVar(&c.url, "url", "", "target URL (default for mnist: http://127.0.0.1:8000/v2/models/MODEL/infer)")
+	fs.StringVar(&c.model, "model", "mnist", "mnist: the model to infer on (in the default -url; with -grpc, the model_name)")
 	fs.StringVar(&c.method, "method", "", "HTTP method for custom (default GET, POST with -body)")
-	fs.StringVar(&c.bodyFile, "body", "", "file whose content is the request body (custom)")
-	fs.Var(&c.headers, "H", "extra request header \"Name: value\" (repeatable)")
-	fs.IntVar(&c.conns, "c", 64, "connections, each with one request outstanding")
+	fs.StringVar(&c.bodyFile, "body", "", "file whose content is the request body (custom; with -grpc, a ModelInferRequest in protobuf JSON or wire format)")
+	fs.Var(&c.headers, "H", "extra request header \"Name: value\" (repeatable; gRPC metadata with -grpc)")
+	fs.IntVar(&c.conns, "c", 64, "connections, each with one request outstanding (with -grpc: unary calls outstanding, over -grpc-conns connections)")
+	fs.StringVar(&c.grpc, "grpc", "", "call the Open Inference Protocol's ModelInfer over gRPC at this host:port (cmd/serve: 127.0.0.1:8001) instead of HTTP")
+	fs.IntVar(&c.gconns, "grpc-conns", 1, "with -grpc: client connections; the -c calls (or the open loop's) take them in turn")
 	fs.DurationVar(&c.duration, "d", 60*time.Second, "how long to send")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "per-request timeout")
 	fs.IntVar(&c.pid, "pid", 0, "sample this process's resident memory (VmRSS) while running")
@@ -106,15 +123,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if c.suite.on {
 		return runSuite(&c.suite, stdout, stderr)
 	}
-	if c.conns < 1 || c.duration <= 0 {
-		return fmt.Errorf("-c and -d must be positive")
+	if c.conns < 1 || c.duration <= 0 || c.gconns < 1 {
+		return fmt.Errorf("-c, -d and -grpc-conns must be positive")
 	}
 	sc, err := newScenario(&c)
 	if err != nil {
 		return err
 	}
-	if err := checkHost(sc.url, c.anyHost); err != nil {
-		return err
+	if sc.grpc == nil {
+		if err := checkHost(sc.url, c.anyHost); err != nil {
+			return err
+		}
 	}
 	var rep *report
 	if c.rate > 0 {
@@ -131,21 +150,29 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// scenario is one kind of request, built anew for each send.
+// scenario is one kind of request, built anew for each send: an HTTP
+// request, or a gRPC call when grpc is set.
 type scenario struct {
 	name    string
 	method  string
 	url     string
 	body    []byte
 	headers http.Header
+	grpc    *grpcTarget
 }
 
+// grpcMethod is the report's method of a gRPC scenario.
+const grpcMethod = "gRPC ModelInfer"
+
 func newScenario(c *config) (*scenario, error) {
+	if c.grpc != "" {
+		return newGRPCScenario(c)
+	}
 	sc := &scenario{name: c.scenario, headers: http.Header{}}
 	switch c.scenario {
 	case "mnist":
-		sc.method, sc.url = http.MethodPost, "http://127.0.0.1:8000/v2/models/mnist/infer"
-		sc.body = mnistBody(rand.New(rand.NewPCG(1, 2)))
+		sc.method, sc.url = http.MethodPost, "http://127.0.0.1:8000/v2/models/"+url.PathEscape(c.model)+"/infer"
+		sc.body, _ = mnistInput(rand.New(rand.NewPCG(1, 2)))
 		sc.headers.Set("Content-Type", "application/json")
 	case "custom":
 		sc.method = http.MethodGet
@@ -175,20 +202,69 @@ func newScenario(c *config) (*scenario, error) {
 		}
 		sc.headers.Set(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
+	// a request that cannot be built fails here, not in every worker
+	if _, err := sc.request(context.Background()); err != nil {
+		return nil, err
+	}
 	return sc, nil
 }
 
-// mnistBody is an infer request for the embedded model: 784 pixels in
-// [0, 1) with 7 significant digits.
-func mnistBody(rng *rand.Rand) []byte {
+func newGRPCScenario(c *config) (*scenario, error) {
+	if c.url != "" || c.method != "" {
+		return nil, fmt.Errorf("-url and -method are HTTP's: -grpc names the target")
+	}
+	addr, err := grpcAddr(c.grpc, c.anyHost)
+	if err != nil {
+		return nil, err
+	}
+	sc := &scenario{name: c.scenario, method: grpcMethod, url: addr, grpc: &grpcTarget{addr: addr, conns: c.gconns}}
+	switch c.scenario {
+	case "mnist":
+		_, pixels := mnistInput(rand.New(rand.NewPCG(1, 2)))
+		sc.grpc.req = grpcRequest(c.model, "input", []int{1, 784}, pixels)
+	case "custom":
+		if c.bodyFile == "" {
+			return nil, fmt.Errorf("-scenario custom with -grpc needs -body, a ModelInferRequest")
+		}
+		if sc.grpc.req, err = readGRPCRequest(c.bodyFile); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("-scenario %q: mnist or custom", c.scenario)
+	}
+	sc.body = sc.grpc.req
+	for _, h := range c.headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok {
+			return nil, fmt.Errorf("-H %q: want \"Name: value\"", h)
+		}
+		if sc.grpc.md == nil {
+			sc.grpc.md = metadata.MD{}
+		}
+		sc.grpc.md.Append(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	return sc, nil
+}
+
+// mnistInput is an infer request for the embedded model, 784 pixels in
+// [0, 1) with 7 significant digits, and the values it holds (what the
+// server decodes its text to).
+func mnistInput(rng *rand.Rand) ([]byte, []float32) {
 	b := []byte(`{"inputs":[{"name":"input","shape":[1,784],"datatype":"FP32","data":[`)
-	for i := 0; i < 784; i++ {
+	pixels := make([]float32, 784)
+	for i := range pixels {
 		if i > 0 {
 			b = append(b, ',')
 		}
+		n := len(b)
 		b = strconv.AppendFloat(b, float64(float32(rng.Float64())), 'g', 7, 32)
+		v, err := strconv.ParseFloat(string(b[n:]), 32)
+		if err != nil {
+			panic(err) // a number just formatted always parses
+		}
+		pixels[i] = float32(v)
 	}
-	return append(b, "]}]}"...)
+	return append(b, "]}]}"...), pixels
 }
 
 func (sc *scenario) request(ctx context.Context) (*http.Request, error) {
@@ -204,6 +280,66 @@ func (sc *scenario) request(ctx context.Context) (*http.Request, error) {
 		req.Header[k] = v
 	}
 	return req, nil
+}
+
+// A caller sends one request and waits for its whole answer. It returns
+// the answer's status ("200"), or the kind of error that left it without
+// one.
+type caller interface {
+	call(ctx context.Context) (status, kind string)
+}
+
+// callers returns n callers for the closed loop's n workers, one
+// connection each (gRPC: one call each, over sc.grpc.conns connections),
+// and the function that closes them.
+func (sc *scenario) callers(n int, timeout time.Duration) ([]caller, func(), error) {
+	if sc.grpc != nil {
+		return sc.grpc.callers(n, timeout)
+	}
+	var trs []*http.Transport
+	cs := make([]caller, n)
+	for i := range cs {
+		// a transport of its own, one idle conn
+		tr := &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1, DisableCompression: true}
+		trs = append(trs, tr)
+		cs[i] = &httpCaller{sc: sc, client: &http.Client{Transport: tr, Timeout: timeout}}
+	}
+	return cs, func() {
+		for _, tr := range trs {
+			tr.CloseIdleConnections()
+		}
+	}, nil
+}
+
+// pool returns one caller the open loop shares among up to maxOpen
+// requests outstanding, and the function that closes it.
+func (sc *scenario) pool(maxOpen int, timeout time.Duration) (caller, func(), error) {
+	if sc.grpc != nil {
+		return sc.grpc.pool(timeout)
+	}
+	tr := &http.Transport{MaxIdleConnsPerHost: maxOpen, MaxConnsPerHost: maxOpen, DisableCompression: true}
+	return &httpCaller{sc: sc, client: &http.Client{Transport: tr, Timeout: timeout}}, tr.CloseIdleConnections, nil
+}
+
+type httpCaller struct {
+	sc     *scenario
+	client *http.Client
+}
+
+func (h *httpCaller) call(ctx context.Context) (string, string) {
+	req, err := h.sc.request(ctx)
+	if err != nil {
+		return "", err.Error()
+	}
+	resp, err := h.client.Do(req)
+	if err == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if err != nil {
+		return "", errorKind(err)
+	}
+	return strconv.Itoa(resp.StatusCode), ""
 }
 
 // checkHost refuses targets off this machine unless allowed.
@@ -231,9 +367,10 @@ type report struct {
 	Method      string         `json:"method"`
 	URL         string         `json:"url"`
 	BodyBytes   int            `json:"body_bytes"`
-	Connections int            `json:"connections"`
-	Rate        float64        `json:"rate,omitempty"`    // open loop: requests per second sent
-	Dropped     int            `json:"dropped,omitempty"` // open loop: due beyond -max-open outstanding
+	Connections int            `json:"connections"`                // gRPC: calls outstanding
+	GRPCConns   int            `json:"grpc_connections,omitempty"` // gRPC: the connections they share
+	Rate        float64        `json:"rate,omitempty"`             // open loop: requests per second sent
+	Dropped     int            `json:"dropped,omitempty"`          // open loop: due beyond -max-open outstanding
 	Seconds     float64        `json:"seconds"`
 	Requests    int            `json:"requests"`
 	PerSecond   float64        `json:"requests_per_second"`
@@ -263,13 +400,16 @@ type memory struct {
 
 type worker struct {
 	lat    []time.Duration
-	status map[int]int
+	status map[string]int
 	errs   map[string]int
 }
 
 func load(ctx context.Context, c *config, sc *scenario) (*report, error) {
 	rep := &report{Scenario: sc.name, Method: sc.method, URL: sc.url, BodyBytes: len(sc.body), Connections: c.conns,
 		Status: map[string]int{}, Errors: map[string]int{}}
+	if sc.grpc != nil {
+		rep.GRPCConns = min(sc.grpc.conns, c.conns)
+	}
 	var mem *memory
 	if c.pid > 0 {
 		before, err := procStatus(c.pid, "VmRSS")
@@ -278,42 +418,38 @@ func load(ctx context.Context, c *config, sc *scenario) (*report, error) {
 		}
 		mem = &memory{PID: c.pid, BeforeMiB: before >> 20, MaxMiB: before >> 20, Samples: 1}
 	}
+	callers, closeAll, err := sc.callers(c.conns, c.timeout)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll()
 	ctx, cancel := context.WithTimeout(ctx, c.duration)
 	defer cancel()
+	end, _ := ctx.Deadline()
 	workers := make([]*worker, c.conns)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range workers {
-		w := &worker{status: map[int]int{}, errs: map[string]int{}}
+		w := &worker{status: map[string]int{}, errs: map[string]int{}}
 		workers[i] = w
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// one connection each: a transport of its own, one idle conn
-			tr := &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1, DisableCompression: true}
-			defer tr.CloseIdleConnections()
-			client := &http.Client{Transport: tr, Timeout: c.timeout}
-			for ctx.Err() == nil {
-				req, err := sc.request(ctx)
-				if err != nil {
-					w.errs[err.Error()]++
-					return
-				}
+			// The run ends at its deadline by the clock: a client (gRPC's)
+			// can fail a call for it before the context's timer fires.
+			over := func() bool { return ctx.Err() != nil || !time.Now().Before(end) }
+			for !over() {
 				t0 := time.Now()
-				resp, err := client.Do(req)
-				if err == nil {
-					_, err = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
-				if ctx.Err() != nil {
+				status, kind := callers[i].call(ctx)
+				if over() {
 					return // cut by the end of the run: not counted
 				}
-				if err != nil {
-					w.errs[errorKind(err)]++
+				if kind != "" {
+					w.errs[kind]++
 					continue
 				}
 				w.lat = append(w.lat, time.Since(t0))
-				w.status[resp.StatusCode]++
+				w.status[status]++
 			}
 		}()
 	}
@@ -338,8 +474,8 @@ func load(ctx context.Context, c *config, sc *scenario) (*report, error) {
 	var all []time.Duration
 	for _, w := range workers {
 		all = append(all, w.lat...)
-		for code, n := range w.status {
-			rep.Status[strconv.Itoa(code)] += n
+		for status, n := range w.status {
+			rep.Status[status] += n
 		}
 		for kind, n := range w.errs {
 			rep.Errors[kind] += n
@@ -415,9 +551,16 @@ func procStatus(pid int, field string) (int64, error) {
 }
 
 func (r *report) print(w io.Writer) {
-	if r.Rate > 0 {
+	switch {
+	case r.Rate > 0:
 		fmt.Fprintf(w, "%s %s (%s, %d-byte body), open loop at %.0f/s, %.1f s, %d dropped\n", r.Method, r.URL, r.Scenario, r.BodyBytes, r.Rate, r.Seconds, r.Dropped)
-	} else {
+	case r.GRPCConns > 0:
+		conns := fmt.Sprintf("%d connections", r.GRPCConns)
+		if r.GRPCConns == 1 {
+			conns = "one connection"
+		}
+		fmt.Fprintf(w, "%s %s (%s, %d-byte request), %d calls outstanding on %s, %.1f s\n", r.Method, r.URL, r.Scenario, r.BodyBytes, r.Connections, conns, r.Seconds)
+	default:
 		fmt.Fprintf(w, "%s %s (%s, %d-byte body), %d connections, %.1f s\n", r.Method, r.URL, r.Scenario, r.BodyBytes, r.Connections, r.Seconds)
 	}
 	fmt.Fprintf(w, "requests   %d answered, %.0f/s\n", r.Requests, r.PerSecond)

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -76,9 +77,17 @@ func TestOnlyLoopbackTargets(t *testing.T) {
 			t.Errorf("%s: %v", u, err)
 		}
 	}
-	body := mnistBody(rand.New(rand.NewPCG(1, 2)))
+	body, pixels := mnistInput(rand.New(rand.NewPCG(1, 2)))
 	if !bytes.HasPrefix(body, []byte(`{"inputs":[{"name":"input","shape":[1,784]`)) || bytes.Count(body, []byte(",")) < 783 {
 		t.Errorf("mnist body %.100s", body)
+	}
+	// the gRPC request's raw values are the ones the JSON body's text decodes to
+	req, err := oip.DecodeInferRequest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := req.Inputs[0].Tensor.Data.([]float32); !slices.Equal(got, pixels) {
+		t.Errorf("mnist values differ from the body's: %v... != %v...", got[:4], pixels[:4])
 	}
 }
 
@@ -170,8 +179,10 @@ func TestSuiteReportFromResults(t *testing.T) {
 	}
 	saved := savedRun{Started: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), Machine: machine{CPU: "test CPU", CPUs: 2, GOMAXPROCS: 2, Go: "go"},
 		Kernels: "avx2", Point: time.Second, Rounds: 1, Concs: []int{8, 64},
-		Variants: []savedVariant{{"wide/binary/off", "wide", "binary, batching off", "wide", false, true}, {"wide/binary/on", "wide", "binary, batching on", "wide_batched", true, true}},
-		Points:   []point{pt("wide/binary/off", 8, 100, 10, 20), pt("wide/binary/on", 8, 150, 8, 16), pt("wide/binary/off", 64, 200, 30, 90), pt("wide/binary/on", 64, 700, 20, 40)}}
+		Variants: []savedVariant{{"wide/binary/off", "wide", "binary, batching off", "wide", false, true, false}, {"wide/binary/on", "wide", "binary, batching on", "wide_batched", true, true, false},
+			{"wide/grpc/off", "wide", "gRPC, batching off", "wide", false, false, true}},
+		Points: []point{pt("wide/binary/off", 8, 100, 10, 20), pt("wide/binary/on", 8, 150, 8, 16), pt("wide/binary/off", 64, 200, 30, 90), pt("wide/binary/on", 64, 700, 20, 40),
+			pt("wide/grpc/off", 8, 120, 9, 18), pt("wide/grpc/off", 64, 300, 25, 80)}}
 	b, _ := json.Marshal(saved)
 	results := filepath.Join(dir, "results.json")
 	os.WriteFile(results, b, 0o644)
@@ -186,6 +197,9 @@ func TestSuiteReportFromResults(t *testing.T) {
 	for _, want := range []string{
 		"| wide model, 64 concurrent batch-1 clients, binary: batching on / off | ≥ 3× | 3.50× | met | 700 / 200 req/s |",
 		"| binary, batching on | 64 | 700 | 20.00 | 20.00 | 40.00 |",
+		"| gRPC, batching off | 64 | 300 | 25.00 | 25.00 | 80.00 |",
+		"| (reference) Wide model (2 × 4096×4096 int8), 64 clients, batching off: gRPC / HTTP binary bodies | — | 1.50× |  | 300 / 200 req/s |",
+		"batch-1 requests of 4,096 floats" + grpcTitle, "calls outstanding on it",
 		"test CPU", "charts/wide-throughput.png",
 	} {
 		if !strings.Contains(string(md), want) {

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -19,9 +16,15 @@ import (
 func openLoad(ctx context.Context, sc *scenario, rate float64, d, timeout time.Duration, maxOpen int) *report {
 	rep := &report{Scenario: sc.name, Method: sc.method, URL: sc.url, BodyBytes: len(sc.body), Connections: maxOpen, Rate: rate,
 		Status: map[string]int{}, Errors: map[string]int{}}
-	tr := &http.Transport{MaxIdleConnsPerHost: maxOpen, MaxConnsPerHost: maxOpen, DisableCompression: true}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, Timeout: timeout}
+	if sc.grpc != nil {
+		rep.GRPCConns = sc.grpc.conns
+	}
+	cl, closeAll, err := sc.pool(maxOpen, timeout)
+	if err != nil {
+		rep.Errors[err.Error()]++
+		return rep
+	}
+	defer closeAll()
 	total := int(rate * d.Seconds())
 	var (
 		mu    sync.Mutex
@@ -52,27 +55,16 @@ func openLoad(ctx context.Context, sc *scenario, rate float64, d, timeout time.D
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			req, err := sc.request(ctx)
-			if err != nil {
-				mu.Lock()
-				rep.Errors[err.Error()]++
-				mu.Unlock()
-				return
-			}
-			resp, err := client.Do(req)
-			if err == nil {
-				_, err = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
+			status, kind := cl.call(ctx)
 			took := time.Since(due)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
-				rep.Errors[errorKind(err)]++
+			if kind != "" {
+				rep.Errors[kind]++
 				return
 			}
 			lat = append(lat, took)
-			rep.Status[strconv.Itoa(resp.StatusCode)]++
+			rep.Status[status]++
 		}()
 	}
 	wg.Wait()

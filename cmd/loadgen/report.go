@@ -22,6 +22,20 @@ var groupTitles = map[string]string{
 	"cnn":   "PaddleOCR text-direction CNN (3×48×192 input), binary bodies",
 }
 
+// grpcTitle is added to a group's title when it has gRPC variants.
+const grpcTitle = "; gRPC ModelInfer calls with the same values in raw_input_contents"
+
+// hasGRPC tells whether any variant (of group g, or of any group if "")
+// is a gRPC one.
+func (s *suiteRun) hasGRPC(g string) bool {
+	for _, v := range s.variants {
+		if v.grpc && (g == "" || v.group == g) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *suiteRun) chartDir() string {
 	if filepath.IsAbs(s.cfg.charts) {
 		return s.cfg.charts
@@ -78,14 +92,32 @@ func (s *suiteRun) ratios() []ratio {
 			}
 		}
 	}
-	for _, id := range []string{"bare/json", "bare/binary", "mnist/json/off", "mnist/json/on", "mnist/binary/off", "mnist/binary/on"} {
+	for _, id := range []string{"bare/json", "bare/binary", "mnist/json/off", "mnist/json/on", "mnist/binary/off", "mnist/binary/on", "mnist/grpc/off", "mnist/grpc/on"} {
 		if p := s.best(id, 8); p != nil && p.LatencyMS.P50 > 0 {
 			r := p.LatencyMS.P99 / p.LatencyMS.P50
 			what, target := "MNIST "+strings.ReplaceAll(strings.TrimPrefix(id, "mnist/"), "/", ", batching ")+", 8 connections: p99 / p50", "≤ 3×"
-			if strings.HasPrefix(id, "bare/") {
+			switch {
+			case strings.HasPrefix(id, "bare/"):
 				what, target = "(reference) decode-only handler, "+strings.TrimPrefix(id, "bare/")+" MNIST bodies, 8 connections: p99 / p50", "—"
+			case strings.Contains(id, "/grpc/"):
+				what, target = "(reference) MNIST gRPC, batching "+strings.TrimPrefix(id, "mnist/grpc/")+", 8 calls outstanding: p99 / p50", "—"
 			}
 			out = append(out, ratio{what, target, r, r <= 3, fmt.Sprintf("p99 %.2f ms, p50 %.2f ms", p.LatencyMS.P99, p.LatencyMS.P50)})
+		}
+	}
+	// gRPC beside HTTP with binary bodies: the same bytes of input, the
+	// protocol's overhead told apart (no target: a reference).
+	for _, gc := range []struct {
+		group string
+		c     int
+	}{{"mnist", 8}, {"wide", top}} {
+		for _, batching := range []string{"off", "on"} {
+			g, b := rps(gc.group+"/grpc/"+batching, gc.c), rps(gc.group+"/binary/"+batching, gc.c)
+			if g > 0 && b > 0 {
+				r := div(g, b)
+				out = append(out, ratio{fmt.Sprintf("(reference) %s, %d clients, batching %s: gRPC / HTTP binary bodies", groupShort[gc.group], gc.c, batching), "—", r, true,
+					fmt.Sprintf("%.0f / %.0f req/s", g, b)})
+			}
 		}
 	}
 	return out
@@ -108,6 +140,10 @@ func (s *suiteRun) write() error {
 	p("and drives both with `cmd/loadgen`'s closed loop (each connection sends a request, reads the whole answer, sends the next) and open loop (requests leave at a fixed rate, answered or not; latency counts from when each was due).\n\n")
 	p("Every point runs %s; the %d rounds are interleaved (every variant at one concurrency, then the next concurrency, then the next round), and each point reports its best round, so the ratios below compare runs made under the same neighbours. ", s.cfg.point, s.cfg.rounds)
 	p("Batching on means `%s` in the model's `config.yaml`; the batch column is the mean number of requests per execution, from `/metrics`.\n\n", strings.TrimSpace(strings.ReplaceAll(batchedConfig, "\n", "; ")))
+	if s.hasGRPC("") {
+		p("The gRPC variants call the Open Inference Protocol's `ModelInfer` with the input in `raw_input_contents` (answers come back in `raw_output_contents`), all over one HTTP/2 connection as a client's one channel would; ")
+		p("their clients are unary calls outstanding on it, where each HTTP client is a connection of its own with one request outstanding (`go run ./cmd/loadgen -grpc 127.0.0.1:8001` drives them alone).\n\n")
+	}
 	p("Machine: %s, %d logical CPUs (load generator and server share them), GOMAXPROCS %d, %s, kernel table `%s`; load average %s before and %s after; %s. ",
 		s.machine.CPU, s.machine.CPUs, s.machine.GOMAXPROCS, s.machine.Go, s.kernels, s.loadBefore, s.loadAfter, s.started.UTC().Format(time.DateOnly))
 	p("Every measurement is in [%s/results.json](%s/results.json); `go run ./cmd/loadgen -suite -from %s/results.json` rewrites this page and the charts from it.\n\n", rel, rel, rel)
@@ -134,9 +170,13 @@ func (s *suiteRun) write() error {
 		if len(vs) == 0 {
 			continue
 		}
-		p("## %s\n\n", groupTitles[g])
+		title := groupTitles[g]
+		if s.hasGRPC(g) {
+			title += grpcTitle
+		}
+		p("## %s\n\n", title)
 		p("![requests per second against concurrency](%s/%s-throughput.png) ![p99 latency against concurrency](%s/%s-p99.png)\n\n", rel, g, rel, g)
-		p("Closed loop:\n\n| variant | connections | req/s | p50 ms | p90 ms | p99 ms | batch | not 200 |\n|---|---:|---:|---:|---:|---:|---:|---|\n")
+		p("Closed loop:\n\n| variant | clients | req/s | p50 ms | p90 ms | p99 ms | batch | not 200/OK |\n|---|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, v := range vs {
 			for _, c := range s.concs {
 				pt := s.bestPoint(v.id, c)
@@ -151,7 +191,7 @@ func (s *suiteRun) write() error {
 		for _, pt := range s.points {
 			if pt.Rate > 0 && s.variantOf(pt.Variant).group == g {
 				if !open {
-					p("\nOpen loop:\n\n| variant | rate sent /s | answered /s | p50 ms | p90 ms | p99 ms | batch | dropped | not 200 |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+					p("\nOpen loop:\n\n| variant | rate sent /s | answered /s | p50 ms | p90 ms | p99 ms | batch | dropped | not 200/OK |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
 					open = true
 				}
 				v := s.variantOf(pt.Variant)
@@ -210,13 +250,14 @@ func (s *suiteRun) variantOf(id string) *variant {
 var palette = []color.Color{
 	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, color.RGBA{0xff, 0x7f, 0x0e, 0xff}, color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
 	color.RGBA{0xd6, 0x27, 0x28, 0xff}, color.RGBA{0x94, 0x67, 0xbd, 0xff}, color.RGBA{0x8c, 0x56, 0x4b, 0xff},
+	color.RGBA{0xe3, 0x77, 0xc2, 0xff}, color.RGBA{0x17, 0xbe, 0xcf, 0xff},
 }
 
 // chart plots f of each variant's best round against concurrency.
 func (s *suiteRun) chart(g string, vs []*variant, path, ylabel string, f func(*report) float64, logY bool) error {
 	pl := plot.New()
 	pl.Title.Text = groupShort[g] + ": " + ylabel
-	pl.X.Label.Text = "concurrent connections (closed loop)"
+	pl.X.Label.Text = "concurrent clients (closed loop)"
 	pl.Y.Label.Text = ylabel
 	pl.X.Scale = plot.LogScale{}
 	var ticks []plot.Tick
@@ -250,6 +291,9 @@ func (s *suiteRun) chart(g string, vs []*variant, path, ylabel string, f func(*r
 		col := palette[i%len(palette)]
 		line.Color, dots.Color = col, col
 		dots.Shape = draw.CircleGlyph{}
+		if v.grpc {
+			dots.Shape = draw.TriangleGlyph{}
+		}
 		if v.model == "" {
 			line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		}

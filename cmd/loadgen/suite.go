@@ -6,12 +6,15 @@ package main
 // round by round so the ratios compare runs made under the same
 // neighbours, and writes BENCHMARKS.md with its tables and PNG charts.
 //
-// Scenarios: the embedded MNIST model (8 KB JSON bodies, or the binary
-// tensor extension), a wide model (two 4096×4096 int8 layers with
-// generated weights, batch-1 requests of 4096 floats), the PaddleOCR
+// Scenarios: the embedded MNIST model (8 KB JSON bodies, the binary
+// tensor extension, or gRPC ModelInfer calls with raw_input_contents), a
+// wide model (two 4096×4096 int8 layers with generated weights, batch-1
+// requests of 4096 floats, the same three ways), the PaddleOCR
 // text-direction CNN from ../shared/models (when this build's operators
 // run it), each with dynamic batching off and on (max_batch_size 64, no
-// queue delay), and the decode-only handler with the MNIST bodies.
+// queue delay), and the decode-only handler with the MNIST bodies. The
+// gRPC variants make their calls over one connection, as a client's one
+// channel would.
 
 import (
 	"bufio"
@@ -78,7 +81,19 @@ type variant struct {
 	model   string // served model name; "" for the bare handler
 	batched bool
 	binary  bool
+	grpc    bool // gRPC ModelInfer, raw_input_contents
 	sc      *scenario
+}
+
+// body names how a variant sends its requests.
+func (v *variant) body() string {
+	switch {
+	case v.grpc:
+		return "grpc"
+	case v.binary:
+		return "binary"
+	}
+	return "json"
 }
 
 // point is one measurement.
@@ -96,6 +111,7 @@ type suiteRun struct {
 	log                   io.Writer
 	tmp                   string
 	serveURL              string
+	grpcAddr              string
 	bareURL               string
 	kernels               string
 	variants              []*variant
@@ -140,13 +156,14 @@ type savedVariant struct {
 	Model   string `json:"model"`
 	Batched bool   `json:"batched"`
 	Binary  bool   `json:"binary"`
+	GRPC    bool   `json:"grpc,omitempty"`
 }
 
 func (s *suiteRun) save(path string) error {
 	r := savedRun{Started: s.started, Machine: s.machine, Kernels: s.kernels, LoadBefore: s.loadBefore, LoadAfter: s.loadAfter,
 		Point: s.cfg.point, Rounds: s.cfg.rounds, Concs: s.concs, Notes: s.notes, Points: s.points}
 	for _, v := range s.variants {
-		r.Variants = append(r.Variants, savedVariant{v.id, v.group, v.label, v.model, v.batched, v.binary})
+		r.Variants = append(r.Variants, savedVariant{v.id, v.group, v.label, v.model, v.batched, v.binary, v.grpc})
 	}
 	b, err := json.MarshalIndent(r, "", " ")
 	if err != nil {
@@ -167,7 +184,7 @@ func (s *suiteRun) load(path string) error {
 	s.started, s.machine, s.kernels, s.loadBefore, s.loadAfter = r.Started, r.Machine, r.Kernels, r.LoadBefore, r.LoadAfter
 	s.cfg.point, s.cfg.rounds, s.concs, s.notes, s.points = r.Point, r.Rounds, r.Concs, r.Notes, r.Points
 	for _, v := range r.Variants {
-		s.variants = append(s.variants, &variant{id: v.ID, group: v.Group, label: v.Label, model: v.Model, batched: v.Batched, binary: v.Binary})
+		s.variants = append(s.variants, &variant{id: v.ID, group: v.Group, label: v.Label, model: v.Model, batched: v.Batched, binary: v.Binary, grpc: v.GRPC})
 	}
 	return nil
 }
@@ -311,6 +328,11 @@ func (s *suiteRun) setup() error {
 		}
 		s.variants = append(s.variants, &variant{id: id, group: group, label: label, model: model, batched: batched, binary: bin, sc: sc})
 	}
+	addGRPC := func(group, model, label string, batched bool, req []byte) {
+		id := group + "/grpc/" + map[bool]string{false: "off", true: "on"}[batched]
+		sc := &scenario{name: id, method: grpcMethod, url: s.grpcAddr, body: req, grpc: &grpcTarget{addr: s.grpcAddr, conns: 1, req: req}}
+		s.variants = append(s.variants, &variant{id: id, group: group, label: label, model: model, batched: batched, grpc: true, sc: sc})
+	}
 	if s.want("mnist") {
 		pixels := make([]float32, 784)
 		for i := range pixels {
@@ -324,6 +346,8 @@ func (s *suiteRun) setup() error {
 		add("mnist", "mnist_batched", "JSON, batching on", true, false, js, nil)
 		add("mnist", "mnist", "binary, batching off", false, true, bin, binH)
 		add("mnist", "mnist_batched", "binary, batching on", true, true, bin, binH)
+		addGRPC("mnist", "mnist", "gRPC, batching off", false, grpcRequest("mnist", "input", []int{1, 784}, pixels))
+		addGRPC("mnist", "mnist_batched", "gRPC, batching on", true, grpcRequest("mnist_batched", "input", []int{1, 784}, pixels))
 	}
 	if s.want("wide") {
 		x := make([]float32, wideSizes[0])
@@ -336,6 +360,8 @@ func (s *suiteRun) setup() error {
 		add("wide", "wide_batched", "JSON, batching on", true, false, js, nil)
 		add("wide", "wide", "binary, batching off", false, true, bin, binH)
 		add("wide", "wide_batched", "binary, batching on", true, true, bin, binH)
+		addGRPC("wide", "wide", "gRPC, batching off", false, grpcRequest("wide", "x", []int{1, len(x)}, x))
+		addGRPC("wide", "wide_batched", "gRPC, batching on", true, grpcRequest("wide_batched", "x", []int{1, len(x)}, x))
 	}
 	if cnnOK {
 		// A text line: 3×48×192 values in [-1, 1] ((pixel/255-0.5)/0.5).
@@ -347,20 +373,16 @@ func (s *suiteRun) setup() error {
 		add("cnn", "cnn", "binary, batching off", false, true, bin, binH)
 		add("cnn", "cnn_batched", "binary, batching on", true, true, bin, binH)
 	}
-	// Every variant must answer 200 before anything is measured.
+	// Every variant must answer 200 (gRPC: OK) before anything is measured.
 	for _, v := range s.variants {
-		req, err := v.sc.request(context.Background())
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
+		cs, closeAll, err := v.sc.callers(1, time.Minute)
 		if err != nil {
 			return fmt.Errorf("%s: %w", v.id, err)
 		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s: status %d: %s", v.id, resp.StatusCode, b)
+		status, kind := cs[0].call(context.Background())
+		closeAll()
+		if status != "200" && status != "OK" {
+			return fmt.Errorf("%s: %s%s", v.id, status, kind)
 		}
 	}
 	return nil
@@ -420,18 +442,21 @@ func (s *suiteRun) startServe(repo string) error {
 	if err != nil {
 		return err
 	}
+	if s.grpcAddr, err = freeAddr(); err != nil {
+		return err
+	}
 	logFile, err := os.Create(filepath.Join(s.tmp, "serve.log"))
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(bin, "--addr", addr, "--model-repository", repo, "--max-inflight", "1024", "--log-level", "warn", "--drain-delay", "0s")
+	cmd := exec.Command(bin, "--addr", addr, "--grpc-addr", s.grpcAddr, "--model-repository", repo, "--max-inflight", "1024", "--log-level", "warn", "--drain-delay", "0s")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		return err
 	}
 	s.cmds = append(s.cmds, cmd)
 	s.serveURL = "http://" + addr
-	s.logf("serve on %s (loading models)", addr)
+	s.logf("serve on %s, gRPC on %s (loading models)", addr, s.grpcAddr)
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		resp, err := http.Get(s.serveURL + "/v2/health/ready")
@@ -585,7 +610,7 @@ func (s *suiteRun) measure() {
 		}
 		rate := math.Max(1, math.Round(best.PerSecond*s.cfg.rateFrac))
 		for _, w := range s.variants {
-			if w.group == v.group && w.binary == v.binary && w.model != "" {
+			if w.group == v.group && w.body() == v.body() && w.model != "" {
 				rep, mean := s.run(w, 0, rate, 2*s.cfg.point)
 				s.points = append(s.points, point{Variant: w.id, Rate: rate, Round: 1, Report: rep, MeanBatch: mean})
 				s.logf("open   %-6.0f/s %-18s %8.0f/s  p50 %7.2f ms  p99 %7.2f ms  batch %.1f  dropped %d %s", rate, w.id,
@@ -595,11 +620,12 @@ func (s *suiteRun) measure() {
 	}
 }
 
-// nonOK describes answers other than 200 and errors, "" if none.
+// nonOK describes answers other than 200 (gRPC: OK) and errors, "" if
+// none.
 func nonOK(r *report) string {
 	var parts []string
 	for code, n := range r.Status {
-		if code != "200" {
+		if code != "200" && code != "OK" {
 			parts = append(parts, fmt.Sprintf("%s×%d", code, n))
 		}
 	}
