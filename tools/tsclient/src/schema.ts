@@ -804,10 +804,22 @@ export interface components {
             inference_count: number;
             /**
              * Format: int64
-             * @description Successful executions of the model (one per request).
+             * @description Successful executions of the model: one per request, or, with
+             *     dynamic batching, one per batch (requests stacked into one run).
              */
             execution_count: number;
             inference_stats: components["schemas"]["InferenceStatistics"];
+            /**
+             * @description With dynamic batching only: executions by batch size (rows) and
+             *     their time, stacking the inputs included. compute_infer of
+             *     inference_stats then includes each request's wait for its batch.
+             */
+            batch_stats?: components["schemas"]["BatchStatistic"][];
+        };
+        BatchStatistic: {
+            /** Format: int64 */
+            batch_size: number;
+            compute_infer: components["schemas"]["DurationStatistic"];
         };
         /** @description Triton's statistics extension. */
         StatisticsReport: {
