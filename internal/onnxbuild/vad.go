@@ -13,7 +13,10 @@ import (
 // an LSTM of Hidden units.
 type VADConfig struct {
 	Samples, FFT, Hop, Hidden int
-	Seed                      uint64
+	// STFT computes the spectrum with the STFT operator (a HannWindow
+	// window) and its magnitude with ReduceL2, not with the Conv1d basis.
+	STFT bool
+	Seed uint64
 }
 
 // DefaultVAD is the detector the tests use: 512-sample chunks (32 ms at
@@ -35,7 +38,11 @@ func VADFrames(c VADConfig) int { return (c.Samples+c.FFT/2-c.FFT)/c.Hop + 1 }
 // with mode reflect, a Conv1d whose fixed weights are the Hann-windowed
 // cosine and sine bases of the FFT/2+1 one-sided bins (stride Hop), Slice
 // into real and imaginary halves and the magnitude √(re²+im²) from Pow,
-// Add and Sqrt. The encoder is four Conv1d+Relu layers (bins→128, 128→64
+// Add and Sqrt. With STFT set the front end is the STFT operator instead
+// (reflection Pad, Unsqueeze to [batch, samples, 1], a HannWindow window)
+// with ReduceL2 over the real and imaginary parts, Transposed to [batch,
+// bins, frames]; the rest of the model, weights included, is the same.
+// The encoder is four Conv1d+Relu layers (bins→128, 128→64
 // with stride 2, 64→64, 64→128, kernel 3). Transpose makes the sequence
 // [steps, batch, 128] for an LSTM whose initial states are the inputs and
 // whose final states are outputs; its Y, Squeezed and Transposed back to
@@ -57,6 +64,17 @@ func VAD(c VADConfig) Graph {
 			V("hn", tensor.Float32, 1, -1, c.Hidden), V("cn", tensor.Float32, 1, -1, c.Hidden)},
 	}
 	b := newBuilder(&g, c.Seed)
+	pad := int64(c.FFT / 4)
+	if c.STFT {
+		x := b.node("Pad", []string{"input", b.ints("pads", 0, pad, 0, pad)}, "audio.padded", StringAttr("mode", "reflect"))
+		x = b.node("Unsqueeze", []string{x, b.ints("component_axis", 2)}, "audio")
+		g.Inits["fft_size"] = tensor.From([]int{}, []int64{int64(c.FFT)})
+		g.Inits["hop"] = tensor.From([]int{}, []int64{int64(c.Hop)})
+		window := b.node("HannWindow", []string{"fft_size"}, "stft.window")
+		x = b.node("STFT", []string{x, "hop", window}, "stft") // [batch, frames, bins, 2]
+		x = b.node("ReduceL2", []string{x}, "stft.l2", IntsAttr("axes", -1), IntAttr("keepdims", 0))
+		return vadEncoder(b, c, b.node("Transpose", []string{x}, "stft.magnitude", IntsAttr("perm", 0, 2, 1)))
+	}
 	// The STFT basis: rows k < bins are cos(2πkn/FFT)·w[n], rows bins+k
 	// are -sin(2πkn/FFT)·w[n], w the periodic Hann window.
 	basis := make([]float32, 2*bins*c.FFT)
@@ -69,7 +87,6 @@ func VAD(c VADConfig) Graph {
 		}
 	}
 	x := b.node("Unsqueeze", []string{"input", b.ints("channel_axis", 1)}, "audio")
-	pad := int64(c.FFT / 4)
 	x = b.node("Pad", []string{x, b.ints("pads", 0, 0, pad, 0, 0, pad)}, "audio.padded", StringAttr("mode", "reflect"))
 	x = b.node("Conv", []string{x, b.floats("stft.forward_basis", []int{2 * bins, 1, c.FFT}, basis)}, "stft",
 		IntsAttr("kernel_shape", int64(c.FFT)), IntsAttr("strides", int64(c.Hop)))
@@ -77,7 +94,14 @@ func VAD(c VADConfig) Graph {
 	im := b.node("Slice", []string{x, b.ints("im.starts", int64(bins)), b.ints("im.ends", int64(2*bins)), "bin_axis"}, "stft.im")
 	two := b.floats("two", nil, []float32{2})
 	power := b.node("Add", []string{b.node("Pow", []string{re, two}, "stft.re2"), b.node("Pow", []string{im, two}, "stft.im2")}, "stft.power")
-	x = b.node("Sqrt", []string{power}, "stft.magnitude")
+	return vadEncoder(b, c, b.node("Sqrt", []string{power}, "stft.magnitude"))
+}
+
+// vadEncoder appends the detector from the magnitude spectrum x [batch,
+// bins, frames] on.
+func vadEncoder(b *builder, c VADConfig, x string) Graph {
+	bins := c.FFT/2 + 1
+	g := b.g
 	// Silero VAD's adaptive normalization, simplified: log(1 + 2²⁰·|X|)
 	// less its mean over the chunk.
 	x = b.node("Mul", []string{x, b.floats("norm.gain", nil, []float32{1 << 20})}, "norm.scaled")
@@ -109,17 +133,20 @@ func VAD(c VADConfig) Graph {
 	x = b.node("Conv", []string{x, b.normal("decoder.conv.weight", 8/math.Sqrt(float64(c.Hidden)), 1, c.Hidden, 1), b.floats("decoder.conv.bias", []int{1}, []float32{-0.5})},
 		"decoder.conv", IntsAttr("kernel_shape", 1))
 	x = b.node("Sigmoid", []string{x}, "decoder.sigmoid")
-	x = b.node("Squeeze", []string{x, "channel_axis"}, "probs") // [batch, steps]
+	x = b.node("Squeeze", []string{x, b.ints("prob_axis", 1)}, "probs") // [batch, steps]
 	b.node("ReduceMean", []string{x}, "output", IntsAttr("axes", 1), IntAttr("keepdims", 1))
-	return g
+	return *g
 }
 
 // VADInput returns chunk i of a seeded recording, [batch, samples]: each
 // batch entry its own stream of 16 kHz audio, by entry: near silence,
 // white noise, a 220 Hz tone with harmonics, a voiced vowel-like signal
 // (a 140 Hz pulse train through two formant resonances), a 1 kHz tone, a
-// chirp, a loud and a quiet mixture of tone and noise. Chunks of the same
-// seed continue each other.
+// chirp, a loud and a quiet mixture of tone and noise; all over a noise
+// floor 70 dB below full scale, as recordings have (without it the spectra
+// of pure tones hold bins that are round-off, which the detector's
+// log(1 + 2²⁰·|X|) would magnify). Chunks of the same seed continue each
+// other.
 func VADInput(c VADConfig, batch int, seed uint64, chunk int) *tensor.Tensor {
 	const rate = 16000.0
 	v := make([]float32, batch*c.Samples)
@@ -159,7 +186,7 @@ func VADInput(c VADConfig, batch int, seed uint64, chunk int) *tensor.Tensor {
 			}
 		}
 		for i := 0; i < c.Samples; i++ {
-			v[n*c.Samples+i] = float32(s[chunk*c.Samples+i])
+			v[n*c.Samples+i] = float32(s[chunk*c.Samples+i] + 3e-4*r.NormFloat64())
 		}
 	}
 	return tensor.From([]int{batch, c.Samples}, v)

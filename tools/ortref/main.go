@@ -16,7 +16,9 @@
 //   - vad/test_data_set_0/ and test_data_set_1/: the default detector on
 //     two consecutive chunks of a seeded batch of 8 recordings, the first
 //     from zero state, the second from the state ONNX Runtime returned for
-//     the first.
+//     the first;
+//   - vad-stft/: the same for the detector with the STFT operator's front
+//     end.
 //
 // -models picks some of them.
 package main
@@ -61,20 +63,27 @@ var references = []reference{
 		in := onnxbuild.RecognizerInput(onnxbuild.DefaultRecognizer, 2, 12)
 		write(dir, []*tensor.Tensor{in}, infer(in))
 	}},
-	{"vad", onnxbuild.VAD(onnxbuild.DefaultVAD), func(infer func(...*tensor.Tensor) []*tensor.Tensor, dir string) {
+	{"vad", onnxbuild.VAD(onnxbuild.DefaultVAD), vadChunks(onnxbuild.DefaultVAD)},
+	{"vad-stft", onnxbuild.VAD(vadSTFT), vadChunks(vadSTFT)},
+}
+
+// vadSTFT is the default detector with the STFT operator's front end.
+var vadSTFT = func() onnxbuild.VADConfig { c := onnxbuild.DefaultVAD; c.STFT = true; return c }()
+
+// vadChunks runs a detector on two consecutive chunks of 8 recordings, the
+// second from the state ONNX Runtime returned for the first.
+func vadChunks(c onnxbuild.VADConfig) func(func(...*tensor.Tensor) []*tensor.Tensor, string) {
+	return func(infer func(...*tensor.Tensor) []*tensor.Tensor, dir string) {
 		const batch = 8
-		c := onnxbuild.DefaultVAD
 		state := tensor.From([]int{1, batch, c.Hidden}, make([]float32, batch*c.Hidden))
-		ins := []*tensor.Tensor{onnxbuild.VADInput(c, batch, 13, 0), state, state}
+		h, cs := state, state
 		for chunk := 0; chunk < 2; chunk++ {
-			if chunk > 0 {
-				ins = []*tensor.Tensor{onnxbuild.VADInput(c, batch, 13, chunk), ins[1], ins[2]}
-			}
+			ins := []*tensor.Tensor{onnxbuild.VADInput(c, batch, 13, chunk), h, cs}
 			outs := infer(ins...)
 			write(filepath.Join(dir, fmt.Sprintf("test_data_set_%d", chunk)), ins, outs)
-			ins[1], ins[2] = outs[1], outs[2]
+			h, cs = outs[1], outs[2]
 		}
-	}},
+	}
 }
 
 func main() {
