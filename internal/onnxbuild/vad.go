@@ -24,10 +24,6 @@ type VADConfig struct {
 // of 64 units.
 var DefaultVAD = VADConfig{Samples: 512, FFT: 256, Hop: 64, Hidden: 64, Seed: 3}
 
-// VADFrames is the number of transform frames of a chunk: the chunk is
-// reflection-padded by FFT/4 samples on each side.
-func VADFrames(c VADConfig) int { return (c.Samples+c.FFT/2-c.FFT)/c.Hop + 1 }
-
 // VAD builds a voice-activity detector in the shape of Silero VAD's
 // stateful ONNX export (opset 17). Inputs "input" FP32 [batch, samples],
 // "h" and "c" FP32 [1, batch, hidden] (the LSTM state from the previous
@@ -35,15 +31,17 @@ func VADFrames(c VADConfig) int { return (c.Samples+c.FFT/2-c.FFT)/c.Hop + 1 }
 // speech probability), "hn" and "cn" (the state for the next chunk).
 //
 // The front end is Silero's learned STFT: Unsqueeze to one channel, Pad
-// with mode reflect, a Conv1d whose fixed weights are the Hann-windowed
-// cosine and sine bases of the FFT/2+1 one-sided bins (stride Hop), Slice
-// into real and imaginary halves and the magnitude √(re²+im²) from Pow,
+// with mode reflect (FFT/4 samples each side), a Conv1d whose fixed
+// weights are the Hann-windowed cosine and sine bases of the FFT/2+1
+// one-sided bins (stride Hop), Slice into real and imaginary halves and the magnitude √(re²+im²) from Pow,
 // Add and Sqrt. With STFT set the front end is the STFT operator instead
 // (reflection Pad, Unsqueeze to [batch, samples, 1], a HannWindow window)
 // with ReduceL2 over the real and imaginary parts, Transposed to [batch,
 // bins, frames]; the rest of the model, weights included, is the same.
-// The encoder is four Conv1d+Relu layers (bins→128, 128→64
-// with stride 2, 64→64, 64→128, kernel 3). Transpose makes the sequence
+// Silero's adaptive normalization follows, simplified: log(1 + 2²⁰·|X|)
+// from Mul, Add and Log, less its ReduceMean over the chunk. The encoder
+// is four Conv1d+Relu layers (bins→128, 128→64 with stride 2, 64→64,
+// 64→128, kernel 3). Transpose makes the sequence
 // [steps, batch, 128] for an LSTM whose initial states are the inputs and
 // whose final states are outputs; its Y, Squeezed and Transposed back to
 // channels, goes through Relu, a 1×1 Conv1d to one channel and Sigmoid;
