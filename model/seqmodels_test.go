@@ -53,25 +53,13 @@ func span(v []float32) float64 {
 
 // seqModelCases are the two ways the reference tests run a model: float32
 // within ONNX's tolerances, and int8 weights (the default) within 2% of
-// the output's range. The int8 case is skipped under -short (it is what
-// takes time under emulation).
-func seqModelCases(t *testing.T) []struct {
+// the output's range. Both take well under a second, under emulation too.
+var seqModelCases = []struct {
 	name string
 	opts model.Options
-} {
-	cases := []struct {
-		name string
-		opts model.Options
-	}{{"float32", model.Options{}}}
-	if testing.Short() {
-		t.Log("-short: float32 only")
-	} else {
-		cases = append(cases, struct {
-			name string
-			opts model.Options
-		}{"int8", model.Options{Quantize: true, Scheme: quant.PerChannel}})
-	}
-	return cases
+}{
+	{"float32", model.Options{}},
+	{"int8", model.Options{Quantize: true, Scheme: quant.PerChannel}},
 }
 
 // TestRecognizerMatchesONNXRuntime runs the CRNN text recognizer of
@@ -91,7 +79,7 @@ func TestRecognizerMatchesONNXRuntime(t *testing.T) {
 	data := onnxbuild.Recognizer(onnxbuild.DefaultRecognizer).Bytes()
 	classes := onnxbuild.DefaultRecognizer.Classes
 	r := span(wv)
-	for _, c := range seqModelCases(t) {
+	for _, c := range seqModelCases {
 		m, err := model.LoadWith(data, c.opts)
 		if err != nil {
 			t.Fatal(err)
@@ -146,7 +134,7 @@ func TestRecognizerMatchesONNXRuntime(t *testing.T) {
 // probability is within 2% of its range and gives the same decision (above
 // 0.5) for every recording farther from 0.5 than that; the states, which
 // the four int8 convolutions' error reaches through the LSTM's gates, are
-// within 10% of their range (3-8% measured).
+// within 10% of their range (4.2% measured).
 func TestVADMatchesONNXRuntime(t *testing.T) {
 	stft := onnxbuild.DefaultVAD
 	stft.STFT = true
@@ -162,7 +150,7 @@ func TestVADMatchesONNXRuntime(t *testing.T) {
 func testVAD(t *testing.T, vc onnxbuild.VADConfig, testdata string, frel, fabs float64) {
 	data := onnxbuild.VAD(vc).Bytes()
 	names := []string{"output", "hn", "cn"}
-	for _, c := range seqModelCases(t) {
+	for _, c := range seqModelCases {
 		m, err := model.LoadWith(data, c.opts)
 		if err != nil {
 			t.Fatal(err)
