@@ -128,3 +128,92 @@ func MLP(sizes []int, seed uint64) Graph {
 	}
 	return g
 }
+
+// IntsAttr returns an INTS attribute.
+func IntsAttr(name string, v ...int64) *onnxpb.Attribute {
+	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInts, Ints: v}
+}
+
+// FloatAttr returns a FLOAT attribute.
+func FloatAttr(name string, v float32) *onnxpb.Attribute {
+	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrFloat, F: v}
+}
+
+// StringAttr returns a STRING attribute.
+func StringAttr(name, v string) *onnxpb.Attribute {
+	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrString, S: []byte(v)}
+}
+
+// builder appends nodes and seeded initializers to a Graph.
+type builder struct {
+	g *Graph
+	r *rand.Rand
+}
+
+func newBuilder(g *Graph, seed uint64) *builder {
+	g.Inits = map[string]*tensor.Tensor{}
+	return &builder{g: g, r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+}
+
+func numel(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// normal adds an initializer of seeded normal values times scale.
+func (b *builder) normal(name string, scale float64, shape ...int) string {
+	v := make([]float32, numel(shape))
+	for i := range v {
+		v[i] = float32(b.r.NormFloat64() * scale)
+	}
+	b.g.Inits[name] = tensor.From(shape, v)
+	return name
+}
+
+// uniform adds an initializer of seeded values uniform in [-bound, bound]
+// (PyTorch's initialization of recurrent and linear layers).
+func (b *builder) uniform(name string, bound float64, shape ...int) string {
+	v := make([]float32, numel(shape))
+	for i := range v {
+		v[i] = float32((2*b.r.Float64() - 1) * bound)
+	}
+	b.g.Inits[name] = tensor.From(shape, v)
+	return name
+}
+
+// floats adds an initializer holding v.
+func (b *builder) floats(name string, shape []int, v []float32) string {
+	b.g.Inits[name] = tensor.From(shape, v)
+	return name
+}
+
+// ints adds a 1-D INT64 initializer.
+func (b *builder) ints(name string, v ...int64) string {
+	b.g.Inits[name] = tensor.From([]int{len(v)}, v)
+	return name
+}
+
+// node appends a one-output node and returns its output.
+func (b *builder) node(op string, in []string, out string, attrs ...*onnxpb.Attribute) string {
+	b.g.Nodes = append(b.g.Nodes, Node{Op: op, Inputs: in, Outputs: []string{out}, Attrs: attrs})
+	return out
+}
+
+// batchNorm appends an inference-mode BatchNormalization over c channels
+// with seeded scale, bias and running statistics near a trained layer's.
+func (b *builder) batchNorm(x, name string, c int) string {
+	scale, bias, mean, vr := make([]float32, c), make([]float32, c), make([]float32, c), make([]float32, c)
+	for i := range c {
+		scale[i] = float32(1 + 0.1*b.r.NormFloat64())
+		bias[i] = float32(0.1 * b.r.NormFloat64())
+		mean[i] = float32(0.1 * b.r.NormFloat64())
+		vr[i] = float32(1 + 0.2*math.Abs(b.r.NormFloat64()))
+	}
+	return b.node("BatchNormalization", []string{x,
+		b.floats(name+".weight", []int{c}, scale), b.floats(name+".bias", []int{c}, bias),
+		b.floats(name+".running_mean", []int{c}, mean), b.floats(name+".running_var", []int{c}, vr)},
+		name, FloatAttr("epsilon", 1e-5))
+}
