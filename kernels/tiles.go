@@ -16,24 +16,33 @@ func QBlockTiles(q *QBlock, tile4 Tile4, tile1 Tile1) {
 	for p := 0; p < q.NP; p++ {
 		b := q.B[p*q.PStr : p*q.PStr+64*q.KQ]
 		for r0 := 0; r0 < q.Rows; {
-			rows := 4
-			if r0+4 <= q.Rows {
+			// The tile covers rows base..base+rows-1; rows r0.. of it are
+			// stored. The last 1-3 rows of a block of 4 or more run as a
+			// 4-row tile ending at the last row (a 1-row tile streams the
+			// panel as often as a 4-row one), storing only the rows not
+			// stored yet: an accumulating store must not see a row twice.
+			base, rows := r0, 4
+			switch {
+			case r0+4 <= q.Rows:
 				tile4(q.U[r0*q.LDU:], q.LDU, b, q.KQ, acc[:])
-			} else {
+			case q.Rows >= 4:
+				base = q.Rows - 4
+				tile4(q.U[base*q.LDU:], q.LDU, b, q.KQ, acc[:])
+			default:
 				rows = 1
 				tile1(q.U[r0*q.LDU:r0*q.LDU+4*q.KQ], b, q.KQ, acc[:PanelN])
 			}
-			for r := 0; r < rows; r++ {
+			for r := r0 - base; r < rows; r++ {
 				for col := 0; col < PanelN; col++ {
 					s := acc[r*PanelN+col]
 					j := p*PanelN + col
 					if q.Flags&QLoadAcc != 0 {
-						s += q.Acc[(r0+r)*q.AccStr+j]
+						s += q.Acc[(base+r)*q.AccStr+j]
 					}
-					QStore(q, r0+r, j, s)
+					QStore(q, base+r, j, s)
 				}
 			}
-			r0 += rows
+			r0 = base + rows
 		}
 	}
 }
