@@ -17,6 +17,6 @@ COPY --from=build /out/serve /serve
 COPY --from=build /out/models /models
 ENV QUANTSERVE_ADDR=:8000 \
     QUANTSERVE_MODEL_REPOSITORY=/models
-EXPOSE 8000
+EXPOSE 8000 8001
 USER 65532:65532
 ENTRYPOINT ["/serve"]

@@ -10,6 +10,9 @@ import (
 	"os"
 	"strconv"
 
+	"google.golang.org/grpc/codes"
+
+	"github.com/quantserve/quantserve/batching"
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/oip"
@@ -17,8 +20,7 @@ import (
 )
 
 // Code is what an error means to a client. CodeOf derives it from any
-// error, in one place; HTTPStatus renders it for HTTP (a gRPC front end
-// maps the same codes to its own).
+// error, in one place; HTTPStatus renders it for HTTP, GRPCCode for gRPC.
 type Code uint8
 
 const (
@@ -59,6 +61,30 @@ func (c Code) HTTPStatus() int {
 		return httpStatus[c]
 	}
 	return http.StatusInternalServerError
+}
+
+var grpcCode = [...]codes.Code{
+	CodeInternal:         codes.Internal,
+	CodeInvalid:          codes.InvalidArgument,
+	CodeUnauthenticated:  codes.Unauthenticated,
+	CodePermissionDenied: codes.PermissionDenied,
+	CodeNotFound:         codes.NotFound,
+	CodeMethodNotAllowed: codes.Unimplemented,
+	CodeBodyTimeout:      codes.DeadlineExceeded,
+	CodeConflict:         codes.FailedPrecondition,
+	CodeTooLarge:         codes.ResourceExhausted,
+	CodeCanceled:         codes.Canceled,
+	CodeUnimplemented:    codes.Unimplemented,
+	CodeUnavailable:      codes.Unavailable,
+	CodeDeadline:         codes.DeadlineExceeded,
+}
+
+// GRPCCode returns the gRPC status code of the code.
+func (c Code) GRPCCode() codes.Code {
+	if int(c) < len(grpcCode) {
+		return grpcCode[c]
+	}
+	return codes.Internal
 }
 
 // Error is an error raised by the api package itself, with its code.
@@ -105,7 +131,7 @@ func CodeOf(err error) Code {
 		return CodeInvalid
 	case errors.Is(err, repository.ErrNoRepository):
 		return CodeConflict
-	case errors.Is(err, repository.ErrBusy):
+	case errors.Is(err, repository.ErrBusy), errors.Is(err, batching.ErrQueueFull):
 		return CodeUnavailable
 	case errors.Is(err, repository.ErrStillInFlight):
 		return CodeDeadline
@@ -134,6 +160,26 @@ func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := CodeOf(err)
 	status := code.HTTPStatus()
+	msg := errorMessage(code, err)
+	if code == CodeUnavailable {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(err)))
+	}
+	switch {
+	case code == CodeInternal:
+		var pe *PanicError
+		if !errors.As(err, &pe) { // panics are logged by the recoverer, rate-limited
+			slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+		}
+	case status >= 500:
+		// overload and timeouts come in floods: /metrics counts them
+		slog.DebugContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	}
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// errorMessage is what a client is told of err: its text, with the limit
+// or flag to look at where one was hit.
+func errorMessage(code Code, err error) string {
 	msg := err.Error()
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
@@ -147,27 +193,20 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 	case CodeBodyTimeout:
 		msg = "the request body did not arrive within the server's --request-timeout: " + msg
-	case CodeUnavailable:
-		retry := 1
-		var ae *Error
-		if errors.As(err, &ae) && ae.RetryAfter > 0 {
-			retry = ae.RetryAfter
-		}
-		w.Header().Set("Retry-After", strconv.Itoa(retry))
 	case CodeInternal:
 		msg = "internal error: " + msg
 	}
-	switch {
-	case code == CodeInternal:
-		var pe *PanicError
-		if !errors.As(err, &pe) { // panics are logged by the recoverer, rate-limited
-			slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
-		}
-	case status >= 500:
-		// overload and timeouts come in floods: /metrics counts them
-		slog.DebugContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	return msg
+}
+
+// retryAfter returns the seconds a client refused with CodeUnavailable
+// should wait.
+func retryAfter(err error) int {
+	var ae *Error
+	if errors.As(err, &ae) && ae.RetryAfter > 0 {
+		return ae.RetryAfter
 	}
-	writeJSON(w, status, map[string]string{"error": msg})
+	return 1
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

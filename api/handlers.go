@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -56,7 +55,7 @@ func (s *server) ready(w http.ResponseWriter, r *http.Request) error {
 var extensions = []string{"model_repository", "binary_tensor_data", "statistics", "model_configuration"}
 
 func (s *server) serverMetadata(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, oip.ServerMetadata{Name: ServerName, Version: s.version, Extensions: append(slices.Clone(extensions), autodiffExtensions()...), Kernels: s.kernels})
+	writeJSON(w, http.StatusOK, oip.ServerMetadata{Name: ServerName, Version: s.version, Extensions: s.extensions(), Kernels: s.kernels})
 	return nil
 }
 
@@ -124,20 +123,14 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 		return err
 	}
 	defer release()
+	noteInference(r.Context(), e.Name, v.Number)
 	if s.tel != nil {
 		defer func() { s.tel.Inference(r.Context(), e.Name, strconv.FormatInt(v.Number, 10), err == nil) }()
 	}
 	var timing repository.Timing
 	start := time.Now()
 	timing.Queue = start.Sub(received)
-	defer func() {
-		now := time.Now()
-		if err != nil {
-			v.Stats.Failure(now, now.Sub(received))
-		} else {
-			v.Stats.Success(now, now.Sub(received), timing)
-		}
-	}()
+	defer func() { recordStats(v, received, &timing, err) }()
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= 1<<20 { // don't pin huge buffers in the pool
@@ -146,70 +139,38 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 		}
 	}()
 	buf.Reset()
-	var req *oip.InferRequest
-	if h := r.Header.Get(binaryHeader); h != "" {
-		n, err := strconv.Atoi(h)
-		if err != nil || n < 0 || n > len(body) {
-			return errorf(CodeInvalid, fmt.Sprintf("%s: %q is not a length within the %d-byte body", binaryHeader, h, len(body)))
-		}
-		req, err = oip.DecodeBinaryInferRequest(body[:n], body[n:])
-		if err != nil {
-			return err
-		}
-	} else if req, err = oip.DecodeInferRequest(body); err != nil {
-		return err
+	_, span := s.step(r.Context(), "decode")
+	req, binaryAll, err := decodeInfer(r, body)
+	var inputs map[string]*tensor.Tensor
+	var decoded []*tensor.Tensor
+	if err == nil {
+		inputs, decoded, err = inputMap(req.Inputs)
 	}
-	binaryAll, err := wantsBinary(req.Parameters, "binary_data_output")
+	body = nil
+	if err == nil {
+		err = settle(r, decoded...)
+	}
+	if err == nil {
+		timing.Batch, err = checkBatch(e, v, inputs, decoded)
+	}
+	var names []string
+	if err == nil {
+		names, err = requestedNames(req.Outputs)
+	}
+	endStep(span, err)
 	if err != nil {
 		return err
 	}
-	inputs := make(map[string]*tensor.Tensor, len(req.Inputs))
-	for _, in := range req.Inputs {
-		if _, dup := inputs[in.Name]; dup {
-			return errorf(CodeInvalid, fmt.Sprintf("input %q appears more than once", in.Name))
-		}
-		inputs[in.Name] = in.Tensor
-	}
-	decoded := make([]*tensor.Tensor, 0, len(inputs))
-	for _, t := range inputs {
-		decoded = append(decoded, t)
-	}
-	body = nil
-	if err := settle(r, decoded...); err != nil {
-		return err
-	}
-	shapes := make([][]int, 0, len(decoded))
-	for _, t := range decoded {
-		shapes = append(shapes, t.Shape)
-	}
-	if err := e.Config.CheckBatch(shapes); err != nil {
-		return err
-	}
-	timing.Batch = batchSize(v.Model, inputs)
-	var names []string
-	if len(req.Outputs) > 0 {
-		seen := map[string]bool{}
-		for _, o := range req.Outputs {
-			if seen[o.Name] {
-				return errorf(CodeInvalid, fmt.Sprintf("output %q is requested more than once", o.Name))
-			}
-			seen[o.Name] = true
-			names = append(names, o.Name)
-		}
-	}
 	inferStart := time.Now()
 	timing.Input = inferStart.Sub(start)
-	outs, err := v.Model.Run(r.Context(), inputs, names)
+	names, outs, err := s.execute(r.Context(), v, inputs, names)
 	if err != nil {
 		return err
 	}
 	outputStart := time.Now()
 	timing.Infer = outputStart.Sub(inferStart)
-	if names == nil {
-		for _, spec := range v.Model.Outputs {
-			names = append(names, spec.Name)
-		}
-	}
+	_, span = s.step(r.Context(), "encode")
+	defer span.End()
 	resp := &oip.InferResponse{ModelName: e.Name, ModelVersion: strconv.FormatInt(v.Number, 10), ID: req.ID}
 	anyBinary := false
 	for _, name := range names {
@@ -248,6 +209,26 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 	w.WriteHeader(http.StatusOK)
 	w.Write(append(b, '\n'))
 	return nil
+}
+
+// decodeInfer decodes an infer body, JSON or with binary tensor data, and
+// reads its "binary_data_output" parameter.
+func decodeInfer(r *http.Request, body []byte) (*oip.InferRequest, bool, error) {
+	var req *oip.InferRequest
+	var err error
+	if h := r.Header.Get(binaryHeader); h != "" {
+		n, err := strconv.Atoi(h)
+		if err != nil || n < 0 || n > len(body) {
+			return nil, false, errorf(CodeInvalid, fmt.Sprintf("%s: %q is not a length within the %d-byte body", binaryHeader, h, len(body)))
+		}
+		if req, err = oip.DecodeBinaryInferRequest(body[:n], body[n:]); err != nil {
+			return nil, false, err
+		}
+	} else if req, err = oip.DecodeInferRequest(body); err != nil {
+		return nil, false, err
+	}
+	binaryAll, err := wantsBinary(req.Parameters, "binary_data_output")
+	return req, binaryAll, err
 }
 
 // binaryHeader is the header of Triton's binary tensor data extension: the

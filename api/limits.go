@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -207,24 +208,12 @@ func (s *server) work(next http.Handler) http.Handler {
 		// passing would cancel the request's context.
 		received := time.Now()
 		setDeadline(rc.SetReadDeadline(time.Time{}))
-		select {
-		case s.inflight <- struct{}{}:
-		default:
-			s.tel.Rejected(r.Context(), "inflight")
-			writeError(w, r, &Error{Code: CodeUnavailable, RetryAfter: 1, Msg: fmt.Sprintf("the server is busy: %d requests are in flight (--max-inflight); retry shortly", cap(s.inflight))})
+		ctx, cancel, release, err := s.admit(r.Context())
+		if err != nil {
+			writeError(w, r, err)
 			return
 		}
-		s.tel.InFlight(r.Context(), 1)
-		held := true
-		release := func() {
-			if held {
-				held = false
-				<-s.inflight
-				s.tel.InFlight(r.Context(), -1)
-			}
-		}
 		defer release()
-		ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
 		defer cancel()
 		ctx = context.WithValue(ctx, workKey{}, &work{body: body, bodyHeld: acct.held, acct: acct, received: received})
 		sw := &slotWriter{ResponseWriter: w, begin: func() {
@@ -232,7 +221,57 @@ func (s *server) work(next http.Handler) http.Handler {
 			setDeadline(rc.SetWriteDeadline(time.Now().Add(s.ioTimeout)))
 		}}
 		next.ServeHTTP(sw, r.WithContext(ctx))
+		// The answer is written: nothing holds the body any more (decoders
+		// copy out of it).
+		putBody(body)
 	})
+}
+
+// Body buffers up to maxPooledBody are reused, in power-of-two classes
+// from firstChunk: a body's buffer is garbage once its request is
+// answered, and at thousands of small requests a second reusing them
+// spares the collector most of the server's allocation.
+const maxPooledBody = 1 << 20
+
+var bodyPools [bodyClasses]sync.Pool
+
+const bodyClasses = 7 // firstChunk << 6 == maxPooledBody
+
+// bodyClass returns the class whose buffers hold n bytes, or -1.
+func bodyClass(n int64) int {
+	for c, size := 0, int64(firstChunk); c < bodyClasses; c, size = c+1, size*2 {
+		if n <= size {
+			return c
+		}
+	}
+	return -1
+}
+
+// bodyCap returns the capacity of the buffer getBody returns for n.
+func bodyCap(n int64) int64 {
+	if c := bodyClass(n); c >= 0 {
+		return firstChunk << c
+	}
+	return n
+}
+
+// getBody returns a buffer of length l and capacity bodyCap(n).
+func getBody(l int, n int64) []byte {
+	if c := bodyClass(n); c >= 0 {
+		if p, ok := bodyPools[c].Get().(*[]byte); ok {
+			return (*p)[:l]
+		}
+		return make([]byte, l, firstChunk<<c)
+	}
+	return make([]byte, l, n)
+}
+
+// putBody gives a buffer from getBody back.
+func putBody(b []byte) {
+	if c := bodyClass(int64(cap(b))); c >= 0 && cap(b) == firstChunk<<c {
+		b = b[:0]
+		bodyPools[c].Put(&b)
+	}
 }
 
 // setDeadline takes the result of setting a connection deadline. It can
@@ -265,16 +304,17 @@ func (s *server) readBody(r *http.Request, acct *account) ([]byte, error) {
 			// are refused early, instead of all filling the budget halfway
 			// and all being refused. Memory is still only taken as bytes
 			// arrive.
-			want := n
+			want := bodyCap(n)
 			if r.ContentLength >= 0 && n > reserveAfter {
-				want = bound
+				want = max(want, bound)
 			}
 			if err := acct.grow(want - acct.held); err != nil {
 				return nil, err
 			}
-			nb := make([]byte, len(buf), n)
+			nb := getBody(len(buf), n)
 			copy(nb, buf)
-			buf = nb
+			putBody(buf)
+			buf = nb[:len(buf)]
 		}
 		m, err := r.Body.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+m]

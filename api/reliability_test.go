@@ -323,7 +323,7 @@ func TestPanicIs500CountedAndLoggedOnce(t *testing.T) {
 	s := newServer(Options{Repository: repository.New(serverOptions()), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", handler(s.metrics))
-	mux.Handle("/boom", s.accessLog(s.recoverer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/boom", s.observe(s.recoverer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var xs []int
 		_ = xs[len(r.URL.Query().Get("i"))+3] // index out of range
 	}))))

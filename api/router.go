@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/quantserve/quantserve/api/reference"
 	"github.com/quantserve/quantserve/gemm"
@@ -44,6 +45,13 @@ type Options struct {
 	// phase). nil means never.
 	Draining func() bool
 	Logger   *slog.Logger
+	// TracerProvider receives each request's spans (its parent taken
+	// from a W3C traceparent); nil gives spans trace ids for the log but
+	// records none.
+	TracerProvider trace.TracerProvider
+	// CORSOrigins are the origins browsers may call from (exact, or "*"
+	// for any); empty disables CORS.
+	CORSOrigins []string
 }
 
 // modelPrefixes are the two forms of a model's path: its default version,
@@ -71,9 +79,12 @@ type server struct {
 	draining   func() bool
 	panics     panicLog
 	log        *slog.Logger
+	tracer     trace.Tracer
+	cors       *corsPolicy
 }
 
-// NewRouter returns the HTTP handler serving every route.
+// NewRouter returns the HTTP handler serving every route. (New gives a
+// server that also serves gRPC with the same limits.)
 func NewRouter(opts Options) http.Handler { return newServer(opts).routes() }
 
 func newServer(opts Options) *server {
@@ -115,12 +126,15 @@ func newServer(opts Options) *server {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.tracer = tracerOf(opts.TracerProvider)
+	s.cors = newCORSPolicy(opts.CORSOrigins)
+	s.observeBatching()
 	return s
 }
 
 func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, s.accessLog, s.drain, s.recoverer)
+	r.Use(s.observe, s.corsHandler, s.drain, s.recoverer)
 	r.Use(middleware.StripSlashes) // "/v2/" (the OIP spec's path) is "/v2"
 	r.NotFound(handler(func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(CodeNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
@@ -250,20 +264,6 @@ func panicSite() string {
 			return "unknown"
 		}
 	}
-}
-
-func (s *server) accessLog(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
-		start := time.Now()
-		next.ServeHTTP(ww, r)
-		if s.tel != nil {
-			s.tel.Request(r.Context(), chi.RouteContext(r.Context()).RoutePattern(), r.Method, ww.Status(), time.Since(start))
-		}
-		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", ww.Status(),
-			"bytes", ww.BytesWritten(), "duration", time.Since(start), "request_id", middleware.GetReqID(r.Context()),
-			"remote", r.RemoteAddr)
-	})
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

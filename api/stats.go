@@ -24,6 +24,15 @@ type modelStat struct {
 	InferenceCount int64          `json:"inference_count"`
 	ExecutionCount int64          `json:"execution_count"`
 	InferenceStats inferenceStats `json:"inference_stats"`
+	BatchStats     []batchStat    `json:"batch_stats,omitempty"`
+}
+
+// batchStat is Triton's per-batch-size statistic, for versions with
+// dynamic batching: executions of that many rows and their time
+// (stacking the inputs and running the model).
+type batchStat struct {
+	BatchSize    int                 `json:"batch_size"`
+	ComputeInfer repository.Duration `json:"compute_infer"`
 }
 
 type inferenceStats struct {
@@ -37,7 +46,7 @@ type inferenceStats struct {
 
 func statOf(name string, v *repository.Version) modelStat {
 	s := v.Stats.Snapshot()
-	return modelStat{
+	st := modelStat{
 		Name: name, Version: strconv.FormatInt(v.Number, 10),
 		LastInference: s.LastInference, InferenceCount: s.InferenceCount, ExecutionCount: s.ExecutionCount,
 		InferenceStats: inferenceStats{
@@ -45,6 +54,14 @@ func statOf(name string, v *repository.Version) modelStat {
 			ComputeInput: s.ComputeInput, ComputeInfer: s.ComputeInfer, ComputeOutput: s.ComputeOutput,
 		},
 	}
+	if v.Batcher != nil { // executions are batches: fewer than requests
+		b := v.Batcher.Stats()
+		st.ExecutionCount = b.Executions
+		for _, bs := range b.Batches {
+			st.BatchStats = append(st.BatchStats, batchStat{BatchSize: bs.Size, ComputeInfer: repository.Duration{Count: bs.Count, NS: bs.NS}})
+		}
+	}
+	return st
 }
 
 // stats answers for every version of every model, every version of one

@@ -70,18 +70,22 @@ jq -e '.Entrypoint == ["/serve"]' <<<"$cfg" >/dev/null || fail "entrypoint is no
 for kv in QUANTSERVE_ADDR=:8000 QUANTSERVE_MODEL_REPOSITORY=/models; do
   jq -e --arg kv "$kv" '.Env | index($kv) != null' <<<"$cfg" >/dev/null || fail "env lacks $kv"
 done
-jq -e '.ExposedPorts | has("8000/tcp")' <<<"$cfg" >/dev/null || fail "port 8000/tcp is not exposed"
+jq -e '.ExposedPorts | has("8000/tcp") and has("8001/tcp")' <<<"$cfg" >/dev/null || fail "ports 8000/tcp (HTTP) and 8001/tcp (gRPC) are not both exposed"
 mapfile -t entrypoint < <(jq -r '.Entrypoint[]' <<<"$cfg")
 
 # 4. Run it on a free port of the host network.
-port=""
-for _ in $(seq 1 50); do
-  p=$((20000 + RANDOM % 20000))
-  if [ -z "$(ss -Hltn "sport = :$p")" ]; then port=$p; break; fi
-done
+free_port() {
+  for _ in $(seq 1 50); do
+    p=$((20000 + RANDOM % 20000))
+    if [ -z "$(ss -Hltn "sport = :$p")" ]; then echo "$p"; return; fi
+  done
+}
+port=$(free_port)
 [ -n "$port" ] || fail "no free port found"
+grpc_port=$(free_port) # gRPC's default :8001 on the host network may be taken
+[ -n "$grpc_port" ] && [ "$grpc_port" != "$port" ] || fail "no second free port found"
 ctr=$("${B[@]}" from --quiet "$image")
-"${B[@]}" config --env QUANTSERVE_ADDR=127.0.0.1:$port "$ctr"
+"${B[@]}" config --env QUANTSERVE_ADDR=127.0.0.1:$port --env QUANTSERVE_GRPC_ADDR=127.0.0.1:$grpc_port "$ctr"
 "${B[@]}" run --isolation chroot --network host "$ctr" -- "${entrypoint[@]}" >"$work/serve.log" 2>&1 &
 bpid=$!
 base=http://127.0.0.1:$port
@@ -92,6 +96,7 @@ for _ in $(seq 1 120); do
 done
 curl -fs -o /dev/null "$base/v2/health/live" || fail "/v2/health/live did not answer 200"
 curl -fs -o /dev/null "$base/v2/health/ready" || fail "/v2/health/ready did not answer 200"
+[ -n "$(ss -Hltn "sport = :$grpc_port")" ] || fail "nothing listens for gRPC on QUANTSERVE_GRPC_ADDR's port $grpc_port"
 spid=$(ss -Hltnp "sport = :$port" | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
 [ -n "$spid" ] || fail "no process listens on port $port"
 puid=$(awk '/^Uid:/{print $2}' "/proc/$spid/status")

@@ -50,6 +50,12 @@ type QBlock struct {
 	SB     []float32 // per column (NP·16): weight scale
 	C      []float32 // row r at C[r*LDC:], NP·16 entries
 	LDC    int
+
+	// tile is QBlockTiles' accumulator: kept here, beside the arguments
+	// that live as long as the caller's task, rather than allocated on
+	// every call (it escapes through the tile function values). Last, so
+	// no assembly offset moves.
+	tile [4 * PanelN]int32
 }
 
 // Check panics unless every slice q's flags touch is long enough for rows

@@ -12,7 +12,7 @@ type (
 // epilogue in Go (QStore). Tables whose assembly stops at int32 sums use
 // it as their block kernel; it gives the bits QBlockRef gives.
 func QBlockTiles(q *QBlock, tile4 Tile4, tile1 Tile1) {
-	var acc [4 * PanelN]int32
+	acc := &q.tile
 	for p := 0; p < q.NP; p++ {
 		b := q.B[p*q.PStr : p*q.PStr+64*q.KQ]
 		for r0 := 0; r0 < q.Rows; {

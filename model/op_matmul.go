@@ -440,6 +440,18 @@ func gemmEpilogue[T tensor.Numeric](y []T, shape []int, alpha, beta T, c *tensor
 	if c == nil || beta == 0 {
 		return nil
 	}
+	// A bias row (N or 1×N) is added row by row, without broadcasting it
+	// to a whole M×N copy first: the same operations on every element.
+	if len(shape) == 2 && shape[1] > 0 && (c.Rank() == 1 && c.Shape[0] == shape[1] || c.Rank() == 2 && c.Shape[0] == 1 && c.Shape[1] == shape[1]) {
+		cd := c.Data.([]T)
+		for r := 0; r+shape[1] <= len(y); r += shape[1] {
+			row := y[r : r+shape[1]]
+			for j := range row {
+				row[j] += beta * cd[j]
+			}
+		}
+		return nil
+	}
 	cd, err := broadcastTo(c.Data.([]T), c.Shape, shape)
 	if err != nil {
 		return err

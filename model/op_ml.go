@@ -35,9 +35,9 @@ func init() {
 	register(Descriptor{Domain: mlDomain, Type: "TreeEnsembleClassifier", Since: 1, Until: 2, Fold: true}, buildTreeEnsembleClassifier1)
 	register(Descriptor{Domain: mlDomain, Type: "TreeEnsembleClassifier", Since: 3, Fold: true}, buildTreeEnsembleClassifier3)
 	register(Descriptor{Domain: mlDomain, Type: "TreeEnsemble", Since: 5, Fold: true}, buildTreeEnsemble)
-	register(Descriptor{Domain: mlDomain, Type: "ZipMap", Since: 1}, buildZipMap)
-	register(Descriptor{Domain: mlDomain, Type: "DictVectorizer", Since: 1}, buildMapInput)
-	register(Descriptor{Domain: mlDomain, Type: "CastMap", Since: 1}, buildMapInput)
+	register(Descriptor{Domain: mlDomain, Type: "ZipMap", Since: 1, Refused: true}, buildZipMap)
+	register(Descriptor{Domain: mlDomain, Type: "DictVectorizer", Since: 1, Refused: true}, buildMapInput)
+	register(Descriptor{Domain: mlDomain, Type: "CastMap", Since: 1, Refused: true}, buildMapInput)
 }
 
 // ---------------------------------------------------------------------------

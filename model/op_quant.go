@@ -466,14 +466,20 @@ func buildQLinearMatMul(n *node, _ *noAttrs) (opFunc, error) {
 				return nil, err
 			}
 		}
-		as, ok1 := float32s(in[1])
-		bs, ok2 := float32s(in[4])
-		ys, ok3 := float32s(in[6])
-		if in[1].DType != tensor.Float32 && in[1].DType.IsFloat() {
-			return nil, unsupportedf("QLinearMatMul with %v scales", in[1].DType)
+		// Scales are FP32, or FP16/BF16 from opset 21 (widened exactly).
+		scale := func(t *tensor.Tensor) ([]float32, bool) {
+			switch t.DType {
+			case tensor.Float16, tensor.BFloat16:
+				c, err := castTo(t, tensor.Float32)
+				return c.Data.([]float32), err == nil
+			}
+			return float32s(t)
 		}
+		as, ok1 := scale(in[1])
+		bs, ok2 := scale(in[4])
+		ys, ok3 := scale(in[6])
 		if !ok1 || !ok2 || !ok3 || len(as) != 1 || len(ys) != 1 || len(bs) == 0 {
-			return nil, inputErrorf("QLinearMatMul takes FP32 scales: a and y per tensor, b per tensor or per column")
+			return nil, inputErrorf("QLinearMatMul takes float scales: a and y per tensor, b per tensor or per column")
 		}
 		yzp := in[7]
 		lo, hi, ok := intRange(yzp.DType)

@@ -6,7 +6,7 @@ package model
 
 func init() {
 	for _, op := range []string{"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli", "Multinomial"} {
-		register(Descriptor{Type: op, Since: 1}, func(n *node, _ *randomAttrs) (opFunc, error) {
+		register(Descriptor{Type: op, Since: 1, Refused: true}, func(n *node, _ *randomAttrs) (opFunc, error) {
 			return nil, unsupportedf("operator %s draws random numbers; quantserve serves deterministic models (export the model for inference, without sampling)", op)
 		})
 	}

@@ -26,6 +26,10 @@ type Descriptor struct {
 	// known at load (initializers, constants, folded nodes) is run once
 	// then and becomes a constant.
 	Fold bool
+	// Refused marks an operator registered only to refuse it at load with
+	// the reason (it draws random numbers, or its values cannot cross the
+	// Open Inference Protocol), rather than as an unknown operator.
+	Refused bool
 
 	parse func(n *node) (any, error)
 	build func(n *node, attrs any) (opFunc, error)

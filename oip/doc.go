@@ -1,5 +1,6 @@
 // Package oip holds the Open Inference Protocol (KServe V2) REST message
-// types and their JSON codec.
+// types and their JSON codec, and the conversion of the protocol's gRPC
+// messages (grpcpb) to and from the same types (grpc.go).
 //
 // DecodeInferRequest is a single-pass scanner written for infer bodies,
 // where number parsing dominates: it decodes each tensor's data straight

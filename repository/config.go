@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/quantserve/quantserve/batching"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/quant"
 )
@@ -25,7 +28,13 @@ import (
 //	quantize_scheme: per_channel  # per_channel, per_block or per_tensor
 //	version_policy:           # which versions load (default: all)
 //	  latest: {num_versions: 2}   # or specific: {versions: [1, 3]}, or all: {}
-//	max_batch_size: 8         # the first dimension is the batch; larger batches get 400
+//	max_batch_size: 32        # dimension 0 is the batch (default 0: no batch dimension);
+//	                          # without dynamic_batching, larger batches get 400
+//	dynamic_batching:         # stack concurrent requests (needs max_batch_size > 0);
+//	                          # a request larger than max_batch_size runs alone
+//	  max_queue_delay_microseconds: 0  # longest wait for more rows
+//	  preferred_batch_size: [8, 16]    # sizes sent as soon as they form
+//	  max_queue_size: 0                # waiting requests before 503 (0: --max-inflight)
 //
 // A Triton config.pbtxt is read into the same struct (ParseTritonConfig).
 type Config struct {
@@ -36,6 +45,9 @@ type Config struct {
 	QuantizeScheme string            `yaml:"quantize_scheme"`
 	VersionPolicy  *VersionPolicy    `yaml:"version_policy"`
 	MaxBatchSize   int64             `yaml:"max_batch_size"`
+	// DynamicBatching, when given (even empty) with MaxBatchSize > 0,
+	// turns dynamic batching on (package batching).
+	DynamicBatching *DynamicBatching `yaml:"dynamic_batching"`
 
 	// Read from a config.pbtxt only:
 	Name      string         `yaml:"-"` // the model's name, as the file gives it
@@ -44,6 +56,55 @@ type Config struct {
 	ModelFile string         `yaml:"-"` // default_model_filename; "" means model.onnx
 
 	File string `yaml:"-"` // the file the config came from: config.yaml or config.pbtxt
+}
+
+// DynamicBatching is Triton's dynamic_batching block. max_queue_size,
+// which Triton puts under default_queue_policy, is given here directly.
+type DynamicBatching struct {
+	MaxQueueDelayMicroseconds int64   `yaml:"max_queue_delay_microseconds"`
+	PreferredBatchSize        []int64 `yaml:"preferred_batch_size"`
+	MaxQueueSize              int64   `yaml:"max_queue_size"`
+}
+
+// maxBatchSize bounds max_batch_size and the batching sizes: a batch's
+// stacked inputs are still bounded by tensor.MaxElements.
+const maxBatchSize = 1 << 20
+
+// Batching returns the model's batching configuration; a nil config, or
+// one without dynamic_batching, does not batch.
+func (c *Config) Batching() batching.Config {
+	if c == nil {
+		return batching.Config{}
+	}
+	bc := batching.Config{MaxBatchSize: int(min(max(c.MaxBatchSize, -1), maxBatchSize+1))}
+	if d := c.DynamicBatching; d != nil {
+		bc.Dynamic = true
+		bc.MaxQueueDelay = time.Duration(min(max(d.MaxQueueDelayMicroseconds, -1), int64(time.Hour/time.Microsecond))) * time.Microsecond
+		for _, p := range d.PreferredBatchSize {
+			bc.PreferredBatchSizes = append(bc.PreferredBatchSizes, int(min(max(p, -1), maxBatchSize+1)))
+		}
+		bc.MaxQueueSize = int(min(max(d.MaxQueueSize, -1), math.MaxInt32))
+	}
+	return bc
+}
+
+// checkBatching checks the batching keys.
+func (c *Config) checkBatching(file string) error {
+	if c.MaxBatchSize < 0 || c.MaxBatchSize > maxBatchSize {
+		return fmt.Errorf("%s: max_batch_size %d: from 0 to at most %d", file, c.MaxBatchSize, maxBatchSize)
+	}
+	if d := c.DynamicBatching; d != nil {
+		if d.MaxQueueDelayMicroseconds < 0 || d.MaxQueueDelayMicroseconds > int64(time.Hour/time.Microsecond) {
+			return fmt.Errorf("%s: dynamic_batching.max_queue_delay_microseconds %d: from 0 to at most an hour", file, d.MaxQueueDelayMicroseconds)
+		}
+		if d.MaxQueueSize < 0 || d.MaxQueueSize > math.MaxInt32 {
+			return fmt.Errorf("%s: dynamic_batching.max_queue_size %d: from 0 (no bound) to %d", file, d.MaxQueueSize, math.MaxInt32)
+		}
+	}
+	if err := c.Batching().Check(); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	return nil
 }
 
 // VersionPolicy selects the versions of a model that load, as Triton's
@@ -160,8 +221,8 @@ func ParseConfig(data []byte) (*Config, error) {
 	if c.DefaultVersion < 0 {
 		return nil, fmt.Errorf("config.yaml: default_version %d must be positive", c.DefaultVersion)
 	}
-	if c.MaxBatchSize < 0 {
-		return nil, fmt.Errorf("config.yaml: max_batch_size %d must not be negative", c.MaxBatchSize)
+	if err := c.checkBatching(c.File); err != nil {
+		return nil, err
 	}
 	return &c, nil
 }

@@ -276,7 +276,7 @@ func (r *Repository) AddVersion(ctx context.Context, name string, data []byte) (
 			r.log.Warn("new version not written to the repository; serving it from memory", "model", name, "version", number, "err", err)
 		}
 	}
-	v, err := loadVersion(name, number, data, opts, r.log)
+	v, err := loadVersion(name, number, data, opts, old.Config, r.log)
 	if err != nil {
 		return 0, fmt.Errorf("%w: the new version: %v", ErrLoadFailed, err)
 	}

@@ -1,6 +1,7 @@
 package repository
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,8 +15,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quantserve/quantserve/batching"
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/tensor"
 )
 
 // Errors callers map to HTTP statuses.
@@ -41,6 +44,19 @@ type Version struct {
 	LoadTime time.Duration
 	ONNX     []byte // the model file, kept in builds that train (autodiff)
 	Stats    Stats  // its inferences, for the statistics extension
+	// Batcher stacks concurrent requests when the model's config turns
+	// dynamic batching on; nil otherwise. Its Stats are the version's
+	// batching counters (executions, batch sizes, queue time).
+	Batcher *batching.Batcher
+}
+
+// Run runs the version's model, through its batcher when it has one.
+// Every front end runs models through it.
+func (v *Version) Run(ctx context.Context, inputs map[string]*tensor.Tensor, outputs []string) (map[string]*tensor.Tensor, error) {
+	if v.Batcher != nil {
+		return v.Batcher.Run(ctx, inputs, outputs)
+	}
+	return v.Model.Run(ctx, inputs, outputs)
 }
 
 // VersionFailure records a version that could not be loaded.
@@ -188,6 +204,7 @@ type Source struct {
 	Name    string
 	Version int64
 	ONNX    []byte
+	Config  *Config // nil: none
 }
 
 func newRepository(root string, opts Options) *Repository {
@@ -205,10 +222,15 @@ func New(opts Options, sources ...Source) *Repository {
 	for _, s := range sources {
 		e := m[s.Name]
 		if e == nil {
-			e = &Entry{Name: s.Name, guard: &guard{}}
+			e = &Entry{Name: s.Name, Config: s.Config, guard: &guard{}}
 			m[s.Name] = e
 		}
-		v, err := loadVersion(s.Name, s.Version, s.ONNX, r.opts, r.log)
+		opts, err := s.Config.modelOptions(r.opts)
+		if err != nil {
+			e.Err = err
+			continue
+		}
+		v, err := loadVersion(s.Name, s.Version, s.ONNX, opts, s.Config, r.log)
 		if err != nil {
 			e.Err = err
 			continue
@@ -400,7 +422,7 @@ func (r *Repository) loadModel(name string) *Entry {
 		data, err := os.ReadFile(path)
 		if err == nil {
 			var v *Version
-			if v, err = loadVersion(name, n, data, opts, r.log); err == nil {
+			if v, err = loadVersion(name, n, data, opts, e.Config, r.log); err == nil {
 				if err = e.Config.checkModel(v.Model); err == nil {
 					e.Versions = append(e.Versions, v)
 					continue
@@ -430,13 +452,27 @@ func (r *Repository) loadModel(name string) *Entry {
 	return e
 }
 
-func loadVersion(name string, number int64, data []byte, opts model.Options, log *slog.Logger) (*Version, error) {
+func loadVersion(name string, number int64, data []byte, opts model.Options, cfg *Config, log *slog.Logger) (*Version, error) {
 	start := time.Now()
 	m, err := model.LoadWith(data, opts)
 	if err != nil {
 		return nil, err
 	}
-	v := &Version{Model: m, Number: number, LoadTime: time.Since(start)}
+	v := &Version{Model: m, Number: number}
+	if bc := cfg.Batching(); bc.Enabled() {
+		probed, err := batching.Check(context.Background(), m)
+		if err != nil {
+			return nil, err
+		}
+		if !probed {
+			log.Warn("max_batch_size: the model's rows could not be probed at load; batching relies on the model keeping them apart",
+				"model", name, "version", number)
+		}
+		if v.Batcher, err = batching.New(m, bc); err != nil {
+			return nil, err
+		}
+	}
+	v.LoadTime = time.Since(start)
 	if dispatch.AutodiffBuilt {
 		v.ONNX = data
 	}
@@ -446,8 +482,13 @@ func loadVersion(name string, number int64, data []byte, opts model.Options, log
 			int8Layers++
 		}
 	}
-	log.Info("model loaded", "model", name, "version", number, "parameters", m.Params, "opset", m.Opset,
-		"int8_layers", fmt.Sprintf("%d/%d", int8Layers, len(m.Layers)), "load_time", v.LoadTime.Round(time.Microsecond))
+	attrs := []any{"model", name, "version", number, "parameters", m.Params, "opset", m.Opset,
+		"int8_layers", fmt.Sprintf("%d/%d", int8Layers, len(m.Layers)), "load_time", v.LoadTime.Round(time.Microsecond)}
+	if v.Batcher != nil {
+		bc := v.Batcher.Config()
+		attrs = append(attrs, "max_batch_size", bc.MaxBatchSize, "max_queue_delay", bc.MaxQueueDelay)
+	}
+	log.Info("model loaded", attrs...)
 	return v, nil
 }
 

@@ -21,7 +21,7 @@ type TensorConfig struct {
 
 // tritonFields are the config.pbtxt fields quantserve reads; any other
 // field is an error naming it, so a setting is never silently ignored.
-var tritonFields = []string{"name", "platform", "backend", "max_batch_size", "version_policy", "input", "output", "default_model_filename"}
+var tritonFields = []string{"name", "platform", "backend", "max_batch_size", "dynamic_batching", "version_policy", "input", "output", "default_model_filename"}
 
 // Triton's names of the ONNX platform and backend.
 const (
@@ -100,6 +100,10 @@ func ParseTritonConfig(data []byte, dirName string) (*Config, error) {
 			if c.VersionPolicy, err = pbVersionPolicy(f); err != nil {
 				return fail(err)
 			}
+		case "dynamic_batching":
+			if c.DynamicBatching, err = pbDynamicBatching(f); err != nil {
+				return fail(err)
+			}
 		case "input", "output":
 			t, err := pbTensor(f)
 			if err != nil {
@@ -116,6 +120,9 @@ func ParseTritonConfig(data []byte, dirName string) (*Config, error) {
 		if err := c.VersionPolicy.check(c.File); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.checkBatching(c.File); err != nil {
+		return nil, err
 	}
 	for _, list := range [][]TensorConfig{c.Inputs, c.Outputs} {
 		names := map[string]bool{}
@@ -313,9 +320,10 @@ func (c *Config) checkModel(m *model.Model) error {
 }
 
 // CheckBatch refuses a request whose batch (the first dimension of any
-// input) exceeds the model's max_batch_size.
+// input) exceeds the model's max_batch_size. With dynamic batching on, the
+// batcher runs such a request alone instead.
 func (c *Config) CheckBatch(shapes [][]int) error {
-	if c == nil || c.MaxBatchSize <= 0 {
+	if c == nil || c.MaxBatchSize <= 0 || c.Batching().Enabled() {
 		return nil
 	}
 	for _, s := range shapes {

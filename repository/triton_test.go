@@ -51,8 +51,8 @@ input { name: "a" data_type: TYPE_BOOL dims: 1 dims: 2 }; input { name: "b" "" d
 	}
 
 	for in, want := range map[string]string{
-		`instance_group [ { kind: KIND_CPU } ]`: `"instance_group" is not supported`,
-		`dynamic_batching { }`:                  `"dynamic_batching" is not supported`,
+		`instance_group [ { kind: KIND_CPU } ]`:                                    `"instance_group" is not supported`,
+		`sequence_batching { }`:                                                    `"sequence_batching" is not supported`,
 		`input [ { name: "x" data_type: TYPE_FP32 dims: 1 format: FORMAT_NCHW } ]`: "input.format is not supported",
 		`version_policy: { latest: { num_versions: 1 } all: {} }`:                  "exactly one of",
 		`version_policy: { newest: {} }`:                                           "version_policy.newest is not supported",

@@ -1,18 +1,25 @@
 // Package telemetry sets up quantserve's OpenTelemetry meter provider and
-// exports its metrics in Prometheus text format for GET /metrics: request
-// counts and latencies by route and status, inference counts by model and
-// version, work requests in flight and being received, the bytes they
-// hold, refusals, recovered panics, and the build (version, kernel table)
-// as an info metric.
+// exports its metrics in Prometheus text format for GET /metrics: HTTP
+// request counts and latencies by route, method and status, gRPC calls by
+// method and code, inference counts and latencies by model and version,
+// work requests in flight and being received, the bytes they hold,
+// refusals, recovered panics, dynamic batching's counters (requests,
+// executions by batch size, queue and compute time), and the build
+// (version, kernel table) as an info metric, beside the Go runtime's and
+// the process's metrics.
+// It also sets up tracing (tracing.go): OTLP export of request spans when
+// the standard OTEL_EXPORTER_OTLP_* variables ask for it.
 package telemetry
 
 import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/attribute"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
@@ -27,12 +34,61 @@ type Telemetry struct {
 
 	requests   metric.Int64Counter
 	duration   metric.Float64Histogram
+	grpcCalls  metric.Int64Counter
+	grpcTime   metric.Float64Histogram
+	modelTime  metric.Float64Histogram
 	inferences metric.Int64Counter
 	inflight   metric.Int64UpDownCounter
 	receiving  metric.Int64UpDownCounter
 	memory     metric.Int64UpDownCounter
 	rejected   metric.Int64Counter
 	panics     metric.Int64Counter
+
+	meter        metric.Meter
+	batchingOnce sync.Once
+
+	// Attribute sets of the per-request instruments, built once per
+	// label combination (the label sets are bounded) instead of on every
+	// request.
+	attrMu   sync.RWMutex
+	reqAttrs map[reqKey]reqAttrs
+	infAttrs map[infKey]metric.MeasurementOption
+}
+
+type reqKey struct {
+	route, method string
+	status        int
+}
+
+type reqAttrs struct{ count, latency metric.MeasurementOption }
+
+type infKey struct {
+	model, version string
+	ok             bool
+}
+
+// maxCachedAttrs bounds each cache: label values a client chooses (a
+// method name) cannot grow it without bound.
+const maxCachedAttrs = 1024
+
+// cached returns m[k], building it with mk the first time.
+func cached[K comparable, V any](mu *sync.RWMutex, m *map[K]V, k K, mk func() V) V {
+	mu.RLock()
+	v, ok := (*m)[k]
+	mu.RUnlock()
+	if ok {
+		return v
+	}
+	v = mk()
+	mu.Lock()
+	if *m == nil {
+		*m = map[K]V{}
+	}
+	if len(*m) < maxCachedAttrs {
+		(*m)[k] = v
+	}
+	mu.Unlock()
+	return v
 }
 
 // New returns telemetry on its own registry (so servers in one process,
@@ -40,19 +96,39 @@ type Telemetry struct {
 // build info metric.
 func New(version, kernels string) (*Telemetry, error) {
 	reg := prometheus.NewRegistry()
+	// Go runtime (go_*) and process (process_*: CPU, resident memory,
+	// open files) metrics.
+	if err := reg.Register(collectors.NewGoCollector()); err != nil {
+		return nil, err
+	}
+	if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
+		return nil, err
+	}
 	exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutScopeInfo())
 	if err != nil {
 		return nil, err
 	}
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))
 	meter := provider.Meter("quantserve")
-	t := &Telemetry{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
+	t := &Telemetry{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), meter: meter}
 	if t.requests, err = meter.Int64Counter("quantserve.http.requests", metric.WithDescription("HTTP requests by route, method and status code")); err != nil {
 		return nil, err
 	}
 	if t.duration, err = meter.Float64Histogram("quantserve.http.request.duration", metric.WithUnit("s"),
 		metric.WithDescription("HTTP request latency by route and method"),
-		metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)); err != nil {
+		metric.WithExplicitBucketBoundaries(latencyBuckets...)); err != nil {
+		return nil, err
+	}
+	if t.grpcCalls, err = meter.Int64Counter("quantserve.grpc.requests", metric.WithDescription("gRPC calls by method and status code")); err != nil {
+		return nil, err
+	}
+	if t.grpcTime, err = meter.Float64Histogram("quantserve.grpc.request.duration", metric.WithUnit("s"),
+		metric.WithDescription("gRPC call latency by method"), metric.WithExplicitBucketBoundaries(latencyBuckets...)); err != nil {
+		return nil, err
+	}
+	if t.modelTime, err = meter.Float64Histogram("quantserve.inference.duration", metric.WithUnit("s"),
+		metric.WithDescription("Inference request latency (HTTP and gRPC, from the request's start to its answer) by model and version"),
+		metric.WithExplicitBucketBoundaries(latencyBuckets...)); err != nil {
 		return nil, err
 	}
 	if t.inferences, err = meter.Int64Counter("quantserve.inferences", metric.WithDescription("Inference requests by model, version and outcome")); err != nil {
@@ -88,11 +164,27 @@ func New(version, kernels string) (*Telemetry, error) {
 	return t, nil
 }
 
+// latencyBuckets are the bounds (seconds) of every latency histogram.
+var latencyBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+
+// Method returns the label of an HTTP method: itself for the methods of
+// RFC 9110 and PATCH, "other" for any other token a client sends, so that
+// made-up methods cannot grow the label set.
+func Method(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	}
+	return "other"
+}
+
 // The recording methods do nothing on a nil *Telemetry (metrics that
 // failed to start).
 
 // Request records one HTTP request: its route pattern (not the raw path,
-// so model names do not explode the label set), method, status and time.
+// so model names do not explode the label set; "unmatched" for a request
+// no route took), method (folded by Method), status and time.
 func (t *Telemetry) Request(ctx context.Context, route, method string, status int, d time.Duration) {
 	if t == nil {
 		return
@@ -100,8 +192,34 @@ func (t *Telemetry) Request(ctx context.Context, route, method string, status in
 	if route == "" {
 		route = "unmatched"
 	}
-	t.requests.Add(ctx, 1, metric.WithAttributes(attribute.String("route", route), attribute.String("method", method), attribute.String("code", strconv.Itoa(status))))
-	t.duration.Record(ctx, d.Seconds(), metric.WithAttributes(attribute.String("route", route), attribute.String("method", method)))
+	method = Method(method)
+	a := cached(&t.attrMu, &t.reqAttrs, reqKey{route, method, status}, func() reqAttrs {
+		return reqAttrs{
+			count:   metric.WithAttributes(attribute.String("route", route), attribute.String("method", method), attribute.String("code", strconv.Itoa(status))),
+			latency: metric.WithAttributes(attribute.String("route", route), attribute.String("method", method)),
+		}
+	})
+	t.requests.Add(ctx, 1, a.count)
+	t.duration.Record(ctx, d.Seconds(), a.latency)
+}
+
+// GRPCRequest records one gRPC call: its full method name (only the
+// server's registered methods reach it), status code and time.
+func (t *Telemetry) GRPCRequest(ctx context.Context, method, code string, d time.Duration) {
+	if t == nil {
+		return
+	}
+	t.grpcCalls.Add(ctx, 1, metric.WithAttributes(attribute.String("method", method), attribute.String("code", code)))
+	t.grpcTime.Record(ctx, d.Seconds(), metric.WithAttributes(attribute.String("method", method)))
+}
+
+// InferenceLatency records the latency of one inference request on a
+// model version (names the repository serves: a bounded set).
+func (t *Telemetry) InferenceLatency(ctx context.Context, model, version string, d time.Duration) {
+	if t == nil {
+		return
+	}
+	t.modelTime.Record(ctx, d.Seconds(), metric.WithAttributes(attribute.String("model", model), attribute.String("version", version)))
 }
 
 // Inference records one inference on a model version, ok or failed.
@@ -109,11 +227,14 @@ func (t *Telemetry) Inference(ctx context.Context, model, version string, ok boo
 	if t == nil {
 		return
 	}
-	outcome := "ok"
-	if !ok {
-		outcome = "error"
-	}
-	t.inferences.Add(ctx, 1, metric.WithAttributes(attribute.String("model", model), attribute.String("version", version), attribute.String("outcome", outcome)))
+	a := cached(&t.attrMu, &t.infAttrs, infKey{model, version, ok}, func() metric.MeasurementOption {
+		outcome := "ok"
+		if !ok {
+			outcome = "error"
+		}
+		return metric.WithAttributes(attribute.String("model", model), attribute.String("version", version), attribute.String("outcome", outcome))
+	})
+	t.inferences.Add(ctx, 1, a)
 }
 
 // InFlight adds delta to the number of work requests in flight.
@@ -154,4 +275,79 @@ func (t *Telemetry) Panic(ctx context.Context, site string) {
 		return
 	}
 	t.panics.Add(ctx, 1, metric.WithAttributes(attribute.String("site", site)))
+}
+
+// BatchCounts are one model version's dynamic batching counters since it
+// loaded (package batching's Stats), read at each scrape.
+type BatchCounts struct {
+	Model, Version     string
+	Requests, Rejected int64
+	Waiting            int64
+	QueueSeconds       float64         // summed over the batched requests
+	ComputeSeconds     float64         // summed over the executions
+	Executions         map[int64]int64 // executions by batch size (rows)
+}
+
+// ObserveBatching exports what f returns at each scrape:
+//
+//	quantserve_batch_requests_total{model,version}          requests computed (batched or alone)
+//	quantserve_batch_executions_total{model,version,size}   model executions by batch size
+//	quantserve_batch_queue_seconds_total{model,version}     time requests waited for their batch
+//	quantserve_batch_compute_seconds_total{model,version}   time the executions took
+//	quantserve_batch_rejected_total{model,version}          refused: max_queue_size reached
+//	quantserve_batch_waiting{model,version}                 requests in the queue now
+//
+// Mean batch size is rate(requests) / sum by (model, version) (rate(executions)).
+// Only the first call on a Telemetry registers.
+func (t *Telemetry) ObserveBatching(f func() []BatchCounts) error {
+	if t == nil {
+		return nil
+	}
+	var err error
+	t.batchingOnce.Do(func() { err = t.observeBatching(f) })
+	return err
+}
+
+func (t *Telemetry) observeBatching(f func() []BatchCounts) error {
+	m := t.meter
+	requests, err := m.Int64ObservableCounter("quantserve.batch.requests", metric.WithDescription("Requests computed on models with dynamic batching (batched or alone), by model and version"))
+	if err != nil {
+		return err
+	}
+	executions, err := m.Int64ObservableCounter("quantserve.batch.executions", metric.WithDescription("Model executions of models with dynamic batching, by model, version and batch size (rows)"))
+	if err != nil {
+		return err
+	}
+	queue, err := m.Float64ObservableCounter("quantserve.batch.queue", metric.WithUnit("s"), metric.WithDescription("Time batched requests waited in the queue for their execution, summed"))
+	if err != nil {
+		return err
+	}
+	compute, err := m.Float64ObservableCounter("quantserve.batch.compute", metric.WithUnit("s"), metric.WithDescription("Time the executions of models with dynamic batching took, summed"))
+	if err != nil {
+		return err
+	}
+	rejected, err := m.Int64ObservableCounter("quantserve.batch.rejected", metric.WithDescription("Requests refused with 503 because max_queue_size requests were waiting"))
+	if err != nil {
+		return err
+	}
+	waiting, err := m.Int64ObservableGauge("quantserve.batch.waiting", metric.WithDescription("Requests waiting in a dynamic batching queue"))
+	if err != nil {
+		return err
+	}
+	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		for _, c := range f() {
+			mv := []attribute.KeyValue{attribute.String("model", c.Model), attribute.String("version", c.Version)}
+			attrs := metric.WithAttributes(mv...)
+			o.ObserveInt64(requests, c.Requests, attrs)
+			o.ObserveFloat64(queue, c.QueueSeconds, attrs)
+			o.ObserveFloat64(compute, c.ComputeSeconds, attrs)
+			o.ObserveInt64(rejected, c.Rejected, attrs)
+			o.ObserveInt64(waiting, c.Waiting, attrs)
+			for size, n := range c.Executions {
+				o.ObserveInt64(executions, n, metric.WithAttributes(append(mv, attribute.Int64("size", size))...))
+			}
+		}
+		return nil
+	}, requests, executions, queue, compute, rejected, waiting)
+	return err
 }

@@ -11,6 +11,14 @@
 // for the embedded model with one 28×28 image of 7-significant-digit
 // pixels (an 8 KB body); "custom" sends -method to -url with the body of
 // -body (a file). Only loopback addresses are accepted unless -any-host.
+// With -rate the load is open-loop instead: requests leave at a fixed rate
+// whether or not earlier ones were answered, and latency counts from when
+// each was due.
+//
+// With -suite it runs the serving benchmark and writes BENCHMARKS.md and
+// its charts (see suite.go):
+//
+//	go run ./cmd/loadgen -suite
 package main
 
 import (
@@ -48,6 +56,10 @@ type config struct {
 	sample   time.Duration
 	json     bool
 	anyHost  bool
+	rate     float64
+	maxOpen  int
+	suite    suiteConfig
+	bare     string
 }
 
 type headerList []string
@@ -78,11 +90,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&c.sample, "sample", time.Second, "memory sampling interval")
 	fs.BoolVar(&c.json, "json", false, "print the report as JSON")
 	fs.BoolVar(&c.anyHost, "any-host", false, "allow targets other than loopback addresses")
+	fs.Float64Var(&c.rate, "rate", 0, "open loop: send this many requests per second for -d, answered or not (0: closed loop)")
+	fs.IntVar(&c.maxOpen, "max-open", 1024, "open loop: most requests outstanding; a request due beyond it is counted as dropped")
+	c.suite.flags(fs)
+	fs.StringVar(&c.bare, "bare", "", "serve the decode-only handler on this address (the suite's ceiling; used by -suite)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return err
+	}
+	if c.bare != "" {
+		return serveBare(c.bare, stdout)
+	}
+	if c.suite.on {
+		return runSuite(&c.suite, stdout, stderr)
 	}
 	if c.conns < 1 || c.duration <= 0 {
 		return fmt.Errorf("-c and -d must be positive")
@@ -94,8 +116,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := checkHost(sc.url, c.anyHost); err != nil {
 		return err
 	}
-	rep, err := load(context.Background(), &c, sc)
-	if err != nil {
+	var rep *report
+	if c.rate > 0 {
+		rep = openLoad(context.Background(), sc, c.rate, c.duration, c.timeout, c.maxOpen)
+	} else if rep, err = load(context.Background(), &c, sc); err != nil {
 		return err
 	}
 	if c.json {
@@ -208,6 +232,8 @@ type report struct {
 	URL         string         `json:"url"`
 	BodyBytes   int            `json:"body_bytes"`
 	Connections int            `json:"connections"`
+	Rate        float64        `json:"rate,omitempty"`    // open loop: requests per second sent
+	Dropped     int            `json:"dropped,omitempty"` // open loop: due beyond -max-open outstanding
 	Seconds     float64        `json:"seconds"`
 	Requests    int            `json:"requests"`
 	PerSecond   float64        `json:"requests_per_second"`
@@ -331,7 +357,9 @@ func load(ctx context.Context, c *config, sc *scenario) (*report, error) {
 			mem.Samples++
 		}
 		if hwm, err := procStatus(c.pid, "VmHWM"); err == nil {
-			mem.PeakMiB = hwm >> 20
+			// The kernel updates its high-water mark lazily: it can lag
+			// behind a resident size sampled a moment before.
+			mem.PeakMiB = max(hwm>>20, mem.MaxMiB)
 		}
 		rep.Memory = mem
 	}
@@ -387,7 +415,11 @@ func procStatus(pid int, field string) (int64, error) {
 }
 
 func (r *report) print(w io.Writer) {
-	fmt.Fprintf(w, "%s %s (%s, %d-byte body), %d connections, %.1f s\n", r.Method, r.URL, r.Scenario, r.BodyBytes, r.Connections, r.Seconds)
+	if r.Rate > 0 {
+		fmt.Fprintf(w, "%s %s (%s, %d-byte body), open loop at %.0f/s, %.1f s, %d dropped\n", r.Method, r.URL, r.Scenario, r.BodyBytes, r.Rate, r.Seconds, r.Dropped)
+	} else {
+		fmt.Fprintf(w, "%s %s (%s, %d-byte body), %d connections, %.1f s\n", r.Method, r.URL, r.Scenario, r.BodyBytes, r.Connections, r.Seconds)
+	}
 	fmt.Fprintf(w, "requests   %d answered, %.0f/s\n", r.Requests, r.PerSecond)
 	fmt.Fprintf(w, "latency    p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms\n", r.LatencyMS.P50, r.LatencyMS.P90, r.LatencyMS.P99, r.LatencyMS.Max)
 	fmt.Fprintf(w, "status     %s\n", counts(r.Status))

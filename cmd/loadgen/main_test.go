@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"image"
+	_ "image/png"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -13,6 +16,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/quantserve/quantserve/oip"
 )
 
 // TestLoadReportsWhatTheServerSaw runs a short load against a real HTTP
@@ -73,5 +79,128 @@ func TestOnlyLoopbackTargets(t *testing.T) {
 	body := mnistBody(rand.New(rand.NewPCG(1, 2)))
 	if !bytes.HasPrefix(body, []byte(`{"inputs":[{"name":"input","shape":[1,784]`)) || bytes.Count(body, []byte(",")) < 783 {
 		t.Errorf("mnist body %.100s", body)
+	}
+}
+
+// TestOpenLoopSendsAtTheRate runs an open loop against a real HTTP server:
+// every request due is either answered or counted as dropped, and the
+// server saw each one sent.
+func TestOpenLoopSendsAtTheRate(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served.Add(1) }))
+	defer srv.Close()
+	sc := &scenario{name: "custom", method: http.MethodGet, url: srv.URL, headers: http.Header{}}
+	rep := openLoad(context.Background(), sc, 200, 500*time.Millisecond, 10*time.Second, 64)
+	if rep.Requests+rep.Dropped != 100 || len(rep.Errors) != 0 || rep.Status["200"] != rep.Requests || int64(rep.Requests) != served.Load() {
+		t.Errorf("report %+v; server saw %d", rep, served.Load())
+	}
+	if rep.Rate != 200 || rep.LatencyMS.P50 <= 0 || rep.LatencyMS.P99 < rep.LatencyMS.P50 {
+		t.Errorf("rate %v, latencies %+v", rep.Rate, rep.LatencyMS)
+	}
+}
+
+// TestSuiteBodiesDecode: the suite's JSON and binary bodies decode, through
+// the decode-only handler, to the tensor they were made from; a broken
+// body is a 400.
+func TestSuiteBodiesDecode(t *testing.T) {
+	x := []float32{0.5, -1.25, 3, 1e-7, 123456.7, 0}
+	js := jsonBody("x", []int{2, 3}, x)
+	bin, headers := binaryBody("x", []int{2, 3}, x)
+	for name, body := range map[string][]byte{"json": js, "binary": bin} {
+		var req *oip.InferRequest
+		var err error
+		if name == "json" {
+			req, err = oip.DecodeInferRequest(body)
+		} else {
+			n, _ := strconv.Atoi(headers["Inference-Header-Content-Length"])
+			req, err = oip.DecodeBinaryInferRequest(body[:n], body[n:])
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := req.Inputs[0].Tensor
+		if got.Shape[0] != 2 || got.Shape[1] != 3 {
+			t.Fatalf("%s: shape %v", name, got.Shape)
+		}
+		for i, v := range got.Data.([]float32) {
+			want := x[i]
+			if name == "json" { // 7 significant digits
+				want = float32(mustParse(t, strconv.FormatFloat(float64(x[i]), 'g', 7, 32)))
+			}
+			if v != want {
+				t.Errorf("%s: x[%d] = %v, want %v", name, i, v, want)
+			}
+		}
+		rec := httptest.NewRecorder()
+		req2 := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+		for k, v := range headers {
+			if name == "binary" {
+				req2.Header.Set(k, v)
+			}
+		}
+		bareHandler(rec, req2)
+		if rec.Code != 200 || !bytes.Equal(rec.Body.Bytes(), bareAnswer) {
+			t.Errorf("%s: decode-only handler answered %d %s", name, rec.Code, rec.Body)
+		}
+	}
+	rec := httptest.NewRecorder()
+	bareHandler(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"inputs":[{"name":"x"`)))
+	if rec.Code != http.StatusBadRequest {
+		t.Errorf("broken body: %d", rec.Code)
+	}
+}
+
+func mustParse(t *testing.T, s string) float64 {
+	t.Helper()
+	f, err := strconv.ParseFloat(s, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestSuiteReportFromResults writes a report and its charts from saved
+// results: the targets are computed from the points, the tables list
+// them, and the charts are PNG images.
+func TestSuiteReportFromResults(t *testing.T) {
+	dir := t.TempDir()
+	pt := func(id string, conc int, rps, p50, p99 float64) point {
+		return point{Variant: id, Conc: conc, Round: 1, Report: &report{PerSecond: rps, Status: map[string]int{"200": 10}, Errors: map[string]int{},
+			LatencyMS: latencies{P50: p50, P90: p50, P99: p99, Max: p99}}}
+	}
+	saved := savedRun{Started: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), Machine: machine{CPU: "test CPU", CPUs: 2, GOMAXPROCS: 2, Go: "go"},
+		Kernels: "avx2", Point: time.Second, Rounds: 1, Concs: []int{8, 64},
+		Variants: []savedVariant{{"wide/binary/off", "wide", "binary, batching off", "wide", false, true}, {"wide/binary/on", "wide", "binary, batching on", "wide_batched", true, true}},
+		Points:   []point{pt("wide/binary/off", 8, 100, 10, 20), pt("wide/binary/on", 8, 150, 8, 16), pt("wide/binary/off", 64, 200, 30, 90), pt("wide/binary/on", 64, 700, 20, 40)}}
+	b, _ := json.Marshal(saved)
+	results := filepath.Join(dir, "results.json")
+	os.WriteFile(results, b, 0o644)
+	out := filepath.Join(dir, "B.md")
+	if err := run([]string{"-suite", "-from", results, "-out", out, "-charts", "charts"}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| wide model, 64 concurrent batch-1 clients, binary: batching on / off | ≥ 3× | 3.50× | met | 700 / 200 req/s |",
+		"| binary, batching on | 64 | 700 | 20.00 | 20.00 | 40.00 |",
+		"test CPU", "charts/wide-throughput.png",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	for _, name := range []string{"wide-throughput.png", "wide-p99.png"} {
+		f, err := os.Open(filepath.Join(dir, "charts", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, format, err := image.DecodeConfig(f)
+		f.Close()
+		if err != nil || format != "png" || cfg.Width < 300 {
+			t.Errorf("%s: %v %s %+v", name, err, format, cfg)
+		}
 	}
 }

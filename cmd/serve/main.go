@@ -5,6 +5,13 @@
 //	      [--quantize-scheme per_channel|per_block|per_tensor] [--admin-token T]
 //	      [--max-inflight N] [--max-inflight-bytes SIZE] [--request-timeout D]
 //	      [--memory-limit SIZE] [--drain-delay D] [--shutdown-timeout D]
+//	      [--grpc-addr :8001|off] [--log-format text|json] [--cors-origins O,...]
+//	      [--tls-cert FILE --tls-key FILE]
+//
+// It serves the Open Inference Protocol over HTTP on --addr and over gRPC
+// on --grpc-addr, both with TLS when given a certificate. Request spans
+// are exported over OTLP when the standard OTEL_EXPORTER_OTLP_* variables
+// name an endpoint.
 //
 // On SIGTERM or SIGINT it drains: readiness turns 503 at once and requests
 // are still served for --drain-delay (while load balancers take the server
@@ -38,6 +45,8 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/quantserve/quantserve/api"
 	"github.com/quantserve/quantserve/defaultmodel"
 	"github.com/quantserve/quantserve/dispatch"
@@ -45,6 +54,7 @@ import (
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/repository"
+	"github.com/quantserve/quantserve/telemetry"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -68,6 +78,11 @@ type config struct {
 	drainDelay     time.Duration
 	shutdownTime   time.Duration
 	showVersion    bool
+	grpcAddr       string
+	logFormat      string
+	corsOrigins    string
+	tlsCert        string
+	tlsKey         string
 }
 
 func main() {
@@ -99,6 +114,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.Var(&c.memoryLimit, "memory-limit", "soft memory limit of the Go runtime (debug.SetMemoryLimit), e.g. 2GiB; 0 means GOMEMLIMIT if set, else 90% of the cgroup's memory limit if any (env QUANTSERVE_MEMORY_LIMIT)")
 	fs.DurationVar(&c.drainDelay, "drain-delay", 5*time.Second, "on SIGTERM/SIGINT, how long readiness reports 503 while requests are still served, before the listener closes (env QUANTSERVE_DRAIN_DELAY)")
 	fs.DurationVar(&c.shutdownTime, "shutdown-timeout", 30*time.Second, "after the drain delay, how long requests in flight get to finish before they are cut short (env QUANTSERVE_SHUTDOWN_TIMEOUT)")
+	fs.StringVar(&c.grpcAddr, "grpc-addr", ":8001", "gRPC listen address (Open Inference Protocol, grpc.health.v1); off disables gRPC (env QUANTSERVE_GRPC_ADDR)")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (key=value) or json (env QUANTSERVE_LOG_FORMAT)")
+	fs.StringVar(&c.corsOrigins, "cors-origins", "", "comma-separated origins browsers may call from (https://app.example.com), or *; empty disables CORS (env QUANTSERVE_CORS_ORIGINS)")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS and gRPC over TLS; reread when it changes (env QUANTSERVE_TLS_CERT)")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key file of --tls-cert (env QUANTSERVE_TLS_KEY)")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
 	set := map[string]bool{}
 	if err := fs.Parse(args); err != nil {
@@ -138,6 +158,15 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if _, err := quant.ParseScheme(c.quantizeScheme); err != nil {
 		return nil, fmt.Errorf("--quantize-scheme: %v", err)
 	}
+	if c.logFormat != "text" && c.logFormat != "json" {
+		return nil, fmt.Errorf("--log-format %q: json or text", c.logFormat)
+	}
+	if _, err := api.ParseCORSOrigins(c.corsOrigins); err != nil {
+		return nil, fmt.Errorf("--cors-origins: %v", err)
+	}
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		return nil, fmt.Errorf("--tls-cert and --tls-key go together")
+	}
 	return c, nil
 }
 
@@ -163,7 +192,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %v", err)
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log, err := newLogger(c.logFormat, level, stderr)
+	if err != nil {
+		return err
+	}
 	slog.SetDefault(log)
 
 	log.Info("kernels", "table", table.String(), "cpu", dispatch.CPU(), "threads", c.threads, "quantize", c.quantize, "scheme", c.quantizeScheme)
@@ -196,18 +228,42 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if budget < c.maxBodyBytes {
 		log.Warn("--max-inflight-bytes is below --max-body-bytes: bodies between the two are always refused", "max_inflight_bytes", budget, "max_body_bytes", c.maxBodyBytes)
 	}
+	tlsCfg, err := tlsConfig(c.tlsCert, c.tlsKey, log)
+	if err != nil {
+		return err
+	}
+	corsOrigins, _ := api.ParseCORSOrigins(c.corsOrigins)
+	tracing, err := telemetry.NewTracing(ctx, getenv, buildVersion())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tracing.Shutdown(flushCtx); err != nil {
+			log.Warn("tracing: spans not exported at exit", "err", err)
+		}
+	}()
+	log.Info("tracing", "export", tracing.Exporter)
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
+		return err
+	}
+	grpcLn, err := listenGRPC(c.grpcAddr)
+	if err != nil {
+		ln.Close()
 		return err
 	}
 	var draining atomic.Bool
 	baseCtx, cancelRequests := context.WithCancel(context.Background())
 	defer cancelRequests()
 	conns := &connCounter{}
+	front := api.New(api.Options{Repository: repo, Version: buildVersion(), Kernels: table.String(), Exec: exec, AdminToken: c.adminToken,
+		MaxInFlight: c.maxInFlight, RequestTimeout: c.requestTimeout, MaxBodyBytes: c.maxBodyBytes, MaxInflightBytes: budget,
+		Draining: draining.Load, Logger: log, TracerProvider: tracing.Provider, CORSOrigins: corsOrigins})
 	srv := &http.Server{
-		Handler: api.NewRouter(api.Options{Repository: repo, Version: buildVersion(), Kernels: table.String(), Exec: exec, AdminToken: c.adminToken,
-			MaxInFlight: c.maxInFlight, RequestTimeout: c.requestTimeout, MaxBodyBytes: c.maxBodyBytes, MaxInflightBytes: budget,
-			Draining: draining.Load, Logger: log}),
+		Handler:   front.Handler(),
+		TLSConfig: tlsCfg,
 		// Work routes set their own read and write deadlines per request
 		// (api); these bound every other route and back them up.
 		ReadHeaderTimeout: 10 * time.Second,
@@ -222,12 +278,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	log.Info("listening", "addr", ln.Addr().String(), "version", buildVersion())
+	errc := make(chan error, 2)
+	var grpcSrv *grpc.Server
+	if grpcLn != nil {
+		grpcSrv = newGRPC(front, tlsCfg)
+		log.Info("grpc listening", "addr", grpcLn.Addr().String(), "tls", tlsCfg != nil)
+		go func() { errc <- grpcSrv.Serve(grpcLn) }()
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "version", buildVersion(), "tls", tlsCfg != nil)
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if tlsCfg != nil {
+			errc <- srv.ServeTLS(ln, "", "")
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
 	select {
 	case err := <-errc:
 		return err
@@ -247,6 +315,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case <-timer.C:
 	case sig := <-sigs:
 		srv.Close()
+		if grpcSrv != nil {
+			grpcSrv.Stop()
+		}
 		log.Error("second signal: exiting without draining", "signal", sig.String(), "active_connections", conns.active())
 		return fmt.Errorf("second signal (%v): exited without draining", sig)
 	case err := <-errc:
@@ -254,12 +325,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	// 2. Stop accepting, close idle connections, let requests in flight
-	// finish within the shutdown timeout.
+	// finish within the shutdown timeout (HTTP and gRPC alike).
 	log.Info("closing the listener; finishing requests in flight", "active_connections", conns.active(), "shutdown_timeout", c.shutdownTime)
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), c.shutdownTime)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- srv.Shutdown(shutdownCtx) }()
+	go func() {
+		grpcDone := make(chan error, 1)
+		go func() { grpcDone <- stopGRPC(shutdownCtx, grpcSrv) }()
+		err := srv.Shutdown(shutdownCtx)
+		if gerr := <-grpcDone; err == nil && gerr != nil {
+			err = fmt.Errorf("gRPC calls still running: %w", gerr)
+		}
+		done <- err
+	}()
 	select {
 	case err := <-done:
 		if err == nil {
@@ -269,12 +348,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		n := conns.active()
 		cancelRequests()
 		srv.Close()
+		if grpcSrv != nil {
+			grpcSrv.Stop()
+		}
 		log.Error("shutdown timeout: requests in flight were cut short", "active_connections", n, "shutdown_timeout", c.shutdownTime)
 		return fmt.Errorf("--shutdown-timeout %v passed with %d connections still active: their requests were cut short", c.shutdownTime, n)
 	case sig := <-sigs:
 		n := conns.active()
 		cancelRequests()
 		srv.Close()
+		if grpcSrv != nil {
+			grpcSrv.Stop()
+		}
 		log.Error("second signal: exiting without finishing requests in flight", "signal", sig.String(), "active_connections", n)
 		return fmt.Errorf("second signal (%v): exited with %d connections still active", sig, n)
 	}

@@ -46,7 +46,7 @@ func start(t *testing.T, args []string, env map[string]string) (string, *syncBuf
 	done := make(chan error, 1)
 	go func() {
 		// a cancelled ctx drains like a signal; tests need no drain delay
-		done <- run(ctx, append([]string{"--drain-delay", "0s"}, args...), func(k string) string { return env[k] }, io.Discard, logs, ready)
+		done <- run(ctx, append([]string{"--drain-delay", "0s", "--grpc-addr", "127.0.0.1:0"}, args...), func(k string) string { return env[k] }, io.Discard, logs, ready)
 	}()
 	select {
 	case addr := <-ready:

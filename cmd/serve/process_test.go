@@ -80,7 +80,7 @@ type child struct {
 // waits for it to listen. The test's end kills it if it still runs.
 func startChild(t *testing.T, args ...string) *child {
 	t.Helper()
-	cmd := exec.Command(serverBinary(t), append([]string{"--addr", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(serverBinary(t), append([]string{"--addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "GOMEMLIMIT=") // the test's own settings only
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -3,6 +3,10 @@
 package onnxbuild
 
 import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
@@ -84,4 +88,43 @@ func IntAttr(name string, v int64) *onnxpb.Attribute {
 // V declares a graph input or output.
 func V(name string, dt tensor.DataType, shape ...int) IO {
 	return IO{Name: name, DType: dt, Shape: shape}
+}
+
+// MLP builds a multilayer perceptron of Gemm layers: input "x" FP32
+// [batch, sizes[0]], layer i a Gemm with a sizes[i]×sizes[i+1] weight
+// (seeded normal values scaled by 1/√fan-in) and a bias, Relu between
+// layers, output "y" FP32 [batch, sizes[len(sizes)-1]].
+func MLP(sizes []int, seed uint64) Graph {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	g := Graph{
+		Opset:   13,
+		Inputs:  []IO{V("x", tensor.Float32, -1, sizes[0])},
+		Outputs: []IO{V("y", tensor.Float32, -1, sizes[len(sizes)-1])},
+		Inits:   map[string]*tensor.Tensor{},
+	}
+	x := "x"
+	for i := 0; i+1 < len(sizes); i++ {
+		k, n := sizes[i], sizes[i+1]
+		w, b := make([]float32, k*n), make([]float32, n)
+		scale := 1 / math.Sqrt(float64(k))
+		for j := range w {
+			w[j] = float32(r.NormFloat64() * scale)
+		}
+		for j := range b {
+			b[j] = float32(r.NormFloat64() * 0.1)
+		}
+		wn, bn := fmt.Sprintf("w%d", i), fmt.Sprintf("b%d", i)
+		g.Inits[wn], g.Inits[bn] = tensor.From([]int{k, n}, w), tensor.From([]int{n}, b)
+		out := fmt.Sprintf("h%d", i)
+		if i+2 == len(sizes) {
+			out = "y"
+		}
+		g.Nodes = append(g.Nodes, Node{Op: "Gemm", Inputs: []string{x, wn, bn}, Outputs: []string{out}})
+		x = out
+		if out != "y" {
+			g.Nodes = append(g.Nodes, Node{Op: "Relu", Inputs: []string{x}, Outputs: []string{x + ".relu"}})
+			x += ".relu"
+		}
+	}
+	return g
 }

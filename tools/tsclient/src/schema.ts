@@ -15,8 +15,10 @@ export interface paths {
          * Prometheus metrics
          * @description OpenTelemetry metrics in Prometheus text format: quantserve_http_requests_total
          *     (route, method, code), quantserve_http_request_duration_seconds (route, method),
-         *     quantserve_inferences_total (model, version, outcome) and quantserve_build_info
-         *     (version, kernels).
+         *     quantserve_grpc_requests_total (method, code), quantserve_inference_duration_seconds
+         *     (model, version), quantserve_inferences_total (model, version, outcome) and
+         *     quantserve_build_info (version, kernels), with the Go runtime's (go_*) and the
+         *     process's (process_*) metrics.
          */
         get: operations["metrics"];
         put?: never;

@@ -1,0 +1,157 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/quantserve/quantserve/telemetry"
+)
+
+// Every request, HTTP or gRPC, gets a request id (the client's X-Request-Id
+// when valid, else a new one, returned in the response), a server span
+// whose parent is the client's W3C traceparent if any, one log line at
+// info level when it ends (method, route, model, version, status,
+// duration, request id, trace id), and its count and latency in /metrics
+// with bounded labels.
+
+// requestIDHeader carries the request id both ways (gRPC: the metadata
+// key x-request-id).
+const requestIDHeader = "X-Request-Id"
+
+// maxRequestIDLen bounds a client's request id.
+const maxRequestIDLen = 128
+
+// reqInfo is what a request's log line and metrics learn as it is served.
+type reqInfo struct {
+	id string
+	// model and version are set once an inference has found its model
+	// version: they label the per-model latency.
+	model   string
+	version string
+	// route names a request answered before routing (a CORS preflight).
+	route string
+}
+
+type reqInfoKey struct{}
+
+func infoOf(ctx context.Context) *reqInfo {
+	if in, ok := ctx.Value(reqInfoKey{}).(*reqInfo); ok {
+		return in
+	}
+	return &reqInfo{}
+}
+
+// noteInference records the model version an inference runs on.
+func noteInference(ctx context.Context, model string, version int64) {
+	in := infoOf(ctx)
+	in.model, in.version = model, strconv.FormatInt(version, 10)
+}
+
+// requestID returns the client's id when it is valid (1 to 128 visible
+// ASCII characters), else a new random one.
+func requestID(given string) string {
+	if validRequestID(given) {
+		return given
+	}
+	return rand.Text()
+}
+
+func validRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// propagator reads W3C trace context (traceparent, tracestate).
+var propagator = propagation.TraceContext{}
+
+// tracerOf returns the tracer requests' spans start from.
+func tracerOf(tp trace.TracerProvider) trace.Tracer {
+	if tp == nil {
+		tp = telemetry.IDsOnlyTracerProvider()
+	}
+	return tp.Tracer("github.com/quantserve/quantserve/api")
+}
+
+// observe is the outermost HTTP middleware: request id, server span,
+// request log line and request metrics.
+func (s *server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		info := &reqInfo{id: requestID(r.Header.Get(requestIDHeader))}
+		w.Header().Set(requestIDHeader, info.id)
+		method := telemetry.Method(r.Method)
+		ctx := propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		ctx, span := s.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+			attribute.String("http.request.method", method), attribute.String("url.path", r.URL.Path),
+			attribute.String("request.id", info.id)))
+		ctx = context.WithValue(ctx, reqInfoKey{}, info)
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		defer func() {
+			d := time.Since(start)
+			route := info.route
+			if route == "" {
+				if rc := chi.RouteContext(ctx); rc != nil {
+					route = rc.RoutePattern()
+				}
+			}
+			status := ww.Status()
+			if status == 0 {
+				status = http.StatusOK // nothing written: net/http answers 200
+			}
+			if route != "" {
+				span.SetName(method + " " + route)
+				span.SetAttributes(attribute.String("http.route", route))
+			}
+			span.SetAttributes(attribute.Int("http.response.status_code", status))
+			if status >= 500 {
+				span.SetStatus(codes.Error, http.StatusText(status))
+			}
+			span.End()
+			s.tel.Request(ctx, route, method, status, d)
+			model, version := info.model, info.version
+			if model != "" {
+				s.tel.InferenceLatency(ctx, model, version, d)
+			} else if rc := chi.RouteContext(ctx); rc != nil {
+				model, version = rc.URLParam("model"), rc.URLParam("version")
+			}
+			attrs := []slog.Attr{slog.String("method", method), slog.String("route", route), slog.String("path", r.URL.Path)}
+			s.logRequest(ctx, attrs, model, version, slog.Int("status", status), d, info.id,
+				slog.Int("bytes", ww.BytesWritten()), slog.String("remote", r.RemoteAddr))
+		}()
+		next.ServeHTTP(ww, r.WithContext(ctx))
+	})
+}
+
+// logRequest writes a request's one line at info level.
+func (s *server) logRequest(ctx context.Context, attrs []slog.Attr, model, version string, status slog.Attr, d time.Duration, id string, extra ...slog.Attr) {
+	if model != "" {
+		attrs = append(attrs, slog.String("model", model))
+		if version != "" {
+			attrs = append(attrs, slog.String("version", version))
+		}
+	}
+	attrs = append(attrs, status, slog.Duration("duration", d), slog.String("request_id", id))
+	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
+		attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+	}
+	attrs = append(attrs, extra...)
+	s.log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
+}

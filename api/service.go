@@ -1,0 +1,146 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/quantserve/quantserve/oip"
+	"github.com/quantserve/quantserve/repository"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// The steps an inference takes whichever front end (HTTP or gRPC)
+// received it, so both share one set of limits, one execution path and
+// one error mapping: admit (a work slot and the request deadline), the
+// inputs and requested outputs checked, execute (the model run), each
+// step a span of the request's trace.
+
+// admit takes a work slot for a request whose input is in, or refuses it
+// at once (CodeUnavailable: no queue), and returns the context its work
+// runs in, bounded by --request-timeout, with the function that gives the
+// slot back (safe to call more than once). The wait is the request's
+// "queue" span.
+func (s *server) admit(ctx context.Context) (context.Context, context.CancelFunc, func(), error) {
+	_, span := s.tracer.Start(ctx, "queue")
+	defer span.End()
+	select {
+	case s.inflight <- struct{}{}:
+	default:
+		s.tel.Rejected(ctx, "inflight")
+		err := &Error{Code: CodeUnavailable, RetryAfter: 1, Msg: fmt.Sprintf("the server is busy: %d requests are in flight (--max-inflight); retry shortly", cap(s.inflight))}
+		span.SetStatus(codes.Error, err.Msg)
+		return nil, nil, nil, err
+	}
+	s.tel.InFlight(ctx, 1)
+	held := true
+	release := func() {
+		if held {
+			held = false
+			<-s.inflight
+			s.tel.InFlight(ctx, -1)
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.timeout)
+	return wctx, cancel, release, nil
+}
+
+// extensions lists the protocol extensions GET /v2 and gRPC's
+// ServerMetadata report.
+func (s *server) extensions() []string {
+	return append(slices.Clone(extensions), autodiffExtensions()...)
+}
+
+// checkBatch checks the inputs' batch against the model's config
+// (max_batch_size) and returns the batch size the statistics count.
+func checkBatch(e *repository.Entry, v *repository.Version, inputs map[string]*tensor.Tensor, decoded []*tensor.Tensor) (int64, error) {
+	shapes := make([][]int, 0, len(decoded))
+	for _, t := range decoded {
+		shapes = append(shapes, t.Shape)
+	}
+	if err := e.Config.CheckBatch(shapes); err != nil {
+		return 0, err
+	}
+	return batchSize(v.Model, inputs), nil
+}
+
+// recordStats adds an inference to its version's statistics (Triton's
+// statistics extension): a failure with its time since its input was in,
+// or a success with the times of its steps.
+func recordStats(v *repository.Version, received time.Time, timing *repository.Timing, err error) {
+	now := time.Now()
+	if err != nil {
+		v.Stats.Failure(now, now.Sub(received))
+	} else {
+		v.Stats.Success(now, now.Sub(received), *timing)
+	}
+}
+
+// inputMap indexes a request's inputs by name, refusing duplicates.
+func inputMap(ins []oip.InputTensor) (map[string]*tensor.Tensor, []*tensor.Tensor, error) {
+	inputs := make(map[string]*tensor.Tensor, len(ins))
+	list := make([]*tensor.Tensor, 0, len(ins))
+	for _, in := range ins {
+		if _, dup := inputs[in.Name]; dup {
+			return nil, nil, errorf(CodeInvalid, fmt.Sprintf("input %q appears more than once", in.Name))
+		}
+		inputs[in.Name] = in.Tensor
+		list = append(list, in.Tensor)
+	}
+	return inputs, list, nil
+}
+
+// requestedNames returns the names of the requested outputs, nil for all,
+// refusing duplicates.
+func requestedNames(outs []oip.RequestedOutput) ([]string, error) {
+	if len(outs) == 0 {
+		return nil, nil
+	}
+	names := make([]string, 0, len(outs))
+	seen := map[string]bool{}
+	for _, o := range outs {
+		if seen[o.Name] {
+			return nil, errorf(CodeInvalid, fmt.Sprintf("output %q is requested more than once", o.Name))
+		}
+		seen[o.Name] = true
+		names = append(names, o.Name)
+	}
+	return names, nil
+}
+
+// execute runs model version v on inputs for the named outputs (nil: all,
+// in the model's order), in the request's "execute" span, and returns the
+// outputs with their names in answer order.
+func (s *server) execute(ctx context.Context, v *repository.Version, inputs map[string]*tensor.Tensor, names []string) ([]string, map[string]*tensor.Tensor, error) {
+	ctx, span := s.tracer.Start(ctx, "execute")
+	defer span.End()
+	outs, err := v.Run(ctx, inputs, names)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		return nil, nil, err
+	}
+	if names == nil {
+		for _, spec := range v.Model.Outputs {
+			names = append(names, spec.Name)
+		}
+	}
+	return names, outs, nil
+}
+
+// step starts a child span of the request for one step (decode, encode).
+func (s *server) step(ctx context.Context, name string) (context.Context, trace.Span) {
+	return s.tracer.Start(ctx, name)
+}
+
+// endStep ends a step's span, marking it failed when err is not nil.
+func endStep(span trace.Span, err error) {
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
