@@ -47,3 +47,29 @@ func convTransposeFast(dst, src []float32, rows, cols, r0, c0, c1 int) {
 	convTransposeCols(dst, src, rows, cols, r, c0, c0+n)  // the last rows
 	convTransposeCols(dst, src, rows, cols, r0, c0+n, c1) // the last columns
 }
+
+// convTranspose8Strided writes dst[j·ldd + i] = src[i·lds + j] for i < 8,
+// j < n (a multiple of 8), on the vector unit. The caller checks the CPU
+// (convVectorOK) and the bounds.
+func convTranspose8Strided(dst, src []float32, ldd, lds, n int) {
+	convTranspose8AVX2(dst, src, ldd, lds, n)
+}
+
+// convFinishAVX2 is convFinishGo on the vector unit, bit for bit.
+// Requires AVX2; bias and res are empty or as long as dst.
+//
+//go:noescape
+func convFinishAVX2(dst, bias, res []float32, lo, hi float32)
+
+// convFinishFast is convFinishGo on the vector unit. The caller checks the
+// CPU (convVectorOK).
+func convFinishFast(dst, bias, res []float32, lo, hi float32) {
+	// Go checks the bounds the assembly trusts.
+	if bias != nil {
+		bias = bias[:len(dst)]
+	}
+	if res != nil {
+		res = res[:len(dst)]
+	}
+	convFinishAVX2(dst, bias, res, lo, hi)
+}

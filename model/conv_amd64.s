@@ -171,3 +171,66 @@ tblock:
 tdone:
 	VZEROUPPER
 	RET
+
+// func convFinishAVX2(dst, bias, res []float32, lo, hi float32)
+//
+// For every i < len(dst), 8 then 1 at a time:
+//
+//	v := dst[i] + bias[i] + res[i]   (each term only when its slice is not empty)
+//	if lo > v { v = lo }             // VMAXPS v, lo: lo > v ? lo : v
+//	if hi < v { v = hi }             // VMINPS v, hi: hi < v ? hi : v
+//	dst[i] = v
+//
+// Register contract: DI dst, SI bias, DX res, CX len(dst), R8/R9 the
+// lengths of bias and res (0: absent), AX the index, Y2/Y3 lo/hi.
+TEXT ·convFinishAVX2(SB), NOSPLIT, $0-80
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         bias_base+24(FP), SI
+	MOVQ         bias_len+32(FP), R8
+	MOVQ         res_base+48(FP), DX
+	MOVQ         res_len+56(FP), R9
+	VBROADCASTSS lo+72(FP), Y2
+	VBROADCASTSS hi+76(FP), Y3
+	XORQ         AX, AX
+
+fin8:
+	LEAQ    8(AX), R10
+	CMPQ    R10, CX
+	JGT     fin1
+	VMOVUPS (DI)(AX*4), Y0
+	TESTQ   R8, R8
+	JZ      fin8res
+	VADDPS  (SI)(AX*4), Y0, Y0  // + bias
+fin8res:
+	TESTQ   R9, R9
+	JZ      fin8clamp
+	VADDPS  (DX)(AX*4), Y0, Y0  // + residual
+fin8clamp:
+	VMAXPS  Y0, Y2, Y0          // lo > v ? lo : v
+	VMINPS  Y0, Y3, Y0          // hi < v ? hi : v
+	VMOVUPS Y0, (DI)(AX*4)
+	MOVQ    R10, AX
+	JMP     fin8
+
+fin1:
+	CMPQ   AX, CX
+	JGE    findone
+	VMOVSS (DI)(AX*4), X0
+	TESTQ  R8, R8
+	JZ     fin1res
+	VADDSS (SI)(AX*4), X0, X0
+fin1res:
+	TESTQ  R9, R9
+	JZ     fin1clamp
+	VADDSS (DX)(AX*4), X0, X0
+fin1clamp:
+	VMAXSS X0, X2, X0
+	VMINSS X0, X3, X0
+	VMOVSS X0, (DI)(AX*4)
+	INCQ   AX
+	JMP    fin1
+
+findone:
+	VZEROUPPER
+	RET

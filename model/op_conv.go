@@ -858,58 +858,154 @@ func (g *ConvGeometry) direct() bool {
 // forward computes y (Batch×M×OutSize) = conv(x (Batch×C×InSize)) + bias
 // (nil or M values) on the kernels.
 func (cw *convWeights) forward(e *gemm.Engine, g *ConvGeometry, x, bias, y []float32) error {
+	return cw.forwardTo(e, g, x, y, &convOutput{bias: bias})
+}
+
+// forwardTo computes y = o.finish(conv(x)) on the kernels, x and y laid out
+// as o says. Tasks are tiles of output positions of one group of one
+// image; with y channels-last the kernels write each tile's product into
+// y itself (row stride M), and the tile is finished in place.
+func (cw *convWeights) forwardTo(e *gemm.Engine, g *ConvGeometry, x, y []float32, o *convOutput) error {
 	inSize, outSize := g.InSize(), g.OutSize()
 	mg := g.mg()
 	if g.Batch == 0 || g.M == 0 || outSize == 0 {
 		return nil
 	}
 	if cw.k == 0 { // no input channels: the bias alone
-		convFillBias(y, bias, g.Batch, g.M, outSize)
+		clear(y)
+		o.finishAll(g, y)
 		return nil
 	}
 	taps := newConvTaps(g)
 	tile := convTileRows(max(cw.k, cw.n))
 	tiles := (outSize + tile - 1) / tile
 	direct := g.direct()
-	xt := convGrow(getConvImage(), inSize*g.C)
-	defer putConvImage(xt)
-	for b := 0; b < g.Batch; b++ {
-		convChannelsLast(e, xt, x[b*g.C*inSize:], g.C, inSize)
-		yb := y[b*g.M*outSize : (b+1)*g.M*outSize]
-		err := convRun(e, tiles*g.Group, outSize*cw.k*g.M, func(e *gemm.Engine, s *convScratch, task int) error {
-			gi, p0 := task/tiles, task%tiles*tile
-			n := min(tile, outSize-p0)
-			var rows []float32
-			if direct {
-				rows = xt[p0*g.C : (p0+n)*g.C]
-			} else {
-				s.rows = convGrow(s.rows, n*cw.k)
-				rows = s.rows
-				taps.gatherRows(rows, xt, gi, p0, n)
-			}
-			s.out = convGrow(s.out, n*mg)
-			if err := cw.gemm(e, gi, rows, n, s.out); err != nil {
-				return err
-			}
-			for co := 0; co < mg; co++ {
-				m := gi*mg + co
-				var bv float32
-				if bias != nil {
-					bv = bias[m]
-				}
-				dst := yb[m*outSize+p0 : m*outSize+p0+n]
-				src := s.out[co:]
-				for r := range dst {
-					dst[r] = src[r*mg] + bv
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
+	img := inSize * g.C
+	xt := x
+	if !o.nhwcIn {
+		xt = convGrow(getConvImage(), g.Batch*img)
+		defer putConvImage(xt)
+		for b := 0; b < g.Batch; b++ {
+			convChannelsLast(e, xt[b*img:], x[b*img:], g.C, inSize)
 		}
 	}
-	return nil
+	per := tiles * g.Group
+	fast := convVectorOK(e)
+	o.fast = fast
+	return convRun(e, g.Batch*per, g.Batch*outSize*cw.k*g.M, func(e *gemm.Engine, s *convScratch, task int) error {
+		b, gi, p0 := task/per, task%per/tiles, task%tiles*tile
+		n := min(tile, outSize-p0)
+		xb := xt[b*img : (b+1)*img]
+		var rows []float32
+		if direct {
+			rows = xb[p0*g.C : (p0+n)*g.C]
+		} else {
+			s.rows = convGrow(s.rows, n*cw.k)
+			rows = s.rows
+			taps.gatherRows(rows, xb, gi, p0, n)
+		}
+		m0 := gi * mg
+		var bias []float32
+		if o.bias != nil {
+			bias = o.bias[m0 : m0+mg]
+		}
+		yb := y[b*outSize*g.M : (b+1)*outSize*g.M]
+		if o.nhwcOut {
+			if err := cw.gemmTo(e, s, gi, rows, n, yb[p0*g.M+m0:], g.M); err != nil {
+				return err
+			}
+			for r := p0; r < p0+n; r++ {
+				at := r*g.M + m0
+				var res []float32
+				if o.res != nil {
+					res = o.res[b*outSize*g.M+at:][:mg]
+				}
+				o.finish(yb[at:at+mg], bias, res)
+			}
+			return nil
+		}
+		s.out = convGrow(s.out, n*mg)
+		if err := cw.gemmTo(e, s, gi, rows, n, s.out, mg); err != nil {
+			return err
+		}
+		// Finished in the tile, but for an NCHW residual, which is added
+		// to the planes (then the activation).
+		inTile := o.res == nil || o.nhwcRes
+		for r := 0; r < n; r++ {
+			var res []float32
+			if o.res != nil && o.nhwcRes {
+				res = o.res[(b*outSize+p0+r)*g.M+m0:][:mg]
+			}
+			if inTile {
+				o.finish(s.out[r*mg:(r+1)*mg], bias, res)
+			} else if bias != nil {
+				convAdd(s.out[r*mg:(r+1)*mg], bias)
+			}
+		}
+		convTransposeStrided(yb[m0*outSize+p0:], outSize, s.out, mg, n, mg, fast)
+		if !inTile {
+			for co := 0; co < mg; co++ {
+				at := (m0+co)*outSize + p0
+				var res []float32
+				if o.res != nil {
+					res = o.res[b*outSize*g.M+at:][:n]
+				}
+				o.finish(yb[at:at+n], nil, res)
+			}
+		}
+		return nil
+	})
+}
+
+// gemmTo computes group gi's product of m rows a into c (row stride ldc).
+func (cw *convWeights) gemmTo(e *gemm.Engine, s *convScratch, gi int, a []float32, m int, c []float32, ldc int) error {
+	if m == 0 {
+		return nil
+	}
+	if cw.q != nil {
+		w := cw.q[gi]
+		if err := e.QuantizeRows(&s.qrows, a, m, w.K, w.K); err != nil {
+			if errors.Is(err, gemm.ErrNotFinite) {
+				return inputErrorf("%v", err)
+			}
+			return err
+		}
+		return e.QMatMulRows(&s.qrows, w, c, ldc)
+	}
+	w := cw.f[gi]
+	return e.MatMulStrided(a, m, w.K, w, c, ldc)
+}
+
+// convTransposeStrided writes dst[c·ldd + r] = src[r·lds + c] for r < rows,
+// c < cols: a tile of rows (output positions) into channel planes.
+func convTransposeStrided(dst []float32, ldd int, src []float32, lds, rows, cols int, fast bool) {
+	r := 0
+	if fast && cols >= 8 {
+		n := cols &^ 7
+		for ; r+8 <= rows; r += 8 {
+			// Go checks the bounds the assembly trusts.
+			convTranspose8Strided(dst[r:(n-1)*ldd+r+8], src[r*lds:(r+7)*lds+n], ldd, lds, n)
+		}
+		for c := n; c < cols; c++ {
+			d := dst[c*ldd:]
+			for i := 0; i < r; i++ {
+				d[i] = src[i*lds+c]
+			}
+		}
+	}
+	for ; r+4 <= rows; r += 4 {
+		s0, s1, s2, s3 := src[r*lds:][:cols], src[(r+1)*lds:][:cols], src[(r+2)*lds:][:cols], src[(r+3)*lds:][:cols]
+		for c := range s0 {
+			d := dst[c*ldd+r : c*ldd+r+4 : c*ldd+r+4]
+			d[0], d[1], d[2], d[3] = s0[c], s1[c], s2[c], s3[c]
+		}
+	}
+	for ; r < rows; r++ {
+		sr := src[r*lds:][:cols]
+		for c, v := range sr {
+			dst[c*ldd+r] = v
+		}
+	}
 }
 
 func convFillBias(y, bias []float32, batch, m, size int) {
@@ -1027,6 +1123,11 @@ type depthwiseWeights struct {
 // (image, output channel) plane per task, on the vector unit when e's
 // kernels run on a CPU that has one (convVectorOK).
 func (dw *depthwiseWeights) forward(e *gemm.Engine, g *ConvGeometry, x, bias, y []float32) error {
+	return dw.forwardTo(e, g, x, y, &convOutput{bias: bias})
+}
+
+// forwardTo is forward finished by o, whose layouts must be NCHW.
+func (dw *depthwiseWeights) forwardTo(e *gemm.Engine, g *ConvGeometry, x, y []float32, o *convOutput) error {
 	inSize, outSize, kk := g.InSize(), g.OutSize(), g.KernelSize()
 	mg := g.mg()
 	if g.Batch == 0 || g.M == 0 || outSize == 0 {
@@ -1037,15 +1138,25 @@ func (dw *depthwiseWeights) forward(e *gemm.Engine, g *ConvGeometry, x, bias, y 
 	if convVectorOK(e) {
 		taps = convTapsFast
 	}
+	finish := o.res != nil || o.act.kind != convActNone
+	o.fast = convVectorOK(e)
 	return convRun(e, g.Batch*g.M, g.Batch*g.M*outSize*kk, func(_ *gemm.Engine, s *convScratch, task int) error {
 		b, m := task/g.M, task%g.M
 		c := m / mg
 		var bv float32
-		if bias != nil {
-			bv = bias[m]
+		if o.bias != nil {
+			bv = o.bias[m]
 		}
 		s.part = convGrow(s.part, p.phaseLen())
-		p.run(y[(b*g.M+m)*outSize:][:outSize], x[(b*g.C+c)*inSize:][:inSize], dw.w[m*kk:][:kk], bv, s.part, taps)
+		plane := y[(b*g.M+m)*outSize:][:outSize]
+		p.run(plane, x[(b*g.C+c)*inSize:][:inSize], dw.w[m*kk:][:kk], bv, s.part, taps)
+		if finish {
+			var res []float32
+			if o.res != nil {
+				res = o.res[(b*g.M+m)*outSize:][:outSize]
+			}
+			o.finish(plane, nil, res)
+		}
 		return nil
 	})
 }
