@@ -73,3 +73,15 @@ func convFinishFast(dst, bias, res []float32, lo, hi float32) {
 	}
 	convFinishAVX2(dst, bias, res, lo, hi)
 }
+
+// convHardAVX2 is convHardGo on the vector unit, bit for bit. Requires
+// AVX2.
+//
+//go:noescape
+func convHardAVX2(dst []float32, a, b, lo, hi, d float32, mode int)
+
+// convHardFast is convHardGo on the vector unit. The caller checks the CPU
+// (convVectorOK).
+func convHardFast(dst []float32, a, b, lo, hi, d float32, mode int) {
+	convHardAVX2(dst, a, b, lo, hi, d, mode)
+}

@@ -234,3 +234,76 @@ fin1clamp:
 findone:
 	VZEROUPPER
 	RET
+
+// func convHardAVX2(dst []float32, a, b, lo, hi, d float32, mode int)
+//
+// For every i < len(dst), 8 then 1 at a time, x := dst[i]:
+//
+//	t := x·a + b                     (a product, then a sum: no fused multiply-add)
+//	if lo > t { t = lo }             // VMAXPS t, lo
+//	if hi < t { t = hi }             // VMINPS t, hi
+//	dst[i] = t, x·t, x·t/d or x·t·d  (mode 0, 1, 2, 3)
+//
+// Register contract: DI dst, CX len(dst), AX the index, R8 mode, Y8..Y12
+// a, b, lo, hi, d.
+TEXT ·convHardAVX2(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	VBROADCASTSS a+24(FP), Y8
+	VBROADCASTSS b+28(FP), Y9
+	VBROADCASTSS lo+32(FP), Y10
+	VBROADCASTSS hi+36(FP), Y11
+	VBROADCASTSS d+40(FP), Y12
+	MOVQ         mode+48(FP), R8
+	XORQ         AX, AX
+
+hard8:
+	LEAQ    8(AX), R10
+	CMPQ    R10, CX
+	JGT     hard1
+	VMOVUPS (DI)(AX*4), Y0
+	VMULPS  Y8, Y0, Y1
+	VADDPS  Y9, Y1, Y1
+	VMAXPS  Y1, Y10, Y1         // lo > t ? lo : t
+	VMINPS  Y1, Y11, Y1         // hi < t ? hi : t
+	CMPQ    R8, $0
+	JEQ     hard8store
+	VMULPS  Y1, Y0, Y1          // x·t
+	CMPQ    R8, $2
+	JLT     hard8store
+	JGT     hard8mul
+	VDIVPS  Y12, Y1, Y1         // x·t/d
+	JMP     hard8store
+hard8mul:
+	VMULPS  Y12, Y1, Y1         // x·t·d
+hard8store:
+	VMOVUPS Y1, (DI)(AX*4)
+	MOVQ    R10, AX
+	JMP     hard8
+
+hard1:
+	CMPQ   AX, CX
+	JGE    harddone
+	VMOVSS (DI)(AX*4), X0
+	VMULSS X8, X0, X1
+	VADDSS X9, X1, X1
+	VMAXSS X1, X10, X1
+	VMINSS X1, X11, X1
+	CMPQ   R8, $0
+	JEQ    hard1store
+	VMULSS X1, X0, X1
+	CMPQ   R8, $2
+	JLT    hard1store
+	JGT    hard1mul
+	VDIVSS X12, X1, X1
+	JMP    hard1store
+hard1mul:
+	VMULSS X12, X1, X1
+hard1store:
+	VMOVSS X1, (DI)(AX*4)
+	INCQ   AX
+	JMP    hard1
+
+harddone:
+	VZEROUPPER
+	RET

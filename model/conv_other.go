@@ -20,3 +20,7 @@ func convTranspose8Strided(dst, src []float32, ldd, lds, n int) {
 }
 
 func convFinishFast(dst, bias, res []float32, lo, hi float32) { convFinishGo(dst, bias, res, lo, hi) }
+
+func convHardFast(dst []float32, a, b, lo, hi, d float32, mode int) {
+	convHardGo(dst, a, b, lo, hi, d, mode)
+}

@@ -112,13 +112,23 @@ func (a *convAct) clamp() (lo, hi float32, rest bool) {
 
 // apply computes v = act(v) in place, each activation as its operator
 // computes it in float32, but for Relu and Clip, which clamp as
-// convFinishGo does (it keeps a negative zero and NaN where Go's max and
-// min would give +0 and NaN: equal values all the same).
-func (a *convAct) apply(v []float32) {
+// convFinishGo does, and the HardSigmoid family, which clamps as
+// convHardGo does (each keeps a negative zero and NaN where Go's max and
+// min would give +0 and NaN: equal values all the same). fast runs them
+// on the vector unit (convVectorOK).
+func (a *convAct) apply(v []float32, fast bool) {
+	hard := convHardGo
+	if fast {
+		hard = convHardFast
+	}
 	switch a.kind {
 	case convActRelu, convActClip:
 		lo, hi, _ := a.clamp()
-		convFinishGo(v, nil, nil, lo, hi)
+		if fast {
+			convFinishFast(v, nil, nil, lo, hi)
+		} else {
+			convFinishGo(v, nil, nil, lo, hi)
+		}
 	case convActLeakyRelu:
 		alpha := a.p[0]
 		for i, x := range v {
@@ -128,25 +138,54 @@ func (a *convAct) apply(v []float32) {
 			v[i] = x
 		}
 	case convActHardSigmoid:
-		alpha, beta := a.p[0], a.p[1]
-		for i, x := range v {
-			v[i] = max(0, min(1, alpha*x+beta))
-		}
+		hard(v, a.p[0], a.p[1], 0, 1, 1, convHardT)
 	case convActHardSwish:
-		hardSwishSlice(v, v)
+		hard(v, 1.0/6, 0.5, 0, 1, 1, convHardXT)
 	case convActHardSwishParts:
 		c, lo, hi, d := a.p[0], a.p[1], a.p[2], a.p[3]
 		if a.p[4] != 0 {
-			for i, x := range v {
-				t := min(max(x+c, lo), hi)
-				v[i] = x * t / d
-			}
+			hard(v, 1, c, lo, hi, d, convHardXTDiv)
 		} else {
-			for i, x := range v {
-				t := min(max(x+c, lo), hi)
-				v[i] = x * t * d
-			}
+			hard(v, 1, c, lo, hi, d, convHardXTMul)
 		}
+	}
+}
+
+// The forms of convHardGo.
+const (
+	convHardT     = iota // t: HardSigmoid
+	convHardXT           // x·t: HardSwish
+	convHardXTDiv        // x·t/d: HardSwish spelled out, x·Clip(x + 3, 0, 6)/6
+	convHardXTMul        // x·t·d: the same with ·(1/6)
+)
+
+// convHardGo computes the HardSigmoid family in place, with x := dst[i]:
+//
+//	t := x·a + b                     (rounded after the product: no fused multiply-add)
+//	if lo > t { t = lo }
+//	if hi < t { t = hi }
+//	dst[i] = t, x·t, x·t/d or x·t·d  (mode convHardT, convHardXT, convHardXTDiv, convHardXTMul)
+//
+// It is the definition convHardAVX2 follows bit for bit. x·1 + c is x + c
+// exactly, so the spelled-out HardSwish runs as written.
+func convHardGo(dst []float32, a, b, lo, hi, d float32, mode int) {
+	for i, x := range dst {
+		t := float32(x*a) + b
+		if lo > t {
+			t = lo
+		}
+		if hi < t {
+			t = hi
+		}
+		switch mode {
+		case convHardXT:
+			t = x * t
+		case convHardXTDiv:
+			t = float32(x*t) / d
+		case convHardXTMul:
+			t = float32(x*t) * d
+		}
+		dst[i] = t
 	}
 }
 
@@ -170,7 +209,7 @@ func (o *convOutput) finish(dst, bias, res []float32) {
 		convFinishGo(dst, bias, res, lo, hi)
 	}
 	if rest {
-		o.act.apply(dst)
+		o.act.apply(dst, o.fast)
 	}
 }
 
@@ -232,7 +271,7 @@ func (o *convOutput) finishAll(g *ConvGeometry, y []float32) {
 			}
 		}
 	}
-	o.act.apply(y)
+	o.act.apply(y, o.fast)
 }
 
 // fusedConvWeights folds an inference BatchNormalization (scale, bias,
@@ -466,7 +505,7 @@ func runFusedConv(e *gemm.Engine, ca *ConvAttrs, held *convHeld, w *tensor.Tenso
 		return nil, err
 	}
 	sv := sum.Data.([]float32)
-	act.apply(sv)
+	act.apply(sv, o.fast)
 	if !o.nhwcOut || sum.Rank() < 3 {
 		return sum, nil
 	}

@@ -72,6 +72,57 @@ func TestConvFinishTwin(t *testing.T) {
 	}
 }
 
+// TestConvHardTwin compares the vector HardSigmoid family with its
+// pure-Go twin bit for bit: every length around the vector width, every
+// form, the parameters the rewrites pass, NaN, infinities and negative
+// zero among the values, with guard values around dst.
+func TestConvHardTwin(t *testing.T) {
+	if !convVectorOK(gemm.New(dispatch.Default(), 1)) {
+		t.Skipf("no vector activations in this build or on this CPU (kernels %s)", dispatch.Default())
+	}
+	r := rand.New(rand.NewPCG(24, 24))
+	inf := float32(math.Inf(1))
+	sentinel := float32(math.Float32frombits(0x7fc0dead))
+	const guard = 8
+	params := [][6]float32{ // a, b, lo, hi, d, mode
+		{0.2, 0.5, 0, 1, 1, convHardT},
+		{1.0 / 6, 0.5, 0, 1, 1, convHardXT},
+		{1, 3, 0, 6, 6, convHardXTDiv},
+		{1, 3, 0, 6, 1.0 / 6, convHardXTMul},
+		{0.7, -0.1, -inf, inf, 3, convHardXTDiv},
+	}
+	for n := 0; n <= 37; n++ {
+		for _, p := range params {
+			init := convRandom(r, []int{n})
+			for i := range init {
+				init[i] *= 4
+			}
+			if n > 5 {
+				init[1], init[2], init[3], init[4], init[5] = float32(math.NaN()), float32(math.Copysign(0, -1)), 0, inf, -inf
+			}
+			want := slices.Clone(init)
+			convHardGo(want, p[0], p[1], p[2], p[3], p[4], int(p[5]))
+			buf := make([]float32, n+2*guard)
+			for i := range buf {
+				buf[i] = sentinel
+			}
+			got := buf[guard : guard+n]
+			copy(got, init)
+			convHardFast(got, p[0], p[1], p[2], p[3], p[4], int(p[5]))
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n=%d params %v: dst[%d] = %v, Go %v (x = %v)", n, p, i, got[i], want[i], init[i])
+				}
+			}
+			for i, v := range buf {
+				if (i < guard || i >= guard+n) && math.Float32bits(v) != math.Float32bits(sentinel) {
+					t.Fatalf("n=%d: wrote outside dst at %d", n, i-guard)
+				}
+			}
+		}
+	}
+}
+
 // TestConvTransposeStridedTwin compares the strided tile transpose on the
 // vector unit with the pure-Go loops bit for bit, with row strides wider
 // than the tile and guard values around and between dst's rows.
