@@ -24,8 +24,10 @@ import (
 // scale, bias, mean and var, and R (absent ones empty).
 //
 // X, Y and R are NCHW unless nhwc_in / nhwc_out / nhwc_residual say
-// channels-last ([N, spatial..., C]; R is NHWC when Y is); only fused convolutions ever see a channels-last value.
-// Such values are fresh buffers of a pool, and the last fused convolution
+// channels-last ([N, spatial..., C]; R is NHWC when Y is); only fused
+// convolutions ever see a channels-last value. Such values, and values
+// only fused convolutions read (pooled_out), are buffers of a pool, and
+// the last fused convolution
 // to read one (recycle_inputs names its input positions) returns it to the
 // pool: the next image's convolutions write into memory that is already
 // mapped and in cache, and allocate nothing. The node is not folded at
@@ -52,6 +54,7 @@ type FusedConvAttrs struct {
 	NHWCIn           bool      `onnx:"nhwc_in"`
 	NHWCOut          bool      `onnx:"nhwc_out"`
 	NHWCResidual     bool      `onnx:"nhwc_residual"`
+	PooledOut        bool      `onnx:"pooled_out"`
 	RecycleInputs    []int64   `onnx:"recycle_inputs"`
 }
 
@@ -196,6 +199,7 @@ type convOutput struct {
 	res                      []float32 // nil, or a residual of y's size
 	act                      convAct
 	nhwcIn, nhwcOut, nhwcRes bool // the layouts of x, y and res
+	pooled                   bool // y in a pooled buffer (always when nhwcOut)
 	fast                     bool // finish on the vector unit (convVectorOK)
 }
 
@@ -383,7 +387,7 @@ func buildFusedConv(n *node, at *FusedConvAttrs) (opFunc, error) {
 		}
 	}
 	exec := n.opts.Exec
-	layouts := convOutput{nhwcIn: at.NHWCIn, nhwcOut: at.NHWCOut, nhwcRes: at.NHWCResidual}
+	layouts := convOutput{nhwcIn: at.NHWCIn, nhwcOut: at.NHWCOut, nhwcRes: at.NHWCResidual, pooled: at.PooledOut || at.NHWCOut}
 	n.runCtx = func(ctx context.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x := in[fusedX]
 		var res *tensor.Tensor
@@ -425,7 +429,7 @@ func runFusedConv(e *gemm.Engine, ca *ConvAttrs, held *convHeld, w *tensor.Tenso
 	}
 	outShape := append([]int{g.Batch, g.M}, g.Out...)
 	size, _ := tensor.NumElements(outShape)
-	o := &convOutput{bias: bias, act: act, nhwcIn: lay.nhwcIn, nhwcOut: lay.nhwcOut, nhwcRes: lay.nhwcRes}
+	o := &convOutput{bias: bias, act: act, nhwcIn: lay.nhwcIn, nhwcOut: lay.nhwcOut, nhwcRes: lay.nhwcRes, pooled: lay.pooled}
 	var late *tensor.Tensor // a residual of another shape (broadcast): added after
 	if res != nil {
 		if res.DType != tensor.Float32 {
@@ -452,7 +456,7 @@ func runFusedConv(e *gemm.Engine, ca *ConvAttrs, held *convHeld, w *tensor.Tenso
 		outShape = convNHWCShape(outShape)
 	}
 	var y []float32
-	if o.nhwcOut {
+	if o.pooled {
 		y = getConvBuf(size)
 	} else {
 		y = make([]float32, size)
@@ -486,7 +490,7 @@ func runFusedConv(e *gemm.Engine, ca *ConvAttrs, held *convHeld, w *tensor.Tenso
 		}
 	}
 	if err != nil {
-		if o.nhwcOut {
+		if o.pooled {
 			putConvBuf(y)
 		}
 		return nil, err
@@ -498,7 +502,9 @@ func runFusedConv(e *gemm.Engine, ca *ConvAttrs, held *convHeld, w *tensor.Tenso
 	// Broadcast as Add does, in NCHW.
 	if o.nhwcOut {
 		out = convToNCHW(out)
-		putConvBuf(y)
+	}
+	if o.pooled {
+		defer putConvBuf(y)
 	}
 	sum, err := elemBinary("Add", elemAdd, out, late)
 	if err != nil {
@@ -507,7 +513,7 @@ func runFusedConv(e *gemm.Engine, ca *ConvAttrs, held *convHeld, w *tensor.Tenso
 	sv := sum.Data.([]float32)
 	act.apply(sv, o.fast)
 	if !o.nhwcOut || sum.Rank() < 3 {
-		return sum, nil
+		return sum, nil // a fresh buffer: recycling it is harmless
 	}
 	n, c := sum.Shape[0], sum.Shape[1]
 	nhwc := getConvBuf(len(sv))

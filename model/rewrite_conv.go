@@ -421,7 +421,8 @@ func (cf *constFinder) find(name string) constInfo {
 // convolution that can write it so produces it and every reader is a fused
 // convolution that reads it so (as its input or its residual; a
 // convolution writing NHWC takes its residual NHWC too). Graph outputs
-// and values any other operator reads stay NCHW.
+// and values any other operator reads stay NCHW. Values only fused
+// convolutions read, in either layout, live in pooled buffers.
 func layoutConvs(r *rewriter) bool {
 	outputs := map[string]bool{}
 	for _, o := range r.g.Outputs {
@@ -476,15 +477,29 @@ func layoutConvs(r *rewriter) bool {
 			}
 		}
 	}
-	// The last reader of a channels-last value returns its buffer to the
-	// pool.
+	// A value only fused convolutions read, in either layout, lives in a
+	// pooled buffer, which its last reader returns to the pool.
+	pooled := map[string]bool{}
+	for _, n := range r.g.Nodes {
+		if r.dead[n] || !isFusedConv(n) || len(n.Outputs) != 1 {
+			continue
+		}
+		v := n.Outputs[0]
+		ok := !outputs[v] && len(readers[v]) > 0
+		for _, u := range readers[v] {
+			if !isFusedConv(u.n) || u.pos != fusedX && u.pos != fusedResidual {
+				ok = false
+			}
+		}
+		pooled[v] = ok
+	}
 	lastReader := map[string]*onnxpb.Node{}
 	for _, n := range r.g.Nodes {
 		if r.dead[n] || !isFusedConv(n) {
 			continue
 		}
 		for _, pos := range []int{fusedX, fusedResidual} {
-			if pos < len(n.Inputs) && nhwc[n.Inputs[pos]] {
+			if pos < len(n.Inputs) && pooled[n.Inputs[pos]] {
 				lastReader[n.Inputs[pos]] = n
 			}
 		}
@@ -501,6 +516,9 @@ func layoutConvs(r *rewriter) bool {
 		if nhwc[n.Outputs[0]] {
 			want = append(want, &onnxpb.Attribute{Name: "nhwc_out", Type: onnxpb.AttrInt, I: 1})
 		}
+		if pooled[n.Outputs[0]] {
+			want = append(want, &onnxpb.Attribute{Name: "pooled_out", Type: onnxpb.AttrInt, I: 1})
+		}
 		if len(n.Inputs) > fusedResidual && nhwc[n.Inputs[fusedResidual]] {
 			want = append(want, &onnxpb.Attribute{Name: "nhwc_residual", Type: onnxpb.AttrInt, I: 1})
 		}
@@ -514,7 +532,7 @@ func layoutConvs(r *rewriter) bool {
 			want = append(want, &onnxpb.Attribute{Name: "recycle_inputs", Type: onnxpb.AttrInts, Ints: recycle})
 		}
 		layout := func(a *onnxpb.Attribute) bool {
-			return a.Name == "nhwc_in" || a.Name == "nhwc_out" || a.Name == "nhwc_residual" || a.Name == "recycle_inputs"
+			return a.Name == "nhwc_in" || a.Name == "nhwc_out" || a.Name == "nhwc_residual" || a.Name == "pooled_out" || a.Name == "recycle_inputs"
 		}
 		var have []*onnxpb.Attribute
 		for _, a := range n.Attributes {
