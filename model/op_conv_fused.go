@@ -198,9 +198,10 @@ type convOutput struct {
 	bias                     []float32 // nil or M values
 	res                      []float32 // nil, or a residual of y's size
 	act                      convAct
-	nhwcIn, nhwcOut, nhwcRes bool // the layouts of x, y and res
-	pooled                   bool // y in a pooled buffer (always when nhwcOut)
-	fast                     bool // finish on the vector unit (convVectorOK)
+	nhwcIn, nhwcOut, nhwcRes bool      // the layouts of x, y and res
+	pooled                   bool      // y in a pooled buffer (always when nhwcOut)
+	xscale                   []float32 // nil, or x's scale per image and channel (x NCHW)
+	fast                     bool      // finish on the vector unit (convVectorOK)
 }
 
 // finish finishes values dst of the product in place: bias and res are
@@ -379,11 +380,11 @@ func buildFusedConv(n *node, at *FusedConvAttrs) (opFunc, error) {
 	}
 	n.unused[fusedW] = true
 	ca.held = held
-	recycle := make([]int, 0, 2)
+	recycle := make([]int, 0, 3)
+	var names []string
 	for _, i := range at.RecycleInputs {
-		if (i == fusedX || i == fusedResidual) && int(i) < len(n.pb.Inputs) && !slices.Contains(recycle, int(i)) &&
-			(i != fusedResidual || n.pb.Inputs[i] != n.pb.Inputs[fusedX] || !slices.Contains(recycle, fusedX)) {
-			recycle = append(recycle, int(i))
+		if p := int(i); slices.Contains(fusedReadPositions, p) && p < len(n.pb.Inputs) && n.pb.Inputs[p] != "" && !slices.Contains(names, n.pb.Inputs[p]) {
+			recycle, names = append(recycle, p), append(names, n.pb.Inputs[p])
 		}
 	}
 	exec := n.opts.Exec
@@ -394,7 +395,11 @@ func buildFusedConv(n *node, at *FusedConvAttrs) (opFunc, error) {
 		if len(in) > fusedResidual {
 			res = in[fusedResidual]
 		}
-		y, err := runFusedConv(exec, ca, held, w, bias, act, x, res, layouts)
+		var xs *tensor.Tensor
+		if len(in) > fusedXScale {
+			xs = in[fusedXScale]
+		}
+		y, err := runFusedConv(exec, ca, held, w, bias, act, x, xs, res, layouts)
 		if err != nil {
 			return nil, err
 		}
@@ -413,9 +418,27 @@ func buildFusedConv(n *node, at *FusedConvAttrs) (opFunc, error) {
 	return nil, nil
 }
 
-// runFusedConv runs a FusedConv on x with residual res (nil when absent),
-// in the layouts lay gives.
-func runFusedConv(e *gemm.Engine, ca *ConvAttrs, held *convHeld, w *tensor.Tensor, bias []float32, act convAct, x, res *tensor.Tensor, lay convOutput) (*tensor.Tensor, error) {
+// runFusedConv runs a FusedConv on x times xs and with residual res (each
+// nil when absent), in the layouts lay gives.
+func runFusedConv(e *gemm.Engine, ca *ConvAttrs, held *convHeld, w *tensor.Tensor, bias []float32, act convAct, x, xs, res *tensor.Tensor, lay convOutput) (*tensor.Tensor, error) {
+	var xscale []float32
+	if xs != nil {
+		if x.DType != tensor.Float32 || xs.DType != tensor.Float32 {
+			return nil, inputErrorf("Mul operands have types %v and %v", x.DType, xs.DType)
+		}
+		img, scale := x, xs
+		if !convChannelScale(scale, img) {
+			img, scale = xs, x
+		}
+		if !lay.nhwcIn && held != nil && held.w != nil && convChannelScale(scale, img) {
+			x, xscale = img, convExpandScale(scale, img.Shape)
+		} else { // as Mul does
+			var err error
+			if x, err = elemBinary("Mul", elemMul, x, xs); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if x.DType != tensor.Float32 {
 		return nil, inputErrorf("Conv input is %v, its weight float32", x.DType)
 	}
@@ -429,7 +452,7 @@ func runFusedConv(e *gemm.Engine, ca *ConvAttrs, held *convHeld, w *tensor.Tenso
 	}
 	outShape := append([]int{g.Batch, g.M}, g.Out...)
 	size, _ := tensor.NumElements(outShape)
-	o := &convOutput{bias: bias, act: act, nhwcIn: lay.nhwcIn, nhwcOut: lay.nhwcOut, nhwcRes: lay.nhwcRes, pooled: lay.pooled}
+	o := &convOutput{bias: bias, act: act, nhwcIn: lay.nhwcIn, nhwcOut: lay.nhwcOut, nhwcRes: lay.nhwcRes, pooled: lay.pooled, xscale: xscale}
 	var late *tensor.Tensor // a residual of another shape (broadcast): added after
 	if res != nil {
 		if res.DType != tensor.Float32 {
@@ -519,6 +542,48 @@ func runFusedConv(e *gemm.Engine, ca *ConvAttrs, held *convHeld, w *tensor.Tenso
 	nhwc := getConvBuf(len(sv))
 	convNHWCInto(nhwc, sv, n, c, len(sv)/max(n*c, 1))
 	return &tensor.Tensor{DType: tensor.Float32, Shape: convNHWCShape(sum.Shape), Data: nhwc}, nil
+}
+
+// convChannelScale reports whether s scales the channels of image x
+// (NCHW): s broadcasts to x without changing x's shape, and is 1 along
+// every spatial axis.
+func convChannelScale(s, x *tensor.Tensor) bool {
+	if x.Rank() < 3 || s.Rank() > x.Rank() {
+		return false
+	}
+	off := x.Rank() - s.Rank()
+	for i, d := range s.Shape {
+		switch ax := i + off; {
+		case d == 1:
+		case ax < 2 && d == x.Shape[ax]:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// convExpandScale returns channel scale s (convChannelScale) of an image
+// of shape xs as xs[0]×xs[1] values.
+func convExpandScale(s *tensor.Tensor, xs []int) []float32 {
+	n, c := xs[0], xs[1]
+	off := len(xs) - s.Rank() // s's axis j is the image's axis j+off
+	dn, dc := 1, 1
+	if off <= 0 {
+		dn = s.Shape[-off]
+	}
+	if off <= 1 {
+		dc = s.Shape[1-off]
+	}
+	// Every other axis of s is 1: value (i, j) is at i·dc + j.
+	sv := s.Data.([]float32)
+	out := make([]float32, n*c)
+	for i := 0; i < n; i++ {
+		for j := 0; j < c; j++ {
+			out[i*c+j] = sv[i%dn*dc+j%dc]
+		}
+	}
+	return out
 }
 
 func biasTensor(b []float32) *tensor.Tensor {

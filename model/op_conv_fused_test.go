@@ -216,7 +216,7 @@ func (b *fusedTestGraph) scalar(name string, v float32) string {
 // TestFusedConvRewrites runs networks of convolutional blocks (ResNet's
 // and MobileNet's: BatchNormalization, residuals, the activations the
 // rewrites fuse, channels-last chains, grouped and depthwise convolutions,
-// a residual that broadcasts) rewritten and as written, on float32 and
+// a residual that broadcasts, squeeze and excitation) rewritten and as written, on float32 and
 // int8 weights, and checks the rewritten model computes the same outputs,
 // fuses what it should, and keeps every value of a trace intact.
 func TestFusedConvRewrites(t *testing.T) {
@@ -246,7 +246,9 @@ func TestFusedConvRewrites(t *testing.T) {
 	h6 := b.node("HardSwish", []string{b.bn(b.conv(h5, 16, 16, 1, 1, 1), 16)})
 	d := b.bn(b.conv(h6, 16, 16, 3, 1, 16), 16)
 	h7 := b.node("Div", []string{b.node("Mul", []string{d, b.node("Clip", []string{b.node("Add", []string{d, b.scalar("three", 3)}), b.scalar("lo", 0), b.scalar("hi", 6)})}), b.scalar("d6", 6)})
-	h8 := b.node("LeakyRelu", []string{b.conv(h7, 16, 32, 3, 1, 4)}, &onnxpb.Attribute{Name: "alpha", Type: onnxpb.AttrFloat, F: 0.1})
+	// Squeeze and excitation, the scale first.
+	se := b.node("HardSigmoid", []string{b.conv(b.node("Relu", []string{b.conv(b.node("GlobalAveragePool", []string{h7}), 16, 4, 1, 1, 1)}), 4, 16, 1, 1, 1)})
+	h8 := b.node("LeakyRelu", []string{b.conv(b.node("Mul", []string{se, h7}), 16, 32, 3, 1, 4)}, &onnxpb.Attribute{Name: "alpha", Type: onnxpb.AttrFloat, F: 0.1})
 	h9 := b.node("HardSigmoid", []string{b.conv(h8, 32, 8, 1, 1, 1)})
 	b.g.Nodes[len(b.g.Nodes)-1].Outputs[0] = "y"
 	_ = h9
@@ -273,14 +275,19 @@ func TestFusedConvRewrites(t *testing.T) {
 			t.Fatal(err)
 		}
 		var fused [][]string
+		var pooled []bool
 		nhwcOut := 0
 		for _, st := range m.Steps() {
+			if st.Op == "GlobalAveragePool" {
+				continue
+			}
 			if st.Op != fusedConvType {
 				t.Errorf("int8=%v: step %s (%s) left unfused", q, st.Name, st.Op)
 				continue
 			}
 			a := st.Params.(*FusedConvAttrs)
 			fused = append(fused, a.Fused)
+			pooled = append(pooled, a.PooledOut)
 			if a.NHWCOut {
 				nhwcOut++
 			}
@@ -288,15 +295,20 @@ func TestFusedConvRewrites(t *testing.T) {
 		wantFused := [][]string{
 			{"BatchNormalization", "Relu"}, {"BatchNormalization", "Add", "Relu"}, {"BatchNormalization", "Sum", "Relu"},
 			{"Clip"}, {"Add", "Relu"}, {"BatchNormalization", "HardSwish"}, {"BatchNormalization", "HardSwish"},
-			{"LeakyRelu"}, {"HardSigmoid"},
+			{"Relu"}, {"HardSigmoid"}, {"Mul", "LeakyRelu"}, {"HardSigmoid"},
 		}
 		if !slices.EqualFunc(fused, wantFused, slices.Equal) {
 			t.Errorf("int8=%v: fused %q, want %q", q, fused, wantFused)
 		}
-		// Channels-last h1..h4; h5 adds a residual from the caller
-		// (NCHW), so it is written NCHW.
-		if nhwcOut != 4 {
-			t.Errorf("int8=%v: %d convolutions write channels-last, want 4", q, nhwcOut)
+		// Channels-last h1..h4 and the squeeze's hidden layer; h5 adds a
+		// residual from the caller (NCHW), so it is written NCHW.
+		if nhwcOut != 5 {
+			t.Errorf("int8=%v: %d convolutions write channels-last, want 5", q, nhwcOut)
+		}
+		// The depthwise output, read by global pooling and the scaled
+		// convolution, lives in a pooled buffer.
+		if len(pooled) != len(wantFused) || !pooled[6] {
+			t.Errorf("int8=%v: pooled outputs %v: the depthwise convolution's is not", q, pooled)
 		}
 		for round := 0; round < 3; round++ { // recycled buffers on the later rounds
 			got, err := convRun1(m, in)

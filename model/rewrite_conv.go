@@ -12,6 +12,8 @@ import (
 // does them: a Conv with a constant float32 weight absorbs what follows it
 // into one quantserve.FusedConv node (op_conv_fused.go):
 //
+//	Mul → Conv                         a channel scale (squeeze-and-excitation)
+//	                                   applied as the image is laid out
 //	Conv → BatchNormalization          folded into the weights at load
 //	     → Add or Sum with a residual  added as the product is written
 //	     → an activation               applied as the product is written
@@ -41,6 +43,7 @@ const (
 	fusedBNMean
 	fusedBNVar
 	fusedResidual
+	fusedXScale
 	fusedInputs
 )
 
@@ -69,6 +72,13 @@ func fuseConvs(r *rewriter) bool {
 		attrs := slices.Clone(c.Attributes)
 		var absorbed []*onnxpb.Node
 		var parts []string
+		if mul := r.prod[c.Inputs[0]]; r.is(mul, "Mul") && r.opset(mul) >= 7 && len(mul.Inputs) == 2 && len(mul.Outputs) == 1 &&
+			len(mul.Attributes) == 0 && r.used[mul.Outputs[0]] == 1 && mul.Inputs[0] != mul.Inputs[1] && !r.constantish(mul.Inputs[0]) && !r.constantish(mul.Inputs[1]) {
+			// A squeeze-and-excitation block's channel scale: which
+			// operand is the image the shapes tell at run time.
+			inputs[fusedX], inputs[fusedXScale] = mul.Inputs[0], mul.Inputs[1]
+			absorbed, parts = append(absorbed, mul), append(parts, "Mul")
+		}
 		cur, last := c.Outputs[0], c
 		if bn := r.onlyReader(cur); r.is(bn, "BatchNormalization") && foldableBN(r, bn, cf) {
 			copy(inputs[fusedBNScale:fusedBNVar+1], bn.Inputs[1:5])
@@ -84,7 +94,7 @@ func fuseConvs(r *rewriter) bool {
 			if res == cur {
 				res = add.Inputs[1]
 			}
-			if _, init := r.inits[res]; res != "" && !init && !r.is(r.prod[res], "Constant") {
+			if res != "" && !r.constantish(res) {
 				inputs[fusedResidual] = res
 				absorbed, parts = append(absorbed, add), append(parts, add.OpType)
 				cur, last = add.Outputs[0], add
@@ -125,6 +135,13 @@ func stringsToBytes(s []string) [][]byte {
 		b[i] = []byte(v)
 	}
 	return b
+}
+
+// constantish reports whether a value is an initializer or a Constant's
+// output.
+func (r *rewriter) constantish(name string) bool {
+	_, init := r.inits[name]
+	return init || r.is(r.prod[name], "Constant")
 }
 
 // foldableBN reports whether bn is an inference BatchNormalization over
@@ -462,6 +479,8 @@ func layoutConvs(r *rewriter) bool {
 				switch {
 				case !isFusedConv(u.n) || !fusedConvCanNHWC(u.n):
 					keep = false
+				case u.pos == fusedX && fusedConvScalesX(u.n):
+					keep = false // the scaled image is laid out channels-last as it is scaled
 				case u.pos == fusedX:
 				case u.pos == fusedResidual:
 				default:
@@ -479,29 +498,40 @@ func layoutConvs(r *rewriter) bool {
 	}
 	// A value only fused convolutions read, in either layout, lives in a
 	// pooled buffer, which its last reader returns to the pool.
+	// Global pooling may read such a value too (a squeeze-and-excitation
+	// block's), before its last fused reader: it reads the value and
+	// keeps nothing of it.
+	order := map[*onnxpb.Node]int{}
+	for i, n := range r.g.Nodes {
+		order[n] = i
+	}
 	pooled := map[string]bool{}
+	lastReader := map[string]*onnxpb.Node{}
 	for _, n := range r.g.Nodes {
 		if r.dead[n] || !isFusedConv(n) || len(n.Outputs) != 1 {
 			continue
 		}
 		v := n.Outputs[0]
+		var last *onnxpb.Node
 		ok := !outputs[v] && len(readers[v]) > 0
 		for _, u := range readers[v] {
-			if !isFusedConv(u.n) || u.pos != fusedX && u.pos != fusedResidual {
+			switch {
+			case isFusedConv(u.n) && slices.Contains(fusedReadPositions, u.pos):
+				if last == nil || order[u.n] > order[last] {
+					last = u.n
+				}
+			case (r.is(u.n, "GlobalAveragePool") || r.is(u.n, "GlobalMaxPool")) && !nhwc[v]:
+			default:
 				ok = false
 			}
 		}
-		pooled[v] = ok
-	}
-	lastReader := map[string]*onnxpb.Node{}
-	for _, n := range r.g.Nodes {
-		if r.dead[n] || !isFusedConv(n) {
-			continue
-		}
-		for _, pos := range []int{fusedX, fusedResidual} {
-			if pos < len(n.Inputs) && pooled[n.Inputs[pos]] {
-				lastReader[n.Inputs[pos]] = n
+		for _, u := range readers[v] {
+			if last == nil || !isFusedConv(u.n) && order[u.n] > order[last] {
+				ok = false
 			}
+		}
+		if pooled[v] = ok; ok {
+			lastReader[v] = last
 		}
 	}
 	changed := false
@@ -523,9 +553,10 @@ func layoutConvs(r *rewriter) bool {
 			want = append(want, &onnxpb.Attribute{Name: "nhwc_residual", Type: onnxpb.AttrInt, I: 1})
 		}
 		var recycle []int64
-		for _, pos := range []int{fusedX, fusedResidual} {
-			if pos < len(n.Inputs) && lastReader[n.Inputs[pos]] == n && (pos == fusedX || n.Inputs[pos] != n.Inputs[fusedX]) {
-				recycle = append(recycle, int64(pos))
+		var names []string
+		for _, pos := range fusedReadPositions {
+			if pos < len(n.Inputs) && lastReader[n.Inputs[pos]] == n && !slices.Contains(names, n.Inputs[pos]) {
+				recycle, names = append(recycle, int64(pos)), append(names, n.Inputs[pos])
 			}
 		}
 		if recycle != nil {
@@ -551,6 +582,16 @@ func layoutConvs(r *rewriter) bool {
 		changed = true
 	}
 	return changed
+}
+
+// fusedReadPositions are the inputs of a fused convolution that may be
+// pooled values it recycles.
+var fusedReadPositions = []int{fusedX, fusedResidual, fusedXScale}
+
+// fusedConvScalesX reports whether a fused convolution scales its image
+// by a squeeze-and-excitation block's channel scale.
+func fusedConvScalesX(n *onnxpb.Node) bool {
+	return len(n.Inputs) > fusedXScale && n.Inputs[fusedXScale] != ""
 }
 
 func isFusedConv(n *onnxpb.Node) bool {
