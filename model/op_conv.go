@@ -1225,9 +1225,64 @@ func convPlane2D(g *ConvGeometry) convPlane {
 // sw phases (the columns ≡ ph mod sw, each a unit-stride row).
 func (p *convPlane) phaseLen() int {
 	if p.sw == 1 {
+		if p.padded() {
+			hp, wp := p.padDims()
+			return hp * wp
+		}
 		return 0
 	}
 	return p.sw * p.h * p.phaseRow()
+}
+
+// padded reports whether a unit-stride plane runs on a zero-padded copy
+// (runPadded): the planes block cannot take (a row stride, output rows
+// narrower or wider than the input's).
+func (p *convPlane) padded() bool { return p.sw == 1 && (p.sh != 1 || p.ow != p.w) }
+
+// padDims returns the rows and columns of the padded copy: every tap of
+// every output falls inside it.
+func (p *convPlane) padDims() (hp, wp int) {
+	return (p.oh-1)*p.sh + (p.kh-1)*p.dh + 1, p.ow + (p.kw-1)*p.dw
+}
+
+// runPadded is run for padded planes: it copies x into pad with the
+// padding as zeros, then runs one taps call per output row and kernel
+// row, with no border columns.
+func (p *convPlane) runPadded(out, x, w []float32, b float32, pad []float32, taps func(dst, src, w []float32, step int)) {
+	hp, wp := p.padDims()
+	pad = pad[:hp*wp]
+	for py := 0; py < hp; py++ {
+		row := pad[py*wp : (py+1)*wp]
+		iy := py - p.ph
+		if iy < 0 || iy >= p.h {
+			clear(row)
+			continue
+		}
+		left := min(p.pw, wp)
+		n := max(0, min(p.w, wp-left))
+		clear(row[:left])
+		copy(row[left:left+n], x[iy*p.w:iy*p.w+n])
+		clear(row[left+n:])
+	}
+	for oy := 0; oy < p.oh; oy++ {
+		orow := out[oy*p.ow : (oy+1)*p.ow]
+		convFill(orow, b)
+		for ky := 0; ky < p.kh; ky++ {
+			py := oy*p.sh + ky*p.dh
+			taps(orow, pad[py*wp:], w[ky*p.kw:(ky+1)*p.kw], p.dw)
+		}
+	}
+}
+
+// convFill sets every value of dst to v.
+func convFill(dst []float32, v float32) {
+	if len(dst) == 0 {
+		return
+	}
+	dst[0] = v
+	for i := 1; i < len(dst); i *= 2 {
+		copy(dst[i:], dst[:i])
+	}
 }
 
 func (p *convPlane) phaseRow() int { return (p.w + p.sw - 1) / p.sw }
@@ -1237,6 +1292,10 @@ func (p *convPlane) phaseRow() int { return (p.w + p.sw - 1) / p.sw }
 // the row reaches and the border columns go tap by tap; with stride sw,
 // each tap reads a unit-stride run of the phase its offset falls in.
 func (p *convPlane) run(out, x, w []float32, b float32, phases []float32, taps func(dst, src, w []float32, step int)) {
+	if p.padded() {
+		p.runPadded(out, x, w, b, phases, taps)
+		return
+	}
 	pl := p.phaseRow()
 	if p.sw > 1 {
 		for iy := 0; iy < p.h; iy++ {
@@ -1260,9 +1319,7 @@ func (p *convPlane) run(out, x, w []float32, b float32, phases []float32, taps f
 			continue
 		}
 		orow := out[oy*p.ow : (oy+1)*p.ow]
-		for i := range orow {
-			orow[i] = b
-		}
+		convFill(orow, b)
 		for ky := 0; ky < p.kh; ky++ {
 			iy := oy*p.sh - p.ph + ky*p.dh
 			if iy < 0 || iy >= p.h {
@@ -1314,10 +1371,7 @@ func (p *convPlane) block(out, x, w []float32, b float32, taps func(dst, src, w 
 	if lo >= hi {
 		return -1, -1 // no column reads the input alone
 	}
-	run := out[oyA*p.w : oyB*p.w]
-	for i := range run {
-		run[i] = b
-	}
+	convFill(out[oyA*p.w:oyB*p.w], b)
 	start, end := oyA*p.w+lo, (oyB-1)*p.w+hi
 	for ky := 0; ky < p.kh; ky++ {
 		src := start + (ky*p.dh-p.ph)*p.w - p.pw // input of tap (ky, 0) for output start
