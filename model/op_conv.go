@@ -1221,23 +1221,16 @@ func convPlane2D(g *ConvGeometry) convPlane {
 		sh: g.Strides[0], sw: g.Strides[1], dh: g.Dilations[0], dw: g.Dilations[1], ph: g.PadBegin[0], pw: g.PadBegin[1]}
 }
 
-// phaseLen is the scratch a strided plane needs: its columns split into
+// phaseLen is the scratch a plane needs: with unit stride along the
+// row, its zero-padded copy (runPadded); otherwise its columns split into
 // sw phases (the columns ≡ ph mod sw, each a unit-stride row).
 func (p *convPlane) phaseLen() int {
 	if p.sw == 1 {
-		if p.padded() {
-			hp, wp := p.padDims()
-			return hp * wp
-		}
-		return 0
+		hp, wp := p.padDims()
+		return hp * wp
 	}
 	return p.sw * p.h * p.phaseRow()
 }
-
-// padded reports whether a unit-stride plane runs on a zero-padded copy
-// (runPadded): the planes block cannot take (a row stride, output rows
-// narrower or wider than the input's).
-func (p *convPlane) padded() bool { return p.sw == 1 && (p.sh != 1 || p.ow != p.w) }
 
 // padDims returns the rows and columns of the padded copy: every tap of
 // every output falls inside it.
@@ -1245,9 +1238,9 @@ func (p *convPlane) padDims() (hp, wp int) {
 	return (p.oh-1)*p.sh + (p.kh-1)*p.dh + 1, p.ow + (p.kw-1)*p.dw
 }
 
-// runPadded is run for padded planes: it copies x into pad with the
-// padding as zeros, then runs one taps call per output row and kernel
-// row, with no border columns.
+// runPadded is run for unit stride along the row: it copies x into pad
+// with the padding as zeros, then runs one taps call per output row and
+// kernel row, with no border columns (the padding's products are zeros).
 func (p *convPlane) runPadded(out, x, w []float32, b float32, pad []float32, taps func(dst, src, w []float32, step int)) {
 	hp, wp := p.padDims()
 	pad = pad[:hp*wp]
@@ -1288,11 +1281,11 @@ func convFill(dst []float32, v float32) {
 func (p *convPlane) phaseRow() int { return (p.w + p.sw - 1) / p.sw }
 
 // run computes out (oh×ow) = b + Σ w·x over one plane, a kernel row at a
-// time: with unit stride, one taps call covers the columns every tap of
-// the row reaches and the border columns go tap by tap; with stride sw,
-// each tap reads a unit-stride run of the phase its offset falls in.
+// time: with unit stride along the row on a padded copy (runPadded); with
+// stride sw, each tap reads a unit-stride run of the phase its offset
+// falls in.
 func (p *convPlane) run(out, x, w []float32, b float32, phases []float32, taps func(dst, src, w []float32, step int)) {
-	if p.padded() {
+	if p.sw == 1 {
 		p.runPadded(out, x, w, b, phases, taps)
 		return
 	}
@@ -1312,12 +1305,7 @@ func (p *convPlane) run(out, x, w []float32, b float32, phases []float32, taps f
 			}
 		}
 	}
-	oyA, oyB := p.block(out, x, w, b, taps)
 	for oy := 0; oy < p.oh; oy++ {
-		if oy == oyA {
-			oy = oyB - 1
-			continue
-		}
 		orow := out[oy*p.ow : (oy+1)*p.ow]
 		convFill(orow, b)
 		for ky := 0; ky < p.kh; ky++ {
@@ -1326,10 +1314,6 @@ func (p *convPlane) run(out, x, w []float32, b float32, phases []float32, taps f
 				continue
 			}
 			wrow := w[ky*p.kw : (ky+1)*p.kw]
-			if p.sw == 1 {
-				p.unitRow(orow, x[iy*p.w:(iy+1)*p.w], wrow, taps)
-				continue
-			}
 			for kx := range wrow {
 				off := kx*p.dw - p.pw
 				ph, base := off%p.sw, convFloorDiv(off, p.sw)
@@ -1347,80 +1331,6 @@ func (p *convPlane) run(out, x, w []float32, b float32, phases []float32, taps f
 				}
 			}
 		}
-	}
-}
-
-// block computes, for a plane with unit strides whose output rows are as
-// wide as its input rows, the output rows [oyA, oyB) every kernel row
-// lands inside, with one taps call per kernel row over all of them: the
-// rows are one flat run, input and output alike. The columns near the row
-// ends, whose taps would read across into the neighbouring row, are
-// computed again one by one. It returns the rows done (oyA = oyB = −1 when
-// none).
-func (p *convPlane) block(out, x, w []float32, b float32, taps func(dst, src, w []float32, step int)) (oyA, oyB int) {
-	if p.sw != 1 || p.sh != 1 || p.ow != p.w || p.w == 0 {
-		return -1, -1
-	}
-	oyA = min(p.ph, p.oh)
-	oyB = min(p.h-(p.kh-1)*p.dh+p.ph, p.oh)
-	if oyB-oyA < 2 {
-		return -1, -1 // too few rows to gain from
-	}
-	lo := p.pw                             // columns before lo read the left padding
-	hi := min(p.w, p.w+p.pw-(p.kw-1)*p.dw) // columns from hi read the right padding
-	if lo >= hi {
-		return -1, -1 // no column reads the input alone
-	}
-	convFill(out[oyA*p.w:oyB*p.w], b)
-	start, end := oyA*p.w+lo, (oyB-1)*p.w+hi
-	for ky := 0; ky < p.kh; ky++ {
-		src := start + (ky*p.dh-p.ph)*p.w - p.pw // input of tap (ky, 0) for output start
-		taps(out[start:end], x[src:], w[ky*p.kw:(ky+1)*p.kw], p.dw)
-	}
-	edge := func(oy, ox int) {
-		s := b
-		for ky := 0; ky < p.kh; ky++ {
-			iy := oy - p.ph + ky*p.dh
-			for kx, wv := range w[ky*p.kw : (ky+1)*p.kw] {
-				if ix := ox - p.pw + kx*p.dw; ix >= 0 && ix < p.w {
-					s += wv * x[iy*p.w+ix]
-				}
-			}
-		}
-		out[oy*p.w+ox] = s
-	}
-	for oy := oyA; oy < oyB; oy++ {
-		for ox := 0; ox < lo; ox++ {
-			edge(oy, ox)
-		}
-		for ox := hi; ox < p.w; ox++ {
-			edge(oy, ox)
-		}
-	}
-	return oyA, oyB
-}
-
-// unitRow adds one kernel row (unit stride) to an output row.
-func (p *convPlane) unitRow(orow, xrow, wrow []float32, taps func(dst, src, w []float32, step int)) {
-	lo := max(0, p.pw)
-	hi := min(p.ow, p.w-((p.kw-1)*p.dw-p.pw))
-	if lo < hi {
-		taps(orow[lo:hi], xrow[lo-p.pw:], wrow, p.dw)
-	} else {
-		lo, hi = p.ow, p.ow
-	}
-	border := func(ox int) {
-		for kx, wv := range wrow {
-			if iw := ox + kx*p.dw - p.pw; iw >= 0 && iw < p.w {
-				orow[ox] += wv * xrow[iw]
-			}
-		}
-	}
-	for ox := 0; ox < lo; ox++ {
-		border(ox)
-	}
-	for ox := hi; ox < p.ow; ox++ {
-		border(ox)
 	}
 }
 
