@@ -923,6 +923,15 @@ func (cw *convWeights) forwardTo(e *gemm.Engine, g *ConvGeometry, x, y []float32
 			if err := cw.gemmTo(e, s, gi, rows, n, yb[p0*g.M+m0:], g.M); err != nil {
 				return err
 			}
+			if rep, ok := o.tileBias(g, n); ok { // the tile's rows are adjacent: one pass
+				at := p0 * g.M
+				var res []float32
+				if o.res != nil {
+					res = o.res[b*outSize*g.M+at:][:n*mg]
+				}
+				o.finish(yb[at:at+n*mg], rep, res)
+				return nil
+			}
 			for r := p0; r < p0+n; r++ {
 				at := r*g.M + m0
 				var res []float32
@@ -940,7 +949,16 @@ func (cw *convWeights) forwardTo(e *gemm.Engine, g *ConvGeometry, x, y []float32
 		// Finished in the tile, but for an NCHW residual, which is added
 		// to the planes (then the activation).
 		inTile := o.res == nil || o.nhwcRes
-		for r := 0; r < n; r++ {
+		rep, whole := o.tileBias(g, n)
+		whole = whole && inTile
+		if whole {
+			var res []float32
+			if o.res != nil {
+				res = o.res[(b*outSize+p0)*g.M:][:n*mg]
+			}
+			o.finish(s.out[:n*mg], rep, res)
+		}
+		for r := 0; r < n && !whole; r++ {
 			var res []float32
 			if o.res != nil && o.nhwcRes {
 				res = o.res[(b*outSize+p0+r)*g.M+m0:][:mg]

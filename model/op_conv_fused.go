@@ -201,7 +201,36 @@ type convOutput struct {
 	nhwcIn, nhwcOut, nhwcRes bool      // the layouts of x, y and res
 	pooled                   bool      // y in a pooled buffer (always when nhwcOut)
 	xscale                   []float32 // nil, or x's scale per image and channel (x NCHW)
+	biasRep                  []float32 // nil, or bias repeated for a tile's rows (tileBias)
 	fast                     bool      // finish on the vector unit (convVectorOK)
+}
+
+// tileBias returns the bias that finishes n rows of a one-group product
+// in one pass (n adjacent rows of M channels): the bias repeated n times,
+// or nil without one. ok is false when the rows must be finished one by
+// one.
+func (o *convOutput) tileBias(g *ConvGeometry, n int) (rep []float32, ok bool) {
+	switch {
+	case g.Group != 1:
+		return nil, false
+	case o.bias == nil:
+		return nil, true
+	case len(o.biasRep) < n*g.M:
+		return nil, false
+	}
+	return o.biasRep[:n*g.M], true
+}
+
+// convBiasRep returns bias repeated rows times.
+func convBiasRep(bias []float32, rows int) []float32 {
+	if bias == nil {
+		return nil
+	}
+	rep := make([]float32, 0, rows*len(bias))
+	for range rows {
+		rep = append(rep, bias...)
+	}
+	return rep
 }
 
 // finish finishes values dst of the product in place: bias and res are
@@ -388,7 +417,11 @@ func buildFusedConv(n *node, at *FusedConvAttrs) (opFunc, error) {
 		}
 	}
 	exec := n.opts.Exec
-	layouts := convOutput{nhwcIn: at.NHWCIn, nhwcOut: at.NHWCOut, nhwcRes: at.NHWCResidual, pooled: at.PooledOut || at.NHWCOut}
+	var biasRep []float32
+	if held != nil && held.w != nil && group == 1 {
+		biasRep = convBiasRep(bias, convTileRows(max(held.w.k, held.w.n)))
+	}
+	layouts := convOutput{biasRep: biasRep, nhwcIn: at.NHWCIn, nhwcOut: at.NHWCOut, nhwcRes: at.NHWCResidual, pooled: at.PooledOut || at.NHWCOut}
 	n.runCtx = func(ctx context.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x := in[fusedX]
 		var res *tensor.Tensor
@@ -452,7 +485,7 @@ func runFusedConv(e *gemm.Engine, ca *ConvAttrs, held *convHeld, w *tensor.Tenso
 	}
 	outShape := append([]int{g.Batch, g.M}, g.Out...)
 	size, _ := tensor.NumElements(outShape)
-	o := &convOutput{bias: bias, act: act, nhwcIn: lay.nhwcIn, nhwcOut: lay.nhwcOut, nhwcRes: lay.nhwcRes, pooled: lay.pooled, xscale: xscale}
+	o := &convOutput{bias: bias, act: act, nhwcIn: lay.nhwcIn, nhwcOut: lay.nhwcOut, nhwcRes: lay.nhwcRes, pooled: lay.pooled, xscale: xscale, biasRep: lay.biasRep}
 	var late *tensor.Tensor // a residual of another shape (broadcast): added after
 	if res != nil {
 		if res.DType != tensor.Float32 {
