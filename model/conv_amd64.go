@@ -85,3 +85,18 @@ func convHardAVX2(dst []float32, a, b, lo, hi, d float32, mode int)
 func convHardFast(dst []float32, a, b, lo, hi, d float32, mode int) {
 	convHardAVX2(dst, a, b, lo, hi, d, mode)
 }
+
+// convScaleRowsAVX2 is convScaleRowsGo on the vector unit, bit for bit.
+// Requires AVX2, len(s) >= 1 and len(dst) a multiple of len(s).
+//
+//go:noescape
+func convScaleRowsAVX2(dst, s []float32)
+
+// convScaleRowsFast is convScaleRowsGo on the vector unit. The caller
+// checks the CPU (convVectorOK).
+func convScaleRowsFast(dst, s []float32) {
+	if len(s) == 0 {
+		return
+	}
+	convScaleRowsAVX2(dst[:len(dst)/len(s)*len(s)], s) // whole rows only
+}

@@ -307,3 +307,53 @@ hard1store:
 harddone:
 	VZEROUPPER
 	RET
+
+// func convScaleRowsAVX2(dst, s []float32)
+//
+// For every row r of dst (len(s) values each; len(dst) a multiple of
+// len(s) >= 1) and c < len(s), 8 then 1 at a time:
+//
+//	dst[r·len(s) + c] *= s[c]
+//
+// Register contract: DI the row, CX values left, SI s, R8 len(s), AX the
+// index in the row.
+TEXT ·convScaleRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ s_base+24(FP), SI
+	MOVQ s_len+32(FP), R8
+	TESTQ R8, R8
+	JZ   scaledone
+
+scalerow:
+	CMPQ CX, R8
+	JLT  scaledone
+	XORQ AX, AX
+
+scale8:
+	LEAQ    8(AX), R10
+	CMPQ    R10, R8
+	JGT     scale1
+	VMOVUPS (DI)(AX*4), Y0
+	VMULPS  (SI)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	MOVQ    R10, AX
+	JMP     scale8
+
+scale1:
+	CMPQ   AX, R8
+	JGE    scalenext
+	VMOVSS (DI)(AX*4), X0
+	VMULSS (SI)(AX*4), X0, X0
+	VMOVSS X0, (DI)(AX*4)
+	INCQ   AX
+	JMP    scale1
+
+scalenext:
+	LEAQ (DI)(R8*4), DI
+	SUBQ R8, CX
+	JMP  scalerow
+
+scaledone:
+	VZEROUPPER
+	RET

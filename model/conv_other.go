@@ -24,3 +24,5 @@ func convFinishFast(dst, bias, res []float32, lo, hi float32) { convFinishGo(dst
 func convHardFast(dst []float32, a, b, lo, hi, d float32, mode int) {
 	convHardGo(dst, a, b, lo, hi, d, mode)
 }
+
+func convScaleRowsFast(dst, s []float32) { convScaleRowsGo(dst, s) }

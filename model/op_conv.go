@@ -888,12 +888,10 @@ func (cw *convWeights) forwardTo(e *gemm.Engine, g *ConvGeometry, x, y []float32
 		for b := 0; b < g.Batch; b++ {
 			convChannelsLast(e, xt[b*img:], x[b*img:], g.C, inSize)
 			if o.xscale != nil { // as Mul does, before the product
-				sc := o.xscale[b*g.C : (b+1)*g.C]
-				for p := xt[b*img : (b+1)*img]; len(p) >= g.C; p = p[g.C:] {
-					px := p[:g.C]
-					for c, v := range sc {
-						px[c] *= v
-					}
+				if convVectorOK(e) {
+					convScaleRowsFast(xt[b*img:(b+1)*img], o.xscale[b*g.C:(b+1)*g.C])
+				} else {
+					convScaleRowsGo(xt[b*img:(b+1)*img], o.xscale[b*g.C:(b+1)*g.C])
 				}
 			}
 		}

@@ -577,6 +577,21 @@ func runFusedConv(e *gemm.Engine, ca *ConvAttrs, held *convHeld, w *tensor.Tenso
 	return &tensor.Tensor{DType: tensor.Float32, Shape: convNHWCShape(sum.Shape), Data: nhwc}, nil
 }
 
+// convScaleRowsGo multiplies every whole row of dst (len(s) values each)
+// by s: dst[r·len(s) + c] *= s[c], as Mul does. It is the definition
+// convScaleRowsAVX2 follows bit for bit.
+func convScaleRowsGo(dst, s []float32) {
+	if len(s) == 0 {
+		return
+	}
+	for ; len(dst) >= len(s); dst = dst[len(s):] {
+		row := dst[:len(s)]
+		for c, v := range s {
+			row[c] *= v
+		}
+	}
+}
+
 // convChannelScale reports whether s scales the channels of image x
 // (NCHW): s broadcasts to x without changing x's shape, and is 1 along
 // every spatial axis.

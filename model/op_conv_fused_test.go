@@ -123,6 +123,54 @@ func TestConvHardTwin(t *testing.T) {
 	}
 }
 
+// TestConvScaleRowsTwin compares the vector row scaling with its pure-Go
+// twin bit for bit: every row length around the vector width, several
+// rows, NaN and infinities among the values, with guard values around dst.
+func TestConvScaleRowsTwin(t *testing.T) {
+	if !convVectorOK(gemm.New(dispatch.Default(), 1)) {
+		t.Skipf("no vector row scaling in this build or on this CPU (kernels %s)", dispatch.Default())
+	}
+	r := rand.New(rand.NewPCG(25, 25))
+	sentinel := float32(math.Float32frombits(0x7fc0dead))
+	const guard = 8
+	for c := 1; c <= 37; c++ {
+		for _, rows := range []int{0, 1, 3} {
+			n := rows*c + c/2 // a partial last row stays as it is
+			init := convRandom(r, []int{n})
+			if n > 3 {
+				init[1], init[2] = float32(math.NaN()), float32(math.Inf(-1))
+			}
+			s := convRandom(r, []int{c})
+			want := slices.Clone(init)
+			convScaleRowsGo(want, s)
+			buf := make([]float32, n+2*guard)
+			for i := range buf {
+				buf[i] = sentinel
+			}
+			got := buf[guard : guard+n]
+			copy(got, init)
+			sCopy := slices.Clone(s)
+			convScaleRowsFast(got, s)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("c=%d rows=%d: dst[%d] = %v, Go %v", c, rows, i, got[i], want[i])
+				}
+				if i >= rows*c && math.Float32bits(got[i]) != math.Float32bits(init[i]) {
+					t.Fatalf("c=%d rows=%d: the partial row changed at %d", c, rows, i)
+				}
+			}
+			for i, v := range buf {
+				if (i < guard || i >= guard+n) && math.Float32bits(v) != math.Float32bits(sentinel) {
+					t.Fatalf("c=%d rows=%d: wrote outside dst at %d", c, rows, i-guard)
+				}
+			}
+			if !slices.Equal(s, sCopy) {
+				t.Fatalf("c=%d: s modified", c)
+			}
+		}
+	}
+}
+
 // TestConvTransposeStridedTwin compares the strided tile transpose on the
 // vector unit with the pure-Go loops bit for bit, with row strides wider
 // than the tile and guard values around and between dst's rows.
