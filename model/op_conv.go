@@ -1260,22 +1260,16 @@ func (p *convPlane) padDims() (hp, wp int) {
 func (p *convPlane) runPadded(out, x, w []float32, b float32, pad []float32, taps func(dst, src, w []float32, step int)) {
 	hp, wp := p.padDims()
 	pad = pad[:hp*wp]
-	for py := 0; py < hp; py++ {
-		row := pad[py*wp : (py+1)*wp]
-		iy := py - p.ph
-		if iy < 0 || iy >= p.h {
-			clear(row)
-			continue
-		}
-		left := min(p.pw, wp)
-		n := max(0, min(p.w, wp-left))
-		clear(row[:left])
-		copy(row[left:left+n], x[iy*p.w:iy*p.w+n])
-		clear(row[left+n:])
+	clear(pad)
+	left := min(p.pw, wp)
+	n := max(0, min(p.w, wp-left))
+	for iy := max(0, -p.ph); iy < p.h && iy+p.ph < hp; iy++ {
+		py := iy + p.ph
+		copy(pad[py*wp+left:py*wp+left+n], x[iy*p.w:iy*p.w+n])
 	}
+	convFill(out[:p.oh*p.ow], b)
 	for oy := 0; oy < p.oh; oy++ {
 		orow := out[oy*p.ow : (oy+1)*p.ow]
-		convFill(orow, b)
 		for ky := 0; ky < p.kh; ky++ {
 			py := oy*p.sh + ky*p.dh
 			taps(orow, pad[py*wp:], w[ky*p.kw:(ky+1)*p.kw], p.dw)
