@@ -100,3 +100,18 @@ func convScaleRowsFast(dst, s []float32) {
 	}
 	convScaleRowsAVX2(dst[:len(dst)/len(s)*len(s)], s) // whole rows only
 }
+
+// poolSumAVX2 sums x (a multiple of 16 values) into poolSumGo's four
+// lanes. Requires AVX2.
+//
+//go:noescape
+func poolSumAVX2(x []float32, a *[4]float64)
+
+// poolSumFast is poolSumGo on the vector unit, bit for bit. The caller
+// checks the CPU (convVectorOK).
+func poolSumFast(x []float32) float64 {
+	n := len(x) &^ 15
+	var a [4]float64
+	poolSumAVX2(x[:n], &a)
+	return poolSumTail(&a, x[n:])
+}

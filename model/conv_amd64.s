@@ -357,3 +357,40 @@ scalenext:
 scaledone:
 	VZEROUPPER
 	RET
+
+// func poolSumAVX2(x []float32, a *[4]float64)
+//
+// Sums x (len(x) a multiple of 16) in float64 over sixteen lanes, value i
+// to lane i mod 16 in Y0..Y3, then writes a_j = (s_j + s_j+8) + (s_j+4 +
+// s_j+12) for j < 4: poolSumGo's lanes, in its order.
+TEXT ·poolSumAVX2(SB), NOSPLIT, $0-32
+	MOVQ   x_base+0(FP), SI
+	MOVQ   x_len+8(FP), CX
+	MOVQ   a+24(FP), DI
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+
+sum16:
+	CMPQ      CX, $16
+	JLT       sumdone
+	VCVTPS2PD (SI), Y4
+	VADDPD    Y4, Y0, Y0
+	VCVTPS2PD 16(SI), Y5
+	VADDPD    Y5, Y1, Y1
+	VCVTPS2PD 32(SI), Y6
+	VADDPD    Y6, Y2, Y2
+	VCVTPS2PD 48(SI), Y7
+	VADDPD    Y7, Y3, Y3
+	ADDQ      $64, SI
+	SUBQ      $16, CX
+	JMP       sum16
+
+sumdone:
+	VADDPD  Y2, Y0, Y0 // b0..b3 = s0..s3 + s8..s11
+	VADDPD  Y3, Y1, Y1 // b4..b7 = s4..s7 + s12..s15
+	VADDPD  Y1, Y0, Y0 // a0..a3 = b0..b3 + b4..b7
+	VMOVUPD Y0, (DI)
+	VZEROUPPER
+	RET

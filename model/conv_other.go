@@ -26,3 +26,5 @@ func convHardFast(dst []float32, a, b, lo, hi, d float32, mode int) {
 }
 
 func convScaleRowsFast(dst, s []float32) { convScaleRowsGo(dst, s) }
+
+func poolSumFast(x []float32) float64 { return poolSumGo(x) }

@@ -171,6 +171,45 @@ func TestConvScaleRowsTwin(t *testing.T) {
 	}
 }
 
+// TestPoolSumTwin compares global pooling's vector sum with its pure-Go
+// twin bit for bit on every length up to 100, values of mixed magnitude
+// and sign, infinities and NaN, and checks the sum against float64
+// arithmetic in any order to within rounding.
+func TestPoolSumTwin(t *testing.T) {
+	if !convVectorOK(gemm.New(dispatch.Default(), 1)) {
+		t.Skipf("no vector sum in this build or on this CPU (kernels %s)", dispatch.Default())
+	}
+	r := rand.New(rand.NewPCG(26, 26))
+	for n := 0; n <= 100; n++ {
+		x := convRandom(r, []int{n})
+		for i := range x {
+			x[i] *= float32(math.Pow(10, float64(r.IntN(7)-3)))
+		}
+		want, got := poolSumGo(x), poolSumFast(x)
+		if math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("n=%d: vector %v, Go %v", n, got, want)
+		}
+		var plain, mag float64
+		for _, v := range x {
+			plain += float64(v)
+			mag += math.Abs(float64(v))
+		}
+		if math.Abs(want-plain) > 1e-14*mag {
+			t.Fatalf("n=%d: sum %v, in order %v", n, want, plain)
+		}
+		if n > 20 {
+			for _, special := range []float32{float32(math.Inf(1)), float32(math.NaN())} {
+				y := slices.Clone(x)
+				y[17] = special
+				want, got := poolSumGo(y), poolSumFast(y)
+				if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+					t.Fatalf("n=%d with %v: vector %v, Go %v", n, special, got, want)
+				}
+			}
+		}
+	}
+}
+
 // TestConvTransposeStridedTwin compares the strided tile transpose on the
 // vector unit with the pure-Go loops bit for bit, with row strides wider
 // than the tile and guard values around and between dst's rows.
