@@ -342,6 +342,13 @@ func (e *Engine) MatMul(a []float32, m int, w *FWeights, c []float32) error {
 	return e.MatMulStrided(a, m, w.K, w, c, w.N)
 }
 
+// fScratch recycles the scratch blocks of MatMulStrided's padded last
+// panels: small convolutions multiply thousands of times per image.
+var fScratch = sync.Pool{New: func() any { return new([]float32) }}
+
+func getFScratch() *[]float32  { return fScratch.Get().(*[]float32) }
+func putFScratch(p *[]float32) { fScratch.Put(p) }
+
 // MatMulStrided computes c[i*ldc+j] = Σ_k a[i*lda+k]·W[k][j] for i < m,
 // j < N. Nothing else of c is written.
 func (e *Engine) MatMulStrided(a []float32, m, lda int, w *FWeights, c []float32, ldc int) error {
@@ -367,6 +374,12 @@ func (e *Engine) MatMulStrided(a []float32, m, lda int, w *FWeights, c []float32
 	}
 	return e.run(chunks*ng, m*n*k, func(u0, u1 int) {
 		var scratch []float32
+		if n%kernels.PanelN != 0 { // a padded last panel: borrow the scratch
+			sp := getFScratch()
+			defer putFScratch(sp)
+			scratch = *sp
+			defer func() { *sp = scratch }()
+		}
 		f := new(kernels.FBlock)
 		for unit := u0; unit < u1; unit++ {
 			ch, g := unit/ng, unit%ng

@@ -47,3 +47,71 @@ func convTransposeFast(dst, src []float32, rows, cols, r0, c0, c1 int) {
 	convTransposeCols(dst, src, rows, cols, r, c0, c0+n)  // the last rows
 	convTransposeCols(dst, src, rows, cols, r0, c0+n, c1) // the last columns
 }
+
+// convTranspose8Strided writes dst[j·ldd + i] = src[i·lds + j] for i < 8,
+// j < n (a multiple of 8), on the vector unit. The caller checks the CPU
+// (convVectorOK) and the bounds.
+func convTranspose8Strided(dst, src []float32, ldd, lds, n int) {
+	convTranspose8AVX2(dst, src, ldd, lds, n)
+}
+
+// convFinishAVX2 is convFinishGo on the vector unit, bit for bit.
+// Requires AVX2; bias and res are empty or as long as dst.
+//
+//go:noescape
+func convFinishAVX2(dst, bias, res []float32, lo, hi float32)
+
+// convFinishFast is convFinishGo on the vector unit. The caller checks the
+// CPU (convVectorOK).
+func convFinishFast(dst, bias, res []float32, lo, hi float32) {
+	// Go checks the bounds the assembly trusts.
+	if bias != nil {
+		bias = bias[:len(dst)]
+	}
+	if res != nil {
+		res = res[:len(dst)]
+	}
+	convFinishAVX2(dst, bias, res, lo, hi)
+}
+
+// convHardAVX2 is convHardGo on the vector unit, bit for bit. Requires
+// AVX2.
+//
+//go:noescape
+func convHardAVX2(dst []float32, a, b, lo, hi, d float32, mode int)
+
+// convHardFast is convHardGo on the vector unit. The caller checks the CPU
+// (convVectorOK).
+func convHardFast(dst []float32, a, b, lo, hi, d float32, mode int) {
+	convHardAVX2(dst, a, b, lo, hi, d, mode)
+}
+
+// convScaleRowsAVX2 is convScaleRowsGo on the vector unit, bit for bit.
+// Requires AVX2, len(s) >= 1 and len(dst) a multiple of len(s).
+//
+//go:noescape
+func convScaleRowsAVX2(dst, s []float32)
+
+// convScaleRowsFast is convScaleRowsGo on the vector unit. The caller
+// checks the CPU (convVectorOK).
+func convScaleRowsFast(dst, s []float32) {
+	if len(s) == 0 {
+		return
+	}
+	convScaleRowsAVX2(dst[:len(dst)/len(s)*len(s)], s) // whole rows only
+}
+
+// poolSumAVX2 sums x (a multiple of 16 values) into poolSumGo's four
+// lanes. Requires AVX2.
+//
+//go:noescape
+func poolSumAVX2(x []float32, a *[4]float64)
+
+// poolSumFast is poolSumGo on the vector unit, bit for bit. The caller
+// checks the CPU (convVectorOK).
+func poolSumFast(x []float32) float64 {
+	n := len(x) &^ 15
+	var a [4]float64
+	poolSumAVX2(x[:n], &a)
+	return poolSumTail(&a, x[n:])
+}

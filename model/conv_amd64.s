@@ -171,3 +171,226 @@ tblock:
 tdone:
 	VZEROUPPER
 	RET
+
+// func convFinishAVX2(dst, bias, res []float32, lo, hi float32)
+//
+// For every i < len(dst), 8 then 1 at a time:
+//
+//	v := dst[i] + bias[i] + res[i]   (each term only when its slice is not empty)
+//	if lo > v { v = lo }             // VMAXPS v, lo: lo > v ? lo : v
+//	if hi < v { v = hi }             // VMINPS v, hi: hi < v ? hi : v
+//	dst[i] = v
+//
+// Register contract: DI dst, SI bias, DX res, CX len(dst), R8/R9 the
+// lengths of bias and res (0: absent), AX the index, Y2/Y3 lo/hi.
+TEXT ·convFinishAVX2(SB), NOSPLIT, $0-80
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         bias_base+24(FP), SI
+	MOVQ         bias_len+32(FP), R8
+	MOVQ         res_base+48(FP), DX
+	MOVQ         res_len+56(FP), R9
+	VBROADCASTSS lo+72(FP), Y2
+	VBROADCASTSS hi+76(FP), Y3
+	XORQ         AX, AX
+
+fin8:
+	LEAQ    8(AX), R10
+	CMPQ    R10, CX
+	JGT     fin1
+	VMOVUPS (DI)(AX*4), Y0
+	TESTQ   R8, R8
+	JZ      fin8res
+	VADDPS  (SI)(AX*4), Y0, Y0  // + bias
+fin8res:
+	TESTQ   R9, R9
+	JZ      fin8clamp
+	VADDPS  (DX)(AX*4), Y0, Y0  // + residual
+fin8clamp:
+	VMAXPS  Y0, Y2, Y0          // lo > v ? lo : v
+	VMINPS  Y0, Y3, Y0          // hi < v ? hi : v
+	VMOVUPS Y0, (DI)(AX*4)
+	MOVQ    R10, AX
+	JMP     fin8
+
+fin1:
+	CMPQ   AX, CX
+	JGE    findone
+	VMOVSS (DI)(AX*4), X0
+	TESTQ  R8, R8
+	JZ     fin1res
+	VADDSS (SI)(AX*4), X0, X0
+fin1res:
+	TESTQ  R9, R9
+	JZ     fin1clamp
+	VADDSS (DX)(AX*4), X0, X0
+fin1clamp:
+	VMAXSS X0, X2, X0
+	VMINSS X0, X3, X0
+	VMOVSS X0, (DI)(AX*4)
+	INCQ   AX
+	JMP    fin1
+
+findone:
+	VZEROUPPER
+	RET
+
+// func convHardAVX2(dst []float32, a, b, lo, hi, d float32, mode int)
+//
+// For every i < len(dst), 8 then 1 at a time, x := dst[i]:
+//
+//	t := x·a + b                     (a product, then a sum: no fused multiply-add)
+//	if lo > t { t = lo }             // VMAXPS t, lo
+//	if hi < t { t = hi }             // VMINPS t, hi
+//	dst[i] = t, x·t, x·t/d or x·t·d  (mode 0, 1, 2, 3)
+//
+// Register contract: DI dst, CX len(dst), AX the index, R8 mode, Y8..Y12
+// a, b, lo, hi, d.
+TEXT ·convHardAVX2(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	VBROADCASTSS a+24(FP), Y8
+	VBROADCASTSS b+28(FP), Y9
+	VBROADCASTSS lo+32(FP), Y10
+	VBROADCASTSS hi+36(FP), Y11
+	VBROADCASTSS d+40(FP), Y12
+	MOVQ         mode+48(FP), R8
+	XORQ         AX, AX
+
+hard8:
+	LEAQ    8(AX), R10
+	CMPQ    R10, CX
+	JGT     hard1
+	VMOVUPS (DI)(AX*4), Y0
+	VMULPS  Y8, Y0, Y1
+	VADDPS  Y9, Y1, Y1
+	VMAXPS  Y1, Y10, Y1         // lo > t ? lo : t
+	VMINPS  Y1, Y11, Y1         // hi < t ? hi : t
+	CMPQ    R8, $0
+	JEQ     hard8store
+	VMULPS  Y1, Y0, Y1          // x·t
+	CMPQ    R8, $2
+	JLT     hard8store
+	JGT     hard8mul
+	VDIVPS  Y12, Y1, Y1         // x·t/d
+	JMP     hard8store
+hard8mul:
+	VMULPS  Y12, Y1, Y1         // x·t·d
+hard8store:
+	VMOVUPS Y1, (DI)(AX*4)
+	MOVQ    R10, AX
+	JMP     hard8
+
+hard1:
+	CMPQ   AX, CX
+	JGE    harddone
+	VMOVSS (DI)(AX*4), X0
+	VMULSS X8, X0, X1
+	VADDSS X9, X1, X1
+	VMAXSS X1, X10, X1
+	VMINSS X1, X11, X1
+	CMPQ   R8, $0
+	JEQ    hard1store
+	VMULSS X1, X0, X1
+	CMPQ   R8, $2
+	JLT    hard1store
+	JGT    hard1mul
+	VDIVSS X12, X1, X1
+	JMP    hard1store
+hard1mul:
+	VMULSS X12, X1, X1
+hard1store:
+	VMOVSS X1, (DI)(AX*4)
+	INCQ   AX
+	JMP    hard1
+
+harddone:
+	VZEROUPPER
+	RET
+
+// func convScaleRowsAVX2(dst, s []float32)
+//
+// For every row r of dst (len(s) values each; len(dst) a multiple of
+// len(s) >= 1) and c < len(s), 8 then 1 at a time:
+//
+//	dst[r·len(s) + c] *= s[c]
+//
+// Register contract: DI the row, CX values left, SI s, R8 len(s), AX the
+// index in the row.
+TEXT ·convScaleRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ s_base+24(FP), SI
+	MOVQ s_len+32(FP), R8
+	TESTQ R8, R8
+	JZ   scaledone
+
+scalerow:
+	CMPQ CX, R8
+	JLT  scaledone
+	XORQ AX, AX
+
+scale8:
+	LEAQ    8(AX), R10
+	CMPQ    R10, R8
+	JGT     scale1
+	VMOVUPS (DI)(AX*4), Y0
+	VMULPS  (SI)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	MOVQ    R10, AX
+	JMP     scale8
+
+scale1:
+	CMPQ   AX, R8
+	JGE    scalenext
+	VMOVSS (DI)(AX*4), X0
+	VMULSS (SI)(AX*4), X0, X0
+	VMOVSS X0, (DI)(AX*4)
+	INCQ   AX
+	JMP    scale1
+
+scalenext:
+	LEAQ (DI)(R8*4), DI
+	SUBQ R8, CX
+	JMP  scalerow
+
+scaledone:
+	VZEROUPPER
+	RET
+
+// func poolSumAVX2(x []float32, a *[4]float64)
+//
+// Sums x (len(x) a multiple of 16) in float64 over sixteen lanes, value i
+// to lane i mod 16 in Y0..Y3, then writes a_j = (s_j + s_j+8) + (s_j+4 +
+// s_j+12) for j < 4: poolSumGo's lanes, in its order.
+TEXT ·poolSumAVX2(SB), NOSPLIT, $0-32
+	MOVQ   x_base+0(FP), SI
+	MOVQ   x_len+8(FP), CX
+	MOVQ   a+24(FP), DI
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+
+sum16:
+	CMPQ      CX, $16
+	JLT       sumdone
+	VCVTPS2PD (SI), Y4
+	VADDPD    Y4, Y0, Y0
+	VCVTPS2PD 16(SI), Y5
+	VADDPD    Y5, Y1, Y1
+	VCVTPS2PD 32(SI), Y6
+	VADDPD    Y6, Y2, Y2
+	VCVTPS2PD 48(SI), Y7
+	VADDPD    Y7, Y3, Y3
+	ADDQ      $64, SI
+	SUBQ      $16, CX
+	JMP       sum16
+
+sumdone:
+	VADDPD  Y2, Y0, Y0 // b0..b3 = s0..s3 + s8..s11
+	VADDPD  Y3, Y1, Y1 // b4..b7 = s4..s7 + s12..s15
+	VADDPD  Y1, Y0, Y0 // a0..a3 = b0..b3 + b4..b7
+	VMOVUPD Y0, (DI)
+	VZEROUPPER
+	RET

@@ -161,6 +161,11 @@ func compile(pb *onnxpb.Model, opts Options, overrides map[string]*tensor.Tensor
 	} else if m.Opset < MinOpset {
 		return nil, unsupportedf("ai.onnx opset %d (quantserve loads opset %d and later)", m.Opset, MinOpset)
 	}
+	if _, ok := m.opsets[rewriteDomain]; ok {
+		// Its operators trust what the rewrites give them (layouts,
+		// buffers they may recycle); a file cannot ask for them.
+		return nil, unsupportedf("operator domain %q (quantserve's own, for the graphs its rewrites produce)", rewriteDomain)
+	}
 	g := pb.Graph
 	if !opts.Unrewritten && len(rewrites) > 0 && len(overrides) == 0 {
 		g = cloneGraph(pb.Graph)
@@ -594,6 +599,9 @@ func (m *Model) execute(ctx context.Context, inputs map[string]*tensor.Tensor, w
 // value. With keep nil every value is kept; otherwise intermediate values
 // are dropped once no later step reads them, unless keep says otherwise.
 func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, keep func(slot int) bool) ([]*tensor.Tensor, error) {
+	if keep == nil {
+		ctx = context.WithValue(ctx, keepValuesKey{}, true)
+	}
 	vals := make([]*tensor.Tensor, g.slots)
 	for _, c := range g.constants {
 		vals[c.slot] = c.t
@@ -641,6 +649,16 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 		}
 	}
 	return vals, nil
+}
+
+// keepValuesKey marks a context whose graph keeps every value (a trace).
+type keepValuesKey struct{}
+
+// valuesKept reports whether ctx runs a graph that keeps every value:
+// operators must then not recycle the memory of the values they read.
+func valuesKept(ctx context.Context) bool {
+	kept, _ := ctx.Value(keepValuesKey{}).(bool)
+	return kept
 }
 
 // run executes the graph as a subgraph: inputs bound in order, captured

@@ -858,58 +858,179 @@ func (g *ConvGeometry) direct() bool {
 // forward computes y (Batch×M×OutSize) = conv(x (Batch×C×InSize)) + bias
 // (nil or M values) on the kernels.
 func (cw *convWeights) forward(e *gemm.Engine, g *ConvGeometry, x, bias, y []float32) error {
+	return cw.forwardTo(e, g, x, y, &convOutput{bias: bias})
+}
+
+// forwardTo computes y = o.finish(conv(x)) on the kernels, x and y laid out
+// as o says. Tasks are tiles of output positions of one group of one
+// image; with y channels-last the kernels write each tile's product into
+// y itself (row stride M), and the tile is finished in place.
+func (cw *convWeights) forwardTo(e *gemm.Engine, g *ConvGeometry, x, y []float32, o *convOutput) error {
 	inSize, outSize := g.InSize(), g.OutSize()
 	mg := g.mg()
 	if g.Batch == 0 || g.M == 0 || outSize == 0 {
 		return nil
 	}
 	if cw.k == 0 { // no input channels: the bias alone
-		convFillBias(y, bias, g.Batch, g.M, outSize)
+		clear(y)
+		o.finishAll(g, y)
 		return nil
 	}
 	taps := newConvTaps(g)
 	tile := convTileRows(max(cw.k, cw.n))
 	tiles := (outSize + tile - 1) / tile
 	direct := g.direct()
-	xt := convGrow(getConvImage(), inSize*g.C)
-	defer putConvImage(xt)
-	for b := 0; b < g.Batch; b++ {
-		convChannelsLast(e, xt, x[b*g.C*inSize:], g.C, inSize)
-		yb := y[b*g.M*outSize : (b+1)*g.M*outSize]
-		err := convRun(e, tiles*g.Group, outSize*cw.k*g.M, func(e *gemm.Engine, s *convScratch, task int) error {
-			gi, p0 := task/tiles, task%tiles*tile
-			n := min(tile, outSize-p0)
-			var rows []float32
-			if direct {
-				rows = xt[p0*g.C : (p0+n)*g.C]
-			} else {
-				s.rows = convGrow(s.rows, n*cw.k)
-				rows = s.rows
-				taps.gatherRows(rows, xt, gi, p0, n)
-			}
-			s.out = convGrow(s.out, n*mg)
-			if err := cw.gemm(e, gi, rows, n, s.out); err != nil {
-				return err
-			}
-			for co := 0; co < mg; co++ {
-				m := gi*mg + co
-				var bv float32
-				if bias != nil {
-					bv = bias[m]
-				}
-				dst := yb[m*outSize+p0 : m*outSize+p0+n]
-				src := s.out[co:]
-				for r := range dst {
-					dst[r] = src[r*mg] + bv
+	img := inSize * g.C
+	xt := x
+	if !o.nhwcIn {
+		xt = convGrow(getConvImage(), g.Batch*img)
+		defer putConvImage(xt)
+		for b := 0; b < g.Batch; b++ {
+			convChannelsLast(e, xt[b*img:], x[b*img:], g.C, inSize)
+			if o.xscale != nil { // as Mul does, before the product
+				if convVectorOK(e) {
+					convScaleRowsFast(xt[b*img:(b+1)*img], o.xscale[b*g.C:(b+1)*g.C])
+				} else {
+					convScaleRowsGo(xt[b*img:(b+1)*img], o.xscale[b*g.C:(b+1)*g.C])
 				}
 			}
-			return nil
-		})
-		if err != nil {
-			return err
 		}
 	}
-	return nil
+	per := tiles * g.Group
+	fast := convVectorOK(e)
+	o.fast = fast
+	return convRun(e, g.Batch*per, g.Batch*outSize*cw.k*g.M, func(e *gemm.Engine, s *convScratch, task int) error {
+		b, gi, p0 := task/per, task%per/tiles, task%tiles*tile
+		n := min(tile, outSize-p0)
+		xb := xt[b*img : (b+1)*img]
+		var rows []float32
+		if direct {
+			rows = xb[p0*g.C : (p0+n)*g.C]
+		} else {
+			s.rows = convGrow(s.rows, n*cw.k)
+			rows = s.rows
+			taps.gatherRows(rows, xb, gi, p0, n)
+		}
+		m0 := gi * mg
+		var bias []float32
+		if o.bias != nil {
+			bias = o.bias[m0 : m0+mg]
+		}
+		yb := y[b*outSize*g.M : (b+1)*outSize*g.M]
+		if o.nhwcOut {
+			if err := cw.gemmTo(e, s, gi, rows, n, yb[p0*g.M+m0:], g.M); err != nil {
+				return err
+			}
+			if rep, ok := o.tileBias(g, n); ok { // the tile's rows are adjacent: one pass
+				at := p0 * g.M
+				var res []float32
+				if o.res != nil {
+					res = o.res[b*outSize*g.M+at:][:n*mg]
+				}
+				o.finish(yb[at:at+n*mg], rep, res)
+				return nil
+			}
+			for r := p0; r < p0+n; r++ {
+				at := r*g.M + m0
+				var res []float32
+				if o.res != nil {
+					res = o.res[b*outSize*g.M+at:][:mg]
+				}
+				o.finish(yb[at:at+mg], bias, res)
+			}
+			return nil
+		}
+		s.out = convGrow(s.out, n*mg)
+		if err := cw.gemmTo(e, s, gi, rows, n, s.out, mg); err != nil {
+			return err
+		}
+		// Finished in the tile, but for an NCHW residual, which is added
+		// to the planes (then the activation).
+		inTile := o.res == nil || o.nhwcRes
+		rep, whole := o.tileBias(g, n)
+		whole = whole && inTile
+		if whole {
+			var res []float32
+			if o.res != nil {
+				res = o.res[(b*outSize+p0)*g.M:][:n*mg]
+			}
+			o.finish(s.out[:n*mg], rep, res)
+		}
+		for r := 0; r < n && !whole; r++ {
+			var res []float32
+			if o.res != nil && o.nhwcRes {
+				res = o.res[(b*outSize+p0+r)*g.M+m0:][:mg]
+			}
+			if inTile {
+				o.finish(s.out[r*mg:(r+1)*mg], bias, res)
+			} else if bias != nil {
+				convAdd(s.out[r*mg:(r+1)*mg], bias)
+			}
+		}
+		convTransposeStrided(yb[m0*outSize+p0:], outSize, s.out, mg, n, mg, fast)
+		if !inTile {
+			for co := 0; co < mg; co++ {
+				at := (m0+co)*outSize + p0
+				var res []float32
+				if o.res != nil {
+					res = o.res[b*outSize*g.M+at:][:n]
+				}
+				o.finish(yb[at:at+n], nil, res)
+			}
+		}
+		return nil
+	})
+}
+
+// gemmTo computes group gi's product of m rows a into c (row stride ldc).
+func (cw *convWeights) gemmTo(e *gemm.Engine, s *convScratch, gi int, a []float32, m int, c []float32, ldc int) error {
+	if m == 0 {
+		return nil
+	}
+	if cw.q != nil {
+		w := cw.q[gi]
+		if err := e.QuantizeRows(&s.qrows, a, m, w.K, w.K); err != nil {
+			if errors.Is(err, gemm.ErrNotFinite) {
+				return inputErrorf("%v", err)
+			}
+			return err
+		}
+		return e.QMatMulRows(&s.qrows, w, c, ldc)
+	}
+	w := cw.f[gi]
+	return e.MatMulStrided(a, m, w.K, w, c, ldc)
+}
+
+// convTransposeStrided writes dst[c·ldd + r] = src[r·lds + c] for r < rows,
+// c < cols: a tile of rows (output positions) into channel planes.
+func convTransposeStrided(dst []float32, ldd int, src []float32, lds, rows, cols int, fast bool) {
+	r := 0
+	if fast && cols >= 8 {
+		n := cols &^ 7
+		for ; r+8 <= rows; r += 8 {
+			// Go checks the bounds the assembly trusts.
+			convTranspose8Strided(dst[r:(n-1)*ldd+r+8], src[r*lds:(r+7)*lds+n], ldd, lds, n)
+		}
+		for c := n; c < cols; c++ {
+			d := dst[c*ldd:]
+			for i := 0; i < r; i++ {
+				d[i] = src[i*lds+c]
+			}
+		}
+	}
+	for ; r+4 <= rows; r += 4 {
+		s0, s1, s2, s3 := src[r*lds:][:cols], src[(r+1)*lds:][:cols], src[(r+2)*lds:][:cols], src[(r+3)*lds:][:cols]
+		for c := range s0 {
+			d := dst[c*ldd+r : c*ldd+r+4 : c*ldd+r+4]
+			d[0], d[1], d[2], d[3] = s0[c], s1[c], s2[c], s3[c]
+		}
+	}
+	for ; r < rows; r++ {
+		sr := src[r*lds:][:cols]
+		for c, v := range sr {
+			dst[c*ldd+r] = v
+		}
+	}
 }
 
 func convFillBias(y, bias []float32, batch, m, size int) {
@@ -1027,6 +1148,11 @@ type depthwiseWeights struct {
 // (image, output channel) plane per task, on the vector unit when e's
 // kernels run on a CPU that has one (convVectorOK).
 func (dw *depthwiseWeights) forward(e *gemm.Engine, g *ConvGeometry, x, bias, y []float32) error {
+	return dw.forwardTo(e, g, x, y, &convOutput{bias: bias})
+}
+
+// forwardTo is forward finished by o, whose layouts must be NCHW.
+func (dw *depthwiseWeights) forwardTo(e *gemm.Engine, g *ConvGeometry, x, y []float32, o *convOutput) error {
 	inSize, outSize, kk := g.InSize(), g.OutSize(), g.KernelSize()
 	mg := g.mg()
 	if g.Batch == 0 || g.M == 0 || outSize == 0 {
@@ -1037,15 +1163,25 @@ func (dw *depthwiseWeights) forward(e *gemm.Engine, g *ConvGeometry, x, bias, y 
 	if convVectorOK(e) {
 		taps = convTapsFast
 	}
+	finish := o.res != nil || o.act.kind != convActNone
+	o.fast = convVectorOK(e)
 	return convRun(e, g.Batch*g.M, g.Batch*g.M*outSize*kk, func(_ *gemm.Engine, s *convScratch, task int) error {
 		b, m := task/g.M, task%g.M
 		c := m / mg
 		var bv float32
-		if bias != nil {
-			bv = bias[m]
+		if o.bias != nil {
+			bv = o.bias[m]
 		}
 		s.part = convGrow(s.part, p.phaseLen())
-		p.run(y[(b*g.M+m)*outSize:][:outSize], x[(b*g.C+c)*inSize:][:inSize], dw.w[m*kk:][:kk], bv, s.part, taps)
+		plane := y[(b*g.M+m)*outSize:][:outSize]
+		p.run(plane, x[(b*g.C+c)*inSize:][:inSize], dw.w[m*kk:][:kk], bv, s.part, taps)
+		if finish {
+			var res []float32
+			if o.res != nil {
+				res = o.res[(b*g.M+m)*outSize:][:outSize]
+			}
+			o.finish(plane, nil, res)
+		}
 		return nil
 	})
 }
@@ -1101,22 +1237,68 @@ func convPlane2D(g *ConvGeometry) convPlane {
 		sh: g.Strides[0], sw: g.Strides[1], dh: g.Dilations[0], dw: g.Dilations[1], ph: g.PadBegin[0], pw: g.PadBegin[1]}
 }
 
-// phaseLen is the scratch a strided plane needs: its columns split into
+// phaseLen is the scratch a plane needs: with unit stride along the
+// row, its zero-padded copy (runPadded); otherwise its columns split into
 // sw phases (the columns ≡ ph mod sw, each a unit-stride row).
 func (p *convPlane) phaseLen() int {
 	if p.sw == 1 {
-		return 0
+		hp, wp := p.padDims()
+		return hp * wp
 	}
 	return p.sw * p.h * p.phaseRow()
+}
+
+// padDims returns the rows and columns of the padded copy: every tap of
+// every output falls inside it.
+func (p *convPlane) padDims() (hp, wp int) {
+	return (p.oh-1)*p.sh + (p.kh-1)*p.dh + 1, p.ow + (p.kw-1)*p.dw
+}
+
+// runPadded is run for unit stride along the row: it copies x into pad
+// with the padding as zeros, then runs one taps call per output row and
+// kernel row, with no border columns (the padding's products are zeros).
+func (p *convPlane) runPadded(out, x, w []float32, b float32, pad []float32, taps func(dst, src, w []float32, step int)) {
+	hp, wp := p.padDims()
+	pad = pad[:hp*wp]
+	clear(pad)
+	left := min(p.pw, wp)
+	n := max(0, min(p.w, wp-left))
+	for iy := max(0, -p.ph); iy < p.h && iy+p.ph < hp; iy++ {
+		py := iy + p.ph
+		copy(pad[py*wp+left:py*wp+left+n], x[iy*p.w:iy*p.w+n])
+	}
+	convFill(out[:p.oh*p.ow], b)
+	for oy := 0; oy < p.oh; oy++ {
+		orow := out[oy*p.ow : (oy+1)*p.ow]
+		for ky := 0; ky < p.kh; ky++ {
+			py := oy*p.sh + ky*p.dh
+			taps(orow, pad[py*wp:], w[ky*p.kw:(ky+1)*p.kw], p.dw)
+		}
+	}
+}
+
+// convFill sets every value of dst to v.
+func convFill(dst []float32, v float32) {
+	if len(dst) == 0 {
+		return
+	}
+	dst[0] = v
+	for i := 1; i < len(dst); i *= 2 {
+		copy(dst[i:], dst[:i])
+	}
 }
 
 func (p *convPlane) phaseRow() int { return (p.w + p.sw - 1) / p.sw }
 
 // run computes out (oh×ow) = b + Σ w·x over one plane, a kernel row at a
-// time: with unit stride, one taps call covers the columns every tap of
-// the row reaches and the border columns go tap by tap; with stride sw,
-// each tap reads a unit-stride run of the phase its offset falls in.
+// time: with unit stride along the row on a padded copy (runPadded); with
+// stride sw, each tap reads a unit-stride run of the phase its offset
+// falls in.
 func (p *convPlane) run(out, x, w []float32, b float32, phases []float32, taps func(dst, src, w []float32, step int)) {
+	if p.sw == 1 {
+		p.runPadded(out, x, w, b, phases, taps)
+		return
+	}
 	pl := p.phaseRow()
 	if p.sw > 1 {
 		for iy := 0; iy < p.h; iy++ {
@@ -1133,26 +1315,15 @@ func (p *convPlane) run(out, x, w []float32, b float32, phases []float32, taps f
 			}
 		}
 	}
-	oyA, oyB := p.block(out, x, w, b, taps)
 	for oy := 0; oy < p.oh; oy++ {
-		if oy == oyA {
-			oy = oyB - 1
-			continue
-		}
 		orow := out[oy*p.ow : (oy+1)*p.ow]
-		for i := range orow {
-			orow[i] = b
-		}
+		convFill(orow, b)
 		for ky := 0; ky < p.kh; ky++ {
 			iy := oy*p.sh - p.ph + ky*p.dh
 			if iy < 0 || iy >= p.h {
 				continue
 			}
 			wrow := w[ky*p.kw : (ky+1)*p.kw]
-			if p.sw == 1 {
-				p.unitRow(orow, x[iy*p.w:(iy+1)*p.w], wrow, taps)
-				continue
-			}
 			for kx := range wrow {
 				off := kx*p.dw - p.pw
 				ph, base := off%p.sw, convFloorDiv(off, p.sw)
@@ -1170,83 +1341,6 @@ func (p *convPlane) run(out, x, w []float32, b float32, phases []float32, taps f
 				}
 			}
 		}
-	}
-}
-
-// block computes, for a plane with unit strides whose output rows are as
-// wide as its input rows, the output rows [oyA, oyB) every kernel row
-// lands inside, with one taps call per kernel row over all of them: the
-// rows are one flat run, input and output alike. The columns near the row
-// ends, whose taps would read across into the neighbouring row, are
-// computed again one by one. It returns the rows done (oyA = oyB = −1 when
-// none).
-func (p *convPlane) block(out, x, w []float32, b float32, taps func(dst, src, w []float32, step int)) (oyA, oyB int) {
-	if p.sw != 1 || p.sh != 1 || p.ow != p.w || p.w == 0 {
-		return -1, -1
-	}
-	oyA = min(p.ph, p.oh)
-	oyB = min(p.h-(p.kh-1)*p.dh+p.ph, p.oh)
-	if oyB-oyA < 2 {
-		return -1, -1 // too few rows to gain from
-	}
-	lo := p.pw                             // columns before lo read the left padding
-	hi := min(p.w, p.w+p.pw-(p.kw-1)*p.dw) // columns from hi read the right padding
-	if lo >= hi {
-		return -1, -1 // no column reads the input alone
-	}
-	run := out[oyA*p.w : oyB*p.w]
-	for i := range run {
-		run[i] = b
-	}
-	start, end := oyA*p.w+lo, (oyB-1)*p.w+hi
-	for ky := 0; ky < p.kh; ky++ {
-		src := start + (ky*p.dh-p.ph)*p.w - p.pw // input of tap (ky, 0) for output start
-		taps(out[start:end], x[src:], w[ky*p.kw:(ky+1)*p.kw], p.dw)
-	}
-	edge := func(oy, ox int) {
-		s := b
-		for ky := 0; ky < p.kh; ky++ {
-			iy := oy - p.ph + ky*p.dh
-			for kx, wv := range w[ky*p.kw : (ky+1)*p.kw] {
-				if ix := ox - p.pw + kx*p.dw; ix >= 0 && ix < p.w {
-					s += wv * x[iy*p.w+ix]
-				}
-			}
-		}
-		out[oy*p.w+ox] = s
-	}
-	for oy := oyA; oy < oyB; oy++ {
-		for ox := 0; ox < lo; ox++ {
-			edge(oy, ox)
-		}
-		for ox := hi; ox < p.w; ox++ {
-			edge(oy, ox)
-		}
-	}
-	return oyA, oyB
-}
-
-// unitRow adds one kernel row (unit stride) to an output row.
-func (p *convPlane) unitRow(orow, xrow, wrow []float32, taps func(dst, src, w []float32, step int)) {
-	lo := max(0, p.pw)
-	hi := min(p.ow, p.w-((p.kw-1)*p.dw-p.pw))
-	if lo < hi {
-		taps(orow[lo:hi], xrow[lo-p.pw:], wrow, p.dw)
-	} else {
-		lo, hi = p.ow, p.ow
-	}
-	border := func(ox int) {
-		for kx, wv := range wrow {
-			if iw := ox + kx*p.dw - p.pw; iw >= 0 && iw < p.w {
-				orow[ox] += wv * xrow[iw]
-			}
-		}
-	}
-	for ox := 0; ox < lo; ox++ {
-		border(ox)
-	}
-	for ox := hi; ox < p.ow; ox++ {
-		border(ox)
 	}
 }
 

@@ -871,7 +871,7 @@ func BenchmarkGlobalAveragePool(b *testing.B) {
 	b.Run("kernel", func(b *testing.B) {
 		b.SetBytes(int64(4 * x.Len()))
 		for b.Loop() {
-			globalPool(xs, 2048, 49, true)
+			globalPool(xs, 2048, 49, true, poolSumFast)
 		}
 	})
 	b.Run("copy", func(b *testing.B) {

@@ -510,7 +510,7 @@ pi8loop:                            // 8 chains × (vpmaddubsw + vpmaddwd + vpad
 	VPADDD Y5, Y0, Y0
 	VPADDD Y6, Y0, Y0
 	VPADDD Y7, Y0, Y0
-	MOVL   X0, AX
+	VMOVD  X0, AX
 	MOVL   AX, ret+8(FP)
 	VZEROUPPER
 	RET
@@ -531,7 +531,7 @@ TEXT ·peakF32FMA(SB), NOSPLIT, $0-12
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
 	MOVL         $0x3f800000, AX
-	MOVL         AX, X12
+	VMOVD        AX, X12
 	VBROADCASTSS X12, Y12       // 1.0
 	VMOVAPS      Y12, Y13
 
@@ -562,7 +562,7 @@ pf32loop:                          // 12 chains × 16 flops
 	VADDPS Y9, Y0, Y0
 	VADDPS Y10, Y0, Y0
 	VADDPS Y11, Y0, Y0
-	MOVSS  X0, ret+8(FP)
+	VMOVSS X0, ret+8(FP)
 	VZEROUPPER
 	RET
 
@@ -595,7 +595,7 @@ rsdone:
 	VPXOR Y2, Y0, Y0
 	VEXTRACTI128 $1, Y0, X1
 	VPXOR X1, X0, X0
-	MOVQ  X0, AX
+	VMOVQ X0, AX
 	MOVQ  AX, ret+24(FP)
 	VZEROUPPER
 	RET

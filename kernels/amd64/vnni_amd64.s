@@ -943,7 +943,7 @@ pvyloop: // 12 chains × 32 multiply-adds
 	VPADDD Y9, Y0, Y0
 	VPADDD Y10, Y0, Y0
 	VPADDD Y11, Y0, Y0
-	MOVL   X0, AX
+	VMOVD  X0, AX
 	MOVL   AX, ret+8(FP)
 	VZEROUPPER
 	RET
@@ -1028,7 +1028,7 @@ pf5loop: // 24 chains × 32 flops
 	VADDPS Z21, Z0, Z0
 	VADDPS Z22, Z0, Z0
 	VADDPS Z23, Z0, Z0
-	MOVSS  X0, ret+8(FP)
+	VMOVSS X0, ret+8(FP)
 	VZEROUPPER
 	RET
 

@@ -475,7 +475,7 @@ TEXT ·peakAVXVNNI(SB), NOSPLIT, $0-12
 	for i := 1; i < 12; i++ {
 		p("\tVPADDD Y%d, Y0, Y0", i)
 	}
-	p(`	MOVL   X0, AX
+	p(`	VMOVD  X0, AX
 	MOVL   AX, ret+8(FP)
 	VZEROUPPER
 	RET
@@ -498,7 +498,7 @@ TEXT ·peakF32Zmm(SB), NOSPLIT, $0-12
 	for i := 1; i < 24; i++ {
 		p("\tVADDPS Z%d, Z0, Z0", i)
 	}
-	p(`	MOVSS  X0, ret+8(FP)
+	p(`	VMOVSS X0, ret+8(FP)
 	VZEROUPPER
 	RET
 

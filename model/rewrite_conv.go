@@ -1,0 +1,612 @@
+package model
+
+import (
+	"math"
+	"slices"
+
+	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// Rewrites of convolutional networks, as ONNX Runtime's graph optimizer
+// does them: a Conv with a constant float32 weight absorbs what follows it
+// into one quantserve.FusedConv node (op_conv_fused.go):
+//
+//	Mul → Conv                         a channel scale (squeeze-and-excitation)
+//	                                   applied as the image is laid out
+//	Conv → BatchNormalization          folded into the weights at load
+//	     → Add or Sum with a residual  added as the product is written
+//	     → an activation               applied as the product is written
+//
+// each step optional but in that order (the activations: Relu, LeakyRelu,
+// Clip, HardSigmoid, HardSwish, and HardSwish as exporters spell it out,
+// x·Clip(x + 3, 0, 6)/6). Then the layout rule lets fused convolutions
+// hand their outputs to each other channels-last (NHWC), so no image is
+// transposed between two convolutions; every value another operator or
+// the caller reads stays in ONNX's NCHW.
+
+func init() {
+	registerRewrite("conv-fuse", fuseConvs)
+	registerRewrite("conv-layout", layoutConvs)
+}
+
+// fusedConvType is the op type of the fused convolution.
+const fusedConvType = "FusedConv"
+
+// FusedConv input positions.
+const (
+	fusedX = iota
+	fusedW
+	fusedB
+	fusedBNScale
+	fusedBNBias
+	fusedBNMean
+	fusedBNVar
+	fusedResidual
+	fusedXScale
+	fusedInputs
+)
+
+// fuseConvs replaces each Conv with a constant float32 weight and what it
+// can absorb by one FusedConv node, placed where the last absorbed node
+// was (every input of the pattern is computed by then).
+func fuseConvs(r *rewriter) bool {
+	changed := false
+	cf := &constFinder{r: r, memo: map[string]constInfo{}}
+	for i := 0; i < len(r.g.Nodes); i++ {
+		c := r.g.Nodes[i]
+		if !r.is(c, "Conv") || len(c.Inputs) < 2 || len(c.Inputs) > 3 || len(c.Outputs) != 1 || c.Inputs[0] == "" {
+			continue
+		}
+		if dt, ok := cf.info(c.Inputs[1]); !ok || dt != tensor.Float32 {
+			continue
+		}
+		inputs := make([]string, fusedInputs)
+		inputs[fusedX], inputs[fusedW] = c.Inputs[0], c.Inputs[1]
+		if len(c.Inputs) == 3 && c.Inputs[2] != "" {
+			if dt, ok := cf.info(c.Inputs[2]); !ok || dt != tensor.Float32 {
+				continue
+			}
+			inputs[fusedB] = c.Inputs[2]
+		}
+		attrs := slices.Clone(c.Attributes)
+		var absorbed []*onnxpb.Node
+		var parts []string
+		if mul := r.prod[c.Inputs[0]]; r.is(mul, "Mul") && r.opset(mul) >= 7 && len(mul.Inputs) == 2 && len(mul.Outputs) == 1 &&
+			len(mul.Attributes) == 0 && r.used[mul.Outputs[0]] == 1 && mul.Inputs[0] != mul.Inputs[1] && !r.constantish(mul.Inputs[0]) && !r.constantish(mul.Inputs[1]) {
+			// A squeeze-and-excitation block's channel scale: which
+			// operand is the image the shapes tell at run time.
+			inputs[fusedX], inputs[fusedXScale] = mul.Inputs[0], mul.Inputs[1]
+			absorbed, parts = append(absorbed, mul), append(parts, "Mul")
+		}
+		cur, last := c.Outputs[0], c
+		if bn := r.onlyReader(cur); r.is(bn, "BatchNormalization") && foldableBN(r, bn, cf) {
+			copy(inputs[fusedBNScale:fusedBNVar+1], bn.Inputs[1:5])
+			if a := attrOf(bn, "epsilon"); a != nil {
+				attrs = append(attrs, &onnxpb.Attribute{Name: "epsilon", Type: onnxpb.AttrFloat, F: a.F})
+			}
+			absorbed, parts = append(absorbed, bn), append(parts, "BatchNormalization")
+			cur, last = bn.Outputs[0], bn
+		}
+		if add := r.onlyReader(cur); (r.is(add, "Add") && r.opset(add) >= 7 || r.is(add, "Sum") && r.opset(add) >= 8) &&
+			len(add.Inputs) == 2 && len(add.Outputs) == 1 && add.Inputs[0] != add.Inputs[1] && len(add.Attributes) == 0 {
+			res := add.Inputs[0]
+			if res == cur {
+				res = add.Inputs[1]
+			}
+			if res != "" && !r.constantish(res) {
+				inputs[fusedResidual] = res
+				absorbed, parts = append(absorbed, add), append(parts, add.OpType)
+				cur, last = add.Outputs[0], add
+			}
+		}
+		if act, nodes := matchConvActivation(r, cur); act != nil {
+			attrs = append(attrs, act...)
+			absorbed = append(absorbed, nodes...)
+			parts = append(parts, nodes[0].OpType)
+			if len(nodes) > 1 {
+				parts[len(parts)-1] = "HardSwish"
+			}
+			last = nodes[len(nodes)-1]
+		}
+		if len(absorbed) == 0 {
+			continue
+		}
+		for len(inputs) > 2 && inputs[len(inputs)-1] == "" {
+			inputs = inputs[:len(inputs)-1]
+		}
+		attrs = append(attrs, &onnxpb.Attribute{Name: "fused", Type: onnxpb.AttrStrings, Strings: stringsToBytes(parts)})
+		fused := &onnxpb.Node{Name: c.Name, OpType: fusedConvType, Domain: rewriteDomain, Inputs: inputs, Outputs: slices.Clone(last.Outputs), Attributes: attrs}
+		at := slices.Index(r.g.Nodes, last)
+		r.g.Nodes[at] = fused
+		r.remove(c)
+		for _, n := range absorbed {
+			r.remove(n)
+		}
+		r.useDomain()
+		changed = true
+	}
+	return changed
+}
+
+func stringsToBytes(s []string) [][]byte {
+	b := make([][]byte, len(s))
+	for i, v := range s {
+		b[i] = []byte(v)
+	}
+	return b
+}
+
+// constantish reports whether a value is an initializer or a Constant's
+// output.
+func (r *rewriter) constantish(name string) bool {
+	_, init := r.inits[name]
+	return init || r.is(r.prod[name], "Constant")
+}
+
+// foldableBN reports whether bn is an inference BatchNormalization over
+// channels whose four parameters are float32 constants.
+func foldableBN(r *rewriter, bn *onnxpb.Node, cf *constFinder) bool {
+	if len(bn.Inputs) != 5 || len(bn.Outputs) < 1 || bn.Outputs[0] == "" {
+		return false
+	}
+	for _, o := range bn.Outputs[1:] {
+		if o != "" {
+			return false // training statistics
+		}
+	}
+	for _, a := range bn.Attributes {
+		switch a.Name {
+		case "epsilon", "momentum":
+		case "spatial":
+			if a.I != 1 {
+				return false
+			}
+		case "training_mode":
+			if a.I != 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	for _, in := range bn.Inputs[1:5] {
+		if dt, ok := cf.info(in); !ok || dt != tensor.Float32 {
+			return false
+		}
+	}
+	return true
+}
+
+// matchConvActivation matches an activation reading value x (and nothing
+// else reading x) and returns its attributes for FusedConv and the nodes
+// it spans, or nil.
+func matchConvActivation(r *rewriter, x string) ([]*onnxpb.Attribute, []*onnxpb.Node) {
+	str := func(name, v string) *onnxpb.Attribute {
+		return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrString, S: []byte(v)}
+	}
+	floats := func(v ...float32) *onnxpb.Attribute {
+		return &onnxpb.Attribute{Name: "activation_params", Type: onnxpb.AttrFloats, Floats: v}
+	}
+	attrF := func(n *onnxpb.Node, name string, def float32) float32 {
+		if a := attrOf(n, name); a != nil {
+			return a.F
+		}
+		return def
+	}
+	onlyAttrs := func(n *onnxpb.Node, names ...string) bool {
+		for _, a := range n.Attributes {
+			if !slices.Contains(names, a.Name) {
+				return false
+			}
+		}
+		return true
+	}
+	if n := r.onlyReader(x); n != nil && len(n.Outputs) == 1 && n.Outputs[0] != "" && len(n.Inputs) >= 1 && n.Inputs[0] == x {
+		switch {
+		case r.is(n, "Relu") && len(n.Inputs) == 1 && len(n.Attributes) == 0:
+			return []*onnxpb.Attribute{str("activation", "Relu")}, []*onnxpb.Node{n}
+		case r.is(n, "LeakyRelu") && len(n.Inputs) == 1 && onlyAttrs(n, "alpha"):
+			return []*onnxpb.Attribute{str("activation", "LeakyRelu"), floats(attrF(n, "alpha", 0.01))}, []*onnxpb.Node{n}
+		case r.is(n, "HardSigmoid") && len(n.Inputs) == 1 && onlyAttrs(n, "alpha", "beta"):
+			return []*onnxpb.Attribute{str("activation", "HardSigmoid"), floats(attrF(n, "alpha", 0.2), attrF(n, "beta", 0.5))}, []*onnxpb.Node{n}
+		case r.is(n, "HardSwish") && len(n.Inputs) == 1 && len(n.Attributes) == 0:
+			return []*onnxpb.Attribute{str("activation", "HardSwish")}, []*onnxpb.Node{n}
+		case r.is(n, "Clip"):
+			if lo, hi, ok := clipBounds(r, n); ok {
+				return []*onnxpb.Attribute{str("activation", "Clip"), floats(lo, hi)}, []*onnxpb.Node{n}
+			}
+		}
+		return nil, nil
+	}
+	// x·Clip(x + c, lo, hi) / d (or · d): two nodes read x.
+	if r.used[x] != 2 {
+		return nil, nil
+	}
+	var add, mul *onnxpb.Node
+	for _, n := range r.g.Nodes {
+		if r.dead[n] || !slices.Contains(n.Inputs, x) {
+			continue
+		}
+		switch {
+		case r.is(n, "Add"):
+			add = n
+		case r.is(n, "Mul"):
+			mul = n
+		}
+	}
+	if add == nil || mul == nil || r.opset(add) < 7 || len(add.Attributes) > 0 || len(add.Inputs) != 2 || len(add.Outputs) != 1 {
+		return nil, nil
+	}
+	c, ok := r.scalarOther(add, x)
+	if !ok {
+		return nil, nil
+	}
+	clip := r.onlyReader(add.Outputs[0])
+	if !r.is(clip, "Clip") || clip.Inputs[0] != add.Outputs[0] || len(clip.Outputs) != 1 {
+		return nil, nil
+	}
+	lo, hi, ok := clipBounds(r, clip)
+	if !ok || r.opset(mul) < 7 || len(mul.Attributes) > 0 || len(mul.Inputs) != 2 || len(mul.Outputs) != 1 {
+		return nil, nil
+	}
+	if !(mul.Inputs[0] == x && mul.Inputs[1] == clip.Outputs[0] || mul.Inputs[1] == x && mul.Inputs[0] == clip.Outputs[0]) || r.used[clip.Outputs[0]] != 1 {
+		return nil, nil
+	}
+	scale := r.onlyReader(mul.Outputs[0])
+	var div float32
+	switch {
+	case r.is(scale, "Div") && scale.Inputs[0] == mul.Outputs[0]:
+		div = 1
+	case r.is(scale, "Mul"):
+		div = 0
+	default:
+		return nil, nil
+	}
+	if r.opset(scale) < 7 || len(scale.Attributes) > 0 || len(scale.Inputs) != 2 || len(scale.Outputs) != 1 {
+		return nil, nil
+	}
+	d, ok := r.scalarOther(scale, mul.Outputs[0])
+	if !ok {
+		return nil, nil
+	}
+	return []*onnxpb.Attribute{str("activation", "HardSwishParts"), floats(c, lo, hi, d, div)}, []*onnxpb.Node{add, clip, mul, scale}
+}
+
+// clipBounds returns a Clip node's bounds when they are constants (±Inf
+// when absent).
+func clipBounds(r *rewriter, n *onnxpb.Node) (lo, hi float32, ok bool) {
+	lo, hi = float32(math.Inf(-1)), float32(math.Inf(1))
+	if r.opset(n) < 11 {
+		if len(n.Inputs) != 1 {
+			return 0, 0, false
+		}
+		for _, a := range n.Attributes {
+			switch a.Name {
+			case "min":
+				lo = a.F
+			case "max":
+				hi = a.F
+			default:
+				return 0, 0, false
+			}
+		}
+		return lo, hi, true
+	}
+	if len(n.Attributes) > 0 || len(n.Inputs) > 3 {
+		return 0, 0, false
+	}
+	if len(n.Inputs) > 1 && n.Inputs[1] != "" {
+		if lo, ok = r.scalar(n.Inputs[1]); !ok {
+			return 0, 0, false
+		}
+	}
+	if len(n.Inputs) > 2 && n.Inputs[2] != "" {
+		if hi, ok = r.scalar(n.Inputs[2]); !ok {
+			return 0, 0, false
+		}
+	}
+	return lo, hi, true
+}
+
+// scalarOther returns the constant float32 scalar a binary node n combines
+// with x.
+func (r *rewriter) scalarOther(n *onnxpb.Node, x string) (float32, bool) {
+	switch {
+	case n.Inputs[0] == x && n.Inputs[1] != x:
+		return r.scalar(n.Inputs[1])
+	case n.Inputs[1] == x && n.Inputs[0] != x:
+		return r.scalar(n.Inputs[0])
+	}
+	return 0, false
+}
+
+// scalar returns the value of a float32 constant of one element whose
+// rank is at most 3: broadcast against a convolution's output (rank 3 or
+// more) it leaves the shape as it is, in either layout.
+func (r *rewriter) scalar(name string) (float32, bool) {
+	var t *tensor.Tensor
+	if p, ok := r.inits[name]; ok {
+		var err error
+		if t, err = TensorFromONNX(p); err != nil {
+			return 0, false
+		}
+	} else if n := r.prod[name]; r.is(n, "Constant") && len(n.Attributes) == 1 {
+		a := n.Attributes[0]
+		switch {
+		case a.Name == "value_float":
+			return a.F, true
+		case a.Name == "value" && a.T != nil:
+			var err error
+			if t, err = TensorFromONNX(a.T); err != nil {
+				return 0, false
+			}
+		}
+	}
+	if t == nil || t.DType != tensor.Float32 || t.Len() != 1 || t.Rank() > 3 {
+		return 0, false
+	}
+	return t.Data.([]float32)[0], true
+}
+
+// constFinder tells which values are constants at load and, where it can
+// tell without computing them, their element type.
+type constFinder struct {
+	r    *rewriter
+	memo map[string]constInfo
+}
+
+type constInfo struct {
+	dt    tensor.DataType
+	known bool // a constant of type dt
+}
+
+// info returns the type of a value known to be a constant at load, and
+// false for values that are not or whose type it cannot tell.
+func (cf *constFinder) info(name string) (tensor.DataType, bool) {
+	if ci, ok := cf.memo[name]; ok {
+		return ci.dt, ci.known
+	}
+	cf.memo[name] = constInfo{} // cycles are not constants
+	ci := cf.find(name)
+	cf.memo[name] = ci
+	return ci.dt, ci.known
+}
+
+func (cf *constFinder) find(name string) constInfo {
+	r := cf.r
+	if p, ok := r.inits[name]; ok { // a constant even when listed as an input (IR < 4), as the compiler takes it
+		dt, err := DataTypeFromONNX(p.DataType)
+		return constInfo{dt, err == nil}
+	}
+	n := r.prod[name]
+	if n == nil || r.dead[n] || normDomain(n.Domain) != "" {
+		return constInfo{}
+	}
+	d, err := lookup("", n.OpType, r.opset(n))
+	if err != nil || !d.Fold {
+		return constInfo{}
+	}
+	for _, in := range n.Inputs {
+		if in == "" {
+			continue
+		}
+		if _, ok := cf.info(in); !ok {
+			return constInfo{}
+		}
+	}
+	typeOf := func(a *onnxpb.Attribute) constInfo {
+		if a == nil || a.T == nil {
+			return constInfo{}
+		}
+		dt, err := DataTypeFromONNX(a.T.DataType)
+		return constInfo{dt, err == nil}
+	}
+	switch n.OpType {
+	case "Constant":
+		if len(n.Attributes) != 1 {
+			return constInfo{}
+		}
+		switch a := n.Attributes[0]; a.Name {
+		case "value":
+			return typeOf(a)
+		case "value_float", "value_floats":
+			return constInfo{tensor.Float32, true}
+		}
+	case "ConstantOfShape":
+		if a := attrOf(n, "value"); a != nil {
+			return typeOf(a)
+		}
+		return constInfo{tensor.Float32, true}
+	case "Identity", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten":
+		if len(n.Inputs) > 0 && n.Inputs[0] != "" && n.Outputs[0] == name {
+			if dt, ok := cf.info(n.Inputs[0]); ok {
+				return constInfo{dt, true}
+			}
+		}
+	case "Cast":
+		if a := attrOf(n, "to"); a != nil && n.Outputs[0] == name {
+			dt, err := DataTypeFromONNX(onnxpb.DataType(a.I))
+			return constInfo{dt, err == nil}
+		}
+	}
+	return constInfo{}
+}
+
+// layoutConvs chooses, for each FusedConv, whether it reads its input and
+// writes its output channels-last: a value flows NHWC when a fused
+// convolution that can write it so produces it and every reader is a fused
+// convolution that reads it so (as its input or its residual; a
+// convolution writing NHWC takes its residual NHWC too). Graph outputs
+// and values any other operator reads stay NCHW. Values only fused
+// convolutions read, in either layout, live in pooled buffers.
+func layoutConvs(r *rewriter) bool {
+	outputs := map[string]bool{}
+	for _, o := range r.g.Outputs {
+		outputs[o.Name] = true
+	}
+	type use struct {
+		n   *onnxpb.Node
+		pos int
+	}
+	readers := map[string][]use{}
+	fused := map[string]*onnxpb.Node{} // by output
+	for _, n := range r.g.Nodes {
+		if r.dead[n] {
+			continue
+		}
+		for i, in := range n.Inputs {
+			if in != "" {
+				readers[in] = append(readers[in], use{n, i})
+			}
+		}
+		if isFusedConv(n) && len(n.Outputs) == 1 && fusedConvCanNHWC(n) {
+			fused[n.Outputs[0]] = n
+		}
+	}
+	nhwc := map[string]bool{}
+	for v := range fused {
+		nhwc[v] = !outputs[v]
+	}
+	for changed := true; changed; {
+		changed = false
+		for v, ok := range nhwc {
+			if !ok {
+				continue
+			}
+			keep := len(readers[v]) > 0
+			for _, u := range readers[v] {
+				switch {
+				case !isFusedConv(u.n) || !fusedConvCanNHWC(u.n):
+					keep = false
+				case u.pos == fusedX && fusedConvScalesX(u.n):
+					keep = false // the scaled image is laid out channels-last as it is scaled
+				case u.pos == fusedX:
+				case u.pos == fusedResidual:
+				default:
+					keep = false
+				}
+			}
+			// Its own residual must arrive in its layout.
+			if p := fused[v]; len(p.Inputs) > fusedResidual && p.Inputs[fusedResidual] != "" && !nhwc[p.Inputs[fusedResidual]] {
+				keep = false
+			}
+			if !keep {
+				nhwc[v], changed = false, true
+			}
+		}
+	}
+	// A value only fused convolutions read, in either layout, lives in a
+	// pooled buffer, which its last reader returns to the pool.
+	// Global pooling may read such a value too (a squeeze-and-excitation
+	// block's), before its last fused reader: it reads the value and
+	// keeps nothing of it.
+	order := map[*onnxpb.Node]int{}
+	for i, n := range r.g.Nodes {
+		order[n] = i
+	}
+	pooled := map[string]bool{}
+	lastReader := map[string]*onnxpb.Node{}
+	for _, n := range r.g.Nodes {
+		if r.dead[n] || !isFusedConv(n) || len(n.Outputs) != 1 {
+			continue
+		}
+		v := n.Outputs[0]
+		var last *onnxpb.Node
+		ok := !outputs[v] && len(readers[v]) > 0
+		for _, u := range readers[v] {
+			switch {
+			case isFusedConv(u.n) && slices.Contains(fusedReadPositions, u.pos):
+				if last == nil || order[u.n] > order[last] {
+					last = u.n
+				}
+			case (r.is(u.n, "GlobalAveragePool") || r.is(u.n, "GlobalMaxPool")) && !nhwc[v]:
+			default:
+				ok = false
+			}
+		}
+		for _, u := range readers[v] {
+			if last == nil || !isFusedConv(u.n) && order[u.n] > order[last] {
+				ok = false
+			}
+		}
+		if pooled[v] = ok; ok {
+			lastReader[v] = last
+		}
+	}
+	changed := false
+	for i, n := range r.g.Nodes {
+		if r.dead[n] || !isFusedConv(n) {
+			continue
+		}
+		var want []*onnxpb.Attribute
+		if nhwc[n.Inputs[fusedX]] {
+			want = append(want, &onnxpb.Attribute{Name: "nhwc_in", Type: onnxpb.AttrInt, I: 1})
+		}
+		if nhwc[n.Outputs[0]] {
+			want = append(want, &onnxpb.Attribute{Name: "nhwc_out", Type: onnxpb.AttrInt, I: 1})
+		}
+		if pooled[n.Outputs[0]] {
+			want = append(want, &onnxpb.Attribute{Name: "pooled_out", Type: onnxpb.AttrInt, I: 1})
+		}
+		if len(n.Inputs) > fusedResidual && nhwc[n.Inputs[fusedResidual]] {
+			want = append(want, &onnxpb.Attribute{Name: "nhwc_residual", Type: onnxpb.AttrInt, I: 1})
+		}
+		var recycle []int64
+		var names []string
+		for _, pos := range fusedReadPositions {
+			if pos < len(n.Inputs) && lastReader[n.Inputs[pos]] == n && !slices.Contains(names, n.Inputs[pos]) {
+				recycle, names = append(recycle, int64(pos)), append(names, n.Inputs[pos])
+			}
+		}
+		if recycle != nil {
+			want = append(want, &onnxpb.Attribute{Name: "recycle_inputs", Type: onnxpb.AttrInts, Ints: recycle})
+		}
+		layout := func(a *onnxpb.Attribute) bool {
+			return a.Name == "nhwc_in" || a.Name == "nhwc_out" || a.Name == "nhwc_residual" || a.Name == "pooled_out" || a.Name == "recycle_inputs"
+		}
+		var have []*onnxpb.Attribute
+		for _, a := range n.Attributes {
+			if layout(a) {
+				have = append(have, a)
+			}
+		}
+		if slices.EqualFunc(have, want, func(a, b *onnxpb.Attribute) bool {
+			return a.Name == b.Name && a.I == b.I && slices.Equal(a.Ints, b.Ints)
+		}) {
+			continue
+		}
+		c := *n
+		c.Attributes = append(slices.DeleteFunc(slices.Clone(n.Attributes), layout), want...)
+		r.g.Nodes[i] = &c
+		changed = true
+	}
+	return changed
+}
+
+// fusedReadPositions are the inputs of a fused convolution that may be
+// pooled values it recycles.
+var fusedReadPositions = []int{fusedX, fusedResidual, fusedXScale}
+
+// fusedConvScalesX reports whether a fused convolution scales its image
+// by a squeeze-and-excitation block's channel scale.
+func fusedConvScalesX(n *onnxpb.Node) bool {
+	return len(n.Inputs) > fusedXScale && n.Inputs[fusedXScale] != ""
+}
+
+func isFusedConv(n *onnxpb.Node) bool {
+	return n.OpType == fusedConvType && n.Domain == rewriteDomain
+}
+
+// fusedConvCanNHWC reports whether a fused convolution runs channels-last:
+// one group, over the implicit GEMM.
+func fusedConvCanNHWC(n *onnxpb.Node) bool {
+	return fusedAttrInt(n, "group") <= 1
+}
+
+func fusedAttrInt(n *onnxpb.Node, name string) int64 {
+	if a := attrOf(n, name); a != nil {
+		return a.I
+	}
+	return 0
+}
