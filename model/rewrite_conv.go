@@ -297,12 +297,12 @@ func clipBounds(r *rewriter, n *onnxpb.Node) (lo, hi float32, ok bool) {
 		return 0, 0, false
 	}
 	if len(n.Inputs) > 1 && n.Inputs[1] != "" {
-		if lo, ok = r.scalar(n.Inputs[1]); !ok {
+		if lo, ok = r.outputScalar(n.Inputs[1]); !ok {
 			return 0, 0, false
 		}
 	}
 	if len(n.Inputs) > 2 && n.Inputs[2] != "" {
-		if hi, ok = r.scalar(n.Inputs[2]); !ok {
+		if hi, ok = r.outputScalar(n.Inputs[2]); !ok {
 			return 0, 0, false
 		}
 	}
@@ -314,17 +314,17 @@ func clipBounds(r *rewriter, n *onnxpb.Node) (lo, hi float32, ok bool) {
 func (r *rewriter) scalarOther(n *onnxpb.Node, x string) (float32, bool) {
 	switch {
 	case n.Inputs[0] == x && n.Inputs[1] != x:
-		return r.scalar(n.Inputs[1])
+		return r.outputScalar(n.Inputs[1])
 	case n.Inputs[1] == x && n.Inputs[0] != x:
-		return r.scalar(n.Inputs[0])
+		return r.outputScalar(n.Inputs[0])
 	}
 	return 0, false
 }
 
-// scalar returns the value of a float32 constant of one element whose
+// outputScalar returns the value of a float32 constant of one element whose
 // rank is at most 3: broadcast against a convolution's output (rank 3 or
 // more) it leaves the shape as it is, in either layout.
-func (r *rewriter) scalar(name string) (float32, bool) {
+func (r *rewriter) outputScalar(name string) (float32, bool) {
 	var t *tensor.Tensor
 	if p, ok := r.inits[name]; ok {
 		var err error
