@@ -216,12 +216,14 @@ func (r *Repository) Unload(ctx context.Context, name string) error {
 	if e == nil {
 		return fmt.Errorf("%w: %q is not loaded", ErrModelNotFound, name)
 	}
-	r.setPending(name, StateUnloading)
+	// Refuse new requests first (out of the map, the guard closed), then
+	// show UNLOADING: whoever sees that state can no longer get the model.
 	r.swap(name, nil)
+	idle, _ := e.guard.unload()
 	r.mu.Lock()
+	r.pending[name] = StateUnloading
 	r.removed[name] = "unloaded"
 	r.mu.Unlock()
-	idle, _ := e.guard.unload()
 	select {
 	case <-idle:
 		r.setPending(name, "")
