@@ -50,9 +50,11 @@ type Telemetry struct {
 	// Attribute sets of the per-request instruments, built once per
 	// label combination (the label sets are bounded) instead of on every
 	// request.
-	attrMu   sync.RWMutex
-	reqAttrs map[reqKey]reqAttrs
-	infAttrs map[infKey]metric.MeasurementOption
+	attrMu    sync.RWMutex
+	reqAttrs  map[reqKey]reqAttrs
+	infAttrs  map[infKey]metric.MeasurementOption
+	grpcAttrs map[[2]string]reqAttrs                 // method, code
+	latAttrs  map[[2]string]metric.MeasurementOption // model, version
 }
 
 type reqKey struct {
@@ -209,8 +211,14 @@ func (t *Telemetry) GRPCRequest(ctx context.Context, method, code string, d time
 	if t == nil {
 		return
 	}
-	t.grpcCalls.Add(ctx, 1, metric.WithAttributes(attribute.String("method", method), attribute.String("code", code)))
-	t.grpcTime.Record(ctx, d.Seconds(), metric.WithAttributes(attribute.String("method", method)))
+	a := cached(&t.attrMu, &t.grpcAttrs, [2]string{method, code}, func() reqAttrs {
+		return reqAttrs{
+			count:   metric.WithAttributes(attribute.String("method", method), attribute.String("code", code)),
+			latency: metric.WithAttributes(attribute.String("method", method)),
+		}
+	})
+	t.grpcCalls.Add(ctx, 1, a.count)
+	t.grpcTime.Record(ctx, d.Seconds(), a.latency)
 }
 
 // InferenceLatency records the latency of one inference request on a
@@ -219,7 +227,10 @@ func (t *Telemetry) InferenceLatency(ctx context.Context, model, version string,
 	if t == nil {
 		return
 	}
-	t.modelTime.Record(ctx, d.Seconds(), metric.WithAttributes(attribute.String("model", model), attribute.String("version", version)))
+	a := cached(&t.attrMu, &t.latAttrs, [2]string{model, version}, func() metric.MeasurementOption {
+		return metric.WithAttributes(attribute.String("model", model), attribute.String("version", version))
+	})
+	t.modelTime.Record(ctx, d.Seconds(), a)
 }
 
 // Inference records one inference on a model version, ok or failed.
