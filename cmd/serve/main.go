@@ -81,6 +81,7 @@ type config struct {
 	grpcAddr       string
 	logFormat      string
 	corsOrigins    string
+	cors           []string // corsOrigins, parsed
 	tlsCert        string
 	tlsKey         string
 }
@@ -161,7 +162,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if c.logFormat != "text" && c.logFormat != "json" {
 		return nil, fmt.Errorf("--log-format %q: json or text", c.logFormat)
 	}
-	if _, err := api.ParseCORSOrigins(c.corsOrigins); err != nil {
+	if c.cors, err = api.ParseCORSOrigins(c.corsOrigins); err != nil {
 		return nil, fmt.Errorf("--cors-origins: %v", err)
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
@@ -232,7 +233,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	corsOrigins, _ := api.ParseCORSOrigins(c.corsOrigins)
 	tracing, err := telemetry.NewTracing(ctx, getenv, buildVersion())
 	if err != nil {
 		return err
@@ -260,7 +260,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	conns := &connCounter{}
 	front := api.New(api.Options{Repository: repo, Version: buildVersion(), Kernels: table.String(), Exec: exec, AdminToken: c.adminToken,
 		MaxInFlight: c.maxInFlight, RequestTimeout: c.requestTimeout, MaxBodyBytes: c.maxBodyBytes, MaxInflightBytes: budget,
-		Draining: draining.Load, Logger: log, TracerProvider: tracing.Provider, CORSOrigins: corsOrigins})
+		Draining: draining.Load, Logger: log, TracerProvider: tracing.Provider, CORSOrigins: c.cors})
 	srv := &http.Server{
 		Handler:   front.Handler(),
 		TLSConfig: tlsCfg,
@@ -308,16 +308,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// 1. Readiness turns 503 and responses close their connections, while
 	// requests are still served, so load balancers and clients move away.
 	draining.Store(true)
+	closeNow := func() { // both front ends, without waiting for requests
+		srv.Close()
+		if grpcSrv != nil {
+			grpcSrv.Stop()
+		}
+	}
 	log.Info("draining: readiness reports 503; serving on until the drain delay ends", "drain_delay", c.drainDelay)
 	timer := time.NewTimer(c.drainDelay)
 	defer timer.Stop()
 	select {
 	case <-timer.C:
 	case sig := <-sigs:
-		srv.Close()
-		if grpcSrv != nil {
-			grpcSrv.Stop()
-		}
+		closeNow()
 		log.Error("second signal: exiting without draining", "signal", sig.String(), "active_connections", conns.active())
 		return fmt.Errorf("second signal (%v): exited without draining", sig)
 	case err := <-errc:
@@ -347,19 +350,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		n := conns.active()
 		cancelRequests()
-		srv.Close()
-		if grpcSrv != nil {
-			grpcSrv.Stop()
-		}
+		closeNow()
 		log.Error("shutdown timeout: requests in flight were cut short", "active_connections", n, "shutdown_timeout", c.shutdownTime)
 		return fmt.Errorf("--shutdown-timeout %v passed with %d connections still active: their requests were cut short", c.shutdownTime, n)
 	case sig := <-sigs:
 		n := conns.active()
 		cancelRequests()
-		srv.Close()
-		if grpcSrv != nil {
-			grpcSrv.Stop()
-		}
+		closeNow()
 		log.Error("second signal: exiting without finishing requests in flight", "signal", sig.String(), "active_connections", n)
 		return fmt.Errorf("second signal (%v): exited with %d connections still active", sig, n)
 	}
