@@ -146,13 +146,6 @@ func (a *attnF32) pv(p []float32, sq int, y []float32, ldy int) {
 	a.matmul(p[:sq*t], sq, t, a.vp, y[:(sq-1)*ldy+dv], ldy)
 }
 
-func attnGrow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
-}
-
 // attnRef computes the products with plain loops, in T.
 type attnRef[T float32 | float64] struct {
 	k, v attnView[T]

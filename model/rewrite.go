@@ -146,6 +146,18 @@ func (r *rewriter) constant(name string) *tensor.Tensor {
 	return t
 }
 
+// otherInput returns the input of the two-input node n that is not the
+// value v ("" when both are v).
+func otherInput(n *onnxpb.Node, v string) string {
+	switch {
+	case n.Inputs[0] == v && n.Inputs[1] != v:
+		return n.Inputs[1]
+	case n.Inputs[1] == v && n.Inputs[0] != v:
+		return n.Inputs[0]
+	}
+	return ""
+}
+
 // addConstant adds an initializer with a fresh name and returns the name.
 func (r *rewriter) addConstant(hint string, t *tensor.Tensor) string {
 	r.serial++

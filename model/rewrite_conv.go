@@ -90,11 +90,7 @@ func fuseConvs(r *rewriter) bool {
 		}
 		if add := r.onlyReader(cur); (r.is(add, "Add") && r.opset(add) >= 7 || r.is(add, "Sum") && r.opset(add) >= 8) &&
 			len(add.Inputs) == 2 && len(add.Outputs) == 1 && add.Inputs[0] != add.Inputs[1] && len(add.Attributes) == 0 {
-			res := add.Inputs[0]
-			if res == cur {
-				res = add.Inputs[1]
-			}
-			if res != "" && !r.constantish(res) {
+			if res := otherInput(add, cur); res != "" && !r.constantish(res) {
 				inputs[fusedResidual] = res
 				absorbed, parts = append(absorbed, add), append(parts, add.OpType)
 				cur, last = add.Outputs[0], add
@@ -312,11 +308,8 @@ func clipBounds(r *rewriter, n *onnxpb.Node) (lo, hi float32, ok bool) {
 // scalarOther returns the constant float32 scalar a binary node n combines
 // with x.
 func (r *rewriter) scalarOther(n *onnxpb.Node, x string) (float32, bool) {
-	switch {
-	case n.Inputs[0] == x && n.Inputs[1] != x:
-		return r.outputScalar(n.Inputs[1])
-	case n.Inputs[1] == x && n.Inputs[0] != x:
-		return r.outputScalar(n.Inputs[0])
+	if o := otherInput(n, x); o != "" {
+		return r.outputScalar(o)
 	}
 	return 0, false
 }
@@ -325,13 +318,8 @@ func (r *rewriter) scalarOther(n *onnxpb.Node, x string) (float32, bool) {
 // rank is at most 3: broadcast against a convolution's output (rank 3 or
 // more) it leaves the shape as it is, in either layout.
 func (r *rewriter) outputScalar(name string) (float32, bool) {
-	var t *tensor.Tensor
-	if p, ok := r.inits[name]; ok {
-		var err error
-		if t, err = TensorFromONNX(p); err != nil {
-			return 0, false
-		}
-	} else if n := r.prod[name]; r.is(n, "Constant") && len(n.Attributes) == 1 {
+	t := r.constant(name)
+	if n := r.prod[name]; t == nil && r.is(n, "Constant") && len(n.Attributes) == 1 {
 		a := n.Attributes[0]
 		switch {
 		case a.Name == "value_float":

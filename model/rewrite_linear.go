@@ -93,18 +93,6 @@ func (r *rewriter) fuseLinear(mm *onnxpb.Node) bool {
 	return true
 }
 
-// otherInput returns the input of the two-input node n that is not the
-// value v ("" when both are v).
-func otherInput(n *onnxpb.Node, v string) string {
-	switch {
-	case n.Inputs[0] == v && n.Inputs[1] != v:
-		return n.Inputs[1]
-	case n.Inputs[1] == v && n.Inputs[0] != v:
-		return n.Inputs[0]
-	}
-	return ""
-}
-
 // exactGelu reports whether Gelu node n is the exact (erf) form.
 func exactGelu(n *onnxpb.Node) bool {
 	a := attrOf(n, "approximate")
