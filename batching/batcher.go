@@ -450,7 +450,7 @@ func (b *Batcher) execute(bt *batch) {
 		b.st.inferences += int64(bt.rows)
 		b.st.execute(bt.rows, d)
 	} else if errors.Is(err, errNotBatchable) && b.disabled == nil {
-		b.disabled = fmt.Errorf("%w (%v)", errNotBatchable, err)
+		b.disabled = err
 	}
 	if err != nil && ctx.Err() == nil {
 		b.st.retried += int64(len(bt.reqs))
