@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -357,24 +356,11 @@ func (s *server) grpcStatus(ctx context.Context, fullMethod string, err error) e
 	return st.Err()
 }
 
-// panicked turns a panic in a gRPC handler into an Internal error, as the
-// HTTP recoverer does: counted by site, its stack logged at most once a
-// minute per site. It runs in the deferred call that recovered p.
-func (s *server) panicked(ctx context.Context, fullMethod string, p any) error {
-	site := panicSite()
-	s.tel.Panic(ctx, site)
-	if n, ok := s.panics.allow(site, time.Now()); ok {
-		s.log.ErrorContext(ctx, "panic serving request", "method", fullMethod, "site", site, "panic", p,
-			"suppressed", n, "stack", string(debug.Stack()))
-	}
-	return &PanicError{Value: p, Site: site}
-}
-
 func (s *server) grpcUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	ctx, end := s.grpcStart(ctx, info.FullMethod)
 	defer func() {
 		if p := recover(); p != nil {
-			resp, err = nil, s.panicked(ctx, info.FullMethod, p)
+			resp, err = nil, s.panicked(ctx, slog.String("method", info.FullMethod), p)
 		}
 		err = end(err)
 	}()
@@ -385,7 +371,7 @@ func (s *server) grpcStream(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 	ctx, end := s.grpcStart(ss.Context(), info.FullMethod)
 	defer func() {
 		if p := recover(); p != nil {
-			err = s.panicked(ctx, info.FullMethod, p)
+			err = s.panicked(ctx, slog.String("method", info.FullMethod), p)
 		}
 		err = end(err)
 	}()

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -206,17 +207,24 @@ func (s *server) recoverer(next http.Handler) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				site := panicSite()
-				s.tel.Panic(r.Context(), site)
-				if n, ok := s.panics.allow(site, time.Now()); ok {
-					s.log.ErrorContext(r.Context(), "panic serving request", "path", r.URL.Path, "site", site, "panic", p,
-						"suppressed", n, "stack", string(debug.Stack()))
-				}
-				writeError(w, r, &PanicError{Value: p, Site: site})
+				writeError(w, r, s.panicked(r.Context(), slog.String("path", r.URL.Path), p))
 			}
 		}()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// panicked records a recovered panic p of a request (where: its path or
+// gRPC method): counted in /metrics by site, its stack logged at most once
+// a minute per site. It returns the request's 500 error.
+func (s *server) panicked(ctx context.Context, where slog.Attr, p any) error {
+	site := panicSite()
+	s.tel.Panic(ctx, site)
+	if n, ok := s.panics.allow(site, time.Now()); ok {
+		s.log.ErrorContext(ctx, "panic serving request", where, "site", site, "panic", p,
+			"suppressed", n, "stack", string(debug.Stack()))
+	}
+	return &PanicError{Value: p, Site: site}
 }
 
 // panicLog remembers when each panic site last logged its stack.
