@@ -1393,8 +1393,8 @@ func convBias(op string, b *tensor.Tensor, dt tensor.DataType, n int) ([]float32
 }
 
 // holdConvWeight prepares a constant float weight of node n for the
-// kernels and records a Layer. adjoint selects ConvTranspose's product.
-func holdConvWeight(n *node, w *tensor.Tensor, group int, adjoint bool) (*convHeld, error) {
+// kernels and records a Layer for op. adjoint selects ConvTranspose's product.
+func holdConvWeight(n *node, op string, w *tensor.Tensor, group int, adjoint bool) (*convHeld, error) {
 	if !convFloatType(w.DType) || w.DType == tensor.Float64 || w.Rank() < 3 {
 		return nil, nil // run per call, which checks and reports
 	}
@@ -1411,7 +1411,7 @@ func holdConvWeight(n *node, w *tensor.Tensor, group int, adjoint bool) (*convHe
 	h := &convHeld{dtype: w.DType, shape: shape}
 	m, cg, kk := shape[0], shape[1], convProd(shape[2:])
 	k, nn := kk*cg, m/group
-	layer := Layer{Node: n.name, Op: n.pb.OpType, K: k, N: nn}
+	layer := Layer{Node: n.name, Op: op, K: k, N: nn}
 	if adjoint {
 		layer.K, layer.N = nn, k
 	}
@@ -1462,7 +1462,7 @@ func buildConv(n *node, at *ConvAttrs) (opFunc, error) {
 			return nil, err
 		}
 		var err error
-		if at.held, err = holdConvWeight(n, w, int(at.Group), false); err != nil {
+		if at.held, err = holdConvWeight(n, n.pb.OpType, w, int(at.Group), false); err != nil {
 			return nil, err
 		}
 	}
@@ -1568,7 +1568,7 @@ func buildConvTranspose(n *node, at *ConvTransposeAttrs) (opFunc, error) {
 			return nil, err
 		}
 		var err error
-		if at.held, err = holdConvWeight(n, w, int(at.Group), true); err != nil {
+		if at.held, err = holdConvWeight(n, n.pb.OpType, w, int(at.Group), true); err != nil {
 			return nil, err
 		}
 	}

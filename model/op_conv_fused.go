@@ -397,12 +397,9 @@ func buildFusedConv(n *node, at *FusedConvAttrs) (opFunc, error) {
 		return nil, err
 	}
 	group := int(ca.Group)
-	held, err := holdConvWeight(n, w, group, false)
+	held, err := holdConvWeight(n, "Conv", w, group, false) // listed as the Conv it replaced
 	if err != nil {
 		return nil, err
-	}
-	if held != nil && len(n.model.Layers) > 0 {
-		n.model.Layers[len(n.model.Layers)-1].Op = "Conv"
 	}
 	for i := fusedB; i < fusedResidual && i < len(n.unused); i++ {
 		n.unused[i] = true // folded into the held weight and bias
