@@ -507,34 +507,6 @@ func convPackQ(w *quant.Weights) (*gemm.QWeights, error) { return gemm.PackQ(w) 
 
 func convPackF(k, n int, b []float32) *gemm.FWeights { return gemm.PackF(k, n, b, n) }
 
-// convQGemm computes c (m×N) = a (m×K) × w on the int8 tiles, a quantized
-// per row.
-func convQGemm(e *gemm.Engine, a []float32, m int, w *gemm.QWeights, c []float32) error {
-	if m == 0 {
-		return nil
-	}
-	if err := e.QMatMul(a, m, w, c); err != nil {
-		if errors.Is(err, gemm.ErrNotFinite) {
-			return inputErrorf("%v", err)
-		}
-		return err
-	}
-	return nil
-}
-
-// convFGemm computes c (m×N) = a (m×K) × w on the float tiles.
-func convFGemm(e *gemm.Engine, a []float32, m int, w *gemm.FWeights, c []float32) error {
-	return e.MatMul(a, m, w, c)
-}
-
-// gemm runs group gi's product on e.
-func (cw *convWeights) gemm(e *gemm.Engine, gi int, a []float32, m int, c []float32) error {
-	if cw.q != nil {
-		return convQGemm(e, a, m, cw.q[gi], c)
-	}
-	return convFGemm(e, a, m, cw.f[gi], c)
-}
-
 var (
 	convSerialExecs sync.Map // *dispatch.Table -> *gemm.Engine with one core
 	convPools       sync.Map // thread count -> *gemm.Pool
@@ -1101,7 +1073,7 @@ func (cw *convWeights) adjoint(e *gemm.Engine, g *ConvGeometry, y, bias, x []flo
 					}
 				}
 				s.out = convGrow(s.out, n*cw.n)
-				if err := cw.gemm(e, gi, rows, n, s.out); err != nil {
+				if err := cw.gemmTo(e, s, gi, rows, n, s.out, cw.n); err != nil {
 					return err
 				}
 				pos := taps.pos(p0)
@@ -1794,7 +1766,7 @@ func ConvWeightGradient(g *ConvGeometry, x, dy []float32) ([]float32, error) {
 				for co := 0; co < mg; co++ {
 					copy(dyt[co*n:(co+1)*n], dy[(b*g.M+gi*mg+co)*outSize+p0:])
 				}
-				if err := convFGemm(e, dyt[:mg*n], mg, convPackF(n, k, rows[:n*k]), part); err != nil {
+				if err := e.MatMul(dyt[:mg*n], mg, convPackF(n, k, rows[:n*k]), part); err != nil {
 					return nil, err
 				}
 				for i, v := range part {

@@ -188,7 +188,7 @@ func deformForward(e *gemm.Engine, g *ConvGeometry, cw *convWeights, og int, x, 
 				pos.next()
 			}
 			s.out = convGrow(s.out, n*mg)
-			if err := cw.gemm(e, gi, s.rows, n, s.out); err != nil {
+			if err := cw.gemmTo(e, s, gi, s.rows, n, s.out, cw.n); err != nil {
 				return err
 			}
 			for co := 0; co < mg; co++ {
