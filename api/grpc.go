@@ -168,8 +168,8 @@ func (g *inferenceService) ModelInfer(ctx context.Context, req *grpcpb.ModelInfe
 		return nil, err
 	}
 	defer release()
-	noteInference(ctx, e.Name, v.Number)
 	version := strconv.FormatInt(v.Number, 10)
+	noteInference(ctx, e.Name, version)
 	defer func() { s.tel.Inference(ctx, e.Name, version, err == nil) }()
 	var timing repository.Timing
 	start := time.Now()
@@ -179,19 +179,9 @@ func (g *inferenceService) ModelInfer(ctx context.Context, req *grpcpb.ModelInfe
 	_, span := s.step(ctx, "decode")
 	in, err := oip.DecodeGRPCInferRequest(req)
 	var tensors map[string]*tensor.Tensor
-	var decoded []*tensor.Tensor
 	var names []string
 	if err == nil {
-		tensors, decoded, err = inputMap(in.Inputs)
-	}
-	if err == nil {
-		err = acct.grow(tensorBytes(decoded))
-	}
-	if err == nil {
-		timing.Batch, err = checkBatch(e, v, tensors, decoded)
-	}
-	if err == nil {
-		names, err = requestedNames(in.Outputs)
+		tensors, names, timing.Batch, err = checkRequest(e, v, in, func(decoded []*tensor.Tensor) error { return acct.grow(tensorBytes(decoded)) })
 	}
 	endStep(span, err)
 	if err != nil {

@@ -123,10 +123,9 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 		return err
 	}
 	defer release()
-	noteInference(r.Context(), e.Name, v.Number)
-	if s.tel != nil {
-		defer func() { s.tel.Inference(r.Context(), e.Name, strconv.FormatInt(v.Number, 10), err == nil) }()
-	}
+	version := strconv.FormatInt(v.Number, 10)
+	noteInference(r.Context(), e.Name, version)
+	defer func() { s.tel.Inference(r.Context(), e.Name, version, err == nil) }()
 	var timing repository.Timing
 	start := time.Now()
 	timing.Queue = start.Sub(received)
@@ -141,21 +140,11 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 	buf.Reset()
 	_, span := s.step(r.Context(), "decode")
 	req, binaryAll, err := decodeInfer(r, body)
-	var inputs map[string]*tensor.Tensor
-	var decoded []*tensor.Tensor
-	if err == nil {
-		inputs, decoded, err = inputMap(req.Inputs)
-	}
 	body = nil
-	if err == nil {
-		err = settle(r, decoded...)
-	}
-	if err == nil {
-		timing.Batch, err = checkBatch(e, v, inputs, decoded)
-	}
+	var inputs map[string]*tensor.Tensor
 	var names []string
 	if err == nil {
-		names, err = requestedNames(req.Outputs)
+		inputs, names, timing.Batch, err = checkRequest(e, v, req, func(decoded []*tensor.Tensor) error { return settle(r, decoded...) })
 	}
 	endStep(span, err)
 	if err != nil {
@@ -171,7 +160,7 @@ func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
 	timing.Infer = outputStart.Sub(inferStart)
 	_, span = s.step(r.Context(), "encode")
 	defer span.End()
-	resp := &oip.InferResponse{ModelName: e.Name, ModelVersion: strconv.FormatInt(v.Number, 10), ID: req.ID}
+	resp := &oip.InferResponse{ModelName: e.Name, ModelVersion: version, ID: req.ID}
 	anyBinary := false
 	for _, name := range names {
 		binary := binaryAll

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -53,9 +52,9 @@ func infoOf(ctx context.Context) *reqInfo {
 }
 
 // noteInference records the model version an inference runs on.
-func noteInference(ctx context.Context, model string, version int64) {
+func noteInference(ctx context.Context, model, version string) {
 	in := infoOf(ctx)
-	in.model, in.version = model, strconv.FormatInt(version, 10)
+	in.model, in.version = model, version
 }
 
 // requestID returns the client's id when it is valid (1 to 128 visible

@@ -80,6 +80,29 @@ func recordStats(v *repository.Version, received time.Time, timing *repository.T
 	}
 }
 
+// checkRequest is the part of the decode step both front ends share: it
+// indexes a decoded request's inputs, holds their bytes against the
+// server's budget (hold), checks the batch against the model's config and
+// reads the requested outputs' names.
+func checkRequest(e *repository.Entry, v *repository.Version, req *oip.InferRequest, hold func([]*tensor.Tensor) error) (map[string]*tensor.Tensor, []string, int64, error) {
+	inputs, decoded, err := inputMap(req.Inputs)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if err := hold(decoded); err != nil {
+		return nil, nil, 0, err
+	}
+	batch, err := checkBatch(e, v, inputs, decoded)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	names, err := requestedNames(req.Outputs)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return inputs, names, batch, nil
+}
+
 // inputMap indexes a request's inputs by name, refusing duplicates.
 func inputMap(ins []oip.InputTensor) (map[string]*tensor.Tensor, []*tensor.Tensor, error) {
 	inputs := make(map[string]*tensor.Tensor, len(ins))
