@@ -121,8 +121,7 @@ func buildLinear(n *node, at *LinearAttrs) (opFunc, error) {
 			return nil, err
 		}
 		var rd []float32
-		if len(in) > 3 && in[3] != nil {
-			res := in[3]
+		if res := optionalInput(in, 3); res != nil {
 			if rd, _ = res.Data.([]float32); rd == nil || !equalShape(res.Shape, y.Shape) {
 				// a residual that broadcasts, or of another type: the
 				// graph's operators take it from the bias on
@@ -173,17 +172,11 @@ func addRows(y, bias []float32) {
 
 // run computes the node with the graph's operators.
 func (ch *linearChain) run(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	get := func(i int) *tensor.Tensor {
-		if i < len(in) {
-			return in[i]
-		}
-		return nil
-	}
 	out, err := ch.matmul(in[:2])
 	if err != nil {
 		return nil, err
 	}
-	y, err := ch.rest(out[0], get(2), get(3))
+	y, err := ch.rest(out[0], optionalInput(in, 2), optionalInput(in, 3))
 	if err != nil {
 		return nil, err
 	}
