@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
@@ -113,21 +114,16 @@ func (g *inferenceService) ModelMetadata(ctx context.Context, req *grpcpb.ModelM
 		return nil, err
 	}
 	defer release()
-	md := &grpcpb.ModelMetadataResponse{Name: e.Name, Platform: repository.Platform, Properties: map[string]string{"kernels": v.Model.Kernels,
-		"layers": strconv.Itoa(len(v.Model.Layers)), "int8_layers": strconv.Itoa(int8Layers(v.Model.Layers))}}
-	for _, ver := range e.Versions {
-		md.Versions = append(md.Versions, strconv.FormatInt(ver.Number, 10))
-	}
-	for _, t := range tensorMetadata(v.Model.Inputs) {
+	m := modelMetadataOf(e, v)
+	md := &grpcpb.ModelMetadataResponse{Name: m.Name, Platform: m.Platform, Versions: m.Versions, Properties: map[string]string{}}
+	for _, t := range m.Inputs {
 		md.Inputs = append(md.Inputs, grpcTensorMetadata(t))
 	}
-	for _, t := range tensorMetadata(v.Model.Outputs) {
+	for _, t := range m.Outputs {
 		md.Outputs = append(md.Outputs, grpcTensorMetadata(t))
 	}
-	if e.Config != nil {
-		for k, val := range e.Config.Parameters {
-			md.Properties[k] = val
-		}
+	for k, val := range m.Parameters {
+		md.Properties[k] = fmt.Sprint(val)
 	}
 	return md, nil
 }

@@ -71,6 +71,12 @@ func (s *server) modelMetadata(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer release()
+	writeJSON(w, http.StatusOK, modelMetadataOf(e, v))
+	return nil
+}
+
+// modelMetadataOf is a model version's metadata, for HTTP and gRPC alike.
+func modelMetadataOf(e *repository.Entry, v *repository.Version) oip.ModelMetadata {
 	md := oip.ModelMetadata{Name: e.Name, Platform: repository.Platform, Versions: []string{}}
 	for _, ver := range e.Versions {
 		md.Versions = append(md.Versions, strconv.FormatInt(ver.Number, 10))
@@ -85,8 +91,7 @@ func (s *server) modelMetadata(w http.ResponseWriter, r *http.Request) error {
 			md.Parameters[k] = val
 		}
 	}
-	writeJSON(w, http.StatusOK, md)
-	return nil
+	return md
 }
 
 func tensorMetadata(specs []model.IOSpec) []oip.TensorMetadata {
