@@ -4,7 +4,7 @@
 //	      [--kernels auto|avx512vnni|avx512|avxvnni|avx2|i8mm|sdot|neon|generic] [--threads N] [--quantize int8|none]
 //	      [--quantize-scheme per_channel|per_block|per_tensor] [--admin-token T]
 //	      [--max-inflight N] [--max-inflight-bytes SIZE] [--request-timeout D]
-//	      [--memory-limit SIZE] [--drain-delay D] [--shutdown-timeout D]
+//	      [--memory-limit SIZE] [--gc-min-heap SIZE] [--drain-delay D] [--shutdown-timeout D]
 //	      [--grpc-addr :8001|off] [--log-format text|json] [--cors-origins O,...]
 //	      [--tls-cert FILE --tls-key FILE]
 //
@@ -75,6 +75,7 @@ type config struct {
 	requestTimeout time.Duration
 	maxInflightMem byteSize
 	memoryLimit    byteSize
+	gcMinHeap      byteSize
 	drainDelay     time.Duration
 	shutdownTime   time.Duration
 	showVersion    bool
@@ -113,6 +114,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.DurationVar(&c.requestTimeout, "request-timeout", api.DefaultRequestTimeout, "deadline of a work request's computation (504 past it), and of receiving its body (408) and sending its answer (env QUANTSERVE_REQUEST_TIMEOUT)")
 	fs.Var(&c.maxInflightMem, "max-inflight-bytes", "memory that work requests in flight may hold (bodies, decoded tensors), e.g. 512MiB; more get 503 with Retry-After; 0 means half of the memory limit, or 1GiB without one (env QUANTSERVE_MAX_INFLIGHT_BYTES)")
 	fs.Var(&c.memoryLimit, "memory-limit", "soft memory limit of the Go runtime (debug.SetMemoryLimit), e.g. 2GiB; 0 means GOMEMLIMIT if set, else 90% of the cgroup's memory limit if any (env QUANTSERVE_MEMORY_LIMIT)")
+	c.gcMinHeap = DefaultGCMinHeap
+	fs.Var(&c.gcMinHeap, "gc-min-heap", "heap size below which the garbage collector is not started: GOGC is raised while the live heap is small (at most a quarter of the memory limit); 0 keeps GOGC as set (env QUANTSERVE_GC_MIN_HEAP)")
 	fs.DurationVar(&c.drainDelay, "drain-delay", 5*time.Second, "on SIGTERM/SIGINT, how long readiness reports 503 while requests are still served, before the listener closes (env QUANTSERVE_DRAIN_DELAY)")
 	fs.DurationVar(&c.shutdownTime, "shutdown-timeout", 30*time.Second, "after the drain delay, how long requests in flight get to finish before they are cut short (env QUANTSERVE_SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&c.grpcAddr, "grpc-addr", ":8001", "gRPC listen address (Open Inference Protocol, grpc.health.v1); off disables gRPC (env QUANTSERVE_GRPC_ADDR)")
@@ -225,7 +228,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			budget = memLimit / 2
 		}
 	}
-	log.Info("memory", "limit", formatSize(memLimit), "limit_from", memSource, "max_inflight_bytes", formatSize(budget))
+	gcMin := int64(c.gcMinHeap)
+	if memLimit > 0 {
+		gcMin = min(gcMin, memLimit/4)
+	}
+	setHeapFloor(uint64(gcMin))
+	log.Info("memory", "limit", formatSize(memLimit), "limit_from", memSource, "max_inflight_bytes", formatSize(budget), "gc_min_heap", formatSize(gcMin))
 	if budget < c.maxBodyBytes {
 		log.Warn("--max-inflight-bytes is below --max-body-bytes: bodies between the two are always refused", "max_inflight_bytes", budget, "max_body_bytes", c.maxBodyBytes)
 	}

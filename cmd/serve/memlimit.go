@@ -24,7 +24,12 @@ var sizeUnits = []struct {
 	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1},
 }
 
-func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+func (b *byteSize) String() string {
+	if *b <= 0 {
+		return strconv.FormatInt(int64(*b), 10)
+	}
+	return formatSize(int64(*b))
+}
 
 func (b *byteSize) Set(s string) error {
 	s = strings.TrimSpace(s)
