@@ -18,16 +18,21 @@ import (
 )
 
 // newLogger returns the server's logger: text (logfmt-like key=value) or
-// JSON lines.
-func newLogger(format string, level slog.Level, w io.Writer) (*slog.Logger, error) {
+// JSON lines, written to w through a logBuffer; flush writes what the
+// buffer holds (run does before it returns).
+func newLogger(format string, level slog.Level, w io.Writer) (log *slog.Logger, flush func() error, err error) {
+	buf := newLogBuffer(w)
 	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		h = slog.NewTextHandler(buf, opts)
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		h = slog.NewJSONHandler(buf, opts)
+	default:
+		return nil, nil, fmt.Errorf("--log-format %q: json or text", format)
 	}
-	return nil, fmt.Errorf("--log-format %q: json or text", format)
+	return slog.New(flushingHandler{h, buf}), buf.Flush, nil
 }
 
 // grpcDisabled tells whether --grpc-addr turns gRPC off.

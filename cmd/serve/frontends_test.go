@@ -172,9 +172,7 @@ func TestTLS(t *testing.T) {
 	if got := peerName(t, gaddr, pool2); got != "second" {
 		t.Errorf("after rotation gRPC's certificate is %q", got)
 	}
-	if !strings.Contains(logs.String(), "TLS certificate reloaded") {
-		t.Errorf("no reload in the log:\n%s", logs.String())
-	}
+	logs.waitFor(t, "TLS certificate reloaded")
 }
 
 // TestFrontendFlags: the new flags and their environment twins, and the

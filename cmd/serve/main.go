@@ -196,10 +196,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %v", err)
 	}
-	log, err := newLogger(c.logFormat, level, stderr)
+	log, flushLog, err := newLogger(c.logFormat, level, stderr)
 	if err != nil {
 		return err
 	}
+	defer flushLog()
 	slog.SetDefault(log)
 
 	log.Info("kernels", "table", table.String(), "cpu", dispatch.CPU(), "threads", c.threads, "quantize", c.quantize, "scheme", c.quantizeScheme)
@@ -294,6 +295,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		go func() { errc <- grpcSrv.Serve(grpcLn) }()
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "version", buildVersion(), "tls", tlsCfg != nil)
+	flushLog() // the start-up lines are out by the time anyone can connect
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

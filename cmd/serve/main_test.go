@@ -20,14 +20,44 @@ import (
 // syncBuffer is a bytes.Buffer safe for the server's log writes while the
 // test reads it.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu    sync.Mutex
+	b     bytes.Buffer
+	wrote chan struct{} // closed and replaced at each write
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.wrote != nil {
+		close(s.wrote)
+		s.wrote = nil
+	}
 	return s.b.Write(p)
+}
+
+// waitFor returns the log once it holds want (the server writes its log
+// in batches, so a line can follow the event it reports), failing the
+// test if it never does.
+func (s *syncBuffer) waitFor(t *testing.T, want string) string {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		s.mu.Lock()
+		log := s.b.String()
+		if s.wrote == nil {
+			s.wrote = make(chan struct{})
+		}
+		wrote := s.wrote
+		s.mu.Unlock()
+		if strings.Contains(log, want) {
+			return log
+		}
+		select {
+		case <-wrote:
+		case <-deadline:
+			t.Fatalf("the log never said %q:\n%s", want, log)
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockedBuffer is a bytes.Buffer safe for the buffer's timer goroutine.
+type lockedBuffer struct {
+	mu    sync.Mutex
+	b     bytes.Buffer
+	wrote chan struct{}
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.wrote != nil {
+		select {
+		case l.wrote <- struct{}{}:
+		default:
+		}
+	}
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestLogBuffer(t *testing.T) {
+	out := &lockedBuffer{wrote: make(chan struct{}, 1)}
+	log, flush, err := newLogger("text", slog.LevelInfo, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("request", "n", 1)
+	log.Info("request", "n", 2)
+	if got := out.String(); got != "" {
+		// The timer may have fired already on a slow machine: then both
+		// lines are out, in order.
+		if !strings.Contains(got, "n=1") || !strings.Contains(got, "n=2") {
+			t.Fatalf("partial flush: %q", got)
+		}
+	}
+	log.Warn("trouble", "n", 3)
+	got := out.String()
+	if i, j, k := strings.Index(got, "n=1"), strings.Index(got, "n=2"), strings.Index(got, "msg=trouble n=3"); i < 0 || j < i || k < j {
+		t.Fatalf("after a warning the lines are out in order; got %q", got)
+	}
+
+	// Info lines left alone are written by the timer.
+	select {
+	case <-out.wrote: // the warning's write
+	default:
+	}
+	log.Info("request", "n", 4)
+	select {
+	case <-out.wrote:
+	case <-time.After(10 * time.Second):
+		t.Fatal("an info line was never flushed")
+	}
+	if !strings.Contains(out.String(), "n=4") {
+		t.Fatalf("n=4 missing: %q", out.String())
+	}
+
+	// A full buffer is written at once.
+	before := len(out.String())
+	for i := 0; len(out.String()) == before; i++ {
+		if i > 2*logBufferSize/40 {
+			t.Fatalf("%d lines and nothing written", i)
+		}
+		log.Info("request", "padding", strings.Repeat("x", 20))
+	}
+	log.Info("last", "n", 5)
+	if err := flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(out.String(), "msg=last n=5\n") {
+		t.Fatalf("flush left the last line behind: %q", out.String()[max(0, len(out.String())-80):])
+	}
+}
