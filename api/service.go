@@ -26,7 +26,7 @@ import (
 // slot back (safe to call more than once). The wait is the request's
 // "queue" span.
 func (s *server) admit(ctx context.Context) (context.Context, context.CancelFunc, func(), error) {
-	_, span := s.tracer.Start(ctx, "queue")
+	_, span := s.step(ctx, "queue")
 	defer span.End()
 	select {
 	case s.inflight <- struct{}{}:
@@ -139,7 +139,7 @@ func requestedNames(outs []oip.RequestedOutput) ([]string, error) {
 // in the model's order), in the request's "execute" span, and returns the
 // outputs with their names in answer order.
 func (s *server) execute(ctx context.Context, v *repository.Version, inputs map[string]*tensor.Tensor, names []string) ([]string, map[string]*tensor.Tensor, error) {
-	ctx, span := s.tracer.Start(ctx, "execute")
+	ctx, span := s.step(ctx, "execute")
 	defer span.End()
 	outs, err := v.Run(ctx, inputs, names)
 	if err != nil {
@@ -157,8 +157,16 @@ func (s *server) execute(ctx context.Context, v *repository.Version, inputs map[
 
 // step starts a child span of the request for one step (decode, encode).
 func (s *server) step(ctx context.Context, name string) (context.Context, trace.Span) {
+	if !trace.SpanFromContext(ctx).IsRecording() {
+		// Nobody will see it (no exporter, or the trace is not
+		// sampled): the request's own span names the trace in its log.
+		return ctx, noSpan
+	}
 	return s.tracer.Start(ctx, name)
 }
+
+// noSpan is the span of a step nobody records.
+var noSpan = trace.SpanFromContext(context.Background())
 
 // endStep ends a step's span, marking it failed when err is not nil.
 func endStep(span trace.Span, err error) {

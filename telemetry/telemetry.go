@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,14 +39,15 @@ type Telemetry struct {
 	grpcTime   metric.Float64Histogram
 	modelTime  metric.Float64Histogram
 	inferences metric.Int64Counter
-	inflight   metric.Int64UpDownCounter
-	receiving  metric.Int64UpDownCounter
-	memory     metric.Int64UpDownCounter
 	rejected   metric.Int64Counter
 	panics     metric.Int64Counter
 
 	meter        metric.Meter
 	batchingOnce sync.Once
+
+	// Gauges every work request moves (several times each): plain atomics,
+	// read at each scrape, instead of instrument calls on the hot path.
+	inflight, receiving, memory atomic.Int64
 
 	// Attribute sets of the per-request instruments, built once per
 	// label combination (the label sets are bounded) instead of on every
@@ -136,14 +138,22 @@ func New(version, kernels string) (*Telemetry, error) {
 	if t.inferences, err = meter.Int64Counter("quantserve.inferences", metric.WithDescription("Inference requests by model, version and outcome")); err != nil {
 		return nil, err
 	}
-	if t.inflight, err = meter.Int64UpDownCounter("quantserve.inflight", metric.WithDescription("Work requests (infer, grad, train, tensor ops) in flight")); err != nil {
-		return nil, err
-	}
-	if t.receiving, err = meter.Int64UpDownCounter("quantserve.receiving", metric.WithDescription("Work requests whose body is being received (they hold no work slot yet)")); err != nil {
-		return nil, err
-	}
-	if t.memory, err = meter.Int64UpDownCounter("quantserve.inflight.bytes", metric.WithDescription("Bytes of request bodies and decoded tensors held by requests in flight (bounded by --max-inflight-bytes)")); err != nil {
-		return nil, err
+	for _, g := range []struct {
+		name, desc string
+		v          *atomic.Int64
+	}{
+		{"quantserve.inflight", "Work requests (infer, grad, train, tensor ops) in flight", &t.inflight},
+		{"quantserve.receiving", "Work requests whose body is being received (they hold no work slot yet)", &t.receiving},
+		{"quantserve.inflight.bytes", "Bytes of request bodies and decoded tensors held by requests in flight (bounded by --max-inflight-bytes)", &t.memory},
+	} {
+		v := g.v
+		if _, err = meter.Int64ObservableUpDownCounter(g.name, metric.WithDescription(g.desc),
+			metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+				o.Observe(v.Load())
+				return nil
+			})); err != nil {
+			return nil, err
+		}
 	}
 	if t.rejected, err = meter.Int64Counter("quantserve.rejected", metric.WithDescription("Work requests refused with 503 by reason: inflight (--max-inflight), memory (--max-inflight-bytes)")); err != nil {
 		return nil, err
@@ -253,7 +263,7 @@ func (t *Telemetry) InFlight(ctx context.Context, delta int64) {
 	if t == nil {
 		return
 	}
-	t.inflight.Add(ctx, delta)
+	t.inflight.Add(delta)
 }
 
 // Receiving adds delta to the number of work request bodies being received.
@@ -261,7 +271,7 @@ func (t *Telemetry) Receiving(ctx context.Context, delta int64) {
 	if t == nil {
 		return
 	}
-	t.receiving.Add(ctx, delta)
+	t.receiving.Add(delta)
 }
 
 // Memory adds delta to the bytes held by requests in flight.
@@ -269,7 +279,7 @@ func (t *Telemetry) Memory(ctx context.Context, delta int64) {
 	if t == nil {
 		return
 	}
-	t.memory.Add(ctx, delta)
+	t.memory.Add(delta)
 }
 
 // Rejected counts a work request refused for reason.
