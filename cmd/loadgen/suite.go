@@ -57,6 +57,7 @@ type suiteConfig struct {
 	rateFrac float64
 	only     string
 	from     string
+	delay    time.Duration
 }
 
 func (s *suiteConfig) flags(fs *flag.FlagSet) {
@@ -71,6 +72,7 @@ func (s *suiteConfig) flags(fs *flag.FlagSet) {
 	fs.Float64Var(&s.rateFrac, "open-fraction", 0.5, "suite: open-loop rate as a fraction of the batching-off throughput at the highest concurrency")
 	fs.StringVar(&s.only, "models", "mnist,wide,cnn", "suite: which scenario groups to run")
 	fs.StringVar(&s.from, "from", "", "suite: rewrite the report and charts from a results.json a run wrote, measuring nothing")
+	fs.DurationVar(&s.delay, "batch-delay", 0, "suite: the batched models' max_queue_delay_microseconds (as a duration)")
 }
 
 // variant is one kind of request in the suite.
@@ -142,6 +144,7 @@ type savedRun struct {
 	LoadBefore string         `json:"load_before"`
 	LoadAfter  string         `json:"load_after"`
 	Point      time.Duration  `json:"point_ns"`
+	BatchDelay time.Duration  `json:"batch_delay_ns"`
 	Rounds     int            `json:"rounds"`
 	Concs      []int          `json:"concurrencies"`
 	Notes      []string       `json:"notes"`
@@ -161,7 +164,7 @@ type savedVariant struct {
 
 func (s *suiteRun) save(path string) error {
 	r := savedRun{Started: s.started, Machine: s.machine, Kernels: s.kernels, LoadBefore: s.loadBefore, LoadAfter: s.loadAfter,
-		Point: s.cfg.point, Rounds: s.cfg.rounds, Concs: s.concs, Notes: s.notes, Points: s.points}
+		Point: s.cfg.point, BatchDelay: s.cfg.delay, Rounds: s.cfg.rounds, Concs: s.concs, Notes: s.notes, Points: s.points}
 	for _, v := range s.variants {
 		r.Variants = append(r.Variants, savedVariant{v.id, v.group, v.label, v.model, v.batched, v.binary, v.grpc})
 	}
@@ -182,7 +185,7 @@ func (s *suiteRun) load(path string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	s.started, s.machine, s.kernels, s.loadBefore, s.loadAfter = r.Started, r.Machine, r.Kernels, r.LoadBefore, r.LoadAfter
-	s.cfg.point, s.cfg.rounds, s.concs, s.notes, s.points = r.Point, r.Rounds, r.Concs, r.Notes, r.Points
+	s.cfg.point, s.cfg.delay, s.cfg.rounds, s.concs, s.notes, s.points = r.Point, r.BatchDelay, r.Rounds, r.Concs, r.Notes, r.Points
 	for _, v := range r.Variants {
 		s.variants = append(s.variants, &variant{id: v.ID, group: v.Group, label: v.Label, model: v.Model, batched: v.Batched, binary: v.Binary, grpc: v.GRPC})
 	}
@@ -246,8 +249,11 @@ func (s *suiteRun) want(group string) bool {
 // growing pile of connections.
 const openMax = 256
 
-// batchedConfig is the config.yaml of every batched model.
-const batchedConfig = "max_batch_size: 64\ndynamic_batching: {max_queue_delay_microseconds: 0}\n"
+// batchedConfig is the config.yaml of every batched model, with a queue
+// delay of delay.
+func batchedConfig(delay time.Duration) string {
+	return fmt.Sprintf("max_batch_size: 64\ndynamic_batching: {max_queue_delay_microseconds: %d}\n", delay.Microseconds())
+}
 
 // wideSizes are the wide model's layers: two 4096×4096 Gemms.
 var wideSizes = []int{4096, 4096, 4096}
@@ -272,7 +278,7 @@ func (s *suiteRun) setup() error {
 		if err := put("mnist", defaultmodel.ONNX, ""); err != nil {
 			return err
 		}
-		if err := put("mnist_batched", defaultmodel.ONNX, batchedConfig); err != nil {
+		if err := put("mnist_batched", defaultmodel.ONNX, batchedConfig(s.cfg.delay)); err != nil {
 			return err
 		}
 	}
@@ -282,7 +288,7 @@ func (s *suiteRun) setup() error {
 		if err := put("wide", onnx, ""); err != nil {
 			return err
 		}
-		if err := put("wide_batched", onnx, batchedConfig); err != nil {
+		if err := put("wide_batched", onnx, batchedConfig(s.cfg.delay)); err != nil {
 			return err
 		}
 	}
@@ -301,7 +307,7 @@ func (s *suiteRun) setup() error {
 			if err := put("cnn", onnx, ""); err != nil {
 				return err
 			}
-			if err := put("cnn_batched", onnx, batchedConfig); err != nil {
+			if err := put("cnn_batched", onnx, batchedConfig(s.cfg.delay)); err != nil {
 				return err
 			}
 		}
