@@ -3,7 +3,51 @@ package tensor
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 )
+
+// nativeLE tells whether this machine stores numbers little-endian, as
+// every platform quantserve ships for does (amd64, arm64): then a slice
+// of numbers already is its little-endian bytes, and copies as such.
+var nativeLE = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// memoryOf returns the bytes under a slice of fixed-size numbers (not
+// bool, whose byte values are normalized, nor string), or nil.
+func memoryOf(data any) []byte {
+	view := func(p unsafe.Pointer, n, size int) []byte {
+		if n == 0 {
+			return []byte{}
+		}
+		return unsafe.Slice((*byte)(p), n*size)
+	}
+	switch d := data.(type) {
+	case []uint8:
+		return d
+	case []int8:
+		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 1)
+	case []uint16:
+		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 2)
+	case []int16:
+		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 2)
+	case []F16:
+		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 2)
+	case []BF16:
+		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 2)
+	case []uint32:
+		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 4)
+	case []int32:
+		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 4)
+	case []float32:
+		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 4)
+	case []uint64:
+		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 8)
+	case []int64:
+		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 8)
+	case []float64:
+		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 8)
+	}
+	return nil
+}
 
 // FromLittleEndian returns n elements of dt read from raw, which holds
 // them little-endian, n·dt.Size() bytes, BOOL one byte each (nonzero is
@@ -12,6 +56,10 @@ func FromLittleEndian(dt DataType, raw []byte, n int) any {
 	raw = raw[:n*dt.Size()]
 	le := binary.LittleEndian
 	out, _ := MakeSlice(dt, n)
+	if m := memoryOf(out); nativeLE && m != nil {
+		copy(m, raw)
+		return out
+	}
 	switch d := out.(type) {
 	case []bool:
 		for i := range d {
@@ -69,6 +117,9 @@ func FromLittleEndian(dt DataType, raw []byte, n int) any {
 
 // AppendLittleEndian appends t's elements in FromLittleEndian's layout.
 func AppendLittleEndian(b []byte, t *Tensor) []byte {
+	if m := memoryOf(t.Data); nativeLE && m != nil {
+		return append(b, m...)
+	}
 	le := binary.LittleEndian
 	switch d := t.Data.(type) {
 	case []bool:

@@ -26,3 +26,37 @@ func TestLittleEndianRoundTrip(t *testing.T) {
 		t.Errorf("float32 layout % x", got)
 	}
 }
+
+// TestLittleEndianCopyMatchesPerElement: on this (little-endian) machine
+// the numbers' memory is copied whole; it must give the bytes the
+// portable per-element path gives, both ways, for every fixed-size type.
+func TestLittleEndianCopyMatchesPerElement(t *testing.T) {
+	if !nativeLE {
+		t.Skip("big-endian machine: only the per-element path runs")
+	}
+	defer func() { nativeLE = true }()
+	for _, dt := range []DataType{Uint8, Int8, Uint16, Int16, Uint32, Int32, Uint64, Int64, Float16, BFloat16, Float32, Float64} {
+		raw := make([]byte, 5*dt.Size())
+		for i := range raw {
+			raw[i] = byte(i*53 + 7)
+		}
+		nativeLE = false
+		slow := FromLittleEndian(dt, raw, 5)
+		slowBytes := AppendLittleEndian([]byte{9}, &Tensor{DType: dt, Shape: []int{5}, Data: slow})
+		nativeLE = true
+		fast := FromLittleEndian(dt, raw, 5)
+		fastBytes := AppendLittleEndian([]byte{9}, &Tensor{DType: dt, Shape: []int{5}, Data: fast})
+		if !bytes.Equal(AppendLittleEndian(nil, &Tensor{DType: dt, Shape: []int{5}, Data: slow}), raw) {
+			t.Errorf("%v: the per-element path does not round-trip", dt)
+		}
+		if !bytes.Equal(slowBytes, fastBytes) || !bytes.Equal(fastBytes[1:], raw) {
+			t.Errorf("%v: copied % x, per element % x, from % x", dt, fastBytes, slowBytes, raw)
+		}
+		if m := memoryOf(slow); m == nil || !bytes.Equal(m, memoryOf(fast)) {
+			t.Errorf("%v: decoded values differ between the paths", dt)
+		}
+	}
+	if m := memoryOf([]float32{}); m == nil || len(m) != 0 {
+		t.Errorf("empty slice: %v", m)
+	}
+}
