@@ -74,6 +74,10 @@ func (s *suiteRun) ratios() []ratio {
 				fmt.Sprintf("%.0f / %.0f req/s", on, off)})
 		}
 	}
+	if b := s.bound; b != nil && b.Batch1 > 0 {
+		out = append(out, ratio{"(bound) wide model in process, no HTTP: batches of 64 / batch 1 with GOMAXPROCS callers", "—", b.ratio(), true,
+			fmt.Sprintf("%.0f / %.0f rows/s", b.Batch64, b.Batch1)})
+	}
 	for _, batching := range []string{"off", "on"} {
 		m, bare := rps("mnist/json/"+batching, 8), rps("bare/json", 8)
 		if m > 0 && bare > 0 {
@@ -139,6 +143,7 @@ func (s *suiteRun) write() error {
 	p("It builds `cmd/serve`, lays out a model repository in a temporary directory, starts the server and a decode-only `net/http` server on 127.0.0.1, ")
 	p("and drives both with `cmd/loadgen`'s closed loop (each connection sends a request, reads the whole answer, sends the next) and open loop (requests leave at a fixed rate, answered or not; latency counts from when each was due).\n\n")
 	p("Every point runs %s; the %d rounds are interleaved (every variant at one concurrency, then the next concurrency, then the next round), and each point reports its best round, so the ratios below compare runs made under the same neighbours. ", s.cfg.point, s.cfg.rounds)
+	p("The server runs with `--log-level warn` (no line per request) and `--max-inflight 1024`. ")
 	p("Batching on means `%s` in the model's `config.yaml`; the batch column is the mean number of requests per execution, from `/metrics`.\n\n", strings.TrimSpace(strings.ReplaceAll(batchedConfig(s.cfg.delay), "\n", "; ")))
 	if s.hasGRPC("") {
 		p("The gRPC variants call the Open Inference Protocol's `ModelInfer` with the input in `raw_input_contents` (answers come back in `raw_output_contents`), all over one HTTP/2 connection as a client's one channel would; ")
@@ -164,6 +169,9 @@ func (s *suiteRun) write() error {
 	p("\n")
 	p("Reading these: the load generator and the server share the machine's cores, and on a shared machine so do other processes (see the load average above), so absolute rates are low and tails long; the decode-only handler's own p99/p50 is listed as the floor this machine puts under the latency ratio. ")
 	p("A batch-1 request on the wide model streams all 32 MB of its int8 weights (bound by memory bandwidth); a batch streams them once for all its rows and is bound by the cores instead, so batching gains most where the cores are the server's own. ")
+	if s.bound != nil {
+		p("The (bound) row measures both in process before any server starts, one batch-1 caller per core against batches of 64: its ratio is the most batching can gain on this machine, before HTTP work and the load generator take their share of the cores. ")
+	}
 	p("On the wide model the JSON work per request (4,096 numbers parsed, 4,096 written) sits beside about 67 million multiply-adds of the two layers, which bounds what binary bodies can gain over JSON.\n\n")
 	for _, g := range []string{"mnist", "wide", "cnn"} {
 		vs := s.group(g)

@@ -124,6 +124,7 @@ type suiteRun struct {
 	loadBefore, loadAfter string
 	cmds                  []*exec.Cmd
 	machine               machine
+	bound                 *kernelBound
 }
 
 // machine describes where a run measured.
@@ -148,6 +149,7 @@ type savedRun struct {
 	Rounds     int            `json:"rounds"`
 	Concs      []int          `json:"concurrencies"`
 	Notes      []string       `json:"notes"`
+	Bound      *kernelBound   `json:"wide_in_process,omitempty"`
 	Variants   []savedVariant `json:"variants"`
 	Points     []point        `json:"points"`
 }
@@ -164,7 +166,7 @@ type savedVariant struct {
 
 func (s *suiteRun) save(path string) error {
 	r := savedRun{Started: s.started, Machine: s.machine, Kernels: s.kernels, LoadBefore: s.loadBefore, LoadAfter: s.loadAfter,
-		Point: s.cfg.point, BatchDelay: s.cfg.delay, Rounds: s.cfg.rounds, Concs: s.concs, Notes: s.notes, Points: s.points}
+		Point: s.cfg.point, BatchDelay: s.cfg.delay, Rounds: s.cfg.rounds, Concs: s.concs, Notes: s.notes, Bound: s.bound, Points: s.points}
 	for _, v := range s.variants {
 		r.Variants = append(r.Variants, savedVariant{v.id, v.group, v.label, v.model, v.batched, v.binary, v.grpc})
 	}
@@ -186,6 +188,7 @@ func (s *suiteRun) load(path string) error {
 	}
 	s.started, s.machine, s.kernels, s.loadBefore, s.loadAfter = r.Started, r.Machine, r.Kernels, r.LoadBefore, r.LoadAfter
 	s.cfg.point, s.cfg.delay, s.cfg.rounds, s.concs, s.notes, s.points = r.Point, r.BatchDelay, r.Rounds, r.Concs, r.Notes, r.Points
+	s.bound = r.Bound
 	for _, v := range r.Variants {
 		s.variants = append(s.variants, &variant{id: v.ID, group: v.Group, label: v.Label, model: v.Model, batched: v.Batched, binary: v.Binary, grpc: v.GRPC})
 	}
@@ -291,6 +294,12 @@ func (s *suiteRun) setup() error {
 		if err := put("wide_batched", onnx, batchedConfig(s.cfg.delay)); err != nil {
 			return err
 		}
+		s.logf("the wide model in process, batch 1 and batch 64 (%v each)", 2*s.cfg.point)
+		b, err := measureBound(onnx, wideSizes[0], 2*s.cfg.point)
+		if err != nil {
+			return fmt.Errorf("wide model in process: %w", err)
+		}
+		s.bound = b
 	}
 	cnnPath := filepath.Join(s.cfg.shared, "models", "paddleocr_cls_mobile_v2", "model.onnx")
 	cnnOK := false
