@@ -476,3 +476,26 @@ func TestUnverifiedTablesNeedConsent(t *testing.T) {
 		t.Errorf("with consent: %v, want [new old]", got)
 	}
 }
+
+// TestQBlockPaddedRows: 3 rows followed by room for a fourth (as QRows
+// pads them) run as one 4-row tile on the tables that tile; the extra
+// rows (and the bytes after 2 rows) hold bytes of any value, even ones no row of these sums may
+// hold, and must change nothing: every table still equals the reference,
+// and nothing is stored past the last row (the guard bands).
+func TestQBlockPaddedRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 21))
+	_, mp := maxTile()
+	for _, kq := range []int{1, 2, 7, 16, 33, 300} {
+		for rows := 2; rows <= 3; rows++ {
+			for np := 1; np <= mp; np++ {
+				ldu, pstr := 4*kq+4*r.IntN(2), 64*kq+r.IntN(3)
+				u := activations(r, 3*ldu+4*kq, kq%3)
+				for i := rows * ldu; i < len(u); i++ {
+					u[i] = []uint8{255, 129, 0}[r.IntN(3)]
+				}
+				b := weights(r, (np-1)*pstr+64*kq, np%2)
+				newQCase(r, rows, np, kq, u, b, ldu, pstr).check(t)
+			}
+		}
+	}
+}

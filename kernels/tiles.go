@@ -28,6 +28,11 @@ func QBlockTiles(q *QBlock, tile4 Tile4, tile1 Tile1) {
 			case q.Rows >= 4:
 				base = q.Rows - 4
 				tile4(q.U[base*q.LDU:], q.LDU, b, q.KQ, acc[:])
+			case q.Rows == 3 && len(q.U) >= 3*q.LDU+4*q.KQ:
+				// 3 rows with room for a fourth (QRows pads them): one
+				// 4-row tile whose extra row is never stored.
+				rows = q.Rows
+				tile4(q.U, q.LDU, b, q.KQ, acc[:])
 			default:
 				rows = 1
 				tile1(q.U[r0*q.LDU:r0*q.LDU+4*q.KQ], b, q.KQ, acc[:PanelN])
