@@ -144,7 +144,13 @@ func (s *suiteRun) write() error {
 	p("and drives both with `cmd/loadgen`'s closed loop (each connection sends a request, reads the whole answer, sends the next) and open loop (requests leave at a fixed rate, answered or not; latency counts from when each was due).\n\n")
 	p("Every point runs %s; the %d rounds are interleaved (every variant at one concurrency, then the next concurrency, then the next round), and each point reports its best round, so the ratios below compare runs made under the same neighbours. ", s.cfg.point, s.cfg.rounds)
 	p("The server runs with `--log-level warn` (no line per request) and `--max-inflight 1024`. ")
-	p("Batching on means `%s` in the model's `config.yaml`; the batch column is the mean number of requests per execution, from `/metrics`.\n\n", strings.TrimSpace(strings.ReplaceAll(batchedConfig(s.cfg.delay), "\n", "; ")))
+	p("Batching on means `%s` in the model's `config.yaml`", strings.TrimSpace(strings.ReplaceAll(batchedConfig(0), "\n", "; ")))
+	for _, g := range []string{"mnist", "wide", "cnn"} {
+		if d := s.cfg.delays[g]; d > 0 && len(s.group(g)) > 0 {
+			p(", but `max_queue_delay_microseconds: %d` for the %s model, whose batch-1 execution takes about as long: a request waits that long at most for others to share its execution", d.Microseconds(), g)
+		}
+	}
+	p("; the batch column is the mean number of requests per execution, from `/metrics`.\n\n")
 	if s.hasGRPC("") {
 		p("The gRPC variants call the Open Inference Protocol's `ModelInfer` with the input in `raw_input_contents` (answers come back in `raw_output_contents`), all over one HTTP/2 connection as a client's one channel would; ")
 		p("their clients are unary calls outstanding on it, where each HTTP client is a connection of its own with one request outstanding (`go run ./cmd/loadgen -grpc 127.0.0.1:8001` drives them alone).\n\n")

@@ -12,7 +12,7 @@ package main
 // requests of 4096 floats, the same three ways), the PaddleOCR
 // text-direction CNN from ../shared/models (when this build's operators
 // run it), each with dynamic batching off and on (max_batch_size 64, no
-// queue delay), and the decode-only handler with the MNIST bodies. The
+// queue delay but the wide model's 1 ms), and the decode-only handler with the MNIST bodies. The
 // gRPC variants make their calls over one connection, as a client's one
 // channel would.
 
@@ -57,7 +57,38 @@ type suiteConfig struct {
 	rateFrac float64
 	only     string
 	from     string
-	delay    time.Duration
+	delays   groupDelays
+}
+
+// groupDelays is -batch-delay: the batched models' max_queue_delay by
+// scenario group ("wide=1ms,cnn=500us"); a group not named waits 0.
+type groupDelays map[string]time.Duration
+
+func (g *groupDelays) String() string {
+	var parts []string
+	for _, k := range []string{"mnist", "wide", "cnn"} {
+		if d, ok := (*g)[k]; ok {
+			parts = append(parts, k+"="+d.String())
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+func (g *groupDelays) Set(v string) error {
+	m := groupDelays{}
+	for _, part := range strings.Split(v, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		k, dv, ok := strings.Cut(part, "=")
+		d, err := time.ParseDuration(dv)
+		if !ok || err != nil || d < 0 || (k != "mnist" && k != "wide" && k != "cnn") {
+			return fmt.Errorf("%q: want group=duration (groups mnist, wide, cnn), e.g. wide=1ms", part)
+		}
+		m[k] = d
+	}
+	*g = m
+	return nil
 }
 
 func (s *suiteConfig) flags(fs *flag.FlagSet) {
@@ -72,7 +103,8 @@ func (s *suiteConfig) flags(fs *flag.FlagSet) {
 	fs.Float64Var(&s.rateFrac, "open-fraction", 0.5, "suite: open-loop rate as a fraction of the batching-off throughput at the highest concurrency")
 	fs.StringVar(&s.only, "models", "mnist,wide,cnn", "suite: which scenario groups to run")
 	fs.StringVar(&s.from, "from", "", "suite: rewrite the report and charts from a results.json a run wrote, measuring nothing")
-	fs.DurationVar(&s.delay, "batch-delay", 0, "suite: the batched models' max_queue_delay_microseconds (as a duration)")
+	s.delays = groupDelays{"wide": time.Millisecond}
+	fs.Var(&s.delays, "batch-delay", "suite: the batched models' max_queue_delay by scenario group (group=duration,...; groups not named wait 0)")
 }
 
 // variant is one kind of request in the suite.
@@ -145,7 +177,7 @@ type savedRun struct {
 	LoadBefore string         `json:"load_before"`
 	LoadAfter  string         `json:"load_after"`
 	Point      time.Duration  `json:"point_ns"`
-	BatchDelay time.Duration  `json:"batch_delay_ns"`
+	BatchDelay groupDelays    `json:"batch_delays_ns,omitempty"`
 	Rounds     int            `json:"rounds"`
 	Concs      []int          `json:"concurrencies"`
 	Notes      []string       `json:"notes"`
@@ -166,7 +198,7 @@ type savedVariant struct {
 
 func (s *suiteRun) save(path string) error {
 	r := savedRun{Started: s.started, Machine: s.machine, Kernels: s.kernels, LoadBefore: s.loadBefore, LoadAfter: s.loadAfter,
-		Point: s.cfg.point, BatchDelay: s.cfg.delay, Rounds: s.cfg.rounds, Concs: s.concs, Notes: s.notes, Bound: s.bound, Points: s.points}
+		Point: s.cfg.point, BatchDelay: s.cfg.delays, Rounds: s.cfg.rounds, Concs: s.concs, Notes: s.notes, Bound: s.bound, Points: s.points}
 	for _, v := range s.variants {
 		r.Variants = append(r.Variants, savedVariant{v.id, v.group, v.label, v.model, v.batched, v.binary, v.grpc})
 	}
@@ -187,7 +219,7 @@ func (s *suiteRun) load(path string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	s.started, s.machine, s.kernels, s.loadBefore, s.loadAfter = r.Started, r.Machine, r.Kernels, r.LoadBefore, r.LoadAfter
-	s.cfg.point, s.cfg.delay, s.cfg.rounds, s.concs, s.notes, s.points = r.Point, r.BatchDelay, r.Rounds, r.Concs, r.Notes, r.Points
+	s.cfg.point, s.cfg.delays, s.cfg.rounds, s.concs, s.notes, s.points = r.Point, r.BatchDelay, r.Rounds, r.Concs, r.Notes, r.Points
 	s.bound = r.Bound
 	for _, v := range r.Variants {
 		s.variants = append(s.variants, &variant{id: v.ID, group: v.Group, label: v.Label, model: v.Model, batched: v.Batched, binary: v.Binary, grpc: v.GRPC})
@@ -252,8 +284,8 @@ func (s *suiteRun) want(group string) bool {
 // growing pile of connections.
 const openMax = 256
 
-// batchedConfig is the config.yaml of every batched model, with a queue
-// delay of delay.
+// batchedConfig is the config.yaml of a batched model, with a queue delay
+// of delay.
 func batchedConfig(delay time.Duration) string {
 	return fmt.Sprintf("max_batch_size: 64\ndynamic_batching: {max_queue_delay_microseconds: %d}\n", delay.Microseconds())
 }
@@ -281,7 +313,7 @@ func (s *suiteRun) setup() error {
 		if err := put("mnist", defaultmodel.ONNX, ""); err != nil {
 			return err
 		}
-		if err := put("mnist_batched", defaultmodel.ONNX, batchedConfig(s.cfg.delay)); err != nil {
+		if err := put("mnist_batched", defaultmodel.ONNX, batchedConfig(s.cfg.delays["mnist"])); err != nil {
 			return err
 		}
 	}
@@ -291,7 +323,7 @@ func (s *suiteRun) setup() error {
 		if err := put("wide", onnx, ""); err != nil {
 			return err
 		}
-		if err := put("wide_batched", onnx, batchedConfig(s.cfg.delay)); err != nil {
+		if err := put("wide_batched", onnx, batchedConfig(s.cfg.delays["wide"])); err != nil {
 			return err
 		}
 		s.logf("the wide model in process, batch 1 and batch 64 (%v each)", 2*s.cfg.point)
@@ -316,7 +348,7 @@ func (s *suiteRun) setup() error {
 			if err := put("cnn", onnx, ""); err != nil {
 				return err
 			}
-			if err := put("cnn_batched", onnx, batchedConfig(s.cfg.delay)); err != nil {
+			if err := put("cnn_batched", onnx, batchedConfig(s.cfg.delays["cnn"])); err != nil {
 				return err
 			}
 		}
