@@ -19,23 +19,24 @@ import (
 // DefaultGCMinHeap is --gc-min-heap's default.
 const DefaultGCMinHeap = 64 << 20
 
-// maxGCPercent bounds the raised GOGC (a floor of 64 MiB over a live heap
-// of 64 KiB would ask for 100,000%).
-const maxGCPercent = 10000
+// runtimeHeapMinimum is the runtime's smallest heap goal at GOGC=100,
+// which it scales with GOGC (runtime's defaultHeapMinimum): at GOGC=p the
+// goal is never below 4 MiB × p/100, so p above floor/4 MiB × 100 would
+// put the goal past the floor however small the live heap is.
+const runtimeHeapMinimum = 4 << 20
 
-// gcPercentFor returns the GOGC that puts the collector's goal at floor
-// bytes or more, and never below base. The goal is the live heap plus GOGC
+// gcPercentFor returns the GOGC that puts the collector's goal at about
+// floor bytes, and never below base. The goal is the live heap plus GOGC
 // percent of the memory the collector scans, roots (goroutine stacks,
-// globals) and live heap together.
+// globals) and live heap together, and at least runtimeHeapMinimum scaled
+// by GOGC. A live heap of 0 (no collection yet) leaves base: the first
+// collection comes early and tells the live heap.
 func gcPercentFor(live, roots, floor uint64, base int) int {
-	if floor == 0 || live >= floor {
+	if floor == 0 || live == 0 || live >= floor {
 		return base
 	}
-	scan := max(live+roots, 1)
-	p := (floor-live)*100/scan + 1
-	if p > maxGCPercent {
-		return max(base, maxGCPercent)
-	}
+	p := (floor-live)*100/(live+roots) + 1
+	p = min(p, floor*100/runtimeHeapMinimum)
 	return max(base, int(p))
 }
 

@@ -12,14 +12,16 @@ func TestGCPercentFor(t *testing.T) {
 		live, roots, floor uint64
 		base, want         int
 	}{
-		{live: 4 << 20, floor: 64 << 20, base: 100, want: 1501},                 // goal 4 MiB × 16.01 ≥ 64 MiB
-		{live: 3 << 20, roots: 1 << 20, floor: 64 << 20, base: 100, want: 1526}, // 3 MiB + 4 MiB × 15.26
+		{live: 8 << 20, floor: 256 << 20, base: 100, want: 3101},                 // goal 8 MiB × 32.01 ≥ 256 MiB
+		{live: 6 << 20, roots: 2 << 20, floor: 256 << 20, base: 100, want: 3126}, // 6 MiB + 8 MiB × 31.26
+		{live: 4 << 20, floor: 64 << 20, base: 100, want: 1501},
+		{live: 2 << 20, floor: 64 << 20, base: 100, want: 1600}, // capped: the runtime's minimum goal, 4 MiB × 16, is the floor
 		{live: 32 << 20, floor: 64 << 20, base: 100, want: 101},
 		{live: 40 << 20, floor: 64 << 20, base: 100, want: 100}, // the base goal is past the floor already
 		{live: 64 << 20, floor: 64 << 20, base: 100, want: 100},
 		{live: 1 << 30, floor: 64 << 20, base: 200, want: 200},
-		{live: 1 << 10, floor: 64 << 20, base: 100, want: maxGCPercent},
-		{live: 0, floor: 64 << 20, base: 100, want: maxGCPercent},
+		{live: 1 << 10, floor: 64 << 20, base: 100, want: 1600},
+		{live: 0, floor: 64 << 20, base: 100, want: 100}, // no collection yet: the live heap is unknown
 		{live: 4 << 20, floor: 0, base: 100, want: 100},
 		{live: 4 << 20, floor: 64 << 20, base: 5000, want: 5000},
 	} {
@@ -27,8 +29,8 @@ func TestGCPercentFor(t *testing.T) {
 		if got != c.want {
 			t.Errorf("gcPercentFor(%d, %d, %d, %d) = %d, want %d", c.live, c.roots, c.floor, c.base, got, c.want)
 		}
-		if got > c.base && got < maxGCPercent { // raised: the goal is the floor
-			goal := c.live + (c.live+c.roots)*uint64(got)/100
+		if got > c.base { // raised: the goal is the floor, or the runtime's minimum is
+			goal := max(c.live+(c.live+c.roots)*uint64(got)/100, runtimeHeapMinimum*uint64(got)/100)
 			if goal < c.floor || goal > c.floor+c.floor/50 {
 				t.Errorf("gcPercentFor(%d, %d, %d, %d) = %d: goal %d, want the floor or just past it", c.live, c.roots, c.floor, c.base, got, goal)
 			}
@@ -60,6 +62,7 @@ func TestHeapFloor(t *testing.T) {
 		gcFloor.mu.Unlock()
 	}()
 
+	runtime.GC() // the live heap is known from the first collection on
 	setHeapFloor(1 << 30)
 	base := gcFloor.base
 	if got := gogc(); got <= base {
