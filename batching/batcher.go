@@ -184,6 +184,19 @@ func (b *Batcher) Run(ctx context.Context, inputs map[string]*tensor.Tensor, out
 		return nil, err
 	}
 	r.enq = time.Now()
+	if b.cfg.MaxQueueDelay == 0 && !b.running && len(b.queue) == 0 {
+		select {
+		case b.slots <- struct{}{}:
+			// An instance is idle and nothing waits: the scheduler would
+			// send this request alone at once, so its caller runs it,
+			// without two goroutine hand-offs.
+			bt := &batch{reqs: []*request{r}, rows: r.rows, live: 1}
+			r.batch = bt
+			b.mu.Unlock()
+			return b.runInline(ctx, bt, inputs, outputs)
+		default:
+		}
+	}
 	b.queue = append(b.queue, r)
 	if !b.running {
 		b.running = true
@@ -216,6 +229,29 @@ func (b *Batcher) Run(ctx context.Context, inputs map[string]*tensor.Tensor, out
 		}
 		return nil, ctx.Err()
 	}
+}
+
+// runInline executes bt, the batch of one request its caller formed, in
+// the caller's goroutine, holding an instance slot. The caller leaving
+// (ctx done) cancels the execution, as the last request leaving a batch
+// does.
+func (b *Batcher) runInline(ctx context.Context, bt *batch, inputs map[string]*tensor.Tensor, outputs []string) (map[string]*tensor.Tensor, error) {
+	r := bt.reqs[0]
+	stop := context.AfterFunc(ctx, bt.leave)
+	b.execute(bt)
+	stop()
+	<-b.slots
+	res := <-r.done
+	if err := ctx.Err(); err != nil {
+		b.mu.Lock()
+		b.st.cancelled++
+		b.mu.Unlock()
+		return nil, err
+	}
+	if res.alone {
+		return b.alone(ctx, inputs, outputs, r.rows)
+	}
+	return res.outs, res.err
 }
 
 // leadingDim returns the first dimension of some input (1 for scalars):

@@ -704,3 +704,57 @@ func TestLargeProductsBitIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleRequestRunsInline: with no queue delay, a request finding an
+// idle instance and nothing waiting runs at once as a batch of one (in
+// its caller's goroutine), counted like any batch; its caller leaving
+// cancels that execution, and the batcher goes on serving.
+func TestIdleRequestRunsInline(t *testing.T) {
+	m := loadModel(t, mixedGraph(), dispatch.Available()[0])
+	b, err := New(m, Config{MaxBatchSize: 8, Dynamic: true, Instances: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	in := mixedInputs(rng, 2)
+	got, err := b.Run(context.Background(), in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := m.Run(context.Background(), in, nil)
+	sameOutputs(t, "inline request", got, want)
+	if st := b.Stats(); st.Executions != 1 || st.Requests != 1 || len(st.Batches) != 1 || st.Batches[0].Size != 2 || st.Waiting != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+
+	started, resume := make(chan struct{}), make(chan struct{})
+	finished := make(chan error, 1)
+	b.beforeRun = func() { close(started); <-resume }
+	b.afterRun = func(err error) { finished <- err }
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := make(chan error, 1)
+	go func() { _, err := b.Run(ctx, mixedInputs(rng, 1), nil); gone <- err }()
+	<-started
+	cancel()
+	close(resume)
+	if err := <-finished; !errors.Is(err, context.Canceled) {
+		t.Errorf("the execution ran to %v, want its context cancelled", err)
+	}
+	if err := <-gone; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled request: %v", err)
+	}
+	b.beforeRun, b.afterRun = nil, nil
+
+	reqs := []map[string]*tensor.Tensor{mixedInputs(rng, 1), mixedInputs(rng, 3)}
+	outs, errs := submit(b, context.Background(), reqs, nil)
+	for i := range reqs {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		want, _ := m.Run(context.Background(), reqs[i], nil)
+		sameOutputs(t, fmt.Sprintf("request %d after", i), outs[i], want)
+	}
+	if st := b.Stats(); st.Cancelled != 1 || st.Requests != 3 || st.Waiting != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}
