@@ -232,14 +232,12 @@ func (b *Batcher) Run(ctx context.Context, inputs map[string]*tensor.Tensor, out
 }
 
 // runInline executes bt, the batch of one request its caller formed, in
-// the caller's goroutine, holding an instance slot. The caller leaving
-// (ctx done) cancels the execution, as the last request leaving a batch
-// does.
+// the caller's goroutine, holding an instance slot, under the caller's
+// context: its leaving cancels the execution, as the last request leaving
+// a batch does.
 func (b *Batcher) runInline(ctx context.Context, bt *batch, inputs map[string]*tensor.Tensor, outputs []string) (map[string]*tensor.Tensor, error) {
 	r := bt.reqs[0]
-	stop := context.AfterFunc(ctx, bt.leave)
-	b.execute(bt)
-	stop()
+	b.execute(ctx, bt)
 	<-b.slots
 	res := <-r.done
 	if err := ctx.Err(); err != nil {
@@ -369,7 +367,7 @@ func (b *Batcher) schedule() {
 		b.mu.Unlock()
 		go func() {
 			defer func() { <-b.slots }()
-			b.execute(bt)
+			b.execute(context.Background(), bt)
 		}()
 	}
 }
@@ -440,14 +438,10 @@ func (b *Batcher) form(now time.Time) (*batch, time.Duration) {
 	return bt, 0
 }
 
-// errNotBatchable reports a batch whose outputs do not have the batch's
-// rows in their first dimension: the model mixes or drops rows of
-// dimension 0, against the contract of max_batch_size.
-var errNotBatchable = errors.New("batching: the model does not keep dimension 0 as its batch")
-
-// execute runs a batch and answers its requests.
-func (b *Batcher) execute(bt *batch) {
-	ctx, cancel := context.WithCancel(context.Background())
+// execute runs a batch and answers its requests, under parent (the
+// requests leaving cancel it too).
+func (b *Batcher) execute(parent context.Context, bt *batch) {
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	bt.mu.Lock()
 	bt.cancel = cancel
@@ -485,7 +479,7 @@ func (b *Batcher) execute(bt *batch) {
 		b.st.requests += int64(len(bt.reqs))
 		b.st.inferences += int64(bt.rows)
 		b.st.execute(bt.rows, d)
-	} else if errors.Is(err, errNotBatchable) && b.disabled == nil {
+	} else if errors.Is(err, ErrNotBatchable) && b.disabled == nil {
 		b.disabled = err
 	}
 	if err != nil && ctx.Err() == nil {
@@ -579,7 +573,7 @@ func checkRows(outs map[string]*tensor.Tensor, rows int) error {
 			if t != nil {
 				shape = tensor.ShapeString(t.Shape)
 			}
-			return fmt.Errorf("%w: output %q of a batch of %d rows has shape %s", errNotBatchable, name, rows, shape)
+			return fmt.Errorf("%w: output %q of a batch of %d rows has shape %s", ErrNotBatchable, name, rows, shape)
 		}
 	}
 	return nil

@@ -56,10 +56,8 @@ func Check(ctx context.Context, m *model.Model) (probed bool, err error) {
 	if err != nil {
 		return false, nil
 	}
-	for name, t := range whole {
-		if t.Rank() == 0 || t.Shape[0] != probeRows {
-			return true, fmt.Errorf("%w: output %q of a batch of %d rows has shape %s", ErrNotBatchable, name, probeRows, tensor.ShapeString(t.Shape))
-		}
+	if err := checkRows(whole, probeRows); err != nil {
+		return true, err
 	}
 	for i := 0; i < probeRows; i++ {
 		row := map[string]*tensor.Tensor{}
