@@ -35,6 +35,8 @@ import (
 //	  max_queue_delay_microseconds: 0  # longest wait for more rows
 //	  preferred_batch_size: [8, 16]    # sizes sent as soon as they form
 //	  max_queue_size: 0                # waiting requests before 503 (0: --max-inflight)
+//	instance_group:           # copies of the model executing at once (default:
+//	  - {kind: KIND_CPU, count: 2}  # unbounded without batching, one batch per core with it)
 //
 // A Triton config.pbtxt is read into the same struct (ParseTritonConfig).
 type Config struct {
@@ -48,6 +50,9 @@ type Config struct {
 	// DynamicBatching, when given (even empty) with MaxBatchSize > 0,
 	// turns dynamic batching on (package batching).
 	DynamicBatching *DynamicBatching `yaml:"dynamic_batching"`
+	// InstanceGroups bound how many executions of a version run at once:
+	// batches with dynamic batching, requests without.
+	InstanceGroups []InstanceGroup `yaml:"instance_group"`
 
 	// Read from a config.pbtxt only:
 	Name      string         `yaml:"-"` // the model's name, as the file gives it
@@ -66,6 +71,51 @@ type DynamicBatching struct {
 	MaxQueueSize              int64   `yaml:"max_queue_size"`
 }
 
+// InstanceGroup is an entry of Triton's instance_group: Count copies of
+// the model (1 if not given) on the CPU (kind KIND_CPU, or KIND_AUTO, which
+// is the CPU here). Name labels it and changes nothing.
+type InstanceGroup struct {
+	Name  string `yaml:"name"`
+	Kind  string `yaml:"kind"`
+	Count int64  `yaml:"count"`
+}
+
+// maxInstances bounds the instances of a model.
+const maxInstances = 1024
+
+// Instances returns how many executions of a version may run at once, the
+// counts of the instance groups summed; 0 when no group is given.
+func (c *Config) Instances() int {
+	if c == nil {
+		return 0
+	}
+	n := int64(0)
+	for _, g := range c.InstanceGroups {
+		n += max(g.Count, 1)
+	}
+	return int(min(n, maxInstances+1))
+}
+
+// checkInstances checks the instance groups.
+func (c *Config) checkInstances(file string) error {
+	total := int64(0)
+	for i, g := range c.InstanceGroups {
+		switch g.Kind {
+		case "", "KIND_CPU", "KIND_AUTO":
+		default:
+			return fmt.Errorf("%s: instance_group %d: kind %s: quantserve runs models on the CPU (KIND_CPU or KIND_AUTO)", file, i, g.Kind)
+		}
+		if g.Count < 0 || g.Count > maxInstances {
+			return fmt.Errorf("%s: instance_group %d: count %d: from 1 to %d", file, i, g.Count, maxInstances)
+		}
+		total += max(g.Count, 1)
+	}
+	if total > maxInstances {
+		return fmt.Errorf("%s: instance_group: %d instances in all, at most %d", file, total, maxInstances)
+	}
+	return nil
+}
+
 // maxBatchSize bounds max_batch_size and the batching sizes: a batch's
 // stacked inputs are still bounded by tensor.MaxElements.
 const maxBatchSize = 1 << 20
@@ -76,7 +126,7 @@ func (c *Config) Batching() batching.Config {
 	if c == nil {
 		return batching.Config{}
 	}
-	bc := batching.Config{MaxBatchSize: int(min(max(c.MaxBatchSize, -1), maxBatchSize+1))}
+	bc := batching.Config{MaxBatchSize: int(min(max(c.MaxBatchSize, -1), maxBatchSize+1)), Instances: c.Instances()}
 	if d := c.DynamicBatching; d != nil {
 		bc.Dynamic = true
 		bc.MaxQueueDelay = time.Duration(min(max(d.MaxQueueDelayMicroseconds, -1), int64(time.Hour/time.Microsecond))) * time.Microsecond
@@ -222,6 +272,9 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, fmt.Errorf("config.yaml: default_version %d must be positive", c.DefaultVersion)
 	}
 	if err := c.checkBatching(c.File); err != nil {
+		return nil, err
+	}
+	if err := c.checkInstances(c.File); err != nil {
 		return nil, err
 	}
 	return &c, nil

@@ -1,5 +1,7 @@
 package repository
 
+import "fmt"
+
 // pbDynamicBatching reads a config.pbtxt's dynamic_batching message into
 // the fields config.yaml has: max_queue_delay_microseconds,
 // preferred_batch_size (repeated) and default_queue_policy's
@@ -37,4 +39,36 @@ func pbDynamicBatching(f *pbField) (*DynamicBatching, error) {
 		}
 	}
 	return d, nil
+}
+
+// pbInstanceGroup reads one entry of a config.pbtxt's instance_group:
+// name, kind (an identifier) and count. Any other field (gpus,
+// rate_limiter, ...) is an error naming it.
+func pbInstanceGroup(f *pbField) (InstanceGroup, error) {
+	var g InstanceGroup
+	if err := pbOnly(f, "name", "kind", "count"); err != nil {
+		return g, err
+	}
+	for _, sub := range f.Msg {
+		switch sub.Name {
+		case "name":
+			s, err := pbStr(sub)
+			if err != nil {
+				return g, err
+			}
+			g.Name = s
+		case "kind":
+			if sub.Value == nil || sub.Value.Kind != pbIdent {
+				return g, fmt.Errorf("line %d: kind must be a KIND_* name", sub.Line)
+			}
+			g.Kind = sub.Value.Text
+		case "count":
+			n, err := pbInt(sub)
+			if err != nil {
+				return g, err
+			}
+			g.Count = n
+		}
+	}
+	return g, nil
 }

@@ -48,13 +48,27 @@ type Version struct {
 	// dynamic batching on; nil otherwise. Its Stats are the version's
 	// batching counters (executions, batch sizes, queue time).
 	Batcher *batching.Batcher
+
+	// instances bounds the executions running at once when the config
+	// gives instance_group without dynamic batching (the batcher bounds
+	// its batches itself); nil: no bound.
+	instances chan struct{}
 }
 
-// Run runs the version's model, through its batcher when it has one.
-// Every front end runs models through it.
+// Run runs the version's model, through its batcher when it has one, in
+// one of its instances when it has a number of them. Every front end runs
+// models through it.
 func (v *Version) Run(ctx context.Context, inputs map[string]*tensor.Tensor, outputs []string) (map[string]*tensor.Tensor, error) {
 	if v.Batcher != nil {
 		return v.Batcher.Run(ctx, inputs, outputs)
+	}
+	if v.instances != nil {
+		select {
+		case v.instances <- struct{}{}:
+			defer func() { <-v.instances }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	return v.Model.Run(ctx, inputs, outputs)
 }
@@ -471,6 +485,8 @@ func loadVersion(name string, number int64, data []byte, opts model.Options, cfg
 		if v.Batcher, err = batching.New(m, bc); err != nil {
 			return nil, err
 		}
+	} else if n := cfg.Instances(); n > 0 {
+		v.instances = make(chan struct{}, n)
 	}
 	v.LoadTime = time.Since(start)
 	if dispatch.AutodiffBuilt {
@@ -486,7 +502,9 @@ func loadVersion(name string, number int64, data []byte, opts model.Options, cfg
 		"int8_layers", fmt.Sprintf("%d/%d", int8Layers, len(m.Layers)), "load_time", v.LoadTime.Round(time.Microsecond)}
 	if v.Batcher != nil {
 		bc := v.Batcher.Config()
-		attrs = append(attrs, "max_batch_size", bc.MaxBatchSize, "max_queue_delay", bc.MaxQueueDelay)
+		attrs = append(attrs, "max_batch_size", bc.MaxBatchSize, "max_queue_delay", bc.MaxQueueDelay, "instances", bc.Instances)
+	} else if v.instances != nil {
+		attrs = append(attrs, "instances", cap(v.instances))
 	}
 	log.Info("model loaded", attrs...)
 	return v, nil

@@ -21,7 +21,7 @@ type TensorConfig struct {
 
 // tritonFields are the config.pbtxt fields quantserve reads; any other
 // field is an error naming it, so a setting is never silently ignored.
-var tritonFields = []string{"name", "platform", "backend", "max_batch_size", "dynamic_batching", "version_policy", "input", "output", "default_model_filename"}
+var tritonFields = []string{"name", "platform", "backend", "max_batch_size", "dynamic_batching", "instance_group", "version_policy", "input", "output", "default_model_filename"}
 
 // Triton's names of the ONNX platform and backend.
 const (
@@ -31,8 +31,8 @@ const (
 
 // ParseTritonConfig reads a Triton config.pbtxt (protobuf text format):
 // name, platform (onnxruntime_onnx), backend (onnxruntime), max_batch_size,
-// version_policy, input and output (name, data_type, dims) and
-// default_model_filename. Any other field is an error naming it. A name
+// dynamic_batching, instance_group (name, kind, count), version_policy,
+// input and output (name, data_type, dims) and default_model_filename. Any other field is an error naming it. A name
 // must be dirName, the model's directory, unless dirName is "".
 func ParseTritonConfig(data []byte, dirName string) (*Config, error) {
 	fail := func(err error) (*Config, error) { return nil, fmt.Errorf("config.pbtxt: %w", err) }
@@ -47,7 +47,7 @@ func ParseTritonConfig(data []byte, dirName string) (*Config, error) {
 			return fail(fmt.Errorf("line %d: field %q is not supported by quantserve (it reads %s); remove it", f.Line, f.Name, strings.Join(tritonFields, ", ")))
 		}
 		seen[f.Name]++
-		if f.Name != "input" && f.Name != "output" && seen[f.Name] > 1 {
+		if f.Name != "input" && f.Name != "output" && f.Name != "instance_group" && seen[f.Name] > 1 {
 			return fail(fmt.Errorf("line %d: %s is given twice", f.Line, f.Name))
 		}
 		switch f.Name {
@@ -104,6 +104,12 @@ func ParseTritonConfig(data []byte, dirName string) (*Config, error) {
 			if c.DynamicBatching, err = pbDynamicBatching(f); err != nil {
 				return fail(err)
 			}
+		case "instance_group":
+			g, err := pbInstanceGroup(f)
+			if err != nil {
+				return fail(err)
+			}
+			c.InstanceGroups = append(c.InstanceGroups, g)
 		case "input", "output":
 			t, err := pbTensor(f)
 			if err != nil {
@@ -122,6 +128,9 @@ func ParseTritonConfig(data []byte, dirName string) (*Config, error) {
 		}
 	}
 	if err := c.checkBatching(c.File); err != nil {
+		return nil, err
+	}
+	if err := c.checkInstances(c.File); err != nil {
 		return nil, err
 	}
 	for _, list := range [][]TensorConfig{c.Inputs, c.Outputs} {

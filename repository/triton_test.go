@@ -51,7 +51,11 @@ input { name: "a" data_type: TYPE_BOOL dims: 1 dims: 2 }; input { name: "b" "" d
 	}
 
 	for in, want := range map[string]string{
-		`instance_group [ { kind: KIND_CPU } ]`:                                    `"instance_group" is not supported`,
+		`instance_group [ { kind: KIND_GPU count: 1 } ]`:                           "KIND_GPU",
+		`instance_group [ { kind: KIND_CPU gpus: [0] } ]`:                          "instance_group.gpus is not supported",
+		`instance_group [ { kind: "KIND_CPU" } ]`:                                  "KIND_* name",
+		`instance_group [ { count: -1 } ]`:                                         "count -1",
+		`instance_group [ { count: 1000 }, { count: 1000 } ]`:                      "2000 instances",
 		`sequence_batching { }`:                                                    `"sequence_batching" is not supported`,
 		`input [ { name: "x" data_type: TYPE_FP32 dims: 1 format: FORMAT_NCHW } ]`: "input.format is not supported",
 		`version_policy: { latest: { num_versions: 1 } all: {} }`:                  "exactly one of",
