@@ -163,9 +163,15 @@ const (
 	VecRows    = 37
 )
 
-var vecConsts = func() (t [VecRows][8]float32) {
-	const pieces = len(geluBounds) - 1
-	const n = 10
+// ErfcxDegree is one more than the degree of ErfcxPiece's polynomials.
+const ErfcxDegree = 10
+
+// ErfcxPiece returns the polynomial, in powers of t = (a - mid)·scale with
+// mid = (lo+hi)/2 and scale = 2/(hi-lo), of degree 9 that interpolates
+// erfcx a = erfc(a)·e**(a²) at the Chebyshev points of [lo, hi]
+// (math.Erfc in float64): c[k] is the coefficient of t^k.
+func ErfcxPiece(lo, hi float64) (c [ErfcxDegree]float64) {
+	const n = ErfcxDegree
 	var cheb [n][n]float64 // cheb[k][j]: coefficient of t^j in T_k(t)
 	cheb[0][0], cheb[1][1] = 1, 1
 	for k := 2; k < n; k++ {
@@ -176,26 +182,32 @@ var vecConsts = func() (t [VecRows][8]float32) {
 			cheb[k][j] -= cheb[k-2][j]
 		}
 	}
+	var g, ch [n]float64
+	for j := range g {
+		z := (lo+hi)/2 + (hi-lo)/2*math.Cos(math.Pi*(float64(j)+0.5)/n)
+		g[j] = math.Erfc(z) * math.Exp(z*z)
+	}
+	for k := range ch { // Chebyshev coefficients of the interpolant
+		for j := range g {
+			ch[k] += g[j] * math.Cos(float64(k)*math.Pi*(float64(j)+0.5)/n)
+		}
+		ch[k] *= 2.0 / n
+	}
+	ch[0] /= 2
+	for j := range c { // in powers of t
+		for k := 0; k < n; k++ {
+			c[j] += ch[k] * cheb[k][j]
+		}
+	}
+	return c
+}
+
+var vecConsts = func() (t [VecRows][8]float32) {
+	const pieces = len(geluBounds) - 1
 	for i := 0; i < 8; i++ {
 		p := min(i, pieces-1)
 		lo, hi := geluBounds[p], geluBounds[p+1]
-		var g, ch [n]float64
-		for j := range g {
-			z := (lo+hi)/2 + (hi-lo)/2*math.Cos(math.Pi*(float64(j)+0.5)/n)
-			g[j] = math.Erfc(z) * math.Exp(z*z)
-		}
-		for k := range ch { // Chebyshev coefficients of the interpolant
-			for j := range g {
-				ch[k] += g[j] * math.Cos(float64(k)*math.Pi*(float64(j)+0.5)/n)
-			}
-			ch[k] *= 2.0 / n
-		}
-		ch[0] /= 2
-		for j := 0; j < n; j++ { // in powers of t
-			var m float64
-			for k := 0; k < n; k++ {
-				m += ch[k] * cheb[k][j]
-			}
+		for j, m := range ErfcxPiece(lo, hi) {
 			t[VecC0+j][i] = float32(m)
 		}
 		t[VecMid][i] = float32((lo + hi) / 2)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/quantserve/quantserve/kernels"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -1126,7 +1127,7 @@ var elemErfC = func() (c [8]float32) {
 // g(mid + t/scale) = Σ c[k]·t^k for t in [-1, 1].
 type elemErfcPiece struct {
 	mid, scale float32
-	c          [10]float32
+	c          [kernels.ErfcxDegree]float32
 }
 
 // elemErfcBounds split [0.5, 10.06) into the pieces' intervals; erfc is
@@ -1136,36 +1137,9 @@ var elemErfcBounds = [...]float64{0.5, 1.5, 3, 5.5, 10.06}
 // elemErfcPieces interpolate g at the Chebyshev points of each interval
 // (math.Erfc in float64), converted to powers of t.
 var elemErfcPieces = func() (ps [4]elemErfcPiece) {
-	const n = len(ps[0].c)
-	var cheb [n][n]float64 // cheb[k][j]: coefficient of t^j in T_k(t)
-	cheb[0][0], cheb[1][1] = 1, 1
-	for k := 2; k < n; k++ {
-		for j := 0; j < n; j++ {
-			if j > 0 {
-				cheb[k][j] += 2 * cheb[k-1][j-1]
-			}
-			cheb[k][j] -= cheb[k-2][j]
-		}
-	}
 	for i := range ps {
 		lo, hi := elemErfcBounds[i], elemErfcBounds[i+1]
-		var g, ch [n]float64
-		for j := range g {
-			z := (lo+hi)/2 + (hi-lo)/2*math.Cos(math.Pi*(float64(j)+0.5)/float64(n))
-			g[j] = math.Erfc(z) * math.Exp(z*z)
-		}
-		for k := range ch { // Chebyshev coefficients of the interpolant
-			for j := range g {
-				ch[k] += g[j] * math.Cos(float64(k)*math.Pi*(float64(j)+0.5)/float64(n))
-			}
-			ch[k] *= 2.0 / float64(n)
-		}
-		ch[0] /= 2
-		for j := 0; j < n; j++ {
-			var m float64
-			for k := 0; k < n; k++ {
-				m += ch[k] * cheb[k][j]
-			}
+		for j, m := range kernels.ErfcxPiece(lo, hi) {
 			ps[i].c[j] = float32(m)
 		}
 		ps[i].mid = float32((lo + hi) / 2)
