@@ -14,39 +14,41 @@ var nativeLE = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 // memoryOf returns the bytes under a slice of fixed-size numbers (not
 // bool, whose byte values are normalized, nor string), or nil.
 func memoryOf(data any) []byte {
-	view := func(p unsafe.Pointer, n, size int) []byte {
-		if n == 0 {
-			return []byte{}
-		}
-		return unsafe.Slice((*byte)(p), n*size)
-	}
 	switch d := data.(type) {
 	case []uint8:
 		return d
 	case []int8:
-		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 1)
+		return bytesOf(d)
 	case []uint16:
-		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 2)
+		return bytesOf(d)
 	case []int16:
-		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 2)
+		return bytesOf(d)
 	case []F16:
-		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 2)
+		return bytesOf(d)
 	case []BF16:
-		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 2)
+		return bytesOf(d)
 	case []uint32:
-		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 4)
+		return bytesOf(d)
 	case []int32:
-		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 4)
+		return bytesOf(d)
 	case []float32:
-		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 4)
+		return bytesOf(d)
 	case []uint64:
-		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 8)
+		return bytesOf(d)
 	case []int64:
-		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 8)
+		return bytesOf(d)
 	case []float64:
-		return view(unsafe.Pointer(unsafe.SliceData(d)), len(d), 8)
+		return bytesOf(d)
 	}
 	return nil
+}
+
+// bytesOf views the memory of d as bytes.
+func bytesOf[T int8 | uint16 | int16 | F16 | BF16 | uint32 | int32 | float32 | uint64 | int64 | float64](d []T) []byte {
+	if len(d) == 0 {
+		return []byte{}
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(d))), len(d)*int(unsafe.Sizeof(d[0])))
 }
 
 // FromLittleEndian returns n elements of dt read from raw, which holds
