@@ -3,16 +3,12 @@ package api
 import (
 	"context"
 	"log/slog"
-	"net"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/quantserve/quantserve/repository"
@@ -44,34 +40,17 @@ var boomService = grpc.ServiceDesc{
 // logged once a minute, and the server goes on answering.
 func TestGRPCPanicIsInternalCountedAndLoggedOnce(t *testing.T) {
 	var logs syncBuffer
-	srv := New(Options{Repository: repository.New(serverOptions()), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	g := srv.GRPCServer()
-	g.RegisterService(&boomService, struct{}{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go g.Serve(ln)
-	t.Cleanup(g.Stop)
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	_, url, _, conn := grpcTestServer(t, Options{Repository: repository.New(serverOptions()), Logger: slog.New(slog.NewTextHandler(&logs, nil))},
+		func(g *grpc.Server) { g.RegisterService(&boomService, struct{}{}) })
 	for i := 0; i < 3; i++ {
 		err := conn.Invoke(context.Background(), "/quantserve.test.Boom/Boom", &emptypb.Empty{}, &emptypb.Empty{})
-		st, _ := status.FromError(err)
-		if st.Code() != codes.Internal || !strings.Contains(st.Message(), "internal error") || !strings.Contains(st.Message(), "panic at") {
-			t.Fatalf("call %d: %v, want Internal naming the panic", i, err)
-		}
+		wantCode(t, err, codes.Internal, "internal error", "panic at")
 	}
 	// Still answering (NOT_SERVING: the repository holds no model).
 	if r, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil || r.Status != healthpb.HealthCheckResponse_NOT_SERVING {
 		t.Errorf("health after the panics: %v %v", r, err)
 	}
-	web := httptest.NewServer(srv.Handler())
-	t.Cleanup(web.Close)
-	if m := scrape(t, web.URL); m["quantserve_panics_total"] != 3 {
+	if m := scrape(t, url); m["quantserve_panics_total"] != 3 {
 		t.Errorf("quantserve_panics_total = %v, want 3", m["quantserve_panics_total"])
 	}
 	got := logs.String()

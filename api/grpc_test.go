@@ -37,7 +37,7 @@ import (
 // grpcTestServer serves opts over HTTP and gRPC, each on a real listener
 // on 127.0.0.1, from one Server, and returns the server, the HTTP URL and
 // a gRPC client generated from the protocol's proto.
-func grpcTestServer(t *testing.T, opts Options) (*Server, string, grpcpb.GRPCInferenceServiceClient, *grpc.ClientConn) {
+func grpcTestServer(t *testing.T, opts Options, register ...func(*grpc.Server)) (*Server, string, grpcpb.GRPCInferenceServiceClient, *grpc.ClientConn) {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = quietLog()
@@ -50,6 +50,9 @@ func grpcTestServer(t *testing.T, opts Options) (*Server, string, grpcpb.GRPCInf
 		t.Fatal(err)
 	}
 	g := srv.GRPCServer()
+	for _, r := range register {
+		r(g)
+	}
 	go g.Serve(ln)
 	t.Cleanup(g.Stop)
 	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
