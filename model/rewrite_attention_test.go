@@ -22,17 +22,6 @@ func TestAttentionRewrite(t *testing.T) {
 	const batch, seq, heads, size = 2, 7, 3, 5
 	hidden := heads * size
 	r := rand.New(rand.NewPCG(3, 4))
-	randT := func(shape ...int) *tensor.Tensor {
-		n := 1
-		for _, d := range shape {
-			n *= d
-		}
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(r.NormFloat64())
-		}
-		return tensor.From(shape, v)
-	}
 	perm := func(p ...int64) *onnxpb.Attribute {
 		return &onnxpb.Attribute{Name: "perm", Type: onnxpb.AttrInts, Ints: p}
 	}
@@ -100,7 +89,7 @@ func TestAttentionRewrite(t *testing.T) {
 		o := node("Transpose", []string{node("MatMul", []string{p, vh}, "o")}, "ot", perm(0, 2, 1, 3))
 		node("Reshape", []string{o, "merge"}, "y")
 
-		in := map[string]*tensor.Tensor{"q": randT(batch, seq, hidden), "k": randT(batch, seq, hidden), "v": randT(batch, seq, hidden)}
+		in := map[string]*tensor.Tensor{"q": randFloats(r, 1, batch, seq, hidden), "k": randFloats(r, 1, batch, seq, hidden), "v": randFloats(r, 1, batch, seq, hidden)}
 		var outs [2]map[string]*tensor.Tensor
 		var errs [2]error
 		for i, unrewritten := range []bool{false, true} {

@@ -22,19 +22,8 @@ import (
 func TestLinearRewrite(t *testing.T) {
 	const m, k, n = 5, 96, 100 // k·n past MinQuantizedWeights: int8 kernels when quantizing
 	r := rand.New(rand.NewPCG(1, 2))
-	randT := func(shape ...int) *tensor.Tensor {
-		size := 1
-		for _, d := range shape {
-			size *= d
-		}
-		v := make([]float32, size)
-		for i := range v {
-			v[i] = float32(r.NormFloat64())
-		}
-		return tensor.From(shape, v)
-	}
 	inits := map[string]*tensor.Tensor{
-		"w": randT(k, n), "bias": randT(n), "wide_bias": randT(m, n), "row": randT(n),
+		"w": randFloats(r, 1, k, n), "bias": randFloats(r, 1, n), "wide_bias": randFloats(r, 1, m, n), "row": randFloats(r, 1, n),
 	}
 	approx := &onnxpb.Attribute{Name: "approximate", Type: onnxpb.AttrString, S: []byte("tanh")}
 	node := func(op string, in ...string) onnxbuild.Node {
@@ -69,7 +58,7 @@ func TestLinearRewrite(t *testing.T) {
 			Nodes:   c.nodes,
 			Inits:   inits,
 		}
-		in := map[string]*tensor.Tensor{"x": randT(m, k), "r": randT(m, n), "rrow": randT(n), "r2": randT(k, n)}
+		in := map[string]*tensor.Tensor{"x": randFloats(r, 1, m, k), "r": randFloats(r, 1, m, n), "rrow": randFloats(r, 1, n), "r2": randFloats(r, 1, k, n)}
 		for _, opts := range []model.Options{{}, {Quantize: true, Scheme: quant.PerChannel}} {
 			var outs [2][]float32
 			for i, unrewritten := range []bool{false, true} {
