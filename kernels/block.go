@@ -117,6 +117,30 @@ func QBlockRef(q *QBlock) {
 	}
 }
 
+// QStoreRow writes the outputs of row r's sums s, columns j0 on, as QStore
+// does each (adding Acc first with QLoadAcc, into s: a tile's scratch),
+// with the flags read once for the row.
+func QStoreRow(q *QBlock, r, j0 int, s []int32) {
+	if q.Flags&QLoadAcc != 0 {
+		acc := q.Acc[r*q.AccStr+j0:][:len(s)]
+		for j := range s {
+			s[j] += acc[j]
+		}
+	}
+	if q.Flags&QOutChannel == 0 {
+		for j, v := range s {
+			QStore(q, r, j0+j, v)
+		}
+		return
+	}
+	c := q.C[r*q.LDC+j0:][:len(s)]
+	colsum, sb := q.Colsum[j0:][:len(s)], q.SB[j0:][:len(s)]
+	off, sa := q.Off[r], q.SA[r]
+	for j, v := range s {
+		c[j] = float32(v+off*colsum[j]) * sa * sb[j]
+	}
+}
+
 // QStore writes the output of sum s for row r, column j of q as q.Flags
 // ask: the epilogue every table shares, in Go for the kernels whose
 // assembly stops at int32 sums.

@@ -38,33 +38,10 @@ func QBlockTiles(q *QBlock, tile4 Tile4, tile1 Tile1) {
 				tile1(q.U[r0*q.LDU:r0*q.LDU+4*q.KQ], b, q.KQ, acc[:PanelN])
 			}
 			for r := r0 - base; r < rows; r++ {
-				if q.Flags&(QOutChannel|QLoadAcc) == QOutChannel {
-					storeChannelRow(q, base+r, p*PanelN, acc[r*PanelN:(r+1)*PanelN])
-					continue
-				}
-				for col := 0; col < PanelN; col++ {
-					s := acc[r*PanelN+col]
-					j := p*PanelN + col
-					if q.Flags&QLoadAcc != 0 {
-						s += q.Acc[(base+r)*q.AccStr+j]
-					}
-					QStore(q, base+r, j, s)
-				}
+				QStoreRow(q, base+r, p*PanelN, acc[r*PanelN:(r+1)*PanelN])
 			}
 			r0 = base + rows
 		}
-	}
-}
-
-// storeChannelRow is QStore's per-channel case for one tile row of sums
-// s, columns j0 on: the same arithmetic, without QStore's dispatch and
-// bounds checks per value.
-func storeChannelRow(q *QBlock, r, j0 int, s []int32) {
-	c := q.C[r*q.LDC+j0:][:len(s)]
-	colsum, sb := q.Colsum[j0:][:len(s)], q.SB[j0:][:len(s)]
-	off, sa := q.Off[r], q.SA[r]
-	for j, v := range s {
-		c[j] = float32(v+off*colsum[j]) * sa * sb[j]
 	}
 }
 
