@@ -145,7 +145,7 @@ func (s *suiteRun) write() error {
 	p("Every point runs %s; the %d rounds are interleaved (every variant at one concurrency, then the next concurrency, then the next round), and each point reports its best round, so the ratios below compare runs made under the same neighbours. ", s.cfg.point, s.cfg.rounds)
 	p("The server runs with `--log-level warn` (no line per request) and `--max-inflight 1024`. ")
 	p("Batching on means `%s` in the model's `config.yaml`", strings.TrimSpace(strings.ReplaceAll(batchedConfig(0), "\n", "; ")))
-	for _, g := range []string{"mnist", "wide", "cnn"} {
+	for _, g := range groups {
 		if d := s.cfg.delays[g]; d > 0 && len(s.group(g)) > 0 {
 			p(", but `max_queue_delay_microseconds: %d` for the %s model, whose batch-1 execution takes about as long: a request waits that long at most for others to share its execution", d.Microseconds(), g)
 		}
@@ -179,7 +179,7 @@ func (s *suiteRun) write() error {
 		p("The (bound) row measures both in process before any server starts, one batch-1 caller per core against batches of 64: its ratio is the most batching can gain on this machine, before HTTP work and the load generator take their share of the cores. ")
 	}
 	p("On the wide model the JSON work per request (4,096 numbers parsed, 4,096 written) sits beside about 67 million multiply-adds of the two layers, which bounds what binary bodies can gain over JSON.\n\n")
-	for _, g := range []string{"mnist", "wide", "cnn"} {
+	for _, g := range groups {
 		vs := s.group(g)
 		if len(vs) == 0 {
 			continue

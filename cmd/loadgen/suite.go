@@ -32,6 +32,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -60,13 +61,16 @@ type suiteConfig struct {
 	delays   groupDelays
 }
 
+// groups are the suite's scenario groups, in the report's order.
+var groups = []string{"mnist", "wide", "cnn"}
+
 // groupDelays is -batch-delay: the batched models' max_queue_delay by
 // scenario group ("wide=1ms,cnn=500us"); a group not named waits 0.
 type groupDelays map[string]time.Duration
 
 func (g *groupDelays) String() string {
 	var parts []string
-	for _, k := range []string{"mnist", "wide", "cnn"} {
+	for _, k := range groups {
 		if d, ok := (*g)[k]; ok {
 			parts = append(parts, k+"="+d.String())
 		}
@@ -82,7 +86,7 @@ func (g *groupDelays) Set(v string) error {
 		}
 		k, dv, ok := strings.Cut(part, "=")
 		d, err := time.ParseDuration(dv)
-		if !ok || err != nil || d < 0 || (k != "mnist" && k != "wide" && k != "cnn") {
+		if !ok || err != nil || d < 0 || !slices.Contains(groups, k) {
 			return fmt.Errorf("%q: want group=duration (groups mnist, wide, cnn), e.g. wide=1ms", part)
 		}
 		m[k] = d
@@ -101,7 +105,7 @@ func (s *suiteConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&s.shared, "shared", "../shared", "suite: the conformance data directory holding models/paddleocr_cls_mobile_v2")
 	fs.StringVar(&s.serveBin, "serve", "", "suite: a built serve binary (default: go build ./cmd/serve)")
 	fs.Float64Var(&s.rateFrac, "open-fraction", 0.5, "suite: open-loop rate as a fraction of the batching-off throughput at the highest concurrency")
-	fs.StringVar(&s.only, "models", "mnist,wide,cnn", "suite: which scenario groups to run")
+	fs.StringVar(&s.only, "models", strings.Join(groups, ","), "suite: which scenario groups to run")
 	fs.StringVar(&s.from, "from", "", "suite: rewrite the report and charts from a results.json a run wrote, measuring nothing")
 	s.delays = groupDelays{"wide": time.Millisecond}
 	fs.Var(&s.delays, "batch-delay", "suite: the batched models' max_queue_delay by scenario group (group=duration,...; groups not named wait 0)")
