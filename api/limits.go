@@ -100,7 +100,7 @@ func (a *account) grow(n int64) error {
 		return &Error{Code: CodeUnavailable, RetryAfter: 1, Msg: fmt.Sprintf("the server is busy: requests in flight hold its memory budget (--max-inflight-bytes, %s); retry shortly", formatBytes(b.limit))}
 	}
 	a.held += n
-	a.s.tel.Memory(a.ctx, n)
+	a.s.tel.Memory(n)
 	return nil
 }
 
@@ -112,7 +112,7 @@ func (a *account) shrink(n int64) {
 	}
 	a.held -= n
 	a.s.budget.used.Add(-n)
-	a.s.tel.Memory(a.ctx, -n)
+	a.s.tel.Memory(-n)
 }
 
 // work is what the work middleware hands its handler.
@@ -191,9 +191,9 @@ func (s *server) work(next http.Handler) http.Handler {
 			return
 		}
 		setDeadline(rc.SetReadDeadline(time.Now().Add(s.ioTimeout)))
-		s.tel.Receiving(r.Context(), 1)
+		s.tel.Receiving(1)
 		body, err := s.readBody(r, acct)
-		s.tel.Receiving(r.Context(), -1)
+		s.tel.Receiving(-1)
 		if err != nil {
 			switch CodeOf(err) {
 			case CodeTooLarge, CodeUnavailable:

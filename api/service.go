@@ -36,13 +36,13 @@ func (s *server) admit(ctx context.Context) (context.Context, context.CancelFunc
 		span.SetStatus(codes.Error, err.Msg)
 		return nil, nil, nil, err
 	}
-	s.tel.InFlight(ctx, 1)
+	s.tel.InFlight(1)
 	held := true
 	release := func() {
 		if held {
 			held = false
 			<-s.inflight
-			s.tel.InFlight(ctx, -1)
+			s.tel.InFlight(-1)
 		}
 	}
 	wctx, cancel := context.WithTimeout(ctx, s.timeout)

@@ -259,7 +259,7 @@ func (t *Telemetry) Inference(ctx context.Context, model, version string, ok boo
 }
 
 // InFlight adds delta to the number of work requests in flight.
-func (t *Telemetry) InFlight(ctx context.Context, delta int64) {
+func (t *Telemetry) InFlight(delta int64) {
 	if t == nil {
 		return
 	}
@@ -267,7 +267,7 @@ func (t *Telemetry) InFlight(ctx context.Context, delta int64) {
 }
 
 // Receiving adds delta to the number of work request bodies being received.
-func (t *Telemetry) Receiving(ctx context.Context, delta int64) {
+func (t *Telemetry) Receiving(delta int64) {
 	if t == nil {
 		return
 	}
@@ -275,7 +275,7 @@ func (t *Telemetry) Receiving(ctx context.Context, delta int64) {
 }
 
 // Memory adds delta to the bytes held by requests in flight.
-func (t *Telemetry) Memory(ctx context.Context, delta int64) {
+func (t *Telemetry) Memory(delta int64) {
 	if t == nil {
 		return
 	}
