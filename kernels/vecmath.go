@@ -55,24 +55,56 @@ func ExpNeg(d float32) float32 {
 // then folded 8 → 4 → 2 → 1 (lane i with lane i+4, then i+2, then i+1);
 // the values after the last whole block are added one by one. A row
 // holding NaN, +Inf, or only -Inf becomes NaN; -Inf elsewhere gives 0.
-func SoftmaxRow(x []float32, scale float32) {
+func SoftmaxRow(x []float32, scale float32) { SoftmaxRowWith(x, scale, &softmaxLanes) }
+
+// SoftmaxLanes are the pieces of SoftmaxRow a kernel table runs on a
+// row's whole blocks of 8 values (a length that is a positive multiple of
+// 8): Max returns the largest scale·x (NaN ignored), ExpSum is
+// ExpSumLanes, Scale is ScaleRow.
+type SoftmaxLanes struct {
+	Max    func(x []float32, scale float32) float32
+	ExpSum func(x []float32, scale, m float32) float32
+	Scale  func(x []float32, s float32)
+}
+
+var softmaxLanes = SoftmaxLanes{Max: maxScaled, ExpSum: ExpSumLanes, Scale: ScaleRow}
+
+// SoftmaxRowWith computes SoftmaxRow(x, scale) with l on the whole blocks
+// of 8 and in Go on the values after them.
+func SoftmaxRowWith(x []float32, scale float32, l *SoftmaxLanes) {
 	if len(x) == 0 {
 		return
 	}
+	n8 := len(x) &^ 7
+	m, s := float32(math.Inf(-1)), float32(0)
+	if n8 > 0 {
+		m = l.Max(x[:n8], scale)
+	}
+	m = max(m, maxScaled(x[n8:], scale))
+	if n8 > 0 {
+		s = l.ExpSum(x[:n8], scale, m)
+	}
+	for j := n8; j < len(x); j++ {
+		e := ExpNeg(float32(scale*x[j]) - m)
+		x[j] = e
+		s += e
+	}
+	inv := 1 / s
+	if n8 > 0 {
+		l.Scale(x[:n8], inv)
+	}
+	ScaleRow(x[n8:], inv)
+}
+
+// maxScaled returns the largest scale·x, NaN ignored (-Inf for none).
+func maxScaled(x []float32, scale float32) float32 {
 	m := float32(math.Inf(-1))
 	for _, v := range x {
 		if y := float32(scale * v); y > m {
 			m = y
 		}
 	}
-	n8 := len(x) &^ 7
-	s := ExpSumLanes(x[:n8], scale, m)
-	for j := n8; j < len(x); j++ {
-		e := ExpNeg(float32(scale*x[j]) - m)
-		x[j] = e
-		s += e
-	}
-	ScaleRow(x, 1/s)
+	return m
 }
 
 // ExpSumLanes sets x[j] = ExpNeg(scale·x[j] - m) for len(x) a multiple

@@ -37,28 +37,12 @@ func addBiasAVX2(y, bias, res []float32)
 func geluAVX2(dst, src, bias []float32, c *[kernels.VecRows][8]float32)
 
 // SoftmaxRowAVX2 computes kernels.SoftmaxRow(x, scale). Requires AVX2.
-func SoftmaxRowAVX2(x []float32, scale float32) {
-	n8 := len(x) &^ 7
-	if n8 == 0 {
-		kernels.SoftmaxRow(x, scale)
-		return
-	}
-	c := kernels.VecConsts()
-	m := maxScaledAVX2(x[:n8], scale, c)
-	for _, v := range x[n8:] {
-		if y := float32(scale * v); y > m {
-			m = y
-		}
-	}
-	s := expSumAVX2(x[:n8], scale, m, c)
-	for j := n8; j < len(x); j++ {
-		e := kernels.ExpNeg(float32(scale*x[j]) - m)
-		x[j] = e
-		s += e
-	}
-	inv := 1 / s
-	scaleAVX2(x[:n8], inv)
-	kernels.ScaleRow(x[n8:], inv)
+func SoftmaxRowAVX2(x []float32, scale float32) { kernels.SoftmaxRowWith(x, scale, &softmaxAVX2) }
+
+var softmaxAVX2 = kernels.SoftmaxLanes{
+	Max:    func(x []float32, scale float32) float32 { return maxScaledAVX2(x, scale, kernels.VecConsts()) },
+	ExpSum: func(x []float32, scale, m float32) float32 { return expSumAVX2(x, scale, m, kernels.VecConsts()) },
+	Scale:  scaleAVX2,
 }
 
 // AddBiasAVX2 computes kernels.AddBias(y, bias, res). Requires AVX2.
