@@ -1,12 +1,12 @@
 // Package dispatch chooses quantserve's kernels. At init it reads the CPU's
-// features (github.com/klauspost/cpuid/v2) once and builds one immutable
-// kernel table: AVX2 on amd64 CPUs with AVX2 and FMA, NEON on arm64 (with
-// SDOT where the CPU reports dotprod), the pure-Go reference otherwise.
-// Select forces a table by name and refuses one the CPU cannot run, so a
-// forced choice is a clear start-up error, never SIGILL.
+// features (github.com/klauspost/cpuid/v2) and the register state the OS
+// saves (XCR0) once and orders the kernel tables this build has, best
+// first: on amd64 AVX-512 VNNI, AVX-512, AVX-VNNI and AVX2; on arm64 I8MM,
+// SDOT and NEON; the pure-Go reference last, everywhere. Default is the
+// best table the CPU runs; Select forces a table by name and refuses one
+// the CPU cannot run, so a forced choice is a clear start-up error, never
+// SIGILL. Every table gives the reference's bits.
 //
-// Exec runs whole products on a table: it quantizes activations per row,
-// walks packed weights panel by panel (each panel stays in L1 while every
-// row tile passes over it), applies the zero-point and scale epilogue, and
-// splits large products across a bounded pool of worker goroutines.
+// The tables are immutable; package gemm runs whole products on them.
+// CheckAutodiff is the one check of whether this build serves gradients.
 package dispatch

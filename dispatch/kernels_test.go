@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -438,6 +439,24 @@ func TestSelect(t *testing.T) {
 	}
 }
 
+// TestNames: every table of this build is named in allTables, for this
+// GOARCH, in allTables' order.
+func TestNames(t *testing.T) {
+	var want []string
+	for _, a := range allTables {
+		if a.arch == runtime.GOARCH || a.arch == "" {
+			want = append(want, a.name)
+		}
+	}
+	var got []string
+	for _, tb := range tables {
+		got = append(got, tb.Name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("this build's tables are %v; allTables lists %v for %s", got, want, runtime.GOARCH)
+	}
+}
+
 // TestRequireKernels fails the run when QUANTSERVE_REQUIRE_KERNELS names a
 // table the CPU did not select: CI sets it so a silent fallback cannot
 // pass.
@@ -452,29 +471,6 @@ func ExampleSelect() {
 	t, err := Select("generic")
 	fmt.Println(t, err)
 	// Output: generic <nil>
-}
-
-// TestUnverifiedTablesNeedConsent: a table no CPU with its features has
-// tested is left out of the runnable set unless admitted.
-func TestUnverifiedTablesNeedConsent(t *testing.T) {
-	yes := func() bool { return true }
-	ts := []*Table{
-		{Name: "new", Unverified: "never run", supported: yes},
-		{Name: "old", supported: yes},
-		{Name: "absent", supported: func() bool { return false }},
-	}
-	names := func(ts []*Table) (s []string) {
-		for _, t := range ts {
-			s = append(s, t.Name)
-		}
-		return s
-	}
-	if got := names(runnable(ts, false)); !slices.Equal(got, []string{"old"}) {
-		t.Errorf("without consent: %v, want [old]", got)
-	}
-	if got := names(runnable(ts, true)); !slices.Equal(got, []string{"new", "old"}) {
-		t.Errorf("with consent: %v, want [new old]", got)
-	}
 }
 
 // TestQBlockPaddedRows: 3 rows followed by room for a fourth (as QRows

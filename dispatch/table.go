@@ -18,7 +18,7 @@ import (
 // int32 sums are exact and the epilogue's float32 operations run in the
 // reference's order, so every table gives the same bits.
 type Table struct {
-	Name    string // avx512vnni, avx512, avxvnni, avx2, i8mm, sdot, neon or generic
+	Name    string // one of Names()
 	Needs   string // the CPU features the table uses, for logs and errors
 	QOffset int32
 	MR, NP  int // register tile of QBlock: up to MR rows × NP panels of 16 columns
@@ -40,20 +40,8 @@ type Table struct {
 	Gelu       func(dst, src, bias []float32)
 	AddBias    func(y, bias, res []float32)
 
-	// Unverified, when set, says why the table has not yet been checked
-	// against the reference on a CPU that has its features. Such a table
-	// is neither chosen nor listed as available unless
-	// QUANTSERVE_UNVERIFIED_KERNELS=1, so that assembly no test has run
-	// never serves requests by default.
-	Unverified string
-
 	supported func() bool
 }
-
-// UnverifiedEnv is the environment variable that admits unverified tables.
-const UnverifiedEnv = "QUANTSERVE_UNVERIFIED_KERNELS"
-
-func admitUnverified() bool { return os.Getenv(UnverifiedEnv) == "1" }
 
 // String returns the table's name.
 func (t *Table) String() string { return t.Name }
@@ -80,16 +68,15 @@ var generic = &Table{
 var tables = append(isaTables(), generic)
 
 var (
-	available = runnable(tables, admitUnverified())
+	available = runnable(tables)
 	selected  = available[0]
 )
 
-// runnable returns the tables of ts this CPU supports, leaving out the
-// unverified ones unless admit.
-func runnable(ts []*Table, admit bool) []*Table {
+// runnable returns the tables of ts this CPU supports.
+func runnable(ts []*Table) []*Table {
 	var out []*Table
 	for _, t := range ts {
-		if t.supported() && (t.Unverified == "" || admit) {
+		if t.supported() {
 			out = append(out, t)
 		}
 	}
@@ -106,10 +93,23 @@ func Selected() *Table { return selected }
 // reference last.
 func Available() []*Table { return append([]*Table(nil), available...) }
 
+// allTables names every table of every architecture, best first within
+// each, and the GOARCH it runs on ("" for the reference, which runs
+// anywhere). Each build's tables are a subset (TestNames holds them to it).
+var allTables = []struct{ name, arch string }{
+	{"avx512vnni", "amd64"}, {"avx512", "amd64"}, {"avxvnni", "amd64"}, {"avx2", "amd64"},
+	{"i8mm", "arm64"}, {"sdot", "arm64"}, {"neon", "arm64"},
+	{"generic", ""},
+}
+
 // Names returns the name of every table of every architecture, the values
 // Select accepts besides "auto".
 func Names() []string {
-	return []string{"avx512vnni", "avx512", "avxvnni", "avx2", "i8mm", "sdot", "neon", "generic"}
+	names := make([]string, len(allTables))
+	for i, t := range allTables {
+		names[i] = t.name
+	}
+	return names
 }
 
 // Select returns the table named name ("" or "auto" for Default). Naming a
@@ -129,18 +129,14 @@ func Select(name string) (*Table, error) {
 	}
 	avail := strings.Join(names, ", ")
 	for _, t := range tables {
-		if t.Name == name && t.Unverified != "" && t.supported() {
-			return nil, fmt.Errorf("dispatch: kernels %q are not verified yet (%s); %s=1 admits them (available: %s)", name, t.Unverified, UnverifiedEnv, avail)
-		}
 		if t.Name == name {
 			return nil, fmt.Errorf("dispatch: kernels %q cannot run here: they need %s, and this CPU (%s) or its OS does not provide them (available: %s)", name, t.Needs, cpuid.CPU.BrandName, avail)
 		}
 	}
-	switch name {
-	case "avx512vnni", "avx512", "avxvnni", "avx2":
-		return nil, fmt.Errorf("dispatch: kernels %q cannot run here: they are for amd64 CPUs, this is %s (available: %s)", name, runtime.GOARCH, avail)
-	case "i8mm", "sdot", "neon":
-		return nil, fmt.Errorf("dispatch: kernels %q cannot run here: they are for arm64 CPUs, this is %s (available: %s)", name, runtime.GOARCH, avail)
+	for _, t := range allTables {
+		if t.name == name && t.arch != runtime.GOARCH {
+			return nil, fmt.Errorf("dispatch: kernels %q cannot run here: they are for %s CPUs, this is %s (available: %s)", name, t.arch, runtime.GOARCH, avail)
+		}
 	}
 	return nil, fmt.Errorf("dispatch: unknown kernels %q (one of auto, %s; available here: %s)", name, strings.Join(Names(), ", "), avail)
 }

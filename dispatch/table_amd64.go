@@ -21,11 +21,6 @@ func osSaves(mask uint64) bool {
 	return amd64.XCR0(cpuid.CPU.Supports(cpuid.OSXSAVE))&mask == mask
 }
 
-// notRun is why the AVX-512 and AVX-VNNI tables are unverified: the
-// machines their tests have run on so far lack those features, and no
-// emulator here executes them.
-const notRun = "no CPU with these features has run their tests yet"
-
 func isaTables() []*Table {
 	avx2 := func() bool {
 		return amd64.Available && cpuid.CPU.Supports(cpuid.AVX2, cpuid.FMA3) && osSaves(xcr0AVX)
@@ -48,7 +43,6 @@ func isaTables() []*Table {
 		SoftmaxRow: amd64.SoftmaxRowAVX2,
 		Gelu:       amd64.GeluAVX2,
 		AddBias:    amd64.AddBiasAVX2,
-		Unverified: notRun,
 		supported:  func() bool { return avx512(cpuid.AVX512VNNI) },
 	}, {
 		Name:       "avx512",
@@ -64,7 +58,6 @@ func isaTables() []*Table {
 		SoftmaxRow: amd64.SoftmaxRowAVX2,
 		Gelu:       amd64.GeluAVX2,
 		AddBias:    amd64.AddBiasAVX2,
-		Unverified: notRun,
 		supported:  func() bool { return avx512() },
 	}, {
 		Name:       "avxvnni",
@@ -81,7 +74,6 @@ func isaTables() []*Table {
 		SoftmaxRow: amd64.SoftmaxRowAVX2,
 		Gelu:       amd64.GeluAVX2,
 		AddBias:    amd64.AddBiasAVX2,
-		Unverified: notRun,
 		supported:  func() bool { return avx2() && cpuid.CPU.Supports(cpuid.AVXVNNI) },
 	}, {
 		Name:       "avx2",

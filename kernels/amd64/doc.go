@@ -1,7 +1,11 @@
-// Package amd64 holds quantserve's AVX2 (+FMA) assembly kernels. Each is
-// the twin of a pure-Go reference in package kernels and is tested against
-// it. The kernels require AVX2 (and FMA for the float ones): package
-// dispatch calls them only on CPUs that report those features.
+// Package amd64 holds quantserve's amd64 assembly kernels: AVX2 (+FMA)
+// integer and float tiles, the AVX-VNNI (VEX ymm vpdpbusd) integer tile,
+// the AVX-512 VNNI (zmm vpdpbusd) integer tile and the AVX-512 float tile
+// (vnni_amd64.s, written by _gen), and the AVX2 vector math of the
+// transformer paths. Each is the twin of a pure-Go reference in package
+// kernels and is tested against it on every CPU that has its features.
+// Package dispatch calls a kernel only on CPUs (and OSes, through XCR0)
+// that provide what it needs.
 //
 // In builds for other architectures, or with the purego tag, Available is
 // false and the functions forward to the references.
