@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"strconv"
@@ -147,17 +146,23 @@ func CodeOf(err error) Code {
 	return CodeInternal
 }
 
-// handler is an http.Handler that returns an error instead of writing one.
+// handler is a route's handler: it returns an error instead of writing
+// one. The server's handle renders the error.
 type handler func(w http.ResponseWriter, r *http.Request) error
 
-func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if err := h(w, r); err != nil {
-		writeError(w, r, err)
-	}
+// handle adapts h to an http.Handler whose errors writeError renders.
+func (s *server) handle(h handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
 }
 
-// writeError renders err as {"error": "..."} with the status of its code.
-func writeError(w http.ResponseWriter, r *http.Request, err error) {
+// writeError renders err as {"error": "..."} with the status of its code,
+// logging internal errors (and, at debug level, other 5xx) to the server's
+// logger.
+func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := CodeOf(err)
 	status := code.HTTPStatus()
 	msg := errorMessage(code, err)
@@ -168,11 +173,11 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case code == CodeInternal:
 		var pe *PanicError
 		if !errors.As(err, &pe) { // panics are logged by the recoverer, rate-limited
-			slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+			s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
 		}
 	case status >= 500:
 		// overload and timeouts come in floods: /metrics counts them
-		slog.DebugContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+		s.log.DebugContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
 	}
 	writeJSON(w, status, map[string]string{"error": msg})
 }

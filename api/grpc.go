@@ -24,7 +24,6 @@ import (
 
 	"github.com/quantserve/quantserve/oip"
 	"github.com/quantserve/quantserve/oip/grpcpb"
-	"github.com/quantserve/quantserve/repository"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -136,14 +135,14 @@ func grpcTensorMetadata(t oip.TensorMetadata) *grpcpb.ModelMetadataResponse_Tens
 	return &grpcpb.ModelMetadataResponse_TensorMetadata{Name: t.Name, Datatype: t.Datatype, Shape: shape}
 }
 
-// ModelInfer runs an inference on the path HTTP's infer takes: the
-// message's tensors count against the memory budget, a work slot is taken
-// (or the call refused with Unavailable at once), the model runs under
-// --request-timeout (and the client's deadline), and the slot goes back
-// before the answer is encoded. Outputs come back raw
+// ModelInfer is the gRPC front end of inferCore, the path HTTP's infer
+// takes: the message's tensors count against the memory budget, a work
+// slot is taken (or the call refused with Unavailable at once), the model
+// runs under --request-timeout (and the client's deadline), and the slot
+// goes back before the answer is encoded. Outputs come back raw
 // (raw_output_contents) when the request sent its inputs raw, as Triton's
 // clients do, else in typed contents (FP16 and BF16 always raw).
-func (g *inferenceService) ModelInfer(ctx context.Context, req *grpcpb.ModelInferRequest) (resp *grpcpb.ModelInferResponse, err error) {
+func (g *inferenceService) ModelInfer(ctx context.Context, req *grpcpb.ModelInferRequest) (*grpcpb.ModelInferResponse, error) {
 	s := g.s
 	received := time.Now() // gRPC received the whole message before this call
 	acct := &account{s: s, ctx: ctx}
@@ -159,47 +158,33 @@ func (g *inferenceService) ModelInfer(ctx context.Context, req *grpcpb.ModelInfe
 	}
 	defer cancel()
 	defer releaseSlot()
-	e, v, release, err := s.repo.Get(req.GetModelName(), req.GetModelVersion())
-	if err != nil {
+	c := &grpcInfer{msg: req, acct: acct, releaseSlot: releaseSlot}
+	if err := s.inferCore(ctx, req.GetModelName(), req.GetModelVersion(), received, c); err != nil {
 		return nil, err
 	}
-	defer release()
-	version := strconv.FormatInt(v.Number, 10)
-	noteInference(ctx, e.Name, version)
-	defer func() { s.tel.Inference(ctx, e.Name, version, err == nil) }()
-	var timing repository.Timing
-	start := time.Now()
-	timing.Queue = start.Sub(received)
-	defer func() { recordStats(v, received, &timing, err) }()
+	return c.answer, nil
+}
 
-	_, span := s.step(ctx, "decode")
-	in, err := oip.DecodeGRPCInferRequest(req)
-	var tensors map[string]*tensor.Tensor
-	var names []string
-	if err == nil {
-		tensors, names, timing.Batch, err = checkRequest(e, v, in, func(decoded []*tensor.Tensor) error { return acct.grow(tensorBytes(decoded)) })
-	}
-	endStep(span, err)
-	if err != nil {
-		return nil, err
-	}
-	inferStart := time.Now()
-	timing.Input = inferStart.Sub(start)
-	names, outs, err := s.execute(ctx, v, tensors, names)
-	if err != nil {
-		return nil, err
-	}
-	outputStart := time.Now()
-	timing.Infer = outputStart.Sub(inferStart)
-	defer func() { timing.Output = time.Since(outputStart) }()
-	releaseSlot()
-	_, span = s.step(ctx, "encode")
-	defer span.End()
-	r := &oip.InferResponse{ModelName: e.Name, ModelVersion: version, ID: in.ID}
-	for _, name := range names {
-		r.Outputs = append(r.Outputs, oip.OutputTensor{Name: name, Tensor: outs[name]})
-	}
-	return oip.EncodeGRPCInferResponse(r, len(req.GetRawInputContents()) > 0), nil
+// grpcInfer is the gRPC codec of an inference (inferCodec).
+type grpcInfer struct {
+	msg         *grpcpb.ModelInferRequest
+	acct        *account
+	releaseSlot func()
+	answer      *grpcpb.ModelInferResponse
+}
+
+func (c *grpcInfer) decode() (*oip.InferRequest, error) { return oip.DecodeGRPCInferRequest(c.msg) }
+
+// hold counts the decoded tensors on top of the message, which gRPC holds
+// until the call ends.
+func (c *grpcInfer) hold(decoded []*tensor.Tensor) error { return c.acct.grow(tensorBytes(decoded)) }
+
+// encode gives the work slot back (the model has run) and converts the
+// answer to its message.
+func (c *grpcInfer) encode(req *oip.InferRequest, resp *oip.InferResponse) error {
+	c.releaseSlot()
+	c.answer = oip.EncodeGRPCInferResponse(resp, len(c.msg.GetRawInputContents()) > 0)
+	return nil
 }
 
 // healthService implements grpc.health.v1 from readiness and the drain.

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -116,93 +115,121 @@ func (s *server) modelReady(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-func (s *server) infer(w http.ResponseWriter, r *http.Request) (err error) {
-	body := requestBody(r)
-	received := bodyReceived(r)
+// infer is POST .../infer: the HTTP front end of inferCore. The body
+// (JSON, or JSON followed by binary tensor data) is decoded on the infer
+// path, the answer encoded into a pooled buffer and written once the path
+// is done with the model.
+func (s *server) infer(w http.ResponseWriter, r *http.Request, in *workInput) error {
 	// The model is looked up once the body is in (the work middleware
 	// received it), so a slow client never holds a model an unload waits for.
-	e, v, release, err := s.lookup(r)
-	if err != nil {
+	c := &httpInfer{r: r, in: in}
+	defer c.free()
+	if err := s.inferCore(r.Context(), chi.URLParam(r, "model"), chi.URLParam(r, "version"), in.received, c); err != nil {
 		return err
 	}
-	defer release()
-	version := strconv.FormatInt(v.Number, 10)
-	noteInference(r.Context(), e.Name, version)
-	defer func() { s.tel.Inference(r.Context(), e.Name, version, err == nil) }()
-	var timing repository.Timing
-	start := time.Now()
-	timing.Queue = start.Sub(received)
-	defer func() { recordStats(v, received, &timing, err) }()
-	buf := bufPool.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= 1<<20 { // don't pin huge buffers in the pool
-			buf.Reset()
-			bufPool.Put(buf)
-		}
-	}()
-	buf.Reset()
-	_, span := s.step(r.Context(), "decode")
-	req, binaryAll, err := decodeInfer(r, body)
-	body = nil
-	var inputs map[string]*tensor.Tensor
-	var names []string
-	if err == nil {
-		inputs, names, timing.Batch, err = checkRequest(e, v, req, func(decoded []*tensor.Tensor) error { return settle(r, decoded...) })
-	}
-	endStep(span, err)
-	if err != nil {
-		return err
-	}
-	inferStart := time.Now()
-	timing.Input = inferStart.Sub(start)
-	names, outs, err := s.execute(r.Context(), v, inputs, names)
-	if err != nil {
-		return err
-	}
-	outputStart := time.Now()
-	timing.Infer = outputStart.Sub(inferStart)
-	_, span = s.step(r.Context(), "encode")
-	defer span.End()
-	resp := &oip.InferResponse{ModelName: e.Name, ModelVersion: version, ID: req.ID}
-	anyBinary := false
-	for _, name := range names {
-		binary := binaryAll
-		for _, o := range req.Outputs {
-			if o.Name == name {
-				if set, err := wantsBinaryOverride(o.Parameters); err != nil {
+	c.write(w)
+	return nil
+}
+
+// httpInfer is the HTTP codec of an inference (inferCodec).
+type httpInfer struct {
+	r         *http.Request
+	in        *workInput
+	binaryAll bool    // the request's binary_data_output
+	answer    *[]byte // the encoded answer, from answers
+	jsonLen   int     // the length of its JSON part
+	binary    bool    // binary tensor data follow the JSON
+}
+
+func (c *httpInfer) decode() (*oip.InferRequest, error) {
+	req, binaryAll, err := decodeInfer(c.r, c.in.body)
+	c.binaryAll = binaryAll
+	return req, err
+}
+
+// hold settles the body: from here on the decoded tensors hold its share
+// of the budget.
+func (c *httpInfer) hold(decoded []*tensor.Tensor) error { return c.in.settle(decoded...) }
+
+// encode appends the answer to a pooled buffer: JSON, with the outputs the
+// request asked in binary after it.
+func (c *httpInfer) encode(req *oip.InferRequest, resp *oip.InferResponse) error {
+	for i := range resp.Outputs {
+		o := &resp.Outputs[i]
+		o.Binary = c.binaryAll
+		for _, ro := range req.Outputs {
+			if ro.Name == o.Name {
+				if set, err := wantsBinaryOverride(ro.Parameters); err != nil {
 					return err
 				} else if set != nil {
-					binary = *set
+					o.Binary = *set
 				}
 			}
 		}
-		anyBinary = anyBinary || binary
-		resp.Outputs = append(resp.Outputs, oip.OutputTensor{Name: name, Tensor: outs[name], Binary: binary})
+		c.binary = c.binary || o.Binary
 	}
-	buf.Reset()
-	b := oip.AppendInferResponse(buf.AvailableBuffer(), resp)
-	if anyBinary {
-		w.Header().Set(binaryHeader, strconv.Itoa(len(b)))
+	c.answer = getAnswer()
+	b := oip.AppendInferResponse((*c.answer)[:0], resp)
+	c.jsonLen = len(b)
+	if c.binary {
 		for _, o := range resp.Outputs {
 			if o.Binary {
 				b = oip.AppendBinaryTensor(b, o.Tensor)
 			}
 		}
-		timing.Output = time.Since(outputStart)
-		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-		w.WriteHeader(http.StatusOK)
-		w.Write(b)
-		return nil
+	} else {
+		b = append(b, '\n')
 	}
-	timing.Output = time.Since(outputStart)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
-	w.WriteHeader(http.StatusOK)
-	w.Write(append(b, '\n'))
+	*c.answer = b
 	return nil
+}
+
+// write sends the encoded answer.
+func (c *httpInfer) write(w http.ResponseWriter) {
+	b := *c.answer
+	if c.binary {
+		w.Header().Set(binaryHeader, strconv.Itoa(c.jsonLen))
+		w.Header().Set("Content-Type", "application/octet-stream")
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(b)
+}
+
+// free gives the answer's buffer back.
+func (c *httpInfer) free() {
+	if c.answer != nil {
+		putAnswer(c.answer)
+		c.answer = nil
+	}
+}
+
+// Answers are encoded into pooled buffers whose capacity the next answer
+// reuses, so a server answering similar requests stops allocating for
+// them. A buffer that grew past maxPooledAnswer is left to the collector:
+// one large answer does not pin its memory.
+const maxPooledAnswer = 1 << 20
+
+var answers = sync.Pool{New: func() any { return new([]byte) }}
+
+// getAnswer returns an empty buffer, with the capacity of an earlier
+// answer when the pool has one.
+func getAnswer() *[]byte {
+	p := answers.Get().(*[]byte)
+	*p = (*p)[:0]
+	return p
+}
+
+// putAnswer gives a buffer from getAnswer back. The caller must not use it
+// afterwards.
+func putAnswer(p *[]byte) {
+	if cap(*p) > maxPooledAnswer {
+		return
+	}
+	*p = (*p)[:0]
+	answers.Put(p)
 }
 
 // decodeInfer decodes an infer body, JSON or with binary tensor data, and

@@ -115,31 +115,18 @@ func (a *account) shrink(n int64) {
 	a.s.tel.Memory(-n)
 }
 
-// work is what the work middleware hands its handler.
-type work struct {
+// workHandler is a work route's handler. The work middleware hands it the
+// request's input explicitly; it returns an error instead of writing one.
+type workHandler func(w http.ResponseWriter, r *http.Request, in *workInput) error
+
+// workInput is what the work middleware hands its handler: the body,
+// received whole before the work slot was taken, when it was in, and the
+// request's share of the memory budget.
+type workInput struct {
 	body     []byte
 	bodyHeld int64 // the budget the body holds
 	acct     *account
 	received time.Time // when the body was in
-}
-
-type workKey struct{}
-
-// bodyReceived returns when the work middleware had the request's body
-// (now, outside it).
-func bodyReceived(r *http.Request) time.Time {
-	if wk, ok := r.Context().Value(workKey{}).(*work); ok {
-		return wk.received
-	}
-	return time.Now()
-}
-
-// requestBody returns the body the work middleware received.
-func requestBody(r *http.Request) []byte {
-	if wk, ok := r.Context().Value(workKey{}).(*work); ok {
-		return wk.body
-	}
-	return nil
 }
 
 func tensorBytes(ts []*tensor.Tensor) int64 {
@@ -154,34 +141,28 @@ func tensorBytes(ts []*tensor.Tensor) int64 {
 
 // reserve counts decoded tensors against the memory budget for the rest of
 // the request.
-func reserve(r *http.Request, ts ...*tensor.Tensor) error {
-	wk, ok := r.Context().Value(workKey{}).(*work)
-	if !ok {
-		return nil
-	}
-	return wk.acct.grow(tensorBytes(ts))
+func (in *workInput) reserve(ts ...*tensor.Tensor) error {
+	return in.acct.grow(tensorBytes(ts))
 }
 
 // settle replaces the body in the memory budget by the tensors decoded
 // from it, for a handler done with the body: a request whose tensors are
 // no larger than its body is never refused once its body is in, however
 // busy the server. The handler must not use the body afterwards.
-func settle(r *http.Request, ts ...*tensor.Tensor) error {
-	wk, ok := r.Context().Value(workKey{}).(*work)
-	if !ok {
-		return nil
-	}
-	body := wk.bodyHeld
-	wk.body, wk.bodyHeld = nil, 0
+func (in *workInput) settle(ts ...*tensor.Tensor) error {
+	body := in.bodyHeld
+	in.body, in.bodyHeld = nil, 0
 	need := tensorBytes(ts)
 	if need <= body {
-		wk.acct.shrink(body - need)
+		in.acct.shrink(body - need)
 		return nil
 	}
-	return wk.acct.grow(need - body)
+	return in.acct.grow(need - body)
 }
 
-func (s *server) work(next http.Handler) http.Handler {
+// work serves a work route with h (see the top of this file): it receives
+// the body, takes a work slot and hands h the body and when it was in.
+func (s *server) work(h workHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
 		acct := &account{s: s, ctx: r.Context()}
@@ -200,7 +181,7 @@ func (s *server) work(next http.Handler) http.Handler {
 				s.refuse(w, r, rc, err, true)
 			default: // a timeout or a broken body: the connection is of no further use
 				w.Header().Set("Connection", "close")
-				writeError(w, r, err)
+				s.writeError(w, r, err)
 			}
 			return
 		}
@@ -210,17 +191,19 @@ func (s *server) work(next http.Handler) http.Handler {
 		setDeadline(rc.SetReadDeadline(time.Time{}))
 		ctx, cancel, release, err := s.admit(r.Context())
 		if err != nil {
-			writeError(w, r, err)
+			s.writeError(w, r, err)
 			return
 		}
 		defer release()
 		defer cancel()
-		ctx = context.WithValue(ctx, workKey{}, &work{body: body, bodyHeld: acct.held, acct: acct, received: received})
 		sw := &slotWriter{ResponseWriter: w, begin: func() {
 			release()
 			setDeadline(rc.SetWriteDeadline(time.Now().Add(s.ioTimeout)))
 		}}
-		next.ServeHTTP(sw, r.WithContext(ctx))
+		r = r.WithContext(ctx)
+		if err := h(sw, r, &workInput{body: body, bodyHeld: acct.held, acct: acct, received: received}); err != nil {
+			s.writeError(sw, r, err)
+		}
 		// The answer is written: nothing holds the body any more (decoders
 		// copy out of it).
 		putBody(body)
@@ -340,7 +323,7 @@ func (s *server) readBody(r *http.Request, acct *account) ([]byte, error) {
 // "100-continue" and was not told to go on sends no body.
 func (s *server) refuse(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, err error, started bool) {
 	w.Header().Set("Connection", "close")
-	writeError(w, r, err)
+	s.writeError(w, r, err)
 	if !started && r.Header.Get("Expect") == "100-continue" {
 		return
 	}

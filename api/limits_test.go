@@ -25,14 +25,14 @@ func TestRequestTimeoutIs504(t *testing.T) {
 func TestBusyServerAnswers503(t *testing.T) {
 	s := newServer(Options{MaxInFlight: 1, Logger: quietLog()})
 	entered, proceed := make(chan struct{}), make(chan struct{})
-	blocking := s.work(handler(func(w http.ResponseWriter, r *http.Request) error {
-		if string(requestBody(r)) == "hold" {
+	blocking := s.work(func(w http.ResponseWriter, r *http.Request, in *workInput) error {
+		if string(in.body) == "hold" {
 			close(entered)
 			<-proceed
 		}
-		writeJSON(w, 200, map[string]string{"body": string(requestBody(r))})
+		writeJSON(w, 200, map[string]string{"body": string(in.body)})
 		return nil
-	}))
+	})
 	srv := httptest.NewServer(blocking)
 	t.Cleanup(srv.Close)
 	held := make(chan response)

@@ -15,9 +15,9 @@ import (
 // tensors sent in the request, OIP tensor JSON in and out. Every response
 // names the kernel table that ran.
 
-// opsBody reads the body and splits its top-level object into fields.
-func opsBody(r *http.Request) (map[string]json.RawMessage, int, error) {
-	body := requestBody(r)
+// opsBody splits the body's top-level object into fields.
+func opsBody(in *workInput) (map[string]json.RawMessage, int, error) {
+	body := in.body
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 		return nil, 0, errorf(CodeInvalid, fmt.Sprintf("malformed JSON: the body must be an object (%v)", err))
@@ -27,7 +27,7 @@ func opsBody(r *http.Request) (map[string]json.RawMessage, int, error) {
 
 // tensorField decodes the named OIP tensor field, requiring a datatype, and
 // counts it against the memory budget.
-func tensorField(r *http.Request, fields map[string]json.RawMessage, name string, dt tensor.DataType) (*tensor.Tensor, error) {
+func tensorField(in *workInput, fields map[string]json.RawMessage, name string, dt tensor.DataType) (*tensor.Tensor, error) {
 	raw, ok := fields[name]
 	if !ok {
 		return nil, errorf(CodeInvalid, fmt.Sprintf("missing %q: an OIP tensor {\"shape\", \"datatype\", \"data\"}", name))
@@ -39,7 +39,7 @@ func tensorField(r *http.Request, fields map[string]json.RawMessage, name string
 	if t.DType != dt {
 		return nil, errorf(CodeInvalid, fmt.Sprintf("%q has datatype %v, this operation takes %v", name, t.DType, dt))
 	}
-	if err := reserve(r, t); err != nil {
+	if err := in.reserve(t); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -84,12 +84,12 @@ func (s *server) writeTensors(w http.ResponseWriter, names []string, ts []*tenso
 
 // POST /v1/ops/quantize {"tensor": FP32 [K,N] (any shape for per_tensor), "scheme"}
 // -> {"kernels", "values": INT8, "scales": FP32 [1] | [N] | [ceil(K/32), N]}
-func (s *server) opQuantize(w http.ResponseWriter, r *http.Request) error {
-	fields, _, err := opsBody(r)
+func (s *server) opQuantize(w http.ResponseWriter, r *http.Request, in *workInput) error {
+	fields, _, err := opsBody(in)
 	if err != nil {
 		return err
 	}
-	x, err := tensorField(r, fields, "tensor", tensor.Float32)
+	x, err := tensorField(in, fields, "tensor", tensor.Float32)
 	if err != nil {
 		return err
 	}
@@ -157,16 +157,16 @@ func sameShape(a, b []int) bool {
 }
 
 // POST /v1/ops/dequantize {"values": INT8, "scales": FP32, "scheme"} -> {"kernels", "tensor": FP32}
-func (s *server) opDequantize(w http.ResponseWriter, r *http.Request) error {
-	fields, _, err := opsBody(r)
+func (s *server) opDequantize(w http.ResponseWriter, r *http.Request, in *workInput) error {
+	fields, _, err := opsBody(in)
 	if err != nil {
 		return err
 	}
-	values, err := tensorField(r, fields, "values", tensor.Int8)
+	values, err := tensorField(in, fields, "values", tensor.Int8)
 	if err != nil {
 		return err
 	}
-	scales, err := tensorField(r, fields, "scales", tensor.Float32)
+	scales, err := tensorField(in, fields, "scales", tensor.Float32)
 	if err != nil {
 		return err
 	}
@@ -199,16 +199,16 @@ func productShape(a *tensor.Tensor, bk, bn int, bodyLen int) (m int, err error) 
 }
 
 // POST /v1/ops/matmul {"a": FP32 [M,K], "b": FP32 [K,N]} -> {"kernels", "output": FP32 [M,N]}
-func (s *server) opMatMul(w http.ResponseWriter, r *http.Request) error {
-	fields, size, err := opsBody(r)
+func (s *server) opMatMul(w http.ResponseWriter, r *http.Request, in *workInput) error {
+	fields, size, err := opsBody(in)
 	if err != nil {
 		return err
 	}
-	a, err := tensorField(r, fields, "a", tensor.Float32)
+	a, err := tensorField(in, fields, "a", tensor.Float32)
 	if err != nil {
 		return err
 	}
-	b, err := tensorField(r, fields, "b", tensor.Float32)
+	b, err := tensorField(in, fields, "b", tensor.Float32)
 	if err != nil {
 		return err
 	}
@@ -231,12 +231,12 @@ func (s *server) opMatMul(w http.ResponseWriter, r *http.Request) error {
 // POST /v1/ops/qmatmul: FP32 activations a [M,K] times weights quantized
 // with "scheme": either FP32 "b" [K,N], quantized here, or pre-quantized
 // INT8 "b_values" with FP32 "b_scales". -> {"kernels", "output": FP32 [M,N]}
-func (s *server) opQMatMul(w http.ResponseWriter, r *http.Request) error {
-	fields, size, err := opsBody(r)
+func (s *server) opQMatMul(w http.ResponseWriter, r *http.Request, in *workInput) error {
+	fields, size, err := opsBody(in)
 	if err != nil {
 		return err
 	}
-	a, err := tensorField(r, fields, "a", tensor.Float32)
+	a, err := tensorField(in, fields, "a", tensor.Float32)
 	if err != nil {
 		return err
 	}
@@ -251,7 +251,7 @@ func (s *server) opQMatMul(w http.ResponseWriter, r *http.Request) error {
 	case hasB && hasValues:
 		return errorf(CodeInvalid, `give "b" (FP32 weights) or "b_values" with "b_scales" (pre-quantized), not both`)
 	case hasB:
-		b, err := tensorField(r, fields, "b", tensor.Float32)
+		b, err := tensorField(in, fields, "b", tensor.Float32)
 		if err != nil {
 			return err
 		}
@@ -263,11 +263,11 @@ func (s *server) opQMatMul(w http.ResponseWriter, r *http.Request) error {
 			return errorf(CodeInvalid, err.Error())
 		}
 	default:
-		values, err := tensorField(r, fields, "b_values", tensor.Int8)
+		values, err := tensorField(in, fields, "b_values", tensor.Int8)
 		if err != nil {
 			return err
 		}
-		scales, err := tensorField(r, fields, "b_scales", tensor.Float32)
+		scales, err := tensorField(in, fields, "b_scales", tensor.Float32)
 		if err != nil {
 			return err
 		}

@@ -322,7 +322,7 @@ func TestPanicIs500CountedAndLoggedOnce(t *testing.T) {
 	var logs syncBuffer
 	s := newServer(Options{Repository: repository.New(serverOptions()), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", handler(s.metrics))
+	mux.Handle("/metrics", s.handle(s.metrics))
 	mux.Handle("/boom", s.observe(s.recoverer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var xs []int
 		_ = xs[len(r.URL.Query().Get("i"))+3] // index out of range

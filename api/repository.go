@@ -18,13 +18,13 @@ import (
 func (s *server) requireAdmin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.adminToken == "" {
-			writeError(w, r, errorf(CodePermissionDenied, "model control is disabled: start serve with --admin-token (or QUANTSERVE_ADMIN_TOKEN) and send \"Authorization: Bearer <token>\""))
+			s.writeError(w, r, errorf(CodePermissionDenied, "model control is disabled: start serve with --admin-token (or QUANTSERVE_ADMIN_TOKEN) and send \"Authorization: Bearer <token>\""))
 			return
 		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.adminToken)) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="quantserve"`)
-			writeError(w, r, errorf(CodeUnauthenticated, "this endpoint needs \"Authorization: Bearer <admin token>\" with the server's --admin-token"))
+			s.writeError(w, r, errorf(CodeUnauthenticated, "this endpoint needs \"Authorization: Bearer <admin token>\" with the server's --admin-token"))
 			return
 		}
 		next.ServeHTTP(w, r)

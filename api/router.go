@@ -88,8 +88,17 @@ type server struct {
 // server that also serves gRPC with the same limits.)
 func NewRouter(opts Options) http.Handler { return newServer(opts).routes() }
 
-func newServer(opts Options) *server {
-	s := &server{repo: opts.Repository, version: opts.Version, kernels: opts.Kernels, maxBody: opts.MaxBodyBytes, log: opts.Logger, draining: opts.Draining}
+func newServer(opts Options) *server { return buildServer(opts, telemetry.New) }
+
+// buildServer is newServer with the constructor of the server's own
+// telemetry, used when opts has none.
+func buildServer(opts Options, newTelemetry func(version, kernels string) (*telemetry.Telemetry, error)) *server {
+	// The logger first: everything after may log.
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &server{repo: opts.Repository, version: opts.Version, kernels: opts.Kernels, maxBody: opts.MaxBodyBytes, log: log, draining: opts.Draining}
 	s.adminToken = opts.AdminToken
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = DefaultMaxInFlight
@@ -105,7 +114,7 @@ func newServer(opts Options) *server {
 		s.kernels = s.exec.Table().String()
 	}
 	if s.tel = opts.Telemetry; s.tel == nil {
-		tel, err := telemetry.New(s.version, s.kernels)
+		tel, err := newTelemetry(s.version, s.kernels)
 		if err != nil {
 			s.log.Error("metrics disabled", "err", err)
 		}
@@ -124,9 +133,6 @@ func newServer(opts Options) *server {
 	if s.draining == nil {
 		s.draining = func() bool { return false }
 	}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
 	s.tracer = tracerOf(opts.TracerProvider)
 	s.cors = newCORSPolicy(opts.CORSOrigins)
 	s.observeBatching()
@@ -137,10 +143,10 @@ func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.observe, s.corsHandler, s.drain, s.recoverer)
 	r.Use(middleware.StripSlashes) // "/v2/" (the OIP spec's path) is "/v2"
-	r.NotFound(handler(func(w http.ResponseWriter, r *http.Request) error {
+	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(CodeNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	}).ServeHTTP)
-	r.MethodNotAllowed(handler(func(w http.ResponseWriter, req *http.Request) error {
+	r.MethodNotAllowed(s.handle(func(w http.ResponseWriter, req *http.Request) error {
 		var allowed []string
 		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 			if r.Match(chi.NewRouteContext(), m, req.URL.Path) {
@@ -151,37 +157,34 @@ func (s *server) routes() http.Handler {
 		return errorf(CodeMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s (allowed: %s)", req.Method, req.URL.Path, strings.Join(allowed, ", ")))
 	}).ServeHTTP)
 
-	r.Method(http.MethodGet, "/metrics", handler(s.metrics))
+	r.Method(http.MethodGet, "/metrics", s.handle(s.metrics))
 	for _, m := range []string{http.MethodGet, http.MethodHead} {
-		r.Method(m, "/v2/health/live", handler(s.live))
-		r.Method(m, "/v2/health/ready", handler(s.ready))
+		r.Method(m, "/v2/health/live", s.handle(s.live))
+		r.Method(m, "/v2/health/ready", s.handle(s.ready))
 	}
-	r.Method(http.MethodGet, "/v2", handler(s.serverMetadata))
-	r.Method(http.MethodGet, "/v2/models/stats", handler(s.stats))
+	r.Method(http.MethodGet, "/v2", s.handle(s.serverMetadata))
+	r.Method(http.MethodGet, "/v2/models/stats", s.handle(s.stats))
 	for _, prefix := range modelPrefixes {
-		r.Method(http.MethodGet, prefix, handler(s.modelMetadata))
-		r.Method(http.MethodGet, prefix+"/ready", handler(s.modelReady))
-		r.Method(http.MethodGet, prefix+"/stats", handler(s.stats))
-		r.Method(http.MethodGet, prefix+"/config", handler(s.modelConfig))
-		r.With(s.work).Method(http.MethodPost, prefix+"/infer", handler(s.infer))
+		r.Method(http.MethodGet, prefix, s.handle(s.modelMetadata))
+		r.Method(http.MethodGet, prefix+"/ready", s.handle(s.modelReady))
+		r.Method(http.MethodGet, prefix+"/stats", s.handle(s.stats))
+		r.Method(http.MethodGet, prefix+"/config", s.handle(s.modelConfig))
+		r.Method(http.MethodPost, prefix+"/infer", s.work(s.infer))
 	}
 	s.mountAutodiff(r)
-	r.Method(http.MethodPost, "/v2/repository/index", handler(s.repositoryIndex))
-	r.Method(http.MethodGet, "/openapi.yaml", handler(s.openapiDocument))
-	r.Method(http.MethodGet, "/docs", handler(s.apiReference))
-	r.Method(http.MethodGet, "/docs/"+reference.ScriptName, handler(s.apiReferenceScript))
+	r.Method(http.MethodPost, "/v2/repository/index", s.handle(s.repositoryIndex))
+	r.Method(http.MethodGet, "/openapi.yaml", s.handle(s.openapiDocument))
+	r.Method(http.MethodGet, "/docs", s.handle(s.apiReference))
+	r.Method(http.MethodGet, "/docs/"+reference.ScriptName, s.handle(s.apiReferenceScript))
 	r.Group(func(r chi.Router) {
 		r.Use(s.requireAdmin)
-		r.Method(http.MethodPost, "/v2/repository/models/{model}/load", handler(s.repositoryLoad))
-		r.Method(http.MethodPost, "/v2/repository/models/{model}/unload", handler(s.repositoryUnload))
+		r.Method(http.MethodPost, "/v2/repository/models/{model}/load", s.handle(s.repositoryLoad))
+		r.Method(http.MethodPost, "/v2/repository/models/{model}/unload", s.handle(s.repositoryUnload))
 	})
-	r.Group(func(r chi.Router) {
-		r.Use(s.work)
-		r.Method(http.MethodPost, "/v1/ops/quantize", handler(s.opQuantize))
-		r.Method(http.MethodPost, "/v1/ops/dequantize", handler(s.opDequantize))
-		r.Method(http.MethodPost, "/v1/ops/matmul", handler(s.opMatMul))
-		r.Method(http.MethodPost, "/v1/ops/qmatmul", handler(s.opQMatMul))
-	})
+	r.Method(http.MethodPost, "/v1/ops/quantize", s.work(s.opQuantize))
+	r.Method(http.MethodPost, "/v1/ops/dequantize", s.work(s.opDequantize))
+	r.Method(http.MethodPost, "/v1/ops/matmul", s.work(s.opMatMul))
+	r.Method(http.MethodPost, "/v1/ops/qmatmul", s.work(s.opQMatMul))
 	return r
 }
 
@@ -207,7 +210,7 @@ func (s *server) recoverer(next http.Handler) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				writeError(w, r, s.panicked(r.Context(), slog.String("path", r.URL.Path), p))
+				s.writeError(w, r, s.panicked(r.Context(), slog.String("path", r.URL.Path), p))
 			}
 		}()
 		next.ServeHTTP(w, r)

@@ -22,28 +22,28 @@ const MaxTrainSteps = 1000
 // /train (admin token) to fine-tune a model into a new version.
 func (s *server) mountAutodiff(r chi.Router) {
 	for _, prefix := range modelPrefixes {
-		r.With(s.work).Method(http.MethodPost, prefix+"/grad", handler(s.grad))
+		r.Method(http.MethodPost, prefix+"/grad", s.work(s.grad))
 	}
-	r.With(s.requireAdmin, s.work).Method(http.MethodPost, "/v2/models/{model}/train", handler(s.train))
+	r.With(s.requireAdmin).Method(http.MethodPost, "/v2/models/{model}/train", s.work(s.train))
 }
 
 func autodiffExtensions() []string { return []string{"autodiff"} }
 
 // readInputs decodes a body's "inputs" (OIP tensors) with the infer
 // scanner and returns the body for its other fields.
-func readInputs(r *http.Request) ([]byte, map[string]*tensor.Tensor, error) {
-	body := requestBody(r)
+func readInputs(in *workInput) ([]byte, map[string]*tensor.Tensor, error) {
+	body := in.body
 	req, err := oip.DecodeInferRequest(body)
 	if err != nil {
 		return nil, nil, err
 	}
 	inputs := map[string]*tensor.Tensor{}
-	for _, in := range req.Inputs {
-		if _, dup := inputs[in.Name]; dup {
-			return nil, nil, errorf(CodeInvalid, fmt.Sprintf("input %q appears more than once", in.Name))
+	for _, t := range req.Inputs {
+		if _, dup := inputs[t.Name]; dup {
+			return nil, nil, errorf(CodeInvalid, fmt.Sprintf("input %q appears more than once", t.Name))
 		}
-		inputs[in.Name] = in.Tensor
-		if err := reserve(r, in.Tensor); err != nil {
+		inputs[t.Name] = t.Tensor
+		if err := in.reserve(t.Tensor); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -51,13 +51,13 @@ func readInputs(r *http.Request) ([]byte, map[string]*tensor.Tensor, error) {
 }
 
 // POST /v2/models/{m}[/versions/{v}]/grad
-func (s *server) grad(w http.ResponseWriter, r *http.Request) error {
+func (s *server) grad(w http.ResponseWriter, r *http.Request, in *workInput) error {
 	e, v, release, err := s.lookup(r)
 	if err != nil {
 		return err
 	}
 	defer release()
-	body, inputs, err := readInputs(r)
+	body, inputs, err := readInputs(in)
 	if err != nil {
 		return err
 	}
@@ -105,14 +105,14 @@ func (s *server) grad(w http.ResponseWriter, r *http.Request) error {
 }
 
 // POST /v2/models/{m}/train
-func (s *server) train(w http.ResponseWriter, r *http.Request) error {
+func (s *server) train(w http.ResponseWriter, r *http.Request, in *workInput) error {
 	e, v, release, err := s.lookup(r)
 	if err != nil {
 		return err
 	}
 	source := v.ONNX
 	release()
-	body, inputs, err := readInputs(r)
+	body, inputs, err := readInputs(in)
 	if err != nil {
 		return err
 	}

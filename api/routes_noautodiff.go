@@ -13,7 +13,7 @@ import (
 // mountAutodiff answers the gradient routes with 501 naming the build tag
 // that serves them. Nothing panics; the server keeps serving.
 func (s *server) mountAutodiff(r chi.Router) {
-	unavailable := handler(func(w http.ResponseWriter, r *http.Request) error {
+	unavailable := s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return dispatch.CheckAutodiff(dispatch.Enabled)
 	})
 	for _, prefix := range modelPrefixes {

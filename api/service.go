@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"go.opentelemetry.io/otel/codes"
@@ -19,6 +20,75 @@ import (
 // one error mapping: admit (a work slot and the request deadline), the
 // inputs and requested outputs checked, execute (the model run), each
 // step a span of the request's trace.
+
+// inferCodec is a front end's part of an inference: decoding the request
+// it received, holding the decoded tensors against the memory budget, and
+// encoding the answer it will send.
+type inferCodec interface {
+	// decode decodes the request; inferCore calls it once the model
+	// version is found.
+	decode() (*oip.InferRequest, error)
+	// hold counts the decoded tensors against the request's share of
+	// the memory budget.
+	hold(decoded []*tensor.Tensor) error
+	// encode encodes the answer to req for the front end to send once
+	// inferCore returns; its time is the statistics' output time.
+	encode(req *oip.InferRequest, resp *oip.InferResponse) error
+}
+
+// inferCore is the one inference path of both front ends, for a request
+// whose input was in at received and which holds a work slot (ctx carries
+// its deadline): it finds the model version and holds it until it returns,
+// decodes and checks the request (codec.decode, checkRequest), runs the
+// model (execute), builds the answer and has codec encode it, and records
+// the inference in the version's statistics and in telemetry, each step in
+// a span of the request's trace. A failure at any step counts as a failed
+// inference of the version found.
+func (s *server) inferCore(ctx context.Context, model, version string, received time.Time, codec inferCodec) (err error) {
+	e, v, release, err := s.repo.Get(model, version)
+	if err != nil {
+		return err
+	}
+	defer release()
+	number := strconv.FormatInt(v.Number, 10)
+	noteInference(ctx, e.Name, number)
+	defer func() { s.tel.Inference(ctx, e.Name, number, err == nil) }()
+	var timing repository.Timing
+	start := time.Now()
+	timing.Queue = start.Sub(received)
+	defer func() { recordStats(v, received, &timing, err) }()
+
+	_, span := s.step(ctx, "decode")
+	req, err := codec.decode()
+	var inputs map[string]*tensor.Tensor
+	var names []string
+	if err == nil {
+		inputs, names, timing.Batch, err = checkRequest(e, v, req, codec.hold)
+	}
+	endStep(span, err)
+	if err != nil {
+		return err
+	}
+	inferStart := time.Now()
+	timing.Input = inferStart.Sub(start)
+	names, outs, err := s.execute(ctx, v, inputs, names)
+	if err != nil {
+		return err
+	}
+	outputStart := time.Now()
+	timing.Infer = outputStart.Sub(inferStart)
+	_, span = s.step(ctx, "encode")
+	defer span.End()
+	resp := &oip.InferResponse{ModelName: e.Name, ModelVersion: number, ID: req.ID, Outputs: make([]oip.OutputTensor, 0, len(names))}
+	for _, name := range names {
+		resp.Outputs = append(resp.Outputs, oip.OutputTensor{Name: name, Tensor: outs[name]})
+	}
+	if err := codec.encode(req, resp); err != nil {
+		return err
+	}
+	timing.Output = time.Since(outputStart)
+	return nil
+}
 
 // admit takes a work slot for a request whose input is in, or refuses it
 // at once (CodeUnavailable: no queue), and returns the context its work
