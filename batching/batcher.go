@@ -10,6 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -93,8 +97,8 @@ type Batcher struct {
 	st       counters
 
 	// Tests hold an execution between its batch's forming and the model
-	// run, and see how the run ended.
-	beforeRun func()
+	// run, see the context it runs under, and see how the run ended.
+	beforeRun func(ctx context.Context)
 	afterRun  func(error)
 }
 
@@ -367,7 +371,8 @@ func (b *Batcher) schedule() {
 		b.mu.Unlock()
 		go func() {
 			defer func() { <-b.slots }()
-			b.execute(context.Background(), bt)
+			ctx, end := batchContext(bt)
+			end(b.execute(ctx, bt))
 		}()
 	}
 }
@@ -438,9 +443,56 @@ func (b *Batcher) form(now time.Time) (*batch, time.Duration) {
 	return bt, 0
 }
 
+// tracerName names the spans the batcher starts.
+const tracerName = "github.com/quantserve/quantserve/batching"
+
+// batchContext returns the context a scheduled batch runs under, and the
+// function that ends its span with the execution's error.
+//
+// The context carries the trace of the batch's first request (the first
+// in queue order whose context has a valid span context): a span
+// "batching.execute", started with the tracer provider of that request's
+// span, is its child and links to the spans of the other requests, so
+// every request's trace leads to the execution it shared. The context
+// takes nothing else from the requests: no deadline and no cancellation
+// (one request's end must not stop the others' batch: execute cancels it
+// when every request has left, see batch.leave) and no values (what one
+// request's context holds, its per-request accounting for one, is not the
+// batch's).
+func batchContext(bt *batch) (context.Context, func(error)) {
+	var parent trace.Span
+	var links []trace.Link
+	for _, r := range bt.reqs {
+		span := trace.SpanFromContext(r.ctx)
+		sc := span.SpanContext()
+		switch {
+		case !sc.IsValid():
+		case parent == nil:
+			parent = span
+		default:
+			links = append(links, trace.Link{SpanContext: sc})
+		}
+	}
+	if parent == nil {
+		return context.Background(), func(error) {}
+	}
+	ctx := trace.ContextWithSpan(context.Background(), parent)
+	ctx, span := parent.TracerProvider().Tracer(tracerName).Start(ctx, "batching.execute",
+		trace.WithLinks(links...),
+		trace.WithAttributes(attribute.Int("batching.requests", len(bt.reqs)), attribute.Int("batching.rows", bt.rows)))
+	return ctx, func(err error) {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}
+}
+
 // execute runs a batch and answers its requests, under parent (the
-// requests leaving cancel it too).
-func (b *Batcher) execute(parent context.Context, bt *batch) {
+// requests leaving cancel it too). It returns the execution's error: nil
+// when every request got its rows, else the reason each runs alone.
+func (b *Batcher) execute(parent context.Context, bt *batch) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	bt.mu.Lock()
@@ -451,7 +503,7 @@ func (b *Batcher) execute(parent context.Context, bt *batch) {
 	bt.mu.Unlock()
 
 	if b.beforeRun != nil {
-		b.beforeRun()
+		b.beforeRun(ctx)
 	}
 	start := time.Now()
 	names := outputUnion(bt.reqs)
@@ -505,6 +557,7 @@ func (b *Batcher) execute(parent context.Context, bt *batch) {
 		}
 		off += r.rows
 	}
+	return err
 }
 
 // runProtected runs the model, turning a panic into an error: the batch's

@@ -71,7 +71,9 @@ func mixedGraph() onnxbuild.Graph {
 
 func loadModel(t *testing.T, g onnxbuild.Graph, tb *dispatch.Table) *model.Model {
 	t.Helper()
-	m, err := model.LoadWith(g.Bytes(), model.Options{Exec: gemm.New(tb, 1), Quantize: true, Scheme: quant.PerChannel})
+	exec := gemm.New(tb, 1)
+	t.Cleanup(exec.Close)
+	m, err := model.LoadWith(g.Bytes(), model.Options{Exec: exec, Quantize: true, Scheme: quant.PerChannel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,7 +441,7 @@ func TestCancelledInBatchLeaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	started, resume := make(chan struct{}), make(chan struct{})
-	b.beforeRun = func() { close(started); <-resume }
+	b.beforeRun = func(context.Context) { close(started); <-resume }
 	rng := rand.New(rand.NewPCG(6, 6))
 	reqs := []map[string]*tensor.Tensor{mixedInputs(rng, 1), mixedInputs(rng, 1), mixedInputs(rng, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -485,7 +487,7 @@ func TestAllLeaveCancelsTheBatch(t *testing.T) {
 	}
 	started, resume := make(chan struct{}), make(chan struct{})
 	finished := make(chan error, 1)
-	b.beforeRun = func() { close(started); <-resume }
+	b.beforeRun = func(context.Context) { close(started); <-resume }
 	b.afterRun = func(err error) { finished <- err }
 	rng := rand.New(rand.NewPCG(7, 7))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -669,7 +671,9 @@ func TestLargeProductsBitIdentical(t *testing.T) {
 	for _, tb := range dispatch.Available() {
 		for _, quantize := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/int8=%v", tb, quantize), func(t *testing.T) {
-				m, err := model.LoadWith(g.Bytes(), model.Options{Exec: gemm.New(tb, 2), Quantize: quantize, Scheme: quant.PerChannel})
+				exec := gemm.New(tb, 2)
+				t.Cleanup(exec.Close)
+				m, err := model.LoadWith(g.Bytes(), model.Options{Exec: exec, Quantize: quantize, Scheme: quant.PerChannel})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -729,7 +733,7 @@ func TestIdleRequestRunsInline(t *testing.T) {
 
 	started, resume := make(chan struct{}), make(chan struct{})
 	finished := make(chan error, 1)
-	b.beforeRun = func() { close(started); <-resume }
+	b.beforeRun = func(context.Context) { close(started); <-resume }
 	b.afterRun = func(err error) { finished <- err }
 	ctx, cancel := context.WithCancel(context.Background())
 	gone := make(chan error, 1)

@@ -38,6 +38,11 @@
 //     the queue, or its batch, at once and returns the context's error; the
 //     batch runs on for the others. The batch's own context ends only when
 //     all its requests have left.
+//   - A batch runs in its first request's trace: under a span
+//     "batching.execute", a child of that request's span, linked to the
+//     spans of the batch's other requests. It takes no deadline and no
+//     other value from any request. A request that runs alone, or as a
+//     batch of one on its caller's goroutine, runs under its own context.
 //   - A batch that fails (a value in one request that the model refuses, a
 //     panic in an operator) is not the answer of any request: each request
 //     then runs alone, on its own goroutine, and gets its own answer or

@@ -65,6 +65,7 @@ func TestAccuracy(t *testing.T) {
 	}
 	for _, tb := range dispatch.Available() {
 		e := gemm.New(tb, 2)
+		defer e.Close()
 		// The whole test set on the default table; the first 2,000
 		// images on the others (the reference is slow under emulation).
 		count := 2000

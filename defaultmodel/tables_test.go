@@ -30,7 +30,9 @@ func TestSameAnswersOnEveryTable(t *testing.T) {
 	tables := dispatch.Available()
 	ref := tables[len(tables)-1]
 	run := func(tb *dispatch.Table, opts model.Options, rows int) []float32 {
-		opts.Exec = gemm.New(tb, 2)
+		e := gemm.New(tb, 2)
+		defer e.Close()
+		opts.Exec = e
 		m, err := model.LoadWith(ONNX, opts)
 		if err != nil {
 			t.Fatal(err)

@@ -28,6 +28,7 @@ func BenchmarkQMatMul(b *testing.B) {
 			qw, _ := PackQ(w)
 			c := make([]float32, m*n)
 			e := New(tb, 1)
+			defer e.Close()
 			b.Run(fmt.Sprintf("%s/%dx%dx%d", tb.Name, m, k, n), func(b *testing.B) {
 				b.SetBytes(int64(qw.Bytes()))
 				b.ReportAllocs()
@@ -58,6 +59,7 @@ func BenchmarkMatMul(b *testing.B) {
 			fw := PackF(k, n, wf, n)
 			c := make([]float32, m*n)
 			e := New(tb, 1)
+			defer e.Close()
 			b.Run(fmt.Sprintf("%s/%dx%dx%d", tb.Name, m, k, n), func(b *testing.B) {
 				b.SetBytes(int64(fw.Bytes()))
 				b.ReportAllocs()

@@ -14,8 +14,13 @@
 // # Products
 //
 //	e := gemm.New(dispatch.Default(), runtime.GOMAXPROCS(0)) // or gemm.Default()
+//	defer e.Close()                 // stops the workers
 //	err := e.QMatMul(a, m, qw, c)   // c (m×N) = a (m×K) · W, int8 kernels
 //	err = e.MatMul(a, m, fw, c)     // float32 kernels
+//
+// An engine's workers run until Close; an engine used after Close still
+// computes the same products, on its caller's goroutine alone. Default's
+// engine is shared by the process and never closed.
 //
 // A product with no rows (m = 0), no columns or K = 0 writes zeros or
 // nothing and returns nil. A panic inside a kernel (a broken invariant) is

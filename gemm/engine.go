@@ -11,19 +11,32 @@ import (
 )
 
 // Engine runs products on one kernel table with a bounded worker pool. It
-// is safe for concurrent use.
+// is safe for concurrent use. Close stops its workers.
 type Engine struct {
 	t    *dispatch.Table
 	pool *Pool
+	// shared marks the engine Default returns, which Close leaves running.
+	shared bool
 	// kcBytes bounds the packed weights one K block of a block kernel
 	// reads (NP panels × kc groups): the block stays in L1/L2 while every
 	// row tile of a chunk passes over it.
 	kcBytes int
 }
 
-// New returns an Engine on table t using at most threads cores.
+// New returns an Engine on table t using at most threads cores. Its
+// workers run until Close.
 func New(t *dispatch.Table, threads int) *Engine {
 	return &Engine{t: t, pool: NewPool(threads), kcBytes: 64 << 10}
+}
+
+// Close stops the engine's workers and waits for the tasks they are
+// running. It is idempotent. Products still run after Close, with the same
+// results, on the calling goroutine alone (see Pool). Close does nothing
+// on the engine Default returns: the process shares it.
+func (e *Engine) Close() {
+	if !e.shared {
+		e.pool.Close()
+	}
 }
 
 var (
@@ -32,9 +45,13 @@ var (
 )
 
 // Default returns an Engine on dispatch.Default() using GOMAXPROCS cores,
-// created on first use.
+// created on first use and shared by the whole process: it is never
+// closed.
 func Default() *Engine {
-	defaultOnce.Do(func() { defaultEngine = New(dispatch.Default(), runtime.GOMAXPROCS(0)) })
+	defaultOnce.Do(func() {
+		defaultEngine = New(dispatch.Default(), runtime.GOMAXPROCS(0))
+		defaultEngine.shared = true
+	})
 	return defaultEngine
 }
 

@@ -15,15 +15,25 @@ import (
 
 // engines returns, for every table this CPU runs, engines with one and two
 // workers, and one with K blocks small enough that every product of a few
-// dozen k is split along K.
-func engines() []*Engine {
+// dozen k is split along K. They are closed when t ends.
+func engines(t testing.TB) []*Engine {
 	var out []*Engine
 	for _, tb := range dispatch.Available() {
 		small := New(tb, 2)
 		small.kcBytes = 1 // one group of 4 k (one k for floats) per K block
 		out = append(out, New(tb, 1), New(tb, 2), small)
 	}
+	for _, e := range out {
+		t.Cleanup(e.Close)
+	}
 	return out
+}
+
+// newEngine returns New(tb, threads), closed when t ends.
+func newEngine(t testing.TB, tb *dispatch.Table, threads int) *Engine {
+	e := New(tb, threads)
+	t.Cleanup(e.Close)
+	return e
 }
 
 func name(e *Engine) string {
@@ -53,7 +63,7 @@ func randomActivations(r *rand.Rand, m, k int) []float32 {
 func TestQMatMulMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(6, 6))
 	shapes := [][3]int{{1, 1, 1}, {1, 3, 17}, {4, 16, 32}, {5, 33, 31}, {7, 64, 100}, {9, 131, 47}, {3, 40, 257}, {17, 70, 130}, {40, 96, 200}, {130, 20, 60}}
-	ref := New(dispatch.Available()[len(dispatch.Available())-1], 1)
+	ref := newEngine(t, dispatch.Available()[len(dispatch.Available())-1], 1)
 	for _, sh := range shapes {
 		m, k, n := sh[0], sh[1], sh[2]
 		a := randomActivations(r, m, k)
@@ -80,7 +90,7 @@ func TestQMatMulMatchesReference(t *testing.T) {
 			} else {
 				kernels.QGemmRef(m, n, k, qa.u, qa.ldu, qa.zp, qa.scale, w.Q, w.ChannelScales(), want, n)
 			}
-			for _, e := range engines() {
+			for _, e := range engines(t) {
 				got := make([]float32, m*n)
 				if err := e.QMatMul(a, m, qw, got); err != nil {
 					t.Fatal(err)
@@ -114,7 +124,7 @@ func TestMatMulMatchesReference(t *testing.T) {
 		kernels.Sgemm(m, n, k, a, k, b, n, def, n)
 		fw := PackF(k, n, b, n)
 		var want []float32
-		for _, e := range engines() {
+		for _, e := range engines(t) {
 			got := make([]float32, m*n)
 			if err := e.MatMul(a, m, fw, got); err != nil {
 				t.Fatal(err)
@@ -137,7 +147,7 @@ func TestMatMulMatchesReference(t *testing.T) {
 // TestEmptyProducts: no rows, no columns or K = 0 return without a panic:
 // nothing to write, or zeros.
 func TestEmptyProducts(t *testing.T) {
-	for _, e := range engines() {
+	for _, e := range engines(t) {
 		for _, sh := range [][3]int{{0, 5, 7}, {3, 0, 7}, {3, 5, 0}, {0, 0, 0}, {40, 0, 33}} {
 			m, k, n := sh[0], sh[1], sh[2]
 			a := make([]float32, m*k)
@@ -200,7 +210,7 @@ func TestStridedRows(t *testing.T) {
 	}
 	w, _ := quant.QuantizeWeights(wf, k, n, quant.PerChannel)
 	qw, _ := PackQ(w)
-	for _, e := range engines() {
+	for _, e := range engines(t) {
 		want := make([]float32, m*n)
 		if err := e.QMatMul(dense, m, qw, want); err != nil {
 			t.Fatal(err)
@@ -249,7 +259,7 @@ func TestStridedRows(t *testing.T) {
 func TestQMatMulRefusesNonFinite(t *testing.T) {
 	w, _ := quant.QuantizeWeights([]float32{1, 2}, 2, 1, quant.PerChannel)
 	qw, _ := PackQ(w)
-	for _, e := range engines() {
+	for _, e := range engines(t) {
 		err := e.QMatMul([]float32{1, float32(math.NaN())}, 1, qw, make([]float32, 1))
 		if !errors.Is(err, ErrNotFinite) {
 			t.Errorf("%s: NaN activations gave %v", name(e), err)
@@ -266,7 +276,7 @@ func TestQMatMulRefusesNonFinite(t *testing.T) {
 }
 
 func TestShapeErrors(t *testing.T) {
-	e := New(dispatch.Default(), 1)
+	e := newEngine(t, dispatch.Default(), 1)
 	w, _ := quant.QuantizeWeights(make([]float32, 6), 2, 3, quant.PerChannel)
 	qw, _ := PackQ(w)
 	if err := e.QMatMul(make([]float32, 3), 2, qw, make([]float32, 6)); err == nil {
@@ -292,7 +302,7 @@ func TestPanicsBecomeErrors(t *testing.T) {
 	boom.QBlock = func(*kernels.QBlock) { panic("kernel invariant broken") }
 	boom.FBlock = func(*kernels.FBlock) { panic("float kernel invariant broken") }
 	for _, threads := range []int{1, 2} {
-		e := New(&boom, threads)
+		e := newEngine(t, &boom, threads)
 		m, k, n := 256, 64, 256 // large enough to split across workers
 		w, _ := quant.QuantizeWeights(make([]float32, k*n), k, n, quant.PerChannel)
 		qw, _ := PackQ(w)
@@ -306,11 +316,12 @@ func TestPanicsBecomeErrors(t *testing.T) {
 			t.Errorf("threads=%d: MatMul gave %v, want a PanicError", threads, err)
 		}
 		// the pool still works after its workers recovered
-		if err := New(dispatch.Default(), threads).QMatMul(make([]float32, m*k), m, qw, make([]float32, m*n)); err != nil {
+		if err := newEngine(t, dispatch.Default(), threads).QMatMul(make([]float32, m*k), m, qw, make([]float32, m*n)); err != nil {
 			t.Errorf("threads=%d: after a panic: %v", threads, err)
 		}
 	}
 	p := NewPool(2)
+	defer p.Close()
 	ran := make([]bool, 3)
 	err := p.Run([]func(){func() { ran[0] = true }, func() { panic(errors.New("task")) }, func() { ran[2] = true }})
 	if err == nil || !ran[0] || !ran[2] {
@@ -374,7 +385,7 @@ func TestQMatMulInt32(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, e := range engines() {
+			for _, e := range engines(t) {
 				const ldo = 3
 				out := make([]int32, m*(n+ldo))
 				for i := range out {
@@ -423,7 +434,7 @@ func TestWideWeights(t *testing.T) {
 		t.Fatal(err)
 	}
 	var qa QRows
-	if err := New(dispatch.Available()[len(dispatch.Available())-1], 1).QuantizeRows(&qa, a, m, k, k); err != nil {
+	if err := newEngine(t, dispatch.Available()[len(dispatch.Available())-1], 1).QuantizeRows(&qa, a, m, k, k); err != nil {
 		t.Fatal(err)
 	}
 	want := make([]float32, m*n)
@@ -436,7 +447,7 @@ func TestWideWeights(t *testing.T) {
 			want[i*n+j] = float32(acc) * qa.scale[i] * sb[j]
 		}
 	}
-	for _, e := range engines() {
+	for _, e := range engines(t) {
 		got := make([]float32, m*n)
 		if err := e.QMatMul(a, m, w, got); err != nil {
 			t.Fatal(err)
@@ -465,7 +476,7 @@ func TestRepack(t *testing.T) {
 		}
 	}
 	a := randomActivations(r, 3, k)
-	e := engines()[0]
+	e := engines(t)[0]
 	product := func(w *FWeights) []float32 {
 		c := make([]float32, 3*w.N)
 		if err := e.MatMul(a, 3, w, c); err != nil {

@@ -21,31 +21,66 @@ func (e *PanicError) Error() string {
 // Pool runs tasks on a fixed number of worker goroutines, so products
 // split across cores never oversubscribe the CPU, however many requests
 // run at once.
+//
+// Close stops the workers. A closed pool still runs every task it is
+// given, on the goroutine that calls Run, one after another: an engine
+// closed while products use it (or kept by a cache after its owner is
+// done) returns the same results, only on one core.
 type Pool struct {
-	n     int
-	tasks chan func()
+	n       int
+	tasks   chan func()
+	quit    chan struct{} // closed by Close
+	once    sync.Once
+	workers sync.WaitGroup
 }
 
-// NewPool starts n workers (n >= 1). Workers live as long as the process.
+// NewPool starts n workers (n >= 1), which run until Close.
 func NewPool(n int) *Pool {
 	n = max(n, 1)
-	p := &Pool{n: n, tasks: make(chan func())}
+	p := &Pool{n: n, tasks: make(chan func()), quit: make(chan struct{})}
+	p.workers.Add(n)
 	for i := 0; i < n; i++ {
-		go func() {
-			for f := range p.tasks {
-				f()
-			}
-		}()
+		go p.work()
 	}
 	return p
 }
 
-// Size returns the number of workers.
+// work runs tasks until the pool closes. Once it has, a worker takes at
+// most the task it was already choosing, then leaves.
+func (p *Pool) work() {
+	defer p.workers.Done()
+	for {
+		select {
+		case <-p.quit:
+			return
+		default:
+		}
+		select {
+		case f := <-p.tasks:
+			f()
+		case <-p.quit:
+			return
+		}
+	}
+}
+
+// Close stops the workers and waits for them to finish the tasks they are
+// running; the tasks of a Run not yet taken by a worker then run on Run's
+// caller. Close is idempotent and safe to call concurrently with Run, but
+// not from inside a task of the same pool (it would wait for itself).
+func (p *Pool) Close() {
+	p.once.Do(func() { close(p.quit) })
+	p.workers.Wait()
+}
+
+// Size returns the number of workers: the parallelism Run had before
+// Close, which callers use to split their work.
 func (p *Pool) Size() int { return p.n }
 
 // Run runs every task and returns when all have finished. A task that
 // panics is recovered where it ran; Run returns the first such panic as a
-// *PanicError (the other tasks still run to their end).
+// *PanicError (the other tasks still run to their end). After Close, the
+// tasks run on the caller, in order.
 func (p *Pool) Run(tasks []func()) error {
 	errs := make([]error, len(tasks))
 	if len(tasks) == 1 {
@@ -55,9 +90,14 @@ func (p *Pool) Run(tasks []func()) error {
 	var wg sync.WaitGroup
 	wg.Add(len(tasks))
 	for i, t := range tasks {
-		p.tasks <- func() {
+		job := func() {
 			defer wg.Done()
 			errs[i] = protect(t)
+		}
+		select {
+		case p.tasks <- job:
+		case <-p.quit:
+			job()
 		}
 	}
 	wg.Wait()

@@ -1,0 +1,168 @@
+package gemm
+
+import (
+	"errors"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/quant"
+)
+
+// goroutinesBackTo yields until at most n goroutines exist, a bounded
+// number of times, and reports whether they did. A worker has left its
+// loop when Close returns; the yields let it finish exiting, which may
+// wait for its thread to get a core back from the operating system: the
+// bound is generous, and reached only when a worker never stops.
+func goroutinesBackTo(n int) bool {
+	for i := 0; i < 1_000_000; i++ {
+		if runtime.NumGoroutine() <= n {
+			return true
+		}
+		runtime.Gosched()
+	}
+	return runtime.NumGoroutine() <= n
+}
+
+// TestPoolClose: Close stops every worker, is idempotent, and a closed
+// pool still runs every task (on the caller) and reports panics.
+func TestPoolClose(t *testing.T) {
+	before := runtime.NumGoroutine()
+	p := NewPool(4)
+	if got := runtime.NumGoroutine(); got < before+4 {
+		t.Fatalf("%d goroutines after NewPool(4), want at least %d", got, before+4)
+	}
+	var ran atomic.Int32
+	tasks := make([]func(), 8)
+	for i := range tasks {
+		tasks[i] = func() { ran.Add(1) }
+	}
+	if err := p.Run(tasks); err != nil || ran.Load() != 8 {
+		t.Fatalf("Run before Close: %v, %d tasks ran", err, ran.Load())
+	}
+	p.Close()
+	p.Close() // idempotent
+	if !goroutinesBackTo(before) {
+		t.Fatalf("%d goroutines after Close, want %d: the workers are still running", runtime.NumGoroutine(), before)
+	}
+
+	ran.Store(0)
+	if err := p.Run(tasks); err != nil || ran.Load() != 8 {
+		t.Fatalf("Run after Close: %v, %d tasks ran, want 8", err, ran.Load())
+	}
+	done := make([]bool, 3)
+	err := p.Run([]func(){func() { done[0] = true }, func() { panic(errors.New("task")) }, func() { done[2] = true }})
+	var pe *PanicError
+	if !errors.As(err, &pe) || !done[0] || !done[2] {
+		t.Errorf("Run after Close = %v, ran %v: want the panic as a PanicError and the other tasks run", err, done)
+	}
+	if runtime.NumGoroutine() > before {
+		t.Errorf("Run after Close started goroutines: %d, want %d", runtime.NumGoroutine(), before)
+	}
+}
+
+// TestPoolCloseDuringRun closes a pool while Runs are in flight: every
+// task of every Run still runs exactly once, and the workers leave.
+func TestPoolCloseDuringRun(t *testing.T) {
+	before := runtime.NumGoroutine()
+	p := NewPool(3)
+	const runners, rounds, width = 4, 50, 6
+	var count atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for r := 0; r < runners; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := 0; i < rounds; i++ {
+				tasks := make([]func(), width)
+				for j := range tasks {
+					tasks[j] = func() { count.Add(1) }
+				}
+				if err := p.Run(tasks); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	close(start)
+	runtime.Gosched()
+	p.Close()
+	wg.Wait()
+	if got := count.Load(); got != runners*rounds*width {
+		t.Errorf("%d tasks ran, want %d", got, runners*rounds*width)
+	}
+	if !goroutinesBackTo(before) {
+		t.Errorf("%d goroutines after Close, want %d", runtime.NumGoroutine(), before)
+	}
+}
+
+// TestEngineClose: a closed engine gives the same bits as an open one
+// (on one core), Close is idempotent, and Default's shared engine is
+// never closed.
+func TestEngineClose(t *testing.T) {
+	before := runtime.NumGoroutine()
+	m, k, n := 256, 96, 80 // split across the workers while they run
+	if m*k*n < minParallelMACs {
+		t.Fatal("the product no longer splits across workers: grow it")
+	}
+	for _, tb := range dispatch.Available() {
+		open := New(tb, 2)
+		closed := New(tb, 2)
+		closed.Close()
+		closed.Close()
+		wf := make([]float32, k*n)
+		act := make([]float32, m*k)
+		for i := range wf {
+			wf[i] = float32(i%13) - 6
+		}
+		for i := range act {
+			act[i] = float32(i%7) - 3
+		}
+		w, err := quant.QuantizeWeights(wf, k, n, quant.PerChannel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qw, _ := PackQ(w)
+		fw := PackF(k, n, wf, n)
+		want, got := make([]float32, m*n), make([]float32, m*n)
+		if err := open.QMatMul(act, m, qw, want); err != nil {
+			t.Fatal(err)
+		}
+		if err := closed.QMatMul(act, m, qw, got); err != nil {
+			t.Fatalf("%s: QMatMul after Close: %v", tb.Name, err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: QMatMul after Close differs", tb.Name)
+		}
+		if err := open.MatMul(act, m, fw, want); err != nil {
+			t.Fatal(err)
+		}
+		if err := closed.MatMul(act, m, fw, got); err != nil {
+			t.Fatalf("%s: MatMul after Close: %v", tb.Name, err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: MatMul after Close differs", tb.Name)
+		}
+		open.Close()
+	}
+	if !goroutinesBackTo(before) {
+		t.Errorf("%d goroutines after closing every engine, want %d", runtime.NumGoroutine(), before)
+	}
+
+	d := Default()
+	d.Close()
+	select {
+	case <-d.pool.quit:
+		t.Fatal("Close stopped the shared Default engine")
+	default:
+	}
+	if Default() != d {
+		t.Fatal("Default changed")
+	}
+}
