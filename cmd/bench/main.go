@@ -232,7 +232,12 @@ func (b *bench) ceilings(t *dispatch.Table, th int) {
 		}
 		set(kind, l.name, b.measure(float64(l.ops*iters*th), parallel(th, func(int) { l.run(iters) }))/1e9)
 	}
-	if read := readLoop(); read != nil && cpuid.CPU.Supports(cpuid.AVX2) {
+	// The read bandwidth is the better of one stream and four: a product
+	// reads several panels at once.
+	for _, read := range readLoops() {
+		if !cpuid.CPU.Supports(cpuid.AVX2) {
+			break
+		}
 		dram := dramBuffers(th)
 		set("dram", "DRAM read", b.measure(float64(len(dram[0])*th), parallel(th, func(i int) { read(dram[i]) }))/1e9)
 		l3 := l3Buffers(th)
@@ -333,6 +338,7 @@ func (b *bench) products(t *dispatch.Table, m, k, n int, threads []int) {
 			var fs []func()
 			for _, th := range threads {
 				e := gemm.New(t, th)
+				defer e.Close() // once products returns
 				i := 0
 				switch op {
 				case "qgemm":

@@ -26,10 +26,11 @@ func ceilingsOf(t *dispatch.Table) (int8Loop, f32Loop *loop) {
 	return nil, nil
 }
 
-// readLoop streams a buffer through vector loads, or is nil.
-func readLoop() func([]byte) {
+// readLoops stream a buffer through vector loads, as one stream and as
+// four, or are nil.
+func readLoops() []func([]byte) {
 	if !amd64.Available {
 		return nil
 	}
-	return func(b []byte) { amd64.ReadSum(b) }
+	return []func([]byte){func(b []byte) { amd64.ReadSum(b) }, func(b []byte) { amd64.ReadSum4(b) }}
 }

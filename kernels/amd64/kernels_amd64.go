@@ -73,6 +73,12 @@ func peakF32FMA(iters int) float32
 //go:noescape
 func readSumAVX2(buf []byte) uint64
 
+// readSum4AVX2 streams buf[0:4·quarter] (quarter a multiple of 128) as
+// four interleaved streams, one per quarter, and returns a fold of it.
+//
+//go:noescape
+func readSum4AVX2(buf []byte, quarter int) uint64
+
 // xgetbv0 returns XCR0, the register state the OS saves: bits 1-2 for
 // SSE and AVX, 5-7 for AVX-512. Requires OSXSAVE.
 //

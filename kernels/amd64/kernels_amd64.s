@@ -599,3 +599,58 @@ rsdone:
 	MOVQ  AX, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func readSum4AVX2(buf []byte, quarter int) uint64
+TEXT ·readSum4AVX2(SB), NOSPLIT, $0-40
+	MOVQ  buf_base+0(FP), SI       // stream 0; stream 1 at SI+DX
+	MOVQ  quarter+24(FP), DX
+	LEAQ  (SI)(DX*2), DI           // stream 2; stream 3 at DI+DX
+	MOVQ  DX, CX
+	SHRQ  $7, CX                   // 128-byte blocks per stream
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	TESTQ CX, CX
+	JZ    r4done
+
+r4loop:
+	PREFETCHT0 2048(SI)
+	PREFETCHT0 2112(SI)
+	PREFETCHT0 2048(SI)(DX*1)
+	PREFETCHT0 2112(SI)(DX*1)
+	PREFETCHT0 2048(DI)
+	PREFETCHT0 2112(DI)
+	PREFETCHT0 2048(DI)(DX*1)
+	PREFETCHT0 2112(DI)(DX*1)
+	VPXOR (SI), Y0, Y0
+	VPXOR 32(SI), Y1, Y1
+	VPXOR 64(SI), Y2, Y2
+	VPXOR 96(SI), Y3, Y3
+	VPXOR (SI)(DX*1), Y0, Y0
+	VPXOR 32(SI)(DX*1), Y1, Y1
+	VPXOR 64(SI)(DX*1), Y2, Y2
+	VPXOR 96(SI)(DX*1), Y3, Y3
+	VPXOR (DI), Y0, Y0
+	VPXOR 32(DI), Y1, Y1
+	VPXOR 64(DI), Y2, Y2
+	VPXOR 96(DI), Y3, Y3
+	VPXOR (DI)(DX*1), Y0, Y0
+	VPXOR 32(DI)(DX*1), Y1, Y1
+	VPXOR 64(DI)(DX*1), Y2, Y2
+	VPXOR 96(DI)(DX*1), Y3, Y3
+	ADDQ  $128, SI
+	ADDQ  $128, DI
+	DECQ  CX
+	JNZ   r4loop
+
+r4done:
+	VPXOR Y1, Y0, Y0
+	VPXOR Y3, Y2, Y2
+	VPXOR Y2, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPXOR X1, X0, X0
+	VMOVQ X0, AX
+	MOVQ  AX, ret+32(FP)
+	VZEROUPPER
+	RET

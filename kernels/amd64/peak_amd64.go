@@ -29,3 +29,12 @@ func PeakF32Zmm(iters int) float32 { return peakF32Zmm(max(iters, 1)) }
 
 // ReadSum streams buf through vector loads. Requires AVX2.
 func ReadSum(buf []byte) uint64 { return readSumAVX2(buf) }
+
+// ReadSum4 streams buf through vector loads as four interleaved streams
+// (its quarters), as a product reads several weight panels at once: one
+// stream alone keeps too few lines in flight to reach the bandwidth of
+// some CPUs. Requires AVX2.
+func ReadSum4(buf []byte) uint64 {
+	q := len(buf) / 4 &^ 127
+	return readSum4AVX2(buf[:4*q], q)
+}

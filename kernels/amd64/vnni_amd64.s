@@ -62,7 +62,6 @@ v5np1:
 v5np12:
 	MOVQ BX, DX
 v5npok:
-	XORQ AX, AX // byte offset along the rows
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -87,9 +86,19 @@ v5npok:
 	VPXORD Z21, Z21, Z21
 	VPXORD Z22, Z22, Z22
 	VPXORD Z23, Z23, Z23
+	MOVQ q+0(FP), AX
+	MOVQ 32(AX), AX // rows
+	CMPQ AX, $1
+	JLE  v5h1
+	CMPQ AX, $2
+	JLE  v5h2
+	CMPQ AX, $4
+	JLE  v5h4
+v5h8: // 8 rows
+	XORQ AX, AX // byte offset along the rows
 	CMPQ CX, $2
-	JLT  v5tail
-v5loop: // two groups of 4 k per iteration
+	JLT  v5h8tail
+v5h8loop: // two groups of 4 k per iteration
 	PREFETCHT0 512(BX)
 	PREFETCHT0 512(BX)(DI*1)
 	PREFETCHT0 512(DX)
@@ -168,8 +177,8 @@ v5loop: // two groups of 4 k per iteration
 	ADDQ $128, DX
 	SUBQ $2, CX
 	CMPQ CX, $2
-	JGE  v5loop
-v5tail:
+	JGE  v5h8loop
+v5h8tail:
 	TESTQ CX, CX
 	JZ    v5sums
 	VMOVDQU32 0(BX), Z24
@@ -207,6 +216,178 @@ v5tail:
 	VPDPBUSD Z24, Z28, Z21 // acc[7][0] += u·b
 	VPDPBUSD Z25, Z28, Z22 // acc[7][1] += u·b
 	VPDPBUSD Z26, Z28, Z23 // acc[7][2] += u·b
+	JMP  v5sums
+v5h4: // 4 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  v5h4tail
+v5h4loop: // two groups of 4 k per iteration
+	PREFETCHT0 512(BX)
+	PREFETCHT0 512(BX)(DI*1)
+	PREFETCHT0 512(DX)
+	VMOVDQU32 0(BX), Z24
+	VMOVDQU32 0(BX)(DI*1), Z25
+	VMOVDQU32 0(DX), Z26
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z25, Z27, Z1 // acc[0][1] += u·b
+	VPDPBUSD Z26, Z27, Z2 // acc[0][2] += u·b
+	VPBROADCASTD 0(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z25, Z28, Z4 // acc[1][1] += u·b
+	VPDPBUSD Z26, Z28, Z5 // acc[1][2] += u·b
+	VPBROADCASTD 0(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z6 // acc[2][0] += u·b
+	VPDPBUSD Z25, Z27, Z7 // acc[2][1] += u·b
+	VPDPBUSD Z26, Z27, Z8 // acc[2][2] += u·b
+	VPBROADCASTD 0(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z9 // acc[3][0] += u·b
+	VPDPBUSD Z25, Z28, Z10 // acc[3][1] += u·b
+	VPDPBUSD Z26, Z28, Z11 // acc[3][2] += u·b
+	VMOVDQU32 64(BX), Z29
+	VMOVDQU32 64(BX)(DI*1), Z30
+	VMOVDQU32 64(DX), Z31
+	VPBROADCASTD 4(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z30, Z27, Z1 // acc[0][1] += u·b
+	VPDPBUSD Z31, Z27, Z2 // acc[0][2] += u·b
+	VPBROADCASTD 4(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z30, Z28, Z4 // acc[1][1] += u·b
+	VPDPBUSD Z31, Z28, Z5 // acc[1][2] += u·b
+	VPBROADCASTD 4(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z6 // acc[2][0] += u·b
+	VPDPBUSD Z30, Z27, Z7 // acc[2][1] += u·b
+	VPDPBUSD Z31, Z27, Z8 // acc[2][2] += u·b
+	VPBROADCASTD 4(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z9 // acc[3][0] += u·b
+	VPDPBUSD Z30, Z28, Z10 // acc[3][1] += u·b
+	VPDPBUSD Z31, Z28, Z11 // acc[3][2] += u·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  v5h4loop
+v5h4tail:
+	TESTQ CX, CX
+	JZ    v5sums
+	VMOVDQU32 0(BX), Z24
+	VMOVDQU32 0(BX)(DI*1), Z25
+	VMOVDQU32 0(DX), Z26
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z25, Z27, Z1 // acc[0][1] += u·b
+	VPDPBUSD Z26, Z27, Z2 // acc[0][2] += u·b
+	VPBROADCASTD 0(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z25, Z28, Z4 // acc[1][1] += u·b
+	VPDPBUSD Z26, Z28, Z5 // acc[1][2] += u·b
+	VPBROADCASTD 0(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z6 // acc[2][0] += u·b
+	VPDPBUSD Z25, Z27, Z7 // acc[2][1] += u·b
+	VPDPBUSD Z26, Z27, Z8 // acc[2][2] += u·b
+	VPBROADCASTD 0(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z9 // acc[3][0] += u·b
+	VPDPBUSD Z25, Z28, Z10 // acc[3][1] += u·b
+	VPDPBUSD Z26, Z28, Z11 // acc[3][2] += u·b
+	JMP  v5sums
+v5h2: // 2 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  v5h2tail
+v5h2loop: // two groups of 4 k per iteration
+	PREFETCHT0 2048(BX)
+	PREFETCHT0 2048(BX)(DI*1)
+	PREFETCHT0 2048(DX)
+	PREFETCHT0 2112(BX)
+	PREFETCHT0 2112(BX)(DI*1)
+	PREFETCHT0 2112(DX)
+	VMOVDQU32 0(BX), Z24
+	VMOVDQU32 0(BX)(DI*1), Z25
+	VMOVDQU32 0(DX), Z26
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z25, Z27, Z1 // acc[0][1] += u·b
+	VPDPBUSD Z26, Z27, Z2 // acc[0][2] += u·b
+	VPBROADCASTD 0(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z25, Z28, Z4 // acc[1][1] += u·b
+	VPDPBUSD Z26, Z28, Z5 // acc[1][2] += u·b
+	VMOVDQU32 64(BX), Z29
+	VMOVDQU32 64(BX)(DI*1), Z30
+	VMOVDQU32 64(DX), Z31
+	VPBROADCASTD 4(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z30, Z27, Z1 // acc[0][1] += u·b
+	VPDPBUSD Z31, Z27, Z2 // acc[0][2] += u·b
+	VPBROADCASTD 4(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z30, Z28, Z4 // acc[1][1] += u·b
+	VPDPBUSD Z31, Z28, Z5 // acc[1][2] += u·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  v5h2loop
+v5h2tail:
+	TESTQ CX, CX
+	JZ    v5sums
+	VMOVDQU32 0(BX), Z24
+	VMOVDQU32 0(BX)(DI*1), Z25
+	VMOVDQU32 0(DX), Z26
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z25, Z27, Z1 // acc[0][1] += u·b
+	VPDPBUSD Z26, Z27, Z2 // acc[0][2] += u·b
+	VPBROADCASTD 0(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z25, Z28, Z4 // acc[1][1] += u·b
+	VPDPBUSD Z26, Z28, Z5 // acc[1][2] += u·b
+	JMP  v5sums
+v5h1: // 1 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  v5h1tail
+v5h1loop: // two groups of 4 k per iteration
+	PREFETCHT0 2048(BX)
+	PREFETCHT0 2048(BX)(DI*1)
+	PREFETCHT0 2048(DX)
+	PREFETCHT0 2112(BX)
+	PREFETCHT0 2112(BX)(DI*1)
+	PREFETCHT0 2112(DX)
+	VMOVDQU32 0(BX), Z24
+	VMOVDQU32 0(BX)(DI*1), Z25
+	VMOVDQU32 0(DX), Z26
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z25, Z27, Z1 // acc[0][1] += u·b
+	VPDPBUSD Z26, Z27, Z2 // acc[0][2] += u·b
+	VMOVDQU32 64(BX), Z29
+	VMOVDQU32 64(BX)(DI*1), Z30
+	VMOVDQU32 64(DX), Z31
+	VPBROADCASTD 4(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z30, Z27, Z1 // acc[0][1] += u·b
+	VPDPBUSD Z31, Z27, Z2 // acc[0][2] += u·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  v5h1loop
+v5h1tail:
+	TESTQ CX, CX
+	JZ    v5sums
+	VMOVDQU32 0(BX), Z24
+	VMOVDQU32 0(BX)(DI*1), Z25
+	VMOVDQU32 0(DX), Z26
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z25, Z27, Z1 // acc[0][1] += u·b
+	VPDPBUSD Z26, Z27, Z2 // acc[0][2] += u·b
+	JMP  v5sums
 v5sums:
 	VMOVDQU32 Z0, 0(SP)
 	VMOVDQU32 Z1, 64(SP)
@@ -468,10 +649,19 @@ f5np1:
 f5np12:
 	MOVQ BX, DX
 f5npok:
+	MOVQ f+0(FP), AX
+	MOVQ 32(AX), AX // rows
+	CMPQ AX, $1
+	JLE  f5h1
+	CMPQ AX, $2
+	JLE  f5h2
+	CMPQ AX, $4
+	JLE  f5h4
+f5h8: // 8 rows
 	XORQ AX, AX // byte offset along the rows
 	CMPQ CX, $2
-	JLT  f5tail
-f5loop: // two k per iteration
+	JLT  f5h8tail
+f5h8loop: // two k per iteration
 	PREFETCHT0 512(BX)
 	PREFETCHT0 512(BX)(DI*1)
 	PREFETCHT0 512(DX)
@@ -550,8 +740,8 @@ f5loop: // two k per iteration
 	ADDQ $128, DX
 	SUBQ $2, CX
 	CMPQ CX, $2
-	JGE  f5loop
-f5tail:
+	JGE  f5h8loop
+f5h8tail:
 	TESTQ CX, CX
 	JZ    f5store
 	VMOVUPS 0(BX), Z24
@@ -589,6 +779,178 @@ f5tail:
 	VFMADD231PS Z24, Z28, Z21 // c[7][0] += a·b
 	VFMADD231PS Z25, Z28, Z22 // c[7][1] += a·b
 	VFMADD231PS Z26, Z28, Z23 // c[7][2] += a·b
+	JMP  f5store
+f5h4: // 4 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  f5h4tail
+f5h4loop: // two k per iteration
+	PREFETCHT0 512(BX)
+	PREFETCHT0 512(BX)(DI*1)
+	PREFETCHT0 512(DX)
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VMOVUPS 0(DX), Z26
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	VFMADD231PS Z26, Z27, Z2 // c[0][2] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z25, Z28, Z4 // c[1][1] += a·b
+	VFMADD231PS Z26, Z28, Z5 // c[1][2] += a·b
+	VBROADCASTSS 0(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z24, Z27, Z6 // c[2][0] += a·b
+	VFMADD231PS Z25, Z27, Z7 // c[2][1] += a·b
+	VFMADD231PS Z26, Z27, Z8 // c[2][2] += a·b
+	VBROADCASTSS 0(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z24, Z28, Z9 // c[3][0] += a·b
+	VFMADD231PS Z25, Z28, Z10 // c[3][1] += a·b
+	VFMADD231PS Z26, Z28, Z11 // c[3][2] += a·b
+	VMOVUPS 64(BX), Z29
+	VMOVUPS 64(BX)(DI*1), Z30
+	VMOVUPS 64(DX), Z31
+	VBROADCASTSS 4(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z29, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z30, Z27, Z1 // c[0][1] += a·b
+	VFMADD231PS Z31, Z27, Z2 // c[0][2] += a·b
+	VBROADCASTSS 4(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z29, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z30, Z28, Z4 // c[1][1] += a·b
+	VFMADD231PS Z31, Z28, Z5 // c[1][2] += a·b
+	VBROADCASTSS 4(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z29, Z27, Z6 // c[2][0] += a·b
+	VFMADD231PS Z30, Z27, Z7 // c[2][1] += a·b
+	VFMADD231PS Z31, Z27, Z8 // c[2][2] += a·b
+	VBROADCASTSS 4(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z29, Z28, Z9 // c[3][0] += a·b
+	VFMADD231PS Z30, Z28, Z10 // c[3][1] += a·b
+	VFMADD231PS Z31, Z28, Z11 // c[3][2] += a·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  f5h4loop
+f5h4tail:
+	TESTQ CX, CX
+	JZ    f5store
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VMOVUPS 0(DX), Z26
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	VFMADD231PS Z26, Z27, Z2 // c[0][2] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z25, Z28, Z4 // c[1][1] += a·b
+	VFMADD231PS Z26, Z28, Z5 // c[1][2] += a·b
+	VBROADCASTSS 0(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z24, Z27, Z6 // c[2][0] += a·b
+	VFMADD231PS Z25, Z27, Z7 // c[2][1] += a·b
+	VFMADD231PS Z26, Z27, Z8 // c[2][2] += a·b
+	VBROADCASTSS 0(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z24, Z28, Z9 // c[3][0] += a·b
+	VFMADD231PS Z25, Z28, Z10 // c[3][1] += a·b
+	VFMADD231PS Z26, Z28, Z11 // c[3][2] += a·b
+	JMP  f5store
+f5h2: // 2 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  f5h2tail
+f5h2loop: // two k per iteration
+	PREFETCHT0 2048(BX)
+	PREFETCHT0 2048(BX)(DI*1)
+	PREFETCHT0 2048(DX)
+	PREFETCHT0 2112(BX)
+	PREFETCHT0 2112(BX)(DI*1)
+	PREFETCHT0 2112(DX)
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VMOVUPS 0(DX), Z26
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	VFMADD231PS Z26, Z27, Z2 // c[0][2] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z25, Z28, Z4 // c[1][1] += a·b
+	VFMADD231PS Z26, Z28, Z5 // c[1][2] += a·b
+	VMOVUPS 64(BX), Z29
+	VMOVUPS 64(BX)(DI*1), Z30
+	VMOVUPS 64(DX), Z31
+	VBROADCASTSS 4(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z29, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z30, Z27, Z1 // c[0][1] += a·b
+	VFMADD231PS Z31, Z27, Z2 // c[0][2] += a·b
+	VBROADCASTSS 4(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z29, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z30, Z28, Z4 // c[1][1] += a·b
+	VFMADD231PS Z31, Z28, Z5 // c[1][2] += a·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  f5h2loop
+f5h2tail:
+	TESTQ CX, CX
+	JZ    f5store
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VMOVUPS 0(DX), Z26
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	VFMADD231PS Z26, Z27, Z2 // c[0][2] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z25, Z28, Z4 // c[1][1] += a·b
+	VFMADD231PS Z26, Z28, Z5 // c[1][2] += a·b
+	JMP  f5store
+f5h1: // 1 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  f5h1tail
+f5h1loop: // two k per iteration
+	PREFETCHT0 2048(BX)
+	PREFETCHT0 2048(BX)(DI*1)
+	PREFETCHT0 2048(DX)
+	PREFETCHT0 2112(BX)
+	PREFETCHT0 2112(BX)(DI*1)
+	PREFETCHT0 2112(DX)
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VMOVUPS 0(DX), Z26
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	VFMADD231PS Z26, Z27, Z2 // c[0][2] += a·b
+	VMOVUPS 64(BX), Z29
+	VMOVUPS 64(BX)(DI*1), Z30
+	VMOVUPS 64(DX), Z31
+	VBROADCASTSS 4(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z29, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z30, Z27, Z1 // c[0][1] += a·b
+	VFMADD231PS Z31, Z27, Z2 // c[0][2] += a·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  f5h1loop
+f5h1tail:
+	TESTQ CX, CX
+	JZ    f5store
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VMOVUPS 0(DX), Z26
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	VFMADD231PS Z26, Z27, Z2 // c[0][2] += a·b
+	JMP  f5store
 f5store:
 	VMOVUPS Z0, 0(SP)
 	VMOVUPS Z1, 64(SP)

@@ -100,15 +100,14 @@ TEXT ·qBlockVNNI512(SB), 0, $1536-8
 	setRows(8, "v5rows")
 	p("\tMOVQ %d(DI), CX", qKQ)
 	panels("v5")
-	p("\tXORQ AX, AX // byte offset along the rows")
 	for i := 0; i < 24; i++ {
 		p("\tVPXORD Z%d, Z%d, Z%d", i, i, i)
 	}
-	step := func(ao, bo int, breg [3]int) {
+	step := func(rows, ao, bo int, breg [3]int) {
 		p("\tVMOVDQU32 %d(BX), Z%d", bo, breg[0])
 		p("\tVMOVDQU32 %d(BX)(DI*1), Z%d", bo, breg[1])
 		p("\tVMOVDQU32 %d(DX), Z%d", bo, breg[2])
-		for r := 0; r < 8; r++ {
+		for r := 0; r < rows; r++ {
 			a := 27 + r%2
 			p("\tVPBROADCASTD %d(%s)(AX*1), Z%d // row %d: u[4g:4g+4] in every lane", ao, rowRegs[r], a, r)
 			for pp := 0; pp < 3; pp++ {
@@ -116,24 +115,25 @@ TEXT ·qBlockVNNI512(SB), 0, $1536-8
 			}
 		}
 	}
-	p("\tCMPQ CX, $2")
-	p("\tJLT  v5tail")
-	p("v5loop: // two groups of 4 k per iteration")
-	p("\tPREFETCHT0 512(BX)")
-	p("\tPREFETCHT0 512(BX)(DI*1)")
-	p("\tPREFETCHT0 512(DX)")
-	step(0, 0, [3]int{24, 25, 26})
-	step(4, 64, [3]int{29, 30, 31})
-	p("\tADDQ $8, AX")
-	p("\tADDQ $128, BX")
-	p("\tADDQ $128, DX")
-	p("\tSUBQ $2, CX")
-	p("\tCMPQ CX, $2")
-	p("\tJGE  v5loop")
-	p("v5tail:")
-	p("\tTESTQ CX, CX")
-	p("\tJZ    v5sums")
-	step(0, 0, [3]int{24, 25, 26})
+	tileHeights("v5", "q", qRows, func(h int, label string) {
+		p("\tCMPQ CX, $2")
+		p("\tJLT  %stail", label)
+		p("%sloop: // two groups of 4 k per iteration", label)
+		prefetch(h)
+		step(h, 0, 0, [3]int{24, 25, 26})
+		step(h, 4, 64, [3]int{29, 30, 31})
+		p("\tADDQ $8, AX")
+		p("\tADDQ $128, BX")
+		p("\tADDQ $128, DX")
+		p("\tSUBQ $2, CX")
+		p("\tCMPQ CX, $2")
+		p("\tJGE  %sloop", label)
+		p("%stail:", label)
+		p("\tTESTQ CX, CX")
+		p("\tJZ    v5sums")
+		step(h, 0, 0, [3]int{24, 25, 26})
+		p("\tJMP  v5sums")
+	})
 	p("v5sums:")
 	for r := 0; r < 8; r++ {
 		for pp := 0; pp < 3; pp++ {
@@ -144,6 +144,49 @@ TEXT ·qBlockVNNI512(SB), 0, $1536-8
 	p("\tVZEROUPPER")
 	p("\tRET")
 	p("")
+}
+
+// prefetch asks for the panels' bytes ahead of an h-row loop that
+// advances 128 bytes per panel: few rows stream the panels from memory
+// as fast as the bandwidth allows, so they ask 2 KiB (both lines of a
+// later iteration) ahead; taller tiles reuse each line longer and ask for
+// the next lines.
+func prefetch(h int) {
+	if h > 2 {
+		p("\tPREFETCHT0 512(BX)")
+		p("\tPREFETCHT0 512(BX)(DI*1)")
+		p("\tPREFETCHT0 512(DX)")
+		return
+	}
+	for _, off := range []int{2048, 2112} {
+		p("\tPREFETCHT0 %d(BX)", off)
+		p("\tPREFETCHT0 %d(BX)(DI*1)", off)
+		p("\tPREFETCHT0 %d(DX)", off)
+	}
+}
+
+// tileHeights branches on the block's row count (at rowsOff of the
+// argument arg, read through the frame: every register is taken) to a loop
+// for 1, 2, 4 or 8 rows, the smallest that holds them, each written by
+// loop(h, label); each loop sets AX to 0 first (the byte offset along the
+// rows) and jumps to the tile's store when done. A batch-1 product then
+// multiplies one row, not eight copies of it: from DRAM the eight-row
+// loop's arithmetic, not the weights' bandwidth, set the pace.
+func tileHeights(prefix, arg string, rowsOff int, loop func(h int, label string)) {
+	heights := []int{1, 2, 4, 8}
+	p("\tMOVQ %s+0(FP), AX", arg)
+	p("\tMOVQ %d(AX), AX // rows", rowsOff)
+	for _, h := range heights[:len(heights)-1] {
+		p("\tCMPQ AX, $%d", h)
+		p("\tJLE  %sh%d", prefix, h)
+	}
+	for i := len(heights) - 1; i >= 0; i-- { // the tallest falls through
+		h := heights[i]
+		label := fmt.Sprintf("%sh%d", prefix, h)
+		p("%s: // %d rows", label, h)
+		p("\tXORQ AX, AX // byte offset along the rows")
+		loop(h, label)
+	}
 }
 
 // epilogue writes the tile in the frame (row r, chunk c at r*rowBytes +
@@ -299,12 +342,11 @@ f5lchunk:
 	setRows(8, "f5rows")
 	p("\tMOVQ %d(DI), CX // k", fK)
 	panelsF()
-	p("\tXORQ AX, AX // byte offset along the rows")
-	step := func(ao, bo int, breg [3]int) {
+	step := func(rows, ao, bo int, breg [3]int) {
 		p("\tVMOVUPS %d(BX), Z%d", bo, breg[0])
 		p("\tVMOVUPS %d(BX)(DI*1), Z%d", bo, breg[1])
 		p("\tVMOVUPS %d(DX), Z%d", bo, breg[2])
-		for r := 0; r < 8; r++ {
+		for r := 0; r < rows; r++ {
 			a := 27 + r%2
 			p("\tVBROADCASTSS %d(%s)(AX*1), Z%d // a[%d][k]", ao, rowRegs[r], a, r)
 			for pp := 0; pp < 3; pp++ {
@@ -312,24 +354,25 @@ f5lchunk:
 			}
 		}
 	}
-	p("\tCMPQ CX, $2")
-	p("\tJLT  f5tail")
-	p("f5loop: // two k per iteration")
-	p("\tPREFETCHT0 512(BX)")
-	p("\tPREFETCHT0 512(BX)(DI*1)")
-	p("\tPREFETCHT0 512(DX)")
-	step(0, 0, [3]int{24, 25, 26})
-	step(4, 64, [3]int{29, 30, 31})
-	p("\tADDQ $8, AX")
-	p("\tADDQ $128, BX")
-	p("\tADDQ $128, DX")
-	p("\tSUBQ $2, CX")
-	p("\tCMPQ CX, $2")
-	p("\tJGE  f5loop")
-	p("f5tail:")
-	p("\tTESTQ CX, CX")
-	p("\tJZ    f5store")
-	step(0, 0, [3]int{24, 25, 26})
+	tileHeights("f5", "f", fRows, func(h int, label string) {
+		p("\tCMPQ CX, $2")
+		p("\tJLT  %stail", label)
+		p("%sloop: // two k per iteration", label)
+		prefetch(h)
+		step(h, 0, 0, [3]int{24, 25, 26})
+		step(h, 4, 64, [3]int{29, 30, 31})
+		p("\tADDQ $8, AX")
+		p("\tADDQ $128, BX")
+		p("\tADDQ $128, DX")
+		p("\tSUBQ $2, CX")
+		p("\tCMPQ CX, $2")
+		p("\tJGE  %sloop", label)
+		p("%stail:", label)
+		p("\tTESTQ CX, CX")
+		p("\tJZ    f5store")
+		step(h, 0, 0, [3]int{24, 25, 26})
+		p("\tJMP  f5store")
+	})
 	p("f5store:")
 	for i := 0; i < 24; i++ {
 		p("\tVMOVUPS Z%d, %d(SP)", i, i*64)
