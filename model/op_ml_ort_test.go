@@ -10,7 +10,7 @@ import (
 // TestMLAgreesWithONNXRuntime runs the ai.onnx.ml cases of
 // testdata/ml-ort — tree ensembles, linear and SVM models, encoders and
 // scalers shaped as scikit-learn's exports — and compares the outputs with
-// ONNX Runtime's, which go run ./tools/mlref recorded, within ONNX's
+// ONNX Runtime's, which go run -C tools ./mlref recorded, within ONNX's
 // tolerance.
 func TestMLAgreesWithONNXRuntime(t *testing.T) {
 	const root = "testdata/ml-ort"
@@ -19,7 +19,7 @@ func TestMLAgreesWithONNXRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(entries) < 50 {
-		t.Fatalf("%s has %d cases; rerun go run ./tools/mlref", root, len(entries))
+		t.Fatalf("%s has %d cases; rerun go run -C tools ./mlref", root, len(entries))
 	}
 	for _, e := range entries {
 		t.Run(e.Name(), func(t *testing.T) {

@@ -11,5 +11,6 @@
 // rounded to float32 too because float64 carries more than 2·24+2 bits)
 // before falling back to strconv. It was chosen by measurement over
 // encoding/json, goccy/go-json, bytedance/sonic and minio/simdjson-go: see
-// the benchmark in decode_bench_test.go and the README.
+// the benchmark in tools/decodebench (in the tools module, so those
+// libraries stay out of the server's go.mod) and the README.
 package oip

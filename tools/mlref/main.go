@@ -5,7 +5,7 @@
 // needing it installed.
 //
 //	d=$(mktemp -d) && cp -r ../shared/peers/ort/. "$d" && (cd "$d" && ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install)
-//	go run ./tools/mlref -ort "$d"
+//	go run -C tools ./mlref -ort "$d"
 //
 // It writes model/testdata/ml-ort/<case>/{model.onnx, test_data_set_0/
 // input_N.pb, output_N.pb}, laid out as ONNX's node tests are. The cases
@@ -54,7 +54,7 @@ type refCase struct {
 
 func main() {
 	ortDir := flag.String("ort", "", "a copy of ../shared/peers/ort with onnxruntime-node installed")
-	out := flag.String("out", "model/testdata/ml-ort", "where to write the cases")
+	out := flag.String("out", "../model/testdata/ml-ort", "where to write the cases (the default is relative to tools/)")
 	flag.Parse()
 	if *ortDir == "" {
 		log.Fatal("-ort is required (see the package doc)")

@@ -15,7 +15,7 @@
 //
 //	d=$(mktemp -d) && cp -r ../shared/peers/ort/. "$d"
 //	(cd "$d" && ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install)
-//	go run ./tools/modelbench -ort "$d" [-threads 1] [-rounds 3]
+//	go run -C tools ./modelbench -ort "$d" [-threads 1] [-rounds 3]
 //
 // It is no part of the test suite.
 package main
@@ -50,7 +50,7 @@ var ortScript []byte
 
 var (
 	ortDir  = flag.String("ort", "", "directory holding ../shared/peers/ort with onnxruntime-node installed")
-	shared  = flag.String("shared", "../shared", "the shared data directory (for the CNNs)")
+	shared  = flag.String("shared", "../../shared", "the shared data directory beside the checkout (for the CNNs; the default is relative to tools/)")
 	threads = flag.Int("threads", 1, "cores for both runtimes")
 	rounds  = flag.Int("rounds", 3, "interleaved rounds; each side keeps its best")
 	minTime = flag.Duration("mintime", 2*time.Second, "time per measurement")
@@ -71,7 +71,7 @@ type bench struct {
 func main() {
 	flag.Parse()
 	if *ortDir == "" {
-		log.Fatal("modelbench: -ort DIR is required (see go doc ./tools/modelbench)")
+		log.Fatal("modelbench: -ort DIR is required (see go doc -C tools ./modelbench)")
 	}
 	tmp, err := os.MkdirTemp("", "modelbench")
 	if err != nil {

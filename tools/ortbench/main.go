@@ -15,7 +15,7 @@
 //
 //	d=$(mktemp -d) && cp -r ../shared/peers/ort/. "$d"
 //	(cd "$d" && ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install)
-//	go run ./tools/ortbench -ort "$d" [-threads 1] [-rounds 3]
+//	go run -C tools ./ortbench -ort "$d" [-threads 1] [-rounds 3]
 //
 // It downloads nothing itself and is no part of the test suite.
 package main
@@ -34,6 +34,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/quantserve/quantserve/tools/internal/servermod"
 )
 
 var (
@@ -52,7 +54,7 @@ type key struct{ kind, shape string }
 func main() {
 	flag.Parse()
 	if *ortDir == "" {
-		log.Fatal("ortbench: -ort DIR is required (see go doc ./tools/ortbench for the one-time npm install)")
+		log.Fatal("ortbench: -ort DIR is required (see go doc -C tools ./ortbench for the one-time npm install)")
 	}
 	if _, err := os.Stat(filepath.Join(*ortDir, "node_modules", "onnxruntime-node")); err != nil {
 		log.Fatalf("ortbench: %s has no node_modules/onnxruntime-node: run ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install there first", *ortDir)
@@ -63,7 +65,7 @@ func main() {
 	}
 	defer os.RemoveAll(tmp)
 	bin := filepath.Join(tmp, "bench")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/bench").CombinedOutput(); err != nil {
+	if out, err := servermod.Build(bin, "./cmd/bench"); err != nil {
 		log.Fatalf("ortbench: building cmd/bench: %v\n%s", err, out)
 	}
 	ours, theirs := map[key]float64{}, map[key]float64{}

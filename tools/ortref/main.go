@@ -5,7 +5,7 @@
 // installed.
 //
 //	d=$(mktemp -d) && cp -r ../shared/peers/ort/. "$d" && (cd "$d" && ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install)
-//	go run ./tools/ortref -ort "$d"
+//	go run -C tools ./ortref -ort "$d"
 //
 // It writes ONNX TensorProto files (as ONNX's backend tests store them),
 // input_i.pb for the model's inputs in order and output_i.pb for its
@@ -88,7 +88,7 @@ func vadChunks(c onnxbuild.VADConfig) func(func(...*tensor.Tensor) []*tensor.Ten
 
 func main() {
 	ortDir := flag.String("ort", "", "a copy of ../shared/peers/ort with onnxruntime-node installed")
-	out := flag.String("out", "model/testdata", "the directory to write each model's reference tensors under")
+	out := flag.String("out", "../model/testdata", "the directory to write each model's reference tensors under (the default is relative to tools/)")
 	var names []string
 	for _, r := range references {
 		names = append(names, r.name)

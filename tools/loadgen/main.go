@@ -5,8 +5,12 @@
 // of the server process sampled while it runs (Linux /proc).
 //
 //	go build -o /tmp/serve ./cmd/serve && /tmp/serve &
-//	go run ./cmd/loadgen -c 64 -d 60s -pid $!
-//	go run ./cmd/loadgen -grpc 127.0.0.1:8001 -c 64 -d 60s
+//	go run -C tools ./loadgen -c 64 -d 60s -pid $!
+//	go run -C tools ./loadgen -grpc 127.0.0.1:8001 -c 64 -d 60s
+//
+// It is part of the tools module (tools/go.mod), so the commands run in
+// tools/ and relative paths given to it (-body, -out, -shared, -from) are
+// taken from there.
 //
 // Scenarios name what is sent: "mnist" (the default) posts infer requests
 // for the embedded model with one 28×28 image of 7-significant-digit
@@ -24,10 +28,10 @@
 // whether or not earlier ones were answered, and latency counts from when
 // each was due.
 //
-// With -suite it runs the serving benchmark and writes BENCHMARKS.md and
-// its charts (see suite.go):
+// With -suite it runs the serving benchmark and writes the repository's
+// BENCHMARKS.md and its charts (see suite.go):
 //
-//	go run ./cmd/loadgen -suite
+//	go run -C tools ./loadgen -suite
 package main
 
 import (

@@ -139,9 +139,9 @@ func (s *suiteRun) write() error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# Serving benchmarks\n\n")
-	p("Regenerate with `go run ./cmd/loadgen -suite` (about %s; `-point`, `-rounds`, `-conc`, `-models` and `-out` change what is run and where it goes).\n", s.estimate())
+	p("Regenerate with `go run -C tools ./loadgen -suite` (about %s; `-point`, `-rounds`, `-conc`, `-models` and `-out` change what is run and where it goes).\n", s.estimate())
 	p("It builds `cmd/serve`, lays out a model repository in a temporary directory, starts the server and a decode-only `net/http` server on 127.0.0.1, ")
-	p("and drives both with `cmd/loadgen`'s closed loop (each connection sends a request, reads the whole answer, sends the next) and open loop (requests leave at a fixed rate, answered or not; latency counts from when each was due).\n\n")
+	p("and drives both with `tools/loadgen`'s closed loop (each connection sends a request, reads the whole answer, sends the next) and open loop (requests leave at a fixed rate, answered or not; latency counts from when each was due).\n\n")
 	p("Every point runs %s; the %d rounds are interleaved (every variant at one concurrency, then the next concurrency, then the next round), and each point reports its best round, so the ratios below compare runs made under the same neighbours. ", s.cfg.point, s.cfg.rounds)
 	p("The server runs with `--log-level warn` (no line per request) and `--max-inflight 1024`. ")
 	p("Batching on means `%s` in the model's `config.yaml`", strings.TrimSpace(strings.ReplaceAll(batchedConfig(0), "\n", "; ")))
@@ -153,11 +153,11 @@ func (s *suiteRun) write() error {
 	p("; the batch column is the mean number of requests per execution, from `/metrics`.\n\n")
 	if s.hasGRPC("") {
 		p("The gRPC variants call the Open Inference Protocol's `ModelInfer` with the input in `raw_input_contents` (answers come back in `raw_output_contents`), all over one HTTP/2 connection as a client's one channel would; ")
-		p("their clients are unary calls outstanding on it, where each HTTP client is a connection of its own with one request outstanding (`go run ./cmd/loadgen -grpc 127.0.0.1:8001` drives them alone).\n\n")
+		p("their clients are unary calls outstanding on it, where each HTTP client is a connection of its own with one request outstanding (`go run -C tools ./loadgen -grpc 127.0.0.1:8001` drives them alone).\n\n")
 	}
 	p("Machine: %s, %d logical CPUs (load generator and server share them), GOMAXPROCS %d, %s, kernel table `%s`; load average %s before and %s after; %s. ",
 		s.machine.CPU, s.machine.CPUs, s.machine.GOMAXPROCS, s.machine.Go, s.kernels, s.loadBefore, s.loadAfter, s.started.UTC().Format(time.DateOnly))
-	p("Every measurement is in [%s/results.json](%s/results.json); `go run ./cmd/loadgen -suite -from %s/results.json` rewrites this page and the charts from it.\n\n", rel, rel, rel)
+	p("Every measurement is in [%s/results.json](%s/results.json); `go run -C tools ./loadgen -suite -from %s` rewrites this page and the charts from it.\n\n", rel, rel, filepath.ToSlash(filepath.Join(dir, "results.json")))
 	for _, n := range s.notes {
 		p("%s\n\n", n)
 	}

@@ -1,6 +1,6 @@
 //go:build amd64
 
-package oip
+package decodebench
 
 import (
 	"encoding/json"
@@ -15,11 +15,13 @@ import (
 	"github.com/bytedance/sonic"
 	gojson "github.com/goccy/go-json"
 	"github.com/minio/simdjson-go"
+
+	"github.com/quantserve/quantserve/oip"
 )
 
 // The decoder benchmark: MB/s of each candidate on OIP FP32 infer bodies.
 //
-//	go test ./oip -run '^$' -bench DecodeCandidates -benchtime 2s
+//	go test -C tools ./decodebench -run '^$' -bench DecodeCandidates -benchtime 2s
 //
 // Every candidate decodes into typed float32 slices ([]float32 flat,
 // [][]float32 nested), the best case for the generic libraries.
@@ -131,7 +133,7 @@ func viaSimdjson(b []byte) ([]float32, error) {
 }
 
 func scannerCandidate(b []byte) ([]float32, error) {
-	req, err := DecodeInferRequest(b)
+	req, err := oip.DecodeInferRequest(b)
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +146,12 @@ var candidates = []candidate{
 	{"goccy-go-json", viaUnmarshal(gojson.Unmarshal)},
 	{"sonic", viaUnmarshal(sonic.Unmarshal)},
 	{"simdjson-go", viaSimdjson},
+}
+
+// body returns an infer body with one input of the given datatype, shape
+// and data (JSON text).
+func body(dtype, shape, data string) string {
+	return fmt.Sprintf(`{"inputs":[{"name":"x","shape":%s,"datatype":"%s","data":%s}]}`, shape, dtype, data)
 }
 
 // fp32Body returns an OIP body of rows×cols FP32 values as a model client

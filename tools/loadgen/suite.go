@@ -44,6 +44,7 @@ import (
 	"github.com/quantserve/quantserve/defaultmodel"
 	"github.com/quantserve/quantserve/internal/onnxbuild"
 	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/tools/internal/servermod"
 )
 
 type suiteConfig struct {
@@ -97,12 +98,12 @@ func (g *groupDelays) Set(v string) error {
 
 func (s *suiteConfig) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&s.on, "suite", false, "run the serving benchmark and write -out and its charts")
-	fs.StringVar(&s.out, "out", "BENCHMARKS.md", "suite: the report to write")
+	fs.StringVar(&s.out, "out", "../BENCHMARKS.md", "suite: the report to write (the default is the repository's, relative to tools/)")
 	fs.StringVar(&s.charts, "charts", "benchmarks", "suite: directory of the PNG charts (relative paths are taken from -out's directory)")
 	fs.DurationVar(&s.point, "point", 3*time.Second, "suite: how long each measurement runs")
 	fs.IntVar(&s.rounds, "rounds", 2, "suite: interleaved rounds; each point reports its best round")
 	fs.StringVar(&s.concs, "conc", "1,8,64", "suite: closed-loop concurrencies")
-	fs.StringVar(&s.shared, "shared", "../shared", "suite: the conformance data directory holding models/paddleocr_cls_mobile_v2")
+	fs.StringVar(&s.shared, "shared", "../../shared", "suite: the conformance data directory holding models/paddleocr_cls_mobile_v2 (the default is the one beside the checkout, relative to tools/)")
 	fs.StringVar(&s.serveBin, "serve", "", "suite: a built serve binary (default: go build ./cmd/serve)")
 	fs.Float64Var(&s.rateFrac, "open-fraction", 0.5, "suite: open-loop rate as a fraction of the batching-off throughput at the highest concurrency")
 	fs.StringVar(&s.only, "models", strings.Join(groups, ","), "suite: which scenario groups to run")
@@ -483,10 +484,10 @@ func (s *suiteRun) startServe(repo string) error {
 	if bin == "" {
 		bin = filepath.Join(s.tmp, "serve")
 		s.logf("building cmd/serve")
-		cmd := exec.Command("go", "build", "-o", bin, "github.com/quantserve/quantserve/cmd/serve")
-		cmd.Stdout, cmd.Stderr = s.log, s.log
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("go build ./cmd/serve: %w", err)
+		out, err := servermod.Build(bin, "./cmd/serve")
+		s.log.Write(out)
+		if err != nil {
+			return err
 		}
 	}
 	addr, err := freeAddr()
