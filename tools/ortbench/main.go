@@ -35,6 +35,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/tools/internal/servermod"
 )
 
@@ -72,13 +73,16 @@ func main() {
 	keep := func(m map[key]float64, k key, v float64) { m[k] = max(m[k], v) }
 	th := strconv.Itoa(*threads)
 	all := append(strings.Split(*shapes, ","), *l3Shape)
-	var tableName string
+	// cmd/bench measures every table it is given, or every table the CPU
+	// runs; the comparison is of the one the server would choose.
+	if *table == "" {
+		*table = dispatch.Default().Name
+	}
+	tableName := *table
 	for r := 0; r < *rounds; r++ {
 		for _, sh := range all {
 			args := []string{"-json", "-shapes", sh, "-threads", th, "-time", "500ms"}
-			if *table != "" {
-				args = append(args, "-tables", *table)
-			}
+			args = append(args, "-tables", *table)
 			for _, rw := range runOurs(bin, args) {
 				if rw.Op != "qgemm" && rw.Op != "sgemm" {
 					continue
@@ -86,7 +90,6 @@ func main() {
 				if rw.Where == "dram" {
 					continue // measured below, with its own weights
 				}
-				tableName = rw.Impl
 				kind := map[string]string{"qgemm": "int8", "sgemm": "f32"}[rw.Op]
 				keep(ours, key{kind, sh}, rw.GOPS)
 			}
@@ -96,9 +99,7 @@ func main() {
 		}
 		if *cold {
 			args := []string{"-json", "-shapes", "1x4096x4096", "-threads", th, "-time", "500ms", "-ops", "qgemm"}
-			if *table != "" {
-				args = append(args, "-tables", *table)
-			}
+			args = append(args, "-tables", *table)
 			for _, rw := range runOurs(bin, args) {
 				if rw.Op == "qgemm" && rw.Where == "dram" {
 					keep(ours, key{"int8 dram", "1x4096x4096"}, rw.GOPS)
