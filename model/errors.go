@@ -1,18 +1,19 @@
 package model
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/quantserve/quantserve/ops"
 )
 
 // ErrInput marks errors caused by the inputs of a Run call (wrong names,
 // types or shapes, or shapes the graph cannot take). Callers map it to a
 // client error.
-var ErrInput = errors.New("model: bad input")
+var ErrInput = ops.ErrInput
 
 // ErrUnsupported marks a load error for an operator, attribute or data type
 // quantserve does not implement.
-var ErrUnsupported = errors.New("model: unsupported")
+var ErrUnsupported = ops.ErrUnsupported
 
 // InputError describes a problem with one Run input.
 type InputError struct {
@@ -43,12 +44,8 @@ func (e *NodeError) Error() string {
 
 func (e *NodeError) Unwrap() error { return e.Err }
 
-func unsupportedf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrUnsupported, fmt.Sprintf(format, args...))
-}
+func unsupportedf(format string, args ...any) error { return ops.Unsupportedf(format, args...) }
 
 // inputErrorf returns an error wrapping ErrInput: the inputs given to Run
 // cannot flow through an op.
-func inputErrorf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInput, fmt.Sprintf(format, args...))
-}
+func inputErrorf(format string, args ...any) error { return ops.InputErrorf(format, args...) }

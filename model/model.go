@@ -10,6 +10,7 @@ import (
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -36,6 +37,7 @@ type Model struct {
 	Params    int64 // elements in initializers and Constant nodes
 	Layers    []Layer
 	Kernels   string // the kernel table products run on
+	exec      *gemm.Engine
 	opsets    map[string]int64
 	graph
 
@@ -59,6 +61,7 @@ type graph struct {
 	constants    []constSlot
 	captures     []capture // values of enclosing graphs this graph reads
 	releaseAfter [][]int   // slots that die after step i
+	exec         *gemm.Engine // the engine its operators run on
 }
 
 // capture binds a value of the enclosing graph (outer slot) to a slot of
@@ -75,7 +78,7 @@ type step struct {
 	name   string
 	desc   *Descriptor
 	opset  int64
-	run    func(ctx context.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error)
+	op     ops.Operator
 	in     []int // -1 for an absent optional input, or one the op holds itself
 	out    []int
 	params any     // the parsed attribute struct
@@ -83,13 +86,10 @@ type step struct {
 	lin    *linear // MatMul/Gemm with a constant weight
 }
 
-// opFunc runs a compiled node. Inputs are never modified; an absent
-// optional input is nil.
-type opFunc func(in []*tensor.Tensor) ([]*tensor.Tensor, error)
-
 // Options configure how a model is compiled.
 type Options struct {
-	// Exec runs the matrix products; nil means gemm.Default().
+	// Exec runs the matrix products and every other kernel (its table);
+	// nil means gemm.Default().
 	Exec *gemm.Engine
 	// Quantize makes MatMul and Gemm layers whose weight is a constant
 	// 2-D float32 initializer run on the int8 kernels, weights quantized
@@ -146,7 +146,7 @@ func compile(pb *onnxpb.Model, opts Options, overrides map[string]*tensor.Tensor
 	if pb.NumFunctions > 0 {
 		return nil, unsupportedf("model-local functions")
 	}
-	m := &Model{IRVersion: pb.IRVersion, Producer: pb.ProducerName, Kernels: opts.Exec.Table().String(), opsets: map[string]int64{}}
+	m := &Model{IRVersion: pb.IRVersion, Producer: pb.ProducerName, Kernels: opts.Exec.Table().String(), exec: opts.Exec, opsets: map[string]int64{}}
 	for _, op := range pb.OpsetImport {
 		m.opsets[normDomain(op.Domain)] = op.Version
 	}
@@ -261,6 +261,7 @@ func (c *compiler) resolve(name string) (int, bool) {
 // compileGraph compiles g into c.g. The main graph's inputs and outputs
 // become the model's Inputs and Outputs.
 func (c *compiler) compileGraph(g *onnxpb.Graph, main bool) error {
+	c.g.exec = c.opts.Exec
 	c.g.slotOf = map[string]int{}
 	c.known = map[int]*tensor.Tensor{}
 	c.qdqOf = map[int]*qdqWeight{}
@@ -356,16 +357,8 @@ func (c *compiler) compileNode(pn *onnxpb.Node, i int) error {
 		n.qdq = append(n.qdq, c.qdqOf[s])
 	}
 	n.unused = make([]bool, len(st.in))
-	if st.params, err = desc.parse(n); err != nil {
+	if st.params, st.op, err = compileNodeWith(desc, n); err != nil {
 		return wrap(err)
-	}
-	run, err := desc.build(n, st.params)
-	if err != nil {
-		return wrap(err)
-	}
-	st.run = n.runCtx
-	if st.run == nil {
-		st.run = func(_ context.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) { return run(in) }
 	}
 	st.lin = n.lin
 	st.args = slices.Clone(st.in)
@@ -379,7 +372,7 @@ func (c *compiler) compileNode(pn *onnxpb.Node, i int) error {
 		// Deterministic and fed by constants only: evaluated once, here,
 		// so later nodes see a load-time constant (and, for QDQ weights,
 		// the int8 values behind it).
-		outs, err := st.run(context.Background(), n.consts)
+		outs, err := st.op.Run(ops.NewContext(context.Background(), c.opts.Exec, false), n.consts)
 		if err != nil {
 			return wrap(err)
 		}
@@ -614,6 +607,7 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 	for i, c := range g.captures {
 		vals[c.inner] = captured[i]
 	}
+	oc := ops.NewContext(ctx, g.exec, keep == nil)
 	args := make([]*tensor.Tensor, 0, 8)
 	for i, st := range g.steps {
 		if err := ctx.Err(); err != nil {
@@ -627,7 +621,7 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 				args = append(args, vals[s])
 			}
 		}
-		outs, err := st.run(ctx, args)
+		outs, err := st.op.Run(oc, args)
 		if err != nil {
 			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 				return nil, err
@@ -692,6 +686,9 @@ type Step struct {
 	// Linear is set for MatMul and Gemm whose weight (input 1) the
 	// kernels hold; its slot in In has no value in a trace.
 	Linear *Linear
+	// Exec is the engine the model runs on (Options.Exec): the one its
+	// backward pass multiplies on.
+	Exec *gemm.Engine
 }
 
 // Steps returns the compiled nodes in execution order. Nodes folded at
@@ -699,7 +696,7 @@ type Step struct {
 func (m *Model) Steps() []Step {
 	out := make([]Step, len(m.steps))
 	for i, st := range m.steps {
-		out[i] = Step{Name: st.name, Op: st.desc.Type, Opset: st.opset, Desc: st.desc, Params: st.params, In: st.args, Out: st.out}
+		out[i] = Step{Name: st.name, Op: st.desc.Type, Opset: st.opset, Desc: st.desc, Params: st.params, In: st.args, Out: st.out, Exec: m.exec}
 		if st.lin != nil {
 			out[i].Linear = &Linear{st.lin}
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -383,19 +384,16 @@ func BenchmarkActivations(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		n := &node{pb: &onnxpb.Node{OpType: c.op, Inputs: []string{"x"}, Outputs: []string{"y"}}, attrs: Attrs{}, opset: c.opset, opts: &Options{}, model: &Model{}}
+		n := &node{pb: &onnxpb.Node{OpType: c.op, Inputs: []string{"x"}, Outputs: []string{"y"}}, attrs: Attrs{}, opset: c.opset, opts: &Options{Exec: gemm.Default()}, model: &Model{}}
 		if c.op == "Clip" {
 			n.attrs["min"], n.attrs["max"] = fattr("min", 0), fattr("max", 6)
 		}
 		n.consts, n.unused = make([]*tensor.Tensor, 1), make([]bool, 1)
-		params, err := d.parse(n)
+		_, op, err := compileNodeWith(d, n)
 		if err != nil {
 			b.Fatal(err)
 		}
-		run, err := d.build(n, params)
-		if err != nil {
-			b.Fatal(err)
-		}
+		run := runAlone(n, op)
 		in := []*tensor.Tensor{c.x}
 		b.Run(c.op+"/"+c.name, func(b *testing.B) {
 			benchPair(b, func() {

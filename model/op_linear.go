@@ -51,12 +51,11 @@ func compileONNXOp(n *node, typ string, opset int64, consts []*tensor.Tensor, qd
 	}
 	sub := &node{pb: pb, name: n.name, opts: n.opts, model: n.model, c: n.c, opset: opset, attrs: Attrs{},
 		consts: consts, qdq: qdq, unused: make([]bool, len(consts))}
-	params, err := d.parse(sub)
+	_, op, err := compileNodeWith(d, sub)
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := d.build(sub, params)
-	return f, sub, err
+	return runAlone(sub, op), sub, nil
 }
 
 func buildLinear(n *node, at *LinearAttrs) (opFunc, error) {

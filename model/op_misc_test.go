@@ -11,6 +11,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -25,21 +26,17 @@ func runOp(t *testing.T, op string, opset int64, outputs int, attrs []*onnxpb.At
 	}
 	names := make([]string, len(in))
 	outs := []string{"y", "z", "w"}[:outputs]
-	n := &node{pb: &onnxpb.Node{OpType: op, Inputs: names, Outputs: outs}, attrs: Attrs{}, opset: opset, opts: &Options{}, model: &Model{}}
+	n := &node{pb: &onnxpb.Node{OpType: op, Inputs: names, Outputs: outs}, attrs: Attrs{}, opset: opset, opts: &Options{Exec: gemm.Default()}, model: &Model{}}
 	for _, a := range attrs {
 		n.attrs[a.Name] = a
 	}
 	n.consts = make([]*tensor.Tensor, len(in))
 	n.unused = make([]bool, len(in))
-	params, err := d.parse(n)
+	_, compiled, err := compileNodeWith(d, n)
 	if err != nil {
 		return nil, err
 	}
-	run, err := d.build(n, params)
-	if err != nil {
-		return nil, err
-	}
-	return run(in)
+	return runAlone(n, compiled)(in)
 }
 
 func TestStringSplitWhitespace(t *testing.T) {

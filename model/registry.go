@@ -1,149 +1,92 @@
 package model
 
 import (
-	"fmt"
-	"slices"
-	"sort"
-	"strings"
+	"context"
+
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/tensor"
 )
 
-// MaxOpset is the newest ai.onnx opset this build implements. A model
-// importing a newer one runs only where every node's operator is
-// implemented for it, which none is: it is refused at load.
-const MaxOpset = 27
+// The registry lives in package ops. The operators still in this package
+// register through register, whose builders see the compiler's own node;
+// each moves to its family's package under ops/ as an Operator value.
 
 // Descriptor describes one implementation of an ONNX operator over a
-// contiguous range of opset versions, as ONNX Runtime's kernel registry
-// does: the compiler picks, for each node, the descriptor whose range holds
-// the opset its model imports for the node's domain, and refuses the node
-// when there is none.
-type Descriptor struct {
-	Domain string // "" for the default domain (ai.onnx)
-	Type   string // the op type, e.g. "Conv"
-	Since  int64  // first opset version implemented
-	Until  int64  // last opset version implemented; 0 means through MaxOpset
-	// Fold marks a deterministic operator: a node whose inputs are all
-	// known at load (initializers, constants, folded nodes) is run once
-	// then and becomes a constant.
-	Fold bool
-	// Refused marks an operator registered only to refuse it at load with
-	// the reason (it draws random numbers, or its values cannot cross the
-	// Open Inference Protocol), rather than as an unknown operator.
-	Refused bool
+// range of opsets (see ops.Descriptor).
+type Descriptor = ops.Descriptor
 
-	parse func(n *node) (any, error)
-	build func(n *node, attrs any) (opFunc, error)
-}
-
-// String names the operator and its range: "Conv (ai.onnx 11–27)".
-func (d *Descriptor) String() string {
-	dom := d.Domain
-	if dom == "" {
-		dom = "ai.onnx"
-	}
-	return fmt.Sprintf("%s (%s %d–%d)", d.Type, dom, d.Since, d.last())
-}
-
-func (d *Descriptor) last() int64 {
-	if d.Until == 0 {
-		if d.Domain == "" {
-			return MaxOpset
-		}
-		return 1 << 30
-	}
-	return d.Until
-}
-
-func (d *Descriptor) covers(opset int64) bool { return opset >= d.Since && opset <= d.last() }
-
-type opKey struct{ domain, typ string }
-
-// registry holds every descriptor by (domain, type), sorted by Since. It is
-// filled by init functions in the operator files and never changed after.
-var registry = map[opKey][]*Descriptor{}
-
-// register adds an operator implementation whose attributes parse into A,
-// a struct whose fields carry `onnx:"name"` tags (see parseAttrs); build
-// compiles a node given its parsed attributes. Overlapping ranges for one
-// operator are a programming error and panic at init.
-func register[A any](d Descriptor, build func(n *node, a *A) (opFunc, error)) {
-	if d.Since < 1 || d.Until != 0 && d.Until < d.Since {
-		panic(fmt.Sprintf("model: operator %s: bad opset range", d.Type))
-	}
-	attrFields[A]() // validates A's tags now, at init
-	d.parse = func(n *node) (any, error) {
-		a := new(A)
-		if err := parseAttrs(n, a); err != nil {
-			return nil, err
-		}
-		return a, nil
-	}
-	d.build = func(n *node, a any) (opFunc, error) { return build(n, a.(*A)) }
-	k := opKey{normDomain(d.Domain), d.Type}
-	d.Domain = k.domain
-	for _, o := range registry[k] {
-		if d.Since <= o.last() && o.Since <= d.last() {
-			panic(fmt.Sprintf("model: operator %s registered twice for overlapping opsets: %v and %v", d.Type, o, &d))
-		}
-	}
-	registry[k] = append(registry[k], &d)
-	sort.Slice(registry[k], func(i, j int) bool { return registry[k][i].Since < registry[k][j].Since })
-}
+// MaxOpset is the newest ai.onnx opset this build implements.
+const MaxOpset = ops.MaxOpset
 
 // noAttrs is the attribute struct of operators that take none.
-type noAttrs struct{}
-
-func normDomain(d string) string {
-	if d == "ai.onnx" {
-		return ""
-	}
-	return d
-}
-
-// lookup returns the descriptor implementing domain/typ at opset, or an
-// ErrUnsupported error that says what is implemented instead.
-func lookup(domain, typ string, opset int64) (*Descriptor, error) {
-	ds := registry[opKey{normDomain(domain), typ}]
-	for _, d := range ds {
-		if d.covers(opset) {
-			return d, nil
-		}
-	}
-	name := typ
-	if domain != "" && domain != "ai.onnx" {
-		name = domain + "." + typ
-	}
-	if len(ds) == 0 {
-		return nil, unsupportedf("operator %s", name)
-	}
-	var ranges []string
-	for _, d := range ds {
-		ranges = append(ranges, fmt.Sprintf("%d–%d", d.Since, d.last()))
-	}
-	return nil, unsupportedf("operator %s at opset %d (implemented for opsets %s)", name, opset, strings.Join(ranges, ", "))
-}
+type noAttrs = ops.NoAttrs
 
 // Descriptors returns every registered implementation of domain/typ
 // ("" for ai.onnx), oldest opset first.
-func Descriptors(domain, typ string) []*Descriptor {
-	return slices.Clone(registry[opKey{normDomain(domain), typ}])
-}
+func Descriptors(domain, typ string) []*Descriptor { return ops.Descriptors(domain, typ) }
 
 // Operators returns every registered descriptor, by domain, type and opset.
-func Operators() []*Descriptor {
-	var out []*Descriptor
-	for _, ds := range registry {
-		out = append(out, ds...)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Domain != b.Domain {
-			return a.Domain < b.Domain
+func Operators() []*Descriptor { return ops.Operators() }
+
+func normDomain(d string) string { return ops.NormDomain(d) }
+
+func lookup(domain, typ string, opset int64) (*Descriptor, error) {
+	return ops.Lookup(domain, typ, opset)
+}
+
+// opFunc runs a compiled node of this package. Inputs are never modified;
+// an absent optional input is nil.
+type opFunc func(in []*tensor.Tensor) ([]*tensor.Tensor, error)
+
+// ctxFunc runs a compiled node that needs the request's context.
+type ctxFunc func(ctx context.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error)
+
+// Run calls f with c's context.
+func (f ctxFunc) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return f(c.Context(), in)
+}
+
+// register adds an operator of this package to the registry: build
+// compiles the compiler's node (the ops.Node's Host) into an opFunc, or
+// sets the node's runCtx.
+func register[A any](d Descriptor, build func(n *node, a *A) (opFunc, error)) {
+	ops.Register(d, func(on *ops.Node, a *A) (ops.Operator, error) {
+		n := on.Host.(*node)
+		f, err := build(n, a)
+		if err != nil {
+			return nil, err
 		}
-		if a.Type != b.Type {
-			return a.Type < b.Type
+		if n.runCtx != nil {
+			return ctxFunc(n.runCtx), nil
 		}
-		return a.Since < b.Since
+		return ops.Func(f), nil
 	})
-	return out
+}
+
+// opsNode returns the registry's view of n; its Host is n.
+func (n *node) opsNode() *ops.Node {
+	on := &ops.Node{Name: n.name, Type: n.pb.OpType, Domain: normDomain(n.pb.Domain), Opset: n.opset,
+		Attrs: n.attrs, Inputs: n.pb.Inputs, Outputs: n.pb.Outputs, Consts: n.consts, Host: n}
+	return on
+}
+
+// compileNodeWith parses and builds n with d: the parsed attributes and
+// the operator.
+func compileNodeWith(d *Descriptor, n *node) (any, ops.Operator, error) {
+	on := n.opsNode()
+	params, err := d.Parse(on)
+	if err != nil {
+		return nil, nil, err
+	}
+	op, err := d.Build(on, params)
+	return params, op, err
+}
+
+// runAlone returns op as an opFunc running outside any request, on n's
+// engine: for the operators a fused node keeps to run the parts it does
+// not fuse.
+func runAlone(n *node, op ops.Operator) opFunc {
+	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		return op.Run(ops.NewContext(context.Background(), n.opts.Exec, false), in)
+	}
 }

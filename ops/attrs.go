@@ -1,4 +1,4 @@
-package model
+package ops
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -43,13 +44,16 @@ type attrField struct {
 
 var attrCache sync.Map // reflect.Type -> []attrField
 
-func attrFields[A any]() []attrField {
-	t := reflect.TypeFor[A]()
+// CheckAttrs validates A's tags (it panics on a field type or default no
+// attribute can fill): Register calls it at init.
+func CheckAttrs[A any]() { structAttrFieldsOf(reflect.TypeFor[A]()) }
+
+func structAttrFieldsOf(t reflect.Type) []attrField {
 	if v, ok := attrCache.Load(t); ok {
 		return v.([]attrField)
 	}
 	if t.Kind() != reflect.Struct {
-		panic(fmt.Sprintf("model: attribute type %v is not a struct", t))
+		panic(fmt.Sprintf("ops: attribute type %v is not a struct", t))
 	}
 	fs := structAttrFields(t, nil)
 	attrCache.Store(t, fs)
@@ -70,13 +74,13 @@ func structAttrFields(t reflect.Type, prefix []int) []attrField {
 			continue
 		}
 		if !supportedAttrType(f.Type) {
-			panic(fmt.Sprintf("model: %v.%s: attribute fields cannot be %v", t, f.Name, f.Type))
+			panic(fmt.Sprintf("ops: %v.%s: attribute fields cannot be %v", t, f.Name, f.Type))
 		}
 		def, hasD := f.Tag.Lookup("default")
 		af := attrField{name: name, index: index, kind: f.Type, def: def, hasD: hasD}
 		if hasD {
 			if err := setDefault(reflect.New(f.Type).Elem(), af); err != nil {
-				panic(fmt.Sprintf("model: %v.%s: default %q: %v", t, f.Name, def, err))
+				panic(fmt.Sprintf("ops: %v.%s: default %q: %v", t, f.Name, def, err))
 			}
 		}
 		fs = append(fs, af)
@@ -112,13 +116,12 @@ func supportedAttrType(t reflect.Type) bool {
 	return false
 }
 
-// parseAttrs fills dst (a pointer to an attribute struct) from n's
-// attributes.
-func parseAttrs(n *node, dst any) error {
+// ParseAttrs fills dst (a pointer to an attribute struct) from a node's
+// attributes by name.
+func ParseAttrs(attrs map[string]*onnxpb.Attribute, dst any) error {
 	v := reflect.ValueOf(dst).Elem()
-	fs, _ := attrCache.Load(v.Type())
-	fields := fs.([]attrField)
-	for name := range n.attrs {
+	fields := structAttrFieldsOf(v.Type())
+	for name := range attrs {
 		known := false
 		for _, f := range fields {
 			if f.name == name {
@@ -127,12 +130,12 @@ func parseAttrs(n *node, dst any) error {
 			}
 		}
 		if !known {
-			return unsupportedf("attribute %q", name)
+			return onnx.Unsupportedf("attribute %q", name)
 		}
 	}
 	for _, f := range fields {
 		fv := v.FieldByIndex(f.index)
-		a, ok := n.attrs[f.name]
+		a, ok := attrs[f.name]
 		if !ok {
 			if f.hasD {
 				if err := setDefault(fv, f); err != nil {
@@ -199,7 +202,7 @@ func setAttr(fv reflect.Value, f attrField, a *onnxpb.Attribute) error {
 		if a.T == nil {
 			return fmt.Errorf("has no tensor")
 		}
-		t, err := TensorFromONNX(a.T)
+		t, err := onnx.TensorFromONNX(a.T)
 		if err != nil {
 			return err
 		}
@@ -212,7 +215,7 @@ func setAttr(fv reflect.Value, f attrField, a *onnxpb.Attribute) error {
 		fv.Set(reflect.ValueOf(a.G))
 		return nil
 	case graphs:
-		return unsupportedf("GRAPHS attributes")
+		return onnx.Unsupportedf("GRAPHS attributes")
 	}
 	if fv.Kind() == reflect.Slice {
 		switch fv.Type().Elem().Kind() {

@@ -1,0 +1,62 @@
+package ops
+
+import (
+	"context"
+
+	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// Operator is a compiled node. Run computes its outputs from its inputs
+// (an absent optional input is nil) and never modifies an input.
+type Operator interface {
+	Run(c *Context, in []*tensor.Tensor) ([]*tensor.Tensor, error)
+}
+
+// Func is an Operator that needs nothing of the Context.
+type Func func(in []*tensor.Tensor) ([]*tensor.Tensor, error)
+
+// Run calls f.
+func (f Func) Run(_ *Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) { return f(in) }
+
+// Context is what an operator runs with: the request's context (its
+// deadline and cancellation) and the engine the model's products run on.
+// One Context serves one run of a graph; operators may keep nothing of it.
+type Context struct {
+	ctx      context.Context
+	engine   *gemm.Engine
+	keepVals bool
+}
+
+// NewContext returns the Context of one run on engine e (gemm.Default()
+// when nil). keepValues says the run keeps every value (a trace for
+// gradients): an operator must then not recycle the memory of its inputs.
+func NewContext(ctx context.Context, e *gemm.Engine, keepValues bool) *Context {
+	if e == nil {
+		e = gemm.Default()
+	}
+	return &Context{ctx: ctx, engine: e, keepVals: keepValues}
+}
+
+// Context returns the request's context.
+func (c *Context) Context() context.Context { return c.ctx }
+
+// Engine returns the engine products run on: the kernel table of
+// --kernels and the threads of --threads.
+func (c *Context) Engine() *gemm.Engine { return c.engine }
+
+// Err returns the request's error once it is cancelled or past its
+// deadline: operators that loop long check it.
+func (c *Context) Err() error { return c.ctx.Err() }
+
+// KeepValues reports whether the run keeps every value, so an operator
+// must not recycle the memory of the values it reads.
+func (c *Context) KeepValues() bool { return c.keepVals }
+
+// WithContext returns a Context like c that runs under ctx (a subgraph
+// run of a control-flow operator, say).
+func (c *Context) WithContext(ctx context.Context) *Context {
+	d := *c
+	d.ctx = ctx
+	return &d
+}
