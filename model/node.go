@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -104,22 +105,29 @@ func (n *node) checkArity(minIn, maxIn, minOut, maxOut int) error {
 	return nil
 }
 
-// normAxis maps a possibly negative axis into [0, rank).
-func normAxis(axis int64, rank int) (int, error) {
-	if axis < -int64(rank) || axis >= int64(rank) {
-		return 0, inputErrorf("axis %d is out of range for rank %d", axis, rank)
-	}
-	if axis < 0 {
-		axis += int64(rank)
-	}
-	return int(axis), nil
+// The kit's helpers under the names this package's operators use (see
+// package ops).
+
+func normAxis(axis int64, rank int) (int, error) { return ops.NormAxis(axis, rank) }
+
+func sameType(op string, ts ...*tensor.Tensor) error { return ops.SameType(op, ts...) }
+
+func broadcastShapes(shapes ...[]int) ([]int, error) { return ops.BroadcastShapes(shapes...) }
+
+func broadcastShape(a, b []int) ([]int, error) { return ops.BroadcastShape(a, b) }
+
+func binaryMap[T, R tensor.Elem](a, b []T, as, bs []int, f func(x, y T) R) ([]int, []R, error) {
+	return ops.BinaryMap(a, b, as, bs, f)
 }
 
-func sameType(op string, ts ...*tensor.Tensor) error {
-	for _, t := range ts[1:] {
-		if t != nil && t.DType != ts[0].DType {
-			return inputErrorf("%s operands have types %v and %v", op, ts[0].DType, t.DType)
-		}
-	}
-	return nil
+func broadcastTo[T tensor.Elem](data []T, shape, out []int) ([]T, error) {
+	return ops.BroadcastTo(data, shape, out)
 }
+
+func equalShape(a, b []int) bool { return ops.EqualShape(a, b) }
+
+func optionalInput(in []*tensor.Tensor, i int) *tensor.Tensor { return ops.Optional(in, i) }
+
+func scalarInt(t *tensor.Tensor, what string) (int64, error) { return ops.ScalarInt(t, what) }
+
+func unary(f func(x *tensor.Tensor) (*tensor.Tensor, error)) opFunc { return opFunc(ops.Unary(f)) }

@@ -140,16 +140,6 @@ func floatMap32(op string, x *tensor.Tensor, k32 func(dst, src []float32), f fun
 	return floatMap(op, x, f)
 }
 
-func unary(f func(x *tensor.Tensor) (*tensor.Tensor, error)) opFunc {
-	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		t, err := f(in[0])
-		if err != nil {
-			return nil, err
-		}
-		return []*tensor.Tensor{t}, nil
-	}
-}
-
 // floatActivation builds an attribute-free activation over floating-point
 // types: k32 (if any) for float32, f in float64 otherwise.
 func floatActivation(op string, k32 func(dst, src []float32), f func(float64) float64) func(n *node, _ *noAttrs) (opFunc, error) {

@@ -61,23 +61,6 @@ func buildDFT(n *node, at *DFTAttrs) (opFunc, error) {
 	}, nil
 }
 
-// optionalInput returns in[i], or nil when the node has fewer inputs.
-func optionalInput(in []*tensor.Tensor, i int) *tensor.Tensor {
-	if i < len(in) {
-		return in[i]
-	}
-	return nil
-}
-
-// scalarInt reads a one-element integer tensor.
-func scalarInt(t *tensor.Tensor, what string) (int64, error) {
-	v, err := t.Int64s()
-	if err != nil || len(v) != 1 {
-		return 0, inputErrorf("%s must be one integer, got %v%s", what, t.DType, tensor.ShapeString(t.Shape))
-	}
-	return v[0], nil
-}
-
 // maxDFTLength bounds dft_length and frame lengths: a transform of this
 // size is already far beyond any audio front end.
 const maxDFTLength = 1 << 24

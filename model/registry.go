@@ -3,6 +3,8 @@ package model
 import (
 	"context"
 
+	_ "github.com/quantserve/quantserve/ops/all" // every operator family
+
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -66,7 +68,7 @@ func register[A any](d Descriptor, build func(n *node, a *A) (opFunc, error)) {
 // opsNode returns the registry's view of n; its Host is n.
 func (n *node) opsNode() *ops.Node {
 	on := &ops.Node{Name: n.name, Type: n.pb.OpType, Domain: normDomain(n.pb.Domain), Opset: n.opset,
-		Attrs: n.attrs, Inputs: n.pb.Inputs, Outputs: n.pb.Outputs, Consts: n.consts, Host: n}
+		Attrs: n.attrs, Inputs: n.pb.Inputs, Outputs: n.pb.Outputs, Consts: n.consts, Engine: n.opts.Exec, Host: n}
 	return on
 }
 

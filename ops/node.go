@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -20,6 +21,10 @@ type Node struct {
 	Inputs  []string // input names; "" for an absent optional input
 	Outputs []string // output names; "" for an output nobody reads
 	Consts  []*tensor.Tensor
+
+	// Engine is the engine the model is compiled for: the kernel table
+	// and threads products run on (builders pack weights for it).
+	Engine *gemm.Engine
 
 	// Host is the graph compiler's own record of the node, for builders
 	// that still live in package model.

@@ -1,24 +1,24 @@
-package model
+package ops
 
 import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// broadcastShapes returns the multidirectional (numpy) broadcast of every
+// BroadcastShapes returns the multidirectional (numpy) broadcast of every
 // shape given (variadic Min, Max, Sum, Mean; Where).
-func broadcastShapes(shapes ...[]int) ([]int, error) {
+func BroadcastShapes(shapes ...[]int) ([]int, error) {
 	out := []int{}
 	for _, s := range shapes {
 		var err error
-		if out, err = broadcastShape(out, s); err != nil {
+		if out, err = BroadcastShape(out, s); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// broadcastShape returns the multidirectional (numpy) broadcast of a and b.
-func broadcastShape(a, b []int) ([]int, error) {
+// BroadcastShape returns the multidirectional (numpy) broadcast of a and b.
+func BroadcastShape(a, b []int) ([]int, error) {
 	n := max(len(a), len(b))
 	out := make([]int, n)
 	for i := range n {
@@ -37,16 +37,16 @@ func broadcastShape(a, b []int) ([]int, error) {
 		case db == 1:
 			out[i] = da
 		default:
-			return nil, inputErrorf("shapes %s and %s cannot be broadcast", tensor.ShapeString(a), tensor.ShapeString(b))
+			return nil, InputErrorf("shapes %s and %s cannot be broadcast", tensor.ShapeString(a), tensor.ShapeString(b))
 		}
 	}
 	return out, nil
 }
 
-// binaryMap computes f(a, b) elementwise with broadcasting into a new slice
+// BinaryMap computes f(a, b) elementwise with broadcasting into a new slice
 // of the output shape.
-func binaryMap[T, R tensor.Elem](a, b []T, as, bs []int, f func(x, y T) R) ([]int, []R, error) {
-	out, err := broadcastShape(as, bs)
+func BinaryMap[T, R tensor.Elem](a, b []T, as, bs []int, f func(x, y T) R) ([]int, []R, error) {
+	out, err := BroadcastShape(as, bs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -106,14 +106,14 @@ func binaryMap[T, R tensor.Elem](a, b []T, as, bs []int, f func(x, y T) R) ([]in
 	return out, r, nil
 }
 
-// broadcastTo returns data (of shape) broadcast unidirectionally to out.
-func broadcastTo[T tensor.Elem](data []T, shape, out []int) ([]T, error) {
-	bs, err := broadcastShape(shape, out)
+// BroadcastTo returns data (of shape) broadcast unidirectionally to out.
+func BroadcastTo[T tensor.Elem](data []T, shape, out []int) ([]T, error) {
+	bs, err := BroadcastShape(shape, out)
 	if err != nil {
 		return nil, err
 	}
-	if !equalShape(bs, out) {
-		return nil, inputErrorf("shape %s cannot be broadcast to %s", tensor.ShapeString(shape), tensor.ShapeString(out))
+	if !EqualShape(bs, out) {
+		return nil, InputErrorf("shape %s cannot be broadcast to %s", tensor.ShapeString(shape), tensor.ShapeString(out))
 	}
 	if len(data) == 1 {
 		n, _ := tensor.NumElements(out)
@@ -144,7 +144,8 @@ func broadcastTo[T tensor.Elem](data []T, shape, out []int) ([]T, error) {
 	return res, nil
 }
 
-func equalShape(a, b []int) bool {
+// EqualShape reports whether a and b are the same shape.
+func EqualShape(a, b []int) bool {
 	if len(a) != len(b) {
 		return false
 	}

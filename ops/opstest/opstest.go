@@ -1,0 +1,69 @@
+// Package opstest compiles and runs single operators for the tests of the
+// operator families under ops/, as the graph compiler would: the
+// descriptor the registry holds for the opset, the node's attributes
+// parsed, the operator built and run under a Context on the default
+// engine.
+package opstest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// Node describes one node to compile: its operator (Domain "" for
+// ai.onnx), opset, attributes, how many outputs it has, and the inputs
+// known at load (nil entries are run-time inputs; a shorter list leaves
+// the rest at run time).
+type Node struct {
+	Domain  string
+	Op      string
+	Opset   int64
+	Attrs   []*onnxpb.Attribute
+	Outputs int
+	Consts  []*tensor.Tensor
+}
+
+// Compile builds n with the registry's descriptor for its opset, for
+// inputs inputs.
+func Compile(n Node, inputs int) (ops.Operator, any, error) {
+	d, err := ops.Lookup(n.Domain, n.Op, n.Opset)
+	if err != nil {
+		return nil, nil, err
+	}
+	on := &ops.Node{Name: n.Op, Type: n.Op, Domain: ops.NormDomain(n.Domain), Opset: n.Opset,
+		Attrs: map[string]*onnxpb.Attribute{}, Engine: gemm.Default()}
+	for _, a := range n.Attrs {
+		on.Attrs[a.Name] = a
+	}
+	for i := range inputs {
+		on.Inputs = append(on.Inputs, fmt.Sprintf("in%d", i))
+	}
+	outs := max(n.Outputs, 1)
+	for i := range outs {
+		on.Outputs = append(on.Outputs, fmt.Sprintf("out%d", i))
+	}
+	on.Consts = make([]*tensor.Tensor, inputs)
+	copy(on.Consts, n.Consts)
+	params, err := d.Parse(on)
+	if err != nil {
+		return nil, nil, err
+	}
+	op, err := d.Build(on, params)
+	return op, params, err
+}
+
+// Run compiles n for len(in) inputs and runs it on in.
+func Run(t testing.TB, n Node, in ...*tensor.Tensor) ([]*tensor.Tensor, error) {
+	t.Helper()
+	op, _, err := Compile(n, len(in))
+	if err != nil {
+		return nil, err
+	}
+	return op.Run(ops.NewContext(context.Background(), gemm.Default(), false), in)
+}
