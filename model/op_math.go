@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/kernels"
+	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -42,109 +43,10 @@ func init() {
 
 // --- broadcasting walk -------------------------------------------------
 
-// elemLayout is the walk of an elementwise operation over operands that
-// broadcast together (numpy rules). Dimensions of size 1 are dropped and
-// neighbours that every operand steps through alike are merged, so that
-// the common cases become few long runs: operands of one shape are one
-// run; a scalar operand steps by 0 within a run; a per-channel [C,1,1]
-// operand over NCHW gives C runs of H·W with that operand fixed within
-// each; a last-axis vector gives runs in which both operands advance.
-type elemLayout struct {
-	shape []int   // the broadcast output shape
-	n     int     // its element count
-	dims  []int   // the merged dimensions walked
-	st    [][]int // strides over dims: the output's first, then each operand's
-}
-
-func newElemLayout(shapes ...[]int) (*elemLayout, error) {
-	out, err := broadcastShapes(shapes...)
-	if err != nil {
-		return nil, err
-	}
-	n, err := tensor.NumElements(out)
-	if err != nil {
-		return nil, inputErrorf("%v", err)
-	}
-	all := make([][]int, len(shapes)+1)
-	all[0] = tensor.Strides(out)
-	for k, s := range shapes {
-		all[k+1] = tensor.BroadcastStrides(s, out)
-	}
-	l := &elemLayout{shape: out, n: n, st: make([][]int, len(all))}
-	for d, size := range out {
-		if size == 1 {
-			continue
-		}
-		if last := len(l.dims) - 1; last >= 0 && l.mergeable(all, last, d) {
-			l.dims[last] *= size
-			for k := range all {
-				l.st[k][last] = all[k][d]
-			}
-			continue
-		}
-		l.dims = append(l.dims, size)
-		for k := range all {
-			l.st[k] = append(l.st[k], all[k][d])
-		}
-	}
-	if len(l.dims) == 0 { // every dimension is 1: one run of one element
-		l.dims = []int{1}
-		for k := range l.st {
-			l.st[k] = []int{0}
-		}
-	}
-	return l, nil
-}
-
-// mergeable reports whether out dimension d can join merged dimension
-// last: every operand steps through the pair as through one dimension.
-func (l *elemLayout) mergeable(all [][]int, last, d int) bool {
-	for k := range all {
-		if l.st[k][last] != all[k][d]*l.shapeAt(d) {
-			return false
-		}
-	}
-	return true
-}
-
-func (l *elemLayout) shapeAt(d int) int { return l.shape[d] }
-
-// run is the length of each run; inc(k) is how operand k (0 = the output,
-// 1.. the operands) advances within a run: 1, or 0 when it is broadcast.
-func (l *elemLayout) run() int      { return l.dims[len(l.dims)-1] }
-func (l *elemLayout) inc(k int) int { return l.st[k][len(l.dims)-1] }
-
-// each calls f at the start of every run with each operand's offset
-// (offs[0] is the output's).
-func (l *elemLayout) each(f func(offs []int)) { tensor.Rows(l.dims, l.st, f) }
-
-// elemMap2 computes a broadcast binary operation run by run: kernel gets
-// the output run r and the operands from their offsets, which advance by
-// ia and ib (1 or 0) per element.
+// The walk over operands that broadcast together is package elem's;
+// elemMap2 is elem.Map2 under the name PRelu uses.
 func elemMap2[A, B, R tensor.Elem](a []A, b []B, as, bs []int, kernel func(r []R, a []A, b []B, ia, ib int)) ([]int, []R, error) {
-	l, err := newElemLayout(as, bs)
-	if err != nil {
-		return nil, nil, err
-	}
-	r := make([]R, l.n)
-	run, ia, ib := l.run(), l.inc(1), l.inc(2)
-	l.each(func(offs []int) {
-		kernel(r[offs[0]:offs[0]+run], a[offs[1]:], b[offs[2]:], ia, ib)
-	})
-	return l.shape, r, nil
-}
-
-// elemMapFunc computes f elementwise with broadcasting, one call per
-// element: for operators off the hot paths.
-func elemMapFunc[A, B, R tensor.Elem](a []A, b []B, as, bs []int, f func(x A, y B) R) ([]int, []R, error) {
-	return elemMap2(a, b, as, bs, func(r []R, a []A, b []B, ia, ib int) {
-		pa, pb := 0, 0
-		for i := range r {
-			r[i] = f(a[pa], b[pb])
-			pa += ia
-			pb += ib
-		}
-	})
+	return elem.Map2(a, b, as, bs, kernel)
 }
 
 // --- Add, Sub, Mul, Div, Min, Max --------------------------------------
@@ -235,7 +137,7 @@ func elemArith[T tensor.Numeric](op elemBinaryOp, a, b []T, as, bs []int) (*tens
 			}
 		}
 	}
-	shape, r, err := elemMap2(a, b, as, bs, func(r, a, b []T, ia, ib int) { elemArithRun(op, r, a, b, ia, ib) })
+	shape, r, err := elem.Map2(a, b, as, bs, func(r, a, b []T, ia, ib int) { elemArithRun(op, r, a, b, ia, ib) })
 	if err != nil {
 		return nil, err
 	}
@@ -527,7 +429,7 @@ func broadcastOrSelf(a, b []int) []int {
 
 func powFloat[T tensor.Float](x []T, xs []int, y *tensor.Tensor) (*tensor.Tensor, error) {
 	e := y.Float64s()
-	shape, r, err := elemMapFunc(x, e, xs, y.Shape, func(b T, p float64) T { return T(math.Pow(float64(b), p)) })
+	shape, r, err := elem.MapFunc(x, e, xs, y.Shape, func(b T, p float64) T { return T(math.Pow(float64(b), p)) })
 	if err != nil {
 		return nil, err
 	}
@@ -543,10 +445,10 @@ func powInt[T tensor.Integer](x []T, xs []int, y *tensor.Tensor) (*tensor.Tensor
 		if ierr != nil { // a uint64 exponent beyond int64: every such power wraps alike
 			e = convert[int64](y.Data.([]uint64))
 		}
-		shape, r, err = elemMapFunc(x, e, xs, y.Shape, intPow[T])
+		shape, r, err = elem.MapFunc(x, e, xs, y.Shape, intPow[T])
 	} else {
 		e := y.Float64s()
-		shape, r, err = elemMapFunc(x, e, xs, y.Shape, func(b T, p float64) T { return T(math.Pow(float64(b), p)) })
+		shape, r, err = elem.MapFunc(x, e, xs, y.Shape, func(b T, p float64) T { return T(math.Pow(float64(b), p)) })
 	}
 	if err != nil {
 		return nil, err
@@ -643,7 +545,7 @@ func buildMod(n *node, at *ModAttrs) (opFunc, error) {
 }
 
 func modFloat[T tensor.Float](a, b []T, as, bs []int, fmod bool) (*tensor.Tensor, error) {
-	shape, r, err := elemMapFunc(a, b, as, bs, func(x, y T) T {
+	shape, r, err := elem.MapFunc(a, b, as, bs, func(x, y T) T {
 		m := math.Mod(float64(x), float64(y))
 		if !fmod {
 			switch {
@@ -667,7 +569,7 @@ func modInt[T tensor.Integer](a, b []T, as, bs []int, fmod bool) (*tensor.Tensor
 			return nil, inputErrorf("Mod: integer division by zero")
 		}
 	}
-	shape, r, err := elemMapFunc(a, b, as, bs, func(x, y T) T {
+	shape, r, err := elem.MapFunc(a, b, as, bs, func(x, y T) T {
 		m := x % y
 		if !fmod && m != 0 && (m < 0) != (y < 0) {
 			m += y
@@ -732,7 +634,7 @@ func bitShift[T uint8 | uint16 | uint32 | uint64](a, b []T, as, bs []int, left b
 	if left {
 		f = func(x, s T) T { return x << s }
 	}
-	shape, r, err := elemMapFunc(a, b, as, bs, f)
+	shape, r, err := elem.MapFunc(a, b, as, bs, f)
 	if err != nil {
 		return nil, err
 	}
@@ -789,7 +691,7 @@ func bitwise[T tensor.Integer](op string, a, b []T, as, bs []int) (*tensor.Tenso
 	default:
 		f = func(x, y T) T { return x ^ y }
 	}
-	shape, r, err := elemMapFunc(a, b, as, bs, f)
+	shape, r, err := elem.MapFunc(a, b, as, bs, f)
 	if err != nil {
 		return nil, err
 	}

@@ -117,41 +117,6 @@ func TestElemBinaryMatchesIndexWalk(t *testing.T) {
 	}
 }
 
-// TestElemLayoutRuns checks that the common CNN and transformer shapes
-// become the few long runs the fast loops serve.
-func TestElemLayoutRuns(t *testing.T) {
-	for _, c := range []struct {
-		a, b           []int
-		dims           []int
-		incA, incB     int
-		wantRunsOfSize int
-	}{
-		{[]int{1, 8, 5, 5}, []int{1, 8, 5, 5}, []int{200}, 1, 1, 200},           // same shape
-		{[]int{1, 8, 5, 5}, nil, []int{200}, 1, 0, 200},                         // scalar
-		{[]int{1, 8, 5, 5}, []int{8, 1, 1}, []int{8, 25}, 1, 0, 25},             // per channel over NCHW
-		{[]int{2, 8, 5, 5}, []int{1, 8, 1, 1}, []int{2, 8, 25}, 1, 0, 25},       // per channel, batch 2
-		{[]int{4, 3, 16}, []int{16}, []int{12, 16}, 1, 1, 16},                   // last-axis vector
-		{[]int{1}, []int{3, 1}, []int{3}, 0, 1, 3},                              // both broadcast
-		{[]int{2, 3}, []int{2, 1}, []int{2, 3}, 1, 0, 3},                        // per row
-		{nil, nil, []int{1}, 0, 0, 1},                                           // rank 0
-		{[]int{0, 3}, []int{3}, []int{0, 3}, 1, 1, 3},                           // zero-size
-		{[]int{5, 1, 7}, []int{1, 6, 1}, []int{5, 6, 7}, 1, 0, 7},               // outer product-like
-		{[]int{2, 1, 1, 4}, []int{2, 1, 1, 4}, []int{8}, 1, 1, 8},               // size-1 dims dropped
-		{[]int{1, 1, 1}, []int{1}, []int{1}, 0, 0, 1},                           // all ones
-		{[]int{3, 1, 4, 1}, []int{3, 1, 4, 1}, []int{12}, 1, 1, 12},             // interior ones
-		{[]int{3, 2, 4}, []int{3, 1, 4}, []int{3, 2, 4}, 1, 1, 4},               // middle broadcast
-		{[]int{1, 256, 56, 56}, []int{256, 1, 1}, []int{256, 3136}, 1, 0, 3136}, // ResNet stage
-	} {
-		l, err := newElemLayout(c.a, c.b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(l.dims, c.dims) || l.inc(1) != c.incA || l.inc(2) != c.incB || l.run() != c.wantRunsOfSize {
-			t.Errorf("%v and %v: dims %v, incs %d %d, run %d; want %v, %d %d, %d", c.a, c.b, l.dims, l.inc(1), l.inc(2), l.run(), c.dims, c.incA, c.incB, c.wantRunsOfSize)
-		}
-	}
-}
-
 func TestElemBinaryErrors(t *testing.T) {
 	f := tensor.From([]int{2}, []float32{1, 2})
 	for _, c := range []struct {

@@ -6,4 +6,10 @@ package all
 import (
 	// One line per family package under ops/.
 	_ "github.com/quantserve/quantserve/ops"
+	_ "github.com/quantserve/quantserve/ops/detection"
+	_ "github.com/quantserve/quantserve/ops/image"
+	_ "github.com/quantserve/quantserve/ops/logic"
+	_ "github.com/quantserve/quantserve/ops/random"
+	_ "github.com/quantserve/quantserve/ops/text"
+	_ "github.com/quantserve/quantserve/ops/training"
 )

@@ -1,0 +1,7 @@
+// Package elem is the walk of element-wise operators over operands that
+// broadcast together (numpy rules): a Layout merges the dimensions every
+// operand steps through alike into few long runs, and Map2 and MapFunc
+// compute a binary operation run by run. The math operators (Add, Mul,
+// Pow, Mod, PRelu, ...) and the comparison and selection operators of
+// ops/logic share it.
+package elem

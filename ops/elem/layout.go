@@ -1,0 +1,94 @@
+package elem
+
+import (
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// Layout is the walk of an elementwise operation over operands that
+// broadcast together (numpy rules). Dimensions of size 1 are dropped and
+// neighbours that every operand steps through alike are merged, so that
+// the common cases become few long runs: operands of one shape are one
+// run; a scalar operand steps by 0 within a run; a per-channel [C,1,1]
+// operand over NCHW gives C runs of H·W with that operand fixed within
+// each; a last-axis vector gives runs in which both operands advance.
+type Layout struct {
+	shape []int   // the broadcast output shape
+	n     int     // its element count
+	dims  []int   // the merged dimensions walked
+	st    [][]int // strides over dims: the output's first, then each operand's
+}
+
+// NewLayout returns the walk over operands of the given shapes, or an
+// input error when they do not broadcast together or their broadcast has
+// too many elements.
+func NewLayout(shapes ...[]int) (*Layout, error) {
+	out, err := ops.BroadcastShapes(shapes...)
+	if err != nil {
+		return nil, err
+	}
+	n, err := tensor.NumElements(out)
+	if err != nil {
+		return nil, ops.InputErrorf("%v", err)
+	}
+	all := make([][]int, len(shapes)+1)
+	all[0] = tensor.Strides(out)
+	for k, s := range shapes {
+		all[k+1] = tensor.BroadcastStrides(s, out)
+	}
+	l := &Layout{shape: out, n: n, st: make([][]int, len(all))}
+	for d, size := range out {
+		if size == 1 {
+			continue
+		}
+		if last := len(l.dims) - 1; last >= 0 && l.mergeable(all, last, d) {
+			l.dims[last] *= size
+			for k := range all {
+				l.st[k][last] = all[k][d]
+			}
+			continue
+		}
+		l.dims = append(l.dims, size)
+		for k := range all {
+			l.st[k] = append(l.st[k], all[k][d])
+		}
+	}
+	if len(l.dims) == 0 { // every dimension is 1: one run of one element
+		l.dims = []int{1}
+		for k := range l.st {
+			l.st[k] = []int{0}
+		}
+	}
+	return l, nil
+}
+
+// mergeable reports whether out dimension d can join merged dimension
+// last: every operand steps through the pair as through one dimension.
+func (l *Layout) mergeable(all [][]int, last, d int) bool {
+	for k := range all {
+		if l.st[k][last] != all[k][d]*l.shapeAt(d) {
+			return false
+		}
+	}
+	return true
+}
+
+func (l *Layout) shapeAt(d int) int { return l.shape[d] }
+
+// Shape returns the broadcast output shape (shared: do not modify).
+func (l *Layout) Shape() []int { return l.shape }
+
+// Len returns the output's element count.
+func (l *Layout) Len() int { return l.n }
+
+// Run returns the length of each run.
+func (l *Layout) Run() int { return l.dims[len(l.dims)-1] }
+
+// Inc returns how operand k (0 = the output, 1.. the operands in the
+// order NewLayout took their shapes) advances within a run: 1, or 0 when
+// it is broadcast.
+func (l *Layout) Inc(k int) int { return l.st[k][len(l.dims)-1] }
+
+// Each calls f at the start of every run with each operand's offset
+// (offs[0] is the output's; offs is reused between calls).
+func (l *Layout) Each(f func(offs []int)) { tensor.Rows(l.dims, l.st, f) }

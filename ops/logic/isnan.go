@@ -1,0 +1,50 @@
+package logic
+
+import (
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+func init() {
+	ops.Register(ops.Descriptor{Type: "IsNaN", Since: 9, Fold: true}, buildIsNaN)
+}
+
+// isNaN maps a floating-point tensor to BOOL: true where it holds NaN.
+type isNaN struct{}
+
+func buildIsNaN(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
+	if err := n.CheckArity(1, 1, 1, 1); err != nil {
+		return nil, err
+	}
+	return isNaN{}, nil
+}
+
+func (isNaN) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	t, err := floatPredicate("IsNaN", in[0], func(v float64) bool { return v != v })
+	if err != nil {
+		return nil, err
+	}
+	return []*tensor.Tensor{t}, nil
+}
+
+// floatPredicate maps a floating-point tensor to BOOL through f (IsNaN's
+// and IsInf's walk).
+func floatPredicate(op string, x *tensor.Tensor, f func(float64) bool) (*tensor.Tensor, error) {
+	if !x.DType.IsFloat() {
+		return nil, ops.InputErrorf("%s does not take %v", op, x.DType)
+	}
+	var r []bool
+	switch d := x.Data.(type) {
+	case []float32:
+		r = make([]bool, len(d))
+		for i, v := range d {
+			r[i] = f(float64(v))
+		}
+	default: // float64, FP16, BF16: widening is exact
+		r = make([]bool, x.Len())
+		for i, v := range x.Float64s() {
+			r[i] = f(v)
+		}
+	}
+	return &tensor.Tensor{DType: tensor.Bool, Shape: x.Shape, Data: r}, nil
+}
