@@ -6,6 +6,7 @@ import (
 
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/ops"
+	tensorops "github.com/quantserve/quantserve/ops/tensor"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -131,3 +132,9 @@ func optionalInput(in []*tensor.Tensor, i int) *tensor.Tensor { return ops.Optio
 func scalarInt(t *tensor.Tensor, what string) (int64, error) { return ops.ScalarInt(t, what) }
 
 func unary(f func(x *tensor.Tensor) (*tensor.Tensor, error)) opFunc { return opFunc(ops.Unary(f)) }
+
+func gather(data any, idx []int) any { return ops.Gather(data, idx) }
+
+func castTo(x *tensor.Tensor, dt tensor.DataType) (*tensor.Tensor, error) {
+	return tensorops.CastTo(x, dt)
+}

@@ -249,14 +249,6 @@ func transpose(x *tensor.Tensor, p []int) *tensor.Tensor {
 	return t
 }
 
-// gather returns data[idx[i]] for each i.
-func gather(data any, idx []int) any {
-	mv := moverOf(dataDType(data))
-	out := mv.alloc(len(idx))
-	mv.runs(out, 0, data, 0, idx, 1)
-	return out
-}
-
 func buildShape(n *node, at *ShapeAttrs) (opFunc, error) {
 	if err := n.checkArity(1, 1, 1, 1); err != nil {
 		return nil, err

@@ -9,7 +9,9 @@ import (
 	_ "github.com/quantserve/quantserve/ops/detection"
 	_ "github.com/quantserve/quantserve/ops/image"
 	_ "github.com/quantserve/quantserve/ops/logic"
+	_ "github.com/quantserve/quantserve/ops/ml"
 	_ "github.com/quantserve/quantserve/ops/random"
+	_ "github.com/quantserve/quantserve/ops/tensor"
 	_ "github.com/quantserve/quantserve/ops/text"
 	_ "github.com/quantserve/quantserve/ops/training"
 )

@@ -1,18 +1,18 @@
 // Command mlref computes reference outputs with ONNX Runtime for a set of
 // ai.onnx.ml models built here — tree ensembles, linear and SVM models,
 // encoders and scalers shaped as scikit-learn's exports are — so that
-// model's tests check quantserve against the reference runtime without
+// ops/ml's tests check quantserve against the reference runtime without
 // needing it installed.
 //
 //	d=$(mktemp -d) && cp -r ../shared/peers/ort/. "$d" && (cd "$d" && ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install)
 //	go run -C tools ./mlref -ort "$d"
 //
-// It writes model/testdata/ml-ort/<case>/{model.onnx, test_data_set_0/
+// It writes ops/ml/testdata/ml-ort/<case>/{model.onnx, test_data_set_0/
 // input_N.pb, output_N.pb}, laid out as ONNX's node tests are. The cases
 // are those where ONNX's specification and ONNX Runtime agree; where they
 // part (binary classifiers under SOFTMAX or PROBIT, transforms of one
 // regression target, TreeEnsemble's post_transform numbering) the tests
-// in model check the specification by hand.
+// in ops/ml check the specification by hand.
 package main
 
 import (
@@ -54,7 +54,7 @@ type refCase struct {
 
 func main() {
 	ortDir := flag.String("ort", "", "a copy of ../shared/peers/ort with onnxruntime-node installed")
-	out := flag.String("out", "../model/testdata/ml-ort", "where to write the cases (the default is relative to tools/)")
+	out := flag.String("out", "../ops/ml/testdata/ml-ort", "where to write the cases (the default is relative to tools/)")
 	flag.Parse()
 	if *ortDir == "" {
 		log.Fatal("-ort is required (see the package doc)")

@@ -1,4 +1,4 @@
-package model
+package tensor
 
 import (
 	"errors"
@@ -7,8 +7,17 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx"
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
+
+// run compiles one node of op at opset with attrs and runs it on in.
+func run(t *testing.T, op string, opset int64, attrs []*onnxpb.Attribute, in ...*tensor.Tensor) ([]*tensor.Tensor, error) {
+	t.Helper()
+	return opstest.Run(t, opstest.Node{Op: op, Opset: opset, Attrs: attrs}, in...)
+}
 
 func castAttr(to onnxpb.DataType) []*onnxpb.Attribute {
 	return []*onnxpb.Attribute{{Name: "to", Type: onnxpb.AttrInt, I: int64(to)}}
@@ -34,7 +43,7 @@ func TestCastToString(t *testing.T) {
 		{tensor.From([]int{2}, []uint64{math.MaxUint64, 7}), []string{"18446744073709551615", "7"}},
 		{tensor.From([]int{2}, []bool{true, false}), []string{"True", "False"}},
 	} {
-		out, err := runOp(t, "Cast", 21, 1, castAttr(onnxpb.String), c.x)
+		out, err := run(t, "Cast", 21, castAttr(onnxpb.String), c.x)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +52,7 @@ func TestCastToString(t *testing.T) {
 		}
 		// Every formatted float reads back as the same value.
 		if c.x.DType.IsFloat() {
-			back, err := runOp(t, "Cast", 21, 1, castAttr(DataTypeToONNX(c.x.DType)), out[0])
+			back, err := run(t, "Cast", 21, castAttr(onnx.DataTypeToONNX(c.x.DType)), out[0])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +68,7 @@ func TestCastToString(t *testing.T) {
 // number type.
 func TestCastFromString(t *testing.T) {
 	s := tensor.From([]int{9}, []string{"0.47892547", "NaN", "INF", "+INF", "-inf", " 1e-5 ", "1E8", "-0", "3.14"})
-	out, err := runOp(t, "Cast", 21, 1, castAttr(onnxpb.Float), s)
+	out, err := run(t, "Cast", 21, castAttr(onnxpb.Float), s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +76,7 @@ func TestCastFromString(t *testing.T) {
 	if g := out[0].Data.([]float32); !slices.EqualFunc(g, want, func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b }) {
 		t.Errorf("STRING to FLOAT = %v, want %v", g, want)
 	}
-	out, err = runOp(t, "Cast", 21, 1, castAttr(onnxpb.Float16), s)
+	out, err = run(t, "Cast", 21, castAttr(onnxpb.Float16), s)
 	if err != nil || out[0].DType != tensor.Float16 || out[0].Data.([]tensor.F16)[0] != tensor.F16FromFloat64(0.47892547) {
 		t.Errorf("STRING to FLOAT16 = %v, %v", out, err)
 	}
@@ -77,7 +86,7 @@ func TestCastFromString(t *testing.T) {
 		onnxpb.Int8:  "[42 -7 3 100 -2 -24 44]",
 		onnxpb.Uint8: "[42 249 3 100 254 232 44]",
 	} {
-		out, err := runOp(t, "Cast", 21, 1, castAttr(to), ints)
+		out, err := run(t, "Cast", 21, castAttr(to), ints)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,19 +94,19 @@ func TestCastFromString(t *testing.T) {
 			t.Errorf("STRING to %v = %s, want %s", to, got, want)
 		}
 	}
-	out, err = runOp(t, "Cast", 21, 1, castAttr(onnxpb.Bool), tensor.From([]int{5}, []string{"True", "false", "0", "2.5", " TRUE "}))
+	out, err = run(t, "Cast", 21, castAttr(onnxpb.Bool), tensor.From([]int{5}, []string{"True", "false", "0", "2.5", " TRUE "}))
 	if err != nil || !slices.Equal(out[0].Data.([]bool), []bool{true, false, false, true, true}) {
 		t.Errorf("STRING to BOOL = %v, %v", out, err)
 	}
 	for _, to := range []onnxpb.DataType{onnxpb.Float, onnxpb.Int32, onnxpb.Bool, onnxpb.Uint64, onnxpb.BFloat16} {
 		for _, bad := range []string{"Hello World!", "", "1.2.3", "nan?"} {
-			if _, err := runOp(t, "Cast", 21, 1, castAttr(to), tensor.From([]int{1}, []string{bad})); !errors.Is(err, ErrInput) {
+			if _, err := run(t, "Cast", 21, castAttr(to), tensor.From([]int{1}, []string{bad})); !errors.Is(err, ops.ErrInput) {
 				t.Errorf("%q to %v: %v", bad, to, err)
 			}
 		}
 	}
 	// STRING to STRING is the identity.
-	out, err = runOp(t, "Cast", 21, 1, castAttr(onnxpb.String), s)
+	out, err = run(t, "Cast", 21, castAttr(onnxpb.String), s)
 	if err != nil || !slices.Equal(out[0].Data.([]string), s.Data.([]string)) {
 		t.Errorf("STRING to STRING = %v, %v", out, err)
 	}
@@ -120,7 +129,7 @@ func TestCastNumbers(t *testing.T) {
 	// rounded once it goes up; through float32 (which drops the 2^-40) it
 	// would tie and go to even.
 	x := tensor.From([]int{1}, []float64{1 + 0x1p-11 + 0x1p-40})
-	out, err := runOp(t, "Cast", 21, 1, castAttr(onnxpb.Float16), x)
+	out, err := run(t, "Cast", 21, castAttr(onnxpb.Float16), x)
 	if err != nil || out[0].Data.([]tensor.F16)[0] != 0x3c01 {
 		t.Errorf("DOUBLE to FLOAT16 = %v, %v; want 0x3c01", out, err)
 	}
@@ -139,7 +148,7 @@ func TestCastNumbers(t *testing.T) {
 		{tensor.From([]int{2}, tensor.Float32ToHalf[tensor.F16]([]float32{0.1, 3.0078125})), onnxpb.BFloat16, "[0.1 3.0]"},
 		{tensor.From([]int{2}, []int64{70000, -3}), onnxpb.Float16, "[inf -3.0]"},
 	} {
-		out, err := runOp(t, "Cast", 21, 1, castAttr(c.to), c.x)
+		out, err := run(t, "Cast", 21, castAttr(c.to), c.x)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,113 +156,18 @@ func TestCastNumbers(t *testing.T) {
 			t.Errorf("Cast %v to %v = %s, want %s", c.x.DType, c.to, got, c.want)
 		}
 	}
-	// CastLike takes the second input's type, strings included.
-	out, err = runOp(t, "CastLike", 21, 1, nil, tensor.From([]int{2}, []int32{5, -6}), tensor.Scalar("x"))
-	if err != nil || !slices.Equal(out[0].Data.([]string), []string{"5", "-6"}) {
-		t.Errorf("CastLike to STRING = %v, %v", out, err)
-	}
 	// Types the Open Inference Protocol cannot carry are refused at load.
-	if _, err := runOp(t, "Cast", 21, 1, castAttr(onnxpb.DataType(17)), x); !errors.Is(err, ErrUnsupported) { // FLOAT8E4M3FN
+	if _, err := run(t, "Cast", 21, castAttr(onnxpb.DataType(17)), x); !errors.Is(err, ops.ErrUnsupported) { // FLOAT8E4M3FN
 		t.Errorf("Cast to FLOAT8E4M3FN: %v", err)
 	}
-	if _, err := runOp(t, "Cast", 21, 1, nil, x); err == nil {
+	if _, err := run(t, "Cast", 21, nil, x); err == nil {
 		t.Error("Cast without to compiled")
 	}
-	if _, err := runOp(t, "Cast", 25, 1, append(castAttr(onnxpb.Float), &onnxpb.Attribute{Name: "round_mode", Type: onnxpb.AttrString, S: []byte("sideways")}), x); err == nil {
+	if _, err := run(t, "Cast", 25, append(castAttr(onnxpb.Float), &onnxpb.Attribute{Name: "round_mode", Type: onnxpb.AttrString, S: []byte("sideways")}), x); err == nil {
 		t.Error("round_mode sideways compiled")
 	}
-	out, err = runOp(t, "Cast", 25, 1, append(castAttr(onnxpb.Float), &onnxpb.Attribute{Name: "saturate", Type: onnxpb.AttrInt, I: 0}), tensor.From([]int{1}, []float64{1e300}))
+	out, err = run(t, "Cast", 25, append(castAttr(onnxpb.Float), &onnxpb.Attribute{Name: "saturate", Type: onnxpb.AttrInt, I: 0}), tensor.From([]int{1}, []float64{1e300}))
 	if err != nil || !math.IsInf(float64(out[0].Data.([]float32)[0]), 1) {
 		t.Errorf("saturate=0 to FLOAT = %v, %v", out, err)
-	}
-}
-
-func TestConstantOfShape(t *testing.T) {
-	shape := func(d ...int64) *tensor.Tensor { return tensor.From([]int{len(d)}, d) }
-	value := func(v *tensor.Tensor) []*onnxpb.Attribute {
-		return []*onnxpb.Attribute{{Name: "value", Type: onnxpb.AttrTensor, T: TensorToONNX("", v)}}
-	}
-	for _, c := range []struct {
-		attrs []*onnxpb.Attribute
-		shape *tensor.Tensor
-		want  *tensor.Tensor
-	}{
-		{nil, shape(2, 3), tensor.From([]int{2, 3}, make([]float32, 6))},
-		{value(tensor.From([]int{1}, []int64{7})), shape(0, 4), tensor.From([]int{0, 4}, []int64{})},
-		{value(tensor.From([]int{1}, []int32{-2})), shape(), tensor.From(nil, []int32{-2})},
-		{value(tensor.From([]int{1}, []bool{true})), shape(2), tensor.From([]int{2}, []bool{true, true})},
-		{value(tensor.From([]int{1}, []tensor.F16{tensor.F16From(1.5)})), shape(1, 2), tensor.From([]int{1, 2}, []tensor.F16{tensor.F16From(1.5), tensor.F16From(1.5)})},
-		{value(tensor.From([]int{1}, []string{"ab"})), shape(3), tensor.From([]int{3}, []string{"ab", "ab", "ab"})},
-		{value(tensor.From([]int{1}, []uint64{math.MaxUint64})), shape(1), tensor.From([]int{1}, []uint64{math.MaxUint64})},
-	} {
-		out, err := runOp(t, "ConstantOfShape", 25, 1, c.attrs, c.shape)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out[0].DType != c.want.DType || !slices.Equal(out[0].Shape, c.want.Shape) || fmtData(out[0]) != fmtData(c.want) {
-			t.Errorf("ConstantOfShape(%v) = %v %v %v, want %v %v %v", c.shape.Data, out[0].DType, out[0].Shape, out[0].Data, c.want.DType, c.want.Shape, c.want.Data)
-		}
-	}
-	for _, bad := range []*tensor.Tensor{
-		shape(2, -1),
-		shape(1<<20, 1<<20, 1<<20),
-		tensor.From([]int{2}, []int32{2, 2}),
-		tensor.From([]int{1, 2}, []int64{2, 2}),
-	} {
-		if _, err := runOp(t, "ConstantOfShape", 25, 1, nil, bad); !errors.Is(err, ErrInput) {
-			t.Errorf("shape %v%v: %v", bad.DType, bad.Data, err)
-		}
-	}
-	if _, err := runOp(t, "ConstantOfShape", 25, 1, value(tensor.From([]int{2}, []float32{1, 2})), shape(2)); err == nil {
-		t.Error("a two-element value compiled")
-	}
-}
-
-// TestConstantForms loads Constant with each of its value attributes;
-// a sparse value is refused.
-func TestConstantForms(t *testing.T) {
-	f := float32(2.5)
-	for _, c := range []struct {
-		attr *onnxpb.Attribute
-		want *tensor.Tensor
-	}{
-		{&onnxpb.Attribute{Name: "value", Type: onnxpb.AttrTensor, T: TensorToONNX("", tensor.From([]int{2}, []int16{1, 2}))}, tensor.From([]int{2}, []int16{1, 2})},
-		{&onnxpb.Attribute{Name: "value_float", Type: onnxpb.AttrFloat, F: f}, tensor.Scalar(f)},
-		{&onnxpb.Attribute{Name: "value_floats", Type: onnxpb.AttrFloats, Floats: []float32{1, f}}, tensor.From([]int{2}, []float32{1, f})},
-		{&onnxpb.Attribute{Name: "value_int", Type: onnxpb.AttrInt, I: -3}, tensor.Scalar(int64(-3))},
-		{&onnxpb.Attribute{Name: "value_ints", Type: onnxpb.AttrInts, Ints: []int64{4, 5}}, tensor.From([]int{2}, []int64{4, 5})},
-		{&onnxpb.Attribute{Name: "value_string", Type: onnxpb.AttrString, S: []byte("héllo")}, tensor.Scalar("héllo")},
-		{&onnxpb.Attribute{Name: "value_strings", Type: onnxpb.AttrStrings, Strings: [][]byte{[]byte("a"), {}}}, tensor.From([]int{2}, []string{"a", ""})},
-	} {
-		out, err := runOp(t, "Constant", 21, 1, []*onnxpb.Attribute{c.attr})
-		if err != nil {
-			t.Fatalf("%s: %v", c.attr.Name, err)
-		}
-		if out[0].DType != c.want.DType || !slices.Equal(out[0].Shape, c.want.Shape) || fmtData(out[0]) != fmtData(c.want) {
-			t.Errorf("Constant %s = %v %v %v", c.attr.Name, out[0].DType, out[0].Shape, out[0].Data)
-		}
-	}
-	_, err := runOp(t, "Constant", 21, 1, []*onnxpb.Attribute{{Name: "sparse_value", Type: onnxpb.AttrSparseTensor}})
-	if !errors.Is(err, ErrUnsupported) {
-		t.Errorf("sparse_value: %v", err)
-	}
-}
-
-// TestIdentityEveryType passes each element type through Identity.
-func TestIdentityEveryType(t *testing.T) {
-	for dt := tensor.Bool; dt <= tensor.String; dt++ {
-		x, err := tensor.New(dt, []int{2, 0, 3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, in := range []*tensor.Tensor{x, tensor.From([]int{1}, []string{"s"})} {
-			if in.DType != dt && in.DType == tensor.String {
-				continue
-			}
-			out, err := runOp(t, "Identity", 21, 1, nil, in)
-			if err != nil || out[0] != in {
-				t.Errorf("Identity on %v: %v, %v", dt, out, err)
-			}
-		}
 	}
 }
