@@ -37,7 +37,6 @@ type Model struct {
 	Params    int64 // elements in initializers and Constant nodes
 	Layers    []Layer
 	Kernels   string // the kernel table products run on
-	exec      *gemm.Engine
 	opsets    map[string]int64
 	graph
 
@@ -59,8 +58,8 @@ type graph struct {
 	inputSlot    []int // parallel to the graph's inputs
 	outputSlot   []int // parallel to the graph's outputs
 	constants    []constSlot
-	captures     []capture // values of enclosing graphs this graph reads
-	releaseAfter [][]int   // slots that die after step i
+	captures     []capture    // values of enclosing graphs this graph reads
+	releaseAfter [][]int      // slots that die after step i
 	exec         *gemm.Engine // the engine its operators run on
 }
 
@@ -146,7 +145,7 @@ func compile(pb *onnxpb.Model, opts Options, overrides map[string]*tensor.Tensor
 	if pb.NumFunctions > 0 {
 		return nil, unsupportedf("model-local functions")
 	}
-	m := &Model{IRVersion: pb.IRVersion, Producer: pb.ProducerName, Kernels: opts.Exec.Table().String(), exec: opts.Exec, opsets: map[string]int64{}}
+	m := &Model{IRVersion: pb.IRVersion, Producer: pb.ProducerName, Kernels: opts.Exec.Table().String(), opsets: map[string]int64{}}
 	for _, op := range pb.OpsetImport {
 		m.opsets[normDomain(op.Domain)] = op.Version
 	}
@@ -607,7 +606,9 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 	for i, c := range g.captures {
 		vals[c.inner] = captured[i]
 	}
-	oc := ops.NewContext(ctx, g.exec, keep == nil)
+	// A subgraph run within a run that keeps every value must not recycle
+	// the values it reads either.
+	oc := ops.NewContext(ctx, g.exec, keep == nil || valuesKept(ctx))
 	args := make([]*tensor.Tensor, 0, 8)
 	for i, st := range g.steps {
 		if err := ctx.Err(); err != nil {

@@ -86,6 +86,33 @@ func (n *node) subgraph(g *onnxpb.Graph) (*subgraph, error) {
 	return s, nil
 }
 
+// opsSubgraph compiles g, a graph attribute of n, for a builder of an
+// operator family (ops.Node.Subgraph).
+func (n *node) opsSubgraph(g *onnxpb.Graph) (ops.Graph, error) {
+	s, err := n.subgraph(g)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Inputs returns the names of the subgraph's inputs (ops.Graph).
+func (s *subgraph) Inputs() []string { return s.names }
+
+// Outputs returns the names of the subgraph's outputs (ops.Graph).
+func (s *subgraph) Outputs() []string { return s.outs }
+
+// Run runs the subgraph under c with the given inputs (ops.Graph); in is
+// the node's full input list, which carries the captured values. A run
+// that keeps every value keeps them in the subgraph too.
+func (s *subgraph) Run(c *ops.Context, in []*tensor.Tensor, inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	ctx := c.Context()
+	if c.KeepValues() && !valuesKept(ctx) {
+		ctx = context.WithValue(ctx, keepValuesKey{}, true)
+	}
+	return s.call(ctx, in, inputs)
+}
+
 // call runs the subgraph with the given inputs; in is the node's full
 // input list, which carries the captured values.
 func (s *subgraph) call(ctx context.Context, in []*tensor.Tensor, inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
@@ -138,3 +165,7 @@ func gather(data any, idx []int) any { return ops.Gather(data, idx) }
 func castTo(x *tensor.Tensor, dt tensor.DataType) (*tensor.Tensor, error) {
 	return tensorops.CastTo(x, dt)
 }
+
+func requireInputs(n *node, k int) error { return (&ops.Node{Inputs: n.pb.Inputs}).RequireInputs(k) }
+
+func roundFloat64s(v []float64, dt tensor.DataType) any { return ops.RoundFloat64s(v, dt) }

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/quantserve/quantserve/tensor"
@@ -65,17 +64,6 @@ func init() {
 			}, nil
 		})
 	}
-}
-
-// requireInputs refuses a node whose first k inputs (the ones its
-// operator requires) are not all named.
-func requireInputs(n *node, k int) error {
-	for i := 0; i < k && i < len(n.pb.Inputs); i++ {
-		if n.pb.Inputs[i] == "" {
-			return fmt.Errorf("input %d is required but absent", i)
-		}
-	}
-	return nil
 }
 
 type reduceKind uint8

@@ -26,9 +26,25 @@ type Node struct {
 	// and threads products run on (builders pack weights for it).
 	Engine *gemm.Engine
 
+	// Subgraph compiles a graph attribute of the node (see Graph); the
+	// graph compiler sets it. Builders call Graph.
+	Subgraph func(g *onnxpb.Graph) (Graph, error)
+
 	// Host is the graph compiler's own record of the node, for builders
 	// that still live in package model.
 	Host any
+}
+
+// Graph compiles g, a graph attribute of the node, with the compiler's
+// Subgraph.
+func (n *Node) Graph(g *onnxpb.Graph) (Graph, error) {
+	if g == nil {
+		return nil, fmt.Errorf("missing graph attribute")
+	}
+	if n.Subgraph == nil {
+		return nil, Unsupportedf("graph attributes without a graph compiler")
+	}
+	return n.Subgraph(g)
 }
 
 // Const returns the value of input i known at load, or nil.
@@ -46,6 +62,18 @@ func (n *Node) CheckArity(minIn, maxIn, minOut, maxOut int) error {
 	}
 	if len(n.Outputs) < minOut || len(n.Outputs) > maxOut {
 		return fmt.Errorf("has %d outputs, takes %d to %d", len(n.Outputs), minOut, maxOut)
+	}
+	return nil
+}
+
+// RequireInputs refuses a node whose first k inputs (the ones its
+// operator requires) are not all named: ONNX marks an absent optional
+// input with an empty name, which a required input may not have.
+func (n *Node) RequireInputs(k int) error {
+	for i := 0; i < k && i < len(n.Inputs); i++ {
+		if n.Inputs[i] == "" {
+			return fmt.Errorf("input %d is required but absent", i)
+		}
 	}
 	return nil
 }

@@ -6,11 +6,14 @@ package all
 import (
 	// One line per family package under ops/.
 	_ "github.com/quantserve/quantserve/ops"
+	_ "github.com/quantserve/quantserve/ops/control"
 	_ "github.com/quantserve/quantserve/ops/detection"
 	_ "github.com/quantserve/quantserve/ops/image"
 	_ "github.com/quantserve/quantserve/ops/logic"
+	_ "github.com/quantserve/quantserve/ops/loss"
 	_ "github.com/quantserve/quantserve/ops/ml"
 	_ "github.com/quantserve/quantserve/ops/random"
+	_ "github.com/quantserve/quantserve/ops/signal"
 	_ "github.com/quantserve/quantserve/ops/tensor"
 	_ "github.com/quantserve/quantserve/ops/text"
 	_ "github.com/quantserve/quantserve/ops/training"

@@ -27,6 +27,9 @@ type Node struct {
 	Attrs   []*onnxpb.Attribute
 	Outputs int
 	Consts  []*tensor.Tensor
+	// Subgraph compiles the node's graph attributes, standing in for the
+	// graph compiler (nil: the node has none).
+	Subgraph func(g *onnxpb.Graph) (ops.Graph, error)
 }
 
 // Compile builds n with the registry's descriptor for its opset, for
@@ -37,7 +40,7 @@ func Compile(n Node, inputs int) (ops.Operator, any, error) {
 		return nil, nil, err
 	}
 	on := &ops.Node{Name: n.Op, Type: n.Op, Domain: ops.NormDomain(n.Domain), Opset: n.Opset,
-		Attrs: map[string]*onnxpb.Attribute{}, Engine: gemm.Default()}
+		Attrs: map[string]*onnxpb.Attribute{}, Engine: gemm.Default(), Subgraph: n.Subgraph}
 	for _, a := range n.Attrs {
 		on.Attrs[a.Name] = a
 	}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -142,5 +145,52 @@ func TestScanAxesAndDirections(t *testing.T) {
 	}, nil)
 	if !errors.Is(err, ErrInput) {
 		t.Errorf("a state of the wrong shape: %v, want an input error", err)
+	}
+}
+
+// keepProbe records whether it runs under a Context that keeps every
+// value, and gives its input 1.
+type keepProbe struct{ kept *[]bool }
+
+func (p keepProbe) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	*p.kept = append(*p.kept, c.KeepValues())
+	return []*tensor.Tensor{in[1]}, nil
+}
+
+// TestSubgraphRun runs a subgraph as an operator of a family does
+// (ops.Graph): its captured values come after the node's own inputs, and a
+// run that keeps every value keeps them in the subgraph too, whether its
+// Context or its context says so.
+func TestSubgraphRun(t *testing.T) {
+	var kept []bool
+	g := &graph{slots: 3, inputSlot: []int{0}, outputSlot: []int{2}, captures: []capture{{outer: 7, inner: 1}},
+		steps:        []step{{name: "probe", desc: &Descriptor{Type: "Probe"}, op: keepProbe{&kept}, in: []int{0, 1}, out: []int{2}}},
+		releaseAfter: [][]int{{0, 1}}, exec: gemm.Default()}
+	var sg ops.Graph = &subgraph{graph: g, first: 1, names: []string{"x"}, outs: []string{"y"}}
+	if !slices.Equal(sg.Inputs(), []string{"x"}) || !slices.Equal(sg.Outputs(), []string{"y"}) {
+		t.Errorf("inputs %v, outputs %v", sg.Inputs(), sg.Outputs())
+	}
+	captured := tensor.Scalar(float32(3))
+	in := []*tensor.Tensor{tensor.Scalar(true), captured}
+	bg := context.Background()
+	for _, c := range []*ops.Context{
+		ops.NewContext(bg, nil, false),
+		ops.NewContext(bg, nil, true),
+		ops.NewContext(context.WithValue(bg, keepValuesKey{}, true), nil, false),
+	} {
+		out, err := sg.Run(c, in, []*tensor.Tensor{tensor.Scalar(float32(1))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[0] != captured {
+			t.Errorf("the subgraph gave %v, want its captured value", out[0])
+		}
+	}
+	if !slices.Equal(kept, []bool{false, true, true}) {
+		t.Errorf("the subgraph's operator kept values %v, want [false true true]", kept)
+	}
+	_, err := sg.Run(ops.NewContext(bg, nil, false), in, nil)
+	if want := "subgraph takes 1 inputs, got 0"; !errors.Is(err, ErrInput) || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("no inputs: %v, want %q", err, want)
 	}
 }

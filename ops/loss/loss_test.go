@@ -1,27 +1,43 @@
-package model
+package loss
 
 import (
+	"context"
 	"errors"
 	"math"
 	"testing"
 
+	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func lossOp(t *testing.T, sce bool, ii *int64, reduction string, ins, outs int) opFunc {
-	t.Helper()
-	at := &LossAttrs{IgnoreIndex: ii, Reduction: reduction}
-	var op opFunc
-	var err error
+// lossNode describes a loss node (SoftmaxCrossEntropyLoss when sce) at
+// opset 13 with its ignore_index (nil: none) and reduction.
+func lossNode(sce bool, ii *int64, reduction string, outs int) opstest.Node {
+	n := opstest.Node{Op: "NegativeLogLikelihoodLoss", Opset: 13, Outputs: outs,
+		Attrs: []*onnxpb.Attribute{{Name: "reduction", Type: onnxpb.AttrString, S: []byte(reduction)}}}
 	if sce {
-		op, err = buildSCELoss(testNode(ins, outs), at)
-	} else {
-		op, err = buildNLLLoss(testNode(ins, outs), at)
+		n.Op = "SoftmaxCrossEntropyLoss"
 	}
+	if ii != nil {
+		n.Attrs = append(n.Attrs, &onnxpb.Attribute{Name: "ignore_index", Type: onnxpb.AttrInt, I: *ii})
+	}
+	return n
+}
+
+// lossOp compiles a loss node for ins inputs and outs outputs and
+// returns a function running it.
+func lossOp(t *testing.T, sce bool, ii *int64, reduction string, ins, outs int) func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	t.Helper()
+	op, _, err := opstest.Compile(lossNode(sce, ii, reduction, outs), ins)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return op
+	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		return op.Run(ops.NewContext(context.Background(), gemm.Default(), false), in)
+	}
 }
 
 // TestLossesByHand checks small cases worked out by hand: per-element
@@ -101,11 +117,27 @@ func TestLossBadInputs(t *testing.T) {
 		"rank 1 input":        {tensor.From([]int{3}, make([]float32, 3)), tensor.From([]int{}, []int64{0}), nil},
 		"integer input":       {tensor.From([]int{2, 3}, make([]int32, 6)), tensor.From([]int{2}, []int64{0, 0}), nil},
 	} {
-		if _, err := nll(in); !errors.Is(err, ErrInput) {
+		if _, err := nll(in); !errors.Is(err, ops.ErrInput) {
 			t.Errorf("%s: %v, want an input error", name, err)
 		}
 	}
-	if _, err := buildNLLLoss(testNode(2, 1), &LossAttrs{Reduction: "max"}); err == nil {
+	if _, _, err := opstest.Compile(lossNode(false, nil, "max", 1), 2); err == nil {
 		t.Fatal("reduction max must be refused")
+	}
+}
+
+// TestLossAttrsUntouched: building a loss leaves its parsed attributes
+// as parsed.
+func TestLossAttrsUntouched(t *testing.T) {
+	two := int64(2)
+	for _, sce := range []bool{false, true} {
+		_, params, err := opstest.Compile(lossNode(sce, &two, "sum", 1), 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := params.(*Attrs)
+		if at.IgnoreIndex == nil || *at.IgnoreIndex != 2 || at.Reduction != "sum" {
+			t.Errorf("attributes after build: %+v", at)
+		}
 	}
 }
