@@ -449,7 +449,7 @@ func matmulBackward(st model.Step, in []*tensor.Tensor, dy []float32, need []boo
 			}
 		}
 		if need[1] { // dW = Aᵀ·dY
-			dx[1] = matmul(transpose2(av, m, k), k, m, scaled, lin.N())
+			dx[1] = matmul(st.Exec, transpose2(av, m, k), k, m, scaled, lin.N())
 		}
 		return dx, nil
 	}
@@ -468,10 +468,10 @@ func matmulBackward(st model.Step, in []*tensor.Tensor, dy []float32, need []boo
 	if b.Rank() == 2 { // rows of A all meet the same B
 		m := len(av) / max(k, 1)
 		if need[0] {
-			dx[0] = matmul(scaled, m, n, transpose2(bv, k, n), k)
+			dx[0] = matmul(st.Exec, scaled, m, n, transpose2(bv, k, n), k)
 		}
 		if need[1] {
-			dx[1] = matmul(transpose2(av, m, k), k, m, scaled, n)
+			dx[1] = matmul(st.Exec, transpose2(av, m, k), k, m, scaled, n)
 		}
 		return dx, nil
 	}
@@ -486,10 +486,10 @@ func matmulBackward(st model.Step, in []*tensor.Tensor, dy []float32, need []boo
 	for i := 0; i < batches; i++ {
 		ai, bi, gi := av[i*m*k:(i+1)*m*k], bv[i*k*n:(i+1)*k*n], scaled[i*m*n:(i+1)*m*n]
 		if need[0] {
-			copy(dx[0][i*m*k:], matmul(gi, m, n, transpose2(bi, k, n), k))
+			copy(dx[0][i*m*k:], matmul(st.Exec, gi, m, n, transpose2(bi, k, n), k))
 		}
 		if need[1] {
-			copy(dx[1][i*k*n:], matmul(transpose2(ai, m, k), k, m, gi, n))
+			copy(dx[1][i*k*n:], matmul(st.Exec, transpose2(ai, m, k), k, m, gi, n))
 		}
 	}
 	return dx, nil

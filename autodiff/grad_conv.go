@@ -5,6 +5,7 @@ package autodiff
 import (
 	"fmt"
 
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -17,25 +18,26 @@ import (
 //	db = Σ_{batch, positions} dy
 //
 // and ConvTranspose, y = convᵀ(x, W) + b, the mirror: dx = conv(dy, W),
-// dW = Σ x ⊗ im2col(dy). Every product runs on the float tiles. A weight
-// the kernels hold as int8 is used dequantized (the straight-through
-// estimator): the gradient flows as if through the weights the forward
-// pass multiplied by.
+// dW = Σ x ⊗ im2col(dy). Every product runs on the float tiles of the
+// engine the model runs on (Step.Exec). A weight the kernels hold as int8
+// is used dequantized (the straight-through estimator): the gradient flows
+// as if through the weights the forward pass multiplied by.
 
 func init() {
 	registerGrad("Conv", func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
 		at := st.Params.(*model.ConvAttrs)
-		return convBackward(at.Geometry, at.HeldWeight(), false, in, dy, need)
+		return convBackward(st.Exec, at.Geometry, at.HeldWeight(), false, in, dy, need)
 	})
 	registerGrad("ConvTranspose", func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
 		at := st.Params.(*model.ConvTransposeAttrs)
-		return convBackward(at.Geometry, at.HeldWeight(), true, in, dy, need)
+		return convBackward(st.Exec, at.Geometry, at.HeldWeight(), true, in, dy, need)
 	})
 }
 
-// convBackward returns the gradients of x, W and b. held, when not nil, is
-// the weight as the kernels multiply by it; otherwise in[1] is.
-func convBackward(geometry func(x, w []int) (*model.ConvGeometry, error), held *tensor.Tensor, transposed bool, in []*tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
+// convBackward returns the gradients of x, W and b on e, the engine the
+// node ran on. held, when not nil, is the weight as the kernels multiply by
+// it; otherwise in[1] is.
+func convBackward(e *gemm.Engine, geometry func(x, w []int) (*model.ConvGeometry, error), held *tensor.Tensor, transposed bool, in []*tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
 	xv, err := floats(in[0], "the input")
 	if err != nil {
 		return nil, err
@@ -64,9 +66,9 @@ func convBackward(geometry func(x, w []int) (*model.ConvGeometry, error), held *
 	dx := make([][]float32, len(in))
 	if need[0] {
 		if transposed {
-			dx[0], err = model.ConvForward(g, dy, wv)
+			dx[0], err = model.ConvForward(e, g, dy, wv)
 		} else {
-			dx[0], err = model.ConvAdjoint(g, dy, wv)
+			dx[0], err = model.ConvAdjoint(e, g, dy, wv)
 		}
 		if err != nil {
 			return nil, err
@@ -74,9 +76,9 @@ func convBackward(geometry func(x, w []int) (*model.ConvGeometry, error), held *
 	}
 	if len(need) > 1 && need[1] && in[1] != nil {
 		if transposed {
-			dx[1], err = model.ConvWeightGradient(g, dy, xv)
+			dx[1], err = model.ConvWeightGradient(e, g, dy, xv)
 		} else {
-			dx[1], err = model.ConvWeightGradient(g, xv, dy)
+			dx[1], err = model.ConvWeightGradient(e, g, xv, dy)
 		}
 		if err != nil {
 			return nil, err

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/internal/onnxbuild"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/model/onnxpb"
@@ -109,8 +110,8 @@ func TestConvStraightThroughEstimator(t *testing.T) {
 		t.Fatal(err)
 	}
 	dy := seed.Data.([]float32)
-	want, _ := model.ConvAdjoint(geo, dy, deq)
-	float, _ := model.ConvAdjoint(geo, dy, wv)
+	want, _ := model.ConvAdjoint(gemm.Default(), geo, dy, deq)
+	float, _ := model.ConvAdjoint(gemm.Default(), geo, dy, wv)
 	dx := grads[0].Tensor.Data.([]float32)
 	var apart float64
 	for i := range want {
@@ -122,7 +123,7 @@ func TestConvStraightThroughEstimator(t *testing.T) {
 	if apart < 1e-4 {
 		t.Fatalf("the float and dequantized weights give the same dx (%v apart): the check cannot tell them apart", apart)
 	}
-	wantW, _ := model.ConvWeightGradient(geo, x.Data.([]float32), dy)
+	wantW, _ := model.ConvWeightGradient(gemm.Default(), geo, x.Data.([]float32), dy)
 	for i, v := range grads[1].Tensor.Data.([]float32) {
 		if math.Abs(float64(v-wantW[i])) > 1e-5*(1+math.Abs(float64(wantW[i]))) {
 			t.Fatalf("dW[%d] = %v, want %v", i, v, wantW[i])
@@ -173,8 +174,8 @@ func TestConvTransposeStraightThroughEstimator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := model.ConvForward(geo, seed.Data.([]float32), deq)
-	float, _ := model.ConvForward(geo, seed.Data.([]float32), wv)
+	want, _ := model.ConvForward(gemm.Default(), geo, seed.Data.([]float32), deq)
+	float, _ := model.ConvForward(gemm.Default(), geo, seed.Data.([]float32), wv)
 	var apart float64
 	for i, v := range grads[0].Tensor.Data.([]float32) {
 		if math.Abs(float64(v-want[i])) > 1e-5*(1+math.Abs(float64(want[i]))) {

@@ -89,13 +89,13 @@ func floats(t *tensor.Tensor, what string) ([]float32, error) {
 	return d, nil
 }
 
-// matmul returns a (m×k) · b (k×n) on the float kernels.
-func matmul(a []float32, m, k int, b []float32, n int) []float32 {
+// matmul returns a (m×k) · b (k×n) on e's float kernels.
+func matmul(e *gemm.Engine, a []float32, m, k int, b []float32, n int) []float32 {
 	c := make([]float32, m*n)
 	if m == 0 || n == 0 {
 		return c
 	}
-	if err := gemm.Default().MatMul(a, m, gemm.PackF(k, n, b, n), c); err != nil {
+	if err := e.MatMul(a, m, gemm.PackF(k, n, b, n), c); err != nil {
 		panic(err) // shapes are the caller's invariant; a kernel panic stays one
 	}
 	return c

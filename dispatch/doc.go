@@ -5,7 +5,9 @@
 // SDOT and NEON; the pure-Go reference last, everywhere. Default is the
 // best table the CPU runs; Select forces a table by name and refuses one
 // the CPU cannot run, so a forced choice is a clear start-up error, never
-// SIGILL. Every table gives the reference's bits.
+// SIGILL. Every table gives the reference's bits, but for the kernels that
+// fuse multiply-adds where their reference does not (ConvTaps), which
+// agree within the rounding the reference states.
 //
 // The tables are immutable; package gemm runs whole products on them.
 // CheckAutodiff is the one check of whether this build serves gradients.

@@ -16,7 +16,8 @@ import (
 // sees activations offset by QOffset: it sums (u - QOffset)·b, and the
 // epilogue's per-row offsets (QOffset - zero point) add QOffset·colsum back.
 // int32 sums are exact and the epilogue's float32 operations run in the
-// reference's order, so every table gives the same bits.
+// reference's order, so every table gives the same bits (but ConvTaps:
+// see it).
 type Table struct {
 	Name    string // one of Names()
 	Needs   string // the CPU features the table uses, for logs and errors
@@ -40,6 +41,19 @@ type Table struct {
 	Gelu       func(dst, src, bias []float32)
 	AddBias    func(y, bias, res []float32)
 
+	// The convolution and pooling paths' kernels, each giving its
+	// reference's bits (kernels.TransposeCols, kernels.Transpose8,
+	// kernels.ConvFinish, kernels.ConvHard, kernels.ScaleRows,
+	// kernels.PoolSum) but ConvTaps, whose fused multiply-adds keep
+	// kernels.ConvTaps's sums within the rounding it states.
+	ConvTaps      func(dst, src, w []float32, step int)
+	TransposeCols func(dst, src []float32, rows, cols, r0, c0, c1 int)
+	Transpose8    func(dst, src []float32, ldd, lds, n int)
+	ConvFinish    func(dst, bias, res []float32, lo, hi float32)
+	ConvHard      func(dst []float32, a, b, lo, hi, d float32, mode int)
+	ScaleRows     func(dst, s []float32)
+	PoolSum       func(x []float32) float64
+
 	supported func() bool
 }
 
@@ -61,7 +75,16 @@ var generic = &Table{
 	SoftmaxRow: kernels.SoftmaxRow,
 	Gelu:       kernels.Gelu,
 	AddBias:    kernels.AddBias,
-	supported:  func() bool { return true },
+
+	ConvTaps:      kernels.ConvTaps,
+	TransposeCols: kernels.TransposeCols[float32],
+	Transpose8:    kernels.Transpose8,
+	ConvFinish:    kernels.ConvFinish,
+	ConvHard:      kernels.ConvHard,
+	ScaleRows:     kernels.ScaleRows,
+	PoolSum:       kernels.PoolSum,
+
+	supported: func() bool { return true },
 }
 
 // tables lists every table of this build, best first, generic last.
@@ -92,6 +115,11 @@ func Selected() *Table { return selected }
 // Available returns every table this CPU can run, best first, the
 // reference last.
 func Available() []*Table { return append([]*Table(nil), available...) }
+
+// Reference returns the table of the pure-Go reference kernels, which runs
+// on every CPU: what a caller that compares kernels, or wants the
+// reference's speed, runs on.
+func Reference() *Table { return generic }
 
 // allTables names every table of every architecture, best first within
 // each, and the GOARCH it runs on ("" for the reference, which runs

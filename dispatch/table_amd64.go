@@ -43,7 +43,16 @@ func isaTables() []*Table {
 		SoftmaxRow: amd64.SoftmaxRowAVX2,
 		Gelu:       amd64.GeluAVX2,
 		AddBias:    amd64.AddBiasAVX2,
-		supported:  func() bool { return avx512(cpuid.AVX512VNNI) },
+
+		ConvTaps:      amd64.ConvTapsAVX2,
+		TransposeCols: amd64.TransposeColsAVX2,
+		Transpose8:    amd64.Transpose8AVX2,
+		ConvFinish:    amd64.ConvFinishAVX2,
+		ConvHard:      amd64.ConvHardAVX2,
+		ScaleRows:     amd64.ScaleRowsAVX2,
+		PoolSum:       amd64.PoolSumAVX2,
+
+		supported: func() bool { return avx512(cpuid.AVX512VNNI) },
 	}, {
 		Name:       "avx512",
 		Needs:      "AVX-512 F, BW and VL (zmm FMA), AVX2 and FMA, with the OS saving zmm state (XCR0)",
@@ -58,7 +67,16 @@ func isaTables() []*Table {
 		SoftmaxRow: amd64.SoftmaxRowAVX2,
 		Gelu:       amd64.GeluAVX2,
 		AddBias:    amd64.AddBiasAVX2,
-		supported:  func() bool { return avx512() },
+
+		ConvTaps:      amd64.ConvTapsAVX2,
+		TransposeCols: amd64.TransposeColsAVX2,
+		Transpose8:    amd64.Transpose8AVX2,
+		ConvFinish:    amd64.ConvFinishAVX2,
+		ConvHard:      amd64.ConvHardAVX2,
+		ScaleRows:     amd64.ScaleRowsAVX2,
+		PoolSum:       amd64.PoolSumAVX2,
+
+		supported: func() bool { return avx512() },
 	}, {
 		Name:       "avxvnni",
 		Needs:      "AVX-VNNI (VEX ymm vpdpbusd), AVX2 and FMA, with the OS saving ymm state (XCR0)",
@@ -74,7 +92,16 @@ func isaTables() []*Table {
 		SoftmaxRow: amd64.SoftmaxRowAVX2,
 		Gelu:       amd64.GeluAVX2,
 		AddBias:    amd64.AddBiasAVX2,
-		supported:  func() bool { return avx2() && cpuid.CPU.Supports(cpuid.AVXVNNI) },
+
+		ConvTaps:      amd64.ConvTapsAVX2,
+		TransposeCols: amd64.TransposeColsAVX2,
+		Transpose8:    amd64.Transpose8AVX2,
+		ConvFinish:    amd64.ConvFinishAVX2,
+		ConvHard:      amd64.ConvHardAVX2,
+		ScaleRows:     amd64.ScaleRowsAVX2,
+		PoolSum:       amd64.PoolSumAVX2,
+
+		supported: func() bool { return avx2() && cpuid.CPU.Supports(cpuid.AVXVNNI) },
 	}, {
 		Name:       "avx2",
 		Needs:      "AVX2 and FMA, with the OS saving ymm state (XCR0)",
@@ -89,6 +116,15 @@ func isaTables() []*Table {
 		SoftmaxRow: amd64.SoftmaxRowAVX2,
 		Gelu:       amd64.GeluAVX2,
 		AddBias:    amd64.AddBiasAVX2,
-		supported:  avx2,
+
+		ConvTaps:      amd64.ConvTapsAVX2,
+		TransposeCols: amd64.TransposeColsAVX2,
+		Transpose8:    amd64.Transpose8AVX2,
+		ConvFinish:    amd64.ConvFinishAVX2,
+		ConvHard:      amd64.ConvHardAVX2,
+		ScaleRows:     amd64.ScaleRowsAVX2,
+		PoolSum:       amd64.PoolSumAVX2,
+
+		supported: avx2,
 	}}
 }

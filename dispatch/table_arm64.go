@@ -33,6 +33,15 @@ func isaTables() []*Table {
 			SoftmaxRow: kernels.SoftmaxRow,
 			Gelu:       kernels.Gelu,
 			AddBias:    kernels.AddBias,
+
+			ConvTaps:      kernels.ConvTaps,
+			TransposeCols: kernels.TransposeCols[float32],
+			Transpose8:    kernels.Transpose8,
+			ConvFinish:    kernels.ConvFinish,
+			ConvHard:      kernels.ConvHard,
+			ScaleRows:     kernels.ScaleRows,
+			PoolSum:       kernels.PoolSum,
+
 			supported: func() bool {
 				return arm64.Available && cpuid.CPU.Supports(append(features, cpuid.ASIMD)...)
 			},

@@ -44,6 +44,7 @@ func benchCNN(b *testing.B, dir string, item []int, batches []int) {
 		b.Fatal(err)
 	}
 	exec := gemm.New(dispatch.Default(), 1)
+	defer exec.Close()
 	for _, v := range []struct {
 		name string
 		opts Options

@@ -93,6 +93,7 @@ func TestEncoderMatchesONNXRuntime(t *testing.T) {
 func BenchmarkEncoder(b *testing.B) {
 	data := onnxbuild.Encoder(onnxbuild.DefaultEncoder).Bytes()
 	exec := gemm.New(dispatch.Default(), 1)
+	defer exec.Close()
 	for _, c := range []struct {
 		name string
 		opts model.Options

@@ -2,11 +2,6 @@ package model
 
 import "github.com/quantserve/quantserve/dispatch"
 
-// kernelTable returns the kernel table n's products run on (the default
-// table for nodes compiled without an engine).
-func kernelTable(n *node) *dispatch.Table {
-	if n.opts == nil || n.opts.Exec == nil {
-		return dispatch.Default()
-	}
-	return n.opts.Exec.Table()
-}
+// kernelTable returns the kernel table of the engine n runs on: its
+// Options.Exec, which LoadWith and Compile always set.
+func kernelTable(n *node) *dispatch.Table { return n.opts.Exec.Table() }

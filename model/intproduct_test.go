@@ -148,7 +148,9 @@ func TestIntegerProductsOnKernels(t *testing.T) {
 			t.Fatalf("%s (general path): %v", c.name, err)
 		}
 		for _, tb := range dispatch.Available() {
-			m, err := LoadWith(c.model(true), Options{Exec: gemm.New(tb, 2)})
+			exec := gemm.New(tb, 2)
+			t.Cleanup(exec.Close)
+			m, err := LoadWith(c.model(true), Options{Exec: exec})
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
@@ -209,7 +211,9 @@ func TestWideQDQWeights(t *testing.T) {
 	}
 	var want []float32
 	for _, tb := range dispatch.Available() {
-		mdl, err := LoadWith(data, Options{Exec: gemm.New(tb, 1), Quantize: true, Scheme: quant.PerChannel})
+		exec := gemm.New(tb, 1)
+		t.Cleanup(exec.Close)
+		mdl, err := LoadWith(data, Options{Exec: exec, Quantize: true, Scheme: quant.PerChannel})
 		if err != nil {
 			t.Fatal(err)
 		}

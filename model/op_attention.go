@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
@@ -464,7 +463,8 @@ type attentionCall struct {
 	q, k, v, mask, pastK, pastV, nonpad *tensor.Tensor
 	wantPresent, wantQK                 bool
 	chunk                               int // scores held at a time; 0: attnChunk
-	soft                                func([]float32, float32)
+	// soft runs float32 rows: the SoftmaxRow of the node's engine.
+	soft func([]float32, float32)
 
 	sh    attnShape
 	rank3 bool
@@ -608,11 +608,7 @@ func attentionIn[T float32 | float64](a *attentionCall, toT func(*tensor.Tensor)
 	if a.at.Scale != nil {
 		scale = float64(*a.at.Scale)
 	}
-	soft := a.soft
-	if soft == nil {
-		soft = dispatch.Default().SoftmaxRow
-	}
-	rows := &attnRows[T]{scale: T(scale), softcap: T(a.at.Softcap), bias: bias, mode: a.at.QKMatMulOutputMode, soft: soft}
+	rows := &attnRows[T]{scale: T(scale), softcap: T(a.at.Softcap), bias: bias, mode: a.at.QKMatMulOutputMode, soft: a.soft}
 	yd := make([]T, sh.b*sh.hq*sh.sq*sh.dv)
 	y := headMajor(yd, sh.hq, sh.sq, sh.dv)
 	yShape := []int{sh.b, sh.hq, sh.sq, sh.dv}

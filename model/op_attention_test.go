@@ -100,7 +100,9 @@ func TestAttentionKernelsMatchReference(t *testing.T) {
 		for _, tab := range dispatch.Available() {
 			for _, threads := range []int{1, 2} {
 				name := fmt.Sprintf("%s/%s/%d", c.name, tab, threads)
-				got, err := attentionOp(t, &c.at, gemm.New(tab, threads))(c.inputs(func(x *tensor.Tensor) *tensor.Tensor { return x }))
+				exec := gemm.New(tab, threads)
+				t.Cleanup(exec.Close)
+				got, err := attentionOp(t, &c.at, exec)(c.inputs(func(x *tensor.Tensor) *tensor.Tensor { return x }))
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
@@ -108,7 +110,7 @@ func TestAttentionKernelsMatchReference(t *testing.T) {
 			}
 		}
 		// The float32 loops through the same driver.
-		a := &attentionCall{at: &c.at, q: c.q, k: c.k, v: c.v, mask: c.mask, pastK: c.pastK, pastV: c.pastV, nonpad: c.nonpad, wantPresent: true, wantQK: true}
+		a := &attentionCall{at: &c.at, q: c.q, k: c.k, v: c.v, mask: c.mask, pastK: c.pastK, pastV: c.pastV, nonpad: c.nonpad, wantPresent: true, wantQK: true, soft: dispatch.Default().SoftmaxRow}
 		if err := a.check(); err != nil {
 			t.Fatal(err)
 		}
@@ -648,7 +650,9 @@ func BenchmarkAttention(b *testing.B) {
 	at := &AttentionAttrs{}
 	flops := float64(2 * 2 * 12 * 128 * 128 * 64)
 	b.Run("kernels", func(b *testing.B) {
-		op := attentionOp(b, at, gemm.New(dispatch.Default(), 1))
+		exec := gemm.New(dispatch.Default(), 1)
+		defer exec.Close()
+		op := attentionOp(b, at, exec)
 		in := []*tensor.Tensor{q, k, v}
 		b.ReportAllocs()
 		for b.Loop() {
@@ -659,7 +663,7 @@ func BenchmarkAttention(b *testing.B) {
 		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 	})
 	b.Run("loops", func(b *testing.B) {
-		a := &attentionCall{at: at, q: q, k: k, v: v}
+		a := &attentionCall{at: at, q: q, k: k, v: v, soft: dispatch.Default().SoftmaxRow}
 		if err := a.check(); err != nil {
 			b.Fatal(err)
 		}

@@ -611,40 +611,14 @@ func convTileRows(w int) int {
 	return min(max(t/12*12, 24), 240)
 }
 
-// convTransposeCols writes columns [c0, c1) of rows [r0, rows) of src
-// (rows×cols) into dst (cols×rows): dst[c·rows + r] = src[r·cols + c]. It
-// reads eight rows of src at a time, each a sequential stream, and writes
-// eight adjacent values of dst per column.
-func convTransposeCols[T float32 | uint8 | int8](dst, src []T, rows, cols, r0, c0, c1 int) {
-	r := r0
-	for ; r+8 <= rows; r += 8 {
-		s0, s1, s2, s3 := src[r*cols:][:cols], src[(r+1)*cols:][:cols], src[(r+2)*cols:][:cols], src[(r+3)*cols:][:cols]
-		s4, s5, s6, s7 := src[(r+4)*cols:][:cols], src[(r+5)*cols:][:cols], src[(r+6)*cols:][:cols], src[(r+7)*cols:][:cols]
-		for c := c0; c < c1; c++ {
-			d := dst[c*rows+r : c*rows+r+8 : c*rows+r+8]
-			d[0], d[1], d[2], d[3] = s0[c], s1[c], s2[c], s3[c]
-			d[4], d[5], d[6], d[7] = s4[c], s5[c], s6[c], s7[c]
-		}
-	}
-	for ; r < rows; r++ {
-		sr := src[r*cols:][:cols]
-		for c := c0; c < c1; c++ {
-			dst[c*rows+r] = sr[c]
-		}
-	}
-}
-
 // convTransposeTo writes dst (cols×rows) = srcᵀ for src rows×cols, in
-// parallel stripes of columns when large.
+// parallel stripes of columns when large, on e's kernels.
 func convTransposeTo(e *gemm.Engine, dst, src []float32, rows, cols int) {
 	if rows == 1 || cols == 1 {
 		copy(dst, src[:rows*cols])
 		return
 	}
-	transpose := convTransposeCols[float32]
-	if convVectorOK(e) {
-		transpose = convTransposeFast
-	}
+	transpose := e.Table().TransposeCols
 	const stripe = 256
 	n := (cols + stripe - 1) / stripe
 	_ = convRun(e, n, rows*cols*8, func(_ *gemm.Engine, _ *convScratch, i int) error {
@@ -840,6 +814,8 @@ func (cw *convWeights) forward(e *gemm.Engine, g *ConvGeometry, x, bias, y []flo
 func (cw *convWeights) forwardTo(e *gemm.Engine, g *ConvGeometry, x, y []float32, o *convOutput) error {
 	inSize, outSize := g.InSize(), g.OutSize()
 	mg := g.mg()
+	tb := e.Table()
+	o.tb = tb
 	if g.Batch == 0 || g.M == 0 || outSize == 0 {
 		return nil
 	}
@@ -860,17 +836,11 @@ func (cw *convWeights) forwardTo(e *gemm.Engine, g *ConvGeometry, x, y []float32
 		for b := 0; b < g.Batch; b++ {
 			convChannelsLast(e, xt[b*img:], x[b*img:], g.C, inSize)
 			if o.xscale != nil { // as Mul does, before the product
-				if convVectorOK(e) {
-					convScaleRowsFast(xt[b*img:(b+1)*img], o.xscale[b*g.C:(b+1)*g.C])
-				} else {
-					convScaleRowsGo(xt[b*img:(b+1)*img], o.xscale[b*g.C:(b+1)*g.C])
-				}
+				tb.ScaleRows(xt[b*img:(b+1)*img], o.xscale[b*g.C:(b+1)*g.C])
 			}
 		}
 	}
 	per := tiles * g.Group
-	fast := convVectorOK(e)
-	o.fast = fast
 	return convRun(e, g.Batch*per, g.Batch*outSize*cw.k*g.M, func(e *gemm.Engine, s *convScratch, task int) error {
 		b, gi, p0 := task/per, task%per/tiles, task%tiles*tile
 		n := min(tile, outSize-p0)
@@ -939,7 +909,7 @@ func (cw *convWeights) forwardTo(e *gemm.Engine, g *ConvGeometry, x, y []float32
 				convAdd(s.out[r*mg:(r+1)*mg], bias)
 			}
 		}
-		convTransposeStrided(yb[m0*outSize+p0:], outSize, s.out, mg, n, mg, fast)
+		convTransposeStrided(tb, yb[m0*outSize+p0:], outSize, s.out, mg, n, mg)
 		if !inTile {
 			for co := 0; co < mg; co++ {
 				at := (m0+co)*outSize + p0
@@ -974,20 +944,13 @@ func (cw *convWeights) gemmTo(e *gemm.Engine, s *convScratch, gi int, a []float3
 }
 
 // convTransposeStrided writes dst[c·ldd + r] = src[r·lds + c] for r < rows,
-// c < cols: a tile of rows (output positions) into channel planes.
-func convTransposeStrided(dst []float32, ldd int, src []float32, lds, rows, cols int, fast bool) {
+// c < cols: a tile of rows (output positions) into channel planes, eight
+// rows at a time on tb's kernels.
+func convTransposeStrided(tb *dispatch.Table, dst []float32, ldd int, src []float32, lds, rows, cols int) {
 	r := 0
-	if fast && cols >= 8 {
-		n := cols &^ 7
+	if cols > 0 {
 		for ; r+8 <= rows; r += 8 {
-			// Go checks the bounds the assembly trusts.
-			convTranspose8Strided(dst[r:(n-1)*ldd+r+8], src[r*lds:(r+7)*lds+n], ldd, lds, n)
-		}
-		for c := n; c < cols; c++ {
-			d := dst[c*ldd:]
-			for i := 0; i < r; i++ {
-				d[i] = src[i*lds+c]
-			}
+			tb.Transpose8(dst[r:(cols-1)*ldd+r+8], src[r*lds:(r+7)*lds+cols], ldd, lds, cols)
 		}
 	}
 	for ; r+4 <= rows; r += 4 {
@@ -1117,8 +1080,7 @@ type depthwiseWeights struct {
 }
 
 // depthwise computes y = conv(x) + bias for a depthwise geometry, one
-// (image, output channel) plane per task, on the vector unit when e's
-// kernels run on a CPU that has one (convVectorOK).
+// (image, output channel) plane per task, each row of taps on e's kernels.
 func (dw *depthwiseWeights) forward(e *gemm.Engine, g *ConvGeometry, x, bias, y []float32) error {
 	return dw.forwardTo(e, g, x, y, &convOutput{bias: bias})
 }
@@ -1131,12 +1093,9 @@ func (dw *depthwiseWeights) forwardTo(e *gemm.Engine, g *ConvGeometry, x, y []fl
 		return nil
 	}
 	p := convPlane2D(g)
-	taps := convTapsGo
-	if convVectorOK(e) {
-		taps = convTapsFast
-	}
+	o.tb = e.Table()
+	taps := o.tb.ConvTaps
 	finish := o.res != nil || o.act.kind != convActNone
-	o.fast = convVectorOK(e)
 	return convRun(e, g.Batch*g.M, g.Batch*g.M*outSize*kk, func(_ *gemm.Engine, s *convScratch, task int) error {
 		b, m := task/g.M, task%g.M
 		c := m / mg
@@ -1156,44 +1115,6 @@ func (dw *depthwiseWeights) forwardTo(e *gemm.Engine, g *ConvGeometry, x, y []fl
 		}
 		return nil
 	})
-}
-
-// convVectorOK reports whether the vector twin of convTapsGo may run with
-// e's kernels: the build has it, and e's table is not the reference, so
-// the CPU has what every vector table of this architecture needs (AVX2 and
-// FMA on amd64).
-func convVectorOK(e *gemm.Engine) bool { return convTapsSIMD && e.Table().Name != "generic" }
-
-// convTapsGo adds a row of kernel taps to dst; it is the definition
-// convTapsAVX2 follows:
-//
-//	for i := range dst {
-//		for j := range w {
-//			dst[i] += w[j] * src[i+j*step]
-//		}
-//	}
-//
-// (computed tap by tap, which adds the same terms to each dst[i] in the
-// same order).
-func convTapsGo(dst, src, w []float32, step int) {
-	if len(dst) == 0 || len(w) == 0 {
-		return
-	}
-	src = src[:len(dst)+(len(w)-1)*step]
-	for j, a := range w {
-		s := src[j*step : j*step+len(dst)]
-		i := 0
-		for ; i+4 <= len(dst); i += 4 {
-			d, x := dst[i:i+4:i+4], s[i:i+4:i+4]
-			d[0] += a * x[0]
-			d[1] += a * x[1]
-			d[2] += a * x[2]
-			d[3] += a * x[3]
-		}
-		for ; i < len(dst); i++ {
-			dst[i] += a * s[i]
-		}
-	}
 }
 
 // convPlane is a 2-D single-channel convolution (1-D as height 1).
@@ -1695,16 +1616,16 @@ func convAdjointDirect[T float32 | float64](g *ConvGeometry, y, w, bias, x []T) 
 }
 
 // The backward passes of Conv and ConvTranspose (builds with the autodiff
-// tag) run on the float tiles of the default kernels through these.
+// tag) run through these on the float tiles of an engine: the one the
+// convolution's node ran on (Step.Exec).
 
-// ConvForward returns conv(x) by w (no bias) for geometry g: x is
+// ConvForward returns conv(x) by w (no bias) for geometry g on e: x is
 // Batch×C×In, w is M×C/Group×Kernel, the result Batch×M×Out.
-func ConvForward(g *ConvGeometry, x, w []float32) ([]float32, error) {
+func ConvForward(e *gemm.Engine, g *ConvGeometry, x, w []float32) ([]float32, error) {
 	if err := g.check(len(x), len(w), g.C*g.InSize(), "x"); err != nil {
 		return nil, err
 	}
 	y := make([]float32, g.Batch*g.M*g.OutSize())
-	e := gemm.Default()
 	if g.depthwise() {
 		return y, (&depthwiseWeights{w: w}).forward(e, g, x, nil, y)
 	}
@@ -1715,10 +1636,10 @@ func ConvForward(g *ConvGeometry, x, w []float32) ([]float32, error) {
 	return y, cw.forward(e, g, x, nil, y)
 }
 
-// ConvAdjoint returns convᵀ(y) by w (no bias) for geometry g: y is
+// ConvAdjoint returns convᵀ(y) by w (no bias) for geometry g on e: y is
 // Batch×M×Out, the result Batch×C×In. It is ConvTranspose, and the input
 // gradient of a convolution.
-func ConvAdjoint(g *ConvGeometry, y, w []float32) ([]float32, error) {
+func ConvAdjoint(e *gemm.Engine, g *ConvGeometry, y, w []float32) ([]float32, error) {
 	if err := g.check(len(y), len(w), g.M*g.OutSize(), "y"); err != nil {
 		return nil, err
 	}
@@ -1727,15 +1648,15 @@ func ConvAdjoint(g *ConvGeometry, y, w []float32) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	return x, cw.adjoint(gemm.Default(), g, y, nil, x)
+	return x, cw.adjoint(e, g, y, nil, x)
 }
 
 // ConvWeightGradient returns dW (M×C/Group×Kernel) = Σ_b Σ_o dy[b][m][o] ·
 // x[b][ci][o·s − p + k·d] for geometry g: the weight gradient of a
 // convolution whose output gradient is dy (Batch×M×Out) at input x
 // (Batch×C×In). It gathers im2col rows a tile at a time, as the forward
-// pass does, and accumulates dYᵀ·rows on the float tiles.
-func ConvWeightGradient(g *ConvGeometry, x, dy []float32) ([]float32, error) {
+// pass does, and accumulates dYᵀ·rows on e's float tiles.
+func ConvWeightGradient(e *gemm.Engine, g *ConvGeometry, x, dy []float32) ([]float32, error) {
 	inSize, outSize, kk := g.InSize(), g.OutSize(), g.KernelSize()
 	cg, mg := g.cg(), g.mg()
 	if len(x) != g.Batch*g.C*inSize || len(dy) != g.Batch*g.M*outSize {
@@ -1746,7 +1667,6 @@ func ConvWeightGradient(g *ConvGeometry, x, dy []float32) ([]float32, error) {
 	if g.Batch == 0 || outSize == 0 || k == 0 || g.M == 0 {
 		return dw, nil
 	}
-	e := gemm.Default()
 	taps := newConvTaps(g)
 	tile := convTileRows(k)
 	xt := make([]float32, inSize*g.C)

@@ -8,7 +8,9 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/kernels"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -115,23 +117,16 @@ func (a *convAct) clamp() (lo, hi float32, rest bool) {
 
 // apply computes v = act(v) in place, each activation as its operator
 // computes it in float32, but for Relu and Clip, which clamp as
-// convFinishGo does, and the HardSigmoid family, which clamps as
-// convHardGo does (each keeps a negative zero and NaN where Go's max and
-// min would give +0 and NaN: equal values all the same). fast runs them
-// on the vector unit (convVectorOK).
-func (a *convAct) apply(v []float32, fast bool) {
-	hard := convHardGo
-	if fast {
-		hard = convHardFast
-	}
+// kernels.ConvFinish does, and the HardSigmoid family, which clamps as
+// kernels.ConvHard does (each keeps a negative zero and NaN where Go's max
+// and min would give +0 and NaN: equal values all the same); those run on
+// tb's kernels.
+func (a *convAct) apply(v []float32, tb *dispatch.Table) {
+	hard := tb.ConvHard
 	switch a.kind {
 	case convActRelu, convActClip:
 		lo, hi, _ := a.clamp()
-		if fast {
-			convFinishFast(v, nil, nil, lo, hi)
-		} else {
-			convFinishGo(v, nil, nil, lo, hi)
-		}
+		tb.ConvFinish(v, nil, nil, lo, hi)
 	case convActLeakyRelu:
 		alpha := a.p[0]
 		for i, x := range v {
@@ -141,54 +136,16 @@ func (a *convAct) apply(v []float32, fast bool) {
 			v[i] = x
 		}
 	case convActHardSigmoid:
-		hard(v, a.p[0], a.p[1], 0, 1, 1, convHardT)
+		hard(v, a.p[0], a.p[1], 0, 1, 1, kernels.HardT)
 	case convActHardSwish:
-		hard(v, 1.0/6, 0.5, 0, 1, 1, convHardXT)
+		hard(v, 1.0/6, 0.5, 0, 1, 1, kernels.HardXT)
 	case convActHardSwishParts:
 		c, lo, hi, d := a.p[0], a.p[1], a.p[2], a.p[3]
 		if a.p[4] != 0 {
-			hard(v, 1, c, lo, hi, d, convHardXTDiv)
+			hard(v, 1, c, lo, hi, d, kernels.HardXTDiv)
 		} else {
-			hard(v, 1, c, lo, hi, d, convHardXTMul)
+			hard(v, 1, c, lo, hi, d, kernels.HardXTMul)
 		}
-	}
-}
-
-// The forms of convHardGo.
-const (
-	convHardT     = iota // t: HardSigmoid
-	convHardXT           // x·t: HardSwish
-	convHardXTDiv        // x·t/d: HardSwish spelled out, x·Clip(x + 3, 0, 6)/6
-	convHardXTMul        // x·t·d: the same with ·(1/6)
-)
-
-// convHardGo computes the HardSigmoid family in place, with x := dst[i]:
-//
-//	t := x·a + b                     (rounded after the product: no fused multiply-add)
-//	if lo > t { t = lo }
-//	if hi < t { t = hi }
-//	dst[i] = t, x·t, x·t/d or x·t·d  (mode convHardT, convHardXT, convHardXTDiv, convHardXTMul)
-//
-// It is the definition convHardAVX2 follows bit for bit. x·1 + c is x + c
-// exactly, so the spelled-out HardSwish runs as written.
-func convHardGo(dst []float32, a, b, lo, hi, d float32, mode int) {
-	for i, x := range dst {
-		t := float32(x*a) + b
-		if lo > t {
-			t = lo
-		}
-		if hi < t {
-			t = hi
-		}
-		switch mode {
-		case convHardXT:
-			t = x * t
-		case convHardXTDiv:
-			t = float32(x*t) / d
-		case convHardXTMul:
-			t = float32(x*t) * d
-		}
-		dst[i] = t
 	}
 }
 
@@ -198,11 +155,11 @@ type convOutput struct {
 	bias                     []float32 // nil or M values
 	res                      []float32 // nil, or a residual of y's size
 	act                      convAct
-	nhwcIn, nhwcOut, nhwcRes bool      // the layouts of x, y and res
-	pooled                   bool      // y in a pooled buffer (always when nhwcOut)
-	xscale                   []float32 // nil, or x's scale per image and channel (x NCHW)
-	biasRep                  []float32 // nil, or bias repeated for a tile's rows (tileBias)
-	fast                     bool      // finish on the vector unit (convVectorOK)
+	nhwcIn, nhwcOut, nhwcRes bool            // the layouts of x, y and res
+	pooled                   bool            // y in a pooled buffer (always when nhwcOut)
+	xscale                   []float32       // nil, or x's scale per image and channel (x NCHW)
+	biasRep                  []float32       // nil, or bias repeated for a tile's rows (tileBias)
+	tb                       *dispatch.Table // the kernels that finish: the engine's
 }
 
 // tileBias returns the bias that finishes n rows of a one-group product
@@ -237,46 +194,9 @@ func convBiasRep(bias []float32, rows int) []float32 {
 // nil or as long as dst.
 func (o *convOutput) finish(dst, bias, res []float32) {
 	lo, hi, rest := o.act.clamp()
-	if o.fast {
-		convFinishFast(dst, bias, res, lo, hi)
-	} else {
-		convFinishGo(dst, bias, res, lo, hi)
-	}
+	o.tb.ConvFinish(dst, bias, res, lo, hi)
 	if rest {
-		o.act.apply(dst, o.fast)
-	}
-}
-
-// convFinishGo adds bias and res (each nil or as long as dst) to dst and
-// clamps to [lo, hi] as the vector unit's max and min do:
-//
-//	v := dst[i] + bias[i] + res[i]
-//	if lo > v { v = lo }
-//	if hi < v { v = hi }
-//
-// so NaN stays NaN and a zero keeps its sign. It is the definition
-// convFinishAVX2 follows bit for bit.
-func convFinishGo(dst, bias, res []float32, lo, hi float32) {
-	if bias != nil {
-		bias = bias[:len(dst)]
-	}
-	if res != nil {
-		res = res[:len(dst)]
-	}
-	for i, v := range dst {
-		if bias != nil {
-			v += bias[i]
-		}
-		if res != nil {
-			v += res[i]
-		}
-		if lo > v {
-			v = lo
-		}
-		if hi < v {
-			v = hi
-		}
-		dst[i] = v
+		o.act.apply(dst, o.tb)
 	}
 }
 
@@ -305,7 +225,7 @@ func (o *convOutput) finishAll(g *ConvGeometry, y []float32) {
 			}
 		}
 	}
-	o.act.apply(y, o.fast)
+	o.act.apply(y, o.tb)
 }
 
 // fusedConvWeights folds an inference BatchNormalization (scale, bias,
@@ -482,7 +402,7 @@ func runFusedConv(e *gemm.Engine, ca *ConvAttrs, held *convHeld, w *tensor.Tenso
 	}
 	outShape := append([]int{g.Batch, g.M}, g.Out...)
 	size, _ := tensor.NumElements(outShape)
-	o := &convOutput{bias: bias, act: act, nhwcIn: lay.nhwcIn, nhwcOut: lay.nhwcOut, nhwcRes: lay.nhwcRes, pooled: lay.pooled, xscale: xscale, biasRep: lay.biasRep}
+	o := &convOutput{bias: bias, act: act, nhwcIn: lay.nhwcIn, nhwcOut: lay.nhwcOut, nhwcRes: lay.nhwcRes, pooled: lay.pooled, xscale: xscale, biasRep: lay.biasRep, tb: e.Table()}
 	var late *tensor.Tensor // a residual of another shape (broadcast): added after
 	if res != nil {
 		if res.DType != tensor.Float32 {
@@ -564,7 +484,7 @@ func runFusedConv(e *gemm.Engine, ca *ConvAttrs, held *convHeld, w *tensor.Tenso
 		return nil, err
 	}
 	sv := sum.Data.([]float32)
-	act.apply(sv, o.fast)
+	act.apply(sv, o.tb)
 	if !o.nhwcOut || sum.Rank() < 3 {
 		return sum, nil // a fresh buffer: recycling it is harmless
 	}
@@ -572,21 +492,6 @@ func runFusedConv(e *gemm.Engine, ca *ConvAttrs, held *convHeld, w *tensor.Tenso
 	nhwc := getConvBuf(len(sv))
 	convNHWCInto(nhwc, sv, n, c, len(sv)/max(n*c, 1))
 	return &tensor.Tensor{DType: tensor.Float32, Shape: convNHWCShape(sum.Shape), Data: nhwc}, nil
-}
-
-// convScaleRowsGo multiplies every whole row of dst (len(s) values each)
-// by s: dst[r·len(s) + c] *= s[c], as Mul does. It is the definition
-// convScaleRowsAVX2 follows bit for bit.
-func convScaleRowsGo(dst, s []float32) {
-	if len(s) == 0 {
-		return
-	}
-	for ; len(dst) >= len(s); dst = dst[len(s):] {
-		row := dst[:len(s)]
-		for c, v := range s {
-			row[c] *= v
-		}
-	}
 }
 
 // convChannelScale reports whether s scales the channels of image x
@@ -664,7 +569,7 @@ func convToNCHW(t *tensor.Tensor) *tensor.Tensor {
 		n, c := shape[0], shape[1]
 		size := len(src) / max(n*c, 1)
 		for b := 0; b < n; b++ {
-			convTransposeCols(dst[b*c*size:], src[b*c*size:(b+1)*c*size], size, c, 0, 0, c)
+			kernels.TransposeCols(dst[b*c*size:], src[b*c*size:(b+1)*c*size], size, c, 0, 0, c)
 		}
 	}
 	return &tensor.Tensor{DType: t.DType, Shape: shape, Data: dst}
@@ -673,7 +578,7 @@ func convToNCHW(t *tensor.Tensor) *tensor.Tensor {
 // convNHWCInto writes NCHW values src (batch×c×size) channels-last into dst.
 func convNHWCInto(dst, src []float32, batch, c, size int) {
 	for b := 0; b < batch; b++ {
-		convTransposeCols(dst[b*c*size:], src[b*c*size:(b+1)*c*size], c, size, 0, 0, size)
+		kernels.TransposeCols(dst[b*c*size:], src[b*c*size:(b+1)*c*size], c, size, 0, 0, size)
 	}
 }
 

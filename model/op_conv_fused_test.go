@@ -10,213 +10,15 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/dispatch"
-	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// TestConvFinishTwin compares the vector output stage with its pure-Go
-// twin bit for bit: every length around the vector width, with and
-// without bias and residual, the clamps Relu, Clip and none apply, NaN
-// and negative zero among the values, with guard values around dst.
-func TestConvFinishTwin(t *testing.T) {
-	if !convVectorOK(gemm.New(dispatch.Default(), 1)) {
-		t.Skipf("no vector output stage in this build or on this CPU (kernels %s)", dispatch.Default())
-	}
-	r := rand.New(rand.NewPCG(21, 21))
-	inf := float32(math.Inf(1))
-	nan := float32(math.NaN())
-	negZero := float32(math.Copysign(0, -1))
-	sentinel := float32(math.Float32frombits(0x7fc0dead))
-	const guard = 8
-	for n := 0; n <= 37; n++ {
-		for _, bounds := range [][2]float32{{-inf, inf}, {0, inf}, {0, 6}, {-1.5, 0.25}} {
-			for mask := 0; mask < 4; mask++ {
-				init := convRandom(r, []int{n})
-				if n > 3 {
-					init[1], init[2], init[3] = nan, negZero, 0
-				}
-				var bias, res []float32
-				if mask&1 != 0 {
-					bias = convRandom(r, []int{n})
-				}
-				if mask&2 != 0 {
-					res = convRandom(r, []int{n})
-				}
-				want := slices.Clone(init)
-				convFinishGo(want, bias, res, bounds[0], bounds[1])
-				buf := make([]float32, n+2*guard)
-				for i := range buf {
-					buf[i] = sentinel
-				}
-				got := buf[guard : guard+n]
-				copy(got, init)
-				biasCopy, resCopy := slices.Clone(bias), slices.Clone(res)
-				convFinishFast(got, bias, res, bounds[0], bounds[1])
-				for i := range got {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("n=%d bounds %v bias=%v res=%v: dst[%d] = %v, Go %v", n, bounds, bias != nil, res != nil, i, got[i], want[i])
-					}
-				}
-				for i, v := range buf {
-					if (i < guard || i >= guard+n) && math.Float32bits(v) != math.Float32bits(sentinel) {
-						t.Fatalf("n=%d: wrote outside dst at %d", n, i-guard)
-					}
-				}
-				if !slices.Equal(bias, biasCopy) || !slices.Equal(res, resCopy) {
-					t.Fatalf("n=%d: inputs modified", n)
-				}
-			}
-		}
-	}
-}
-
-// TestConvHardTwin compares the vector HardSigmoid family with its
-// pure-Go twin bit for bit: every length around the vector width, every
-// form, the parameters the rewrites pass, NaN, infinities and negative
-// zero among the values, with guard values around dst.
-func TestConvHardTwin(t *testing.T) {
-	if !convVectorOK(gemm.New(dispatch.Default(), 1)) {
-		t.Skipf("no vector activations in this build or on this CPU (kernels %s)", dispatch.Default())
-	}
-	r := rand.New(rand.NewPCG(24, 24))
-	inf := float32(math.Inf(1))
-	sentinel := float32(math.Float32frombits(0x7fc0dead))
-	const guard = 8
-	params := [][6]float32{ // a, b, lo, hi, d, mode
-		{0.2, 0.5, 0, 1, 1, convHardT},
-		{1.0 / 6, 0.5, 0, 1, 1, convHardXT},
-		{1, 3, 0, 6, 6, convHardXTDiv},
-		{1, 3, 0, 6, 1.0 / 6, convHardXTMul},
-		{0.7, -0.1, -inf, inf, 3, convHardXTDiv},
-	}
-	for n := 0; n <= 37; n++ {
-		for _, p := range params {
-			init := convRandom(r, []int{n})
-			for i := range init {
-				init[i] *= 4
-			}
-			if n > 5 {
-				init[1], init[2], init[3], init[4], init[5] = float32(math.NaN()), float32(math.Copysign(0, -1)), 0, inf, -inf
-			}
-			want := slices.Clone(init)
-			convHardGo(want, p[0], p[1], p[2], p[3], p[4], int(p[5]))
-			buf := make([]float32, n+2*guard)
-			for i := range buf {
-				buf[i] = sentinel
-			}
-			got := buf[guard : guard+n]
-			copy(got, init)
-			convHardFast(got, p[0], p[1], p[2], p[3], p[4], int(p[5]))
-			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("n=%d params %v: dst[%d] = %v, Go %v (x = %v)", n, p, i, got[i], want[i], init[i])
-				}
-			}
-			for i, v := range buf {
-				if (i < guard || i >= guard+n) && math.Float32bits(v) != math.Float32bits(sentinel) {
-					t.Fatalf("n=%d: wrote outside dst at %d", n, i-guard)
-				}
-			}
-		}
-	}
-}
-
-// TestConvScaleRowsTwin compares the vector row scaling with its pure-Go
-// twin bit for bit: every row length around the vector width, several
-// rows, NaN and infinities among the values, with guard values around dst.
-func TestConvScaleRowsTwin(t *testing.T) {
-	if !convVectorOK(gemm.New(dispatch.Default(), 1)) {
-		t.Skipf("no vector row scaling in this build or on this CPU (kernels %s)", dispatch.Default())
-	}
-	r := rand.New(rand.NewPCG(25, 25))
-	sentinel := float32(math.Float32frombits(0x7fc0dead))
-	const guard = 8
-	for c := 1; c <= 37; c++ {
-		for _, rows := range []int{0, 1, 3} {
-			n := rows*c + c/2 // a partial last row stays as it is
-			init := convRandom(r, []int{n})
-			if n > 3 {
-				init[1], init[2] = float32(math.NaN()), float32(math.Inf(-1))
-			}
-			s := convRandom(r, []int{c})
-			want := slices.Clone(init)
-			convScaleRowsGo(want, s)
-			buf := make([]float32, n+2*guard)
-			for i := range buf {
-				buf[i] = sentinel
-			}
-			got := buf[guard : guard+n]
-			copy(got, init)
-			sCopy := slices.Clone(s)
-			convScaleRowsFast(got, s)
-			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("c=%d rows=%d: dst[%d] = %v, Go %v", c, rows, i, got[i], want[i])
-				}
-				if i >= rows*c && math.Float32bits(got[i]) != math.Float32bits(init[i]) {
-					t.Fatalf("c=%d rows=%d: the partial row changed at %d", c, rows, i)
-				}
-			}
-			for i, v := range buf {
-				if (i < guard || i >= guard+n) && math.Float32bits(v) != math.Float32bits(sentinel) {
-					t.Fatalf("c=%d rows=%d: wrote outside dst at %d", c, rows, i-guard)
-				}
-			}
-			if !slices.Equal(s, sCopy) {
-				t.Fatalf("c=%d: s modified", c)
-			}
-		}
-	}
-}
-
-// TestPoolSumTwin compares global pooling's vector sum with its pure-Go
-// twin bit for bit on every length up to 100, values of mixed magnitude
-// and sign, infinities and NaN, and checks the sum against float64
-// arithmetic in any order to within rounding.
-func TestPoolSumTwin(t *testing.T) {
-	if !convVectorOK(gemm.New(dispatch.Default(), 1)) {
-		t.Skipf("no vector sum in this build or on this CPU (kernels %s)", dispatch.Default())
-	}
-	r := rand.New(rand.NewPCG(26, 26))
-	for n := 0; n <= 100; n++ {
-		x := convRandom(r, []int{n})
-		for i := range x {
-			x[i] *= float32(math.Pow(10, float64(r.IntN(7)-3)))
-		}
-		want, got := poolSumGo(x), poolSumFast(x)
-		if math.Float64bits(got) != math.Float64bits(want) {
-			t.Fatalf("n=%d: vector %v, Go %v", n, got, want)
-		}
-		var plain, mag float64
-		for _, v := range x {
-			plain += float64(v)
-			mag += math.Abs(float64(v))
-		}
-		if math.Abs(want-plain) > 1e-14*mag {
-			t.Fatalf("n=%d: sum %v, in order %v", n, want, plain)
-		}
-		if n > 20 {
-			for _, special := range []float32{float32(math.Inf(1)), float32(math.NaN())} {
-				y := slices.Clone(x)
-				y[17] = special
-				want, got := poolSumGo(y), poolSumFast(y)
-				if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
-					t.Fatalf("n=%d with %v: vector %v, Go %v", n, special, got, want)
-				}
-			}
-		}
-	}
-}
-
-// TestConvTransposeStridedTwin compares the strided tile transpose on the
-// vector unit with the pure-Go loops bit for bit, with row strides wider
-// than the tile and guard values around and between dst's rows.
-func TestConvTransposeStridedTwin(t *testing.T) {
-	if !convVectorOK(gemm.New(dispatch.Default(), 1)) {
-		t.Skipf("no vector transpose in this build or on this CPU (kernels %s)", dispatch.Default())
-	}
+// TestConvTransposeStrided checks the strided tile transpose on every
+// table against its definition, with row strides wider than the tile and
+// sentinels around and between dst's rows.
+func TestConvTransposeStrided(t *testing.T) {
 	r := rand.New(rand.NewPCG(22, 22))
 	sentinel := float32(-7.25)
 	for rows := 1; rows <= 19; rows++ {
@@ -225,24 +27,26 @@ func TestConvTransposeStridedTwin(t *testing.T) {
 			src := convRandom(r, []int{rows * lds})
 			srcCopy := slices.Clone(src)
 			want := make([]float32, cols*ldd+16)
-			got := make([]float32, cols*ldd+16)
 			for i := range want {
-				want[i], got[i] = sentinel, sentinel
-			}
-			convTransposeStrided(want[8:], ldd, src, lds, rows, cols, false)
-			convTransposeStrided(got[8:], ldd, src, lds, rows, cols, true)
-			if !slices.Equal(got, want) {
-				t.Fatalf("%d×%d: vector and Go transposes differ", rows, cols)
+				want[i] = sentinel
 			}
 			for c := 0; c < cols; c++ {
 				for i := 0; i < rows; i++ {
-					if want[8+c*ldd+i] != src[i*lds+c] {
-						t.Fatalf("%d×%d: dst[%d][%d] = %v, want %v", rows, cols, c, i, want[8+c*ldd+i], src[i*lds+c])
-					}
+					want[8+c*ldd+i] = src[i*lds+c]
 				}
 			}
-			if !slices.Equal(src, srcCopy) {
-				t.Fatalf("%d×%d: src modified", rows, cols)
+			for _, tb := range dispatch.Available() {
+				got := make([]float32, cols*ldd+16)
+				for i := range got {
+					got[i] = sentinel
+				}
+				convTransposeStrided(tb, got[8:], ldd, src, lds, rows, cols)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%v %d×%d: the transpose differs from its definition", tb, rows, cols)
+				}
+				if !slices.Equal(src, srcCopy) {
+					t.Fatalf("%v %d×%d: src modified", tb, rows, cols)
+				}
 			}
 		}
 	}

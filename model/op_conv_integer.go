@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/kernels"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -128,7 +129,7 @@ func convIntRun[T uint8 | int8](e *gemm.Engine, iw *convIntWeights, g *ConvGeome
 	tiles := (outSize + tile - 1) / tile
 	xt := make([]T, inSize*g.C)
 	for b := 0; b < g.Batch; b++ {
-		convTransposeCols(xt, x[b*g.C*inSize:(b+1)*g.C*inSize], g.C, inSize, 0, 0, inSize)
+		kernels.TransposeCols(xt, x[b*g.C*inSize:(b+1)*g.C*inSize], g.C, inSize, 0, 0, inSize)
 		ab := acc[b*g.M*outSize : (b+1)*g.M*outSize]
 		err := convRun(e, tiles*g.Group, outSize*iw.k*g.M, func(e *gemm.Engine, s *convScratch, task int) error {
 			gi, p0 := task/tiles, task%tiles*tile

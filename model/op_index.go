@@ -27,7 +27,6 @@ func init() {
 	register(Descriptor{Type: "OneHot", Since: 9, Fold: true}, buildOneHot)
 	register(Descriptor{Type: "TopK", Since: 1, Until: 9, Fold: true}, buildTopK)
 	register(Descriptor{Type: "TopK", Since: 10, Fold: true}, buildTopK)
-	register(Descriptor{Type: "ArgMin", Since: 1, Fold: true}, buildArgMin)
 	register(Descriptor{Type: "Unique", Since: 11, Fold: true}, buildUnique)
 	register(Descriptor{Type: "Trilu", Since: 14, Fold: true}, buildTrilu)
 	register(Descriptor{Type: "EyeLike", Since: 9, Fold: true}, buildEyeLike)
@@ -927,62 +926,6 @@ func topK(x *tensor.Tensor, a, k int, largest bool) (*tensor.Tensor, *tensor.Ten
 	}
 	moverOf(x.DType).runs(values.Data, 0, x.Data, 0, offs, 1)
 	return values, indices, nil
-}
-
-// buildArgMin implements ArgMin (ArgMax's attributes: axis, keepdims,
-// select_last_index).
-func buildArgMin(n *node, at *ArgAttrs) (opFunc, error) {
-	if err := n.checkArity(1, 1, 1, 1); err != nil {
-		return nil, err
-	}
-	axis, keep, last := at.Axis, at.KeepDims, at.SelectLastIndex
-	return unary(func(x *tensor.Tensor) (*tensor.Tensor, error) {
-		return argExtreme("ArgMin", x, axis, keep, last, -1)
-	}), nil
-}
-
-// argExtreme returns the index of the first (or, with last, the last)
-// smallest (sign -1) or largest (sign 1) entry along axis.
-func argExtreme(op string, x *tensor.Tensor, axis int64, keep, last bool, sign int) (*tensor.Tensor, error) {
-	if x.Rank() == 0 {
-		return nil, inputErrorf("%s needs rank >= 1", op)
-	}
-	a, err := normAxis(axis, x.Rank())
-	if err != nil {
-		return nil, err
-	}
-	if x.Shape[a] == 0 {
-		return nil, inputErrorf("%s over an empty axis", op)
-	}
-	order, err := idxCompare(x)
-	if err != nil {
-		return nil, err
-	}
-	shape := slices.Clone(x.Shape)
-	if keep {
-		shape[a] = 1
-	} else {
-		shape = slices.Delete(shape, a, a+1)
-	}
-	size, _ := tensor.NumElements(shape)
-	out := make([]int64, size)
-	if size > 0 {
-		outer, dim, inner := idxGeometry(x.Shape, a)
-		for o := 0; o < outer; o++ {
-			for j := 0; j < inner; j++ {
-				base := o*dim*inner + j
-				best := 0
-				for i := 1; i < dim; i++ {
-					c := sign * order(base+i*inner, base+best*inner)
-					if c > 0 || last && c == 0 {
-						best = i
-					}
-				}
-				out[o*inner+j] = int64(best)
-			}
-		}
-	}
-	return tensor.From(shape, out), nil
 }
 
 func buildUnique(n *node, at *UniqueAttrs) (opFunc, error) {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -134,7 +135,7 @@ func testNode(ins, outs int) *node {
 	}
 	n.consts = make([]*tensor.Tensor, ins)
 	n.unused = make([]bool, ins)
-	n.opts = &Options{}
+	n.opts = &Options{Exec: gemm.Default()}
 	return n
 }
 

@@ -993,10 +993,7 @@ func buildGlobalPool(op string) func(n *node, _ *noAttrs) (opFunc, error) {
 		if err := n.checkArity(1, 1, 1, 1); err != nil {
 			return nil, err
 		}
-		sum32 := poolSumGo
-		if convVectorOK(n.opts.Exec) {
-			sum32 = poolSumFast
-		}
+		sum32 := n.opts.Exec.Table().PoolSum
 		return unary(func(x *tensor.Tensor) (*tensor.Tensor, error) {
 			planes, size, out, err := globalPoolShape(op, x)
 			if err != nil {
@@ -1425,43 +1422,4 @@ func roiBilinear(y, x float64, H, W int, pos *[4]int, w *[4]float64) {
 	hy, hx := 1-ly, 1-lx
 	*pos = [4]int{yl*W + xl, yl*W + xh, yh*W + xl, yh*W + xh}
 	*w = [4]float64{hy * hx, hy * lx, ly * hx, ly * lx}
-}
-
-// poolSumGo returns the sum of x in float64 as the vector unit computes it
-// (poolSumAVX2): sixteen partial sums, value i to sum i mod 16, combined
-// pairwise as b_j = s_j + s_j+8, a_j = b_j + b_j+4, (a_0 + a_1) + (a_2 +
-// a_3), then the values after the last whole sixteen added in order.
-func poolSumGo(x []float32) float64 {
-	var s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15 float64
-	i := 0
-	for ; i+16 <= len(x); i += 16 {
-		v := x[i : i+16 : i+16]
-		s0 += float64(v[0])
-		s1 += float64(v[1])
-		s2 += float64(v[2])
-		s3 += float64(v[3])
-		s4 += float64(v[4])
-		s5 += float64(v[5])
-		s6 += float64(v[6])
-		s7 += float64(v[7])
-		s8 += float64(v[8])
-		s9 += float64(v[9])
-		s10 += float64(v[10])
-		s11 += float64(v[11])
-		s12 += float64(v[12])
-		s13 += float64(v[13])
-		s14 += float64(v[14])
-		s15 += float64(v[15])
-	}
-	a := [4]float64{(s0 + s8) + (s4 + s12), (s1 + s9) + (s5 + s13), (s2 + s10) + (s6 + s14), (s3 + s11) + (s7 + s15)}
-	return poolSumTail(&a, x[i:])
-}
-
-// poolSumTail finishes poolSumGo from the four lanes a.
-func poolSumTail(a *[4]float64, tail []float32) float64 {
-	t := (a[0] + a[1]) + (a[2] + a[3])
-	for _, v := range tail {
-		t += float64(v)
-	}
-	return t
 }

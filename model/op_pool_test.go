@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -871,7 +872,7 @@ func BenchmarkGlobalAveragePool(b *testing.B) {
 	b.Run("kernel", func(b *testing.B) {
 		b.SetBytes(int64(4 * x.Len()))
 		for b.Loop() {
-			globalPool(xs, 2048, 49, true, poolSumFast)
+			globalPool(xs, 2048, 49, true, dispatch.Default().PoolSum)
 		}
 	})
 	b.Run("copy", func(b *testing.B) {

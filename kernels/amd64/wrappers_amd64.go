@@ -143,3 +143,91 @@ func QPanelAVX2(u []uint8, ldu int, tiles int, bp []int8, kq int, off []int32, s
 	rows := 4 * tiles
 	qPanelAVX2(u[:(rows-1)*ldu+4*kq], ldu, tiles, bp[:64*kq], kq, off[:rows], sa[:rows], colsum[:16], sb[:16], c[:(rows-1)*ldc+16], ldc)
 }
+
+// ConvTapsAVX2 computes kernels.ConvTaps(dst, src, w, step) with fused
+// multiply-adds: the reference's sums within the rounding ConvTaps states.
+// Requires AVX2 and FMA.
+func ConvTapsAVX2(dst, src, w []float32, step int) {
+	if len(dst) == 0 || len(w) == 0 {
+		return
+	}
+	if step < 0 {
+		panic("amd64: ConvTapsAVX2: negative step")
+	}
+	src = src[:len(dst)+(len(w)-1)*step] // Go checks the bounds the assembly trusts
+	convTapsAVX2(dst, src, w, step)
+}
+
+// TransposeColsAVX2 computes kernels.TransposeCols(dst, src, rows, cols,
+// r0, c0, c1) with whole 8×8 blocks in registers. Requires AVX2.
+func TransposeColsAVX2(dst, src []float32, rows, cols, r0, c0, c1 int) {
+	n := max(c1-c0, 0) &^ 7
+	r := r0
+	if n > 0 {
+		if c0 < 0 || c0+n > cols {
+			panic("amd64: TransposeColsAVX2: columns out of range")
+		}
+		for ; r+8 <= rows; r += 8 {
+			// Go checks the bounds the assembly trusts.
+			s := src[r*cols+c0 : (r+7)*cols+c0+n]
+			d := dst[c0*rows+r : (c0+n-1)*rows+r+8]
+			transpose8AVX2(d, s, rows, cols, n)
+		}
+	}
+	kernels.TransposeCols(dst, src, rows, cols, r, c0, c0+n)  // the last rows
+	kernels.TransposeCols(dst, src, rows, cols, r0, c0+n, c1) // the last columns
+}
+
+// Transpose8AVX2 computes kernels.Transpose8(dst, src, ldd, lds, n), whole
+// 8×8 blocks in registers. Requires AVX2.
+func Transpose8AVX2(dst, src []float32, ldd, lds, n int) {
+	n8 := n &^ 7
+	if n8 > 0 {
+		if ldd < 8 || lds < 0 {
+			panic("amd64: Transpose8AVX2: ldd < 8 or lds < 0")
+		}
+		// Go checks the bounds the assembly trusts.
+		transpose8AVX2(dst[:(n8-1)*ldd+8], src[:7*lds+n8], ldd, lds, n8)
+	}
+	if n8 < n {
+		kernels.Transpose8(dst[n8*ldd:], src[n8:], ldd, lds, n-n8)
+	}
+}
+
+// ConvFinishAVX2 computes kernels.ConvFinish(dst, bias, res, lo, hi).
+// Requires AVX2.
+func ConvFinishAVX2(dst, bias, res []float32, lo, hi float32) {
+	// Go checks the bounds the assembly trusts.
+	if bias != nil {
+		bias = bias[:len(dst)]
+	}
+	if res != nil {
+		res = res[:len(dst)]
+	}
+	convFinishAVX2(dst, bias, res, lo, hi)
+}
+
+// ConvHardAVX2 computes kernels.ConvHard(dst, a, b, lo, hi, d, mode).
+// Requires AVX2.
+func ConvHardAVX2(dst []float32, a, b, lo, hi, d float32, mode int) {
+	if uint(mode) > kernels.HardXTMul {
+		panic("amd64: ConvHardAVX2: unknown mode")
+	}
+	convHardAVX2(dst, a, b, lo, hi, d, mode)
+}
+
+// ScaleRowsAVX2 computes kernels.ScaleRows(dst, s). Requires AVX2.
+func ScaleRowsAVX2(dst, s []float32) {
+	if len(s) == 0 {
+		return
+	}
+	scaleRowsAVX2(dst[:len(dst)/len(s)*len(s)], s) // whole rows only
+}
+
+// PoolSumAVX2 computes kernels.PoolSum(x). Requires AVX2.
+func PoolSumAVX2(x []float32) float64 {
+	n := len(x) &^ 15
+	var a [4]float64
+	poolSumAVX2(x[:n], &a)
+	return kernels.PoolSumTail(&a, x[n:])
+}

@@ -2,6 +2,11 @@
 
 #include "textflag.h"
 
+// Kernels of the convolution and pooling paths (kernels/conv.go is the
+// spec). Every one but convTapsAVX2 runs the reference's float32 (or
+// float64) operations lane by lane in its order and gives its bits;
+// convTapsAVX2 fuses each multiply-add.
+
 // func convTapsAVX2(dst, src, w []float32, step int)
 //
 // For every i < len(dst), in 32-, 8- then 1-wide blocks:
@@ -97,21 +102,21 @@ done:
 	VZEROUPPER
 	RET
 
-// func convTranspose8AVX2(dst, src []float32, rows, cols, n int)
+// func transpose8AVX2(dst, src []float32, ldd, lds, n int)
 //
 // Transposes an 8-row strip: for j < n (a multiple of 8) and i < 8,
 //
-//	dst[j*rows + i] = src[i*cols + j]
+//	dst[j*ldd + i] = src[i*lds + j]
 //
 // 8×8 blocks at a time in registers. Register contract: SI src block,
 // R12 = SI + 4 rows; DI dst block, R13 = DI + 4 rows; R8, R10 the src row
 // stride and 3 strides in bytes; R9, R11 the same for dst; CX columns
 // left.
-TEXT ·convTranspose8AVX2(SB), NOSPLIT, $0-72
+TEXT ·transpose8AVX2(SB), NOSPLIT, $0-72
 	MOVQ dst_base+0(FP), DI
 	MOVQ src_base+24(FP), SI
-	MOVQ rows+48(FP), R9
-	MOVQ cols+56(FP), R8
+	MOVQ ldd+48(FP), R9
+	MOVQ lds+56(FP), R8
 	MOVQ n+64(FP), CX
 	SHLQ $2, R8                 // src row stride
 	SHLQ $2, R9                 // dst row stride
@@ -308,7 +313,7 @@ harddone:
 	VZEROUPPER
 	RET
 
-// func convScaleRowsAVX2(dst, s []float32)
+// func scaleRowsAVX2(dst, s []float32)
 //
 // For every row r of dst (len(s) values each; len(dst) a multiple of
 // len(s) >= 1) and c < len(s), 8 then 1 at a time:
@@ -317,7 +322,7 @@ harddone:
 //
 // Register contract: DI the row, CX values left, SI s, R8 len(s), AX the
 // index in the row.
-TEXT ·convScaleRowsAVX2(SB), NOSPLIT, $0-48
+TEXT ·scaleRowsAVX2(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), CX
 	MOVQ s_base+24(FP), SI
@@ -362,7 +367,7 @@ scaledone:
 //
 // Sums x (len(x) a multiple of 16) in float64 over sixteen lanes, value i
 // to lane i mod 16 in Y0..Y3, then writes a_j = (s_j + s_j+8) + (s_j+4 +
-// s_j+12) for j < 4: poolSumGo's lanes, in its order.
+// s_j+12) for j < 4: kernels.PoolSum's lanes, in its order.
 TEXT ·poolSumAVX2(SB), NOSPLIT, $0-32
 	MOVQ   x_base+0(FP), SI
 	MOVQ   x_len+8(FP), CX
