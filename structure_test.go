@@ -31,9 +31,7 @@ var oversized = map[string]int{
 	"model/op_conv.go":      1719,
 	"model/op_pool.go":      1425,
 	"model/op_math.go":      1142,
-	"model/op_geometry.go":  1133,
 	"model/op_attention.go": 1042,
-	"model/op_resize.go":    911,
 	"oip/decode.go":         911,
 }
 

@@ -4,6 +4,7 @@ package autodiff
 
 import (
 	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/ops/spatial"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -11,7 +12,7 @@ import (
 // mode) are linear in their input: each output element is a weighted sum
 // of input elements (or a constant), by a map that depends only on the
 // shapes and the other inputs. The backward pass applies the transpose of
-// the very map the forward pass used (model.ResizePlanOf, model.PadMap).
+// the very map the forward pass used (spatial.ResizePlanOf, spatial.PadMap).
 
 func init() {
 	registerGrad("Resize", resizeBackward)
@@ -27,7 +28,7 @@ func resizeBackward(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []f
 	if _, err := floats(in[0], "the input"); err != nil {
 		return nil, err
 	}
-	p, err := model.ResizePlanOf(st, in)
+	p, err := spatial.ResizePlanOf(st.Op, st.Params, st.Opset, in)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +98,7 @@ func padBackward(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []floa
 	if _, err := floats(x, "the input"); err != nil {
 		return nil, err
 	}
-	out, src, err := model.PadMap(st, in)
+	out, src, err := spatial.PadMap(st.Op, st.Params, st.Opset, in)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	_ "github.com/quantserve/quantserve/ops/ml"
 	_ "github.com/quantserve/quantserve/ops/random"
 	_ "github.com/quantserve/quantserve/ops/signal"
+	_ "github.com/quantserve/quantserve/ops/spatial"
 	_ "github.com/quantserve/quantserve/ops/tensor"
 	_ "github.com/quantserve/quantserve/ops/text"
 	_ "github.com/quantserve/quantserve/ops/training"
