@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/ops/reduce"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -34,7 +35,7 @@ func reduceBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []f
 	if err != nil {
 		return nil, err
 	}
-	red, ok := st.Params.(model.Reduction)
+	red, ok := st.Params.(reduce.Reduction)
 	if !ok {
 		return nil, fmt.Errorf("autodiff: %s has no reduction attributes", st.Op)
 	}

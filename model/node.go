@@ -6,6 +6,7 @@ import (
 
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/reduce"
 	tensorops "github.com/quantserve/quantserve/ops/tensor"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -169,3 +170,11 @@ func castTo(x *tensor.Tensor, dt tensor.DataType) (*tensor.Tensor, error) {
 func requireInputs(n *node, k int) error { return (&ops.Node{Inputs: n.pb.Inputs}).RequireInputs(k) }
 
 func roundFloat64s(v []float64, dt tensor.DataType) any { return ops.RoundFloat64s(v, dt) }
+
+func exp32(x float32) float32 { return ops.Exp32(x) }
+
+// reduceBlock bounds the run of elements summed in x's own type before
+// the partial sums go into the float64 total (see reduce.Block).
+const reduceBlock = reduce.Block
+
+func rowSumSquares[T float32 | float64](x []T) float64 { return reduce.RowSumSquares(x) }

@@ -182,7 +182,7 @@ func TestCompressNonZeroOneHot(t *testing.T) {
 	}
 }
 
-func TestTopKArgMin(t *testing.T) {
+func TestTopK(t *testing.T) {
 	x := tensor.From([]int{2, 4}, []float32{3, 1, 3, float32(math.NaN()), 0, 2, 2, -1})
 	outs, err := idxRunOp(t, 11, "TopK", nil, []*tensor.Tensor{x, idxI64s(3)}, 2)
 	if err != nil {
@@ -213,61 +213,6 @@ func TestTopKArgMin(t *testing.T) {
 	idxWantInputError(t, 11, "TopK", nil, []*tensor.Tensor{x, idxI64s(5)}, 2, "K 5 is out of range")
 	idxWantInputError(t, 11, "TopK", nil, []*tensor.Tensor{x, idxI64s(-1)}, 2, "K -1 is out of range")
 	idxWantInputError(t, 11, "TopK", nil, []*tensor.Tensor{x, idxI64s(1, 2)}, 2, "one value")
-
-	y := idxRun1(t, 13, "ArgMin", []*onnxpb.Attribute{idxInt("axis", 1), idxInt("keepdims", 0)}, tensor.From([]int{2, 3}, []int64{math.MaxInt64, math.MaxInt64 - 1, math.MaxInt64 - 1, 5, 5, 6}))
-	idxCheck(t, "ArgMin int64", y, []int{2}, []int64{1, 0})
-	y = idxRun1(t, 13, "ArgMin", []*onnxpb.Attribute{idxInt("axis", 1), idxInt("select_last_index", 1)}, tensor.From([]int{2, 3}, []int64{1, 0, 0, 5, 5, 6}))
-	idxCheck(t, "ArgMin last", y, []int{2, 1}, []int64{2, 1})
-	idxWantInputError(t, 13, "ArgMin", nil, []*tensor.Tensor{idxIota(0, 2)}, 1, "empty axis")
-}
-
-// TestArgMaxArgMinExact checks that ArgMax and ArgMin compare in the
-// input's own type: int64 2^53 and 2^53+1 (one float64 apart from
-// neither) and uint64 values near 2^64 (all one float64) are told apart;
-// a NaN wins for both, the first or with select_last_index the last, as
-// in the ONNX reference (numpy's argmax and argmin); ties go to the first
-// or the last; BOOL is refused by both.
-func TestArgMaxArgMinExact(t *testing.T) {
-	const p53 = int64(1) << 53
-	last := []*onnxpb.Attribute{idxInt("select_last_index", 1)}
-	nan := float32(math.NaN())
-	for _, c := range []struct {
-		name     string
-		x        *tensor.Tensor
-		attrs    []*onnxpb.Attribute
-		max, min int64
-	}{
-		{"int64 2^53, 2^53+1", tensor.From([]int{2}, []int64{p53, p53 + 1}), nil, 1, 0},
-		{"int64 2^53+1, 2^53", tensor.From([]int{2}, []int64{p53 + 1, p53}), nil, 0, 1},
-		{"int64 2^53, 2^53+1 last", tensor.From([]int{2}, []int64{p53, p53 + 1}), last, 1, 0},
-		{"int64 extremes", tensor.From([]int{3}, []int64{math.MaxInt64 - 1, math.MinInt64, math.MaxInt64}), nil, 2, 1},
-		{"uint64 2^64-2, 2^64-1", tensor.From([]int{2}, []uint64{math.MaxUint64 - 1, math.MaxUint64}), nil, 1, 0},
-		{"uint64 2^64-1, 2^64-2", tensor.From([]int{2}, []uint64{math.MaxUint64, math.MaxUint64 - 1}), nil, 0, 1},
-		{"uint64 near 2^64 last", tensor.From([]int{3}, []uint64{math.MaxUint64 - 1, math.MaxUint64, math.MaxUint64 - 2}), last, 1, 2},
-		{"ties first", tensor.From([]int{4}, []int32{1, 5, 5, 1}), nil, 1, 0},
-		{"ties last", tensor.From([]int{4}, []int32{1, 5, 5, 1}), last, 2, 3},
-		{"zeros of both signs", tensor.From([]int{2}, []float64{math.Copysign(0, -1), 0}), nil, 0, 0},
-		{"NaN first", tensor.From([]int{4}, []float32{1, nan, 3, nan}), nil, 1, 1},
-		{"NaN last", tensor.From([]int{4}, []float32{1, nan, 3, nan}), last, 3, 3},
-		{"NaN at 0", tensor.From([]int{3}, []float64{math.NaN(), 7, -7}), nil, 0, 0},
-		{"float16", tensor.From([]int{3}, tensor.Float32ToHalf[tensor.F16]([]float32{0.5, -2, 2})), nil, 2, 1},
-	} {
-		for _, op := range []struct {
-			name string
-			want int64
-		}{{"ArgMax", c.max}, {"ArgMin", c.min}} {
-			y := idxRun1(t, 13, op.name, c.attrs, c.x)
-			idxCheck(t, op.name+" "+c.name, y, []int{1}, []int64{op.want})
-		}
-	}
-	// along an inner axis of a 2×3×2 tensor: lines of stride 2
-	x := tensor.From([]int{2, 3, 2}, []int64{p53, 0, p53 + 1, 2, p53, 1, -p53, 5, -p53 - 1, 5, -p53, 4})
-	idxCheck(t, "ArgMax axis 1", idxRun1(t, 13, "ArgMax", []*onnxpb.Attribute{idxInt("axis", 1), idxInt("keepdims", 0)}, x), []int{2, 2}, []int64{1, 1, 0, 0})
-	idxCheck(t, "ArgMin axis 1", idxRun1(t, 13, "ArgMin", []*onnxpb.Attribute{idxInt("axis", 1), idxInt("keepdims", 0)}, x), []int{2, 2}, []int64{0, 0, 1, 2})
-	for _, op := range []string{"ArgMax", "ArgMin"} {
-		idxWantInputError(t, 13, op, nil, []*tensor.Tensor{tensor.From([]int{2}, []bool{false, true})}, 1, "does not take BOOL")
-		idxWantInputError(t, 13, op, nil, []*tensor.Tensor{idxIota(0, 2)}, 1, "empty axis")
-	}
 }
 
 func TestUnique(t *testing.T) {
@@ -660,12 +605,7 @@ func TestEmptyTensorsWithHugeDimensions(t *testing.T) {
 	huge := tensor.MaxElements
 	x := tensor.From([]int{huge, 0, huge}, []float32{})
 	none := []float32{}
-	idxCheck(t, "Concat", idxRun1(t, 13, "Concat", []*onnxpb.Attribute{idxInt("axis", 1)}, x, x), []int{huge, 0, huge}, none)
-	idxCheck(t, "Concat", idxRun1(t, 13, "Concat", []*onnxpb.Attribute{idxInt("axis", 2)}, x, x), []int{huge, 0, 2 * huge}, none)
-	idxCheck(t, "Transpose", idxRun1(t, 13, "Transpose", nil, x), []int{huge, 0, huge}, none)
-	idxCheck(t, "Slice", idxRun1(t, 13, "Slice", nil, x, idxI64s(1), idxI64s(-1), idxI64s(2)), []int{huge, 0, huge - 2}, none)
 	idxCheck(t, "Gather", idxRun1(t, 13, "Gather", []*onnxpb.Attribute{idxInt("axis", 2)}, x, idxI64s(5, 7)), []int{huge, 0, 2}, none)
-	idxCheck(t, "Tile", idxRun1(t, 13, "Tile", nil, x, idxI64s(1, 3, 1)), []int{huge, 0, huge}, none)
 	idxCheck(t, "CumSum", idxRun1(t, 14, "CumSum", nil, x, tensor.Scalar(int64(2))), []int{huge, 0, huge}, none)
 	idxCheck(t, "Trilu", idxRun1(t, 14, "Trilu", nil, x), []int{huge, 0, huge}, none)
 	idxCheck(t, "EyeLike", idxRun1(t, 22, "EyeLike", nil, tensor.From([]int{huge, 0}, none)), []int{huge, 0}, none)

@@ -13,6 +13,7 @@ import (
 	_ "github.com/quantserve/quantserve/ops/loss"
 	_ "github.com/quantserve/quantserve/ops/ml"
 	_ "github.com/quantserve/quantserve/ops/random"
+	_ "github.com/quantserve/quantserve/ops/reduce"
 	_ "github.com/quantserve/quantserve/ops/signal"
 	_ "github.com/quantserve/quantserve/ops/spatial"
 	_ "github.com/quantserve/quantserve/ops/tensor"

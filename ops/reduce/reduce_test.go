@@ -1,4 +1,4 @@
-package model
+package reduce
 
 import (
 	"context"
@@ -6,11 +6,59 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx"
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
+
+// bg is the Context of a run outside any request.
+func bg() *ops.Context { return ops.NewContext(context.Background(), nil, false) }
+
+// kindNames names each reduction's operator.
+var kindNames = map[reduceKind]string{
+	reduceSum: "ReduceSum", reduceMean: "ReduceMean", reduceMax: "ReduceMax", reduceMin: "ReduceMin",
+	reduceProd: "ReduceProd", reduceL1: "ReduceL1", reduceL2: "ReduceL2", reduceLogSum: "ReduceLogSum",
+	reduceLogSumExp: "ReduceLogSumExp", reduceSumSquare: "ReduceSumSquare",
+}
+
+var reduceKinds = []reduceKind{reduceSum, reduceMean, reduceMax, reduceMin, reduceProd, reduceL1, reduceL2, reduceLogSum, reduceLogSumExp, reduceSumSquare}
+
+func kindName(k reduceKind) string {
+	if n, ok := kindNames[k]; ok {
+		return n
+	}
+	return fmt.Sprint(k)
+}
+
+// TestDescriptors pins each operator's opset ranges and that it folds:
+// the reductions take their axes as an attribute, then as an input.
+func TestDescriptors(t *testing.T) {
+	for op, axesInput := range map[string]int64{
+		"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18, "ReduceProd": 18,
+		"ReduceL1": 18, "ReduceL2": 18, "ReduceLogSum": 18, "ReduceLogSumExp": 18, "ReduceSumSquare": 18,
+		"ArgMax": 0, "ArgMin": 0,
+	} {
+		ds := ops.Descriptors("", op)
+		want := [][2]int64{{1, axesInput - 1}, {axesInput, 0}}
+		if axesInput == 0 {
+			want = [][2]int64{{1, 0}}
+		}
+		if len(ds) != len(want) {
+			t.Errorf("%s: descriptors %v", op, ds)
+			continue
+		}
+		for i, d := range ds {
+			if d.Since != want[i][0] || d.Until != want[i][1] || !d.Fold || d.Refused || d.Domain != "" {
+				t.Errorf("%s: descriptor %v, want opsets %d–%d that fold", op, d, want[i][0], want[i][1])
+			}
+		}
+	}
+}
 
 // naiveReduce is the definition: every input element, visited in order,
 // folded into the output element its kept indices name, in float64.
@@ -75,17 +123,6 @@ func naiveReduce(kind reduceKind, x []float64, shape []int, red []bool, keep boo
 	return acc, out
 }
 
-var reduceKinds = []reduceKind{reduceSum, reduceMean, reduceMax, reduceMin, reduceProd, reduceL1, reduceL2, reduceLogSum, reduceLogSumExp, reduceSumSquare}
-
-func kindName(k reduceKind) string {
-	for _, op := range reductions {
-		if op.kind == k {
-			return op.name
-		}
-	}
-	return fmt.Sprint(k)
-}
-
 // TestReduceMatchesDefinition runs every reduction on random shapes and
 // axis sets (so every coalesced layout: reduced last runs, kept last
 // runs, alternating groups, size-1 axes) in FP32, FP64 and INT32 against
@@ -116,11 +153,11 @@ func TestReduceMatchesDefinition(t *testing.T) {
 					name := fmt.Sprintf("%s%v%v/keep=%v", kindName(kind), shape, red, keep)
 					want, wantShape := naiveReduce(kind, x64, shape, red, keep)
 					for _, x := range []*tensor.Tensor{tensor.From(shape, x32), tensor.From(shape, x64)} {
-						y, err := reduceTensor("op", kind, x, red, keep)
+						y, err := reduceTensor(bg(), "op", kind, x, red, keep)
 						if err != nil {
 							t.Fatalf("%s: %v", name, err)
 						}
-						if !equalShape(y.Shape, wantShape) {
+						if !slices.Equal(y.Shape, wantShape) {
 							t.Fatalf("%s: shape %v, want %v", name, y.Shape, wantShape)
 						}
 						for i, g := range y.Float64s() {
@@ -137,7 +174,7 @@ func TestReduceMatchesDefinition(t *testing.T) {
 						xf[i] = float64(v)
 					}
 					want, _ = naiveReduce(kind, xf, shape, red, keep)
-					y, err := reduceTensor("op", kind, tensor.From(shape, xi), red, keep)
+					y, err := reduceTensor(bg(), "op", kind, tensor.From(shape, xi), red, keep)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -168,11 +205,11 @@ func TestReduceEmptySet(t *testing.T) {
 		reduceL1: 0, reduceL2: 0, reduceLogSum: math.Inf(-1), reduceLogSumExp: math.Inf(-1), reduceSumSquare: 0,
 	}
 	for kind, w := range want {
-		y, err := reduceTensor("op", kind, x, []bool{false, true, false}, true)
+		y, err := reduceTensor(bg(), "op", kind, x, []bool{false, true, false}, true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !equalShape(y.Shape, []int{2, 1, 3}) {
+		if !slices.Equal(y.Shape, []int{2, 1, 3}) {
 			t.Fatalf("%s: shape %v", kindName(kind), y.Shape)
 		}
 		for _, g := range y.Float64s() {
@@ -180,21 +217,21 @@ func TestReduceEmptySet(t *testing.T) {
 				t.Fatalf("%s of nothing = %v, want %v", kindName(kind), g, w)
 			}
 		}
-		y, err = reduceTensor("op", kind, x, []bool{false, false, true}, false)
-		if err != nil || !equalShape(y.Shape, []int{2, 0}) || y.Len() != 0 {
+		y, err = reduceTensor(bg(), "op", kind, x, []bool{false, false, true}, false)
+		if err != nil || !slices.Equal(y.Shape, []int{2, 0}) || y.Len() != 0 {
 			t.Fatalf("%s over a kept empty axis: %v %v", kindName(kind), y, err)
 		}
 	}
 	lo, hi := intLimits[int8]()
-	yi, _ := reduceTensor("op", reduceMax, tensor.From([]int{0}, []int8{}), []bool{true}, false)
-	ya, _ := reduceTensor("op", reduceMin, tensor.From([]int{0}, []int8{}), []bool{true}, false)
+	yi, _ := reduceTensor(bg(), "op", reduceMax, tensor.From([]int{0}, []int8{}), []bool{true}, false)
+	ya, _ := reduceTensor(bg(), "op", reduceMin, tensor.From([]int{0}, []int8{}), []bool{true}, false)
 	if yi.Data.([]int8)[0] != lo || ya.Data.([]int8)[0] != hi || lo != -128 || hi != 127 {
 		t.Fatalf("INT8 max/min of nothing: %v %v", yi.Data, ya.Data)
 	}
 	if lo, hi := intLimits[uint16](); lo != 0 || hi != 65535 {
 		t.Fatalf("uint16 limits %d %d", lo, hi)
 	}
-	yb, _ := reduceTensor("op", reduceMin, tensor.From([]int{0}, []bool{}), []bool{true}, false)
+	yb, _ := reduceTensor(bg(), "op", reduceMin, tensor.From([]int{0}, []bool{}), []bool{true}, false)
 	if !yb.Data.([]bool)[0] {
 		t.Fatal("ReduceMin of no BOOLs must be true")
 	}
@@ -214,7 +251,7 @@ func TestReduceNaNAndInfinities(t *testing.T) {
 		{reduceLogSumExp, []float32{1000, 1000}, 1000 + math.Ln2},
 	} {
 		for _, red := range [][]bool{{true}} {
-			y, err := reduceTensor("op", c.kind, tensor.From([]int{len(c.x)}, c.x), red, false)
+			y, err := reduceTensor(bg(), "op", c.kind, tensor.From([]int{len(c.x)}, c.x), red, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -227,7 +264,7 @@ func TestReduceNaNAndInfinities(t *testing.T) {
 
 func TestReduceHalfAndBool(t *testing.T) {
 	x := tensor.From([]int{2, 3}, tensor.Float32ToHalf[tensor.F16]([]float32{1, 2, 3, 4, 5, 6}))
-	y, err := reduceTensor("op", reduceSum, x, []bool{false, true}, false)
+	y, err := reduceTensor(bg(), "op", reduceSum, x, []bool{false, true}, false)
 	if err != nil || y.DType != tensor.Float16 {
 		t.Fatal(y, err)
 	}
@@ -235,38 +272,17 @@ func TestReduceHalfAndBool(t *testing.T) {
 		t.Fatalf("FP16 sums %v", got)
 	}
 	b := tensor.From([]int{2, 2}, []bool{true, false, false, false})
-	ymax, _ := reduceTensor("op", reduceMax, b, []bool{false, true}, true)
-	ymin, _ := reduceTensor("op", reduceMin, b, []bool{true, false}, true)
+	ymax, _ := reduceTensor(bg(), "op", reduceMax, b, []bool{false, true}, true)
+	ymin, _ := reduceTensor(bg(), "op", reduceMin, b, []bool{true, false}, true)
 	if g := ymax.Data.([]bool); !g[0] || g[1] {
 		t.Fatalf("BOOL max %v", g)
 	}
 	if g := ymin.Data.([]bool); g[0] || g[1] {
 		t.Fatalf("BOOL min %v", g)
 	}
-	if _, err := reduceTensor("ReduceSum", reduceSum, b, []bool{true, true}, true); !errors.Is(err, ErrInput) {
+	if _, err := reduceTensor(bg(), "ReduceSum", reduceSum, b, []bool{true, true}, true); !errors.Is(err, ops.ErrInput) {
 		t.Fatalf("ReduceSum of BOOL: %v", err)
 	}
-}
-
-// reductionModel is a one-node model over an input x of dtype (and an
-// optional axes initializer or input).
-func reductionModel(t *testing.T, op string, opset int64, dt onnxpb.DataType, axes *onnxpb.Tensor, axesInput bool, attrs ...*onnxpb.Attribute) (*Model, error) {
-	t.Helper()
-	vi := func(name string, et onnxpb.DataType) *onnxpb.ValueInfo {
-		return &onnxpb.ValueInfo{Name: name, Type: &onnxpb.Type{Kind: onnxpb.TypeTensor, ElemType: et}}
-	}
-	g := &onnxpb.Graph{Inputs: []*onnxpb.ValueInfo{vi("x", dt)}, Outputs: []*onnxpb.ValueInfo{vi("y", dt)}}
-	inputs := []string{"x"}
-	switch {
-	case axes != nil:
-		g.Initializers = []*onnxpb.Tensor{axes}
-		inputs = append(inputs, axes.Name)
-	case axesInput:
-		g.Inputs = append(g.Inputs, vi("axes", onnxpb.Int64))
-		inputs = append(inputs, "axes")
-	}
-	g.Nodes = []*onnxpb.Node{{OpType: op, Name: "r", Inputs: inputs, Outputs: []string{"y"}, Attributes: attrs}}
-	return Load(onnxpb.Marshal(&onnxpb.Model{IRVersion: 8, OpsetImport: []onnxpb.OpsetID{{Version: opset}}, Graph: g}))
 }
 
 func intsAttr(name string, v ...int64) *onnxpb.Attribute {
@@ -282,30 +298,35 @@ func intAttr(name string, v int64) *onnxpb.Attribute {
 // the errors bad axes give.
 func TestReduceOpsetForms(t *testing.T) {
 	x := tensor.From([]int{2, 3}, []float32{1, 2, 3, 4, 5, 6})
-	run := func(m *Model, in map[string]*tensor.Tensor) (*tensor.Tensor, error) {
-		out, err := m.Run(context.Background(), in, nil)
-		return out["y"], err
+	compile := func(n opstest.Node, inputs int) ops.Operator {
+		t.Helper()
+		op, _, err := opstest.Compile(n, inputs)
+		if err != nil {
+			t.Fatalf("%s-%d: %v", n.Op, n.Opset, err)
+		}
+		return op
 	}
-	m, err := reductionModel(t, "ReduceMean", 11, onnxpb.Float, nil, false, intsAttr("axes", -1), intAttr("keepdims", 0))
-	if err != nil {
-		t.Fatal(err)
+	run := func(op ops.Operator, in ...*tensor.Tensor) (*tensor.Tensor, error) {
+		out, err := op.Run(bg(), in)
+		if err != nil {
+			return nil, err
+		}
+		return out[0], nil
 	}
-	y, err := run(m, map[string]*tensor.Tensor{"x": x})
-	if err != nil || !equalShape(y.Shape, []int{2}) || y.Data.([]float32)[1] != 5 {
+	m := compile(opstest.Node{Op: "ReduceMean", Opset: 11, Attrs: []*onnxpb.Attribute{intsAttr("axes", -1), intAttr("keepdims", 0)}}, 1)
+	y, err := run(m, x)
+	if err != nil || !slices.Equal(y.Shape, []int{2}) || y.Data.([]float32)[1] != 5 {
 		t.Fatalf("opset 11 ReduceMean: %v %v", y, err)
 	}
-	if _, err := reductionModel(t, "ReduceMean", 18, onnxpb.Float, nil, false, intsAttr("axes", 1)); !errors.Is(err, ErrUnsupported) {
+	if _, _, err := opstest.Compile(opstest.Node{Op: "ReduceMean", Opset: 18, Attrs: []*onnxpb.Attribute{intsAttr("axes", 1)}}, 1); !errors.Is(err, onnx.ErrUnsupported) {
 		t.Fatalf("an axes attribute at opset 18 must be refused, got %v", err)
 	}
-	m, err = reductionModel(t, "ReduceSumSquare", 18, onnxpb.Float, nil, true, intAttr("noop_with_empty_axes", 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err = run(m, map[string]*tensor.Tensor{"x": x, "axes": tensor.From([]int{0}, []int64{})})
-	if err != nil || !equalShape(y.Shape, x.Shape) || y.Data.([]float32)[5] != 36 {
+	m = compile(opstest.Node{Op: "ReduceSumSquare", Opset: 18, Attrs: []*onnxpb.Attribute{intAttr("noop_with_empty_axes", 1)}}, 2)
+	y, err = run(m, x, tensor.From([]int{0}, []int64{}))
+	if err != nil || !slices.Equal(y.Shape, x.Shape) || y.Data.([]float32)[5] != 36 {
 		t.Fatalf("noop ReduceSumSquare squares: %v %v", y, err)
 	}
-	y, err = run(m, map[string]*tensor.Tensor{"x": x, "axes": tensor.From([]int{1}, []int64{0})})
+	y, err = run(m, x, tensor.From([]int{1}, []int64{0}))
 	if err != nil || y.Data.([]float32)[0] != 17 {
 		t.Fatalf("ReduceSumSquare axis 0: %v %v", y, err)
 	}
@@ -313,74 +334,103 @@ func TestReduceOpsetForms(t *testing.T) {
 		tensor.From([]int{1}, []int64{2}),
 		tensor.From([]int{2}, []int64{1, -1}),
 		tensor.From([]int{1, 1}, []int64{0}),
+		tensor.From([]int{1}, []int32{0}),
 	} {
-		if _, err := run(m, map[string]*tensor.Tensor{"x": x, "axes": bad}); !errors.Is(err, ErrInput) {
+		if _, err := run(m, x, bad); !errors.Is(err, ops.ErrInput) {
 			t.Errorf("axes %v: %v, want an input error", bad.Data, err)
 		}
 	}
-	m, err = reductionModel(t, "ReduceSum", 13, onnxpb.Float, model64("ax", []int64{1}), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err = run(m, map[string]*tensor.Tensor{"x": x})
+	axes := tensor.From([]int{1}, []int64{1})
+	m = compile(opstest.Node{Op: "ReduceSum", Opset: 13, Consts: []*tensor.Tensor{nil, axes}}, 2)
+	y, err = run(m, x, axes)
 	if err != nil || y.Data.([]float32)[1] != 15 {
 		t.Fatalf("ReduceSum constant axes: %v %v", y, err)
 	}
-	if _, err := run(m, map[string]*tensor.Tensor{"x": tensor.Scalar(float32(3))}); !errors.Is(err, ErrInput) {
+	if _, err := run(m, tensor.Scalar(float32(3)), axes); !errors.Is(err, ops.ErrInput) {
 		t.Fatalf("axis 1 of a scalar: %v", err)
 	}
-	m, err = reductionModel(t, "ReduceMax", 20, onnxpb.Bool, nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err = run(m, map[string]*tensor.Tensor{"x": tensor.From([]int{2}, []bool{false, true})})
+	m = compile(opstest.Node{Op: "ReduceMax", Opset: 20}, 1)
+	y, err = run(m, tensor.From([]int{2}, []bool{false, true}))
 	if err != nil || !y.Data.([]bool)[0] {
 		t.Fatalf("BOOL ReduceMax: %v %v", y, err)
 	}
+	if _, _, err := opstest.Compile(opstest.Node{Op: "ReduceMax", Opset: 11}, 2); err == nil {
+		t.Fatal("an axes input at opset 11 compiled")
+	}
 }
 
-func model64(name string, v []int64) *onnxpb.Tensor {
-	return TensorToONNX(name, tensor.From([]int{len(v)}, v))
+// TestReduceKeepsAttrs checks that a builder leaves the parsed attributes
+// as they were and that the operator holds its own copy.
+func TestReduceKeepsAttrs(t *testing.T) {
+	op, params, err := opstest.Compile(opstest.Node{Op: "ReduceL1", Opset: 13, Attrs: []*onnxpb.Attribute{intsAttr("axes", 0), intAttr("keepdims", 0)}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := params.(*ReduceAttrs)
+	if !slices.Equal(at.Axes, []int64{0}) || at.KeepDims {
+		t.Fatalf("parsed %+v", at)
+	}
+	at.KeepDims = true // a later change to the parsed struct reaches no operator
+	out, err := op.Run(bg(), []*tensor.Tensor{tensor.From([]int{2, 2}, []float32{1, -2, 3, 4})})
+	if err != nil || !slices.Equal(out[0].Shape, []int{2}) || out[0].Data.([]float32)[1] != 6 {
+		t.Fatalf("ReduceL1 axis 0: %v %v", out, err)
+	}
+	var _ Reduction = at
+	var _ Reduction = &ReduceInputAttrs{}
 }
 
-// TestExp32 compares exp32 with math.Exp across float32's range.
-func TestExp32(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	worst := 0.0
-	check := func(x float32) {
-		got := exp32(x)
-		want := math.Exp(float64(x))
-		if want > math.MaxFloat32 {
-			if !math.IsInf(float64(got), 1) {
-				t.Fatalf("exp32(%v) = %v, want +Inf", x, got)
+// TestReduceLongRuns checks that runs longer than the stretch between two
+// looks at the deadline sum to the same bits as in one pass: each run's
+// total carried from chunk to chunk, then added to its output.
+func TestReduceLongRuns(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	n := 2*checkEvery + 700
+	x := make([]float32, 2*3*n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	for _, c := range []struct {
+		kind reduceKind
+		row  func(float64, []float32) float64
+	}{{reduceSum, rowSum[float32]}, {reduceL1, rowSumAbs[float32]}, {reduceSumSquare, addSquares[float32]}} {
+		y, err := reduceTensor(bg(), "op", c.kind, tensor.From([]int{2, 3, n}, x), []bool{true, false, true}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, got := range y.Data.([]float32) {
+			var acc float64
+			for a := range 2 {
+				run := x[(a*3+k)*n : (a*3+k+1)*n]
+				acc += c.row(0, run)
 			}
-			return
-		}
-		w32 := float32(want)
-		if w32 == 0 {
-			if got != 0 && float64(got) > 2*want+1e-45 {
-				t.Fatalf("exp32(%v) = %v, want %v", x, got, want)
+			if got != float32(acc) {
+				t.Errorf("%s [%d] = %v, want %v", kindName(c.kind), k, got, float32(acc))
 			}
-			return
-		}
-		ulp := float64(math.Nextafter32(w32, float32(math.Inf(1))) - w32)
-		if e := math.Abs(float64(got)-want) / ulp; e > worst {
-			worst = e
 		}
 	}
-	for i := 0; i < 200000; i++ {
-		check(float32(r.Float64()*200 - 100))
-		check(float32(r.Float64()*2 - 1))
+}
+
+// TestReduceCancelled checks that a reduction over a large input stops
+// with the request's error once the request is cancelled.
+func TestReduceCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c := ops.NewContext(ctx, nil, false)
+	x := tensor.From([]int{4, 1 << 16}, make([]float32, 4<<16))
+	for _, kind := range reduceKinds {
+		for _, red := range [][]bool{{false, true}, {true, false}} {
+			if _, err := reduceTensor(c, "op", kind, x, red, true); !errors.Is(err, context.Canceled) {
+				t.Errorf("%s%v cancelled: %v", kindName(kind), red, err)
+			}
+		}
 	}
-	for _, x := range []float32{0, -0, 1, -1, 88.7, 88.72283, 88.73, -87.3, -103.9, -104, -150, 1e-8} {
-		check(x)
+	xi := tensor.From([]int{4, 1 << 16}, make([]int16, 4<<16))
+	if _, err := reduceTensor(c, "op", reduceSum, xi, []bool{true, true}, false); !errors.Is(err, context.Canceled) {
+		t.Errorf("INT16 ReduceSum cancelled: %v", err)
 	}
-	t.Logf("exp32: %.2f ulp at worst", worst)
-	if worst > 2 {
-		t.Fatalf("exp32 is %.2f ulp from math.Exp at worst", worst)
-	}
-	if !math.IsNaN(float64(exp32(float32(math.NaN())))) || exp32(float32(math.Inf(-1))) != 0 {
-		t.Fatal("exp32 of NaN or -Inf")
+	// a small input finishes before the first look
+	if _, err := reduceTensor(c, "op", reduceSum, tensor.From([]int{3}, []float32{1, 2, 3}), []bool{true}, false); err != nil {
+		t.Errorf("small ReduceSum: %v", err)
 	}
 }
 
@@ -396,11 +446,12 @@ func BenchmarkReduceMeanLastAxis(b *testing.B) {
 	}
 	xt := tensor.From([]int{128, 768}, x)
 	red := []bool{false, true}
+	c := bg()
 	b.Run("rows", func(b *testing.B) {
 		b.SetBytes(int64(4 * len(x)))
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := reduceTensor("ReduceMean", reduceMean, xt, red, true); err != nil {
+			if _, err := reduceTensor(c, "ReduceMean", reduceMean, xt, red, true); err != nil {
 				b.Fatal(err)
 			}
 		}
