@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/model"
+	tensorops "github.com/quantserve/quantserve/ops/tensor"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -180,7 +181,7 @@ func init() {
 		})
 	}
 	registerGrad("Transpose", func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
-		perm := st.Params.(*model.TransposeAttrs).Perm
+		perm := st.Params.(*tensorops.TransposeAttrs).Perm
 		r := in[0].Rank()
 		inv := make([]int, r)
 		for i := 0; i < r; i++ {
@@ -395,7 +396,7 @@ func permute(g []float32, shape []int, p []int) []float32 {
 }
 
 func concatBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32) ([][]float32, error) {
-	a, err := axisOf(*st.Params.(*model.ConcatAttrs).Axis, y.Rank())
+	a, err := axisOf(*st.Params.(*tensorops.ConcatAttrs).Axis, y.Rank())
 	if err != nil {
 		return nil, err
 	}

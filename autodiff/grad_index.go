@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/quantserve/quantserve/model"
+	tensorops "github.com/quantserve/quantserve/ops/tensor"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -67,7 +68,7 @@ func gatherBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []f
 func sliceBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
 	x := in[0]
 	var lists [4][]int64
-	if at, ok := st.Params.(*model.SliceAttrs); ok { // before opset 10
+	if at, ok := st.Params.(*tensorops.SliceAttrs); ok { // before opset 10
 		lists = [4][]int64{at.Starts, at.Ends, at.Axes, nil}
 	} else {
 		for i := range lists {
@@ -80,7 +81,7 @@ func sliceBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []fl
 			}
 		}
 	}
-	shape, strides, base, err := model.SliceView(x.Shape, lists[0], lists[1], lists[2], lists[3])
+	shape, strides, base, err := tensorops.SliceView(x.Shape, lists[0], lists[1], lists[2], lists[3])
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +122,7 @@ func tileBackward(_ model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []floa
 // (zeros for an output no gradient reaches).
 func splitBackward(st model.Step, in []*tensor.Tensor, ys []*tensor.Tensor, dys [][]float32, _ []bool) ([][]float32, error) {
 	x := in[0]
-	a, err := axisOf(st.Params.(*model.SplitAttrs).Axis, x.Rank())
+	a, err := axisOf(st.Params.(*tensorops.SplitAttrs).Axis, x.Rank())
 	if err != nil {
 		return nil, err
 	}

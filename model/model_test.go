@@ -81,31 +81,6 @@ func TestBroadcastAndErrors(t *testing.T) {
 	}
 }
 
-func TestReshapeTarget(t *testing.T) {
-	cases := []struct {
-		in        []int
-		spec      []int64
-		allowZero bool
-		want      []int
-		err       bool
-	}{
-		{[]int{2, 3, 4}, []int64{0, -1}, false, []int{2, 12}, false},
-		{[]int{2, 3, 4}, []int64{-1}, false, []int{24}, false},
-		{[]int{2, 3, 4}, []int64{4, 0, 2}, false, []int{4, 3, 2}, false},
-		{[]int{0, 3}, []int64{0, 3}, true, []int{0, 3}, false},
-		{[]int{2, 3}, []int64{-1, -1}, false, nil, true},
-		{[]int{2, 3}, []int64{5, -1}, false, nil, true},
-		{[]int{2, 3}, []int64{-2}, false, nil, true},
-		{[]int{2, 3}, []int64{1 << 40, 1 << 40}, false, nil, true},
-	}
-	for _, c := range cases {
-		got, err := reshapeTarget(c.in, c.spec, c.allowZero)
-		if (err != nil) != c.err || !c.err && !slices.Equal(got, c.want) {
-			t.Errorf("reshapeTarget(%v, %v) = %v, %v", c.in, c.spec, got, err)
-		}
-	}
-}
-
 func TestIntegerDivisionByZeroIsAnError(t *testing.T) {
 	g := &onnxpb.Graph{
 		Inputs: []*onnxpb.ValueInfo{

@@ -3,6 +3,15 @@
 // Protocol carries (strings included), and ConstantOfShape. CastTo, the
 // conversion Cast runs, and Fill serve the operators of other families.
 //
+// It holds the shape and slicing operators too, for every element type:
+// Identity, Constant, Shape and Size; Reshape, Flatten, Squeeze and
+// Unsqueeze, which share their input's data; Transpose, Concat, Slice,
+// Split, Tile, Expand and Range, which copy whole contiguous runs
+// through a Mover (MoverOf), look at the request's deadline at a bounded
+// interval, and refuse outputs beyond tensor.MaxElements before
+// allocating them. StridedView, Transpose and SliceView (the view
+// Slice's gradient walks) serve other packages.
+//
 // Its files import the project's tensor package under its own name: the
 // operators' package is imported elsewhere as tensorops.
 package tensor

@@ -1,0 +1,136 @@
+package tensor
+
+import (
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// checkEvery is how many elements the data-movement operators move
+// between two looks at the request's deadline.
+const checkEvery = 1 << 18
+
+// watch looks at the request's deadline (c.Err()) once every checkEvery
+// elements an operator moves. A nil watch, or one without a Context,
+// never stops the work.
+type watch struct {
+	c    *ops.Context
+	left int
+}
+
+func newWatch(c *ops.Context) *watch { return &watch{c: c, left: checkEvery} }
+
+// moved counts n more elements moved and returns the request's error
+// once it has ended.
+func (w *watch) moved(n int) error {
+	if w == nil || w.c == nil {
+		return nil
+	}
+	if w.left -= n; w.left > 0 {
+		return nil
+	}
+	w.left = checkEvery
+	return w.c.Err()
+}
+
+// StridedView returns a new tensor of shape filled from x's data at
+// base + Σ index·strides (a view: slice, transpose, broadcast, tile),
+// copying whole contiguous runs. A long copy stops with c.Err() once the
+// request ends; c may be nil (no request to watch).
+func StridedView(c *ops.Context, x *tensor.Tensor, shape, strides []int, base int) (*tensor.Tensor, error) {
+	return stridedView(newWatch(c), x, shape, strides, base)
+}
+
+func stridedView(w *watch, x *tensor.Tensor, shape, strides []int, base int) (*tensor.Tensor, error) {
+	n, err := tensor.NumElements(shape)
+	if err != nil {
+		return nil, ops.InputErrorf("%v", err)
+	}
+	mv := MoverOf(x.DType)
+	out := mv.Alloc(n)
+	if n > 0 {
+		if err := mv.strided(w, out, x.Data, shape, strides, base); err != nil {
+			return nil, err
+		}
+	}
+	return &tensor.Tensor{DType: x.DType, Shape: shape, Data: out}, nil
+}
+
+// stridedCopy fills dst (len Π shape > 0) in row-major order of shape
+// from src at base + Σ index·strides. Dimensions that are contiguous in
+// src are merged first, so the inner loop is one copy() per run; runs
+// longer than checkEvery are copied in pieces, and w is told of each.
+func stridedCopy[T any](w *watch, dst, src []T, shape, strides []int, base int) error {
+	shape, strides = coalesceStrides(shape, strides)
+	rank := len(shape)
+	if rank == 0 {
+		dst[0] = src[base]
+		return nil
+	}
+	inner, step := shape[rank-1], strides[rank-1]
+	it := tensor.NewIter(shape[:rank-1], strides[:rank-1])
+	for o := 0; it.Next(); o += inner {
+		at := base + it.Off(0)
+		for k := 0; k < inner; k += checkEvery {
+			n := min(checkEvery, inner-k)
+			if err := w.moved(n); err != nil {
+				return err
+			}
+			stridedRow(dst[o+k:o+k+n], src, at+k*step, n, step)
+		}
+	}
+	return nil
+}
+
+// stridedRow sets dst[i] = src[at+i·step] for i < n.
+func stridedRow[T any](dst, src []T, at, n, step int) {
+	switch step {
+	case 1:
+		copy(dst[:n], src[at:at+n])
+	case 0:
+		v := src[at]
+		for i := range dst[:n] {
+			dst[i] = v
+		}
+	default:
+		for i := range dst[:n] {
+			dst[i] = src[at]
+			at += step
+		}
+	}
+}
+
+// coalesceStrides drops dimensions of size 1 and merges each dimension
+// into the next where src walks them as one (stride[i] = stride[i+1]·
+// shape[i+1]). The walk they describe is unchanged.
+func coalesceStrides(shape, strides []int) ([]int, []int) {
+	s := make([]int, 0, len(shape))
+	st := make([]int, 0, len(shape))
+	for i, d := range shape {
+		if d == 1 {
+			continue
+		}
+		if k := len(s) - 1; k >= 0 && st[k] == strides[i]*d {
+			s[k] *= d
+			st[k] = strides[i]
+			continue
+		}
+		s = append(s, d)
+		st = append(st, strides[i])
+	}
+	return s, st
+}
+
+// inPieces calls f on the pieces [lo, hi) of [0, n), in order, each at
+// most checkEvery long, and stops with c.Err() once the request ends (c
+// may be nil: no request to watch).
+func inPieces(c *ops.Context, n int, f func(lo, hi int)) error {
+	w := newWatch(c)
+	for lo := 0; lo < n; lo += checkEvery {
+		hi := min(lo+checkEvery, n)
+		if err := w.moved(hi - lo); err != nil {
+			return err
+		}
+		f(lo, hi)
+	}
+	return nil
+}

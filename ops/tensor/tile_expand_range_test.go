@@ -1,0 +1,48 @@
+package tensor
+
+import (
+	"math"
+	"testing"
+
+	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+func TestTile(t *testing.T) {
+	x := seq(2, 2)
+	check(t, "Tile", run1(t, "Tile", 13, nil, x, i64s(2, 3)), []int{4, 6}, []float32{0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3})
+	check(t, "Tile by 0", run1(t, "Tile", 13, nil, x, i64s(0, 3)), []int{0, 6}, []float32{})
+	check(t, "Tile INT32 repeats", run1(t, "Tile", 13, nil, x, tensor.From([]int{2}, []int32{1, 2})), []int{2, 4}, []float32{0, 1, 0, 1, 2, 3, 2, 3})
+}
+
+func TestExpand(t *testing.T) {
+	check(t, "Expand", run1(t, "Expand", 13, nil, seq(3, 1), i64s(2, 1, 4)), []int{2, 3, 4}, []float32{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2})
+	// bidirectional: stays [3,1]
+	check(t, "Expand to a smaller shape", run1(t, "Expand", 13, nil, seq(3, 1), i64s(1, 1)), []int{3, 1}, []float32{0, 1, 2})
+}
+
+func TestRange(t *testing.T) {
+	y := run1(t, "Range", 11, nil, tensor.Scalar(int64(10)), tensor.Scalar(int64(4)), tensor.Scalar(int64(-2)))
+	check(t, "Range down", y, []int{3}, []int64{10, 8, 6})
+	y = run1(t, "Range", 11, nil, tensor.Scalar(int64(math.MinInt64)), tensor.Scalar(int64(math.MinInt64+3)), tensor.Scalar(int64(math.MaxInt64)))
+	check(t, "Range of extremes", y, []int{1}, []int64{math.MinInt64})
+	y = run1(t, "Range", 11, nil, tensor.Scalar(int16(1)), tensor.Scalar(int16(1)), tensor.Scalar(int16(1)))
+	check(t, "empty Range", y, []int{0}, []int16{})
+	y = run1(t, "Range", 11, nil, tensor.Scalar(int32(-1)), tensor.Scalar(int32(4)), tensor.Scalar(int32(2)))
+	check(t, "INT32 Range", y, []int{3}, []int32{-1, 1, 3})
+	y = run1(t, "Range", 11, nil, tensor.Scalar(0.5), tensor.Scalar(2.0), tensor.Scalar(0.5))
+	check(t, "DOUBLE Range", y, []int{3}, []float64{0.5, 1, 1.5})
+	y = run1(t, "Range", 11, nil, tensor.Scalar(float32(1)), tensor.Scalar(float32(0)), tensor.Scalar(float32(-0.25)))
+	check(t, "FLOAT Range", y, []int{4}, []float32{1, 0.75, 0.5, 0.25})
+	y = run1(t, "Range", 27, nil, tensor.Scalar(tensor.F16From(0)), tensor.Scalar(tensor.F16From(1)), tensor.Scalar(tensor.F16From(0.25)))
+	check(t, "FP16 Range", y, []int{4}, tensor.Float32ToHalf[tensor.F16]([]float32{0, 0.25, 0.5, 0.75}))
+	// stash_type FLOAT computes start + i·delta in float32 and rounds
+	// once; another accumulates in BF16, where 256 + 1 rounds back to 256.
+	start, limit, delta := tensor.Scalar(tensor.BF16From(256)), tensor.Scalar(tensor.BF16From(262)), tensor.Scalar(tensor.BF16From(1))
+	y = run1(t, "Range", 27, nil, start, limit, delta)
+	check(t, "BF16 Range in float32", y, []int{6}, tensor.Float32ToHalf[tensor.BF16]([]float32{256, 257, 258, 259, 260, 261}))
+	y = run1(t, "Range", 27, []*onnxpb.Attribute{intAttr("stash_type", 16)}, start, limit, delta)
+	check(t, "BF16 Range accumulated", y, []int{6}, tensor.Float32ToHalf[tensor.BF16]([]float32{256, 256, 256, 256, 256, 256}))
+	wantInputError(t, "Range", 11, nil, 1, []*tensor.Tensor{tensor.Scalar(true), tensor.Scalar(true), tensor.Scalar(true)}, "does not take BOOL")
+	wantInputError(t, "Range", 11, nil, 1, []*tensor.Tensor{i64s(1, 2), tensor.Scalar(int64(3)), tensor.Scalar(int64(1))}, "must be a scalar")
+}
