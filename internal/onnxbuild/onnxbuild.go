@@ -4,8 +4,10 @@ package onnxbuild
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/model/onnxpb"
@@ -25,6 +27,7 @@ type Node struct {
 	Inputs  []string
 	Outputs []string
 	Attrs   []*onnxpb.Attribute
+	Domain  string // the operator's domain: "" for ai.onnx
 }
 
 // Graph is a whole model.
@@ -34,6 +37,9 @@ type Graph struct {
 	Outputs []IO
 	Nodes   []Node
 	Inits   map[string]*tensor.Tensor
+	// Domains are the opsets the model imports for domains other than
+	// ai.onnx (e.g. "com.microsoft": 1), for nodes of those domains.
+	Domains map[string]int64
 }
 
 // Bytes encodes g as a model.onnx file.
@@ -44,7 +50,7 @@ func (g Graph) Bytes() []byte {
 	}
 	pg := &onnxpb.Graph{Name: "test"}
 	for i, n := range g.Nodes {
-		pg.Nodes = append(pg.Nodes, &onnxpb.Node{OpType: n.Op, Name: n.Op + "_" + string(rune('a'+i)), Inputs: n.Inputs, Outputs: n.Outputs, Attributes: n.Attrs})
+		pg.Nodes = append(pg.Nodes, &onnxpb.Node{OpType: n.Op, Domain: n.Domain, Name: n.Op + "_" + string(rune('a'+i)), Inputs: n.Inputs, Outputs: n.Outputs, Attributes: n.Attrs})
 	}
 	for name, t := range g.Inits {
 		pg.Initializers = append(pg.Initializers, model.TensorToONNX(name, t))
@@ -55,7 +61,11 @@ func (g Graph) Bytes() []byte {
 	for _, io := range g.Outputs {
 		pg.Outputs = append(pg.Outputs, valueInfo(io))
 	}
-	return onnxpb.Marshal(&onnxpb.Model{IRVersion: 8, OpsetImport: []onnxpb.OpsetID{{Version: opset}}, Graph: pg})
+	imports := []onnxpb.OpsetID{{Version: opset}}
+	for _, d := range slices.Sorted(maps.Keys(g.Domains)) {
+		imports = append(imports, onnxpb.OpsetID{Domain: d, Version: g.Domains[d]})
+	}
+	return onnxpb.Marshal(&onnxpb.Model{IRVersion: 8, OpsetImport: imports, Graph: pg})
 }
 
 func valueInfo(io IO) *onnxpb.ValueInfo {
