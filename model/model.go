@@ -119,6 +119,13 @@ func Load(data []byte) (*Model, error) { return LoadWith(data, Options{}) }
 
 // LoadWith decodes and compiles an ONNX model with the given options.
 func LoadWith(data []byte, opts Options) (*Model, error) {
+	return LoadContext(context.Background(), data, opts)
+}
+
+// LoadContext is LoadWith under ctx: compiling stops with ctx's error
+// once it is cancelled or past its deadline, between nodes and inside the
+// operators that fold constants at load.
+func LoadContext(ctx context.Context, data []byte, opts Options) (*Model, error) {
 	if opts.Exec == nil {
 		opts.Exec = gemm.Default()
 	}
@@ -126,7 +133,7 @@ func LoadWith(data []byte, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: decoding ONNX: %w", err)
 	}
-	return compile(pb, opts, nil)
+	return compile(ctx, pb, opts, nil)
 }
 
 // Compile compiles a decoded model; initializers named in overrides take
@@ -135,10 +142,10 @@ func Compile(pb *onnxpb.Model, opts Options, overrides map[string]*tensor.Tensor
 	if opts.Exec == nil {
 		opts.Exec = gemm.Default()
 	}
-	return compile(pb, opts, overrides)
+	return compile(context.Background(), pb, opts, overrides)
 }
 
-func compile(pb *onnxpb.Model, opts Options, overrides map[string]*tensor.Tensor) (*Model, error) {
+func compile(ctx context.Context, pb *onnxpb.Model, opts Options, overrides map[string]*tensor.Tensor) (*Model, error) {
 	if pb.Graph == nil {
 		return nil, fmt.Errorf("model: the file has no graph")
 	}
@@ -171,10 +178,10 @@ func compile(pb *onnxpb.Model, opts Options, overrides map[string]*tensor.Tensor
 		if applyRewrites(g, m.opsets) && dispatch.AutodiffBuilt {
 			twin := opts
 			twin.Unrewritten = true
-			m.unrewritten = func() (*Model, error) { return compile(pb, twin, overrides) }
+			m.unrewritten = func() (*Model, error) { return compile(context.Background(), pb, twin, overrides) }
 		}
 	}
-	c := &compiler{m: m, opts: &opts, g: &m.graph, overrides: overrides}
+	c := &compiler{ctx: ctx, m: m, opts: &opts, g: &m.graph, overrides: overrides}
 	if err := c.compileGraph(g, true); err != nil {
 		return nil, err
 	}
@@ -205,6 +212,7 @@ func (m *Model) Unrewritten() (*Model, error) {
 // compiler compiles one graph; subgraphs get a compiler whose parent is the
 // enclosing graph's.
 type compiler struct {
+	ctx       context.Context // the load's: compiling stops when it ends
 	m         *Model
 	opts      *Options
 	parent    *compiler
@@ -318,6 +326,9 @@ func (c *compiler) compileGraph(g *onnxpb.Graph, main bool) error {
 }
 
 func (c *compiler) compileNode(pn *onnxpb.Node, i int) error {
+	if err := c.ctx.Err(); err != nil {
+		return fmt.Errorf("model: loading stopped at node %d: %w", i, err)
+	}
 	name := pn.Name
 	if name == "" {
 		name = fmt.Sprintf("#%d", i)
@@ -371,7 +382,7 @@ func (c *compiler) compileNode(pn *onnxpb.Node, i int) error {
 		// Deterministic and fed by constants only: evaluated once, here,
 		// so later nodes see a load-time constant (and, for QDQ weights,
 		// the int8 values behind it).
-		outs, err := st.op.Run(ops.NewContext(context.Background(), c.opts.Exec, false), n.consts)
+		outs, err := st.op.Run(ops.NewContext(c.ctx, c.opts.Exec, false), n.consts)
 		if err != nil {
 			return wrap(err)
 		}

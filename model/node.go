@@ -70,7 +70,7 @@ func (n *node) subgraph(g *onnxpb.Graph) (*subgraph, error) {
 	if g == nil {
 		return nil, fmt.Errorf("missing graph attribute")
 	}
-	sub := &compiler{m: n.model, opts: n.opts, parent: n.c, g: &graph{}}
+	sub := &compiler{ctx: n.c.ctx, m: n.model, opts: n.opts, parent: n.c, g: &graph{}}
 	if err := sub.compileGraph(g, false); err != nil {
 		return nil, err
 	}
