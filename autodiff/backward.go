@@ -227,17 +227,25 @@ func binaryBackward(op string, a, b *tensor.Tensor, out []int, dy []float32, nee
 	dx := make([][]float32, 2)
 	ae, be := expand(av, a.Shape, out), expand(bv, b.Shape, out)
 	ga, gb := make([]float32, n), make([]float32, n)
-	for i := 0; i < n; i++ {
-		switch op {
-		case "Add":
-			ga[i], gb[i] = dy[i], dy[i]
-		case "Sub":
+	// The operator is chosen once, each rule a loop of its own.
+	switch op {
+	case "Add":
+		copy(ga, dy[:n])
+		copy(gb, dy[:n])
+	case "Sub":
+		for i := range n {
 			ga[i], gb[i] = dy[i], -dy[i]
-		case "Mul":
+		}
+	case "Mul":
+		for i := range n {
 			ga[i], gb[i] = dy[i]*be[i], dy[i]*ae[i]
-		case "Div":
+		}
+	case "Div":
+		for i := range n {
 			ga[i], gb[i] = dy[i]/be[i], -dy[i]*ae[i]/(be[i]*be[i])
 		}
+	default:
+		return nil, fmt.Errorf("autodiff: no binary rule for %s", op)
 	}
 	if need[0] {
 		dx[0] = reduceTo(ga, out, a.Shape)
