@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/ops/index"
 	tensorops "github.com/quantserve/quantserve/ops/tensor"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -39,7 +40,7 @@ func gatherBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []f
 		return dx, nil
 	}
 	x, ind := in[0], in[1]
-	a, err := axisOf(st.Params.(*model.GatherAttrs).Axis, x.Rank())
+	a, err := axisOf(st.Params.(*index.GatherAttrs).Axis, x.Rank())
 	if err != nil {
 		return nil, err
 	}

@@ -167,30 +167,6 @@ func castTo(x *tensor.Tensor, dt tensor.DataType) (*tensor.Tensor, error) {
 	return tensorops.CastTo(x, dt)
 }
 
-// mover is tensorops.Mover under the method names this package's
-// operators use.
-type mover struct{ m tensorops.Mover }
-
-func moverOf(dt tensor.DataType) mover { return mover{tensorops.MoverOf(dt)} }
-
-func (v mover) alloc(n int) any   { return v.m.Alloc(n) }
-func (v mover) clone(src any) any { return v.m.Clone(src) }
-func (v mover) strided(dst, src any, shape, strides []int, base int) {
-	v.m.Strided(dst, src, shape, strides, base)
-}
-func (v mover) runs(dst any, at int, src any, base int, offs []int, run int) {
-	v.m.Runs(dst, at, src, base, offs, run)
-}
-func (v mover) put(dst any, base int, offs []int, src any, at int, run int) {
-	v.m.Put(dst, base, offs, src, at, run)
-}
-func (v mover) copyN(dst any, d int, src any, s, n int) { v.m.CopyN(dst, d, src, s, n) }
-func (v mover) fill(dst any, d, n int, x any)           { v.m.Fill(dst, d, n, x) }
-
-func stridedView(x *tensor.Tensor, shape, strides []int, base int) (*tensor.Tensor, error) {
-	return tensorops.StridedView(nil, x, shape, strides, base)
-}
-
 func transpose(x *tensor.Tensor, p []int) *tensor.Tensor {
 	t, err := tensorops.Transpose(nil, x, p)
 	if err != nil {

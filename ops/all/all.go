@@ -10,6 +10,8 @@ import (
 	_ "github.com/quantserve/quantserve/ops/control"
 	_ "github.com/quantserve/quantserve/ops/detection"
 	_ "github.com/quantserve/quantserve/ops/image"
+	_ "github.com/quantserve/quantserve/ops/index"
+	_ "github.com/quantserve/quantserve/ops/linalg"
 	_ "github.com/quantserve/quantserve/ops/logic"
 	_ "github.com/quantserve/quantserve/ops/loss"
 	_ "github.com/quantserve/quantserve/ops/ml"

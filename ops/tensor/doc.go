@@ -1,7 +1,8 @@
 // Package tensor holds the ONNX operators that convert or make whole
 // tensors: Cast and CastLike, between every type the Open Inference
-// Protocol carries (strings included), and ConstantOfShape. CastTo, the
-// conversion Cast runs, and Fill serve the operators of other families.
+// Protocol carries (strings included), BitCast, which reinterprets each
+// element's bytes, and ConstantOfShape. CastTo, the conversion Cast
+// runs, and Fill serve the operators of other families.
 //
 // It holds the shape and slicing operators too, for every element type:
 // Identity, Constant, Shape and Size; Reshape, Flatten, Squeeze and

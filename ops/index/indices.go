@@ -1,0 +1,82 @@
+package index
+
+import (
+	"github.com/quantserve/quantserve/ops"
+	tensorops "github.com/quantserve/quantserve/ops/tensor"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// indexValues reads a tensor of INT32 or INT64 indices.
+func indexValues(t *tensor.Tensor, what string) ([]int64, error) {
+	switch d := t.Data.(type) {
+	case []int64:
+		return d, nil
+	case []int32:
+		v := make([]int64, len(d))
+		for i, x := range d {
+			v[i] = int64(x)
+		}
+		return v, nil
+	}
+	return nil, ops.InputErrorf("%s must be INT32 or INT64, got %v", what, t.DType)
+}
+
+// wrap maps an index in [-dim, dim) to [0, dim).
+func wrap(i int64, dim int, what string) (int, error) {
+	if i < -int64(dim) || i >= int64(dim) {
+		return 0, ops.InputErrorf("%s index %d is out of range for an axis of %d", what, i, dim)
+	}
+	if i < 0 {
+		i += int64(dim)
+	}
+	return int(i), nil
+}
+
+// product multiplies dimensions of a tensor that exists and is not
+// empty, so the product cannot exceed its element count.
+func product(dims []int) int {
+	p := 1
+	for _, d := range dims {
+		p *= d
+	}
+	return p
+}
+
+// NewTensor returns a new zeroed tensor of type dt and the given shape,
+// and its element count, refusing shapes beyond tensor.MaxElements as
+// input errors before allocating.
+func NewTensor(dt tensor.DataType, shape []int) (*tensor.Tensor, int, error) {
+	n, err := tensor.NumElements(shape)
+	if err != nil {
+		return nil, 0, ops.InputErrorf("%v", err)
+	}
+	return &tensor.Tensor{DType: dt, Shape: shape, Data: tensorops.MoverOf(dt).Alloc(n)}, n, nil
+}
+
+func out1(t *tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{t} }
+
+// geometry views a non-empty shape as [outer, dim, inner] around axis a.
+func geometry(shape []int, a int) (outer, dim, inner int) {
+	return product(shape[:a]), shape[a], product(shape[a+1:])
+}
+
+// checkEvery is about how many elements the operators of this package
+// move or compare between looks at the request's context.
+const checkEvery = 1 << 16
+
+// meter counts the work of one run and looks at the request's context
+// once per checkEvery units of it.
+type meter struct {
+	c    *ops.Context
+	work int
+}
+
+// spend counts work units and returns the request's error once it is
+// cancelled or past its deadline.
+func (m *meter) spend(work int) error {
+	if m.work += work; m.work < checkEvery {
+		return nil
+	}
+	m.work = 0
+	return m.c.Err()
+}
