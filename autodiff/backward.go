@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/ops/norm"
 	tensorops "github.com/quantserve/quantserve/ops/tensor"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -333,9 +334,9 @@ func softmaxBackward(st model.Step, y *tensor.Tensor, dy []float32) ([]float32, 
 	var axis int64
 	legacy := false
 	switch at := st.Params.(type) {
-	case *model.SoftmaxAttrs:
+	case *norm.SoftmaxAttrs:
 		axis = at.Axis
-	case *model.SoftmaxLegacyAttrs:
+	case *norm.SoftmaxLegacyAttrs:
 		axis, legacy = at.Axis, true
 	}
 	a, err := axisOf(axis, y.Rank())

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/ops/norm"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -147,8 +148,12 @@ func globalPoolBackward(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy
 // are values of the request rather than constants folded at load, to
 // scale, B, mean and var.
 func batchNormBackward(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
-	at := st.Params.(*model.BatchNormAttrs)
-	if at.Training {
+	at := st.Params.(*norm.BatchNormAttrs)
+	bn, ok := st.Operator.(*norm.BatchNorm)
+	if !ok {
+		return nil, fmt.Errorf("autodiff: BatchNormalization compiled to %T", st.Operator)
+	}
+	if bn.Training() {
 		return nil, fmt.Errorf("%w: gradients through BatchNormalization in training mode (batch statistics) are not supported", errBadRequest)
 	}
 	x, err := floats(in[0], "the input")
@@ -163,7 +168,7 @@ func batchNormBackward(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy 
 		return nil, fmt.Errorf("autodiff: %d output gradients for an input of shape %v", len(dy), in[0].Shape)
 	}
 	dx := make([][]float32, len(in))
-	if f := at.Folded; f != nil {
+	if f := bn.Folded(); f != nil {
 		for j := 1; j < len(need) && j < 5; j++ {
 			if need[j] {
 				return nil, fmt.Errorf("%w: BatchNormalization folded its constant scale, B, mean and var at load; they have no gradient", errBadRequest)

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/ops/norm"
 	"github.com/quantserve/quantserve/ops/reduce"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -160,7 +161,7 @@ func normStats(x []float32, outer, inner int, eps float64, rms bool) (mean, inv 
 // dx = σ⁻¹·(g - mean(g) - x̂·mean(g·x̂)), dγ = Σ dy·x̂, dβ = Σ dy (each
 // summed over the axes γ and β broadcast along).
 func layerNormBackward(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
-	at := st.Params.(*model.LayerNormAttrs)
+	at := st.Params.(*norm.LayerNormAttrs)
 	x := in[0]
 	xv, err := floats(x, "X")
 	if err != nil {
@@ -210,7 +211,7 @@ func layerNormBackward(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy 
 // rmsNormBackward: with r = (mean(x²) + eps)^-½ and g = dy·γ over a row
 // of n, dx = r·g - x·r³·mean(g·x) and dγ = Σ dy·x·r.
 func rmsNormBackward(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
-	at := st.Params.(*model.RMSNormAttrs)
+	at := st.Params.(*norm.RMSNormAttrs)
 	x := in[0]
 	xv, err := floats(x, "X")
 	if err != nil {

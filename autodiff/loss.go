@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/ops/norm"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -62,9 +63,9 @@ func lossSeed(m *model.Model, vals []*tensor.Tensor, out int, loss string, targe
 		if st, ok := producer(m, out); ok && (st.Op == "Softmax" || st.Op == "LogSoftmax") && st.In[0] >= 0 {
 			var axis int64
 			switch at := st.Params.(type) {
-			case *model.SoftmaxAttrs:
+			case *norm.SoftmaxAttrs:
 				axis = at.Axis
-			case *model.SoftmaxLegacyAttrs:
+			case *norm.SoftmaxLegacyAttrs:
 				axis = at.Axis
 			}
 			if z, ok := vals[st.In[0]].Data.([]float32); ok && equalShape(vals[st.In[0]].Shape, y.Shape) && (axis == 1 || axis == -1) {

@@ -102,7 +102,7 @@ type Options struct {
 
 // MinQuantizedWeights is the smallest weight (K·N) quantized: below it the
 // product is too small for int8 to pay for quantizing activations.
-const MinQuantizedWeights = 4096
+const MinQuantizedWeights = ops.MinQuantizedWeights
 
 // Layer records how one matrix-product node runs.
 type Layer struct {
@@ -701,6 +701,9 @@ type Step struct {
 	// Exec is the engine the model runs on (Options.Exec): the one its
 	// backward pass multiplies on.
 	Exec *gemm.Engine
+	// Operator is the compiled node: what its builder settled at load
+	// (norm.BatchNorm tells whether it folded its constants).
+	Operator ops.Operator
 }
 
 // Steps returns the compiled nodes in execution order. Nodes folded at
@@ -708,7 +711,7 @@ type Step struct {
 func (m *Model) Steps() []Step {
 	out := make([]Step, len(m.steps))
 	for i, st := range m.steps {
-		out[i] = Step{Name: st.name, Op: st.desc.Type, Opset: st.opset, Desc: st.desc, Params: st.params, In: st.args, Out: st.out, Exec: m.exec}
+		out[i] = Step{Name: st.name, Op: st.desc.Type, Opset: st.opset, Desc: st.desc, Params: st.params, In: st.args, Out: st.out, Exec: m.exec, Operator: st.op}
 		if st.lin != nil {
 			out[i].Linear = &Linear{st.lin}
 		}

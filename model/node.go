@@ -6,6 +6,7 @@ import (
 
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/norm"
 	"github.com/quantserve/quantserve/ops/reduce"
 	tensorops "github.com/quantserve/quantserve/ops/tensor"
 	"github.com/quantserve/quantserve/tensor"
@@ -181,8 +182,67 @@ func roundFloat64s(v []float64, dt tensor.DataType) any { return ops.RoundFloat6
 
 func exp32(x float32) float32 { return ops.Exp32(x) }
 
+func sigmoid(x float64) float64 { return ops.Sigmoid(x) }
+
+// AddLayer records a product with a constant weight the node's operator
+// packed at load in the model's Layers (ops.LayerRecorder).
+func (n *node) AddLayer(k, cols int, kernels string) {
+	n.model.Layers = append(n.model.Layers, Layer{Node: n.name, Op: n.pb.OpType, K: k, N: cols, Kernels: kernels})
+}
+
 // reduceBlock bounds the run of elements summed in x's own type before
 // the partial sums go into the float64 total (see reduce.Block).
 const reduceBlock = reduce.Block
 
 func rowSumSquares[T float32 | float64](x []T) float64 { return reduce.RowSumSquares(x) }
+
+// opsetAttr names an attribute an operator has only in opsets
+// [since, until] (until 0: every later one); see ops.OpsetAttr.
+type opsetAttr struct {
+	name         string
+	since, until int64
+}
+
+func checkAttrOpsets(n *node, attrs ...opsetAttr) error {
+	oa := make([]ops.OpsetAttr, len(attrs))
+	for i, a := range attrs {
+		oa[i] = ops.OpsetAttr{Name: a.name, Since: a.since, Until: a.until}
+	}
+	return (&ops.Node{Attrs: n.attrs, Opset: n.opset}).CheckAttrOpsets(oa...)
+}
+
+func prodInts(s []int) int { return ops.ProdInts(s) }
+
+func widenHalf(x *tensor.Tensor) ([]float32, bool) { return ops.WidenHalf(x) }
+
+func narrowHalf(dt tensor.DataType, f []float32) any { return ops.NarrowHalf(dt, f) }
+
+func elemHalfTo32(t *tensor.Tensor) *tensor.Tensor { return ops.HalfTo32(t) }
+
+func elemToHalf(t *tensor.Tensor, dt tensor.DataType) *tensor.Tensor { return ops.ToHalf(t, dt) }
+
+func fromFloat64s(dt tensor.DataType, shape []int, v []float64) *tensor.Tensor {
+	return ops.FromFloat64s(dt, shape, v)
+}
+
+func unaryResult(t *tensor.Tensor, err error) ([]*tensor.Tensor, error) { return ops.Result(t, err) }
+
+func lnFloat32s(x *tensor.Tensor, op string) ([]float32, error) { return ops.Float32s(x, op) }
+
+func lnRound(v []float32, dt tensor.DataType) any { return ops.RoundFloat32s(v, dt) }
+
+func bnParams(ts []*tensor.Tensor) ([4][]float64, error) { return norm.BatchNormParams(ts) }
+
+func newBatchNormFold(scale, bias, mean, variance []float64, eps float64) *norm.BatchNormFold {
+	return norm.NewBatchNormFold(scale, bias, mean, variance, eps)
+}
+
+// HoldInputs marks inputs i as held by the compiled operator: not fed to
+// it at run time (ops.InputHolder).
+func (n *node) HoldInputs(i ...int) {
+	for _, k := range i {
+		if k >= 0 && k < len(n.unused) {
+			n.unused[k] = true
+		}
+	}
+}

@@ -227,14 +227,6 @@ func buildLeakyRelu(n *node, at *LeakyReluAttrs) (opFunc, error) {
 
 // --- Sigmoid, Tanh, HardSigmoid, HardSwish, Swish -------------------------
 
-func sigmoid(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
-}
-
 func sigmoidSlice(dst, src []float32) {
 	dst = dst[:len(src)]
 	for i, v := range src {

@@ -117,18 +117,6 @@ func elemBinary(name string, op elemBinaryOp, a, b *tensor.Tensor) (*tensor.Tens
 	return nil, inputErrorf("%s does not take %v", name, a.DType)
 }
 
-// elemToHalf rounds a float32 result to FP16 or BF16.
-func elemToHalf(t *tensor.Tensor, dt tensor.DataType) *tensor.Tensor {
-	if t == nil {
-		return nil
-	}
-	f := t.Data.([]float32)
-	if dt == tensor.Float16 {
-		return &tensor.Tensor{DType: dt, Shape: t.Shape, Data: tensor.Float32ToHalf[tensor.F16](f)}
-	}
-	return &tensor.Tensor{DType: dt, Shape: t.Shape, Data: tensor.Float32ToHalf[tensor.BF16](f)}
-}
-
 func elemArith[T tensor.Numeric](op elemBinaryOp, a, b []T, as, bs []int) (*tensor.Tensor, error) {
 	if op == elemDiv && !tensor.DTypeOf[T]().IsFloat() {
 		for _, v := range b {
@@ -297,17 +285,6 @@ func variadicBuilder(op string, broadcast bool) func(n *node, _ *noAttrs) (opFun
 			return []*tensor.Tensor{acc}, nil
 		}, nil
 	}
-}
-
-// elemHalfTo32 widens an FP16 or BF16 tensor to float32.
-func elemHalfTo32(t *tensor.Tensor) *tensor.Tensor {
-	switch d := t.Data.(type) {
-	case []tensor.F16:
-		return &tensor.Tensor{DType: tensor.Float32, Shape: t.Shape, Data: tensor.HalfToFloat32(d)}
-	case []tensor.BF16:
-		return &tensor.Tensor{DType: tensor.Float32, Shape: t.Shape, Data: tensor.HalfToFloat32(d)}
-	}
-	return t
 }
 
 // elemMeanScale divides a freshly computed sum by n in place.

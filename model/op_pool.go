@@ -111,30 +111,6 @@ type RoiAlign10Attrs struct {
 	SpatialScale  float32 `onnx:"spatial_scale" default:"1"`
 }
 
-// opsetAttr names an attribute an operator has only in opsets
-// [since, until] (until 0: every later one).
-type opsetAttr struct {
-	name         string
-	since, until int64
-}
-
-// checkAttrOpsets refuses a node carrying an attribute its operator does
-// not define at the node's opset: the model is malformed.
-func checkAttrOpsets(n *node, attrs ...opsetAttr) error {
-	for _, a := range attrs {
-		if _, ok := n.attrs[a.name]; !ok {
-			continue
-		}
-		if n.opset < a.since {
-			return fmt.Errorf("attribute %q is defined from opset %d, the model imports opset %d", a.name, a.since, n.opset)
-		}
-		if a.until != 0 && n.opset > a.until {
-			return fmt.Errorf("attribute %q was removed after opset %d, the model imports opset %d", a.name, a.until, n.opset)
-		}
-	}
-	return nil
-}
-
 // maxPoolAttr is the largest kernel, stride, dilation or pad accepted:
 // every product of two of them fits an int.
 const maxPoolAttr = tensor.MaxElements
@@ -280,14 +256,6 @@ func (g *PoolGeometry) Planes() int { return g.N * g.C }
 func (g *PoolGeometry) InSize() int  { return prodInts(g.In) }
 func (g *PoolGeometry) OutSize() int { return prodInts(g.Out) }
 
-func prodInts(s []int) int {
-	n := 1
-	for _, d := range s {
-		n *= d
-	}
-	return n
-}
-
 // poolSpan is the part of a window along one axis that lies inside the
 // input: n positions from first, Dilations apart; padded counts the
 // window's positions inside the padded input (a ceil_mode window can run
@@ -408,26 +376,6 @@ func (a *AveragePoolAttrs) Geometry(shape []int) (*PoolGeometry, error) {
 		return nil, fmt.Errorf("AveragePool attributes were not validated")
 	}
 	return a.spec.geometry(shape)
-}
-
-// widenHalf returns x's elements as float32 when x is FP16 or BF16, and
-// whether it was.
-func widenHalf(x *tensor.Tensor) ([]float32, bool) {
-	switch d := x.Data.(type) {
-	case []tensor.F16:
-		return tensor.HalfToFloat32(d), true
-	case []tensor.BF16:
-		return tensor.HalfToFloat32(d), true
-	}
-	return nil, false
-}
-
-// narrowHalf rounds float32 results to dt, FP16 or BF16.
-func narrowHalf(dt tensor.DataType, f []float32) any {
-	if dt == tensor.BFloat16 {
-		return tensor.Float32ToHalf[tensor.BF16](f)
-	}
-	return tensor.Float32ToHalf[tensor.F16](f)
 }
 
 // lowest returns the identity of max over T: -Inf for floats, the
@@ -941,34 +889,6 @@ func poolFloats(op string, x *tensor.Tensor, out []int, f func(x, y []float64)) 
 	return fromFloat64s(x.DType, out, y), nil
 }
 
-// fromFloat64s returns values as a tensor of the floating-point type dt.
-func fromFloat64s(dt tensor.DataType, shape []int, v []float64) *tensor.Tensor {
-	var data any
-	switch dt {
-	case tensor.Float64:
-		data = v
-	case tensor.Float32:
-		r := make([]float32, len(v))
-		for i, x := range v {
-			r[i] = float32(x)
-		}
-		data = r
-	case tensor.Float16:
-		r := make([]tensor.F16, len(v))
-		for i, x := range v {
-			r[i] = tensor.F16FromFloat64(x)
-		}
-		data = r
-	case tensor.BFloat16:
-		r := make([]tensor.BF16, len(v))
-		for i, x := range v {
-			r[i] = tensor.BF16FromFloat64(x)
-		}
-		data = r
-	}
-	return &tensor.Tensor{DType: dt, Shape: slices.Clone(shape), Data: data}
-}
-
 // globalPoolShape checks x is [N, C, D...] with non-empty spatial
 // dimensions and returns N·C, the spatial size and the output shape
 // [N, C, 1...].
@@ -1241,13 +1161,6 @@ func buildMaxRoiPool(n *node, at *MaxRoiPoolAttrs) (opFunc, error) {
 			}
 		}))
 	}, nil
-}
-
-func unaryResult(t *tensor.Tensor, err error) ([]*tensor.Tensor, error) {
-	if err != nil {
-		return nil, err
-	}
-	return []*tensor.Tensor{t}, nil
 }
 
 // roiAlignMaxSamples bounds the bilinear samples one RoiAlign call takes

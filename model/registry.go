@@ -69,7 +69,7 @@ func register[A any](d Descriptor, build func(n *node, a *A) (opFunc, error)) {
 func (n *node) opsNode() *ops.Node {
 	on := &ops.Node{Name: n.name, Type: n.pb.OpType, Domain: normDomain(n.pb.Domain), Opset: n.opset,
 		Attrs: n.attrs, Inputs: n.pb.Inputs, Outputs: n.pb.Outputs, Consts: n.consts, Engine: n.opts.Exec,
-		Subgraph: n.opsSubgraph, Host: n}
+		Quantize: n.opts.Quantize, Scheme: n.opts.Scheme, Subgraph: n.opsSubgraph, Host: n}
 	return on
 }
 

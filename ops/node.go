@@ -5,6 +5,7 @@ import (
 
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -25,6 +26,12 @@ type Node struct {
 	// Engine is the engine the model is compiled for: the kernel table
 	// and threads products run on (builders pack weights for it).
 	Engine *gemm.Engine
+
+	// Quantize asks builders to run products whose constant weight holds
+	// at least MinQuantizedWeights values on the int8 kernels, the weight
+	// quantized at load with Scheme (the model's options).
+	Quantize bool
+	Scheme   quant.Scheme
 
 	// Subgraph compiles a graph attribute of the node (see Graph); the
 	// graph compiler sets it. Builders call Graph.

@@ -1,14 +1,12 @@
-package model
+package norm
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/quantserve/quantserve/gemm"
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -64,7 +62,7 @@ func TestNormalizationsMatchDefinition(t *testing.T) {
 	for _, offset := range []float64{0, 1000} {
 		x32 := randFloats(r, n, offset)
 		x := tensor.From(shape, x32)
-		x64 := tensor.From(shape, convert[float64](x32))
+		x64 := tensor.From(shape, f64s(x32))
 		for axis := -3; axis < 3; axis++ {
 			a := (axis + 3) % 3
 			for _, pshape := range [][]int{shape[a:], append([]int{1}, shape[a:]...), shape} {
@@ -76,12 +74,12 @@ func TestNormalizationsMatchDefinition(t *testing.T) {
 					np *= d
 				}
 				sc, bs := randFloats(r, np, 1), randFloats(r, np, 0)
-				scFull, _ := broadcastTo(convert[float64](sc), pshape, shape)
-				bsFull, _ := broadcastTo(convert[float64](bs), pshape, shape)
+				scFull, _ := ops.BroadcastTo(f64s(sc), pshape, shape)
+				bsFull, _ := ops.BroadcastTo(f64s(bs), pshape, shape)
 				for _, rms := range []bool{false, true} {
-					want := layerNormDefinition(convert[float64](x32), shape, a, scFull, bsFull, 1e-5, rms)
+					want := layerNormDefinition(f64s(x32), shape, a, scFull, bsFull, 1e-5, rms)
 					if rms {
-						want = layerNormDefinition(convert[float64](x32), shape, a, scFull, nil, 1e-5, true)
+						want = layerNormDefinition(f64s(x32), shape, a, scFull, nil, 1e-5, true)
 					}
 					for _, in := range []*tensor.Tensor{x, x64} {
 						var ins []*tensor.Tensor
@@ -89,21 +87,21 @@ func TestNormalizationsMatchDefinition(t *testing.T) {
 						if in.DType == tensor.Float32 {
 							s, b = tensor.From(pshape, sc), tensor.From(pshape, bs)
 						} else {
-							s, b = tensor.From(pshape, convert[float64](sc)), tensor.From(pshape, convert[float64](bs))
+							s, b = tensor.From(pshape, f64s(sc)), tensor.From(pshape, f64s(bs))
 						}
-						var op opFunc
+						var op ops.Operator
 						var err error
 						if rms {
-							op, err = buildRMSNorm(testNode(2, 1), &RMSNormAttrs{Axis: int64(axis), Epsilon: 1e-5, StashType: 1})
+							op, err = rmsNorm(t, int64(axis), 1e-5)
 							ins = []*tensor.Tensor{in, s}
 						} else {
-							op, err = buildLayerNorm(testNode(3, 3), &LayerNormAttrs{Axis: int64(axis), Epsilon: 1e-5, StashType: 1})
+							op, err = layerNorm(t, 3, 3, int64(axis), 1e-5, 1)
 							ins = []*tensor.Tensor{in, s, b}
 						}
 						if err != nil {
 							t.Fatal(err)
 						}
-						out, err := op(ins)
+						out, err := op.Run(background(), ins)
 						if err != nil {
 							t.Fatalf("axis %d scale %v: %v", axis, pshape, err)
 						}
@@ -123,34 +121,40 @@ func TestNormalizationsMatchDefinition(t *testing.T) {
 	}
 }
 
-// testNode is a node with the given numbers of inputs and outputs, for
-// calling builders directly.
-func testNode(ins, outs int) *node {
-	n := &node{pb: &onnxpb.Node{}, name: "test"}
-	for i := 0; i < ins; i++ {
-		n.pb.Inputs = append(n.pb.Inputs, fmt.Sprintf("in%d", i))
+// layerNorm and rmsNorm compile the two at their opsets with the given
+// axis, epsilon and stash_type, LayerNormalization for ins inputs and
+// outs outputs.
+func layerNorm(t testing.TB, ins, outs int, axis int64, eps float32, stash int64) (ops.Operator, error) {
+	t.Helper()
+	return compile(17, "LayerNormalization", ins, outs, attrInt("axis", axis), attrFloat("epsilon", eps), attrInt("stash_type", stash))
+}
+
+func rmsNorm(t testing.TB, axis int64, eps float32) (ops.Operator, error) {
+	t.Helper()
+	return compile(23, "RMSNormalization", 2, 1, attrInt("axis", axis), attrFloat("epsilon", eps), attrInt("stash_type", 1))
+}
+
+// f64s returns v as float64.
+func f64s(v []float32) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
 	}
-	for i := 0; i < outs; i++ {
-		n.pb.Outputs = append(n.pb.Outputs, fmt.Sprintf("out%d", i))
-	}
-	n.consts = make([]*tensor.Tensor, ins)
-	n.unused = make([]bool, ins)
-	n.opts = &Options{Exec: gemm.Default()}
-	return n
+	return out
 }
 
 func TestLayerNormStatsAndHalf(t *testing.T) {
-	op, err := buildLayerNorm(testNode(2, 3), &LayerNormAttrs{Axis: 1, Epsilon: 0, StashType: 1})
+	op, err := layerNorm(t, 2, 3, 1, 0, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	x := tensor.From([]int{2, 2, 2}, tensor.Float32ToHalf[tensor.F16]([]float32{1, 2, 3, 4, 10, 10, 10, 14}))
 	s := tensor.From([]int{1}, tensor.Float32ToHalf[tensor.F16]([]float32{2}))
-	out, err := op([]*tensor.Tensor{x, s})
+	out, err := op.Run(background(), []*tensor.Tensor{x, s})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out[0].DType != tensor.Float16 || out[1].DType != tensor.Float32 || !equalShape(out[1].Shape, []int{2, 1, 1}) {
+	if out[0].DType != tensor.Float16 || out[1].DType != tensor.Float32 || !ops.EqualShape(out[1].Shape, []int{2, 1, 1}) {
 		t.Fatalf("types/shapes %v %v %v", out[0].DType, out[1].DType, out[1].Shape)
 	}
 	if m := out[1].Data.([]float32); m[0] != 2.5 || m[1] != 11 {
@@ -163,17 +167,23 @@ func TestLayerNormStatsAndHalf(t *testing.T) {
 	if math.Abs(float64(y[0])+2*1.5/math.Sqrt(1.25)) > 1e-2 {
 		t.Fatalf("y %v", y)
 	}
-	if _, err := buildLayerNorm(testNode(2, 1), &LayerNormAttrs{Axis: -1, StashType: 11}); !errors.Is(err, ErrUnsupported) {
+	if _, err := layerNorm(t, 2, 1, -1, 1e-5, 11); !errors.Is(err, ops.ErrUnsupported) {
 		t.Fatalf("stash_type 11: %v", err)
 	}
 }
 
 func TestNormalizationBadInputs(t *testing.T) {
-	ln, _ := buildLayerNorm(testNode(3, 1), &LayerNormAttrs{Axis: -1, Epsilon: 1e-5, StashType: 1})
-	rms, _ := buildRMSNorm(testNode(2, 1), &RMSNormAttrs{Axis: 2, Epsilon: 1e-5, StashType: 1})
+	ln, err := layerNorm(t, 3, 1, -1, 1e-5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rms, err := rmsNorm(t, 2, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
 	x := tensor.From([]int{2, 3}, make([]float32, 6))
 	for name, c := range map[string]struct {
-		op opFunc
+		op ops.Operator
 		in []*tensor.Tensor
 	}{
 		"scale too wide":    {ln, []*tensor.Tensor{x, tensor.From([]int{4}, make([]float32, 4)), nil}},
@@ -184,7 +194,7 @@ func TestNormalizationBadInputs(t *testing.T) {
 		"rms axis":          {rms, []*tensor.Tensor{x, tensor.From([]int{3}, make([]float32, 3))}},
 		"rms integer scale": {rms, []*tensor.Tensor{tensor.From([]int{2, 2, 2}, make([]float32, 8)), tensor.From([]int{2}, []int64{1, 2})}},
 	} {
-		if _, err := c.op(c.in); !errors.Is(err, ErrInput) {
+		if _, err := c.op.Run(background(), c.in); !errors.Is(err, ops.ErrInput) {
 			t.Errorf("%s: %v, want an input error", name, err)
 		}
 	}
@@ -198,7 +208,7 @@ func BenchmarkLayerNorm(b *testing.B) {
 	x := tensor.From([]int{128, 768}, randFloats(r, 128*768, 0))
 	s := tensor.From([]int{768}, randFloats(r, 768, 1))
 	bias := tensor.From([]int{768}, randFloats(r, 768, 0))
-	op, err := buildLayerNorm(testNode(3, 1), &LayerNormAttrs{Axis: -1, Epsilon: 1e-5, StashType: 1})
+	op, err := layerNorm(b, 3, 1, -1, 1e-5, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -207,15 +217,15 @@ func BenchmarkLayerNorm(b *testing.B) {
 		b.SetBytes(4 * 128 * 768)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := op(in); err != nil {
+			if _, err := op.Run(background(), in); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	x64 := convert[float64](x.Data.([]float32))
-	s64, b64 := convert[float64](s.Data.([]float32)), convert[float64](bias.Data.([]float32))
-	sFull, _ := broadcastTo(s64, []int{768}, []int{128, 768})
-	bFull, _ := broadcastTo(b64, []int{768}, []int{128, 768})
+	x64 := f64s(x.Data.([]float32))
+	s64, b64 := f64s(s.Data.([]float32)), f64s(bias.Data.([]float32))
+	sFull, _ := ops.BroadcastTo(s64, []int{768}, []int{128, 768})
+	bFull, _ := ops.BroadcastTo(b64, []int{768}, []int{128, 768})
 	b.Run("float64-two-pass", func(b *testing.B) {
 		b.SetBytes(4 * 128 * 768)
 		b.ReportAllocs()
@@ -223,4 +233,13 @@ func BenchmarkLayerNorm(b *testing.B) {
 			layerNormDefinition(x64, []int{128, 768}, 1, sFull, bFull, 1e-5, false)
 		}
 	})
+}
+
+// TestLayerNormRequiredInputsAbsent: a node naming no value for X is
+// refused at load.
+func TestLayerNormRequiredInputsAbsent(t *testing.T) {
+	n := &ops.Node{Type: "LayerNormalization", Opset: 17, Inputs: []string{"", "in1"}, Outputs: []string{"out0"}}
+	if _, err := buildLayerNorm(n, &LayerNormAttrs{StashType: 1}); err == nil {
+		t.Fatal("LayerNormalization without X accepted")
+	}
 }

@@ -1,0 +1,185 @@
+package norm
+
+import (
+	"math"
+
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/reduce"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// The transformer normalizations, LayerNormalization (opset 17) and
+// RMSNormalization (opset 23), normalize X over its axes from axis on
+// (the "rows" of X viewed as [outer, inner]), in float32 for FP32, FP16
+// and BF16 inputs (stash_type 1) and in float64 for FP64, one pass over a
+// row for its statistics and one for the output.
+
+// lnRows views a tensor as [outer, inner] rows normalized from axis on.
+type lnRows struct {
+	shape        []int
+	axis         int
+	outer, inner int
+	statShape    []int // shape[:axis] followed by ones: Mean's and InvStdDev's
+}
+
+func newLNRows(x *tensor.Tensor, axis int64) (*lnRows, error) {
+	if x.Rank() == 0 {
+		return nil, ops.InputErrorf("normalization needs a tensor of rank >= 1")
+	}
+	a, err := ops.NormAxis(axis, x.Rank())
+	if err != nil {
+		return nil, err
+	}
+	nr := &lnRows{shape: x.Shape, axis: a, outer: 1, inner: 1}
+	for i, d := range x.Shape {
+		if i < a {
+			nr.outer *= d
+			nr.statShape = append(nr.statShape, d)
+		} else {
+			nr.inner *= d
+			nr.statShape = append(nr.statShape, 1)
+		}
+	}
+	return nr, nil
+}
+
+// lnParam is a scale or bias broadcast over X: row r reads
+// v[r*stride : r*stride+inner] (stride 0 when every row shares it).
+type lnParam[T float32 | float64] struct {
+	v      []T
+	stride int
+}
+
+// lnParamOf broadcasts p (data: its values), which must broadcast
+// unidirectionally to X, for the rows: once over the normalized axes when
+// it does not vary along the others, else over all of X.
+func lnParamOf[T float32 | float64](nr *lnRows, p *tensor.Tensor, data []T) (lnParam[T], error) {
+	lead := len(nr.shape) - p.Rank() // X's axes p lacks
+	if lead < 0 {
+		return lnParam[T]{}, ops.InputErrorf("a scale or bias of shape %s does not broadcast to %s", tensor.ShapeString(p.Shape), tensor.ShapeString(nr.shape))
+	}
+	rowsOnly := true // p is 1 along every axis before the normalized ones
+	for i, d := range p.Shape {
+		if lead+i < nr.axis && d != 1 {
+			rowsOnly = false
+		}
+	}
+	if rowsOnly {
+		sub := p.Shape[max(0, nr.axis-lead):]
+		v, err := ops.BroadcastTo(data, sub, nr.shape[nr.axis:])
+		if err != nil {
+			return lnParam[T]{}, err
+		}
+		return lnParam[T]{v: v}, nil
+	}
+	v, err := ops.BroadcastTo(data, p.Shape, nr.shape)
+	if err != nil {
+		return lnParam[T]{}, err
+	}
+	return lnParam[T]{v: v, stride: nr.inner}, nil
+}
+
+// row returns the parameter's values for row r (nil if absent).
+func (p lnParam[T]) row(r, inner int) []T {
+	if p.v == nil {
+		return nil
+	}
+	return p.v[r*p.stride : r*p.stride+inner]
+}
+
+// layerNormRows computes y = (x - mean)·invStd·scale + bias row by row,
+// recording each row's mean and 1/sqrt(variance + eps).
+func layerNormRows[T float32 | float64](x, y []T, nr *lnRows, scale, bias lnParam[T], eps T, mean, inv []float32, p *pacer) error {
+	inner := nr.inner
+	for r := 0; r < nr.outer; r++ {
+		if err := p.after(2 * inner); err != nil {
+			return err
+		}
+		xr := x[r*inner : (r+1)*inner]
+		yr := y[r*inner : r*inner+len(xr)]
+		m, v := rowMeanVar(xr)
+		is := T(1 / math.Sqrt(v+float64(eps)))
+		mean[r], inv[r] = float32(m), float32(is)
+		mt := T(m)
+		sc, b := scale.row(r, inner), bias.row(r, inner)
+		sc = sc[:len(xr)]
+		if b == nil {
+			for j, xv := range xr {
+				yr[j] = (xv - mt) * is * sc[j]
+			}
+			continue
+		}
+		b = b[:len(xr)]
+		for j, xv := range xr {
+			yr[j] = (xv-mt)*is*sc[j] + b[j]
+		}
+	}
+	return nil
+}
+
+// rmsNormRows computes y = x / sqrt(mean(x²) + eps) · scale row by row.
+func rmsNormRows[T float32 | float64](x, y []T, nr *lnRows, scale lnParam[T], eps T, p *pacer) error {
+	inner := nr.inner
+	for r := 0; r < nr.outer; r++ {
+		if err := p.after(2 * inner); err != nil {
+			return err
+		}
+		xr := x[r*inner : (r+1)*inner]
+		yr := y[r*inner : r*inner+len(xr)]
+		ms := reduce.RowSumSquares(xr) / float64(inner)
+		is := T(1 / math.Sqrt(ms+float64(eps)))
+		sc := scale.row(r, inner)[:len(xr)]
+		for j, xv := range xr {
+			yr[j] = xv * is * sc[j]
+		}
+	}
+	return nil
+}
+
+// rowMeanVar returns the mean and (population) variance of x in one pass:
+// sums of d = x - x[0] and d² in T with independent partials per block,
+// blocks added in float64. Shifting by a sample keeps Σd² - (Σd)²/n from
+// cancelling when the mean is large against the spread.
+func rowMeanVar[T float32 | float64](x []T) (mean, variance float64) {
+	n := len(x)
+	if n == 0 {
+		return math.NaN(), math.NaN()
+	}
+	shift := x[0]
+	var s1, s2 float64
+	for len(x) > 0 {
+		b := x[:min(len(x), reduce.Block)]
+		x = x[len(b):]
+		var a0, a1, a2, a3, q0, q1, q2, q3 T
+		for len(b) >= 4 {
+			v := b[:4:4]
+			d0, d1, d2, d3 := v[0]-shift, v[1]-shift, v[2]-shift, v[3]-shift
+			a0 += d0
+			a1 += d1
+			a2 += d2
+			a3 += d3
+			q0 += d0 * d0
+			q1 += d1 * d1
+			q2 += d2 * d2
+			q3 += d3 * d3
+			b = b[4:]
+		}
+		for _, v := range b {
+			d := v - shift
+			a0 += d
+			q0 += d * d
+		}
+		s1 += float64((a0 + a1) + (a2 + a3))
+		s2 += float64((q0 + q1) + (q2 + q3))
+	}
+	m1 := s1 / float64(n)
+	variance = max(s2/float64(n)-m1*m1, 0)
+	return float64(shift) + m1, variance
+}
+
+// mustFloat32s is ops.Float32s for a tensor already checked to have a
+// floating-point type.
+func mustFloat32s(x *tensor.Tensor) []float32 {
+	v, _ := ops.Float32s(x, "")
+	return v
+}
