@@ -28,7 +28,11 @@ func FuzzLoad(f *testing.F) {
 	f.Add(onnxpb.Marshal(&onnxpb.Model{IRVersion: 8, OpsetImport: []onnxpb.OpsetID{{Version: 13}}, Graph: g}))
 	f.Add([]byte{0x3a, 0x02, 0x2a, 0x00})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := Load(b)
+		// a bound on the work a mutated graph may ask for (folding
+		// constants at load, then the run), not a test of speed
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		m, err := LoadContext(ctx, b, Options{})
 		if err != nil {
 			return
 		}
@@ -54,9 +58,6 @@ func FuzzLoad(f *testing.F) {
 			}
 			inputs[spec.Name] = &tensor.Tensor{DType: spec.DType, Shape: shape, Data: data}
 		}
-		// a bound on the work a mutated graph may ask for, not a test of speed
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
 		outs, err := m.Run(ctx, inputs, nil)
 		if err != nil {
 			return
