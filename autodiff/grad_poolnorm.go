@@ -8,6 +8,7 @@ import (
 
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/ops/norm"
+	"github.com/quantserve/quantserve/ops/pool"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -21,7 +22,7 @@ func init() {
 
 // poolInput returns the pooled input's values, the geometry its windows
 // lie in, and the upstream gradient checked against it.
-func poolInput(in []*tensor.Tensor, dy []float32, geometry func([]int) (*model.PoolGeometry, error)) ([]float32, *model.PoolGeometry, error) {
+func poolInput(in []*tensor.Tensor, dy []float32, geometry func([]int) (*pool.Geometry, error)) ([]float32, *pool.Geometry, error) {
 	x, err := floats(in[0], "the input")
 	if err != nil {
 		return nil, nil, err
@@ -55,7 +56,7 @@ func firstMax(x []float32, offs []int) int {
 // maxPoolBackward routes each output's gradient to the input element its
 // maximum came from.
 func maxPoolBackward(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
-	x, g, err := poolInput(in, dy, st.Params.(*model.MaxPoolAttrs).Geometry)
+	x, g, err := poolInput(in, dy, st.Params.(*pool.MaxPoolAttrs).Geometry)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +77,7 @@ func maxPoolBackward(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []
 // averagePoolBackward spreads each output's gradient evenly over the
 // input elements of its window, divided as the forward pass divided.
 func averagePoolBackward(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
-	at := st.Params.(*model.AveragePoolAttrs)
+	at := st.Params.(*pool.AveragePoolAttrs)
 	x, g, err := poolInput(in, dy, at.Geometry)
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	_ "github.com/quantserve/quantserve/ops/loss"
 	_ "github.com/quantserve/quantserve/ops/ml"
 	_ "github.com/quantserve/quantserve/ops/norm"
+	_ "github.com/quantserve/quantserve/ops/pool"
 	_ "github.com/quantserve/quantserve/ops/random"
 	_ "github.com/quantserve/quantserve/ops/reduce"
 	_ "github.com/quantserve/quantserve/ops/rnn"

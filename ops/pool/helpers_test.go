@@ -1,0 +1,69 @@
+package pool
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// run compiles one node of op at opset with attrs and nOut outputs for
+// the input x and runs it on x.
+func run(t testing.TB, opset int64, op string, x *tensor.Tensor, nOut int, attrs ...*onnxpb.Attribute) ([]*tensor.Tensor, error) {
+	t.Helper()
+	return opstest.Run(t, opstest.Node{Op: op, Opset: opset, Outputs: nOut, Attrs: attrs}, x)
+}
+
+// compile compiles one node of op at opset with attrs, inputs inputs and
+// nOut outputs.
+func compile(opset int64, op string, inputs, nOut int, attrs ...*onnxpb.Attribute) (ops.Operator, error) {
+	o, _, err := opstest.Compile(opstest.Node{Op: op, Opset: opset, Outputs: nOut, Attrs: attrs}, inputs)
+	return o, err
+}
+
+// background is the Context of a run outside any request.
+func background() *ops.Context { return ops.NewContext(context.Background(), nil, false) }
+
+func attrInts(name string, v ...int64) *onnxpb.Attribute {
+	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInts, Ints: v}
+}
+
+func attrInt(name string, v int64) *onnxpb.Attribute {
+	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInt, I: v}
+}
+
+func attrFloat(name string, f float32) *onnxpb.Attribute {
+	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrFloat, F: f}
+}
+
+func attrStr(name, s string) *onnxpb.Attribute {
+	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrString, S: []byte(s)}
+}
+
+// random returns a float32 tensor of the given shape with normal values.
+func random(r *rand.Rand, shape ...int) *tensor.Tensor {
+	x := make([]float32, ops.ProdInts(shape))
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return tensor.From(shape, x)
+}
+
+func sameFloats(a, b []float32) bool {
+	return slices.EqualFunc(a, b, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
+}
+
+func sameBits(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+			t.Fatalf("%s: element %d = %v, the reference %v", what, i, got[i], want[i])
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package pool
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+func init() {
+	// LpPool's p is an INT from 2 (a FLOAT in 1, before MinOpset); it
+	// gained ceil_mode and dilations at 18.
+	ops.Register(ops.Descriptor{Type: "LpPool", Since: 2, Until: 17, Fold: true}, buildLpPool)
+	ops.Register(ops.Descriptor{Type: "LpPool", Since: 18, Fold: true}, buildLpPool)
+}
+
+// LpPoolAttrs are LpPool's attributes.
+type LpPoolAttrs struct {
+	AutoPad     string  `onnx:"auto_pad" default:"NOTSET"`
+	KernelShape []int64 `onnx:"kernel_shape"`
+	Pads        []int64 `onnx:"pads"`
+	Strides     []int64 `onnx:"strides"`
+	Dilations   []int64 `onnx:"dilations"`
+	CeilMode    bool    `onnx:"ceil_mode"`
+	P           int64   `onnx:"p" default:"2"`
+}
+
+// lpPoolOp is a compiled LpPool.
+type lpPoolOp struct {
+	spec *spec
+	p    float64
+}
+
+func buildLpPool(n *ops.Node, at *LpPoolAttrs) (ops.Operator, error) {
+	if err := n.CheckArity(1, 1, 1, 1); err != nil {
+		return nil, err
+	}
+	if err := n.CheckAttrOpsets(ops.OpsetAttr{Name: "ceil_mode", Since: 18}, ops.OpsetAttr{Name: "dilations", Since: 18}); err != nil {
+		return nil, err
+	}
+	s, err := newSpec("LpPool", at.AutoPad, at.KernelShape, at.Pads, at.Strides, at.Dilations, at.CeilMode)
+	if err != nil {
+		return nil, err
+	}
+	if at.P < 1 {
+		return nil, fmt.Errorf("LpPool p = %d, must be at least 1", at.P)
+	}
+	return &lpPoolOp{spec: s, p: float64(at.P)}, nil
+}
+
+func (l *lpPoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x := in[0]
+	g, err := l.spec.geometry(x.Shape)
+	if err != nil {
+		return nil, err
+	}
+	w := g.Windows()
+	is, os := g.InSize(), g.OutSize()
+	pc := newPacer(c)
+	return ops.Result(poolFloats("LpPool", x, g.OutShape(), func(xs []float64, y []float64) error {
+		for pl := 0; pl < g.Planes(); pl++ {
+			xp := xs[pl*is : (pl+1)*is]
+			for o := 0; o < os; o++ {
+				offs := w.At(o)
+				if err := pc.after(len(offs)); err != nil {
+					return err
+				}
+				var s float64
+				for _, off := range offs {
+					s += lpPow(xp[off], l.p)
+				}
+				y[pl*os+o] = lpRoot(s, l.p)
+			}
+		}
+		return nil
+	}))
+}
+
+// lpPow returns |v|^p.
+func lpPow(v, p float64) float64 {
+	switch p {
+	case 1:
+		return math.Abs(v)
+	case 2:
+		return v * v
+	}
+	return math.Pow(math.Abs(v), p)
+}
+
+// lpRoot returns s^(1/p).
+func lpRoot(s, p float64) float64 {
+	switch p {
+	case 1:
+		return s
+	case 2:
+		return math.Sqrt(s)
+	}
+	return math.Pow(s, 1/p)
+}

@@ -1,0 +1,212 @@
+package pool
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+func init() {
+	// MaxPool gained its Indices output and storage_order at 8, ceil_mode
+	// and dilations at 10; later versions widened its types.
+	ops.Register(ops.Descriptor{Type: "MaxPool", Since: 1, Until: 7, Fold: true}, buildMaxPool)
+	ops.Register(ops.Descriptor{Type: "MaxPool", Since: 8, Until: 9, Fold: true}, buildMaxPool)
+	ops.Register(ops.Descriptor{Type: "MaxPool", Since: 10, Fold: true}, buildMaxPool)
+}
+
+// MaxPoolAttrs are MaxPool's attributes.
+type MaxPoolAttrs struct {
+	AutoPad      string  `onnx:"auto_pad" default:"NOTSET"`
+	KernelShape  []int64 `onnx:"kernel_shape"`
+	Pads         []int64 `onnx:"pads"`
+	Strides      []int64 `onnx:"strides"`
+	Dilations    []int64 `onnx:"dilations"`
+	CeilMode     bool    `onnx:"ceil_mode"`
+	StorageOrder int64   `onnx:"storage_order"`
+}
+
+// validate checks the window attributes; the builder refuses the node
+// when they are malformed.
+func (a *MaxPoolAttrs) validate() (*spec, error) {
+	return newSpec("MaxPool", a.AutoPad, a.KernelShape, a.Pads, a.Strides, a.Dilations, a.CeilMode)
+}
+
+// Geometry returns how the node's windows lie over an input of the given
+// shape.
+func (a *MaxPoolAttrs) Geometry(shape []int) (*Geometry, error) {
+	s, err := a.validate()
+	if err != nil {
+		return nil, err
+	}
+	return s.geometry(shape)
+}
+
+// maxPoolOp is a compiled MaxPool.
+type maxPoolOp struct {
+	spec     *spec
+	wantIdx  bool // the node reads Indices
+	colMajor bool // storage_order 1
+}
+
+func buildMaxPool(n *ops.Node, at *MaxPoolAttrs) (ops.Operator, error) {
+	maxOut := 2
+	if n.Opset < 8 {
+		maxOut = 1
+	}
+	if err := n.CheckArity(1, 1, 1, maxOut); err != nil {
+		return nil, err
+	}
+	if err := n.CheckAttrOpsets(ops.OpsetAttr{Name: "storage_order", Since: 8}, ops.OpsetAttr{Name: "ceil_mode", Since: 10}, ops.OpsetAttr{Name: "dilations", Since: 10}); err != nil {
+		return nil, err
+	}
+	s, err := at.validate()
+	if err != nil {
+		return nil, err
+	}
+	if at.StorageOrder != 0 && at.StorageOrder != 1 {
+		return nil, fmt.Errorf("storage_order %d is not 0 (row major) or 1 (column major)", at.StorageOrder)
+	}
+	return &maxPoolOp{spec: s, wantIdx: len(n.Outputs) > 1 && n.Outputs[1] != "", colMajor: at.StorageOrder == 1}, nil
+}
+
+func (o *maxPoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x := in[0]
+	g, err := o.spec.geometry(x.Shape)
+	if err != nil {
+		return nil, err
+	}
+	pc := newPacer(c)
+	var y any
+	var idx []int64
+	switch d := x.Data.(type) {
+	case []float32:
+		y, idx, err = maxPool(d, g, o.wantIdx, pc)
+	case []float64:
+		y, idx, err = maxPool(d, g, o.wantIdx, pc)
+	case []int8:
+		y, idx, err = maxPool(d, g, o.wantIdx, pc)
+	case []uint8:
+		y, idx, err = maxPool(d, g, o.wantIdx, pc)
+	case []tensor.F16, []tensor.BF16:
+		f, _ := ops.WidenHalf(x)
+		var yf []float32
+		yf, idx, err = maxPool(f, g, o.wantIdx, pc)
+		y = ops.NarrowHalf(x.DType, yf)
+	default:
+		return nil, ops.InputErrorf("MaxPool does not take %v", x.DType)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := []*tensor.Tensor{{DType: x.DType, Shape: g.OutShape(), Data: y}}
+	if o.wantIdx {
+		if o.colMajor {
+			columnMajor(idx, g)
+		}
+		out = append(out, tensor.From(g.OutShape(), idx))
+	}
+	return out, nil
+}
+
+// lowest returns the identity of max over T: -Inf for floats, the
+// smallest value for integers.
+func lowest[T tensor.Numeric]() T {
+	var z T
+	switch any(z).(type) {
+	case float32, float64:
+		inf := math.Inf(-1)
+		return T(inf)
+	case int8:
+		v := int8(math.MinInt8)
+		return T(v)
+	case int16:
+		v := int16(math.MinInt16)
+		return T(v)
+	case int32:
+		v := int32(math.MinInt32)
+		return T(v)
+	case int64:
+		v := int64(math.MinInt64)
+		return T(v)
+	}
+	return 0
+}
+
+// maxPool returns the maximum of each window (NaN if it holds one, as
+// math.Max; -Inf, or the type's smallest value, for a window over padding
+// only), and with wantIdx the flat row-major input index of the first
+// element equal to it (-1 for an empty window). 2-D float32 pooling
+// without indices runs pool2D.
+func maxPool[T tensor.Numeric](x []T, g *Geometry, wantIdx bool, pc *pacer) ([]T, []int64, error) {
+	y := make([]T, g.Planes()*g.OutSize())
+	if xf, ok := any(x).([]float32); ok && len(g.In) == 2 && !wantIdx {
+		err := pool2D(xf, any(y).([]float32), g, poolMax, pc)
+		return y, nil, err
+	}
+	var idx []int64
+	if wantIdx {
+		idx = make([]int64, len(y))
+	}
+	err := maxPoolND(x, y, idx, g, pc)
+	return y, idx, err
+}
+
+// maxPoolND is the reference every pooling path is tested against: any
+// rank, any type, window by window.
+func maxPoolND[T tensor.Numeric](x, y []T, idx []int64, g *Geometry, pc *pacer) error {
+	w := g.Windows()
+	is, os := g.InSize(), g.OutSize()
+	low := lowest[T]()
+	for p := 0; p < g.Planes(); p++ {
+		xp := x[p*is : (p+1)*is]
+		for o := 0; o < os; o++ {
+			offs := w.At(o)
+			if err := pc.after(len(offs)); err != nil {
+				return err
+			}
+			m := low
+			for _, off := range offs {
+				m = max(m, xp[off])
+			}
+			y[p*os+o] = m
+			if idx == nil {
+				continue
+			}
+			best := int64(-1)
+			for _, off := range offs {
+				if v := xp[off]; v == m || v != v && m != m {
+					best = int64(p*is + off)
+					break
+				}
+			}
+			idx[p*os+o] = best
+		}
+	}
+	return nil
+}
+
+// columnMajor rewrites row-major plane offsets in idx (flat input
+// indices) as column-major ones: storage_order 1.
+func columnMajor(idx []int64, g *Geometry) {
+	is := int64(g.InSize())
+	r := len(g.In)
+	coords := make([]int64, r)
+	for i, v := range idx {
+		if v < 0 {
+			continue
+		}
+		plane, off := v/is, v%is
+		col, stride := int64(0), int64(1)
+		for a := r - 1; a >= 0; a-- {
+			coords[a] = off % int64(g.In[a])
+			off /= int64(g.In[a])
+		}
+		for a := 0; a < r; a++ {
+			col += coords[a] * stride
+			stride *= int64(g.In[a])
+		}
+		idx[i] = plane*is + col
+	}
+}
