@@ -29,24 +29,21 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/oip"
 	"github.com/quantserve/quantserve/onnx"
 	"github.com/quantserve/quantserve/tensor"
+	"github.com/quantserve/quantserve/tools/internal/ortshim"
 )
 
 func main() {
@@ -83,7 +80,7 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	base, stop := startShim(*ortDir, repo)
+	base, stop := ortshim.Start(*ortDir, repo)
 	defer stop()
 	if *only == "" {
 		if err := os.RemoveAll(*out); err != nil {
@@ -100,37 +97,6 @@ func main() {
 		write(filepath.Join(*out, c.name), c, outs)
 	}
 	log.Printf("wrote %d ONNX Runtime reference cases to %s", len(cases), *out)
-}
-
-// startShim starts ../shared/peers/ort's OIP shim over ONNX Runtime on a
-// free port, serving the models under repo; it returns its base URL and
-// a function that stops it.
-func startShim(ortDir, repo string) (string, func()) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	shim := exec.CommandContext(ctx, "node", filepath.Join(ortDir, "oipshim.js"), fmt.Sprint(port), repo)
-	shim.Dir, shim.Stderr = ortDir, os.Stderr
-	if err := shim.Start(); err != nil {
-		log.Fatal(err)
-	}
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for i := 0; ; i++ {
-		if r, err := http.Get(base + "/v2/health/live"); err == nil {
-			r.Body.Close()
-			break
-		}
-		if i > 100 {
-			cancel()
-			log.Fatal("the ONNX Runtime shim did not start")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return base, func() { cancel(); shim.Wait() }
 }
 
 // infer runs case c through the shim: its inputs (FLOAT16 ones as the

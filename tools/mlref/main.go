@@ -17,25 +17,22 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
 	"math"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
-	"time"
 
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/oip"
 	"github.com/quantserve/quantserve/tensor"
+	"github.com/quantserve/quantserve/tools/internal/ortshim"
 )
 
 type io struct {
@@ -76,7 +73,7 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	base, stop := startShim(*ortDir, repo)
+	base, stop := ortshim.Start(*ortDir, repo)
 	defer stop()
 	if err := os.RemoveAll(*out); err != nil {
 		log.Fatal(err)
@@ -112,33 +109,6 @@ func main() {
 		}
 	}
 	log.Printf("wrote %d ONNX Runtime reference cases to %s", len(cases), *out)
-}
-
-func startShim(ortDir, repo string) (string, func()) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	shim := exec.CommandContext(ctx, "node", filepath.Join(ortDir, "oipshim.js"), fmt.Sprint(port), repo)
-	shim.Dir, shim.Stderr = ortDir, os.Stderr
-	if err := shim.Start(); err != nil {
-		log.Fatal(err)
-	}
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for i := 0; ; i++ {
-		if r, err := http.Get(base + "/v2/health/live"); err == nil {
-			r.Body.Close()
-			break
-		}
-		if i > 100 {
-			log.Fatal("the ONNX Runtime shim did not start")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return base, func() { cancel(); shim.Wait() }
 }
 
 func infer(base, name string, c refCase) ([]*tensor.Tensor, error) {
