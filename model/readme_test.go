@@ -9,11 +9,18 @@ import (
 	"testing"
 )
 
-var updateReadme = flag.Bool("update-readme", false, "rewrite README.md's generated blocks from this run")
+// update rewrites what the tests generate from the code instead of
+// checking it: README.md's generated blocks, the refused node tests with
+// their reasons and the number that pass. After adding an operator,
+//
+//	go test ./model -run 'TestONNXNodeConformance|TestREADME' -update
+//
+// brings them all up to date; git diff shows what changed.
+var update = flag.Bool("update", false, "rewrite README.md's generated blocks and testdata/onnx-node-refused.tsv from this run")
 
 const readmePath = "../README.md"
 
-// readmeBlock checks (or with -update-readme rewrites) the part of
+// readmeBlock checks (or with -update rewrites) the part of
 // README.md between <!-- name:start --> and <!-- name:end --> against
 // want, so the README's operator list and conformance counts stay what the
 // code and the tests say.
@@ -33,13 +40,13 @@ func readmeBlock(t *testing.T, name, want string) {
 	if got == want {
 		return
 	}
-	if *updateReadme {
+	if *update {
 		if err := os.WriteFile(readmePath, []byte(s[:i+len(start)]+want+s[j:]), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	t.Errorf("README.md's %s block is out of date; rerun with -update-readme. It says:\n%s\nThe code says:\n%s", name, got, want)
+	t.Errorf("README.md's %s block is out of date; rerun with -update. It says:\n%s\nThe code says:\n%s", name, got, want)
 }
 
 // TestREADMEListsEveryOperator: README's operator list is the registry's.
