@@ -19,7 +19,8 @@ const domain = "com.microsoft"
 
 // operators are the operators of this package.
 var operators = []string{"Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd",
-	"SkipLayerNormalization", "SkipSimplifiedLayerNormalization", "RotaryEmbedding"}
+	"SkipLayerNormalization", "SkipSimplifiedLayerNormalization", "RotaryEmbedding",
+	"EmbedLayerNormalization", "MultiHeadAttention"}
 
 // node returns the com.microsoft node op at opset 1 with outputs outputs.
 func node(op string, outputs int, attrs ...*onnxpb.Attribute) opstest.Node {
@@ -116,6 +117,8 @@ func TestArity(t *testing.T) {
 		{"Gelu", 2, 1}, {"Gelu", 1, 2}, {"FastGelu", 3, 1}, {"BiasGelu", 1, 1}, {"QuickGelu", 0, 1},
 		{"BiasAdd", 2, 1}, {"SkipLayerNormalization", 2, 1}, {"SkipLayerNormalization", 6, 1},
 		{"SkipLayerNormalization", 3, 5}, {"SkipSimplifiedLayerNormalization", 5, 1}, {"RotaryEmbedding", 3, 1},
+		{"EmbedLayerNormalization", 6, 1}, {"EmbedLayerNormalization", 10, 1}, {"EmbedLayerNormalization", 7, 4},
+		{"MultiHeadAttention", 0, 1}, {"MultiHeadAttention", 11, 1}, {"MultiHeadAttention", 3, 5},
 	} {
 		if _, _, err := opstest.Compile(node(c.op, c.out), c.inputs); err == nil {
 			t.Errorf("%s with %d inputs and %d outputs compiled", c.op, c.inputs, c.out)
@@ -156,6 +159,8 @@ func TestStopsAtDeadline(t *testing.T) {
 		"SkipLayerNormalization": {x, x, randn(r, 1, 256)},
 		"RotaryEmbedding": {x, tensor.From([]int{1}, []int64{0}),
 			randn(r, 1, 64, 128), randn(r, 1, 64, 128)},
+		"EmbedLayerNormalization": {tensor.From([]int{4, 64}, make([]int32, 4*64)), nil,
+			randn(r, 1, 1, 256), randn(r, 1, 64, 256), nil, randn(r, 1, 256), randn(r, 1, 256)},
 	} {
 		o, _, err := opstest.Compile(node(op, 1), len(in))
 		if err != nil {

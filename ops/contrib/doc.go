@@ -2,14 +2,17 @@
 // transformer optimizer writes into the models it exports: the GELU family
 // (Gelu, its tanh approximation FastGelu, BiasGelu, QuickGelu), BiasAdd,
 // the fused residual-and-normalization SkipLayerNormalization and its RMS
-// form SkipSimplifiedLayerNormalization, and RotaryEmbedding. Each is
-// registered for opset 1 of the com.microsoft domain and follows ONNX
-// Runtime's definition of it (docs/ContribOperators.md and its CPU
-// kernels): the same inputs, optional inputs and outputs, attributes and
-// defaults. They take FLOAT and FLOAT16 tensors; FLOAT16 values are
-// computed in float32 (or float64) and rounded once at the end.
+// form SkipSimplifiedLayerNormalization, RotaryEmbedding, BERT's embedding
+// layer EmbedLayerNormalization, and MultiHeadAttention (its scaled
+// dot-product core in sdpa.go). Each is registered for opset 1 of the
+// com.microsoft domain and follows ONNX Runtime's definition of it
+// (docs/ContribOperators.md and its CPU kernels): the same inputs,
+// optional inputs and outputs, attributes and defaults. They take FLOAT
+// and FLOAT16 tensors; FLOAT16 values are computed in float32 (or
+// float64) and rounded once at the end.
 //
-// The float32 paths run on the engine's vector kernels where one exists:
-// the exact (erf) GELU of Gelu and BiasGelu and the bias-and-residual sum
-// of BiasAdd and the skip normalizations.
+// The float32 paths run on the engine's kernels where one exists: the
+// exact (erf) GELU of Gelu and BiasGelu, the bias-and-residual sum of
+// BiasAdd and the skip normalizations, and MultiHeadAttention's products
+// and softmax.
 package contrib

@@ -167,8 +167,10 @@ func buildCases() []refCase {
 		cs = append(cs, biasAddCases(dt)...)
 		cs = append(cs, skipLayerNormCases(dt)...)
 		cs = append(cs, rotaryCases(dt)...)
+		cs = append(cs, embedLayerNormCases(dt)...)
+		cs = append(cs, multiHeadAttentionCases(dt)...)
 	}
-	cs = append(cs, blockCase())
+	cs = append(cs, blockCase(), bertBlockCase())
 	return cs
 }
 

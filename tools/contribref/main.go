@@ -1,15 +1,16 @@
 // Command contribref computes reference outputs with ONNX Runtime for the
 // com.microsoft operators of ops/contrib (Gelu, FastGelu, BiasGelu,
 // QuickGelu, BiasAdd, SkipLayerNormalization,
-// SkipSimplifiedLayerNormalization, RotaryEmbedding), so ops/contrib's tests
+// SkipSimplifiedLayerNormalization, RotaryEmbedding,
+// EmbedLayerNormalization, MultiHeadAttention), so ops/contrib's tests
 // compare against the reference runtime without needing it installed.
 //
 //	d=$(mktemp -d) && cp -r ../shared/peers/ort/. "$d" && (cd "$d" && ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install)
 //	go run -C tools ./contribref -ort "$d"
 //
-// Each case is a small model (cases.go): one com.microsoft node on seeded
-// random inputs of odd sizes, with optional inputs present and absent, and
-// one block of several such nodes. It writes
+// Each case is a small model (cases.go, bert_cases.go): one com.microsoft
+// node on seeded random inputs of odd sizes, with optional inputs present
+// and absent, and blocks of several such nodes. It writes
 // ops/contrib/testdata/<case>/model.onnx (the model quantserve runs) and
 // beside it input_i.pb for the model's inputs in order and output_i.pb for
 // ONNX Runtime's outputs (ONNX TensorProto files, as ONNX's node tests
@@ -21,7 +22,11 @@
 //     FLOAT16 values they are;
 //   - BiasAdd: ONNX Runtime has no CPU kernel for it (only CUDA's), so its
 //     reference is ONNX Runtime's Add(Add(X, bias), skip), the operator's
-//     definition.
+//     definition;
+//   - MultiHeadAttention of a packed query (QKV) or key (KV): ONNX
+//     Runtime's CPU kernel takes neither, so its reference is ONNX
+//     Runtime's MultiHeadAttention of the parts, Split and Reshaped to
+//     [batch, sequence, hidden].
 //
 // -cases rewrites some of the cases (comma-separated names); without it
 // the output directory is rewritten whole.
