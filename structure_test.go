@@ -27,10 +27,9 @@ const (
 // it may have: a file may shrink, not grow, and leaves the list when it
 // fits (the test says so).
 var oversized = map[string]int{
-	"model/op_conv.go":      1719,
-	"model/op_math.go":      1142,
-	"model/op_attention.go": 1042,
-	"oip/decode.go":         911,
+	"model/op_conv.go": 1719,
+	"model/op_math.go": 1142,
+	"oip/decode.go":    911,
 }
 
 // overShare are the packages still over maxPackageShare, with the most

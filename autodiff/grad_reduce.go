@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/ops/attention"
 	"github.com/quantserve/quantserve/ops/norm"
 	"github.com/quantserve/quantserve/ops/reduce"
 	"github.com/quantserve/quantserve/tensor"
@@ -267,7 +268,7 @@ func attentionBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy 
 			return nil, fmt.Errorf("autodiff: Attention input %d is %v; gradients flow through FP32 only", i, t.DType)
 		}
 	}
-	f, err := model.TraceAttention(st.Params.(*model.AttentionAttrs), in)
+	f, err := attention.Trace(st.Params.(*attention.AttentionAttrs), in)
 	if err != nil {
 		return nil, err
 	}

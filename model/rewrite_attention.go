@@ -1,8 +1,6 @@
 package model
 
 import (
-	"fmt"
-
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -17,11 +15,11 @@ import (
 //	Y  = Reshape(Transpose(MatMul(P, Vh), perm=[0, 2, 1, 3]), [0, 0, H·D])
 //
 // with each intermediate value read by the next step only, by one
-// quantserve.Attention on Q, K and V as they are ([batch, seq, H·D]): the
-// heads are read and written in place by strides, one head's scores at a
-// time, with no transposed copies nor batch-wide scores tensors. The
-// scale c (1/c for Div) is applied to the scores before the softmax, as
-// the graph's Mul does.
+// quantserve.Attention (package ops/attention) on Q, K and V as they are
+// ([batch, seq, H·D]): the heads are read and written in place by
+// strides, one head's scores at a time, with no transposed copies nor
+// batch-wide scores tensors. The scale c (1/c for Div) is applied to the
+// scores before the softmax, as the graph's Mul does.
 
 func init() {
 	registerRewrite("attention", func(r *rewriter) bool {
@@ -33,41 +31,6 @@ func init() {
 		}
 		return changed
 	})
-	register(Descriptor{Domain: rewriteDomain, Type: "Attention", Since: 1, Fold: true}, buildFusedAttention)
-}
-
-// FusedAttentionAttrs are quantserve.Attention's attributes.
-type FusedAttentionAttrs struct {
-	Heads    int64   `onnx:"num_heads"`
-	HeadSize int64   `onnx:"head_size"`
-	Scale    float32 `onnx:"scale" default:"1"`
-}
-
-// buildFusedAttention runs ai.onnx Attention's rank-3 form: Q, K and V
-// [batch, seq, heads·head_size], each head's scores scaled and
-// normalized, the output [batch, seq, heads·head_size].
-func buildFusedAttention(n *node, at *FusedAttentionAttrs) (opFunc, error) {
-	if err := n.checkArity(3, 3, 1, 1); err != nil {
-		return nil, err
-	}
-	if at.Heads <= 0 || at.HeadSize <= 0 {
-		return nil, fmt.Errorf("num_heads %d and head_size %d must be positive", at.Heads, at.HeadSize)
-	}
-	scale := at.Scale
-	run, err := buildAttention(n, &AttentionAttrs{QNumHeads: at.Heads, KVNumHeads: at.Heads, Scale: &scale}, 3)
-	if err != nil {
-		return nil, err
-	}
-	width := int(at.Heads * at.HeadSize)
-	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		for _, x := range in[:3] {
-			// what the graph's Reshape to [0, 0, H, D] takes
-			if x.Rank() != 3 || x.Shape[2] != width {
-				return nil, inputErrorf("Attention of %d heads of %d takes [batch, seq, %d], got %s", at.Heads, at.HeadSize, width, tensor.ShapeString(x.Shape))
-			}
-		}
-		return run(in)
-	}, nil
 }
 
 // fuseAttention replaces the pattern around Softmax node sm, if it is

@@ -6,6 +6,7 @@ package all
 import (
 	// One line per family package under ops/.
 	_ "github.com/quantserve/quantserve/ops"
+	_ "github.com/quantserve/quantserve/ops/attention"
 	_ "github.com/quantserve/quantserve/ops/contrib"
 	_ "github.com/quantserve/quantserve/ops/control"
 	_ "github.com/quantserve/quantserve/ops/detection"

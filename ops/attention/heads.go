@@ -1,0 +1,135 @@
+package attention
+
+import (
+	"math"
+
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// attnChunk bounds the scores one head holds at a time (query rows ×
+// keys): long sequences are taken a block of query rows at a time.
+// runAttention's chunk is this bound.
+const attnChunk = 1 << 16
+
+// runAttention runs every head: for each batch and key/value head, the
+// keys and values are prepared once, then each query head of the group
+// takes its scores, rows and output, a block of query rows at a time. qk,
+// when not nil, receives qk_matmul_output (b, hq, sq, t). It stops with
+// the request's error when pace says so.
+func runAttention[T float32 | float64](sh attnShape, q, y attnView[T], kern attnKernels[T], rows *attnRows[T], qk []T, chunk int, pace *pacer) error {
+	chunk = max(1, min(sh.sq, chunk/max(sh.t, 1)))
+	s := make([]T, chunk*sh.t)
+	rep := sh.hq / sh.hkv
+	for b := 0; b < sh.b; b++ {
+		for g := 0; g < sh.hkv; g++ {
+			kern.prepareK(b, g)
+			kern.prepareV(b, g)
+			for r := 0; r < rep; r++ {
+				h := g*rep + r
+				for i0 := 0; i0 < sh.sq; i0 += chunk {
+					m := min(chunk, sh.sq-i0)
+					if err := pace.after(m * sh.t * (sh.d + sh.dv)); err != nil {
+						return err
+					}
+					sm := s[:m*sh.t]
+					kern.qk(q.data[q.at(b, h)+i0*q.ss:], q.ss, m, sm)
+					var qkh []T
+					if qk != nil {
+						qkh = qk[((b*sh.hq+h)*sh.sq+i0)*sh.t:]
+					}
+					rows.apply(sm, sh.t, b, h, i0, qkh)
+					kern.pv(sm, m, y.data[y.at(b, h)+i0*y.ss:], y.ss)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// attentionIn computes Attention in T: toT converts a floating-point
+// tensor's values, newKern makes the product kernels.
+func attentionIn[T float32 | float64](a *attentionCall, toT func(*tensor.Tensor) []T, newKern func(attnShape, attnView[T], attnView[T]) attnKernels[T]) ([]*tensor.Tensor, error) {
+	sh := a.sh
+	qd, kd, vd := toT(a.q), toT(a.k), toT(a.v)
+	var q, k, v attnView[T]
+	if a.rank3 {
+		q = seqMajor(qd, sh.hq, sh.sq, sh.d)
+		k = seqMajor(kd, sh.hkv, sh.t-a.past, sh.d)
+		v = seqMajor(vd, sh.hkv, sh.t-a.past, sh.dv)
+	} else {
+		q = headMajor(qd, sh.hq, sh.sq, sh.d)
+		k = headMajor(kd, sh.hkv, sh.t-a.past, sh.d)
+		v = headMajor(vd, sh.hkv, sh.t-a.past, sh.dv)
+	}
+	// present_key/value: the past followed by this step's keys/values,
+	// head-major; built when there is a past or they are wanted.
+	var presentK, presentV []T
+	if a.pastK != nil || a.wantPresent {
+		var pk, pv []T
+		if a.pastK != nil {
+			pk, pv = toT(a.pastK), toT(a.pastV)
+		}
+		presentK = concatHeads(pk, k, sh.b, sh.hkv, a.past, sh.t-a.past, sh.d)
+		presentV = concatHeads(pv, v, sh.b, sh.hkv, a.past, sh.t-a.past, sh.dv)
+		k = headMajor(presentK, sh.hkv, sh.t, sh.d)
+		v = headMajor(presentV, sh.hkv, sh.t, sh.dv)
+	}
+	floatMask := func(m *tensor.Tensor) ([]T, error) { return toT(m), nil }
+	bias, err := newAttnBias(a.mask, sh, floatMask)
+	if err != nil {
+		return nil, err
+	}
+	if a.at.IsCausal {
+		bias.present, bias.causal = true, true
+		bias.offset = make([]int, sh.b)
+		for b := range bias.offset {
+			switch {
+			case a.pastK != nil:
+				bias.offset[b] = a.past
+			case a.nonpad != nil:
+				bias.offset[b] = int(a.nonpad.Data.([]int64)[b]) - sh.sq
+			}
+		}
+	}
+	if a.nonpad != nil {
+		bias.present = true
+		bias.nonpad = a.nonpad.Data.([]int64)
+	}
+	scale := 1 / math.Sqrt(float64(sh.d))
+	if a.at.Scale != nil {
+		scale = float64(*a.at.Scale)
+	}
+	rows := &attnRows[T]{scale: T(scale), softcap: T(a.at.Softcap), bias: bias, mode: a.at.QKMatMulOutputMode, soft: a.soft}
+	yd := make([]T, sh.b*sh.hq*sh.sq*sh.dv)
+	y := headMajor(yd, sh.hq, sh.sq, sh.dv)
+	yShape := []int{sh.b, sh.hq, sh.sq, sh.dv}
+	if a.rank3 {
+		y = seqMajor(yd, sh.hq, sh.sq, sh.dv)
+		yShape = []int{sh.b, sh.sq, sh.hq * sh.dv}
+	}
+	var qk []T
+	if a.wantQK {
+		qk = make([]T, sh.b*sh.hq*sh.sq*sh.t)
+	}
+	chunk := a.chunk
+	if chunk == 0 {
+		chunk = attnChunk
+	}
+	kern := newKern(sh, k, v)
+	if err := runAttention(sh, q, y, kern, rows, qk, chunk, a.pace); err != nil {
+		return nil, err
+	}
+	if err := kern.err(); err != nil {
+		return nil, err
+	}
+
+	out := []*tensor.Tensor{{DType: a.q.DType, Shape: yShape, Data: roundAs(yd, a.q.DType)}, nil, nil, nil}
+	if presentK != nil {
+		out[1] = &tensor.Tensor{DType: a.k.DType, Shape: []int{sh.b, sh.hkv, sh.t, sh.d}, Data: roundAs(presentK, a.k.DType)}
+		out[2] = &tensor.Tensor{DType: a.v.DType, Shape: []int{sh.b, sh.hkv, sh.t, sh.dv}, Data: roundAs(presentV, a.v.DType)}
+	}
+	if qk != nil {
+		out[3] = &tensor.Tensor{DType: a.q.DType, Shape: []int{sh.b, sh.hq, sh.sq, sh.t}, Data: roundAs(qk, a.q.DType)}
+	}
+	return out, nil
+}
