@@ -169,7 +169,7 @@ func castTo(x *tensor.Tensor, dt tensor.DataType) (*tensor.Tensor, error) {
 }
 
 func transpose(x *tensor.Tensor, p []int) *tensor.Tensor {
-	t, err := tensorops.Transpose(nil, x, p)
+	t, err := tensorops.Permute(nil, x, p)
 	if err != nil {
 		panic(err) // with no request to watch, Transpose cannot fail
 	}

@@ -26,6 +26,7 @@ type Context struct {
 	ctx      context.Context
 	engine   *gemm.Engine
 	keepVals bool
+	work     int // units of work counted by Tick since its last look
 }
 
 // NewContext returns the Context of one run on engine e (gemm.Default()
@@ -46,7 +47,8 @@ func (c *Context) Context() context.Context { return c.ctx }
 func (c *Context) Engine() *gemm.Engine { return c.engine }
 
 // Err returns the request's error once it is cancelled or past its
-// deadline: operators that loop long check it.
+// deadline. Operators that loop long look at it through Tick, or at
+// every step when each step is long.
 func (c *Context) Err() error { return c.ctx.Err() }
 
 // KeepValues reports whether the run keeps every value, so an operator

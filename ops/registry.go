@@ -72,8 +72,10 @@ var registry = map[opKey][]*Descriptor{}
 // Register adds an operator implementation whose attributes parse into A,
 // a struct whose fields carry `onnx:"name"` tags (see ParseAttrs); build
 // compiles a node given its parsed attributes. Overlapping ranges for one
-// operator are a programming error and panic at init.
-func Register[A any](d Descriptor, build func(n *Node, a *A) (Operator, error)) {
+// operator are a programming error and panic at init. It returns the
+// registered descriptor: a family exports the descriptors others key on
+// (autodiff binds gradients to them).
+func Register[A any](d Descriptor, build func(n *Node, a *A) (Operator, error)) *Descriptor {
 	if d.Since < 1 || d.Until != 0 && d.Until < d.Since {
 		panic(fmt.Sprintf("ops: operator %s: bad opset range", d.Type))
 	}
@@ -95,7 +97,22 @@ func Register[A any](d Descriptor, build func(n *Node, a *A) (Operator, error)) 
 	}
 	registry[k] = append(registry[k], &d)
 	sort.Slice(registry[k], func(i, j int) bool { return registry[k][i].Since < registry[k][j].Since })
+	return &d
 }
+
+// An Op is one operator as a family implements it: its descriptors, one
+// per opset range. Families export the Ops other packages key on, as in
+//
+//	var MaxPool = ops.Op{
+//		ops.Register(ops.Descriptor{Type: "MaxPool", Since: 1, Until: 7, Fold: true}, buildMaxPool),
+//		ops.Register(ops.Descriptor{Type: "MaxPool", Since: 8, Fold: true}, buildMaxPool),
+//	}
+//
+// and autodiff binds a gradient to pool.MaxPool, not to the string.
+type Op []*Descriptor
+
+// Has reports whether d is one of o's descriptors.
+func (o Op) Has(d *Descriptor) bool { return slices.Contains(o, d) }
 
 // NoAttrs is the attribute struct of operators that take none.
 type NoAttrs struct{}

@@ -28,12 +28,12 @@ func TestLookup(t *testing.T) {
 	build := func(n *Node, a *attrs) (Operator, error) {
 		return Func(nil), nil
 	}
-	Register(Descriptor{Domain: "com.example", Type: "TestLookupOp", Since: 3, Until: 5}, build)
-	Register(Descriptor{Domain: "com.example", Type: "TestLookupOp", Since: 7}, build)
-	for opset, want := range map[int64]int64{3: 3, 5: 3, 7: 7, 1 << 20: 7} {
+	old := Register(Descriptor{Domain: "com.example", Type: "TestLookupOp", Since: 3, Until: 5}, build)
+	cur := Register(Descriptor{Domain: "com.example", Type: "TestLookupOp", Since: 7}, build)
+	for opset, want := range map[int64]*Descriptor{3: old, 5: old, 7: cur, 1 << 20: cur} {
 		d, err := Lookup("com.example", "TestLookupOp", opset)
-		if err != nil || d.Since != want {
-			t.Errorf("Lookup at opset %d = %v, %v; want the descriptor from %d", opset, d, err, want)
+		if err != nil || d != want {
+			t.Errorf("Lookup at opset %d = %v, %v; want %v, the descriptor Register returned", opset, d, err, want)
 		}
 	}
 	for _, opset := range []int64{2, 6} {
@@ -48,5 +48,27 @@ func TestLookup(t *testing.T) {
 	a, err := d.Parse(&Node{Attrs: nil})
 	if err != nil || a.(*attrs).Alpha != 1 {
 		t.Errorf("Parse with no attributes = %+v, %v; want the default alpha 1", a, err)
+	}
+}
+
+// TestOpHas: an Op holds the descriptors Register returned for it, and
+// no other.
+func TestOpHas(t *testing.T) {
+	defer delete(registry, opKey{"com.example", "TestOpHas"})
+	defer delete(registry, opKey{"com.example", "TestOpHasOther"})
+	none := func(*Node, *NoAttrs) (Operator, error) { return nil, nil }
+	op := Op{
+		Register(Descriptor{Domain: "com.example", Type: "TestOpHas", Since: 1, Until: 4}, none),
+		Register(Descriptor{Domain: "com.example", Type: "TestOpHas", Since: 5}, none),
+	}
+	other := Register(Descriptor{Domain: "com.example", Type: "TestOpHasOther", Since: 1}, none)
+	for _, opset := range []int64{1, 4, 5, 9} {
+		d, err := Lookup("com.example", "TestOpHas", opset)
+		if err != nil || !op.Has(d) {
+			t.Errorf("the descriptor found at opset %d (%v, %v) is not in the Op", opset, d, err)
+		}
+	}
+	if op.Has(other) || op.Has(nil) {
+		t.Error("Op.Has holds a descriptor registered for another operator")
 	}
 }

@@ -77,8 +77,6 @@ func run(c *ops.Context, n opstest.Node, inputs int, in ...*tensor.Tensor) ([]*t
 
 func background(keep bool) *ops.Context { return ops.NewContext(context.Background(), nil, keep) }
 
-func f32(shape []int, v ...float32) *tensor.Tensor { return tensor.From(shape, v) }
-
 // add returns x + y elementwise (same shapes).
 func add(x, y *tensor.Tensor) *tensor.Tensor {
 	a, b := x.Data.([]float32), y.Data.([]float32)
@@ -87,13 +85,6 @@ func add(x, y *tensor.Tensor) *tensor.Tensor {
 		out[i] = a[i] + b[i%len(b)]
 	}
 	return tensor.From(slices.Clone(x.Shape), out)
-}
-
-func equal(t *testing.T, what string, got *tensor.Tensor, shape []int, data any) {
-	t.Helper()
-	if !slices.Equal(got.Shape, shape) || fmt.Sprint(got.Data) != fmt.Sprint(data) {
-		t.Errorf("%s = %v%v, want %v%v", what, tensor.ShapeString(got.Shape), got.Data, tensor.ShapeString(shape), data)
-	}
 }
 
 // TestDescriptors pins each operator's opset ranges: none folds (their
@@ -123,20 +114,20 @@ func TestIf(t *testing.T) {
 		return []*tensor.Tensor{in[1]}, nil
 	})
 	els := newBody(nil, []string{"e"}, nil, func(*ops.Context, []*tensor.Tensor, []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		return []*tensor.Tensor{f32(nil, 7)}, nil
+		return []*tensor.Tensor{opstest.F32s(nil, 7)}, nil
 	})
 	n := node("If", 16, 1, nil, "then_branch", then, "else_branch", els)
-	captured := f32([]int{2}, 1, 2)
+	captured := opstest.F32s([]int{2}, 1, 2)
 	for _, c := range []struct {
 		cond bool
 		keep bool
 		want *tensor.Tensor
-	}{{true, false, captured}, {false, true, f32(nil, 7)}, {true, true, captured}} {
+	}{{true, false, captured}, {false, true, opstest.F32s(nil, 7)}, {true, true, captured}} {
 		out, err := run(background(c.keep), n, 1, tensor.Scalar(c.cond), captured)
 		if err != nil {
 			t.Fatal(err)
 		}
-		equal(t, fmt.Sprintf("If(%v)", c.cond), out[0], c.want.Shape, c.want.Data)
+		opstest.Check(t, fmt.Sprintf("If(%v)", c.cond), out[0], c.want.Shape, c.want.Data)
 	}
 	if !slices.Equal(then.kept, []bool{false, true}) || !slices.Equal(els.kept, []bool{true}) {
 		t.Errorf("branches kept values %v and %v, want the run's [false true] and [true]", then.kept, els.kept)
@@ -192,13 +183,13 @@ func loopBody() *body {
 func TestLoop(t *testing.T) {
 	b := loopBody()
 	n := node("Loop", 16, 2, nil, "body", b)
-	x, step := f32([]int{2}, 1, 10), f32(nil, 4)
+	x, step := opstest.F32s([]int{2}, 1, 10), opstest.F32s(nil, 4)
 	out, err := run(background(true), n, 3, tensor.Scalar(int64(3)), tensor.Scalar(true), x, step)
 	if err != nil {
 		t.Fatal(err)
 	}
-	equal(t, "y", out[0], []int{2}, []float32{13, 22})
-	equal(t, "ys", out[1], []int{3, 2}, []float64{0, 0, 9, 18, 26, 44})
+	opstest.Check(t, "y", out[0], []int{2}, []float32{13, 22})
+	opstest.Check(t, "ys", out[1], []int{3, 2}, []float64{0, 0, 9, 18, 26, 44})
 	if !slices.Equal(b.kept, []bool{true, true, true}) {
 		t.Errorf("the body kept values %v, want the run's", b.kept)
 	}
@@ -212,7 +203,7 @@ func TestLoop(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		equal(t, "y", out[0], []int{2}, []float32{1, 10})
+		opstest.Check(t, "y", out[0], []int{2}, []float32{1, 10})
 		if out[1].DType != tensor.Float64 || !slices.Equal(out[1].Shape, []int{0}) {
 			t.Errorf("no iterations: ys = %v%v", out[1].DType, out[1].Shape)
 		}
@@ -221,13 +212,13 @@ func TestLoop(t *testing.T) {
 	// value is asked for.
 	stop := newBody([]string{"i", "cond", "acc"}, []string{"cond2", "acc2"}, nil,
 		func(_ *ops.Context, _, args []*tensor.Tensor) ([]*tensor.Tensor, error) {
-			return []*tensor.Tensor{tensor.Scalar(args[0].Data.([]int64)[0] < 4), add(args[2], f32(nil, 1))}, nil
+			return []*tensor.Tensor{tensor.Scalar(args[0].Data.([]int64)[0] < 4), add(args[2], opstest.F32s(nil, 1))}, nil
 		})
 	out, err = run(background(false), node("Loop", 16, 1, nil, "body", stop), 3, nil, nil, x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	equal(t, "y", out[0], []int{2}, []float32{6, 15})
+	opstest.Check(t, "y", out[0], []int{2}, []float32{6, 15})
 	// The loop checks the request's context on every iteration.
 	ctx, cancel := context.WithCancel(context.Background())
 	endless := newBody([]string{"i", "cond", "acc"}, []string{"cond2", "acc2"}, nil,
@@ -301,26 +292,26 @@ func TestScan(t *testing.T) {
 	numScan := &onnxpb.Attribute{Name: "num_scan_inputs", Type: onnxpb.AttrInt, I: 1}
 	b := sumBody()
 	n := node("Scan", 16, 2, []*onnxpb.Attribute{numScan, ints("scan_input_axes", 1), ints("scan_input_directions", 1), ints("scan_output_axes", -1)}, "body", b)
-	x := f32([]int{2, 3}, 1, 2, 3, 4, 5, 6)
-	out, err := run(background(true), n, 2, f32([]int{2}, 0, 100), x)
+	x := opstest.F32s([]int{2, 3}, 1, 2, 3, 4, 5, 6)
+	out, err := run(background(true), n, 2, opstest.F32s([]int{2}, 0, 100), x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	equal(t, "final", out[0], []int{2}, []float32{6, 115})
-	equal(t, "sums", out[1], []int{2, 3}, []float32{3, 5, 6, 106, 111, 115})
+	opstest.Check(t, "final", out[0], []int{2}, []float32{6, 115})
+	opstest.Check(t, "sums", out[1], []int{2, 3}, []float32{3, 5, 6, 106, 111, 115})
 	if !slices.Equal(b.kept, []bool{true, true, true}) {
 		t.Errorf("the body kept values %v, want the run's", b.kept)
 	}
 	// Forward along axis 0, stacked on axis 0 in reverse.
 	n0 := node("Scan", 16, 2, []*onnxpb.Attribute{numScan, ints("scan_output_directions", 1)}, "body", sumBody())
-	out, err = run(background(false), n0, 2, f32([]int{3}, 0, 0, 0), x)
+	out, err = run(background(false), n0, 2, opstest.F32s([]int{3}, 0, 0, 0), x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	equal(t, "final", out[0], []int{3}, []float32{5, 7, 9})
-	equal(t, "sums", out[1], []int{2, 3}, []float32{5, 7, 9, 1, 2, 3})
+	opstest.Check(t, "final", out[0], []int{3}, []float32{5, 7, 9})
+	opstest.Check(t, "sums", out[1], []int{2, 3}, []float32{5, 7, 9, 1, 2, 3})
 	// No steps: the empty scan output has the type the body declares.
-	out, err = run(background(false), n0, 2, f32([]int{3}, 1, 2, 3), tensor.From([]int{0, 3}, []float32{}))
+	out, err = run(background(false), n0, 2, opstest.F32s([]int{3}, 1, 2, 3), tensor.From([]int{0, 3}, []float32{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,13 +319,13 @@ func TestScan(t *testing.T) {
 		t.Errorf("no steps: sums = %v%v", out[1].DType, out[1].Shape)
 	}
 	// The body's errors are the scan's.
-	if _, err := run(background(false), n, 2, f32([]int{3}, 0, 0, 0), x); err == nil || err.Error() != ops.InputErrorf("sum[3] + x[2]").Error() {
+	if _, err := run(background(false), n, 2, opstest.F32s([]int{3}, 0, 0, 0), x); err == nil || err.Error() != ops.InputErrorf("sum[3] + x[2]").Error() {
 		t.Errorf("a state of the wrong shape: %v, want the body's input error", err)
 	}
 	// Scan inputs of different lengths.
 	two := newBody([]string{"a", "b"}, []string{"o"}, nil, nil)
 	n2 := node("Scan", 16, 1, []*onnxpb.Attribute{{Name: "num_scan_inputs", Type: onnxpb.AttrInt, I: 2}}, "body", two)
-	_, err = run(background(false), n2, 2, f32([]int{2}, 1, 2), f32([]int{3}, 1, 2, 3))
+	_, err = run(background(false), n2, 2, opstest.F32s([]int{2}, 1, 2), opstest.F32s([]int{3}, 1, 2, 3))
 	if want := ops.InputErrorf("Scan inputs have 2 and 3 steps along their scan axes"); err == nil || err.Error() != want.Error() {
 		t.Errorf("steps differ: %v, want %v", err, want)
 	}
@@ -348,7 +339,7 @@ func TestScan(t *testing.T) {
 		}
 		return f(c, in, args)
 	}
-	_, err = run(ops.NewContext(ctx, nil, false), node("Scan", 16, 2, []*onnxpb.Attribute{numScan}, "body", stop), 2, f32(nil, 0), f32([]int{5}, 1, 2, 3, 4, 5))
+	_, err = run(ops.NewContext(ctx, nil, false), node("Scan", 16, 2, []*onnxpb.Attribute{numScan}, "body", stop), 2, opstest.F32s(nil, 0), opstest.F32s([]int{5}, 1, 2, 3, 4, 5))
 	if !errors.Is(err, context.Canceled) || stop.calls != 2 {
 		t.Errorf("cancelled in step 1: %v after %d steps, want the context's error after 2", err, stop.calls)
 	}
@@ -376,21 +367,21 @@ func TestScan8(t *testing.T) {
 	b := sumBody()
 	n := node("Scan", 8, 2, []*onnxpb.Attribute{numScan, {Name: "directions", Type: onnxpb.AttrInts, Ints: []int64{1}}}, "body", b)
 	// Two batch entries, each scanning 3 steps of x in reverse.
-	init := f32([]int{2, 1}, 0, 100)
-	x := f32([]int{2, 3, 1}, 1, 2, 3, 4, 5, 6)
+	init := opstest.F32s([]int{2, 1}, 0, 100)
+	x := opstest.F32s([]int{2, 3, 1}, 1, 2, 3, 4, 5, 6)
 	for _, lens := range []*tensor.Tensor{nil, tensor.From([]int{2}, []int64{3, 3})} {
 		out, err := run(background(false), n, 3, lens, init, x)
 		if err != nil {
 			t.Fatal(err)
 		}
-		equal(t, "final", out[0], []int{2, 1}, []float32{6, 115})
-		equal(t, "sums", out[1], []int{2, 3, 1}, []float32{3, 5, 6, 106, 111, 115})
+		opstest.Check(t, "final", out[0], []int{2, 1}, []float32{6, 115})
+		opstest.Check(t, "sums", out[1], []int{2, 3, 1}, []float32{3, 5, 6, 106, 111, 115})
 	}
 	for _, c := range []struct {
 		in   []*tensor.Tensor
 		want error
 	}{
-		{[]*tensor.Tensor{nil, f32([]int{3, 1}, 0, 0, 0), x}, ops.ErrInput},
+		{[]*tensor.Tensor{nil, opstest.F32s([]int{3, 1}, 0, 0, 0), x}, ops.ErrInput},
 		{[]*tensor.Tensor{tensor.From([]int{1}, []int64{3}), init, x}, ops.ErrInput},
 		{[]*tensor.Tensor{tensor.From([]int{2}, []int64{3, 2}), init, x}, ops.ErrUnsupported},
 	} {
@@ -426,7 +417,7 @@ func TestIndexAndStack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		equal(t, fmt.Sprintf("stacked along %d", axis), s, shape, data)
+		opstest.Check(t, fmt.Sprintf("stacked along %d", axis), s, shape, data)
 	}
 	for _, c := range []struct {
 		dt, want tensor.DataType
@@ -437,14 +428,14 @@ func TestIndexAndStack(t *testing.T) {
 		}
 	}
 	for _, parts := range [][]*tensor.Tensor{
-		{f32([]int{2}, 1, 2), f32([]int{3}, 1, 2, 3)},
-		{f32([]int{1}, 1), tensor.From([]int{1}, []int32{1})},
+		{opstest.F32s([]int{2}, 1, 2), opstest.F32s([]int{3}, 1, 2, 3)},
+		{opstest.F32s([]int{1}, 1), tensor.From([]int{1}, []int32{1})},
 	} {
 		if _, err := stackTensors(parts, 0, tensor.Invalid); !errors.Is(err, ops.ErrInput) {
 			t.Errorf("stacking %v: %v, want an input error", parts, err)
 		}
 	}
-	if _, err := stackTensors([]*tensor.Tensor{f32([]int{1}, 1)}, 2, tensor.Invalid); !errors.Is(err, ops.ErrInput) {
+	if _, err := stackTensors([]*tensor.Tensor{opstest.F32s([]int{1}, 1)}, 2, tensor.Invalid); !errors.Is(err, ops.ErrInput) {
 		t.Errorf("stacking along axis 2 of rank 1: %v", err)
 	}
 }

@@ -63,10 +63,6 @@ func buildNonMaxSuppression(n *ops.Node, at *NonMaxSuppressionAttrs) (ops.Operat
 	return &nonMaxSuppression{center: at.CenterPointBox == 1}, nil
 }
 
-// checkEvery is how many candidate boxes NonMaxSuppression weighs between
-// looks at the request's deadline.
-const checkEvery = 256
-
 func (op *nonMaxSuppression) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	boxes, ok1 := in[0].Data.([]float32)
 	scores, ok2 := in[1].Data.([]float32)
@@ -113,14 +109,12 @@ func (op *nonMaxSuppression) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor
 			// best score first; equal scores keep the lower index first
 			slices.SortStableFunc(cands, func(x, y cand) int { return cmp.Compare(y.score, x.score) })
 			kept = kept[:0]
-			for i, cd := range cands {
+			for _, cd := range cands {
 				if int64(len(kept)) >= limit {
 					break
 				}
-				if i%checkEvery == checkEvery-1 {
-					if err := c.Err(); err != nil {
-						return nil, err
-					}
+				if err := c.Tick(len(kept) + 1); err != nil { // the overlaps weighed
+					return nil, err
 				}
 				bx := corners(boxes[(b*nBoxes+cd.idx)*4:(b*nBoxes+cd.idx+1)*4], op.center)
 				if slices.ContainsFunc(kept, func(k box) bool { return bx.overlaps(k, iou) }) {

@@ -75,10 +75,9 @@ func (op compress) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 		offs[j] = s * inner
 	}
 	mv := tensorops.MoverOf(x.DType)
-	m := &meter{c: c}
 	for o := 0; o < outer; o++ {
 		mv.Runs(y.Data, o*len(sel)*inner, x.Data, o*dim*inner, offs, inner)
-		if err := m.spend(len(sel) * inner); err != nil {
+		if err := c.Tick(len(sel) * inner); err != nil {
 			return nil, err
 		}
 	}

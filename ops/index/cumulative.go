@@ -52,7 +52,7 @@ func (cu *cumulative) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 		return nil, err
 	}
 	y := &tensor.Tensor{DType: x.DType, Shape: x.Shape}
-	l := lines{m: &meter{c: c}, exclusive: cu.exclusive, reverse: cu.reverse, prod: cu.prod}
+	l := lines{c: c, exclusive: cu.exclusive, reverse: cu.reverse, prod: cu.prod}
 	if x.Len() > 0 {
 		l.outer, l.dim, l.inner = geometry(x.Shape, a)
 	}
@@ -101,7 +101,7 @@ func (cu *cumulative) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 type lines struct {
 	outer, dim, inner        int
 	exclusive, reverse, prod bool
-	m                        *meter
+	c                        *ops.Context
 }
 
 // cumulativeAlong returns the running sums (or products) of x along the
@@ -134,7 +134,7 @@ func cumulativeAlong[T tensor.Numeric](x []T, l lines) ([]T, error) {
 					out[p] = acc
 				}
 			}
-			if err := l.m.spend(dim); err != nil {
+			if err := l.c.Tick(dim); err != nil {
 				return nil, err
 			}
 		}

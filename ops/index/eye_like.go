@@ -68,12 +68,11 @@ func (op eyeLike) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 	mv := tensorops.MoverOf(out)
 	rows, cols := x.Shape[0], x.Shape[1]
 	k := min(max(op.k, -int64(rows)), int64(cols)) // beyond the matrix: no diagonal
-	m := &meter{c: c}
 	for i := 0; i < rows; i++ {
 		if j := int64(i) + k; j >= 0 && j < int64(cols) {
 			mv.Fill(y.Data, i*cols+int(j), 1, oneVal.Data)
 		}
-		if err := m.spend(1); err != nil {
+		if err := c.Tick(1); err != nil {
 			return nil, err
 		}
 	}

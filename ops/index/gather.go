@@ -8,8 +8,9 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	ops.Register(ops.Descriptor{Type: "Gather", Since: 1, Fold: true}, buildGather)
+// Gather is the Gather operator.
+var Gather = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Gather", Since: 1, Fold: true}, buildGather),
 }
 
 // GatherAttrs are Gather's attributes.
@@ -28,7 +29,7 @@ func buildGather(n *ops.Node, at *GatherAttrs) (ops.Operator, error) {
 }
 
 func (g gather) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	y, err := gatherAxis(&meter{c: c}, in[0], in[1], g.axis)
+	y, err := gatherAxis(c, in[0], in[1], g.axis)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +39,7 @@ func (g gather) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 // gatherAxis takes the entries indices selects along axis of x: output
 // shape x[:axis] + indices + x[axis+1:]. Each entry is a contiguous run
 // of the trailing dimensions (a row of an embedding table), copied whole.
-func gatherAxis(m *meter, x, indices *tensor.Tensor, axis int64) (*tensor.Tensor, error) {
+func gatherAxis(oc *ops.Context, x, indices *tensor.Tensor, axis int64) (*tensor.Tensor, error) {
 	if x.Rank() == 0 {
 		return nil, ops.InputErrorf("Gather needs data of rank >= 1")
 	}
@@ -67,7 +68,7 @@ func gatherAxis(m *meter, x, indices *tensor.Tensor, axis int64) (*tensor.Tensor
 	mv := tensorops.MoverOf(x.DType)
 	for o := 0; o < outer; o++ {
 		mv.Runs(y.Data, o*len(offs)*inner, x.Data, o*dim*inner, offs, inner)
-		if err := m.spend(len(offs) * inner); err != nil {
+		if err := oc.Tick(len(offs) * inner); err != nil {
 			return nil, err
 		}
 	}

@@ -30,7 +30,7 @@ func buildGatherElements(n *ops.Node, at *GatherElementsAttrs) (ops.Operator, er
 
 func (g gatherElements) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x := in[0]
-	offs, err := elementOffsets(&meter{c: c}, "GatherElements", x, in[1], g.axis)
+	offs, err := elementOffsets(c, "GatherElements", x, in[1], g.axis)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func (g gatherElements) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tens
 // larger than x off axis), the offset in x of the element it addresses:
 // its own position with the index along axis (GatherElements,
 // ScatterElements).
-func elementOffsets(m *meter, op string, x, indices *tensor.Tensor, axis int64) ([]int, error) {
+func elementOffsets(oc *ops.Context, op string, x, indices *tensor.Tensor, axis int64) ([]int, error) {
 	r := x.Rank()
 	if r == 0 {
 		return nil, ops.InputErrorf("%s needs data of rank >= 1", op)
@@ -81,7 +81,7 @@ func elementOffsets(m *meter, op string, x, indices *tensor.Tensor, axis int64) 
 			return nil, err
 		}
 		offs[k] = it.Off(0) + j*strides[a]
-		if err := m.spend(1); err != nil {
+		if err := oc.Tick(1); err != nil {
 			return nil, err
 		}
 	}

@@ -35,7 +35,7 @@ func buildGatherND(n *ops.Node, at *GatherNDAttrs) (ops.Operator, error) {
 
 func (g gatherND) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x := in[0]
-	offs, run, shape, err := ndOffsets(&meter{c: c}, "GatherND", x, in[1], g.batchDims)
+	offs, run, shape, err := ndOffsets(c, "GatherND", x, in[1], g.batchDims)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func (g gatherND) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 // x whose first b dimensions are batch dimensions shared with indices: the
 // offset in x of each slice addressed, the slice's length, and the shape
 // indices[:-1] + x[b+k:] of the gathered (or scattered) values.
-func ndOffsets(m *meter, op string, x, indices *tensor.Tensor, b int) (offs []int, run int, shape []int, err error) {
+func ndOffsets(oc *ops.Context, op string, x, indices *tensor.Tensor, b int) (offs []int, run int, shape []int, err error) {
 	r, q := x.Rank(), indices.Rank()
 	if q < 1 || b >= q || b >= r {
 		return nil, 0, nil, ops.InputErrorf("%s batch_dims %d does not fit data of rank %d and indices of rank %d", op, b, r, q)
@@ -93,7 +93,7 @@ func ndOffsets(m *meter, op string, x, indices *tensor.Tensor, b int) (offs []in
 				off += v * strides[b+j]
 			}
 			offs[t] = off
-			if err := m.spend(k + 1); err != nil {
+			if err := oc.Tick(k + 1); err != nil {
 				return nil, 0, nil, err
 			}
 		}

@@ -63,7 +63,6 @@ func (h hardmax) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, err
 		if h.legacy {
 			dim, inner = dim*inner, 1
 		}
-		m := &meter{c: c}
 		for o := 0; o < outer; o++ {
 			for j := 0; j < inner; j++ {
 				base := o*dim*inner + j
@@ -74,7 +73,7 @@ func (h hardmax) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, err
 					}
 				}
 				out[best] = 1
-				if err := m.spend(dim); err != nil {
+				if err := c.Tick(dim); err != nil {
 					return nil, err
 				}
 			}

@@ -59,24 +59,3 @@ func out1(t *tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{t} }
 func geometry(shape []int, a int) (outer, dim, inner int) {
 	return product(shape[:a]), shape[a], product(shape[a+1:])
 }
-
-// checkEvery is about how many elements the operators of this package
-// move or compare between looks at the request's context.
-const checkEvery = 1 << 16
-
-// meter counts the work of one run and looks at the request's context
-// once per checkEvery units of it.
-type meter struct {
-	c    *ops.Context
-	work int
-}
-
-// spend counts work units and returns the request's error once it is
-// cancelled or past its deadline.
-func (m *meter) spend(work int) error {
-	if m.work += work; m.work < checkEvery {
-		return nil
-	}
-	m.work = 0
-	return m.c.Err()
-}

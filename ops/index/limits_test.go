@@ -21,17 +21,17 @@ func TestEmptyTensorsWithHugeDimensions(t *testing.T) {
 	huge := tensor.MaxElements
 	x := tensor.From([]int{huge, 0, huge}, []float32{})
 	none := []float32{}
-	check(t, "Gather", run1(t, 13, "Gather", []*onnxpb.Attribute{intAttr("axis", 2)}, x, i64s(5, 7)), []int{huge, 0, 2}, none)
-	check(t, "CumSum", run1(t, 14, "CumSum", nil, x, tensor.Scalar(int64(2))), []int{huge, 0, huge}, none)
-	check(t, "Trilu", run1(t, 14, "Trilu", nil, x), []int{huge, 0, huge}, none)
-	check(t, "EyeLike", run1(t, 22, "EyeLike", nil, tensor.From([]int{huge, 0}, none)), []int{huge, 0}, none)
-	outs, err := runOuts(t, 11, "Unique", []*onnxpb.Attribute{intAttr("axis", 0)}, []*tensor.Tensor{tensor.From([]int{3, 0}, none)}, 4)
+	opstest.Check(t, "Gather", opstest.Run1(t, opstest.Node{Op: "Gather", Opset: 13, Attrs: []*onnxpb.Attribute{opstest.AttrInt("axis", 2)}}, x, opstest.I64s(5, 7)), []int{huge, 0, 2}, none)
+	opstest.Check(t, "CumSum", opstest.Run1(t, opstest.Node{Op: "CumSum", Opset: 14}, x, tensor.Scalar(int64(2))), []int{huge, 0, huge}, none)
+	opstest.Check(t, "Trilu", opstest.Run1(t, opstest.Node{Op: "Trilu", Opset: 14}, x), []int{huge, 0, huge}, none)
+	opstest.Check(t, "EyeLike", opstest.Run1(t, opstest.Node{Op: "EyeLike", Opset: 22}, tensor.From([]int{huge, 0}, none)), []int{huge, 0}, none)
+	outs, err := opstest.Run(t, opstest.Node{Op: "Unique", Opset: 11, Attrs: []*onnxpb.Attribute{opstest.AttrInt("axis", 0)}, Outputs: 4}, tensor.From([]int{3, 0}, none))
 	if err != nil {
 		t.Fatal(err)
 	}
-	check(t, "Unique of empty slices", outs[0], []int{1, 0}, none)
-	check(t, "their counts", outs[3], []int{1}, []int64{3})
-	check(t, "their inverse", outs[2], []int{3}, []int64{0, 0, 0})
+	opstest.Check(t, "Unique of empty slices", outs[0], []int{1, 0}, none)
+	opstest.Check(t, "their counts", outs[3], []int{1}, []int64{3})
+	opstest.Check(t, "their inverse", outs[2], []int{3}, []int64{0, 0, 0})
 }
 
 // TestNeverPanic feeds the operators random tensors (odd ranks, empty
@@ -46,21 +46,21 @@ func TestNeverPanic(t *testing.T) {
 		outs  int
 		attrs []*onnxpb.Attribute
 	}{
-		{"Gather", 13, 2, 1, []*onnxpb.Attribute{intAttr("axis", -1)}},
+		{"Gather", 13, 2, 1, []*onnxpb.Attribute{opstest.AttrInt("axis", -1)}},
 		{"GatherElements", 13, 2, 1, nil},
-		{"GatherND", 13, 2, 1, []*onnxpb.Attribute{intAttr("batch_dims", 1)}},
-		{"ScatterElements", 18, 3, 1, []*onnxpb.Attribute{strAttr("reduction", "mul")}},
-		{"ScatterND", 18, 3, 1, []*onnxpb.Attribute{strAttr("reduction", "add")}},
-		{"TensorScatter", 24, 3, 1, []*onnxpb.Attribute{strAttr("mode", "circular")}},
-		{"Compress", 11, 2, 1, []*onnxpb.Attribute{intAttr("axis", 0)}},
+		{"GatherND", 13, 2, 1, []*onnxpb.Attribute{opstest.AttrInt("batch_dims", 1)}},
+		{"ScatterElements", 18, 3, 1, []*onnxpb.Attribute{opstest.AttrString("reduction", "mul")}},
+		{"ScatterND", 18, 3, 1, []*onnxpb.Attribute{opstest.AttrString("reduction", "add")}},
+		{"TensorScatter", 24, 3, 1, []*onnxpb.Attribute{opstest.AttrString("mode", "circular")}},
+		{"Compress", 11, 2, 1, []*onnxpb.Attribute{opstest.AttrInt("axis", 0)}},
 		{"NonZero", 13, 1, 1, nil},
 		{"OneHot", 11, 3, 1, nil},
 		{"TopK", 11, 2, 2, nil},
-		{"Unique", 11, 1, 4, []*onnxpb.Attribute{intAttr("axis", 0)}},
+		{"Unique", 11, 1, 4, []*onnxpb.Attribute{opstest.AttrInt("axis", 0)}},
 		{"Trilu", 14, 2, 1, nil},
-		{"EyeLike", 22, 1, 1, []*onnxpb.Attribute{intAttr("k", -2)}},
+		{"EyeLike", 22, 1, 1, []*onnxpb.Attribute{opstest.AttrInt("k", -2)}},
 		{"Hardmax", 13, 1, 1, nil},
-		{"CumSum", 14, 2, 1, []*onnxpb.Attribute{intAttr("reverse", 1)}},
+		{"CumSum", 14, 2, 1, []*onnxpb.Attribute{opstest.AttrInt("reverse", 1)}},
 		{"ReverseSequence", 10, 2, 1, nil},
 	} {
 		ok := 0
@@ -73,10 +73,10 @@ func TestNeverPanic(t *testing.T) {
 					for j := range d {
 						d[j] = int64(r.IntN(7) - 2)
 					}
-					ins[i] = i64s(d...)
+					ins[i] = opstest.I64s(d...)
 				}
 			}
-			_, err := runOuts(t, c.opset, c.op, c.attrs, ins, c.outs)
+			_, err := opstest.Run(t, opstest.Node{Op: c.op, Opset: c.opset, Attrs: c.attrs, Outputs: c.outs}, ins...)
 			if err == nil {
 				ok++
 			}
@@ -94,7 +94,7 @@ func TestCancelledRunsStop(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	c := ops.NewContext(ctx, gemm.Default(), false)
-	x := seq(512, 512)
+	x := opstest.Seq(512, 512)
 	for _, n := range []struct {
 		node opstest.Node
 		ins  []*tensor.Tensor
@@ -102,7 +102,7 @@ func TestCancelledRunsStop(t *testing.T) {
 		{opstest.Node{Op: "CumSum", Opset: 14}, []*tensor.Tensor{x, tensor.Scalar(int64(1))}},
 		{opstest.Node{Op: "Hardmax", Opset: 13}, []*tensor.Tensor{x}},
 		{opstest.Node{Op: "Trilu", Opset: 14}, []*tensor.Tensor{x}},
-		{opstest.Node{Op: "TopK", Opset: 11, Outputs: 2}, []*tensor.Tensor{x, i64s(3)}},
+		{opstest.Node{Op: "TopK", Opset: 11, Outputs: 2}, []*tensor.Tensor{x, opstest.I64s(3)}},
 		{opstest.Node{Op: "Gather", Opset: 13}, []*tensor.Tensor{x, tensor.From([]int{512}, make([]int64, 512))}},
 	} {
 		op, _, err := opstest.Compile(n.node, len(n.ins))

@@ -39,7 +39,7 @@ func (nonZero) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error
 			}
 		}
 	}
-	if err := c.Err(); err != nil {
+	if err := c.Tick(x.Len()); err != nil {
 		return nil, err
 	}
 	// A scalar reads as a 1-D tensor of one element, as in ONNX Runtime.
@@ -50,12 +50,11 @@ func (nonZero) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error
 	r := len(shape)
 	out := make([]int64, r*len(nz))
 	strides := tensor.Strides(shape)
-	m := &meter{c: c}
 	for j, flat := range nz {
 		for d := 0; d < r; d++ {
 			out[d*len(nz)+j] = int64(flat / strides[d] % shape[d])
 		}
-		if err := m.spend(r); err != nil {
+		if err := c.Tick(r); err != nil {
 			return nil, err
 		}
 	}

@@ -56,7 +56,7 @@ func (op oneHot) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, err
 	}
 	mv := tensorops.MoverOf(values.DType)
 	mv.Strided(y.Data, values.Data, []int{size}, []int{0}, 0) // all off
-	if err := c.Err(); err != nil {
+	if err := c.Tick(size); err != nil {
 		return nil, err
 	}
 	inner := product(ind.Shape[a:])

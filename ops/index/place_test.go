@@ -6,31 +6,32 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
 func TestTriluEyeLikeHardmax(t *testing.T) {
-	x := seq(2, 3)
-	check(t, "triu k=1", run1(t, 14, "Trilu", nil, x, tensor.Scalar(int64(1))), []int{2, 3}, []float32{0, 1, 2, 0, 0, 5})
-	check(t, "tril k=-1", run1(t, 14, "Trilu", []*onnxpb.Attribute{intAttr("upper", 0)}, x, tensor.Scalar(int64(-1))), []int{2, 3}, []float32{0, 0, 0, 3, 0, 0})
-	check(t, "triu k=max", run1(t, 14, "Trilu", nil, x, tensor.Scalar(int64(math.MaxInt64))), []int{2, 3}, []float32{0, 0, 0, 0, 0, 0})
-	check(t, "tril k=min", run1(t, 14, "Trilu", []*onnxpb.Attribute{intAttr("upper", 0)}, x, tensor.Scalar(int64(math.MinInt64))), []int{2, 3}, []float32{0, 0, 0, 0, 0, 0})
-	check(t, "tril k=max", run1(t, 14, "Trilu", []*onnxpb.Attribute{intAttr("upper", 0)}, x, tensor.Scalar(int64(math.MaxInt64))), []int{2, 3}, x.Data)
+	x := opstest.Seq(2, 3)
+	opstest.Check(t, "triu k=1", opstest.Run1(t, opstest.Node{Op: "Trilu", Opset: 14}, x, tensor.Scalar(int64(1))), []int{2, 3}, []float32{0, 1, 2, 0, 0, 5})
+	opstest.Check(t, "tril k=-1", opstest.Run1(t, opstest.Node{Op: "Trilu", Opset: 14, Attrs: []*onnxpb.Attribute{opstest.AttrInt("upper", 0)}}, x, tensor.Scalar(int64(-1))), []int{2, 3}, []float32{0, 0, 0, 3, 0, 0})
+	opstest.Check(t, "triu k=max", opstest.Run1(t, opstest.Node{Op: "Trilu", Opset: 14}, x, tensor.Scalar(int64(math.MaxInt64))), []int{2, 3}, []float32{0, 0, 0, 0, 0, 0})
+	opstest.Check(t, "tril k=min", opstest.Run1(t, opstest.Node{Op: "Trilu", Opset: 14, Attrs: []*onnxpb.Attribute{opstest.AttrInt("upper", 0)}}, x, tensor.Scalar(int64(math.MinInt64))), []int{2, 3}, []float32{0, 0, 0, 0, 0, 0})
+	opstest.Check(t, "tril k=max", opstest.Run1(t, opstest.Node{Op: "Trilu", Opset: 14, Attrs: []*onnxpb.Attribute{opstest.AttrInt("upper", 0)}}, x, tensor.Scalar(int64(math.MaxInt64))), []int{2, 3}, x.Data)
 
-	y := run1(t, 22, "EyeLike", []*onnxpb.Attribute{intAttr("dtype", int64(onnxpb.Bool)), intAttr("k", -1)}, x)
-	check(t, "EyeLike bool k=-1", y, []int{2, 3}, []bool{false, false, false, true, false, false})
-	check(t, "EyeLike k=max", run1(t, 22, "EyeLike", []*onnxpb.Attribute{intAttr("k", math.MaxInt64)}, x), []int{2, 3}, []float32{0, 0, 0, 0, 0, 0})
-	wantInputError(t, 22, "EyeLike", nil, []*tensor.Tensor{seq(3)}, 1, "2-D")
-	if _, err := runOuts(t, 22, "EyeLike", []*onnxpb.Attribute{intAttr("dtype", int64(onnxpb.String))}, []*tensor.Tensor{x}, 1); err == nil {
+	y := opstest.Run1(t, opstest.Node{Op: "EyeLike", Opset: 22, Attrs: []*onnxpb.Attribute{opstest.AttrInt("dtype", int64(onnxpb.Bool)), opstest.AttrInt("k", -1)}}, x)
+	opstest.Check(t, "EyeLike bool k=-1", y, []int{2, 3}, []bool{false, false, false, true, false, false})
+	opstest.Check(t, "EyeLike k=max", opstest.Run1(t, opstest.Node{Op: "EyeLike", Opset: 22, Attrs: []*onnxpb.Attribute{opstest.AttrInt("k", math.MaxInt64)}}, x), []int{2, 3}, []float32{0, 0, 0, 0, 0, 0})
+	opstest.WantInputError(t, opstest.Node{Op: "EyeLike", Opset: 22}, "2-D", opstest.Seq(3))
+	if _, err := opstest.Run(t, opstest.Node{Op: "EyeLike", Opset: 22, Attrs: []*onnxpb.Attribute{opstest.AttrInt("dtype", int64(onnxpb.String))}}, x); err == nil {
 		t.Error("EyeLike of strings compiled")
 	}
 
 	h := tensor.From([]int{2, 2, 2}, []float32{1, 5, 5, 2, 0, 0, 0, 0})
-	check(t, "Hardmax-13 axis -1", run1(t, 13, "Hardmax", nil, h), []int{2, 2, 2}, []float32{0, 1, 1, 0, 1, 0, 1, 0})
-	check(t, "Hardmax-11 coerced at axis 1", run1(t, 11, "Hardmax", nil, h), []int{2, 2, 2}, []float32{0, 1, 0, 0, 1, 0, 0, 0})
+	opstest.Check(t, "Hardmax-13 axis -1", opstest.Run1(t, opstest.Node{Op: "Hardmax", Opset: 13}, h), []int{2, 2, 2}, []float32{0, 1, 1, 0, 1, 0, 1, 0})
+	opstest.Check(t, "Hardmax-11 coerced at axis 1", opstest.Run1(t, opstest.Node{Op: "Hardmax", Opset: 11}, h), []int{2, 2, 2}, []float32{0, 1, 0, 0, 1, 0, 0, 0})
 	hf := tensor.From([]int{3}, tensor.Float32ToHalf[tensor.BF16]([]float32{1, 3, 2}))
-	check(t, "Hardmax BF16", run1(t, 13, "Hardmax", nil, hf), []int{3}, tensor.Float32ToHalf[tensor.BF16]([]float32{0, 1, 0}))
-	wantInputError(t, 13, "Hardmax", nil, []*tensor.Tensor{i64s(1, 2)}, 1, "does not take INT64")
+	opstest.Check(t, "Hardmax BF16", opstest.Run1(t, opstest.Node{Op: "Hardmax", Opset: 13}, hf), []int{3}, tensor.Float32ToHalf[tensor.BF16]([]float32{0, 1, 0}))
+	opstest.WantInputError(t, opstest.Node{Op: "Hardmax", Opset: 13}, "does not take INT64", opstest.I64s(1, 2))
 }
 
 func TestCumulativeReverseSequence(t *testing.T) {
@@ -46,17 +47,17 @@ func TestCumulativeReverseSequence(t *testing.T) {
 		{"CumProd", 1, 0, []int32{1, 1, 2, 1, 4, 20}},
 		{"CumProd", 0, 1, []int32{6, 6, 3, 120, 30, 6}},
 	} {
-		y := run1(t, 26, c.op, []*onnxpb.Attribute{intAttr("exclusive", c.exclusive), intAttr("reverse", c.reverse)}, x, tensor.Scalar(int32(-1)))
-		check(t, fmt.Sprintf("%s exclusive=%d reverse=%d", c.op, c.exclusive, c.reverse), y, []int{2, 3}, c.want)
+		y := opstest.Run1(t, opstest.Node{Op: c.op, Opset: 26, Attrs: []*onnxpb.Attribute{opstest.AttrInt("exclusive", c.exclusive), opstest.AttrInt("reverse", c.reverse)}}, x, tensor.Scalar(int32(-1)))
+		opstest.Check(t, fmt.Sprintf("%s exclusive=%d reverse=%d", c.op, c.exclusive, c.reverse), y, []int{2, 3}, c.want)
 	}
 	h := tensor.From([]int{3}, tensor.Float32ToHalf[tensor.F16]([]float32{0.5, 0.25, 2}))
-	check(t, "CumSum FP16", run1(t, 14, "CumSum", nil, h, tensor.Scalar(int64(0))), []int{3}, tensor.Float32ToHalf[tensor.F16]([]float32{0.5, 0.75, 2.75}))
-	wantInputError(t, 14, "CumSum", nil, []*tensor.Tensor{x, tensor.Scalar(int64(2))}, 1, "out of range")
-	wantInputError(t, 14, "CumSum", nil, []*tensor.Tensor{tensor.From([]int{1}, []bool{true}), tensor.Scalar(int64(0))}, 1, "CumSum does not take BOOL")
+	opstest.Check(t, "CumSum FP16", opstest.Run1(t, opstest.Node{Op: "CumSum", Opset: 14}, h, tensor.Scalar(int64(0))), []int{3}, tensor.Float32ToHalf[tensor.F16]([]float32{0.5, 0.75, 2.75}))
+	opstest.WantInputError(t, opstest.Node{Op: "CumSum", Opset: 14}, "out of range", x, tensor.Scalar(int64(2)))
+	opstest.WantInputError(t, opstest.Node{Op: "CumSum", Opset: 14}, "CumSum does not take BOOL", tensor.From([]int{1}, []bool{true}), tensor.Scalar(int64(0)))
 
 	sq := tensor.From([]int{3, 2}, []string{"a0", "b0", "a1", "b1", "a2", "b2"})
-	y := run1(t, 10, "ReverseSequence", nil, sq, i64s(3, 0))
-	check(t, "ReverseSequence", y, []int{3, 2}, []string{"a2", "b0", "a1", "b1", "a0", "b2"})
-	wantInputError(t, 10, "ReverseSequence", nil, []*tensor.Tensor{sq, i64s(4, 0)}, 1, "length 4 is out of range")
-	wantInputError(t, 10, "ReverseSequence", nil, []*tensor.Tensor{sq, i64s(1)}, 1, "batch of 2")
+	y := opstest.Run1(t, opstest.Node{Op: "ReverseSequence", Opset: 10}, sq, opstest.I64s(3, 0))
+	opstest.Check(t, "ReverseSequence", y, []int{3, 2}, []string{"a2", "b0", "a1", "b1", "a0", "b2"})
+	opstest.WantInputError(t, opstest.Node{Op: "ReverseSequence", Opset: 10}, "length 4 is out of range", sq, opstest.I64s(4, 0))
+	opstest.WantInputError(t, opstest.Node{Op: "ReverseSequence", Opset: 10}, "batch of 2", sq, opstest.I64s(1))
 }

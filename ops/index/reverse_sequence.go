@@ -76,7 +76,7 @@ func (r reverseSequence) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 			offs[i0*d1+i1] = src * inner
 		}
 	}
-	if err := c.Err(); err != nil {
+	if err := c.Tick(size); err != nil { // the copy to come
 		return nil, err
 	}
 	tensorops.MoverOf(x.DType).Runs(y.Data, 0, x.Data, 0, offs, inner)

@@ -76,12 +76,11 @@ func (s scatterElements) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 	if !ops.EqualShape(in[1].Shape, upd.Shape) {
 		return nil, ops.InputErrorf("ScatterElements indices %s and updates %s differ in shape", tensor.ShapeString(in[1].Shape), tensor.ShapeString(upd.Shape))
 	}
-	m := &meter{c: c}
-	offs, err := elementOffsets(m, "ScatterElements", x, in[1], s.axis)
+	offs, err := elementOffsets(c, "ScatterElements", x, in[1], s.axis)
 	if err != nil {
 		return nil, err
 	}
-	y, err := scatterInto(m, x, offs, upd, 1, s.red)
+	y, err := scatterInto(c, x, offs, upd, 1, s.red)
 	if err != nil {
 		return nil, err
 	}
@@ -106,15 +105,14 @@ func (s scatterND) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 	if err := ops.SameType("ScatterND", x, upd); err != nil {
 		return nil, err
 	}
-	m := &meter{c: c}
-	offs, run, shape, err := ndOffsets(m, "ScatterND", x, in[1], 0)
+	offs, run, shape, err := ndOffsets(c, "ScatterND", x, in[1], 0)
 	if err != nil {
 		return nil, err
 	}
 	if !ops.EqualShape(shape, upd.Shape) {
 		return nil, ops.InputErrorf("ScatterND updates have shape %s, the indices address %s", tensor.ShapeString(upd.Shape), tensor.ShapeString(shape))
 	}
-	y, err := scatterInto(m, x, offs, upd, run, s.red)
+	y, err := scatterInto(c, x, offs, upd, run, s.red)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +121,7 @@ func (s scatterND) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 
 // scatterInto returns a copy of x with runs of run elements of upd
 // written (or combined by the reduction) at offs, in order.
-func scatterInto(m *meter, x *tensor.Tensor, offs []int, upd *tensor.Tensor, run int, red string) (*tensor.Tensor, error) {
+func scatterInto(oc *ops.Context, x *tensor.Tensor, offs []int, upd *tensor.Tensor, run int, red string) (*tensor.Tensor, error) {
 	mv := tensorops.MoverOf(x.DType)
 	out := mv.Clone(x.Data)
 	y := &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: out}
@@ -137,32 +135,32 @@ func scatterInto(m *meter, x *tensor.Tensor, offs []int, upd *tensor.Tensor, run
 	var err error
 	switch d := out.(type) {
 	case []float32:
-		err = scatterReduce(m, d, upd.Data.([]float32), offs, run, red)
+		err = scatterReduce(oc, d, upd.Data.([]float32), offs, run, red)
 	case []float64:
-		err = scatterReduce(m, d, upd.Data.([]float64), offs, run, red)
+		err = scatterReduce(oc, d, upd.Data.([]float64), offs, run, red)
 	case []int8:
-		err = scatterReduce(m, d, upd.Data.([]int8), offs, run, red)
+		err = scatterReduce(oc, d, upd.Data.([]int8), offs, run, red)
 	case []uint8:
-		err = scatterReduce(m, d, upd.Data.([]uint8), offs, run, red)
+		err = scatterReduce(oc, d, upd.Data.([]uint8), offs, run, red)
 	case []int16:
-		err = scatterReduce(m, d, upd.Data.([]int16), offs, run, red)
+		err = scatterReduce(oc, d, upd.Data.([]int16), offs, run, red)
 	case []uint16:
-		err = scatterReduce(m, d, upd.Data.([]uint16), offs, run, red)
+		err = scatterReduce(oc, d, upd.Data.([]uint16), offs, run, red)
 	case []int32:
-		err = scatterReduce(m, d, upd.Data.([]int32), offs, run, red)
+		err = scatterReduce(oc, d, upd.Data.([]int32), offs, run, red)
 	case []uint32:
-		err = scatterReduce(m, d, upd.Data.([]uint32), offs, run, red)
+		err = scatterReduce(oc, d, upd.Data.([]uint32), offs, run, red)
 	case []int64:
-		err = scatterReduce(m, d, upd.Data.([]int64), offs, run, red)
+		err = scatterReduce(oc, d, upd.Data.([]int64), offs, run, red)
 	case []uint64:
-		err = scatterReduce(m, d, upd.Data.([]uint64), offs, run, red)
+		err = scatterReduce(oc, d, upd.Data.([]uint64), offs, run, red)
 	case []tensor.F16:
 		f := tensor.HalfToFloat32(d)
-		err = scatterReduce(m, f, tensor.HalfToFloat32(upd.Data.([]tensor.F16)), offs, run, red)
+		err = scatterReduce(oc, f, tensor.HalfToFloat32(upd.Data.([]tensor.F16)), offs, run, red)
 		y.Data = tensor.Float32ToHalf[tensor.F16](f)
 	case []tensor.BF16:
 		f := tensor.HalfToFloat32(d)
-		err = scatterReduce(m, f, tensor.HalfToFloat32(upd.Data.([]tensor.BF16)), offs, run, red)
+		err = scatterReduce(oc, f, tensor.HalfToFloat32(upd.Data.([]tensor.BF16)), offs, run, red)
 		y.Data = tensor.Float32ToHalf[tensor.BF16](f)
 	default:
 		return nil, ops.InputErrorf("scatter reduction %q does not take %v", red, x.DType)
@@ -173,7 +171,7 @@ func scatterInto(m *meter, x *tensor.Tensor, offs []int, upd *tensor.Tensor, run
 	return y, nil
 }
 
-func scatterReduce[T tensor.Numeric](m *meter, dst, src []T, offs []int, run int, red string) error {
+func scatterReduce[T tensor.Numeric](oc *ops.Context, dst, src []T, offs []int, run int, red string) error {
 	var f func(a, b T) T
 	switch red {
 	case "add":
@@ -190,7 +188,7 @@ func scatterReduce[T tensor.Numeric](m *meter, dst, src []T, offs []int, run int
 		for j := range d {
 			d[j] = f(d[j], s[j])
 		}
-		if err := m.spend(run); err != nil {
+		if err := oc.Tick(run); err != nil {
 			return err
 		}
 	}

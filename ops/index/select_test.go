@@ -5,26 +5,27 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
 func TestCompressNonZeroOneHot(t *testing.T) {
-	x := seq(2, 3)
+	x := opstest.Seq(2, 3)
 	cond := tensor.From([]int{3}, []bool{true, false, true})
-	check(t, "Compress axis 1", run1(t, 11, "Compress", []*onnxpb.Attribute{intAttr("axis", -1)}, x, cond), []int{2, 2}, []float32{0, 2, 3, 5})
-	check(t, "Compress flat", run1(t, 11, "Compress", nil, x, cond), []int{2}, []float32{0, 2})
-	wantInputError(t, 11, "Compress", []*onnxpb.Attribute{intAttr("axis", 0)}, []*tensor.Tensor{x, cond}, 1, "selects entry 2 of an axis of 2")
+	opstest.Check(t, "Compress axis 1", opstest.Run1(t, opstest.Node{Op: "Compress", Opset: 11, Attrs: []*onnxpb.Attribute{opstest.AttrInt("axis", -1)}}, x, cond), []int{2, 2}, []float32{0, 2, 3, 5})
+	opstest.Check(t, "Compress flat", opstest.Run1(t, opstest.Node{Op: "Compress", Opset: 11}, x, cond), []int{2}, []float32{0, 2})
+	opstest.WantInputError(t, opstest.Node{Op: "Compress", Opset: 11, Attrs: []*onnxpb.Attribute{opstest.AttrInt("axis", 0)}}, "selects entry 2 of an axis of 2", x, cond)
 
-	check(t, "NonZero", run1(t, 13, "NonZero", nil, tensor.From([]int{2, 2}, []int32{0, 3, -1, 0})), []int{2, 2}, []int64{0, 1, 1, 0})
-	check(t, "NonZero scalar", run1(t, 13, "NonZero", nil, tensor.Scalar(float32(2))), []int{1, 1}, []int64{0})
-	check(t, "NonZero none", run1(t, 13, "NonZero", nil, tensor.From([]int{2}, []bool{false, false})), []int{1, 0}, []int64{})
+	opstest.Check(t, "NonZero", opstest.Run1(t, opstest.Node{Op: "NonZero", Opset: 13}, tensor.From([]int{2, 2}, []int32{0, 3, -1, 0})), []int{2, 2}, []int64{0, 1, 1, 0})
+	opstest.Check(t, "NonZero scalar", opstest.Run1(t, opstest.Node{Op: "NonZero", Opset: 13}, tensor.Scalar(float32(2))), []int{1, 1}, []int64{0})
+	opstest.Check(t, "NonZero none", opstest.Run1(t, opstest.Node{Op: "NonZero", Opset: 13}, tensor.From([]int{2}, []bool{false, false})), []int{1, 0}, []int64{})
 
 	ind := tensor.From([]int{3}, []int64{1, -1, 7})
 	vals := tensor.From([]int{2}, []string{"off", "on"})
-	y := run1(t, 11, "OneHot", nil, ind, tensor.Scalar(float32(3.7)), vals)
-	check(t, "OneHot", y, []int{3, 3}, []string{"off", "on", "off", "off", "off", "on", "off", "off", "off"})
-	y = run1(t, 11, "OneHot", []*onnxpb.Attribute{intAttr("axis", 0)}, ind, tensor.Scalar(int64(2)), tensor.From([]int{2}, []int32{0, 5}))
-	check(t, "OneHot axis 0", y, []int{2, 3}, []int32{0, 0, 0, 5, 5, 0})
+	y := opstest.Run1(t, opstest.Node{Op: "OneHot", Opset: 11}, ind, tensor.Scalar(float32(3.7)), vals)
+	opstest.Check(t, "OneHot", y, []int{3, 3}, []string{"off", "on", "off", "off", "off", "on", "off", "off", "off"})
+	y = opstest.Run1(t, opstest.Node{Op: "OneHot", Opset: 11, Attrs: []*onnxpb.Attribute{opstest.AttrInt("axis", 0)}}, ind, tensor.Scalar(int64(2)), tensor.From([]int{2}, []int32{0, 5}))
+	opstest.Check(t, "OneHot axis 0", y, []int{2, 3}, []int32{0, 0, 0, 5, 5, 0})
 	for _, c := range []struct {
 		ins  []*tensor.Tensor
 		want string
@@ -35,6 +36,6 @@ func TestCompressNonZeroOneHot(t *testing.T) {
 		{[]*tensor.Tensor{ind, tensor.Scalar(float32(math.NaN())), vals}, "is invalid"},
 		{[]*tensor.Tensor{ind, tensor.Scalar(int64(2)), tensor.From([]int{3}, []string{"a", "b", "c"})}, "[off, on]"},
 	} {
-		wantInputError(t, 11, "OneHot", nil, c.ins, 1, c.want)
+		opstest.WantInputError(t, opstest.Node{Op: "OneHot", Opset: 11}, c.want, c.ins...)
 	}
 }

@@ -38,7 +38,7 @@ func (s tensorScatter) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tenso
 	if len(in) > 2 {
 		wi = in[2]
 	}
-	y, err := scatterCache(&meter{c: c}, in[0], in[1], wi, s.axis, s.circular)
+	y, err := scatterCache(c, in[0], in[1], wi, s.axis, s.circular)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func (s tensorScatter) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tenso
 
 // scatterCache writes update into a copy of the cache along axis, at
 // each batch entry's write index (a KV-cache update).
-func scatterCache(m *meter, cache, update, writeIdx *tensor.Tensor, axis int64, circular bool) (*tensor.Tensor, error) {
+func scatterCache(oc *ops.Context, cache, update, writeIdx *tensor.Tensor, axis int64, circular bool) (*tensor.Tensor, error) {
 	if err := ops.SameType("TensorScatter", cache, update); err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func scatterCache(m *meter, cache, update, writeIdx *tensor.Tensor, axis int64, 
 			}
 			mv.CopyN(y.Data, (p*maxSeq+int(pos))*inner, update.Data, (p*seq+s)*inner, inner)
 		}
-		if err := m.spend(seq * inner); err != nil {
+		if err := oc.Tick(seq * inner); err != nil {
 			return nil, err
 		}
 	}

@@ -79,7 +79,7 @@ func (op topK) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error
 	if k < 0 || k > int64(x.Shape[a]) {
 		return nil, ops.InputErrorf("TopK K %d is out of range for an axis of %d", k, x.Shape[a])
 	}
-	values, indices, err := topKAlong(&meter{c: c}, x, a, int(k), op.largest)
+	values, indices, err := topKAlong(c, x, a, int(k), op.largest)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (op topK) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error
 // topKAlong returns the k largest (or smallest) entries along axis a and
 // their indices, sorted; equal entries keep their order (lower index
 // first).
-func topKAlong(m *meter, x *tensor.Tensor, a, k int, largest bool) (*tensor.Tensor, *tensor.Tensor, error) {
+func topKAlong(oc *ops.Context, x *tensor.Tensor, a, k int, largest bool) (*tensor.Tensor, *tensor.Tensor, error) {
 	shape := slices.Clone(x.Shape)
 	shape[a] = k
 	values, size, err := NewTensor(x.DType, shape)
@@ -124,7 +124,7 @@ func topKAlong(m *meter, x *tensor.Tensor, a, k int, largest bool) (*tensor.Tens
 				offs[p] = c
 				idx[p] = int64((c - base) / inner)
 			}
-			if err := m.spend(dim); err != nil {
+			if err := oc.Tick(dim); err != nil {
 				return nil, nil, err
 			}
 		}

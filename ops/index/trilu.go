@@ -50,7 +50,6 @@ func (op trilu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 	k = min(max(k, -int64(rows)-1), int64(cols)+1) // beyond the matrix: all or nothing
 	zero := mv.Alloc(1)
 	clampCol := func(c int64) int { return int(min(max(c, 0), int64(cols))) }
-	m := &meter{c: c}
 	for mi := 0; mi < x.Len()/(rows*cols); mi++ {
 		for i := 0; i < rows; i++ {
 			row := (mi*rows + i) * cols
@@ -63,7 +62,7 @@ func (op trilu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 				mv.Fill(y.Data, row+lo, hi-lo, zero)
 			}
 		}
-		if err := m.spend(rows * cols); err != nil {
+		if err := c.Tick(rows * cols); err != nil {
 			return nil, err
 		}
 	}

@@ -39,14 +39,14 @@ func buildUnique(n *ops.Node, at *UniqueAttrs) (ops.Operator, error) {
 }
 
 func (u unique) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return uniqueOf(&meter{c: c}, in[0], u.axis, u.sorted)
+	return uniqueOf(c, in[0], u.axis, u.sorted)
 }
 
 // uniqueOf returns Unique's four outputs: the unique elements (or slices
 // along axis) in ascending or first-occurrence order, the index of each
 // one's first occurrence, each input entry's position among them, and
 // their counts.
-func uniqueOf(m *meter, x *tensor.Tensor, axis *int64, sorted bool) ([]*tensor.Tensor, error) {
+func uniqueOf(oc *ops.Context, x *tensor.Tensor, axis *int64, sorted bool) ([]*tensor.Tensor, error) {
 	elem, err := compareOf(x)
 	if err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func uniqueOf(m *meter, x *tensor.Tensor, axis *int64, sorted bool) ([]*tensor.T
 		order[i] = i
 	}
 	slices.SortStableFunc(order, compare)
-	if err := m.c.Err(); err != nil {
+	if err := oc.Tick(count); err != nil {
 		return nil, err
 	}
 	var first []int64 // first occurrence of each unique entry
@@ -126,7 +126,7 @@ func uniqueOf(m *meter, x *tensor.Tensor, axis *int64, sorted bool) ([]*tensor.T
 		mv := tensorops.MoverOf(x.DType)
 		y = &tensor.Tensor{DType: x.DType, Shape: []int{u}, Data: mv.Alloc(u)}
 		mv.Runs(y.Data, 0, x.Data, 0, offs, 1)
-	} else if y, err = gatherAxis(m, x, idx, int64(a)); err != nil {
+	} else if y, err = gatherAxis(oc, x, idx, int64(a)); err != nil {
 		return nil, err
 	}
 	return []*tensor.Tensor{y, tensor.From([]int{u}, first), tensor.From([]int{count}, inverse), tensor.From([]int{u}, counts)}, nil

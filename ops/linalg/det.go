@@ -39,14 +39,10 @@ func (det) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	m := x.Shape[r-1]
 	if x.Len() > 0 {
 		v := x.Float64s()
-		work := 0
 		for i := range out {
 			out[i] = detLU(v[i*m*m:(i+1)*m*m], m)
-			if work += m * m * m; work >= checkEvery {
-				work = 0
-				if err := c.Err(); err != nil {
-					return nil, err
-				}
+			if err := c.Tick(m * m * m); err != nil {
+				return nil, err
 			}
 		}
 	} else {

@@ -319,7 +319,7 @@ func einsumPermute(op einsumOperand, labels []int) *tensor.Tensor {
 	if identity {
 		return op.t
 	}
-	t, err := tensorops.Transpose(nil, op.t, p)
+	t, err := tensorops.Permute(nil, op.t, p)
 	if err != nil {
 		panic(err) // with no request to watch, Transpose cannot fail
 	}
@@ -440,7 +440,7 @@ func einsumContract(a, b einsumOperand, keep map[int]bool, mm func(a, b *tensor.
 // once: each operand reads with stride 0 along labels it lacks or
 // broadcasts, the output along the labels it sums. It computes in
 // float64 (floating-point inputs) or int64, looking at the request's
-// context every checkEvery steps.
+// context every ops.TickEvery steps.
 func einsumGeneral(c *ops.Context, opnds []einsumOperand, out []int, size map[int]int) (*tensor.Tensor, error) {
 	labels := slices.Clone(out)
 	for l := range size {
@@ -484,8 +484,8 @@ func einsumGeneral(c *ops.Context, opnds []einsumOperand, out []int, size map[in
 				p *= vals[k][it.Off(k)]
 			}
 			acc[it.Off(len(opnds))] += p
-			if w%checkEvery == 0 {
-				if err := c.Err(); err != nil {
+			if w%ops.TickEvery == 0 {
+				if err := c.Tick(ops.TickEvery); err != nil {
 					return nil, err
 				}
 			}
@@ -508,8 +508,8 @@ func einsumGeneral(c *ops.Context, opnds []einsumOperand, out []int, size map[in
 			p *= vals[k][it.Off(k)]
 		}
 		acc[it.Off(len(opnds))] += p
-		if w%checkEvery == 0 {
-			if err := c.Err(); err != nil {
+		if w%ops.TickEvery == 0 {
+			if err := c.Tick(ops.TickEvery); err != nil {
 				return nil, err
 			}
 		}

@@ -90,9 +90,9 @@ func TestEinsumLoweringMatchesGeneralWalk(t *testing.T) {
 // and FP16, and its input errors.
 func TestEinsumNode(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	eq := []*onnxpb.Attribute{strAttr("equation", "bhqd, bhkd -> bhqk")}
+	eq := []*onnxpb.Attribute{opstest.AttrString("equation", "bhqd, bhkd -> bhqk")}
 	q, k := f32(randF64(r, 1, 2, 5, 8)), f32(randF64(r, 1, 2, 6, 8))
-	y := run1(t, 12, "Einsum", eq, q, k)
+	y := opstest.Run1(t, opstest.Node{Op: "Einsum", Opset: 12, Attrs: eq}, q, k)
 	// the reference: Q·Kᵀ, one head at a time, in float64
 	qd, kd := q.Data.([]float32), k.Data.([]float32)
 	want := make([]float32, 2*5*6)
@@ -107,27 +107,28 @@ func TestEinsumNode(t *testing.T) {
 			}
 		}
 	}
-	if !slices.Equal(y.Shape, []int{1, 2, 5, 6}) || !closeTo(y.Data.([]float32), want, 1e-5) {
-		t.Errorf("Einsum QKᵀ differs from the reference: %v", y.Shape)
+	if !slices.Equal(y.Shape, []int{1, 2, 5, 6}) {
+		t.Fatalf("Einsum QKᵀ has shape %v, want [1 2 5 6]", y.Shape)
 	}
+	opstest.Close(t, "Einsum QKᵀ", y.Data.([]float32), want, 1e-5)
 	// ellipses broadcast [2,1] with [3]
-	a, b := seq(2, 1, 2, 2), seq(3, 2, 1)
-	y = run1(t, 12, "Einsum", []*onnxpb.Attribute{strAttr("equation", "...ij,...jk->...ik")}, a, b)
-	ae := run1(t, 13, "Expand", nil, a, i64s(2, 3, 2, 2))
-	be := run1(t, 13, "Expand", nil, b, i64s(2, 3, 2, 1))
-	want2 := run1(t, 12, "Einsum", []*onnxpb.Attribute{strAttr("equation", "...ij,...jk->...ik")}, ae, be)
-	check(t, "broadcast ellipsis", y, []int{2, 3, 2, 1}, want2.Data)
+	a, b := opstest.Seq(2, 1, 2, 2), opstest.Seq(3, 2, 1)
+	y = opstest.Run1(t, opstest.Node{Op: "Einsum", Opset: 12, Attrs: []*onnxpb.Attribute{opstest.AttrString("equation", "...ij,...jk->...ik")}}, a, b)
+	ae := opstest.Run1(t, opstest.Node{Op: "Expand", Opset: 13}, a, opstest.I64s(2, 3, 2, 2))
+	be := opstest.Run1(t, opstest.Node{Op: "Expand", Opset: 13}, b, opstest.I64s(2, 3, 2, 1))
+	want2 := opstest.Run1(t, opstest.Node{Op: "Einsum", Opset: 12, Attrs: []*onnxpb.Attribute{opstest.AttrString("equation", "...ij,...jk->...ik")}}, ae, be)
+	opstest.Check(t, "broadcast ellipsis", y, []int{2, 3, 2, 1}, want2.Data)
 	i8 := tensor.From([]int{2}, []int8{100, 100})
-	check(t, "INT8 wraps", run1(t, 12, "Einsum", []*onnxpb.Attribute{strAttr("equation", "i,i")}, i8, i8), nil, []int8{32}) // 20000 mod 256
+	opstest.Check(t, "INT8 wraps", opstest.Run1(t, opstest.Node{Op: "Einsum", Opset: 12, Attrs: []*onnxpb.Attribute{opstest.AttrString("equation", "i,i")}}, i8, i8), nil, []int8{32}) // 20000 mod 256
 	h := tensor.From([]int{2}, tensor.Float32ToHalf[tensor.F16]([]float32{1.5, 2}))
-	check(t, "FP16", run1(t, 12, "Einsum", []*onnxpb.Attribute{strAttr("equation", "i,i->")}, h, h), nil, tensor.Float32ToHalf[tensor.F16]([]float32{6.25}))
-	wantInputError(t, 12, "Einsum", []*onnxpb.Attribute{strAttr("equation", "ij,jk")}, []*tensor.Tensor{seq(2, 3), seq(4, 2)}, "sizes differ")
-	wantInputError(t, 12, "Einsum", []*onnxpb.Attribute{strAttr("equation", "ij,jk")}, []*tensor.Tensor{seq(2, 3, 1), seq(3, 2)}, "rank 3")
+	opstest.Check(t, "FP16", opstest.Run1(t, opstest.Node{Op: "Einsum", Opset: 12, Attrs: []*onnxpb.Attribute{opstest.AttrString("equation", "i,i->")}}, h, h), nil, tensor.Float32ToHalf[tensor.F16]([]float32{6.25}))
+	opstest.WantInputError(t, opstest.Node{Op: "Einsum", Opset: 12, Attrs: []*onnxpb.Attribute{opstest.AttrString("equation", "ij,jk")}}, "sizes differ", opstest.Seq(2, 3), opstest.Seq(4, 2))
+	opstest.WantInputError(t, opstest.Node{Op: "Einsum", Opset: 12, Attrs: []*onnxpb.Attribute{opstest.AttrString("equation", "ij,jk")}}, "rank 3", opstest.Seq(2, 3, 1), opstest.Seq(3, 2))
 	// a broadcast walk, and an intermediate product, beyond tensor.MaxElements
-	wantInputError(t, 12, "Einsum", []*onnxpb.Attribute{strAttr("equation", "i,j,ij->")}, []*tensor.Tensor{seq(1 << 16), seq(1 << 16), seq(1, 1)}, "too many label combinations")
-	wantInputError(t, 12, "Einsum", []*onnxpb.Attribute{strAttr("equation", "i,j,ik,jk->")}, []*tensor.Tensor{seq(1 << 16), seq(1 << 16), seq(1<<16, 1), seq(1<<16, 1)}, "intermediate product")
+	opstest.WantInputError(t, opstest.Node{Op: "Einsum", Opset: 12, Attrs: []*onnxpb.Attribute{opstest.AttrString("equation", "i,j,ij->")}}, "too many label combinations", opstest.Seq(1<<16), opstest.Seq(1<<16), opstest.Seq(1, 1))
+	opstest.WantInputError(t, opstest.Node{Op: "Einsum", Opset: 12, Attrs: []*onnxpb.Attribute{opstest.AttrString("equation", "i,j,ik,jk->")}}, "intermediate product", opstest.Seq(1<<16), opstest.Seq(1<<16), opstest.Seq(1<<16, 1), opstest.Seq(1<<16, 1))
 	for _, bad := range []string{"ij,jk->iz", "i$->i", "ii->ii", "i,j"} {
-		if _, _, err := opstest.Compile(opstest.Node{Op: "Einsum", Opset: 12, Attrs: []*onnxpb.Attribute{strAttr("equation", bad)}}, 1); err == nil {
+		if _, _, err := opstest.Compile(opstest.Node{Op: "Einsum", Opset: 12, Attrs: []*onnxpb.Attribute{opstest.AttrString("equation", bad)}}, 1); err == nil {
 			t.Errorf("Einsum %q compiled", bad)
 		}
 	}
@@ -137,11 +138,11 @@ func TestEinsumNode(t *testing.T) {
 func TestEinsumCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	op, _, err := opstest.Compile(opstest.Node{Op: "Einsum", Opset: 12, Attrs: []*onnxpb.Attribute{strAttr("equation", "i,j,ij->")}}, 3)
+	op, _, err := opstest.Compile(opstest.Node{Op: "Einsum", Opset: 12, Attrs: []*onnxpb.Attribute{opstest.AttrString("equation", "i,j,ij->")}}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = op.Run(ops.NewContext(ctx, gemm.Default(), false), []*tensor.Tensor{seq(512), seq(512), seq(1, 1)})
+	_, err = op.Run(ops.NewContext(ctx, gemm.Default(), false), []*tensor.Tensor{opstest.Seq(512), opstest.Seq(512), opstest.Seq(1, 1)})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Einsum under a cancelled request: %v, want context.Canceled", err)
 	}
@@ -150,16 +151,4 @@ func TestEinsumCancelled(t *testing.T) {
 func f32(x *tensor.Tensor) *tensor.Tensor {
 	y, _ := tensorops.CastTo(x, tensor.Float32)
 	return y
-}
-
-func closeTo(a, b []float32, tol float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Abs(float64(a[i]-b[i])) > tol*(1+math.Abs(float64(b[i]))) {
-			return false
-		}
-	}
-	return true
 }

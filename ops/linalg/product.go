@@ -6,10 +6,6 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// checkEvery is about how many multiply-adds the operators of this
-// package compute between looks at the request's context.
-const checkEvery = 1 << 16
-
 // batchedProduct multiplies a [nb, m, k] by b [nb, k, n] of one type
 // (FP32, FP64, INT32, INT64, UINT32 or UINT64) into [nb, m, n]: FP32 on
 // the float kernels of the run's engine, with B packed for each matrix,
@@ -52,16 +48,12 @@ func products[T tensor.Numeric](c *ops.Context, a, b []T, total, nb, m, n, k int
 	if m == 0 || n == 0 {
 		return y, nil
 	}
-	work := 0
 	for i := 0; i < nb; i++ {
 		if err := mm(m, n, k, a[i*m*k:], b[i*k*n:], y[i*m*n:]); err != nil {
 			return nil, err
 		}
-		if work += m * n * k; work >= checkEvery {
-			work = 0
-			if err := c.Err(); err != nil {
-				return nil, err
-			}
+		if err := c.Tick(m * n * k); err != nil {
+			return nil, err
 		}
 	}
 	return y, nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -30,7 +31,7 @@ func TestCompareMatchesIndexWalk(t *testing.T) {
 		}
 		for op, f := range defs {
 			for _, pair := range [][2]*tensor.Tensor{{a, b}, {af, bf}} {
-				out, err := run(t, op, 16, nil, pair[0], pair[1])
+				out, err := opstest.Run(t, opstest.Node{Op: op, Opset: 16}, pair[0], pair[1])
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -47,24 +48,24 @@ func TestCompareTypes(t *testing.T) {
 	negZero := float32(math.Copysign(0, -1))
 	h := tensor.From([]int{3}, tensor.Float32ToHalf[tensor.F16]([]float32{negZero, float32(math.NaN()), 1}))
 	h2 := tensor.From([]int{3}, tensor.Float32ToHalf[tensor.F16]([]float32{0, float32(math.NaN()), 2}))
-	out, err := run(t, "Equal", 19, nil, h, h2)
+	out, err := opstest.Run(t, opstest.Node{Op: "Equal", Opset: 19}, h, h2)
 	if err != nil || !slices.Equal(out[0].Data.([]bool), []bool{true, false, false}) {
 		t.Errorf("FP16 Equal = %v, %v", out, err)
 	}
-	out, err = run(t, "Less", 13, nil, h, h2)
+	out, err = opstest.Run(t, opstest.Node{Op: "Less", Opset: 13}, h, h2)
 	if err != nil || !slices.Equal(out[0].Data.([]bool), []bool{false, false, true}) {
 		t.Errorf("FP16 Less = %v, %v", out, err)
 	}
 	s := tensor.From([]int{2, 2}, []string{"a", "bb", "", "a"})
-	out, err = run(t, "Equal", 19, nil, s, tensor.From([]int{2}, []string{"a", "bb"}))
+	out, err = opstest.Run(t, opstest.Node{Op: "Equal", Opset: 19}, s, tensor.From([]int{2}, []string{"a", "bb"}))
 	if err != nil || !slices.Equal(out[0].Data.([]bool), []bool{true, true, false, false}) {
 		t.Errorf("string Equal = %v, %v", out, err)
 	}
-	out, err = run(t, "Equal", 13, nil, tensor.From([]int{2}, []bool{true, false}), tensor.Scalar(false))
+	out, err = opstest.Run(t, opstest.Node{Op: "Equal", Opset: 13}, tensor.From([]int{2}, []bool{true, false}), tensor.Scalar(false))
 	if err != nil || !slices.Equal(out[0].Data.([]bool), []bool{false, true}) {
 		t.Errorf("bool Equal = %v, %v", out, err)
 	}
-	out, err = run(t, "Greater", 13, nil, tensor.From([]int{2}, []uint64{1 << 63, 1}), tensor.Scalar(uint64(2)))
+	out, err = opstest.Run(t, opstest.Node{Op: "Greater", Opset: 13}, tensor.From([]int{2}, []uint64{1 << 63, 1}), tensor.Scalar(uint64(2)))
 	if err != nil || !slices.Equal(out[0].Data.([]bool), []bool{true, false}) {
 		t.Errorf("uint64 Greater = %v, %v", out, err)
 	}
@@ -77,7 +78,7 @@ func TestCompareTypes(t *testing.T) {
 		{"Equal", tensor.Scalar(int32(1)), tensor.Scalar(int64(1))},
 		{"Equal", tensor.From([]int{2}, []int32{1, 2}), tensor.From([]int{3}, []int32{1, 2, 3})},
 	} {
-		if _, err := run(t, c.op, 19, nil, c.a, c.b); !errors.Is(err, ops.ErrInput) {
+		if _, err := opstest.Run(t, opstest.Node{Op: c.op, Opset: 19}, c.a, c.b); !errors.Is(err, ops.ErrInput) {
 			t.Errorf("%s(%v, %v): %v", c.op, c.a.DType, c.b.DType, err)
 		}
 	}
@@ -87,13 +88,13 @@ func TestCompareTypes(t *testing.T) {
 // the others at 7; a node of one input is refused at load.
 func TestCompareOpsets(t *testing.T) {
 	one := tensor.Scalar(int32(1))
-	if _, err := run(t, "LessOrEqual", 11, nil, one, one); !errors.Is(err, ops.ErrUnsupported) {
+	if _, err := opstest.Run(t, opstest.Node{Op: "LessOrEqual", Opset: 11}, one, one); !errors.Is(err, ops.ErrUnsupported) {
 		t.Errorf("LessOrEqual at opset 11: %v", err)
 	}
-	if _, err := run(t, "Equal", 6, nil, one, one); !errors.Is(err, ops.ErrUnsupported) {
+	if _, err := opstest.Run(t, opstest.Node{Op: "Equal", Opset: 6}, one, one); !errors.Is(err, ops.ErrUnsupported) {
 		t.Errorf("Equal at opset 6: %v", err)
 	}
-	if _, err := run(t, "Equal", 7, nil, one); err == nil {
+	if _, err := opstest.Run(t, opstest.Node{Op: "Equal", Opset: 7}, one); err == nil {
 		t.Error("Equal of one input compiled")
 	}
 }

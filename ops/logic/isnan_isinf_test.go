@@ -21,7 +21,7 @@ func TestIsNaNIsInf(t *testing.T) {
 		tensor.From([]int{5}, tensor.Float32ToHalf[tensor.BF16](f32s(vals))),
 		tensor.From([]int{5}, tensor.Float32ToHalf[tensor.F16](f32s(vals))),
 	} {
-		out, err := run(t, "IsNaN", 20, nil, x)
+		out, err := opstest.Run(t, opstest.Node{Op: "IsNaN", Opset: 20}, x)
 		if err != nil || !slices.Equal(out[0].Data.([]bool), []bool{false, false, false, true, false}) {
 			t.Errorf("IsNaN %v = %v, %v", x.DType, out, err)
 		}
@@ -35,18 +35,18 @@ func TestIsNaNIsInf(t *testing.T) {
 			{0, 0, []bool{false, false, false, false, false}},
 		} {
 			attrs := []*onnxpb.Attribute{{Name: "detect_negative", Type: onnxpb.AttrInt, I: c.neg}, {Name: "detect_positive", Type: onnxpb.AttrInt, I: c.pos}}
-			out, err := run(t, "IsInf", 20, attrs, x)
+			out, err := opstest.Run(t, opstest.Node{Op: "IsInf", Opset: 20, Attrs: attrs}, x)
 			if err != nil || !slices.Equal(out[0].Data.([]bool), c.want) {
 				t.Errorf("IsInf %v neg=%d pos=%d = %v, %v", x.DType, c.neg, c.pos, out, err)
 			}
 		}
-		out, err = run(t, "IsInf", 20, nil, x) // both detected by default
+		out, err = opstest.Run(t, opstest.Node{Op: "IsInf", Opset: 20}, x) // both detected by default
 		if err != nil || !slices.Equal(out[0].Data.([]bool), []bool{false, true, true, false, false}) {
 			t.Errorf("IsInf %v with default attributes = %v, %v", x.DType, out, err)
 		}
 	}
 	for _, op := range []string{"IsNaN", "IsInf"} {
-		if _, err := run(t, op, 20, nil, tensor.Scalar(int32(1))); !errors.Is(err, ops.ErrInput) {
+		if _, err := opstest.Run(t, opstest.Node{Op: op, Opset: 20}, tensor.Scalar(int32(1))); !errors.Is(err, ops.ErrInput) {
 			t.Errorf("%s on INT32: %v", op, err)
 		}
 	}

@@ -5,17 +5,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/ops"
-	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
-
-// run compiles op at opset with attrs and runs it on in.
-func run(t *testing.T, op string, opset int64, attrs []*onnxpb.Attribute, in ...*tensor.Tensor) ([]*tensor.Tensor, error) {
-	t.Helper()
-	return opstest.Run(t, opstest.Node{Op: op, Opset: opset, Attrs: attrs}, in...)
-}
 
 // TestDescriptors pins each operator's opset range and that it folds.
 func TestDescriptors(t *testing.T) {

@@ -6,8 +6,9 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	ops.Register(ops.Descriptor{Type: "Where", Since: 9, Fold: true}, buildWhere)
+// Where is the Where operator.
+var Where = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Where", Since: 9, Fold: true}, buildWhere),
 }
 
 // where implements Where: condition ? X : Y, the three broadcasting

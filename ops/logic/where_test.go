@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -27,7 +28,7 @@ func TestWhere(t *testing.T) {
 			cond[i] = r.IntN(2) == 0
 		}
 		x, y := randF32(r, xs), randF32(r, ys)
-		out, err := run(t, "Where", 16, nil, tensor.From(cs, cond), x, y)
+		out, err := opstest.Run(t, opstest.Node{Op: "Where", Opset: 16}, tensor.From(cs, cond), x, y)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +56,7 @@ func TestWhere(t *testing.T) {
 		{tensor.From([]int{2}, tensor.Float32ToHalf[tensor.BF16]([]float32{1, 2})), tensor.Scalar(tensor.BF16From(9)), tensor.Float32ToHalf[tensor.BF16]([]float32{1, 9})},
 		{tensor.From([]int{2}, []uint16{1, 2}), tensor.Scalar(uint16(9)), []uint16{1, 9}},
 	} {
-		out, err := run(t, "Where", 16, nil, c, tc.x, tc.y)
+		out, err := opstest.Run(t, opstest.Node{Op: "Where", Opset: 16}, c, tc.x, tc.y)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +69,7 @@ func TestWhere(t *testing.T) {
 		{c, tensor.Scalar(float32(1)), tensor.Scalar(float64(2))},
 		{c, tensor.From([]int{3}, []float32{1, 2, 3}), tensor.Scalar(float32(2))},
 	} {
-		if _, err := run(t, "Where", 16, nil, bad[0], bad[1], bad[2]); !errors.Is(err, ops.ErrInput) {
+		if _, err := opstest.Run(t, opstest.Node{Op: "Where", Opset: 16}, bad[0], bad[1], bad[2]); !errors.Is(err, ops.ErrInput) {
 			t.Errorf("Where(%v, %v, %v): %v", bad[0].DType, bad[1].DType, bad[2].DType, err)
 		}
 	}

@@ -31,23 +31,23 @@ func replaceAttr(attrs []*onnxpb.Attribute, a *onnxpb.Attribute) []*onnxpb.Attri
 // cannot read are input errors at run time.
 func TestTreeEnsemblesRefuseBadTrees(t *testing.T) {
 	reg := func(attrs ...*onnxpb.Attribute) error {
-		return compileErr(node("TreeEnsembleRegressor", 3, 1, append(attrs, attrInt("n_targets", 2))...), 1)
+		return compileErr(node("TreeEnsembleRegressor", 3, 1, append(attrs, opstest.AttrInt("n_targets", 2))...), 1)
 	}
 	v5 := func(attrs []*onnxpb.Attribute) error {
 		return compileErr(node("TreeEnsemble", 5, 1, attrs...), 1)
 	}
 	cases := map[string]error{
-		"branch to a missing node": reg(replaceAttr(handTrees("target"), attrInts("nodes_falsenodeids", 2, 0, 0, 1, 0, 9, 0, 0))...),
-		"weight for target 2 of 2": reg(replaceAttr(handTrees("target"), attrInts("target_ids", 0, 1, 0, 1, 0, 0, 1, 2))...),
-		"unknown mode":             reg(replaceAttr(handTrees("target"), attrStrs("nodes_modes", "BRANCH_LEQ", "LEAF", "LEAF", "BRANCH_LT", "LEAF", "BRANCH_ALMOST", "LEAF", "LEAF"))...),
-		"a cycle": reg(replaceAttr(replaceAttr(handTrees("target"), attrInts("nodes_truenodeids", 1, 0, 0, 1, 0, 0, 0, 0)),
-			attrStrs("nodes_modes", "BRANCH_LEQ", "LEAF", "LEAF", "BRANCH_LT", "BRANCH_LEQ", "BRANCH_EQ", "LEAF", "LEAF"))...),
-		"short nodes_values":    reg(replaceAttr(handTrees("target"), attrFloats("nodes_values", 1, 2))...),
-		"member without values": v5(replaceAttr(v5Attrs(1, 0), attrTensor("membership_values", tensor.From([]int{1}, []float64{2})))),
-		"root out of range":     v5(replaceAttr(v5Attrs(1, 0), attrInts("tree_roots", 0, 7))),
-		"leaf out of range":     v5(replaceAttr(v5Attrs(1, 0), attrInts("nodes_falsenodeids", 2, 1, 9))),
-		"aggregate 4":           v5(replaceAttr(v5Attrs(1, 0), attrInt("aggregate_function", 4))),
-		"negative feature":      v5(replaceAttr(v5Attrs(1, 0), attrInts("nodes_featureids", 0, -1, 0))),
+		"branch to a missing node": reg(replaceAttr(handTrees("target"), opstest.AttrInts("nodes_falsenodeids", 2, 0, 0, 1, 0, 9, 0, 0))...),
+		"weight for target 2 of 2": reg(replaceAttr(handTrees("target"), opstest.AttrInts("target_ids", 0, 1, 0, 1, 0, 0, 1, 2))...),
+		"unknown mode":             reg(replaceAttr(handTrees("target"), opstest.AttrStrings("nodes_modes", "BRANCH_LEQ", "LEAF", "LEAF", "BRANCH_LT", "LEAF", "BRANCH_ALMOST", "LEAF", "LEAF"))...),
+		"a cycle": reg(replaceAttr(replaceAttr(handTrees("target"), opstest.AttrInts("nodes_truenodeids", 1, 0, 0, 1, 0, 0, 0, 0)),
+			opstest.AttrStrings("nodes_modes", "BRANCH_LEQ", "LEAF", "LEAF", "BRANCH_LT", "BRANCH_LEQ", "BRANCH_EQ", "LEAF", "LEAF"))...),
+		"short nodes_values":    reg(replaceAttr(handTrees("target"), opstest.AttrFloats("nodes_values", 1, 2))...),
+		"member without values": v5(replaceAttr(v5Attrs(1, 0), opstest.AttrTensor("membership_values", tensor.From([]int{1}, []float64{2})))),
+		"root out of range":     v5(replaceAttr(v5Attrs(1, 0), opstest.AttrInts("tree_roots", 0, 7))),
+		"leaf out of range":     v5(replaceAttr(v5Attrs(1, 0), opstest.AttrInts("nodes_falsenodeids", 2, 1, 9))),
+		"aggregate 4":           v5(replaceAttr(v5Attrs(1, 0), opstest.AttrInt("aggregate_function", 4))),
+		"negative feature":      v5(replaceAttr(v5Attrs(1, 0), opstest.AttrInts("nodes_featureids", 0, -1, 0))),
 	}
 	for name, err := range cases {
 		if err == nil {
@@ -64,15 +64,15 @@ func TestTreeEnsemblesRefuseBadTrees(t *testing.T) {
 	}
 	trueIDs[deep-1], tl[deep-1] = 0, 1
 	modes := &tensor.Tensor{DType: tensor.Uint8, Shape: []int{deep}, Data: make([]uint8, deep)}
-	err := v5([]*onnxpb.Attribute{attrInts("nodes_featureids", feat...), attrTensor("nodes_modes", modes),
-		attrTensor("nodes_splits", tensor.From([]int{deep}, make([]float32, deep))), attrInts("nodes_truenodeids", trueIDs...),
-		attrInts("nodes_trueleafs", tl...), attrInts("nodes_falsenodeids", falseIDs...), attrInts("nodes_falseleafs", fl...),
-		attrInts("leaf_targetids", 0), attrTensor("leaf_weights", tensor.From([]int{1}, []float32{1})), attrInts("tree_roots", 0), attrInt("n_targets", 2)})
+	err := v5([]*onnxpb.Attribute{opstest.AttrInts("nodes_featureids", feat...), opstest.AttrTensor("nodes_modes", modes),
+		opstest.AttrTensor("nodes_splits", tensor.From([]int{deep}, make([]float32, deep))), opstest.AttrInts("nodes_truenodeids", trueIDs...),
+		opstest.AttrInts("nodes_trueleafs", tl...), opstest.AttrInts("nodes_falsenodeids", falseIDs...), opstest.AttrInts("nodes_falseleafs", fl...),
+		opstest.AttrInts("leaf_targetids", 0), opstest.AttrTensor("leaf_weights", tensor.From([]int{1}, []float32{1})), opstest.AttrInts("tree_roots", 0), opstest.AttrInt("n_targets", 2)})
 	if !errors.Is(err, ops.ErrUnsupported) || !strings.Contains(err.Error(), "deeper") {
 		t.Errorf("a tree %d deep: %v, want refused as too deep", deep, err)
 	}
 	// Run-time: too few features, too many dimensions.
-	n := node("TreeEnsembleRegressor", 3, 1, append(handTrees("target"), attrInt("n_targets", 2))...)
+	n := node("TreeEnsembleRegressor", 3, 1, append(handTrees("target"), opstest.AttrInt("n_targets", 2))...)
 	if err := runErr(t, n, tensor.From([]int{2, 1}, []float32{1, 2})); !errors.Is(err, ops.ErrInput) {
 		t.Errorf("one feature: %v, want an input error", err)
 	}
@@ -81,9 +81,9 @@ func TestTreeEnsemblesRefuseBadTrees(t *testing.T) {
 	}
 	// A tree that is one leaf reads no feature: X may have none.
 	leaf := node("TreeEnsembleRegressor", 1, 1,
-		attrInts("nodes_treeids", 0), attrInts("nodes_nodeids", 0), attrInts("nodes_featureids", 0), attrStrs("nodes_modes", "LEAF"),
-		attrFloats("nodes_values", 0), attrInts("nodes_truenodeids", 0), attrInts("nodes_falsenodeids", 0),
-		attrInts("target_treeids", 0), attrInts("target_nodeids", 0), attrInts("target_ids", 0), attrFloats("target_weights", 2.5))
+		opstest.AttrInts("nodes_treeids", 0), opstest.AttrInts("nodes_nodeids", 0), opstest.AttrInts("nodes_featureids", 0), opstest.AttrStrings("nodes_modes", "LEAF"),
+		opstest.AttrFloats("nodes_values", 0), opstest.AttrInts("nodes_truenodeids", 0), opstest.AttrInts("nodes_falsenodeids", 0),
+		opstest.AttrInts("target_treeids", 0), opstest.AttrInts("target_nodeids", 0), opstest.AttrInts("target_ids", 0), opstest.AttrFloats("target_weights", 2.5))
 	if y := run(t, leaf, tensor.From([]int{2, 0}, []float32{}))[0]; !slices.Equal(y.Shape, []int{2, 1}) || !near(y, []float64{2.5, 2.5}, 0) {
 		t.Errorf("one-leaf tree over no features: %v %v", y.Shape, y.Data)
 	}
@@ -115,10 +115,10 @@ func forestNode(trees, depth, f int, seed uint64) opstest.Node {
 		}
 	}
 	return node("TreeEnsembleRegressor", 3, 1,
-		attrInts("nodes_treeids", treeIDs...), attrInts("nodes_nodeids", nodeIDs...), attrInts("nodes_featureids", feats...),
-		attrStrs("nodes_modes", modes...), attrFloats("nodes_values", values...), attrInts("nodes_truenodeids", trues...),
-		attrInts("nodes_falsenodeids", falses...), attrInts("target_treeids", wTree...), attrInts("target_nodeids", wNode...),
-		attrInts("target_ids", wIDs...), attrFloats("target_weights", weights...), attrInt("n_targets", 1), attrStr("aggregate_function", "AVERAGE"))
+		opstest.AttrInts("nodes_treeids", treeIDs...), opstest.AttrInts("nodes_nodeids", nodeIDs...), opstest.AttrInts("nodes_featureids", feats...),
+		opstest.AttrStrings("nodes_modes", modes...), opstest.AttrFloats("nodes_values", values...), opstest.AttrInts("nodes_truenodeids", trues...),
+		opstest.AttrInts("nodes_falsenodeids", falses...), opstest.AttrInts("target_treeids", wTree...), opstest.AttrInts("target_nodeids", wNode...),
+		opstest.AttrInts("target_ids", wIDs...), opstest.AttrFloats("target_weights", weights...), opstest.AttrInt("n_targets", 1), opstest.AttrString("aggregate_function", "AVERAGE"))
 }
 
 // BenchmarkTreeEnsembleRegressor runs a 100-tree forest of depth 8 over
@@ -186,11 +186,11 @@ func TestTreeEnsemblesMalformedNeverPanic(t *testing.T) {
 		for i := range vals {
 			vals[i] = float32(r.IntN(5) - 1)
 		}
-		if try(3, "TreeEnsembleRegressor", attrInts("nodes_treeids", pick(n, 1)...), attrInts("nodes_nodeids", seq(n)...),
-			attrInts("nodes_featureids", pick(n, 3)...), attrStrs("nodes_modes", ms...), attrFloats("nodes_values", vals...),
-			attrInts("nodes_truenodeids", pick(n, n)...), attrInts("nodes_falsenodeids", pick(n, n)...), attrInts("target_treeids", pick(nw, 1)...),
-			attrInts("target_nodeids", pick(nw, n)...), attrInts("target_ids", pick(nw, 2)...), attrFloats("target_weights", make([]float32, nw)...),
-			attrInt("n_targets", 2)) {
+		if try(3, "TreeEnsembleRegressor", opstest.AttrInts("nodes_treeids", pick(n, 1)...), opstest.AttrInts("nodes_nodeids", seq(n)...),
+			opstest.AttrInts("nodes_featureids", pick(n, 3)...), opstest.AttrStrings("nodes_modes", ms...), opstest.AttrFloats("nodes_values", vals...),
+			opstest.AttrInts("nodes_truenodeids", pick(n, n)...), opstest.AttrInts("nodes_falsenodeids", pick(n, n)...), opstest.AttrInts("target_treeids", pick(nw, 1)...),
+			opstest.AttrInts("target_nodeids", pick(nw, n)...), opstest.AttrInts("target_ids", pick(nw, 2)...), opstest.AttrFloats("target_weights", make([]float32, nw)...),
+			opstest.AttrInt("n_targets", 2)) {
 			loaded++
 		}
 		nl := 1 + r.IntN(4)
@@ -207,12 +207,12 @@ func TestTreeEnsemblesMalformedNeverPanic(t *testing.T) {
 		for i := range n {
 			tn[i], fn[i] = pick(1, []int{n, nl}[min(max(tl[i], 0), 1)])[0], pick(1, []int{n, nl}[min(max(fl[i], 0), 1)])[0]
 		}
-		if try(5, "TreeEnsemble", attrInts("nodes_featureids", pick(n, 3)...),
-			attrTensor("nodes_modes", &tensor.Tensor{DType: tensor.Uint8, Shape: []int{n}, Data: m5}), attrTensor("nodes_splits", tensor.From([]int{n}, vals)),
-			attrInts("nodes_truenodeids", tn...), attrInts("nodes_falsenodeids", fn...), attrInts("nodes_trueleafs", tl...), attrInts("nodes_falseleafs", fl...),
-			attrInts("leaf_targetids", pick(nl, 2)...), attrTensor("leaf_weights", tensor.From([]int{nl}, make([]float32, nl))),
-			attrInts("tree_roots", pick(1+r.IntN(2), n)...), attrInt("n_targets", 2),
-			attrTensor("membership_values", tensor.From([]int{len(members)}, members))) {
+		if try(5, "TreeEnsemble", opstest.AttrInts("nodes_featureids", pick(n, 3)...),
+			opstest.AttrTensor("nodes_modes", &tensor.Tensor{DType: tensor.Uint8, Shape: []int{n}, Data: m5}), opstest.AttrTensor("nodes_splits", tensor.From([]int{n}, vals)),
+			opstest.AttrInts("nodes_truenodeids", tn...), opstest.AttrInts("nodes_falsenodeids", fn...), opstest.AttrInts("nodes_trueleafs", tl...), opstest.AttrInts("nodes_falseleafs", fl...),
+			opstest.AttrInts("leaf_targetids", pick(nl, 2)...), opstest.AttrTensor("leaf_weights", tensor.From([]int{nl}, make([]float32, nl))),
+			opstest.AttrInts("tree_roots", pick(1+r.IntN(2), n)...), opstest.AttrInt("n_targets", 2),
+			opstest.AttrTensor("membership_values", tensor.From([]int{len(members)}, members))) {
 			loaded++
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
-	"github.com/quantserve/quantserve/onnx"
 	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -36,38 +35,6 @@ func runErr(t *testing.T, n opstest.Node, in ...*tensor.Tensor) error {
 func compileErr(n opstest.Node, inputs int) error {
 	_, _, err := opstest.Compile(n, inputs)
 	return err
-}
-
-func attrInt(name string, v int64) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInt, I: v}
-}
-
-func attrFloat(name string, v float32) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrFloat, F: v}
-}
-
-func attrStr(name, v string) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrString, S: []byte(v)}
-}
-
-func attrInts(name string, v ...int64) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInts, Ints: v}
-}
-
-func attrFloats(name string, v ...float32) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrFloats, Floats: v}
-}
-
-func attrStrs(name string, v ...string) *onnxpb.Attribute {
-	a := &onnxpb.Attribute{Name: name, Type: onnxpb.AttrStrings}
-	for _, s := range v {
-		a.Strings = append(a.Strings, []byte(s))
-	}
-	return a
-}
-
-func attrTensor(name string, t *tensor.Tensor) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrTensor, T: onnx.TensorToONNX(name, t)}
 }
 
 // near reports whether got and want (float tensors) agree within tol,

@@ -6,16 +6,17 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 )
 
 // ZipMap's sequence of maps cannot be served, nor DictVectorizer's map:
 // the node is refused at load, saying why.
 func TestZipMapRefused(t *testing.T) {
-	err := compileErr(node("ZipMap", 1, 1, attrInts("classlabels_int64s", 0, 1)), 1)
+	err := compileErr(node("ZipMap", 1, 1, opstest.AttrInts("classlabels_int64s", 0, 1)), 1)
 	if !errors.Is(err, ops.ErrUnsupported) || !strings.Contains(err.Error(), "sequence of maps") {
 		t.Errorf("ZipMap: %v", err)
 	}
-	err = compileErr(node("DictVectorizer", 1, 1, attrStrs("string_vocabulary", "a", "b")), 1)
+	err = compileErr(node("DictVectorizer", 1, 1, opstest.AttrStrings("string_vocabulary", "a", "b")), 1)
 	if !errors.Is(err, ops.ErrUnsupported) || !strings.Contains(err.Error(), "reads a map") {
 		t.Errorf("DictVectorizer: %v", err)
 	}

@@ -5,11 +5,12 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
 func TestScaler(t *testing.T) {
-	n := node("Scaler", 1, 1, attrFloats("offset", 1, 2), attrFloats("scale", 2, 0.5))
+	n := node("Scaler", 1, 1, opstest.AttrFloats("offset", 1, 2), opstest.AttrFloats("scale", 2, 0.5))
 	if y := run(t, n, tensor.From([]int{2, 2}, []int64{3, 4, 0, 0}))[0]; !near(y, []float64{4, 1, -2, -1}, 1e-6) {
 		t.Errorf("Scaler: %v", y.Data)
 	}

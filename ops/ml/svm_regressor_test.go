@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -19,8 +20,8 @@ func TestSVMRegressorKernels(t *testing.T) {
 		"SIGMOID": math.Tanh(0.5*1+1) - math.Tanh(0.5*2+1) + 0.5,
 	} {
 		for _, oc := range []int64{0, 1} {
-			n := node("SVMRegressor", 1, 1, attrFloats("support_vectors", 1, 0, 0, 1), attrFloats("coefficients", 1, -1), attrInt("n_supports", 2),
-				attrFloats("rho", 0.5), attrStr("kernel_type", kern), attrFloats("kernel_params", 0.5, 1, 2), attrInt("one_class", oc))
+			n := node("SVMRegressor", 1, 1, opstest.AttrFloats("support_vectors", 1, 0, 0, 1), opstest.AttrFloats("coefficients", 1, -1), opstest.AttrInt("n_supports", 2),
+				opstest.AttrFloats("rho", 0.5), opstest.AttrString("kernel_type", kern), opstest.AttrFloats("kernel_params", 0.5, 1, 2), opstest.AttrInt("one_class", oc))
 			y := run(t, n, tensor.From([]int{1, 2}, []float32{1, 2}))[0]
 			w := want
 			if oc == 1 {
@@ -32,7 +33,7 @@ func TestSVMRegressorKernels(t *testing.T) {
 		}
 	}
 	// Without support vectors: liblinear's x·coefficients + rho.
-	n := node("SVMRegressor", 1, 1, attrFloats("coefficients", 2, 3), attrFloats("rho", 1))
+	n := node("SVMRegressor", 1, 1, opstest.AttrFloats("coefficients", 2, 3), opstest.AttrFloats("rho", 1))
 	if y := run(t, n, tensor.From([]int{1, 2}, []float32{1, 2}))[0]; !near(y, []float64{9}, 1e-6) {
 		t.Errorf("linear mode: %v", y.Data)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -17,18 +18,18 @@ import (
 //	                                   : x0 == 3 ? {t0: 8, t1: −5} : {t1: 6}
 func handTrees(prefix string) []*onnxpb.Attribute {
 	return []*onnxpb.Attribute{
-		attrInts("nodes_treeids", 0, 0, 0, 1, 1, 1, 1, 1),
-		attrInts("nodes_nodeids", 0, 1, 2, 0, 1, 2, 3, 4),
-		attrInts("nodes_featureids", 0, 0, 0, 1, 0, 0, 0, 0),
-		attrStrs("nodes_modes", "BRANCH_LEQ", "LEAF", "LEAF", "BRANCH_LT", "LEAF", "BRANCH_EQ", "LEAF", "LEAF"),
-		attrFloats("nodes_values", 0.5, 0, 0, 2, 0, 3, 0, 0),
-		attrInts("nodes_truenodeids", 1, 0, 0, 1, 0, 3, 0, 0),
-		attrInts("nodes_falsenodeids", 2, 0, 0, 2, 0, 4, 0, 0),
-		attrInts("nodes_missing_value_tracks_true", 1, 0, 0, 0, 0, 0, 0, 0),
-		attrInts(prefix+"_treeids", 0, 0, 0, 0, 1, 1, 1, 1),
-		attrInts(prefix+"_nodeids", 1, 1, 2, 2, 1, 3, 3, 4),
-		attrInts(prefix+"_ids", 0, 1, 0, 1, 0, 0, 1, 1),
-		attrFloats(prefix+"_weights", 1, 10, 2, 20, 4, 8, -5, 6),
+		opstest.AttrInts("nodes_treeids", 0, 0, 0, 1, 1, 1, 1, 1),
+		opstest.AttrInts("nodes_nodeids", 0, 1, 2, 0, 1, 2, 3, 4),
+		opstest.AttrInts("nodes_featureids", 0, 0, 0, 1, 0, 0, 0, 0),
+		opstest.AttrStrings("nodes_modes", "BRANCH_LEQ", "LEAF", "LEAF", "BRANCH_LT", "LEAF", "BRANCH_EQ", "LEAF", "LEAF"),
+		opstest.AttrFloats("nodes_values", 0.5, 0, 0, 2, 0, 3, 0, 0),
+		opstest.AttrInts("nodes_truenodeids", 1, 0, 0, 1, 0, 3, 0, 0),
+		opstest.AttrInts("nodes_falsenodeids", 2, 0, 0, 2, 0, 4, 0, 0),
+		opstest.AttrInts("nodes_missing_value_tracks_true", 1, 0, 0, 0, 0, 0, 0, 0),
+		opstest.AttrInts(prefix+"_treeids", 0, 0, 0, 0, 1, 1, 1, 1),
+		opstest.AttrInts(prefix+"_nodeids", 1, 1, 2, 2, 1, 3, 3, 4),
+		opstest.AttrInts(prefix+"_ids", 0, 1, 0, 1, 0, 0, 1, 1),
+		opstest.AttrFloats(prefix+"_weights", 1, 10, 2, 20, 4, 8, -5, 6),
 	}
 }
 
@@ -50,9 +51,9 @@ func TestTreeEnsembleRegressorAggregates(t *testing.T) {
 		{"MAX", nil, []float64{4, 10, 8, 20, 1, 10}},
 	} {
 		for _, opset := range []int64{1, 3} {
-			attrs := append(handTrees("target"), attrStr("aggregate_function", c.agg), attrInt("n_targets", 2))
+			attrs := append(handTrees("target"), opstest.AttrString("aggregate_function", c.agg), opstest.AttrInt("n_targets", 2))
 			if c.base != nil {
-				attrs = append(attrs, attrFloats("base_values", c.base...))
+				attrs = append(attrs, opstest.AttrFloats("base_values", c.base...))
 			}
 			y := run(t, node("TreeEnsembleRegressor", opset, 1, attrs...), handX)[0]
 			if y.DType != tensor.Float32 || !slices.Equal(y.Shape, []int{3, 2}) || !near(y, c.want, 1e-6) {
@@ -69,12 +70,12 @@ func TestTreeEnsembleRegressorTensorsAndTypes(t *testing.T) {
 	for i, a := range attrs {
 		switch a.Name {
 		case "nodes_values":
-			attrs[i] = attrTensor("nodes_values_as_tensor", tensor.From([]int{8}, []float64{0.5, 0, 0, 2, 0, 3, 0, 0}))
+			attrs[i] = opstest.AttrTensor("nodes_values_as_tensor", tensor.From([]int{8}, []float64{0.5, 0, 0, 2, 0, 3, 0, 0}))
 		case "target_weights":
-			attrs[i] = attrTensor("target_weights_as_tensor", tensor.From([]int{8}, []float64{1, 10, 2, 20, 4, 8, -5, 6}))
+			attrs[i] = opstest.AttrTensor("target_weights_as_tensor", tensor.From([]int{8}, []float64{1, 10, 2, 20, 4, 8, -5, 6}))
 		}
 	}
-	attrs = append(attrs, attrInt("n_targets", 2), attrStr("post_transform", "LOGISTIC"))
+	attrs = append(attrs, opstest.AttrInt("n_targets", 2), opstest.AttrString("post_transform", "LOGISTIC"))
 	y := run(t, node("TreeEnsembleRegressor", 3, 1, attrs...), tensor.From([]int{2}, []int64{3, 5}))[0]
 	logistic := func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
 	if !slices.Equal(y.Shape, []int{1, 2}) || !near(y, []float64{logistic(10), logistic(15)}, 1e-6) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -16,13 +17,13 @@ import (
 func v5Attrs(agg, post int64) []*onnxpb.Attribute {
 	modes := &tensor.Tensor{DType: tensor.Uint8, Shape: []int{3}, Data: []uint8{0, 6, 0}}
 	return []*onnxpb.Attribute{
-		attrInts("nodes_featureids", 0, 1, 0), attrTensor("nodes_modes", modes),
-		attrTensor("nodes_splits", tensor.From([]int{3}, []float64{1, 0, 0})),
-		attrInts("nodes_truenodeids", 1, 0, 3), attrInts("nodes_trueleafs", 0, 1, 1),
-		attrInts("nodes_falsenodeids", 2, 1, 3), attrInts("nodes_falseleafs", 1, 1, 1),
-		attrTensor("membership_values", tensor.From([]int{3}, []float64{5, 2, math.NaN()})),
-		attrInts("leaf_targetids", 0, 1, 0, 1), attrTensor("leaf_weights", tensor.From([]int{4}, []float64{1, 2, 4, 8})),
-		attrInts("tree_roots", 0, 2), attrInt("n_targets", 2), attrInt("aggregate_function", agg), attrInt("post_transform", post),
+		opstest.AttrInts("nodes_featureids", 0, 1, 0), opstest.AttrTensor("nodes_modes", modes),
+		opstest.AttrTensor("nodes_splits", tensor.From([]int{3}, []float64{1, 0, 0})),
+		opstest.AttrInts("nodes_truenodeids", 1, 0, 3), opstest.AttrInts("nodes_trueleafs", 0, 1, 1),
+		opstest.AttrInts("nodes_falsenodeids", 2, 1, 3), opstest.AttrInts("nodes_falseleafs", 1, 1, 1),
+		opstest.AttrTensor("membership_values", tensor.From([]int{3}, []float64{5, 2, math.NaN()})),
+		opstest.AttrInts("leaf_targetids", 0, 1, 0, 1), opstest.AttrTensor("leaf_weights", tensor.From([]int{4}, []float64{1, 2, 4, 8})),
+		opstest.AttrInts("tree_roots", 0, 2), opstest.AttrInt("n_targets", 2), opstest.AttrInt("aggregate_function", agg), opstest.AttrInt("post_transform", post),
 	}
 }
 

@@ -1,15 +1,16 @@
 package norm
 
 import (
+	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
 
 // affinePlanes returns y = x·a[p] + b[p] for x made of len(a) planes of
 // size elements each: the kernel every normalization ends in.
-func affinePlanes[T tensor.Float](x []T, a, b []float64, size int, p *pacer) ([]T, error) {
+func affinePlanes[T tensor.Float](x []T, a, b []float64, size int, oc *ops.Context) ([]T, error) {
 	y := make([]T, len(x))
 	for pl := range a {
-		if err := p.after(size); err != nil {
+		if err := oc.Tick(size); err != nil {
 			return nil, err
 		}
 		xs := x[pl*size : (pl+1)*size]
@@ -26,14 +27,14 @@ func affinePlanes[T tensor.Float](x []T, a, b []float64, size int, p *pacer) ([]
 // affineChannels is affinePlanes with coefficients per channel, for
 // planes laid out as n images of len(a) channels: batch-normalization's
 // hot loop.
-func affineChannels[T tensor.Float](x []T, a, b []T, size int, p *pacer) ([]T, error) {
+func affineChannels[T tensor.Float](x []T, a, b []T, size int, oc *ops.Context) ([]T, error) {
 	y := make([]T, len(x))
 	c := len(a)
 	if c == 0 || size == 0 {
 		return y, nil
 	}
 	for pl := 0; pl < len(x)/size; pl++ {
-		if err := p.after(size); err != nil {
+		if err := oc.Tick(size); err != nil {
 			return nil, err
 		}
 		xs := x[pl*size : (pl+1)*size]

@@ -1,6 +1,7 @@
 package norm
 
 import (
+	"github.com/quantserve/quantserve/ops/opstest"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -12,8 +13,8 @@ func TestAffineChannelsUnrolled(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 14))
 	for size := 0; size <= 13; size++ {
 		C := 3
-		x := random(r, 2*C*size).Data.([]float32)
-		a, b := random(r, C).Data.([]float32), random(r, C).Data.([]float32)
+		x := opstest.Normal(r, 2*C*size).Data.([]float32)
+		a, b := opstest.Normal(r, C).Data.([]float32), opstest.Normal(r, C).Data.([]float32)
 		got, _ := affineChannels(x, a, b, size, nil)
 		for i, v := range x {
 			c := i / size % C

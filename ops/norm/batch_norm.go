@@ -9,14 +9,15 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	// BatchNormalization: spatial until 8; training mode told by extra
-	// outputs until 13 (running and saved statistics), by training_mode
-	// from 14 (running statistics only). Opsets before 7 (is_test) are
-	// older than quantserve loads.
-	ops.Register(ops.Descriptor{Type: "BatchNormalization", Since: 7, Until: 8, Fold: true}, buildBatchNorm)
-	ops.Register(ops.Descriptor{Type: "BatchNormalization", Since: 9, Until: 13, Fold: true}, buildBatchNorm)
-	ops.Register(ops.Descriptor{Type: "BatchNormalization", Since: 14, Fold: true}, buildBatchNorm)
+// BatchNormalization is the BatchNormalization operator, by opset range.
+// BatchNormalization: spatial until 8; training mode told by extra
+// outputs until 13 (running and saved statistics), by training_mode
+// from 14 (running statistics only). Opsets before 7 (is_test) are
+// older than quantserve loads.
+var BatchNormalization = ops.Op{
+	ops.Register(ops.Descriptor{Type: "BatchNormalization", Since: 7, Until: 8, Fold: true}, buildBatchNorm),
+	ops.Register(ops.Descriptor{Type: "BatchNormalization", Since: 9, Until: 13, Fold: true}, buildBatchNorm),
+	ops.Register(ops.Descriptor{Type: "BatchNormalization", Since: 14, Fold: true}, buildBatchNorm),
 }
 
 // BatchNormAttrs are BatchNormalization's attributes.
@@ -108,10 +109,10 @@ func NewBatchNormFold(scale, bias, mean, variance []float64, eps float64) *Batch
 }
 
 // apply runs y = x·Scale[c] + Shift[c] over x laid out as [N, C, S].
-func (f *BatchNormFold) apply(x *tensor.Tensor, s int, p *pacer) (*tensor.Tensor, error) {
+func (f *BatchNormFold) apply(x *tensor.Tensor, s int, oc *ops.Context) (*tensor.Tensor, error) {
 	return normRun("BatchNormalization", x,
-		func(v []float32) ([]float32, error) { return affineChannels(v, f.scale32, f.shift32, s, p) },
-		func(v []float64) ([]float64, error) { return affineChannels(v, f.Scale, f.Shift, s, p) })
+		func(v []float32) ([]float32, error) { return affineChannels(v, f.scale32, f.shift32, s, oc) },
+		func(v []float64) ([]float64, error) { return affineChannels(v, f.Scale, f.Shift, s, oc) })
 }
 
 func buildBatchNorm(n *ops.Node, at *BatchNormAttrs) (ops.Operator, error) {
@@ -158,7 +159,6 @@ func (b *BatchNorm) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 	if err != nil {
 		return nil, err
 	}
-	pc := newPacer(c)
 	if !b.training {
 		f := b.folded
 		if f == nil {
@@ -171,7 +171,7 @@ func (b *BatchNorm) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 		if len(f.Scale) != C {
 			return nil, ops.InputErrorf("BatchNormalization input %v has %d channels, its scale %d", x.Shape, C, len(f.Scale))
 		}
-		return ops.Result(f.apply(x, S, pc))
+		return ops.Result(f.apply(x, S, c))
 	}
 	p, err := BatchNormParams(in[1:5])
 	if err != nil {
@@ -180,12 +180,12 @@ func (b *BatchNorm) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 	if len(p[0]) != C {
 		return nil, ops.InputErrorf("BatchNormalization input %v has %d channels, its scale %d", x.Shape, C, len(p[0]))
 	}
-	mean, variance, err := batchStats(x, N, C, S, pc)
+	mean, variance, err := batchStats(x, N, C, S, c)
 	if err != nil {
 		return nil, err
 	}
 	f := NewBatchNormFold(p[0], p[1], mean, variance, b.eps)
-	y, err := f.apply(x, S, pc)
+	y, err := f.apply(x, S, c)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func (b *BatchNorm) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 
 // batchStats returns each channel's mean and population variance over
 // the batch and spatial positions of x laid out as [N, C, S].
-func batchStats(x *tensor.Tensor, N, C, S int, pc *pacer) (mean, variance []float64, err error) {
+func batchStats(x *tensor.Tensor, N, C, S int, oc *ops.Context) (mean, variance []float64, err error) {
 	v := x.Float64s()
 	mean, variance = make([]float64, C), make([]float64, C)
 	cnt := float64(N * S)
@@ -214,7 +214,7 @@ func batchStats(x *tensor.Tensor, N, C, S int, pc *pacer) (mean, variance []floa
 		planes = len(v) / S // N·C, or 0 for an empty input
 	}
 	for i := 0; i < planes; i++ {
-		if err := pc.after(S); err != nil {
+		if err := oc.Tick(S); err != nil {
 			return nil, nil, err
 		}
 		for _, e := range v[i*S : (i+1)*S] {
@@ -225,7 +225,7 @@ func batchStats(x *tensor.Tensor, N, C, S int, pc *pacer) (mean, variance []floa
 		mean[c] /= cnt
 	}
 	for i := 0; i < planes; i++ {
-		if err := pc.after(S); err != nil {
+		if err := oc.Tick(S); err != nil {
 			return nil, nil, err
 		}
 		m := mean[i%C]

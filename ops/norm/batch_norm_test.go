@@ -73,14 +73,14 @@ func TestBatchNormInference(t *testing.T) {
 				C, S = ops.ProdInts(c.shape[1:]), 1
 			}
 		}
-		x := random(r, c.shape...)
-		p := [4]*tensor.Tensor{random(r, C), random(r, C), random(r, C), tensor.From([]int{C}, positive(r, C))}
+		x := opstest.Normal(r, c.shape...)
+		p := [4]*tensor.Tensor{opstest.Normal(r, C), opstest.Normal(r, C), opstest.Normal(r, C), tensor.From([]int{C}, positive(r, C))}
 		want := bnReference(x.Float64s(), p[0].Float64s(), p[1].Float64s(), p[2].Float64s(), p[3].Float64s(), C, S, 1e-3)
 		var attrs []*onnxpb.Attribute
 		if !c.spatial {
-			attrs = append(attrs, attrInt("spatial", 0))
+			attrs = append(attrs, opstest.AttrInt("spatial", 0))
 		}
-		attrs = append(attrs, attrFloat("epsilon", 1e-3))
+		attrs = append(attrs, opstest.AttrFloat("epsilon", 1e-3))
 		for _, consts := range []bool{true, false} {
 			b, err := compileBN(c.opset, 1, consts, p, attrs...)
 			if err != nil {
@@ -89,14 +89,14 @@ func TestBatchNormInference(t *testing.T) {
 			if consts != (b.Folded() != nil) || b.Training() {
 				t.Fatalf("%v: constants %v, folded %v, training %v", c.shape, consts, b.Folded() != nil, b.Training())
 			}
-			out, err := b.Run(background(), bnIn(x, b, p))
+			out, err := b.Run(opstest.Background(), bnIn(x, b, p))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !ops.EqualShape(out[0].Shape, c.shape) {
 				t.Fatalf("shape %v", out[0].Shape)
 			}
-			closeTo(t, "BatchNormalization", out[0].Float64s(), want, 1e-5)
+			opstest.Close(t, "BatchNormalization", out[0].Float64s(), want, 1e-5)
 		}
 	}
 }
@@ -107,9 +107,9 @@ func TestBatchNormInference(t *testing.T) {
 func TestBatchNormTraining(t *testing.T) {
 	r := rand.New(rand.NewPCG(10, 10))
 	N, C, S := 3, 2, 5
-	x := random(r, N, C, S)
-	scale, bias := random(r, C), random(r, C)
-	mean, variance := random(r, C), tensor.From([]int{C}, positive(r, C))
+	x := opstest.Normal(r, N, C, S)
+	scale, bias := opstest.Normal(r, C), opstest.Normal(r, C)
+	mean, variance := opstest.Normal(r, C), tensor.From([]int{C}, positive(r, C))
 	xv := x.Float64s()
 	bm, bv := make([]float64, C), make([]float64, C)
 	for c := 0; c < C; c++ {
@@ -132,34 +132,34 @@ func TestBatchNormTraining(t *testing.T) {
 	}
 	// Opset 15: mean and var may have their own type (T2): FP64 here.
 	mean64, var64 := castTo(mean, tensor.Float64), castTo(variance, tensor.Float64)
-	res, err := run(t, 15, "BatchNormalization", 3, []*tensor.Tensor{x, scale, bias, mean64, var64}, attrInt("training_mode", 1), attrFloat("momentum", 0.8))
+	res, err := run(t, 15, "BatchNormalization", 3, []*tensor.Tensor{x, scale, bias, mean64, var64}, opstest.AttrInt("training_mode", 1), opstest.AttrFloat("momentum", 0.8))
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeTo(t, "training Y", res[0].Float64s(), wantY, 1e-5)
+	opstest.Close(t, "training Y", res[0].Float64s(), wantY, 1e-5)
 	if res[1].DType != tensor.Float64 || res[2].DType != tensor.Float64 {
 		t.Errorf("running statistics are %v and %v, want the type of mean and var", res[1].DType, res[2].DType)
 	}
-	closeTo(t, "running mean", res[1].Float64s(), runMean, 1e-6)
-	closeTo(t, "running var", res[2].Float64s(), runVar, 1e-6)
+	opstest.Close(t, "running mean", res[1].Float64s(), runMean, 1e-6)
+	opstest.Close(t, "running var", res[2].Float64s(), runVar, 1e-6)
 
 	// Opset 9: training mode because the node asks for its statistics.
-	b, err := compileBN(9, 5, false, [4]*tensor.Tensor{}, attrFloat("momentum", 0.8))
+	b, err := compileBN(9, 5, false, [4]*tensor.Tensor{}, opstest.AttrFloat("momentum", 0.8))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !b.Training() {
 		t.Fatal("opset 9 with five outputs is not training")
 	}
-	res, err = b.Run(background(), []*tensor.Tensor{x, scale, bias, mean, variance})
+	res, err = b.Run(opstest.Background(), []*tensor.Tensor{x, scale, bias, mean, variance})
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeTo(t, "opset 9 Y", res[0].Float64s(), wantY, 1e-5)
-	closeTo(t, "opset 9 running mean", res[1].Float64s(), runMean, 1e-6)
-	closeTo(t, "opset 9 running var", res[2].Float64s(), runVar, 1e-6)
-	closeTo(t, "opset 9 saved mean", res[3].Float64s(), bm, 1e-6)
-	closeTo(t, "opset 9 saved var", res[4].Float64s(), bv, 1e-6)
+	opstest.Close(t, "opset 9 Y", res[0].Float64s(), wantY, 1e-5)
+	opstest.Close(t, "opset 9 running mean", res[1].Float64s(), runMean, 1e-6)
+	opstest.Close(t, "opset 9 running var", res[2].Float64s(), runVar, 1e-6)
+	opstest.Close(t, "opset 9 saved mean", res[3].Float64s(), bm, 1e-6)
+	opstest.Close(t, "opset 9 saved var", res[4].Float64s(), bv, 1e-6)
 }
 
 // TestBatchNormRefusals: what a model or a request gets wrong.
@@ -172,8 +172,8 @@ func TestBatchNormRefusals(t *testing.T) {
 		want  string
 	}{
 		{15, 3, nil, "only with training_mode=1"},
-		{9, 1, []*onnxpb.Attribute{attrInt("spatial", 0)}, `"spatial" was removed after opset 8`},
-		{13, 1, []*onnxpb.Attribute{attrInt("training_mode", 1)}, `"training_mode" is defined from opset 14`},
+		{9, 1, []*onnxpb.Attribute{opstest.AttrInt("spatial", 0)}, `"spatial" was removed after opset 8`},
+		{13, 1, []*onnxpb.Attribute{opstest.AttrInt("training_mode", 1)}, `"training_mode" is defined from opset 14`},
 		{15, 4, nil, "has 4 outputs"},
 	} {
 		_, err := compileBN(c.opset, c.outs, true, p, c.attrs...)
@@ -193,14 +193,14 @@ func TestBatchNormRefusals(t *testing.T) {
 			{tensor.From([]int{1, 3, 2}, make([]float32, 6)), "3 channels, its scale 2"},
 			{tensor.Scalar(float32(1)), "rank 1 or more"},
 		} {
-			if _, err := b.Run(background(), bnIn(c.x, b, p)); !errors.Is(err, ops.ErrInput) || !strings.Contains(err.Error(), c.want) {
+			if _, err := b.Run(opstest.Background(), bnIn(c.x, b, p)); !errors.Is(err, ops.ErrInput) || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("constants %v, x %v: %v, want an input error with %q", consts, c.x.Shape, err, c.want)
 			}
 		}
 		if !consts {
 			in := bnIn(tensor.From([]int{1, 2}, []float32{1, 2}), b, p)
 			in[4] = tensor.From([]int{3}, []float32{1, 1, 1})
-			if _, err := b.Run(background(), in); !errors.Is(err, ops.ErrInput) {
+			if _, err := b.Run(opstest.Background(), in); !errors.Is(err, ops.ErrInput) {
 				t.Errorf("var of 3 values for 2 channels: %v", err)
 			}
 		}
@@ -215,8 +215,8 @@ func TestBatchNormRefusals(t *testing.T) {
 func BenchmarkBatchNorm(b *testing.B) {
 	r := rand.New(rand.NewPCG(15, 15))
 	const C, S = 256, 56 * 56
-	x := random(r, 1, C, 56, 56)
-	p := [4]*tensor.Tensor{random(r, C), random(r, C), random(r, C), tensor.From([]int{C}, positive(r, C))}
+	x := opstest.Normal(r, 1, C, 56, 56)
+	p := [4]*tensor.Tensor{opstest.Normal(r, C), opstest.Normal(r, C), opstest.Normal(r, C), tensor.From([]int{C}, positive(r, C))}
 	for _, consts := range []bool{true, false} {
 		name := "folded"
 		if !consts {
@@ -231,7 +231,7 @@ func BenchmarkBatchNorm(b *testing.B) {
 			b.SetBytes(int64(4 * x.Len()))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := bn.Run(background(), in); err != nil {
+				if _, err := bn.Run(opstest.Background(), in); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -34,16 +35,16 @@ func TestCancelled(t *testing.T) {
 		attrs []*onnxpb.Attribute
 	}{
 		{15, "BatchNormalization", 1, []*tensor.Tensor{x, one, zero, zero, one}, nil},
-		{15, "BatchNormalization", 3, []*tensor.Tensor{x, one, zero, zero, one}, []*onnxpb.Attribute{attrInt("training_mode", 1)}},
+		{15, "BatchNormalization", 3, []*tensor.Tensor{x, one, zero, zero, one}, []*onnxpb.Attribute{opstest.AttrInt("training_mode", 1)}},
 		{22, "InstanceNormalization", 1, []*tensor.Tensor{x, one, zero}, nil},
-		{21, "GroupNormalization", 1, []*tensor.Tensor{x, one, zero}, []*onnxpb.Attribute{attrInt("num_groups", 2)}},
-		{13, "LRN", 1, []*tensor.Tensor{x}, []*onnxpb.Attribute{attrInt("size", 3)}},
-		{13, "MeanVarianceNormalization", 1, []*tensor.Tensor{x}, []*onnxpb.Attribute{attrInts("axes", 0, 2)}},
-		{22, "LpNormalization", 1, []*tensor.Tensor{x}, []*onnxpb.Attribute{attrInt("axis", 1)}},
+		{21, "GroupNormalization", 1, []*tensor.Tensor{x, one, zero}, []*onnxpb.Attribute{opstest.AttrInt("num_groups", 2)}},
+		{13, "LRN", 1, []*tensor.Tensor{x}, []*onnxpb.Attribute{opstest.AttrInt("size", 3)}},
+		{13, "MeanVarianceNormalization", 1, []*tensor.Tensor{x}, []*onnxpb.Attribute{opstest.AttrInts("axes", 0, 2)}},
+		{22, "LpNormalization", 1, []*tensor.Tensor{x}, []*onnxpb.Attribute{opstest.AttrInt("axis", 1)}},
 		{17, "LayerNormalization", 1, []*tensor.Tensor{x, tensor.From([]int{S}, make([]float32, S))}, nil},
 		{23, "RMSNormalization", 1, []*tensor.Tensor{x, tensor.From([]int{S}, make([]float32, S))}, nil},
 		{13, "Softmax", 1, []*tensor.Tensor{x}, nil},
-		{13, "Softmax", 1, []*tensor.Tensor{x}, []*onnxpb.Attribute{attrInt("axis", 1)}},
+		{13, "Softmax", 1, []*tensor.Tensor{x}, []*onnxpb.Attribute{opstest.AttrInt("axis", 1)}},
 		{13, "LogSoftmax", 1, []*tensor.Tensor{x}, nil},
 	} {
 		op, err := compile(tc.opset, tc.op, len(tc.in), tc.outs, tc.attrs...)

@@ -68,20 +68,19 @@ func (o *groupNormOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 	if err != nil {
 		return nil, err
 	}
-	p := newPacer(c)
 	return ops.Result(normRun("GroupNormalization", x,
 		func(v []float32) ([]float32, error) {
-			return groupNorm(v, N, C, G, S, scale, bias, o.perChannel, o.eps, p)
+			return groupNorm(v, N, C, G, S, scale, bias, o.perChannel, o.eps, c)
 		},
 		func(v []float64) ([]float64, error) {
-			return groupNorm(v, N, C, G, S, scale, bias, o.perChannel, o.eps, p)
+			return groupNorm(v, N, C, G, S, scale, bias, o.perChannel, o.eps, c)
 		}))
 }
 
 // groupNorm normalizes each of the G groups of channels of each image of x
 // ([N, C, S]) by the group's mean and variance, then scales and shifts by
 // scale and bias, given per channel (perChannel) or per group.
-func groupNorm[T tensor.Float](x []T, N, C, G, S int, scale, bias []float64, perChannel bool, eps float64, p *pacer) ([]T, error) {
+func groupNorm[T tensor.Float](x []T, N, C, G, S int, scale, bias []float64, perChannel bool, eps float64, oc *ops.Context) ([]T, error) {
 	if G == 0 || len(x) == 0 {
 		return make([]T, len(x)), nil
 	}
@@ -89,7 +88,7 @@ func groupNorm[T tensor.Float](x []T, N, C, G, S int, scale, bias []float64, per
 	cg := C / G
 	for i := 0; i < N; i++ {
 		for g := 0; g < G; g++ {
-			if err := p.after(cg * S); err != nil {
+			if err := oc.Tick(cg * S); err != nil {
 				return nil, err
 			}
 			off := (i*C + g*cg) * S
@@ -105,5 +104,5 @@ func groupNorm[T tensor.Float](x []T, N, C, G, S int, scale, bias []float64, per
 			}
 		}
 	}
-	return affinePlanes(x, a, b, S, p)
+	return affinePlanes(x, a, b, S, oc)
 }

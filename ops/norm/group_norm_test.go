@@ -9,6 +9,7 @@ import (
 
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -18,9 +19,9 @@ import (
 func TestInstanceAndGroupNorm(t *testing.T) {
 	r := rand.New(rand.NewPCG(12, 12))
 	N, C, S, G := 2, 6, 5, 3
-	x := random(r, N, C, S)
+	x := opstest.Normal(r, N, C, S)
 	xv := x.Float64s()
-	scaleG, biasG := random(r, G), random(r, G)
+	scaleG, biasG := opstest.Normal(r, G), opstest.Normal(r, G)
 	scaleC, biasC := make([]float32, C), make([]float32, C)
 	for c := 0; c < C; c++ {
 		scaleC[c], biasC[c] = scaleG.Data.([]float32)[c/(C/G)], biasG.Data.([]float32)[c/(C/G)]
@@ -52,26 +53,26 @@ func TestInstanceAndGroupNorm(t *testing.T) {
 		return res[0], nil
 	}
 	sc, bc := tensor.From([]int{C}, scaleC), tensor.From([]int{C}, biasC)
-	y21, err := runOn(21, "GroupNormalization", x, sc, bc, attrInt("num_groups", int64(G)), attrFloat("epsilon", 1e-3))
+	y21, err := runOn(21, "GroupNormalization", x, sc, bc, opstest.AttrInt("num_groups", int64(G)), opstest.AttrFloat("epsilon", 1e-3))
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeTo(t, "GroupNormalization-21", y21.Float64s(), want(G, scaleC, biasC, 1e-3), 1e-5)
-	y18, err := runOn(18, "GroupNormalization", x, scaleG, biasG, attrInt("num_groups", int64(G)), attrFloat("epsilon", 1e-3))
+	opstest.Close(t, "GroupNormalization-21", y21.Float64s(), want(G, scaleC, biasC, 1e-3), 1e-5)
+	y18, err := runOn(18, "GroupNormalization", x, scaleG, biasG, opstest.AttrInt("num_groups", int64(G)), opstest.AttrFloat("epsilon", 1e-3))
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeTo(t, "GroupNormalization-18", y18.Float64s(), y21.Float64s(), 1e-6)
+	opstest.Close(t, "GroupNormalization-18", y18.Float64s(), y21.Float64s(), 1e-6)
 	yi, err := runOn(22, "InstanceNormalization", x, sc, bc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeTo(t, "InstanceNormalization", yi.Float64s(), want(C, scaleC, biasC, 1e-5), 1e-5)
+	opstest.Close(t, "InstanceNormalization", yi.Float64s(), want(C, scaleC, biasC, 1e-5), 1e-5)
 
-	if _, err := runOn(21, "GroupNormalization", x, sc, bc, attrInt("num_groups", 4)); !errors.Is(err, ops.ErrInput) || !strings.Contains(err.Error(), "do not split into 4 groups") {
+	if _, err := runOn(21, "GroupNormalization", x, sc, bc, opstest.AttrInt("num_groups", 4)); !errors.Is(err, ops.ErrInput) || !strings.Contains(err.Error(), "do not split into 4 groups") {
 		t.Errorf("6 channels in 4 groups: %v", err)
 	}
-	if _, err := runOn(18, "GroupNormalization", x, sc, bc, attrInt("num_groups", int64(G))); !errors.Is(err, ops.ErrInput) {
+	if _, err := runOn(18, "GroupNormalization", x, sc, bc, opstest.AttrInt("num_groups", int64(G))); !errors.Is(err, ops.ErrInput) {
 		t.Errorf("GroupNormalization-18 with a scale per channel: %v", err)
 	}
 	if _, err := runOn(22, "InstanceNormalization", x, scaleG, biasG); !errors.Is(err, ops.ErrInput) {
@@ -83,8 +84,8 @@ func TestInstanceAndGroupNorm(t *testing.T) {
 		want  string
 	}{
 		{21, nil, "needs num_groups"},
-		{21, []*onnxpb.Attribute{attrInt("num_groups", 2), attrInt("stash_type", 7)}, "stash_type 7"},
-		{18, []*onnxpb.Attribute{attrInt("num_groups", 2), attrInt("stash_type", 1)}, `"stash_type" is defined from opset 21`},
+		{21, []*onnxpb.Attribute{opstest.AttrInt("num_groups", 2), opstest.AttrInt("stash_type", 7)}, "stash_type 7"},
+		{18, []*onnxpb.Attribute{opstest.AttrInt("num_groups", 2), opstest.AttrInt("stash_type", 1)}, `"stash_type" is defined from opset 21`},
 	} {
 		_, err := compile(c.opset, "GroupNormalization", 3, 1, c.attrs...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

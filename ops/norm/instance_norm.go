@@ -39,8 +39,7 @@ func (o *instanceNormOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 	if err != nil {
 		return nil, err
 	}
-	p := newPacer(c)
 	return ops.Result(normRun("InstanceNormalization", x,
-		func(v []float32) ([]float32, error) { return groupNorm(v, N, C, C, S, scale, bias, true, o.eps, p) },
-		func(v []float64) ([]float64, error) { return groupNorm(v, N, C, C, S, scale, bias, true, o.eps, p) }))
+		func(v []float32) ([]float32, error) { return groupNorm(v, N, C, C, S, scale, bias, true, o.eps, c) },
+		func(v []float64) ([]float64, error) { return groupNorm(v, N, C, C, S, scale, bias, true, o.eps, c) }))
 }

@@ -5,8 +5,9 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	ops.Register(ops.Descriptor{Type: "LayerNormalization", Since: 17, Fold: true}, buildLayerNorm)
+// LayerNormalization is the LayerNormalization operator.
+var LayerNormalization = ops.Op{
+	ops.Register(ops.Descriptor{Type: "LayerNormalization", Since: 17, Fold: true}, buildLayerNorm),
 }
 
 // LayerNormAttrs are LayerNormalization's attributes.
@@ -45,7 +46,6 @@ func (o *layerNormOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 	if err != nil {
 		return nil, err
 	}
-	p := newPacer(c)
 	mean := make([]float32, nr.outer)
 	inv := make([]float32, nr.outer)
 	var y any
@@ -61,7 +61,7 @@ func (o *layerNormOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 			}
 		}
 		out := make([]float64, len(xd))
-		if err := layerNormRows(xd, out, nr, sc, b, float64(o.eps), mean, inv, p); err != nil {
+		if err := layerNormRows(xd, out, nr, sc, b, float64(o.eps), mean, inv, c); err != nil {
 			return nil, err
 		}
 		y = out
@@ -81,7 +81,7 @@ func (o *layerNormOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 			}
 		}
 		out := make([]float32, len(xd))
-		if err := layerNormRows(xd, out, nr, sc, b, o.eps, mean, inv, p); err != nil {
+		if err := layerNormRows(xd, out, nr, sc, b, o.eps, mean, inv, c); err != nil {
 			return nil, err
 		}
 		y = ops.RoundFloat32s(out, x.DType)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -101,7 +102,7 @@ func TestNormalizationsMatchDefinition(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						out, err := op.Run(background(), ins)
+						out, err := op.Run(opstest.Background(), ins)
 						if err != nil {
 							t.Fatalf("axis %d scale %v: %v", axis, pshape, err)
 						}
@@ -126,12 +127,12 @@ func TestNormalizationsMatchDefinition(t *testing.T) {
 // outs outputs.
 func layerNorm(t testing.TB, ins, outs int, axis int64, eps float32, stash int64) (ops.Operator, error) {
 	t.Helper()
-	return compile(17, "LayerNormalization", ins, outs, attrInt("axis", axis), attrFloat("epsilon", eps), attrInt("stash_type", stash))
+	return compile(17, "LayerNormalization", ins, outs, opstest.AttrInt("axis", axis), opstest.AttrFloat("epsilon", eps), opstest.AttrInt("stash_type", stash))
 }
 
 func rmsNorm(t testing.TB, axis int64, eps float32) (ops.Operator, error) {
 	t.Helper()
-	return compile(23, "RMSNormalization", 2, 1, attrInt("axis", axis), attrFloat("epsilon", eps), attrInt("stash_type", 1))
+	return compile(23, "RMSNormalization", 2, 1, opstest.AttrInt("axis", axis), opstest.AttrFloat("epsilon", eps), opstest.AttrInt("stash_type", 1))
 }
 
 // f64s returns v as float64.
@@ -150,7 +151,7 @@ func TestLayerNormStatsAndHalf(t *testing.T) {
 	}
 	x := tensor.From([]int{2, 2, 2}, tensor.Float32ToHalf[tensor.F16]([]float32{1, 2, 3, 4, 10, 10, 10, 14}))
 	s := tensor.From([]int{1}, tensor.Float32ToHalf[tensor.F16]([]float32{2}))
-	out, err := op.Run(background(), []*tensor.Tensor{x, s})
+	out, err := op.Run(opstest.Background(), []*tensor.Tensor{x, s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func TestNormalizationBadInputs(t *testing.T) {
 		"rms axis":          {rms, []*tensor.Tensor{x, tensor.From([]int{3}, make([]float32, 3))}},
 		"rms integer scale": {rms, []*tensor.Tensor{tensor.From([]int{2, 2, 2}, make([]float32, 8)), tensor.From([]int{2}, []int64{1, 2})}},
 	} {
-		if _, err := c.op.Run(background(), c.in); !errors.Is(err, ops.ErrInput) {
+		if _, err := c.op.Run(opstest.Background(), c.in); !errors.Is(err, ops.ErrInput) {
 			t.Errorf("%s: %v, want an input error", name, err)
 		}
 	}
@@ -217,7 +218,7 @@ func BenchmarkLayerNorm(b *testing.B) {
 		b.SetBytes(4 * 128 * 768)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := op.Run(background(), in); err != nil {
+			if _, err := op.Run(opstest.Background(), in); err != nil {
 				b.Fatal(err)
 			}
 		}

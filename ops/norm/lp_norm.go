@@ -41,19 +41,18 @@ func (o *lpNormOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 		return nil, err
 	}
 	outer, dim, inner := ops.ProdInts(x.Shape[:a]), x.Shape[a], ops.ProdInts(x.Shape[a+1:])
-	pc := newPacer(c)
 	return ops.Result(normRun("LpNormalization", x,
-		func(v []float32) ([]float32, error) { return lpNormalize(v, outer, dim, inner, o.p, pc) },
-		func(v []float64) ([]float64, error) { return lpNormalize(v, outer, dim, inner, o.p, pc) }))
+		func(v []float32) ([]float32, error) { return lpNormalize(v, outer, dim, inner, o.p, c) },
+		func(v []float64) ([]float64, error) { return lpNormalize(v, outer, dim, inner, o.p, c) }))
 }
 
 // lpNormalize divides each vector along the middle axis of x
 // ([outer, dim, inner]) by its L1 or L2 norm; a zero vector stays zero.
-func lpNormalize[T tensor.Float](x []T, outer, dim, inner int, p int64, pc *pacer) ([]T, error) {
+func lpNormalize[T tensor.Float](x []T, outer, dim, inner int, p int64, oc *ops.Context) ([]T, error) {
 	y := make([]T, len(x))
 	for o := 0; o < outer; o++ {
 		for j := 0; j < inner; j++ {
-			if err := pc.after(dim); err != nil {
+			if err := oc.Tick(dim); err != nil {
 				return nil, err
 			}
 			base := o*dim*inner + j

@@ -42,15 +42,14 @@ func (o *lrnOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 		return nil, ops.InputErrorf("LRN takes an input of rank 2 or more (N, C, ...), got shape %v", x.Shape)
 	}
 	N, C, S := x.Shape[0], x.Shape[1], ops.ProdInts(x.Shape[2:])
-	p := newPacer(c)
 	return ops.Result(normRun("LRN", x,
-		func(v []float32) ([]float32, error) { return lrn(v, N, C, S, o.size, o.alpha, o.beta, o.bias, p) },
-		func(v []float64) ([]float64, error) { return lrn(v, N, C, S, o.size, o.alpha, o.beta, o.bias, p) }))
+		func(v []float32) ([]float32, error) { return lrn(v, N, C, S, o.size, o.alpha, o.beta, o.bias, c) },
+		func(v []float64) ([]float64, error) { return lrn(v, N, C, S, o.size, o.alpha, o.beta, o.bias, c) }))
 }
 
 // lrn divides each element by (bias + alpha/size · Σ x²)^beta, the sum
 // over the channels from c − ⌊(size−1)/2⌋ to c + ⌈(size−1)/2⌉.
-func lrn[T tensor.Float](x []T, N, C, S, size int, alpha, beta, bias float64, p *pacer) ([]T, error) {
+func lrn[T tensor.Float](x []T, N, C, S, size int, alpha, beta, bias float64, oc *ops.Context) ([]T, error) {
 	y := make([]T, len(x))
 	lo, hi := (size-1)/2, (size-1)-(size-1)/2
 	acc := make([]float64, S)
@@ -59,7 +58,7 @@ func lrn[T tensor.Float](x []T, N, C, S, size int, alpha, beta, bias float64, p 
 		img := x[i*C*S : (i+1)*C*S]
 		for c := 0; c < C; c++ {
 			c0, c1 := max(0, c-lo), min(C-1, c+hi)
-			if err := p.after((c1 - c0 + 2) * S); err != nil {
+			if err := oc.Tick((c1 - c0 + 2) * S); err != nil {
 				return nil, err
 			}
 			clear(acc)

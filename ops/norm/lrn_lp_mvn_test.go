@@ -9,6 +9,7 @@ import (
 
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -17,11 +18,11 @@ import (
 func TestLRNAndLpNormAndMVN(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 13))
 	N, C, S := 2, 7, 3
-	x := random(r, N, C, S)
+	x := opstest.Normal(r, N, C, S)
 	xv := x.Float64s()
 	for _, beta := range []float32{0.75, 0.6} {
 		for _, size := range []int64{1, 4, 5} {
-			got, err := run(t, 13, "LRN", 1, []*tensor.Tensor{x}, attrInt("size", size), attrFloat("alpha", 0.3), attrFloat("beta", beta), attrFloat("bias", 1.5))
+			got, err := run(t, 13, "LRN", 1, []*tensor.Tensor{x}, opstest.AttrInt("size", size), opstest.AttrFloat("alpha", 0.3), opstest.AttrFloat("beta", beta), opstest.AttrFloat("bias", 1.5))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -41,7 +42,7 @@ func TestLRNAndLpNormAndMVN(t *testing.T) {
 					}
 				}
 			}
-			closeTo(t, "LRN", got[0].Float64s(), want, 1e-6)
+			opstest.Close(t, "LRN", got[0].Float64s(), want, 1e-6)
 		}
 	}
 	// LpNormalization along axis 1, with one all-zero vector.
@@ -51,7 +52,7 @@ func TestLRNAndLpNormAndMVN(t *testing.T) {
 	}
 	xzv := xz.Float64s()
 	for _, p := range []int64{1, 2} {
-		got, err := run(t, 22, "LpNormalization", 1, []*tensor.Tensor{xz}, attrInt("axis", 1), attrInt("p", p))
+		got, err := run(t, 22, "LpNormalization", 1, []*tensor.Tensor{xz}, opstest.AttrInt("axis", 1), opstest.AttrInt("p", p))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,10 +78,10 @@ func TestLRNAndLpNormAndMVN(t *testing.T) {
 				}
 			}
 		}
-		closeTo(t, "LpNormalization", got[0].Float64s(), want, 1e-6)
+		opstest.Close(t, "LpNormalization", got[0].Float64s(), want, 1e-6)
 	}
 	// MeanVarianceNormalization over axes {0, -1}: statistics per channel.
-	got, err := run(t, 13, "MeanVarianceNormalization", 1, []*tensor.Tensor{x}, attrInts("axes", 0, -1))
+	got, err := run(t, 13, "MeanVarianceNormalization", 1, []*tensor.Tensor{x}, opstest.AttrInts("axes", 0, -1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,16 +105,16 @@ func TestLRNAndLpNormAndMVN(t *testing.T) {
 			}
 		}
 	}
-	closeTo(t, "MeanVarianceNormalization", got[0].Float64s(), want, 1e-6)
+	opstest.Close(t, "MeanVarianceNormalization", got[0].Float64s(), want, 1e-6)
 
 	for _, c := range []struct {
 		op    string
 		x     *tensor.Tensor
 		attrs []*onnxpb.Attribute
 	}{
-		{"LRN", tensor.From([]int{3}, []float32{1, 2, 3}), []*onnxpb.Attribute{attrInt("size", 3)}},
+		{"LRN", tensor.From([]int{3}, []float32{1, 2, 3}), []*onnxpb.Attribute{opstest.AttrInt("size", 3)}},
 		{"LpNormalization", tensor.Scalar(float32(1)), nil},
-		{"LpNormalization", x, []*onnxpb.Attribute{attrInt("axis", 3)}},
+		{"LpNormalization", x, []*onnxpb.Attribute{opstest.AttrInt("axis", 3)}},
 		{"MeanVarianceNormalization", x, nil}, // default axes 0, 2, 3 need rank 4
 	} {
 		if _, err := run(t, 22, c.op, 1, []*tensor.Tensor{c.x}, c.attrs...); !errors.Is(err, ops.ErrInput) {
@@ -126,8 +127,8 @@ func TestLRNAndLpNormAndMVN(t *testing.T) {
 		want  string
 	}{
 		{"LRN", nil, "needs size"},
-		{"LRN", []*onnxpb.Attribute{attrInt("size", 0)}, "needs size"},
-		{"LpNormalization", []*onnxpb.Attribute{attrInt("p", 3)}, "p = 3"},
+		{"LRN", []*onnxpb.Attribute{opstest.AttrInt("size", 0)}, "needs size"},
+		{"LpNormalization", []*onnxpb.Attribute{opstest.AttrInt("p", 3)}, "p = 3"},
 	} {
 		_, err := compile(22, c.op, 1, 1, c.attrs...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -47,11 +47,10 @@ func (o *mvnOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 	st := tensor.BroadcastStrides(kept, x.Shape)
 	v := x.Float64s()
 	sum, sq, cnt := make([]float64, groups), make([]float64, groups), make([]float64, groups)
-	p := newPacer(c)
 	it := tensor.NewIter(x.Shape, st)
 	for i := 0; it.Next(); i++ {
-		if i%checkEvery == 0 {
-			if err := p.after(checkEvery); err != nil {
+		if i%ops.TickEvery == 0 {
+			if err := c.Tick(ops.TickEvery); err != nil {
 				return nil, err
 			}
 		}
@@ -63,8 +62,8 @@ func (o *mvnOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 	}
 	it = tensor.NewIter(x.Shape, st)
 	for i := 0; it.Next(); i++ {
-		if i%checkEvery == 0 {
-			if err := p.after(checkEvery); err != nil {
+		if i%ops.TickEvery == 0 {
+			if err := c.Tick(ops.TickEvery); err != nil {
 				return nil, err
 			}
 		}
@@ -76,8 +75,8 @@ func (o *mvnOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 	}
 	it = tensor.NewIter(x.Shape, st)
 	for i := 0; it.Next(); i++ {
-		if i%checkEvery == 0 {
-			if err := p.after(checkEvery); err != nil {
+		if i%ops.TickEvery == 0 {
+			if err := c.Tick(ops.TickEvery); err != nil {
 				return nil, err
 			}
 		}

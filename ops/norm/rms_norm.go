@@ -5,8 +5,9 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	ops.Register(ops.Descriptor{Type: "RMSNormalization", Since: 23, Fold: true}, buildRMSNorm)
+// RMSNormalization is the RMSNormalization operator.
+var RMSNormalization = ops.Op{
+	ops.Register(ops.Descriptor{Type: "RMSNormalization", Since: 23, Fold: true}, buildRMSNorm),
 }
 
 // RMSNormAttrs are RMSNormalization's attributes.
@@ -41,7 +42,6 @@ func (o *rmsNormOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 	if err != nil {
 		return nil, err
 	}
-	p := newPacer(c)
 	// Y has the scale's type, which may differ from X's.
 	if xd, ok := x.Data.([]float64); ok && scale.DType == tensor.Float64 {
 		sc, err := lnParamOf(nr, scale, scale.Data.([]float64))
@@ -49,7 +49,7 @@ func (o *rmsNormOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 			return nil, err
 		}
 		out := make([]float64, len(xd))
-		if err := rmsNormRows(xd, out, nr, sc, float64(o.eps), p); err != nil {
+		if err := rmsNormRows(xd, out, nr, sc, float64(o.eps), c); err != nil {
 			return nil, err
 		}
 		return []*tensor.Tensor{tensor.From(x.Shape, out)}, nil
@@ -67,7 +67,7 @@ func (o *rmsNormOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 		return nil, err
 	}
 	out := make([]float32, len(xd))
-	if err := rmsNormRows(xd, out, nr, sc, o.eps, p); err != nil {
+	if err := rmsNormRows(xd, out, nr, sc, o.eps, c); err != nil {
 		return nil, err
 	}
 	return []*tensor.Tensor{{DType: scale.DType, Shape: x.Shape, Data: ops.RoundFloat32s(out, scale.DType)}}, nil

@@ -89,10 +89,10 @@ func (p lnParam[T]) row(r, inner int) []T {
 
 // layerNormRows computes y = (x - mean)·invStd·scale + bias row by row,
 // recording each row's mean and 1/sqrt(variance + eps).
-func layerNormRows[T float32 | float64](x, y []T, nr *lnRows, scale, bias lnParam[T], eps T, mean, inv []float32, p *pacer) error {
+func layerNormRows[T float32 | float64](x, y []T, nr *lnRows, scale, bias lnParam[T], eps T, mean, inv []float32, oc *ops.Context) error {
 	inner := nr.inner
 	for r := 0; r < nr.outer; r++ {
-		if err := p.after(2 * inner); err != nil {
+		if err := oc.Tick(2 * inner); err != nil {
 			return err
 		}
 		xr := x[r*inner : (r+1)*inner]
@@ -118,10 +118,10 @@ func layerNormRows[T float32 | float64](x, y []T, nr *lnRows, scale, bias lnPara
 }
 
 // rmsNormRows computes y = x / sqrt(mean(x²) + eps) · scale row by row.
-func rmsNormRows[T float32 | float64](x, y []T, nr *lnRows, scale lnParam[T], eps T, p *pacer) error {
+func rmsNormRows[T float32 | float64](x, y []T, nr *lnRows, scale lnParam[T], eps T, oc *ops.Context) error {
 	inner := nr.inner
 	for r := 0; r < nr.outer; r++ {
-		if err := p.after(2 * inner); err != nil {
+		if err := oc.Tick(2 * inner); err != nil {
 			return err
 		}
 		xr := x[r*inner : (r+1)*inner]

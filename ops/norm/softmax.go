@@ -7,14 +7,22 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	for _, op := range []string{"Softmax", "LogSoftmax"} {
+// Softmax and LogSoftmax are the operators, by opset range.
+var (
+	Softmax    = softmaxOps("Softmax")
+	LogSoftmax = softmaxOps("LogSoftmax")
+)
+
+// softmaxOps registers op (Softmax or LogSoftmax) before and from opset
+// 13, when it stopped coercing its input to 2-D.
+func softmaxOps(op string) ops.Op {
+	return ops.Op{
 		ops.Register(ops.Descriptor{Type: op, Since: 1, Until: 12, Fold: true}, func(n *ops.Node, at *SoftmaxLegacyAttrs) (ops.Operator, error) {
 			return buildSoftmax(n, op, at.Axis, true)
-		})
+		}),
 		ops.Register(ops.Descriptor{Type: op, Since: 13, Fold: true}, func(n *ops.Node, at *SoftmaxAttrs) (ops.Operator, error) {
 			return buildSoftmax(n, op, at.Axis, false)
-		})
+		}),
 	}
 }
 
@@ -52,13 +60,12 @@ func (s *softmaxOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 	if err != nil {
 		return nil, err
 	}
-	p := newPacer(c)
-	f32 := func(x []float32) ([]float32, error) { return logSoftmax(x, outer, dim, inner, p) }
-	f64 := func(x []float64) ([]float64, error) { return logSoftmax(x, outer, dim, inner, p) }
+	f32 := func(x []float32) ([]float32, error) { return logSoftmax(x, outer, dim, inner, c) }
+	f64 := func(x []float64) ([]float64, error) { return logSoftmax(x, outer, dim, inner, c) }
 	if !s.log {
 		soft := c.Engine().Table().SoftmaxRow
-		f32 = func(x []float32) ([]float32, error) { return softmax32(x, outer, dim, inner, soft, p) }
-		f64 = func(x []float64) ([]float64, error) { return softmax(x, outer, dim, inner, p) }
+		f32 = func(x []float32) ([]float32, error) { return softmax32(x, outer, dim, inner, soft, c) }
+		f64 = func(x []float64) ([]float64, error) { return softmax(x, outer, dim, inner, c) }
 	}
 	var out any
 	switch d := x.Data.(type) {
@@ -83,11 +90,11 @@ func (s *softmaxOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 
 // softmax normalises x viewed as [outer, dim, inner] along dim, in
 // float64 (float32 runs on the kernels: softmax32).
-func softmax[T float32 | float64](x []T, outer, dim, inner int, p *pacer) ([]T, error) {
+func softmax[T float32 | float64](x []T, outer, dim, inner int, oc *ops.Context) ([]T, error) {
 	r := make([]T, len(x))
 	for o := 0; o < outer; o++ {
 		for j := 0; j < inner; j++ {
-			if err := p.after(3 * dim); err != nil {
+			if err := oc.Tick(3 * dim); err != nil {
 				return nil, err
 			}
 			base := o*dim*inner + j
@@ -109,12 +116,12 @@ func softmax[T float32 | float64](x []T, outer, dim, inner int, p *pacer) ([]T, 
 
 // softmax32 normalises x viewed as [outer, dim, inner] along dim with
 // soft, a kernel table's SoftmaxRow; strided rows go through a buffer.
-func softmax32(x []float32, outer, dim, inner int, soft func([]float32, float32), p *pacer) ([]float32, error) {
+func softmax32(x []float32, outer, dim, inner int, soft func([]float32, float32), oc *ops.Context) ([]float32, error) {
 	r := make([]float32, len(x))
 	if inner == 1 {
 		copy(r, x)
 		for o := 0; o < outer; o++ {
-			if err := p.after(dim); err != nil {
+			if err := oc.Tick(dim); err != nil {
 				return nil, err
 			}
 			soft(r[o*dim:(o+1)*dim], 1)
@@ -124,7 +131,7 @@ func softmax32(x []float32, outer, dim, inner int, soft func([]float32, float32)
 	row := make([]float32, dim)
 	for o := 0; o < outer; o++ {
 		for j := 0; j < inner; j++ {
-			if err := p.after(dim); err != nil {
+			if err := oc.Tick(dim); err != nil {
 				return nil, err
 			}
 			base := o*dim*inner + j
@@ -164,11 +171,11 @@ func softmaxGeometry(x *tensor.Tensor, axis int64, legacy bool) (outer, dim, inn
 
 // logSoftmax is log(softmax(x)) along dim of x viewed as [outer, dim,
 // inner], computed as x − max − log Σ exp(x − max) in float64.
-func logSoftmax[T float32 | float64](x []T, outer, dim, inner int, p *pacer) ([]T, error) {
+func logSoftmax[T float32 | float64](x []T, outer, dim, inner int, oc *ops.Context) ([]T, error) {
 	r := make([]T, len(x))
 	for o := 0; o < outer; o++ {
 		for j := 0; j < inner; j++ {
-			if err := p.after(3 * dim); err != nil {
+			if err := oc.Tick(3 * dim); err != nil {
 				return nil, err
 			}
 			base := o*dim*inner + j

@@ -9,6 +9,7 @@ import (
 
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -40,7 +41,7 @@ func softmaxDefinition(x []float64, outer, dim, inner int, log bool) []float64 {
 // definitions, in float32 and float64.
 func TestSoftmax(t *testing.T) {
 	r := rand.New(rand.NewPCG(16, 16))
-	x := random(r, 2, 3, 4)
+	x := opstest.Normal(r, 2, 3, 4)
 	for _, op := range []string{"Softmax", "LogSoftmax"} {
 		for _, c := range []struct {
 			opset             int64
@@ -56,22 +57,22 @@ func TestSoftmax(t *testing.T) {
 		} {
 			want := softmaxDefinition(x.Float64s(), c.outer, c.dim, c.inner, op == "LogSoftmax")
 			for _, dt := range []tensor.DataType{tensor.Float32, tensor.Float64} {
-				res, err := run(t, c.opset, op, 1, []*tensor.Tensor{castTo(x, dt)}, attrInt("axis", c.axis))
+				res, err := run(t, c.opset, op, 1, []*tensor.Tensor{castTo(x, dt)}, opstest.AttrInt("axis", c.axis))
 				if err != nil {
 					t.Fatal(err)
 				}
 				if res[0].DType != dt || !ops.EqualShape(res[0].Shape, x.Shape) {
 					t.Fatalf("%s-%d %v: output %v %v", op, c.opset, dt, res[0].DType, res[0].Shape)
 				}
-				closeTo(t, op, res[0].Float64s(), want, 1e-5)
+				opstest.Close(t, op, res[0].Float64s(), want, 1e-5)
 			}
 		}
 	}
 	// The default axis: the last from opset 13, 1 before.
 	d13, _ := run(t, 13, "Softmax", 1, []*tensor.Tensor{x})
-	closeTo(t, "Softmax-13 default axis", d13[0].Float64s(), softmaxDefinition(x.Float64s(), 6, 4, 1, false), 1e-6)
+	opstest.Close(t, "Softmax-13 default axis", d13[0].Float64s(), softmaxDefinition(x.Float64s(), 6, 4, 1, false), 1e-6)
 	d11, _ := run(t, 11, "Softmax", 1, []*tensor.Tensor{x})
-	closeTo(t, "Softmax-11 default axis", d11[0].Float64s(), softmaxDefinition(x.Float64s(), 2, 12, 1, false), 1e-6)
+	opstest.Close(t, "Softmax-11 default axis", d11[0].Float64s(), softmaxDefinition(x.Float64s(), 2, 12, 1, false), 1e-6)
 
 	for _, c := range []struct {
 		x     *tensor.Tensor
@@ -79,7 +80,7 @@ func TestSoftmax(t *testing.T) {
 		want  string
 	}{
 		{tensor.Scalar(float32(1)), nil, "rank >= 1"},
-		{x, []*onnxpb.Attribute{attrInt("axis", 3)}, "out of range"},
+		{x, []*onnxpb.Attribute{opstest.AttrInt("axis", 3)}, "out of range"},
 		{tensor.From([]int{2}, []int64{1, 2}), nil, "Softmax does not take"},
 	} {
 		if _, err := run(t, 13, "Softmax", 1, []*tensor.Tensor{c.x}, c.attrs...); !errors.Is(err, ops.ErrInput) || !strings.Contains(err.Error(), c.want) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -15,24 +16,24 @@ import (
 // float32 result in that type.
 func TestNormTypes(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 11))
-	x := random(r, 2, 4, 3)
-	scale4, bias4 := random(r, 4), random(r, 4)
-	scale2, bias2 := random(r, 2), random(r, 2)
+	x := opstest.Normal(r, 2, 4, 3)
+	scale4, bias4 := opstest.Normal(r, 4), opstest.Normal(r, 4)
+	scale2, bias2 := opstest.Normal(r, 2), opstest.Normal(r, 2)
 	for _, c := range []struct {
 		opset  int64
 		op     string
 		params []*tensor.Tensor
 		attrs  []*onnxpb.Attribute
 	}{
-		{15, "BatchNormalization", []*tensor.Tensor{scale4, bias4, random(r, 4), tensor.From([]int{4}, positive(r, 4))}, nil},
+		{15, "BatchNormalization", []*tensor.Tensor{scale4, bias4, opstest.Normal(r, 4), tensor.From([]int{4}, positive(r, 4))}, nil},
 		{22, "InstanceNormalization", []*tensor.Tensor{scale4, bias4}, nil},
-		{21, "GroupNormalization", []*tensor.Tensor{scale4, bias4}, []*onnxpb.Attribute{attrInt("num_groups", 2)}},
-		{18, "GroupNormalization", []*tensor.Tensor{scale2, bias2}, []*onnxpb.Attribute{attrInt("num_groups", 2)}},
-		{13, "LRN", nil, []*onnxpb.Attribute{attrInt("size", 3)}},
-		{13, "MeanVarianceNormalization", nil, []*onnxpb.Attribute{attrInts("axes", 0, 2)}},
-		{22, "LpNormalization", nil, []*onnxpb.Attribute{attrInt("axis", 1)}},
-		{13, "Softmax", nil, []*onnxpb.Attribute{attrInt("axis", 1)}},
-		{13, "LogSoftmax", nil, []*onnxpb.Attribute{attrInt("axis", 1)}},
+		{21, "GroupNormalization", []*tensor.Tensor{scale4, bias4}, []*onnxpb.Attribute{opstest.AttrInt("num_groups", 2)}},
+		{18, "GroupNormalization", []*tensor.Tensor{scale2, bias2}, []*onnxpb.Attribute{opstest.AttrInt("num_groups", 2)}},
+		{13, "LRN", nil, []*onnxpb.Attribute{opstest.AttrInt("size", 3)}},
+		{13, "MeanVarianceNormalization", nil, []*onnxpb.Attribute{opstest.AttrInts("axes", 0, 2)}},
+		{22, "LpNormalization", nil, []*onnxpb.Attribute{opstest.AttrInt("axis", 1)}},
+		{13, "Softmax", nil, []*onnxpb.Attribute{opstest.AttrInt("axis", 1)}},
+		{13, "LogSoftmax", nil, []*onnxpb.Attribute{opstest.AttrInt("axis", 1)}},
 	} {
 		var want []float64
 		for _, dt := range []tensor.DataType{tensor.Float32, tensor.Float64, tensor.Float16, tensor.BFloat16} {

@@ -2,12 +2,15 @@
 // operator families under ops/, as the graph compiler would: the
 // descriptor the registry holds for the opset, the node's attributes
 // parsed, the operator built and run under a Context on the default
-// engine.
+// engine. It also holds what those tests share to build nodes and
+// inputs (attributes, small tensors) and to check outputs.
 package opstest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/quantserve/quantserve/gemm"
@@ -61,6 +64,10 @@ func Compile(n Node, inputs int) (ops.Operator, any, error) {
 	return op, params, err
 }
 
+// Background is the Context of a run outside any request, on the
+// default engine.
+func Background() *ops.Context { return ops.NewContext(context.Background(), gemm.Default(), false) }
+
 // Run compiles n for len(in) inputs and runs it on in.
 func Run(t testing.TB, n Node, in ...*tensor.Tensor) ([]*tensor.Tensor, error) {
 	t.Helper()
@@ -68,5 +75,26 @@ func Run(t testing.TB, n Node, in ...*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return op.Run(ops.NewContext(context.Background(), gemm.Default(), false), in)
+	return op.Run(Background(), in)
+}
+
+// Run1 runs n on in, failing the test unless it succeeds, and returns
+// its first output.
+func Run1(t testing.TB, n Node, in ...*tensor.Tensor) *tensor.Tensor {
+	t.Helper()
+	out, err := Run(t, n, in...)
+	if err != nil {
+		t.Fatalf("%s: %v", n.Op, err)
+	}
+	return out[0]
+}
+
+// WantInputError runs n on in and fails the test unless that fails with
+// an input error (ops.ErrInput) mentioning want.
+func WantInputError(t testing.TB, n Node, want string, in ...*tensor.Tensor) {
+	t.Helper()
+	_, err := Run(t, n, in...)
+	if err == nil || !errors.Is(err, ops.ErrInput) || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s: error %v, want an input error mentioning %q", n.Op, err, want)
+	}
 }

@@ -5,40 +5,20 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	// AveragePool gained count_include_pad at 7, ceil_mode at 10 and
-	// dilations at 19.
-	ops.Register(ops.Descriptor{Type: "AveragePool", Since: 1, Until: 6, Fold: true}, buildAveragePool)
-	ops.Register(ops.Descriptor{Type: "AveragePool", Since: 7, Until: 9, Fold: true}, buildAveragePool)
-	ops.Register(ops.Descriptor{Type: "AveragePool", Since: 10, Until: 18, Fold: true}, buildAveragePool)
-	ops.Register(ops.Descriptor{Type: "AveragePool", Since: 19, Fold: true}, buildAveragePool)
+// AveragePool is the AveragePool operator, by opset range.
+// AveragePool gained count_include_pad at 7, ceil_mode at 10 and
+// dilations at 19.
+var AveragePool = ops.Op{
+	ops.Register(ops.Descriptor{Type: "AveragePool", Since: 1, Until: 6, Fold: true}, buildAveragePool),
+	ops.Register(ops.Descriptor{Type: "AveragePool", Since: 7, Until: 9, Fold: true}, buildAveragePool),
+	ops.Register(ops.Descriptor{Type: "AveragePool", Since: 10, Until: 18, Fold: true}, buildAveragePool),
+	ops.Register(ops.Descriptor{Type: "AveragePool", Since: 19, Fold: true}, buildAveragePool),
 }
 
 // AveragePoolAttrs are AveragePool's attributes.
 type AveragePoolAttrs struct {
-	AutoPad         string  `onnx:"auto_pad" default:"NOTSET"`
-	KernelShape     []int64 `onnx:"kernel_shape"`
-	Pads            []int64 `onnx:"pads"`
-	Strides         []int64 `onnx:"strides"`
-	Dilations       []int64 `onnx:"dilations"`
-	CeilMode        bool    `onnx:"ceil_mode"`
-	CountIncludePad bool    `onnx:"count_include_pad"`
-}
-
-// validate checks the window attributes; the builder refuses the node
-// when they are malformed.
-func (a *AveragePoolAttrs) validate() (*spec, error) {
-	return newSpec("AveragePool", a.AutoPad, a.KernelShape, a.Pads, a.Strides, a.Dilations, a.CeilMode)
-}
-
-// Geometry returns how the node's windows lie over an input of the given
-// shape.
-func (a *AveragePoolAttrs) Geometry(shape []int) (*Geometry, error) {
-	s, err := a.validate()
-	if err != nil {
-		return nil, err
-	}
-	return s.geometry(shape)
+	Window
+	CountIncludePad bool `onnx:"count_include_pad"`
 }
 
 // averagePoolOp is a compiled AveragePool.
@@ -54,7 +34,7 @@ func buildAveragePool(n *ops.Node, at *AveragePoolAttrs) (ops.Operator, error) {
 	if err := n.CheckAttrOpsets(ops.OpsetAttr{Name: "count_include_pad", Since: 7}, ops.OpsetAttr{Name: "ceil_mode", Since: 10}, ops.OpsetAttr{Name: "dilations", Since: 19}); err != nil {
 		return nil, err
 	}
-	s, err := at.validate()
+	s, err := at.spec("AveragePool")
 	if err != nil {
 		return nil, err
 	}
@@ -67,17 +47,16 @@ func (o *averagePoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tens
 	if err != nil {
 		return nil, err
 	}
-	pc := newPacer(c)
 	var y any
 	switch d := x.Data.(type) {
 	case []float32:
-		y, err = avgPool(d, g, o.include, pc)
+		y, err = avgPool(d, g, o.include, c)
 	case []float64:
-		y, err = avgPool(d, g, o.include, pc)
+		y, err = avgPool(d, g, o.include, c)
 	case []tensor.F16, []tensor.BF16:
 		f, _ := ops.WidenHalf(x)
 		var yf []float32
-		yf, err = avgPool(f, g, o.include, pc)
+		yf, err = avgPool(f, g, o.include, c)
 		y = ops.NarrowHalf(x.DType, yf)
 	default:
 		return nil, ops.InputErrorf("AveragePool does not take %v", x.DType)
@@ -93,21 +72,21 @@ func (o *averagePoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tens
 // number of its positions inside the padded input (padding counts as
 // zeros; positions past the end padding, which only ceil_mode makes, do
 // not count). 2-D float32 runs pool2D.
-func avgPool[T tensor.Float](x []T, g *Geometry, include bool, pc *pacer) ([]T, error) {
+func avgPool[T tensor.Float](x []T, g *Geometry, include bool, oc *ops.Context) ([]T, error) {
 	y := make([]T, g.Planes()*g.OutSize())
 	if xf, ok := any(x).([]float32); ok && len(g.In) == 2 {
 		kind := poolAvg
 		if include {
 			kind = poolAvgPadding
 		}
-		return y, pool2D(xf, any(y).([]float32), g, kind, pc)
+		return y, pool2D(xf, any(y).([]float32), g, kind, oc)
 	}
-	return y, avgPoolND(x, y, g, include, pc)
+	return y, avgPoolND(x, y, g, include, oc)
 }
 
 // avgPoolND is the reference for average pooling: any rank, window by
 // window, summing in row-major kernel order.
-func avgPoolND[T tensor.Float](x, y []T, g *Geometry, include bool, pc *pacer) error {
+func avgPoolND[T tensor.Float](x, y []T, g *Geometry, include bool, oc *ops.Context) error {
 	w := g.Windows()
 	is, os := g.InSize(), g.OutSize()
 	for p := 0; p < g.Planes(); p++ {
@@ -115,7 +94,7 @@ func avgPoolND[T tensor.Float](x, y []T, g *Geometry, include bool, pc *pacer) e
 		for o := 0; o < os; o++ {
 			var s T
 			offs := w.At(o)
-			if err := pc.after(len(offs)); err != nil {
+			if err := oc.Tick(len(offs)); err != nil {
 				return err
 			}
 			for _, off := range offs {

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"github.com/quantserve/quantserve/ops/opstest"
 	"math/rand/v2"
 	"testing"
 )
@@ -10,7 +11,7 @@ import (
 func BenchmarkAveragePool(b *testing.B) {
 	s, _ := newSpec("AveragePool", "NOTSET", []int64{3, 3}, []int64{1, 1, 1, 1}, []int64{1, 1}, nil, false)
 	g, _ := s.geometry([]int{1, 256, 28, 28})
-	x := random(rand.New(rand.NewPCG(7, 7)), 1, 256, 28, 28).Data.([]float32)
+	x := opstest.Normal(rand.New(rand.NewPCG(7, 7)), 1, 256, 28, 28).Data.([]float32)
 	y := make([]float32, g.Planes()*g.OutSize())
 	b.Run("2d", func(b *testing.B) {
 		b.SetBytes(int64(4 * len(x)))

@@ -2,7 +2,8 @@
 // LpPool over windows of any rank, their global forms, MaxUnpool, and the
 // region pools MaxRoiPool and RoiAlign.
 //
-// The windowed pools share one geometry ([Geometry]: the windows of a
-// node's attributes laid over an input shape), which autodiff's gradients
-// read through [MaxPoolAttrs.Geometry] and [AveragePoolAttrs.Geometry].
+// The windowed pools share their window attributes ([Window], which
+// MaxPoolAttrs, AveragePoolAttrs and LpPoolAttrs embed) and one geometry
+// ([Geometry]: those windows laid over an input shape), which autodiff's
+// gradients read through [Window.Geometry].
 package pool

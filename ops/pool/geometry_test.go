@@ -10,6 +10,7 @@ import (
 
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -54,7 +55,7 @@ func TestPool2DMatchesReference(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%+v %v: %v", s, shape, err)
 		}
-		x := random(r, shape...).Data.([]float32)
+		x := opstest.Normal(r, shape...).Data.([]float32)
 		for i := range x {
 			switch r.IntN(40) {
 			case 0:
@@ -183,10 +184,10 @@ func TestPoolHugeEmptyInputs(t *testing.T) {
 		x     *tensor.Tensor
 		attrs []*onnxpb.Attribute
 	}{
-		{"MaxPool", huge(0, 1<<30, 1<<30), []*onnxpb.Attribute{attrInts("kernel_shape", 1)}},
-		{"AveragePool", huge(1<<30, 0, 1<<30, 1<<30), []*onnxpb.Attribute{attrInts("kernel_shape", 1, 1)}},
-		{"LpPool", huge(1<<30, 1<<30, 0), []*onnxpb.Attribute{attrInts("kernel_shape", 1), attrInts("pads", 0, 1<<30)}},
-		{"MaxPool", huge(0, 1, 1<<62), []*onnxpb.Attribute{attrInts("kernel_shape", 1)}},
+		{"MaxPool", huge(0, 1<<30, 1<<30), []*onnxpb.Attribute{opstest.AttrInts("kernel_shape", 1)}},
+		{"AveragePool", huge(1<<30, 0, 1<<30, 1<<30), []*onnxpb.Attribute{opstest.AttrInts("kernel_shape", 1, 1)}},
+		{"LpPool", huge(1<<30, 1<<30, 0), []*onnxpb.Attribute{opstest.AttrInts("kernel_shape", 1), opstest.AttrInts("pads", 0, 1<<30)}},
+		{"MaxPool", huge(0, 1, 1<<62), []*onnxpb.Attribute{opstest.AttrInts("kernel_shape", 1)}},
 		{"GlobalAveragePool", huge(0, 1<<40, 1<<40), nil},
 	} {
 		_, err := run(t, 22, c.op, c.x, 1, c.attrs...)

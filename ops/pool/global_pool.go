@@ -8,9 +8,17 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
+// GlobalAveragePool is the GlobalAveragePool operator.
+var GlobalAveragePool = ops.Op{
+	ops.Register(ops.Descriptor{Type: "GlobalAveragePool", Since: 1, Fold: true}, buildGlobalPool("GlobalAveragePool")),
+}
+
+// GlobalMaxPool is the GlobalMaxPool operator.
+var GlobalMaxPool = ops.Op{
+	ops.Register(ops.Descriptor{Type: "GlobalMaxPool", Since: 1, Fold: true}, buildGlobalPool("GlobalMaxPool")),
+}
+
 func init() {
-	ops.Register(ops.Descriptor{Type: "GlobalAveragePool", Since: 1, Fold: true}, buildGlobalPool("GlobalAveragePool"))
-	ops.Register(ops.Descriptor{Type: "GlobalMaxPool", Since: 1, Fold: true}, buildGlobalPool("GlobalMaxPool"))
 	ops.Register(ops.Descriptor{Type: "GlobalLpPool", Since: 2, Fold: true}, buildGlobalLpPool)
 }
 
@@ -60,17 +68,16 @@ func (o *globalPoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tenso
 	if err != nil {
 		return nil, err
 	}
-	pc := newPacer(c)
 	var y any
 	switch d := x.Data.(type) {
 	case []float32:
-		y, err = globalPool(d, planes, size, o.avg, o.sum32, pc)
+		y, err = globalPool(d, planes, size, o.avg, o.sum32, c)
 	case []float64:
-		y, err = globalPool(d, planes, size, o.avg, o.sum32, pc)
+		y, err = globalPool(d, planes, size, o.avg, o.sum32, c)
 	case []tensor.F16, []tensor.BF16:
 		f, _ := ops.WidenHalf(x)
 		var yf []float32
-		yf, err = globalPool(f, planes, size, o.avg, o.sum32, pc)
+		yf, err = globalPool(f, planes, size, o.avg, o.sum32, c)
 		y = ops.NarrowHalf(x.DType, yf)
 	default:
 		return nil, ops.InputErrorf("%s does not take %v", o.op, x.DType)
@@ -84,10 +91,10 @@ func (o *globalPoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tenso
 // globalPool returns each plane's mean (avg) or maximum (NaN if it holds
 // one).
 // Means add in float64, four lanes at a time.
-func globalPool[T tensor.Float](x []T, planes, size int, avg bool, sum32 func([]float32) float64, pc *pacer) ([]T, error) {
+func globalPool[T tensor.Float](x []T, planes, size int, avg bool, sum32 func([]float32) float64, oc *ops.Context) ([]T, error) {
 	y := make([]T, planes)
 	for p := range y {
-		if err := pc.after(size); err != nil {
+		if err := oc.Tick(size); err != nil {
 			return nil, err
 		}
 		row := x[p*size : (p+1)*size]
@@ -138,10 +145,9 @@ func (o *globalLpPoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 	if err != nil {
 		return nil, err
 	}
-	pc := newPacer(c)
 	return ops.Result(poolFloats("GlobalLpPool", x, out, func(xs, y []float64) error {
 		for pl := 0; pl < planes; pl++ {
-			if err := pc.after(size); err != nil {
+			if err := c.Tick(size); err != nil {
 				return err
 			}
 			var s float64

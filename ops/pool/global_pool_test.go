@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -16,14 +17,14 @@ func BenchmarkGlobalAveragePool(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	x := random(rand.New(rand.NewPCG(8, 8)), 1, 2048, 7, 7)
+	x := opstest.Normal(rand.New(rand.NewPCG(8, 8)), 1, 2048, 7, 7)
 	in := []*tensor.Tensor{x}
 	xs := x.Data.([]float32)
 	b.Run("node", func(b *testing.B) {
 		b.SetBytes(int64(4 * x.Len()))
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := m.Run(background(), in); err != nil {
+			if _, err := m.Run(opstest.Background(), in); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,9 +1,7 @@
 package pool
 
 import (
-	"context"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -25,34 +23,6 @@ func run(t testing.TB, opset int64, op string, x *tensor.Tensor, nOut int, attrs
 func compile(opset int64, op string, inputs, nOut int, attrs ...*onnxpb.Attribute) (ops.Operator, error) {
 	o, _, err := opstest.Compile(opstest.Node{Op: op, Opset: opset, Outputs: nOut, Attrs: attrs}, inputs)
 	return o, err
-}
-
-// background is the Context of a run outside any request.
-func background() *ops.Context { return ops.NewContext(context.Background(), nil, false) }
-
-func attrInts(name string, v ...int64) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInts, Ints: v}
-}
-
-func attrInt(name string, v int64) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInt, I: v}
-}
-
-func attrFloat(name string, f float32) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrFloat, F: f}
-}
-
-func attrStr(name, s string) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrString, S: []byte(s)}
-}
-
-// random returns a float32 tensor of the given shape with normal values.
-func random(r *rand.Rand, shape ...int) *tensor.Tensor {
-	x := make([]float32, ops.ProdInts(shape))
-	for i := range x {
-		x[i] = float32(r.NormFloat64())
-	}
-	return tensor.From(shape, x)
 }
 
 func sameFloats(a, b []float32) bool {

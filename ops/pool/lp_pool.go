@@ -17,13 +17,8 @@ func init() {
 
 // LpPoolAttrs are LpPool's attributes.
 type LpPoolAttrs struct {
-	AutoPad     string  `onnx:"auto_pad" default:"NOTSET"`
-	KernelShape []int64 `onnx:"kernel_shape"`
-	Pads        []int64 `onnx:"pads"`
-	Strides     []int64 `onnx:"strides"`
-	Dilations   []int64 `onnx:"dilations"`
-	CeilMode    bool    `onnx:"ceil_mode"`
-	P           int64   `onnx:"p" default:"2"`
+	Window
+	P int64 `onnx:"p" default:"2"`
 }
 
 // lpPoolOp is a compiled LpPool.
@@ -39,7 +34,7 @@ func buildLpPool(n *ops.Node, at *LpPoolAttrs) (ops.Operator, error) {
 	if err := n.CheckAttrOpsets(ops.OpsetAttr{Name: "ceil_mode", Since: 18}, ops.OpsetAttr{Name: "dilations", Since: 18}); err != nil {
 		return nil, err
 	}
-	s, err := newSpec("LpPool", at.AutoPad, at.KernelShape, at.Pads, at.Strides, at.Dilations, at.CeilMode)
+	s, err := at.spec("LpPool")
 	if err != nil {
 		return nil, err
 	}
@@ -57,13 +52,12 @@ func (l *lpPoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 	}
 	w := g.Windows()
 	is, os := g.InSize(), g.OutSize()
-	pc := newPacer(c)
 	return ops.Result(poolFloats("LpPool", x, g.OutShape(), func(xs []float64, y []float64) error {
 		for pl := 0; pl < g.Planes(); pl++ {
 			xp := xs[pl*is : (pl+1)*is]
 			for o := 0; o < os; o++ {
 				offs := w.At(o)
-				if err := pc.after(len(offs)); err != nil {
+				if err := c.Tick(len(offs)); err != nil {
 					return err
 				}
 				var s float64

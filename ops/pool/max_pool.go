@@ -8,39 +8,19 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	// MaxPool gained its Indices output and storage_order at 8, ceil_mode
-	// and dilations at 10; later versions widened its types.
-	ops.Register(ops.Descriptor{Type: "MaxPool", Since: 1, Until: 7, Fold: true}, buildMaxPool)
-	ops.Register(ops.Descriptor{Type: "MaxPool", Since: 8, Until: 9, Fold: true}, buildMaxPool)
-	ops.Register(ops.Descriptor{Type: "MaxPool", Since: 10, Fold: true}, buildMaxPool)
+// MaxPool is the MaxPool operator, by opset range.
+// MaxPool gained its Indices output and storage_order at 8, ceil_mode
+// and dilations at 10; later versions widened its types.
+var MaxPool = ops.Op{
+	ops.Register(ops.Descriptor{Type: "MaxPool", Since: 1, Until: 7, Fold: true}, buildMaxPool),
+	ops.Register(ops.Descriptor{Type: "MaxPool", Since: 8, Until: 9, Fold: true}, buildMaxPool),
+	ops.Register(ops.Descriptor{Type: "MaxPool", Since: 10, Fold: true}, buildMaxPool),
 }
 
 // MaxPoolAttrs are MaxPool's attributes.
 type MaxPoolAttrs struct {
-	AutoPad      string  `onnx:"auto_pad" default:"NOTSET"`
-	KernelShape  []int64 `onnx:"kernel_shape"`
-	Pads         []int64 `onnx:"pads"`
-	Strides      []int64 `onnx:"strides"`
-	Dilations    []int64 `onnx:"dilations"`
-	CeilMode     bool    `onnx:"ceil_mode"`
-	StorageOrder int64   `onnx:"storage_order"`
-}
-
-// validate checks the window attributes; the builder refuses the node
-// when they are malformed.
-func (a *MaxPoolAttrs) validate() (*spec, error) {
-	return newSpec("MaxPool", a.AutoPad, a.KernelShape, a.Pads, a.Strides, a.Dilations, a.CeilMode)
-}
-
-// Geometry returns how the node's windows lie over an input of the given
-// shape.
-func (a *MaxPoolAttrs) Geometry(shape []int) (*Geometry, error) {
-	s, err := a.validate()
-	if err != nil {
-		return nil, err
-	}
-	return s.geometry(shape)
+	Window
+	StorageOrder int64 `onnx:"storage_order"`
 }
 
 // maxPoolOp is a compiled MaxPool.
@@ -61,7 +41,7 @@ func buildMaxPool(n *ops.Node, at *MaxPoolAttrs) (ops.Operator, error) {
 	if err := n.CheckAttrOpsets(ops.OpsetAttr{Name: "storage_order", Since: 8}, ops.OpsetAttr{Name: "ceil_mode", Since: 10}, ops.OpsetAttr{Name: "dilations", Since: 10}); err != nil {
 		return nil, err
 	}
-	s, err := at.validate()
+	s, err := at.spec("MaxPool")
 	if err != nil {
 		return nil, err
 	}
@@ -77,22 +57,21 @@ func (o *maxPoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 	if err != nil {
 		return nil, err
 	}
-	pc := newPacer(c)
 	var y any
 	var idx []int64
 	switch d := x.Data.(type) {
 	case []float32:
-		y, idx, err = maxPool(d, g, o.wantIdx, pc)
+		y, idx, err = maxPool(d, g, o.wantIdx, c)
 	case []float64:
-		y, idx, err = maxPool(d, g, o.wantIdx, pc)
+		y, idx, err = maxPool(d, g, o.wantIdx, c)
 	case []int8:
-		y, idx, err = maxPool(d, g, o.wantIdx, pc)
+		y, idx, err = maxPool(d, g, o.wantIdx, c)
 	case []uint8:
-		y, idx, err = maxPool(d, g, o.wantIdx, pc)
+		y, idx, err = maxPool(d, g, o.wantIdx, c)
 	case []tensor.F16, []tensor.BF16:
 		f, _ := ops.WidenHalf(x)
 		var yf []float32
-		yf, idx, err = maxPool(f, g, o.wantIdx, pc)
+		yf, idx, err = maxPool(f, g, o.wantIdx, c)
 		y = ops.NarrowHalf(x.DType, yf)
 	default:
 		return nil, ops.InputErrorf("MaxPool does not take %v", x.DType)
@@ -139,23 +118,23 @@ func lowest[T tensor.Numeric]() T {
 // only), and with wantIdx the flat row-major input index of the first
 // element equal to it (-1 for an empty window). 2-D float32 pooling
 // without indices runs pool2D.
-func maxPool[T tensor.Numeric](x []T, g *Geometry, wantIdx bool, pc *pacer) ([]T, []int64, error) {
+func maxPool[T tensor.Numeric](x []T, g *Geometry, wantIdx bool, oc *ops.Context) ([]T, []int64, error) {
 	y := make([]T, g.Planes()*g.OutSize())
 	if xf, ok := any(x).([]float32); ok && len(g.In) == 2 && !wantIdx {
-		err := pool2D(xf, any(y).([]float32), g, poolMax, pc)
+		err := pool2D(xf, any(y).([]float32), g, poolMax, oc)
 		return y, nil, err
 	}
 	var idx []int64
 	if wantIdx {
 		idx = make([]int64, len(y))
 	}
-	err := maxPoolND(x, y, idx, g, pc)
+	err := maxPoolND(x, y, idx, g, oc)
 	return y, idx, err
 }
 
 // maxPoolND is the reference every pooling path is tested against: any
 // rank, any type, window by window.
-func maxPoolND[T tensor.Numeric](x, y []T, idx []int64, g *Geometry, pc *pacer) error {
+func maxPoolND[T tensor.Numeric](x, y []T, idx []int64, g *Geometry, oc *ops.Context) error {
 	w := g.Windows()
 	is, os := g.InSize(), g.OutSize()
 	low := lowest[T]()
@@ -163,7 +142,7 @@ func maxPoolND[T tensor.Numeric](x, y []T, idx []int64, g *Geometry, pc *pacer) 
 		xp := x[p*is : (p+1)*is]
 		for o := 0; o < os; o++ {
 			offs := w.At(o)
-			if err := pc.after(len(offs)); err != nil {
+			if err := oc.Tick(len(offs)); err != nil {
 				return err
 			}
 			m := low

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -29,7 +30,7 @@ func TestMaxPoolIndicesAndStorageOrder(t *testing.T) {
 		{0, []int64{1, 6, 12, 19}},
 		{1, []int64{3, 7, 12, 22}}, // column-major: h + 3·w within a plane
 	} {
-		out, err := run(t, 12, "MaxPool", x, 2, attrInts("kernel_shape", 2, 2), attrInts("strides", 2, 2), attrInt("storage_order", c.order))
+		out, err := run(t, 12, "MaxPool", x, 2, opstest.AttrInts("kernel_shape", 2, 2), opstest.AttrInts("strides", 2, 2), opstest.AttrInt("storage_order", c.order))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +43,7 @@ func TestMaxPoolIndicesAndStorageOrder(t *testing.T) {
 	}
 	// 3-D, column-major: index = h + w·H + d·H·W.
 	x3 := tensor.From([]int{1, 1, 2, 2, 2}, []float32{0, 1, 2, 3, 4, 5, 6, 7})
-	out, err := run(t, 12, "MaxPool", x3, 2, attrInts("kernel_shape", 2, 2, 2), attrInt("storage_order", 1))
+	out, err := run(t, 12, "MaxPool", x3, 2, opstest.AttrInts("kernel_shape", 2, 2, 2), opstest.AttrInt("storage_order", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestMaxPoolIndicesAndStorageOrder(t *testing.T) {
 func BenchmarkMaxPool(b *testing.B) {
 	s, _ := newSpec("MaxPool", "NOTSET", []int64{3, 3}, []int64{1, 1, 1, 1}, []int64{2, 2}, nil, false)
 	g, _ := s.geometry([]int{1, 64, 112, 112})
-	x := random(rand.New(rand.NewPCG(7, 7)), 1, 64, 112, 112).Data.([]float32)
+	x := opstest.Normal(rand.New(rand.NewPCG(7, 7)), 1, 64, 112, 112).Data.([]float32)
 	y := make([]float32, g.Planes()*g.OutSize())
 	b.Run("2d", func(b *testing.B) {
 		b.SetBytes(int64(4 * len(x)))

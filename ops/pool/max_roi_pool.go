@@ -57,7 +57,6 @@ func (o *maxRoiPoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tenso
 			return nil, ops.InputErrorf("MaxRoiPool roi %d names batch %v, the input has %d", i, b, N)
 		}
 	}
-	pc := newPacer(c)
 	return ops.Result(poolFloats("MaxRoiPool", x, out, func(xs, y []float64) error {
 		clampRound := func(v float64) int { // C's round, half away from zero, clamped
 			return int(math.Max(-1<<40, math.Min(1<<40, math.Round(v*scale))))
@@ -77,7 +76,7 @@ func (o *maxRoiPoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tenso
 					for ow := 0; ow < pw; ow++ {
 						ws := min(max(int(math.Floor(float64(ow)*bw))+x1, 0), W)
 						we := min(max(int(math.Ceil(float64(ow+1)*bw))+x1, 0), W)
-						if err := pc.after(max(he-hs, 0) * max(we-ws, 0)); err != nil {
+						if err := c.Tick(max(he-hs, 0) * max(we-ws, 0)); err != nil {
 							return err
 						}
 						if he <= hs || we <= ws {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -18,7 +19,7 @@ func TestMaxRoiPoolByHand(t *testing.T) {
 		x[i] = float32(i)
 	}
 	X := tensor.From([]int{2, 1, 4, 4}, x)
-	m, err := compile(22, "MaxRoiPool", 2, 1, attrInts("pooled_shape", 2, 2), attrFloat("spatial_scale", 0.5))
+	m, err := compile(22, "MaxRoiPool", 2, 1, opstest.AttrInts("pooled_shape", 2, 2), opstest.AttrFloat("spatial_scale", 0.5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +28,7 @@ func TestMaxRoiPoolByHand(t *testing.T) {
 		1, 2, 0, 6, 2, // second image, x 1..3, y 0..1: bins of 1.5×1 pixels
 		0, 9, 9, 12, 12, // entirely outside: rounded to 5..6, clamped away
 	})
-	res, err := m.Run(background(), []*tensor.Tensor{X, rois})
+	res, err := m.Run(opstest.Background(), []*tensor.Tensor{X, rois})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestMaxRoiPoolByHand(t *testing.T) {
 		t.Errorf("MaxRoiPool = %v %v, want %v", res[0].Shape, y, want)
 	}
 	for _, bad := range [][]float32{{2, 0, 0, 1, 1}, {-1, 0, 0, 1, 1}, {0, float32(math.NaN()), 0, 1, 1}, {0, 0, 0, float32(math.Inf(1)), 1}} {
-		_, err := m.Run(background(), []*tensor.Tensor{X, tensor.From([]int{1, 5}, bad)})
+		_, err := m.Run(opstest.Background(), []*tensor.Tensor{X, tensor.From([]int{1, 5}, bad)})
 		if !errors.Is(err, ops.ErrInput) {
 			t.Errorf("roi %v: %v, want an input error", bad, err)
 		}

@@ -87,17 +87,16 @@ func (o *maxUnpoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 			return nil, ops.InputErrorf("MaxUnpool index %d is outside the unpooled shape %v", v, inferred)
 		}
 	}
-	pc := newPacer(c)
 	var data any
 	switch d := x.Data.(type) {
 	case []float32:
-		data, err = unpool(d, iv, inferred, out, pc)
+		data, err = unpool(d, iv, inferred, out, c)
 	case []float64:
-		data, err = unpool(d, iv, inferred, out, pc)
+		data, err = unpool(d, iv, inferred, out, c)
 	case []tensor.F16:
-		data, err = unpool(d, iv, inferred, out, pc)
+		data, err = unpool(d, iv, inferred, out, c)
 	case []tensor.BF16:
-		data, err = unpool(d, iv, inferred, out, pc)
+		data, err = unpool(d, iv, inferred, out, c)
 	default:
 		return nil, ops.InputErrorf("MaxUnpool does not take %v", x.DType)
 	}
@@ -109,12 +108,12 @@ func (o *maxUnpoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 
 // unpool scatters x to the flat positions idx of a zero tensor of shape
 // inferred, then places that tensor at the origin of one of shape out.
-func unpool[T tensor.Elem](x []T, idx []int64, inferred, out []int, pc *pacer) ([]T, error) {
+func unpool[T tensor.Elem](x []T, idx []int64, inferred, out []int, oc *ops.Context) ([]T, error) {
 	y := make([]T, ops.ProdInts(out))
 	st := tensor.Strides(out)
 	for i, v := range x {
-		if i%checkEvery == 0 {
-			if err := pc.after(checkEvery); err != nil {
+		if i%ops.TickEvery == 0 {
+			if err := oc.Tick(ops.TickEvery); err != nil {
 				return nil, err
 			}
 		}

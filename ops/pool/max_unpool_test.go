@@ -9,6 +9,7 @@ import (
 
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -17,8 +18,8 @@ import (
 // result; bad indices are input errors.
 func TestMaxUnpoolInvertsMaxPool(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	x := random(r, 2, 3, 6, 5)
-	pool := []*onnxpb.Attribute{attrInts("kernel_shape", 2, 2), attrInts("strides", 2, 2), attrInts("pads", 0, 0, 0, 1)}
+	x := opstest.Normal(r, 2, 3, 6, 5)
+	pool := []*onnxpb.Attribute{opstest.AttrInts("kernel_shape", 2, 2), opstest.AttrInts("strides", 2, 2), opstest.AttrInts("pads", 0, 0, 0, 1)}
 	out, err := run(t, 22, "MaxPool", x, 2, pool...)
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +32,7 @@ func TestMaxUnpoolInvertsMaxPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := m2.Run(background(), []*tensor.Tensor{out[0], out[1]})
+	res, err := m2.Run(opstest.Background(), []*tensor.Tensor{out[0], out[1]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func TestMaxUnpoolInvertsMaxPool(t *testing.T) {
 	if !slices.Equal(y.Data.([]float32), want) {
 		t.Errorf("unpooled %v, want %v", y.Data, want)
 	}
-	res, err = m.Run(background(), []*tensor.Tensor{out[0], out[1], tensor.From([]int{4}, []int64{2, 3, 7, 6})})
+	res, err = m.Run(opstest.Background(), []*tensor.Tensor{out[0], out[1], tensor.From([]int{4}, []int64{2, 3, 7, 6})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestMaxUnpoolInvertsMaxPool(t *testing.T) {
 	}
 	bad := func(in []*tensor.Tensor, mm ops.Operator, want string) {
 		t.Helper()
-		if _, err := mm.Run(background(), in); !errors.Is(err, ops.ErrInput) || !strings.Contains(err.Error(), want) {
+		if _, err := mm.Run(opstest.Background(), in); !errors.Is(err, ops.ErrInput) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v: %v, want an input error with %q", want, err, want)
 		}
 	}

@@ -2,6 +2,8 @@ package pool
 
 import (
 	"math"
+
+	"github.com/quantserve/quantserve/ops"
 )
 
 // poolKind selects what pool2D computes.
@@ -20,7 +22,7 @@ const (
 // and 2 per output instead of 9 per output. Max gives the bits
 // maxPoolND gives (the builtin max is exact in any order); sums add in
 // another order than avgPoolND, so they agree within rounding.
-func pool2D(x, y []float32, g *Geometry, kind poolKind, pc *pacer) error {
+func pool2D(x, y []float32, g *Geometry, kind poolKind, oc *ops.Context) error {
 	if len(y) == 0 {
 		return nil
 	}
@@ -34,7 +36,7 @@ func pool2D(x, y []float32, g *Geometry, kind poolKind, pc *pacer) error {
 		xp := x[p*H*W : (p+1)*H*W]
 		yp := y[p*OH*OW : (p+1)*OH*OW]
 		for oh, rs := range rows {
-			if err := pc.after(W*rs.n + OW); err != nil {
+			if err := oc.Tick(W*rs.n + OW); err != nil {
 				return err
 			}
 			yr := yp[oh*OW : (oh+1)*OW]

@@ -9,6 +9,7 @@ import (
 
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	tensorops "github.com/quantserve/quantserve/ops/tensor"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -17,7 +18,7 @@ import (
 // result is the float32 result in that type.
 func TestPoolTypes(t *testing.T) {
 	x := tensor.From([]int{1, 1, 3, 3}, []float32{1, -2, 3, 4, 5, -6, 7, 8, 9})
-	attrs := []*onnxpb.Attribute{attrInts("kernel_shape", 2, 2), attrInts("pads", 1, 0, 0, 1)}
+	attrs := []*onnxpb.Attribute{opstest.AttrInts("kernel_shape", 2, 2), opstest.AttrInts("pads", 1, 0, 0, 1)}
 	for _, op := range []string{"MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"} {
 		a := attrs
 		if strings.HasPrefix(op, "Global") {
@@ -65,7 +66,7 @@ func TestPoolTypes(t *testing.T) {
 	}
 	// uint8 max pooling, checked by hand.
 	u := tensor.From([]int{1, 1, 2, 3}, []uint8{0, 200, 3, 255, 1, 2})
-	got, err := run(t, 22, "MaxPool", u, 1, attrInts("kernel_shape", 2, 2))
+	got, err := run(t, 22, "MaxPool", u, 1, opstest.AttrInts("kernel_shape", 2, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestPoolTypes(t *testing.T) {
 // padding, rank-2 global pooling and outputs of zero elements.
 func TestPoolEdgeShapes(t *testing.T) {
 	// No images: an empty output of the right shape.
-	got, err := run(t, 22, "MaxPool", tensor.From([]int{0, 3, 4, 4}, []float32{}), 2, attrInts("kernel_shape", 2, 2))
+	got, err := run(t, 22, "MaxPool", tensor.From([]int{0, 3, 4, 4}, []float32{}), 2, opstest.AttrInts("kernel_shape", 2, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestPoolEdgeShapes(t *testing.T) {
 	// apart, padded by 1 before and 2 after. The window starting at -1
 	// reads rows -1 and 1, both padding; the one at 0 reads 0 and 2.
 	x := tensor.From([]int{1, 1, 1, 1}, []float32{5})
-	attrs := []*onnxpb.Attribute{attrInts("kernel_shape", 2, 1), attrInts("dilations", 2, 1), attrInts("pads", 1, 0, 2, 0)}
+	attrs := []*onnxpb.Attribute{opstest.AttrInts("kernel_shape", 2, 1), opstest.AttrInts("dilations", 2, 1), opstest.AttrInts("pads", 1, 0, 2, 0)}
 	got, err = run(t, 22, "MaxPool", x, 2, attrs...)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +106,7 @@ func TestPoolEdgeShapes(t *testing.T) {
 	if v := avg[0].Data.([]float32); !math.IsNaN(float64(v[0])) || v[1] != 5 {
 		t.Errorf("AveragePool over padding only: %v (0 elements: NaN)", v)
 	}
-	avg, err = run(t, 22, "AveragePool", x, 1, append(attrs, attrInt("count_include_pad", 1))...)
+	avg, err = run(t, 22, "AveragePool", x, 1, append(attrs, opstest.AttrInt("count_include_pad", 1))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestPoolEdgeShapes(t *testing.T) {
 	if err != nil || !math.IsNaN(float64(gm[0].Data.([]float32)[0])) {
 		t.Errorf("GlobalMaxPool with NaN: %v %v", gm, err)
 	}
-	mp, err := run(t, 22, "MaxPool", tensor.From([]int{1, 1, 4}, []float32{-1, float32(math.NaN()), 3, 2}), 2, attrInts("kernel_shape", 2), attrInts("strides", 2))
+	mp, err := run(t, 22, "MaxPool", tensor.From([]int{1, 1, 4}, []float32{-1, float32(math.NaN()), 3, 2}), 2, opstest.AttrInts("kernel_shape", 2), opstest.AttrInts("strides", 2))
 	if err != nil || !math.IsNaN(float64(mp[0].Data.([]float32)[0])) || mp[0].Data.([]float32)[1] != 3 || !slices.Equal(mp[1].Data.([]int64), []int64{1, 2}) {
 		t.Errorf("MaxPool with NaN: %v %v", mp, err)
 	}
@@ -161,21 +162,21 @@ func TestPoolRefusals(t *testing.T) {
 		want  string
 	}{
 		{22, "MaxPool", nil, "needs kernel_shape"},
-		{22, "MaxPool", []*onnxpb.Attribute{attrInts("kernel_shape", 2, 2), attrInts("strides", 1)}, "strides has 1 values"},
-		{22, "MaxPool", []*onnxpb.Attribute{attrInts("kernel_shape", 2, 0)}, "kernel_shape"},
-		{22, "MaxPool", []*onnxpb.Attribute{attrInts("kernel_shape", 2), attrInts("pads", -1, 0)}, "pads"},
-		{22, "MaxPool", []*onnxpb.Attribute{attrInts("kernel_shape", 2), attrStr("auto_pad", "SAME")}, "auto_pad"},
-		{22, "MaxPool", []*onnxpb.Attribute{attrInts("kernel_shape", 2), attrStr("auto_pad", "VALID"), attrInts("pads", 1, 1)}, "cannot be used with auto_pad"},
-		{22, "MaxPool", []*onnxpb.Attribute{attrInts("kernel_shape", 2), attrInt("storage_order", 2)}, "storage_order"},
-		{8, "MaxPool", []*onnxpb.Attribute{attrInts("kernel_shape", 2), attrInts("dilations", 2)}, `"dilations" is defined from opset 10`},
-		{18, "AveragePool", []*onnxpb.Attribute{attrInts("kernel_shape", 2), attrInts("dilations", 2)}, `"dilations" is defined from opset 19`},
-		{22, "AveragePool", []*onnxpb.Attribute{attrInts("kernel_shape", 2), attrInt("storage_order", 1)}, `attribute "storage_order"`},
-		{22, "LpPool", []*onnxpb.Attribute{attrInts("kernel_shape", 2), attrInt("p", 0)}, "p = 0"},
-		{22, "GlobalLpPool", []*onnxpb.Attribute{attrInt("p", -1)}, "p = -1"},
-		{22, "MaxRoiPool", []*onnxpb.Attribute{attrInts("pooled_shape", 2)}, "pooled_shape"},
-		{22, "RoiAlign", []*onnxpb.Attribute{attrStr("mode", "median")}, "mode"},
-		{22, "RoiAlign", []*onnxpb.Attribute{attrStr("coordinate_transformation_mode", "asymmetric")}, "coordinate_transformation_mode"},
-		{15, "RoiAlign", []*onnxpb.Attribute{attrStr("coordinate_transformation_mode", "half_pixel")}, `unsupported: attribute "coordinate_transformation_mode"`},
+		{22, "MaxPool", []*onnxpb.Attribute{opstest.AttrInts("kernel_shape", 2, 2), opstest.AttrInts("strides", 1)}, "strides has 1 values"},
+		{22, "MaxPool", []*onnxpb.Attribute{opstest.AttrInts("kernel_shape", 2, 0)}, "kernel_shape"},
+		{22, "MaxPool", []*onnxpb.Attribute{opstest.AttrInts("kernel_shape", 2), opstest.AttrInts("pads", -1, 0)}, "pads"},
+		{22, "MaxPool", []*onnxpb.Attribute{opstest.AttrInts("kernel_shape", 2), opstest.AttrString("auto_pad", "SAME")}, "auto_pad"},
+		{22, "MaxPool", []*onnxpb.Attribute{opstest.AttrInts("kernel_shape", 2), opstest.AttrString("auto_pad", "VALID"), opstest.AttrInts("pads", 1, 1)}, "cannot be used with auto_pad"},
+		{22, "MaxPool", []*onnxpb.Attribute{opstest.AttrInts("kernel_shape", 2), opstest.AttrInt("storage_order", 2)}, "storage_order"},
+		{8, "MaxPool", []*onnxpb.Attribute{opstest.AttrInts("kernel_shape", 2), opstest.AttrInts("dilations", 2)}, `"dilations" is defined from opset 10`},
+		{18, "AveragePool", []*onnxpb.Attribute{opstest.AttrInts("kernel_shape", 2), opstest.AttrInts("dilations", 2)}, `"dilations" is defined from opset 19`},
+		{22, "AveragePool", []*onnxpb.Attribute{opstest.AttrInts("kernel_shape", 2), opstest.AttrInt("storage_order", 1)}, `attribute "storage_order"`},
+		{22, "LpPool", []*onnxpb.Attribute{opstest.AttrInts("kernel_shape", 2), opstest.AttrInt("p", 0)}, "p = 0"},
+		{22, "GlobalLpPool", []*onnxpb.Attribute{opstest.AttrInt("p", -1)}, "p = -1"},
+		{22, "MaxRoiPool", []*onnxpb.Attribute{opstest.AttrInts("pooled_shape", 2)}, "pooled_shape"},
+		{22, "RoiAlign", []*onnxpb.Attribute{opstest.AttrString("mode", "median")}, "mode"},
+		{22, "RoiAlign", []*onnxpb.Attribute{opstest.AttrString("coordinate_transformation_mode", "asymmetric")}, "coordinate_transformation_mode"},
+		{15, "RoiAlign", []*onnxpb.Attribute{opstest.AttrString("coordinate_transformation_mode", "half_pixel")}, `unsupported: attribute "coordinate_transformation_mode"`},
 	} {
 		ins := 1
 		switch c.op {
@@ -189,14 +190,14 @@ func TestPoolRefusals(t *testing.T) {
 			t.Errorf("%s opset %d %v: error %v, want %q", c.op, c.opset, c.attrs, err, c.want)
 		}
 	}
-	if _, err := compile(7, "MaxPool", 1, 2, attrInts("kernel_shape", 2)); err == nil {
+	if _, err := compile(7, "MaxPool", 1, 2, opstest.AttrInts("kernel_shape", 2)); err == nil {
 		t.Error("MaxPool-1 has no Indices output, yet loaded with two outputs")
 	}
 	run := func(op string, in *tensor.Tensor, attrs ...*onnxpb.Attribute) error {
 		_, err := run(t, 22, op, in, 1, attrs...)
 		return err
 	}
-	k2 := attrInts("kernel_shape", 2, 2)
+	k2 := opstest.AttrInts("kernel_shape", 2, 2)
 	for _, c := range []struct {
 		op   string
 		in   *tensor.Tensor
@@ -210,7 +211,7 @@ func TestPoolRefusals(t *testing.T) {
 			t.Errorf("%s %v: %v, want an input error with %q", c.op, c.in.Shape, err, c.want)
 		}
 	}
-	if err := run("MaxPool", tensor.From([]int{1, 1, 1, 4}, make([]float32, 4)), k2, attrStr("auto_pad", "VALID")); !errors.Is(err, ops.ErrInput) {
+	if err := run("MaxPool", tensor.From([]int{1, 1, 1, 4}, make([]float32, 4)), k2, opstest.AttrString("auto_pad", "VALID")); !errors.Is(err, ops.ErrInput) {
 		t.Errorf("VALID window larger than the input: %v", err)
 	}
 }

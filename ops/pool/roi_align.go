@@ -89,10 +89,10 @@ func roiAlignBuilder(n *ops.Node, mode string, oh, ow, sampling int64, scale flo
 }
 
 func (s *roiAlignOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(s.run(newPacer(c), in[0], in[1], in[2]))
+	return ops.Result(s.run(c, in[0], in[1], in[2]))
 }
 
-func (s *roiAlignOp) run(pc *pacer, x, rois, batch *tensor.Tensor) (*tensor.Tensor, error) {
+func (s *roiAlignOp) run(oc *ops.Context, x, rois, batch *tensor.Tensor) (*tensor.Tensor, error) {
 	if x.Rank() != 4 {
 		return nil, ops.InputErrorf("RoiAlign takes a 4-D input (N, C, H, W), got shape %v", x.Shape)
 	}
@@ -157,7 +157,7 @@ func (s *roiAlignOp) run(pc *pacer, x, rois, batch *tensor.Tensor) (*tensor.Tens
 			b := int(bi[i])
 			for ph := 0; ph < s.oh; ph++ {
 				for pw := 0; pw < s.ow; pw++ {
-					if err := pc.after(r.gh * r.gw * C); err != nil {
+					if err := oc.Tick(r.gh * r.gw * C); err != nil {
 						return err
 					}
 					first := true

@@ -8,6 +8,7 @@ import (
 
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -32,14 +33,14 @@ func TestRoiAlignOnARamp(t *testing.T) {
 	}{
 		{10, nil, 0},
 		{16, nil, 0.5},
-		{22, []*onnxpb.Attribute{attrStr("coordinate_transformation_mode", "output_half_pixel")}, 0},
+		{22, []*onnxpb.Attribute{opstest.AttrString("coordinate_transformation_mode", "output_half_pixel")}, 0},
 	} {
-		attrs := append([]*onnxpb.Attribute{attrInt("output_height", 1), attrInt("output_width", 2), attrInt("sampling_ratio", 2)}, c.attrs...)
+		attrs := append([]*onnxpb.Attribute{opstest.AttrInt("output_height", 1), opstest.AttrInt("output_width", 2), opstest.AttrInt("sampling_ratio", 2)}, c.attrs...)
 		m, err := compile(c.opset, "RoiAlign", 3, 1, attrs...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := m.Run(background(), []*tensor.Tensor{X, rois, tensor.From([]int{1}, []int64{0})})
+		res, err := m.Run(opstest.Background(), []*tensor.Tensor{X, rois, tensor.From([]int{1}, []int64{0})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,11 +56,11 @@ func TestRoiAlignOnARamp(t *testing.T) {
 	}
 	// max mode, in the ONNX reference's definition: the largest weighted
 	// corner of any sample.
-	m, err := compile(22, "RoiAlign", 3, 1, attrStr("mode", "max"), attrInt("sampling_ratio", 1), attrStr("coordinate_transformation_mode", "output_half_pixel"))
+	m, err := compile(22, "RoiAlign", 3, 1, opstest.AttrString("mode", "max"), opstest.AttrInt("sampling_ratio", 1), opstest.AttrString("coordinate_transformation_mode", "output_half_pixel"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := m.Run(background(), []*tensor.Tensor{X, tensor.From([]int{1, 4}, []float32{2, 0, 3, 1}), tensor.From([]int{1}, []int64{0})})
+	res, err := m.Run(opstest.Background(), []*tensor.Tensor{X, tensor.From([]int{1, 4}, []float32{2, 0, 3, 1}), tensor.From([]int{1}, []int64{0})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestRoiAlignOnARamp(t *testing.T) {
 		{[]float32{0, 0, 1e30, 1e30}, 0, "sampling grid"},
 		{[]float32{0, 0, 3e5, 3e5}, 0, "bilinear samples"},
 	} {
-		_, err := adaptive.Run(background(), []*tensor.Tensor{X, tensor.From([]int{1, 4}, c.rois), tensor.From([]int{1}, []int64{c.batch})})
+		_, err := adaptive.Run(opstest.Background(), []*tensor.Tensor{X, tensor.From([]int{1, 4}, c.rois), tensor.From([]int{1}, []int64{c.batch})})
 		if !errors.Is(err, ops.ErrInput) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("rois %v batch %d: %v, want an input error with %q", c.rois, c.batch, err, c.want)
 		}

@@ -118,15 +118,14 @@ type argLines struct {
 // smallest) value: the first among equals, or with last the last. A NaN
 // beats every number, as in numpy's argmax and argmin (the ONNX reference
 // evaluator's): the first NaN, or with last the last. It looks at the
-// run's deadline after every checkEvery values.
+// run's deadline about every ops.TickEvery values (ops.Context.Tick).
 func argIndex[T cmp.Ordered](out []int64, d []T, l argLines) error {
 	dim, inner, largest, last := l.dim, l.inner, l.largest, l.last
-	seen := 0
 	for k := range out {
 		base := k/inner*dim*inner + k%inner
 		best, bv := 0, d[base]
-		for lo := 1; lo < dim; lo += checkEvery {
-			hi := min(dim, lo+checkEvery)
+		for lo := 1; lo < dim; lo += ops.TickEvery {
+			hi := min(dim, lo+ops.TickEvery)
 			for i := lo; i < hi; i++ {
 				v := d[base+i*inner]
 				switch {
@@ -138,19 +137,13 @@ func argIndex[T cmp.Ordered](out []int64, d []T, l argLines) error {
 					best, bv = i, v
 				}
 			}
-			if seen += hi - lo; seen >= checkEvery {
-				seen = 0
-				if err := l.c.Err(); err != nil {
-					return err
-				}
+			if err := l.c.Tick(hi - lo); err != nil {
+				return err
 			}
 		}
 		out[k] = int64(best)
-		if seen++; seen >= checkEvery { // the line's first value
-			seen = 0
-			if err := l.c.Err(); err != nil {
-				return err
-			}
+		if err := l.c.Tick(1); err != nil { // the line's first value
+			return err
 		}
 	}
 	return nil

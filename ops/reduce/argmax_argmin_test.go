@@ -46,20 +46,16 @@ func argWantInputError(t *testing.T, op string, attrs []*onnxpb.Attribute, x *te
 	}
 }
 
-func argInt(name string, v int64) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInt, I: v}
-}
-
 func TestArgMin(t *testing.T) {
-	argCheck(t, "ArgMin int64", "ArgMin", []*onnxpb.Attribute{argInt("axis", 1), argInt("keepdims", 0)},
+	argCheck(t, "ArgMin int64", "ArgMin", []*onnxpb.Attribute{opstest.AttrInt("axis", 1), opstest.AttrInt("keepdims", 0)},
 		tensor.From([]int{2, 3}, []int64{math.MaxInt64, math.MaxInt64 - 1, math.MaxInt64 - 1, 5, 5, 6}), []int{2}, []int64{1, 0})
-	argCheck(t, "ArgMin last", "ArgMin", []*onnxpb.Attribute{argInt("axis", 1), argInt("select_last_index", 1)},
+	argCheck(t, "ArgMin last", "ArgMin", []*onnxpb.Attribute{opstest.AttrInt("axis", 1), opstest.AttrInt("select_last_index", 1)},
 		tensor.From([]int{2, 3}, []int64{1, 0, 0, 5, 5, 6}), []int{2, 1}, []int64{2, 1})
 	argWantInputError(t, "ArgMin", nil, tensor.From([]int{0, 2}, []float32{}), "empty axis")
 	argWantInputError(t, "ArgMin", nil, tensor.Scalar(float32(1)), "needs rank >= 1")
-	argWantInputError(t, "ArgMin", []*onnxpb.Attribute{argInt("axis", 2)}, tensor.From([]int{2, 1}, []float32{1, 2}), "axis 2 is out of range")
+	argWantInputError(t, "ArgMin", []*onnxpb.Attribute{opstest.AttrInt("axis", 2)}, tensor.From([]int{2, 1}, []float32{1, 2}), "axis 2 is out of range")
 	// a negative axis counts from the end; other empty axes give no lines
-	argCheck(t, "ArgMax axis -1", "ArgMax", []*onnxpb.Attribute{argInt("axis", -1)}, tensor.From([]int{0, 3}, []float32{}), []int{0, 1}, []int64{})
+	argCheck(t, "ArgMax axis -1", "ArgMax", []*onnxpb.Attribute{opstest.AttrInt("axis", -1)}, tensor.From([]int{0, 3}, []float32{}), []int{0, 1}, []int64{})
 }
 
 // TestArgMaxArgMinExact checks that ArgMax and ArgMin compare in the
@@ -70,7 +66,7 @@ func TestArgMin(t *testing.T) {
 // or the last; BOOL is refused by both.
 func TestArgMaxArgMinExact(t *testing.T) {
 	const p53 = int64(1) << 53
-	last := []*onnxpb.Attribute{argInt("select_last_index", 1)}
+	last := []*onnxpb.Attribute{opstest.AttrInt("select_last_index", 1)}
 	nan := float32(math.NaN())
 	for _, c := range []struct {
 		name     string
@@ -102,8 +98,8 @@ func TestArgMaxArgMinExact(t *testing.T) {
 	}
 	// along an inner axis of a 2×3×2 tensor: lines of stride 2
 	x := tensor.From([]int{2, 3, 2}, []int64{p53, 0, p53 + 1, 2, p53, 1, -p53, 5, -p53 - 1, 5, -p53, 4})
-	argCheck(t, "ArgMax axis 1", "ArgMax", []*onnxpb.Attribute{argInt("axis", 1), argInt("keepdims", 0)}, x, []int{2, 2}, []int64{1, 1, 0, 0})
-	argCheck(t, "ArgMin axis 1", "ArgMin", []*onnxpb.Attribute{argInt("axis", 1), argInt("keepdims", 0)}, x, []int{2, 2}, []int64{0, 0, 1, 2})
+	argCheck(t, "ArgMax axis 1", "ArgMax", []*onnxpb.Attribute{opstest.AttrInt("axis", 1), opstest.AttrInt("keepdims", 0)}, x, []int{2, 2}, []int64{1, 1, 0, 0})
+	argCheck(t, "ArgMin axis 1", "ArgMin", []*onnxpb.Attribute{opstest.AttrInt("axis", 1), opstest.AttrInt("keepdims", 0)}, x, []int{2, 2}, []int64{0, 0, 1, 2})
 	for _, op := range []string{"ArgMax", "ArgMin"} {
 		argWantInputError(t, op, nil, tensor.From([]int{2}, []bool{false, true}), "does not take BOOL")
 		argWantInputError(t, op, nil, tensor.From([]int{0, 2}, []float32{}), "empty axis")
@@ -113,8 +109,8 @@ func TestArgMaxArgMinExact(t *testing.T) {
 // TestArgLongLines checks lines longer than the stretch between two looks
 // at the deadline: the index found is the one a single pass finds.
 func TestArgLongLines(t *testing.T) {
-	n := 3*checkEvery + 5
-	for _, at := range []int{0, checkEvery - 1, checkEvery, checkEvery + 1, 2 * checkEvery, n - 1} {
+	n := 3*ops.TickEvery + 5
+	for _, at := range []int{0, ops.TickEvery - 1, ops.TickEvery, ops.TickEvery + 1, 2 * ops.TickEvery, n - 1} {
 		d := make([]int32, 2*n)
 		d[at], d[n+at] = 7, -7
 		x := tensor.From([]int{2, n}, d)
@@ -122,8 +118,8 @@ func TestArgLongLines(t *testing.T) {
 		if at == 0 {
 			other = 1
 		}
-		argCheck(t, fmt.Sprint("ArgMax at ", at), "ArgMax", []*onnxpb.Attribute{argInt("axis", 1), argInt("keepdims", 0)}, x, []int{2}, []int64{int64(at), other})
-		argCheck(t, fmt.Sprint("ArgMin at ", at), "ArgMin", []*onnxpb.Attribute{argInt("axis", 1), argInt("keepdims", 0)}, x, []int{2}, []int64{other, int64(at)})
+		argCheck(t, fmt.Sprint("ArgMax at ", at), "ArgMax", []*onnxpb.Attribute{opstest.AttrInt("axis", 1), opstest.AttrInt("keepdims", 0)}, x, []int{2}, []int64{int64(at), other})
+		argCheck(t, fmt.Sprint("ArgMin at ", at), "ArgMin", []*onnxpb.Attribute{opstest.AttrInt("axis", 1), opstest.AttrInt("keepdims", 0)}, x, []int{2}, []int64{other, int64(at)})
 	}
 }
 
@@ -136,7 +132,7 @@ func TestArgCancelled(t *testing.T) {
 	c := ops.NewContext(ctx, nil, false)
 	x := tensor.From([]int{4, 1 << 16}, make([]float32, 4<<16))
 	for _, axis := range []int64{0, 1} {
-		op, _, err := opstest.Compile(opstest.Node{Op: "ArgMax", Opset: 13, Attrs: []*onnxpb.Attribute{argInt("axis", axis)}}, 1)
+		op, _, err := opstest.Compile(opstest.Node{Op: "ArgMax", Opset: 13, Attrs: []*onnxpb.Attribute{opstest.AttrInt("axis", axis)}}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +141,7 @@ func TestArgCancelled(t *testing.T) {
 		}
 	}
 	ones := tensor.From([]int{1 << 18, 1}, make([]float32, 1<<18))
-	op, _, err := opstest.Compile(opstest.Node{Op: "ArgMin", Opset: 13, Attrs: []*onnxpb.Attribute{argInt("axis", 1)}}, 1)
+	op, _, err := opstest.Compile(opstest.Node{Op: "ArgMin", Opset: 13, Attrs: []*onnxpb.Attribute{opstest.AttrInt("axis", 1)}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

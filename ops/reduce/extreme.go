@@ -7,10 +7,11 @@ import (
 // The extremes: ReduceMax and ReduceMin. A NaN wins over every number;
 // on BOOL (from opset 20) ReduceMax is any and ReduceMin all.
 
-func init() {
-	registerReduction("ReduceMax", reduceMax, 18)
-	registerReduction("ReduceMin", reduceMin, 18)
-}
+// ReduceMax and ReduceMin are the operators, by opset range.
+var (
+	ReduceMax = registerReduction("ReduceMax", reduceMax, 18)
+	ReduceMin = registerReduction("ReduceMin", reduceMin, 18)
+)
 
 // extremeFloat computes the maximum (isMax) or minimum of floating-point
 // x over each output's elements: ∓inf for none.

@@ -5,10 +5,10 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// checkEvery is how many input elements a reduction visits between two
-// looks at the request's deadline: whole Blocks, so that a run cut there
-// sums exactly as it does whole.
-const checkEvery = 128 * Block
+// chunk is the longest stretch of a run a reduction visits before it
+// counts the work with the run's Tick: about ops.TickEvery elements, in
+// whole Blocks, so that a run cut there sums exactly as it does whole.
+const chunk = ops.TickEvery / Block * Block
 
 // reduceGeom is a reduction of one shape over the axes it marks, with
 // the shape coalesced for the loops: size-1 axes dropped and runs of
@@ -75,12 +75,12 @@ func newReduceGeom(c *ops.Context, shape []int, red []bool, keep bool) (*reduceG
 func (g *reduceGeom) inner() (int, bool) { return g.dims[len(g.dims)-1], g.red[len(g.red)-1] }
 
 // walk calls f for every run along the last coalesced dimension, cut
-// into chunks of at most checkEvery elements (whole Blocks), in order:
+// into chunks of at most chunk elements (whole Blocks), in order:
 // f(i, o, n, end) gets the offsets of the chunk's first element in the
 // input and the output, its length, and whether it ends its run. A
 // reduced run's chunks reduce into out[o]; a kept chunk's element j goes
-// to out[o+j]. After every checkEvery elements walk looks at the run's
-// deadline: once the request is cancelled or past it, walk stops and
+// to out[o+j]. walk counts each chunk's elements with the run's Tick:
+// once the request is cancelled or past its deadline, walk stops and
 // records the error in g.err (and later walks do nothing).
 func (g *reduceGeom) walk(f func(i, o, n int, end bool)) {
 	if g.err != nil {
@@ -93,21 +93,17 @@ func (g *reduceGeom) walk(f func(i, o, n int, end bool)) {
 		}
 	}
 	inner, innerRed := g.inner()
-	seen := 0
 	it := tensor.NewIter(g.dims[:r-1], g.inStr[:r-1], g.outStr[:r-1])
 	for it.Next() {
 		i, o := it.Off(0), it.Off(1)
-		for j := 0; j < inner; j += checkEvery {
-			n, oj := min(inner-j, checkEvery), o
+		for j := 0; j < inner; j += chunk {
+			n, oj := min(inner-j, chunk), o
 			if !innerRed {
 				oj += j
 			}
 			f(i+j, oj, n, j+n == inner)
-			if seen += n; seen >= checkEvery {
-				seen = 0
-				if g.err = g.c.Err(); g.err != nil {
-					return
-				}
+			if g.err = g.c.Tick(n); g.err != nil {
+				return
 			}
 		}
 	}

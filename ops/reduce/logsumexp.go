@@ -8,9 +8,8 @@ import (
 
 // ReduceLogSumExp: log Σ exp(x), -inf for none.
 
-func init() {
-	registerReduction("ReduceLogSumExp", reduceLogSumExp, 18)
-}
+// ReduceLogSumExp is the ReduceLogSumExp operator, by opset range.
+var ReduceLogSumExp = registerReduction("ReduceLogSumExp", reduceLogSumExp, 18)
 
 // logSumExpFloat computes log Σ exp(x) of floating-point x as
 // m + log Σ exp(x - m) with m the maximum, so no term overflows.

@@ -2,9 +2,8 @@ package reduce
 
 // ReduceProd: Πx, 1 for none.
 
-func init() {
-	registerReduction("ReduceProd", reduceProd, 18)
-}
+// ReduceProd is the ReduceProd operator, by opset range.
+var ReduceProd = registerReduction("ReduceProd", reduceProd, 18)
 
 // prodFloat computes the products of floating-point x in float64, in the
 // order of the input.

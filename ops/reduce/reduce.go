@@ -33,8 +33,8 @@ const (
 
 // registerReduction registers the reduction op of the given kind in both
 // forms: axes as an attribute before opset axesInput, as an input from it.
-func registerReduction(op string, kind reduceKind, axesInput int64) {
-	ops.Register(ops.Descriptor{Type: op, Since: 1, Until: axesInput - 1, Fold: true}, func(n *ops.Node, at *ReduceAttrs) (ops.Operator, error) {
+func registerReduction(op string, kind reduceKind, axesInput int64) ops.Op {
+	attr := ops.Register(ops.Descriptor{Type: op, Since: 1, Until: axesInput - 1, Fold: true}, func(n *ops.Node, at *ReduceAttrs) (ops.Operator, error) {
 		if err := n.CheckArity(1, 1, 1, 1); err != nil {
 			return nil, err
 		}
@@ -44,7 +44,7 @@ func registerReduction(op string, kind reduceKind, axesInput int64) {
 		a := *at
 		return &reduction{op: op, kind: kind, axes: &a}, nil
 	})
-	ops.Register(ops.Descriptor{Type: op, Since: axesInput, Fold: true}, func(n *ops.Node, at *ReduceInputAttrs) (ops.Operator, error) {
+	input := ops.Register(ops.Descriptor{Type: op, Since: axesInput, Fold: true}, func(n *ops.Node, at *ReduceInputAttrs) (ops.Operator, error) {
 		if err := n.CheckArity(1, 2, 1, 1); err != nil {
 			return nil, err
 		}
@@ -54,6 +54,7 @@ func registerReduction(op string, kind reduceKind, axesInput int64) {
 		a := *at
 		return &reduction{op: op, kind: kind, axes: &a}, nil
 	})
+	return ops.Op{attr, input}
 }
 
 // reduction is a compiled reduction: its op type, what it computes, and

@@ -16,9 +16,6 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// bg is the Context of a run outside any request.
-func bg() *ops.Context { return ops.NewContext(context.Background(), nil, false) }
-
 // kindNames names each reduction's operator.
 var kindNames = map[reduceKind]string{
 	reduceSum: "ReduceSum", reduceMean: "ReduceMean", reduceMax: "ReduceMax", reduceMin: "ReduceMin",
@@ -153,7 +150,7 @@ func TestReduceMatchesDefinition(t *testing.T) {
 					name := fmt.Sprintf("%s%v%v/keep=%v", kindName(kind), shape, red, keep)
 					want, wantShape := naiveReduce(kind, x64, shape, red, keep)
 					for _, x := range []*tensor.Tensor{tensor.From(shape, x32), tensor.From(shape, x64)} {
-						y, err := reduceTensor(bg(), "op", kind, x, red, keep)
+						y, err := reduceTensor(opstest.Background(), "op", kind, x, red, keep)
 						if err != nil {
 							t.Fatalf("%s: %v", name, err)
 						}
@@ -174,7 +171,7 @@ func TestReduceMatchesDefinition(t *testing.T) {
 						xf[i] = float64(v)
 					}
 					want, _ = naiveReduce(kind, xf, shape, red, keep)
-					y, err := reduceTensor(bg(), "op", kind, tensor.From(shape, xi), red, keep)
+					y, err := reduceTensor(opstest.Background(), "op", kind, tensor.From(shape, xi), red, keep)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -205,7 +202,7 @@ func TestReduceEmptySet(t *testing.T) {
 		reduceL1: 0, reduceL2: 0, reduceLogSum: math.Inf(-1), reduceLogSumExp: math.Inf(-1), reduceSumSquare: 0,
 	}
 	for kind, w := range want {
-		y, err := reduceTensor(bg(), "op", kind, x, []bool{false, true, false}, true)
+		y, err := reduceTensor(opstest.Background(), "op", kind, x, []bool{false, true, false}, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,21 +214,21 @@ func TestReduceEmptySet(t *testing.T) {
 				t.Fatalf("%s of nothing = %v, want %v", kindName(kind), g, w)
 			}
 		}
-		y, err = reduceTensor(bg(), "op", kind, x, []bool{false, false, true}, false)
+		y, err = reduceTensor(opstest.Background(), "op", kind, x, []bool{false, false, true}, false)
 		if err != nil || !slices.Equal(y.Shape, []int{2, 0}) || y.Len() != 0 {
 			t.Fatalf("%s over a kept empty axis: %v %v", kindName(kind), y, err)
 		}
 	}
 	lo, hi := intLimits[int8]()
-	yi, _ := reduceTensor(bg(), "op", reduceMax, tensor.From([]int{0}, []int8{}), []bool{true}, false)
-	ya, _ := reduceTensor(bg(), "op", reduceMin, tensor.From([]int{0}, []int8{}), []bool{true}, false)
+	yi, _ := reduceTensor(opstest.Background(), "op", reduceMax, tensor.From([]int{0}, []int8{}), []bool{true}, false)
+	ya, _ := reduceTensor(opstest.Background(), "op", reduceMin, tensor.From([]int{0}, []int8{}), []bool{true}, false)
 	if yi.Data.([]int8)[0] != lo || ya.Data.([]int8)[0] != hi || lo != -128 || hi != 127 {
 		t.Fatalf("INT8 max/min of nothing: %v %v", yi.Data, ya.Data)
 	}
 	if lo, hi := intLimits[uint16](); lo != 0 || hi != 65535 {
 		t.Fatalf("uint16 limits %d %d", lo, hi)
 	}
-	yb, _ := reduceTensor(bg(), "op", reduceMin, tensor.From([]int{0}, []bool{}), []bool{true}, false)
+	yb, _ := reduceTensor(opstest.Background(), "op", reduceMin, tensor.From([]int{0}, []bool{}), []bool{true}, false)
 	if !yb.Data.([]bool)[0] {
 		t.Fatal("ReduceMin of no BOOLs must be true")
 	}
@@ -251,7 +248,7 @@ func TestReduceNaNAndInfinities(t *testing.T) {
 		{reduceLogSumExp, []float32{1000, 1000}, 1000 + math.Ln2},
 	} {
 		for _, red := range [][]bool{{true}} {
-			y, err := reduceTensor(bg(), "op", c.kind, tensor.From([]int{len(c.x)}, c.x), red, false)
+			y, err := reduceTensor(opstest.Background(), "op", c.kind, tensor.From([]int{len(c.x)}, c.x), red, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -264,7 +261,7 @@ func TestReduceNaNAndInfinities(t *testing.T) {
 
 func TestReduceHalfAndBool(t *testing.T) {
 	x := tensor.From([]int{2, 3}, tensor.Float32ToHalf[tensor.F16]([]float32{1, 2, 3, 4, 5, 6}))
-	y, err := reduceTensor(bg(), "op", reduceSum, x, []bool{false, true}, false)
+	y, err := reduceTensor(opstest.Background(), "op", reduceSum, x, []bool{false, true}, false)
 	if err != nil || y.DType != tensor.Float16 {
 		t.Fatal(y, err)
 	}
@@ -272,25 +269,17 @@ func TestReduceHalfAndBool(t *testing.T) {
 		t.Fatalf("FP16 sums %v", got)
 	}
 	b := tensor.From([]int{2, 2}, []bool{true, false, false, false})
-	ymax, _ := reduceTensor(bg(), "op", reduceMax, b, []bool{false, true}, true)
-	ymin, _ := reduceTensor(bg(), "op", reduceMin, b, []bool{true, false}, true)
+	ymax, _ := reduceTensor(opstest.Background(), "op", reduceMax, b, []bool{false, true}, true)
+	ymin, _ := reduceTensor(opstest.Background(), "op", reduceMin, b, []bool{true, false}, true)
 	if g := ymax.Data.([]bool); !g[0] || g[1] {
 		t.Fatalf("BOOL max %v", g)
 	}
 	if g := ymin.Data.([]bool); g[0] || g[1] {
 		t.Fatalf("BOOL min %v", g)
 	}
-	if _, err := reduceTensor(bg(), "ReduceSum", reduceSum, b, []bool{true, true}, true); !errors.Is(err, ops.ErrInput) {
+	if _, err := reduceTensor(opstest.Background(), "ReduceSum", reduceSum, b, []bool{true, true}, true); !errors.Is(err, ops.ErrInput) {
 		t.Fatalf("ReduceSum of BOOL: %v", err)
 	}
-}
-
-func intsAttr(name string, v ...int64) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInts, Ints: v}
-}
-
-func intAttr(name string, v int64) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInt, I: v}
 }
 
 // TestReduceOpsetForms runs the attribute form (opset 11), the input form
@@ -307,21 +296,21 @@ func TestReduceOpsetForms(t *testing.T) {
 		return op
 	}
 	run := func(op ops.Operator, in ...*tensor.Tensor) (*tensor.Tensor, error) {
-		out, err := op.Run(bg(), in)
+		out, err := op.Run(opstest.Background(), in)
 		if err != nil {
 			return nil, err
 		}
 		return out[0], nil
 	}
-	m := compile(opstest.Node{Op: "ReduceMean", Opset: 11, Attrs: []*onnxpb.Attribute{intsAttr("axes", -1), intAttr("keepdims", 0)}}, 1)
+	m := compile(opstest.Node{Op: "ReduceMean", Opset: 11, Attrs: []*onnxpb.Attribute{opstest.AttrInts("axes", -1), opstest.AttrInt("keepdims", 0)}}, 1)
 	y, err := run(m, x)
 	if err != nil || !slices.Equal(y.Shape, []int{2}) || y.Data.([]float32)[1] != 5 {
 		t.Fatalf("opset 11 ReduceMean: %v %v", y, err)
 	}
-	if _, _, err := opstest.Compile(opstest.Node{Op: "ReduceMean", Opset: 18, Attrs: []*onnxpb.Attribute{intsAttr("axes", 1)}}, 1); !errors.Is(err, onnx.ErrUnsupported) {
+	if _, _, err := opstest.Compile(opstest.Node{Op: "ReduceMean", Opset: 18, Attrs: []*onnxpb.Attribute{opstest.AttrInts("axes", 1)}}, 1); !errors.Is(err, onnx.ErrUnsupported) {
 		t.Fatalf("an axes attribute at opset 18 must be refused, got %v", err)
 	}
-	m = compile(opstest.Node{Op: "ReduceSumSquare", Opset: 18, Attrs: []*onnxpb.Attribute{intAttr("noop_with_empty_axes", 1)}}, 2)
+	m = compile(opstest.Node{Op: "ReduceSumSquare", Opset: 18, Attrs: []*onnxpb.Attribute{opstest.AttrInt("noop_with_empty_axes", 1)}}, 2)
 	y, err = run(m, x, tensor.From([]int{0}, []int64{}))
 	if err != nil || !slices.Equal(y.Shape, x.Shape) || y.Data.([]float32)[5] != 36 {
 		t.Fatalf("noop ReduceSumSquare squares: %v %v", y, err)
@@ -362,7 +351,7 @@ func TestReduceOpsetForms(t *testing.T) {
 // TestReduceKeepsAttrs checks that a builder leaves the parsed attributes
 // as they were and that the operator holds its own copy.
 func TestReduceKeepsAttrs(t *testing.T) {
-	op, params, err := opstest.Compile(opstest.Node{Op: "ReduceL1", Opset: 13, Attrs: []*onnxpb.Attribute{intsAttr("axes", 0), intAttr("keepdims", 0)}}, 1)
+	op, params, err := opstest.Compile(opstest.Node{Op: "ReduceL1", Opset: 13, Attrs: []*onnxpb.Attribute{opstest.AttrInts("axes", 0), opstest.AttrInt("keepdims", 0)}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +360,7 @@ func TestReduceKeepsAttrs(t *testing.T) {
 		t.Fatalf("parsed %+v", at)
 	}
 	at.KeepDims = true // a later change to the parsed struct reaches no operator
-	out, err := op.Run(bg(), []*tensor.Tensor{tensor.From([]int{2, 2}, []float32{1, -2, 3, 4})})
+	out, err := op.Run(opstest.Background(), []*tensor.Tensor{tensor.From([]int{2, 2}, []float32{1, -2, 3, 4})})
 	if err != nil || !slices.Equal(out[0].Shape, []int{2}) || out[0].Data.([]float32)[1] != 6 {
 		t.Fatalf("ReduceL1 axis 0: %v %v", out, err)
 	}
@@ -379,12 +368,13 @@ func TestReduceKeepsAttrs(t *testing.T) {
 	var _ Reduction = &ReduceInputAttrs{}
 }
 
-// TestReduceLongRuns checks that runs longer than the stretch between two
-// looks at the deadline sum to the same bits as in one pass: each run's
-// total carried from chunk to chunk, then added to its output.
+// TestReduceLongRuns checks that runs longer than a chunk (the stretch
+// walk visits before counting its work) sum to the same bits as in one
+// pass: each run's total carried from chunk to chunk, then added to its
+// output.
 func TestReduceLongRuns(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	n := 2*checkEvery + 700
+	n := 2*chunk + 700
 	x := make([]float32, 2*3*n)
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
@@ -393,7 +383,7 @@ func TestReduceLongRuns(t *testing.T) {
 		kind reduceKind
 		row  func(float64, []float32) float64
 	}{{reduceSum, rowSum[float32]}, {reduceL1, rowSumAbs[float32]}, {reduceSumSquare, addSquares[float32]}} {
-		y, err := reduceTensor(bg(), "op", c.kind, tensor.From([]int{2, 3, n}, x), []bool{true, false, true}, false)
+		y, err := reduceTensor(opstest.Background(), "op", c.kind, tensor.From([]int{2, 3, n}, x), []bool{true, false, true}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -446,7 +436,7 @@ func BenchmarkReduceMeanLastAxis(b *testing.B) {
 	}
 	xt := tensor.From([]int{128, 768}, x)
 	red := []bool{false, true}
-	c := bg()
+	c := opstest.Background()
 	b.Run("rows", func(b *testing.B) {
 		b.SetBytes(int64(4 * len(x)))
 		b.ReportAllocs()

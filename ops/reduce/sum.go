@@ -7,14 +7,15 @@ import (
 // The sums: ReduceSum and ReduceMean (Σx, Σx/n), ReduceL1 (Σ|x|), ReduceL2
 // (√Σx²), ReduceSumSquare (Σx²) and ReduceLogSum (log Σx).
 
-func init() {
-	registerReduction("ReduceSum", reduceSum, 13)
-	registerReduction("ReduceMean", reduceMean, 18)
-	registerReduction("ReduceL1", reduceL1, 18)
-	registerReduction("ReduceL2", reduceL2, 18)
-	registerReduction("ReduceLogSum", reduceLogSum, 18)
-	registerReduction("ReduceSumSquare", reduceSumSquare, 18)
-}
+// The sums' operators, by opset range.
+var (
+	ReduceSum       = registerReduction("ReduceSum", reduceSum, 13)
+	ReduceMean      = registerReduction("ReduceMean", reduceMean, 18)
+	ReduceL1        = registerReduction("ReduceL1", reduceL1, 18)
+	ReduceL2        = registerReduction("ReduceL2", reduceL2, 18)
+	ReduceLogSum    = registerReduction("ReduceLogSum", reduceLogSum, 18)
+	ReduceSumSquare = registerReduction("ReduceSumSquare", reduceSumSquare, 18)
+)
 
 // sumFloat computes the sums of floating-point x: each reduced run summed
 // by a row function in x's own type, each kept run's elements added to

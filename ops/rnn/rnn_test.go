@@ -17,14 +17,6 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func intAttr(name string, v int64) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInt, I: v}
-}
-
-func strAttr(name, v string) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrString, S: []byte(v)}
-}
-
 func randFloats(r *rand.Rand, scale float64, shape ...int) *tensor.Tensor {
 	n := 1
 	for _, d := range shape {
@@ -70,7 +62,7 @@ func (c cellWeights) layer(direction string, from, to int, layout int64) layer {
 	if c.op == "LSTM" {
 		consts = append(consts, nil, nil, pick(c.p, from, to))
 	}
-	attrs := append([]*onnxpb.Attribute{intAttr("hidden_size", int64(c.hidden)), strAttr("direction", direction), intAttr("layout", layout)}, c.extra...)
+	attrs := append([]*onnxpb.Attribute{opstest.AttrInt("hidden_size", int64(c.hidden)), opstest.AttrString("direction", direction), opstest.AttrInt("layout", layout)}, c.extra...)
 	return layer{node: opstest.Node{Op: c.op, Opset: 22, Attrs: attrs, Outputs: 2, Consts: consts}, consts: consts}
 }
 
@@ -110,18 +102,6 @@ func direction(y []float32, seq, dirs, d int) []float32 {
 	return out
 }
 
-func closeTo(t *testing.T, what string, got, want []float32, tol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	for i := range got {
-		if math.Abs(float64(got[i]-want[i])) > tol*(1+math.Abs(float64(want[i]))) {
-			t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
-		}
-	}
-}
-
 var cells = []struct {
 	op    string
 	gates int
@@ -129,9 +109,9 @@ var cells = []struct {
 }{
 	{"RNN", 1, nil},
 	{"GRU", 3, nil},
-	{"GRU", 3, []*onnxpb.Attribute{intAttr("linear_before_reset", 1)}},
+	{"GRU", 3, []*onnxpb.Attribute{opstest.AttrInt("linear_before_reset", 1)}},
 	{"LSTM", 4, nil},
-	{"LSTM", 4, []*onnxpb.Attribute{intAttr("input_forget", 1), {Name: "clip", Type: onnxpb.AttrFloat, F: 0.7}}},
+	{"LSTM", 4, []*onnxpb.Attribute{opstest.AttrInt("input_forget", 1), {Name: "clip", Type: onnxpb.AttrFloat, F: 0.7}}},
 }
 
 // TestRecurrentDirections: a bidirectional layer is its forward and
@@ -149,14 +129,14 @@ func TestRecurrentDirections(t *testing.T) {
 		yb, hb := runRecurrent(t, cw.layer("bidirectional", 0, 2, 0), x, full)
 		yf, hf := runRecurrent(t, cw.layer("forward", 0, 1, 0), x, full)
 		yr, hr := runRecurrent(t, cw.layer("reverse", 1, 2, 0), x, full)
-		closeTo(t, c.op+" Y forward half", direction(yb, seq, 2, 0), yf, 1e-6)
-		closeTo(t, c.op+" Y reverse half", direction(yb, seq, 2, 1), yr, 1e-6)
-		closeTo(t, c.op+" Y_h", hb, append(slices.Clone(hf), hr...), 1e-6)
+		opstest.Close(t, c.op+" Y forward half", direction(yb, seq, 2, 0), yf, 1e-6)
+		opstest.Close(t, c.op+" Y reverse half", direction(yb, seq, 2, 1), yr, 1e-6)
+		opstest.Close(t, c.op+" Y_h", hb, append(slices.Clone(hf), hr...), 1e-6)
 		// reverse(x) == forward(reverse-time x), mirrored
 		xr := tensor.From(x.Shape, reverseTime(x.Data.([]float32), seq))
 		yf1, hf1 := runRecurrent(t, cw.layer("forward", 1, 2, 0), xr, full)
-		closeTo(t, c.op+" reverse vs forward on reversed input", reverseTime(yf1, seq), yr, 1e-5)
-		closeTo(t, c.op+" reverse vs forward Y_h", hf1, hr, 1e-5)
+		opstest.Close(t, c.op+" reverse vs forward on reversed input", reverseTime(yf1, seq), yr, 1e-5)
+		opstest.Close(t, c.op+" reverse vs forward Y_h", hf1, hr, 1e-5)
 		// layout 1: X [batch, seq, k], Y [batch, seq, dirs, h]
 		xb := make([]float32, x.Len())
 		for s := 0; s < seq; s++ {
@@ -170,7 +150,7 @@ func TestRecurrentDirections(t *testing.T) {
 				for b := 0; b < batch; b++ {
 					got := yl[((b*seq+s)*2+d)*hidden : ((b*seq+s)*2+d+1)*hidden]
 					want := yb[((s*2+d)*batch+b)*hidden : ((s*2+d)*batch+b+1)*hidden]
-					closeTo(t, c.op+" layout 1", got, want, 1e-6)
+					opstest.Close(t, c.op+" layout 1", got, want, 1e-6)
 				}
 			}
 		}
@@ -185,14 +165,14 @@ func TestRecurrentDirections(t *testing.T) {
 			for d := 0; d < 2; d++ {
 				got := ys[((s*2+d)*batch+1)*hidden : ((s*2+d)*batch+2)*hidden]
 				if s >= 2 {
-					closeTo(t, c.op+" Y past sequence_lens", got, make([]float32, hidden), 0)
+					opstest.Close(t, c.op+" Y past sequence_lens", got, make([]float32, hidden), 0)
 					continue
 				}
-				closeTo(t, c.op+" Y within sequence_lens", got, ya[(s*2+d)*hidden:(s*2+d+1)*hidden], 1e-6)
+				opstest.Close(t, c.op+" Y within sequence_lens", got, ya[(s*2+d)*hidden:(s*2+d+1)*hidden], 1e-6)
 			}
 		}
 		for d := 0; d < 2; d++ {
-			closeTo(t, c.op+" Y_h with sequence_lens", hs[(d*batch+1)*hidden:(d*batch+2)*hidden], ha[d*hidden:(d+1)*hidden], 1e-6)
+			opstest.Close(t, c.op+" Y_h with sequence_lens", hs[(d*batch+1)*hidden:(d*batch+2)*hidden], ha[d*hidden:(d+1)*hidden], 1e-6)
 		}
 	}
 }
@@ -211,8 +191,8 @@ func TestRecurrentWeightsAtRunTime(t *testing.T) {
 		late := l
 		late.node.Consts = nil
 		y2, yh2 := runRecurrent(t, late, x, lens)
-		closeTo(t, c.op+" Y", y2, y, 0)
-		closeTo(t, c.op+" Y_h", yh2, yh, 0)
+		opstest.Close(t, c.op+" Y", y2, y, 0)
+		opstest.Close(t, c.op+" Y_h", yh2, yh, 0)
 	}
 }
 

@@ -12,10 +12,6 @@ import (
 // transform of this size is already far beyond any audio front end.
 const maxDFTLength = 1 << 24
 
-// checkEvery is about how many multiply-adds the transforms do between
-// looks at the request's context.
-const checkEvery = 1 << 16
-
 // fourier transforms length-n complex vectors: radix-2 FFT when n is a
 // power of two, a direct DFT over a table of the n roots of unity
 // otherwise. One fourier serves one run of an operator.
@@ -23,7 +19,6 @@ type fourier struct {
 	n        int
 	cos, sin []float64 // cos(2πk/n), sin(2πk/n)
 	tre, tim []float64 // scratch for the direct DFT
-	work     int       // multiply-adds since the context was last looked at
 }
 
 func newFourier(n int) *fourier {
@@ -35,23 +30,12 @@ func newFourier(n int) *fourier {
 	return f
 }
 
-// spend counts work multiply-adds and returns the request's error once it
-// is cancelled or past its deadline, looking at it once per checkEvery.
-func (f *fourier) spend(c *ops.Context, work int) error {
-	f.work += work
-	if f.work < checkEvery {
-		return nil
-	}
-	f.work = 0
-	return c.Err()
-}
-
 // transform replaces (re, im) by its DFT (forward: e^{-2πikn/N}) or its
 // normalised inverse. It stops with the request's error once the request
 // ends.
 func (f *fourier) transform(c *ops.Context, re, im []float64, inverse bool) error {
 	n := f.n
-	if err := f.spend(c, n); err != nil {
+	if err := c.Tick(n); err != nil {
 		return err
 	}
 	sign := -1.0
@@ -69,7 +53,7 @@ func (f *fourier) transform(c *ops.Context, re, im []float64, inverse bool) erro
 			}
 		}
 		for size := 2; size <= n; size <<= 1 {
-			if err := f.spend(c, n/2); err != nil {
+			if err := c.Tick(n / 2); err != nil {
 				return err
 			}
 			step := n / size
@@ -89,7 +73,7 @@ func (f *fourier) transform(c *ops.Context, re, im []float64, inverse bool) erro
 			f.tre, f.tim = make([]float64, n), make([]float64, n)
 		}
 		for k := 0; k < n; k++ {
-			if err := f.spend(c, n); err != nil {
+			if err := c.Tick(n); err != nil {
 				return err
 			}
 			var sr, si float64

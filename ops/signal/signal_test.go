@@ -14,8 +14,6 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func background() *ops.Context { return ops.NewContext(context.Background(), nil, false) }
-
 // dft17 runs DFT at opset 17 (the axis an attribute) on x, with the
 // optional dft_length.
 func dft17(t *testing.T, x, length *tensor.Tensor, axis int64, inverse, onesided bool) ([]*tensor.Tensor, error) {
@@ -50,7 +48,7 @@ func TestFourierMatchesDefinition(t *testing.T) {
 			re[i], im[i] = real(x[i]), imag(x[i])
 		}
 		f := newFourier(n)
-		if err := f.transform(background(), re, im, false); err != nil {
+		if err := f.transform(opstest.Background(), re, im, false); err != nil {
 			t.Fatal(err)
 		}
 		for k := 0; k < n; k++ {
@@ -62,7 +60,7 @@ func TestFourierMatchesDefinition(t *testing.T) {
 				t.Fatalf("n=%d: X[%d] = %v, want %v", n, k, complex(re[k], im[k]), want)
 			}
 		}
-		if err := f.transform(background(), re, im, true); err != nil {
+		if err := f.transform(opstest.Background(), re, im, true); err != nil {
 			t.Fatal(err)
 		}
 		for i := range x {

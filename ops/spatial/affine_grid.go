@@ -70,7 +70,6 @@ func (op *affineGrid) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 			}
 		}
 	}
-	m := &meter{c: c}
 	pts := total / max(out[0]*r, 1)
 	h := make([]float64, r+1) // homogeneous point, innermost dimension first
 	h[r] = 1
@@ -78,7 +77,7 @@ func (op *affineGrid) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 		t := th[b*r*(r+1) : (b+1)*r*(r+1)]
 		it := tensor.NewIter(spatial)
 		for p := 0; it.Next(); p++ {
-			if err := m.spend(r * (r + 1)); err != nil {
+			if err := c.Tick(r * (r + 1)); err != nil {
 				return nil, err
 			}
 			idx := it.Index()

@@ -121,13 +121,12 @@ func (op *col2Im) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 	plane := total / max(nb*ch, 1)
 	imgSt := tensor.Strides(img)
 	kIdx, bIdx := make([]int, r), make([]int, r)
-	m := &meter{c: c}
 	for b := 0; b < nb; b++ {
 		for cc := 0; cc < ch; cc++ {
 			dst := res[(b*ch+cc)*plane : (b*ch+cc+1)*plane]
 			clear(kIdx)
 			for kk := 0; kk < k; kk++ {
-				if err := m.spend(l * r); err != nil {
+				if err := c.Tick(l * r); err != nil {
 					return nil, err
 				}
 				clear(bIdx)

@@ -68,12 +68,11 @@ func (op *depthToSpace) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tens
 	if err != nil {
 		return nil, ops.InputErrorf("%v", err)
 	}
-	m := &meter{c: c}
 	idx := make([]int, 0, total)
 	for in := 0; in < nb; in++ {
 		for oc := 0; oc < co; oc++ {
 			for oh := 0; oh < h*b; oh++ {
-				if err := m.spend(max(w*b, 1)); err != nil {
+				if err := c.Tick(w * b); err != nil {
 					return nil, err
 				}
 				y, i := oh/b, oh%b

@@ -20,37 +20,36 @@ func gather(c *ops.Context, x *tensor.Tensor, out []int, src [][]int, fill *tens
 	if err != nil {
 		return nil, ops.InputErrorf("%v", err)
 	}
-	m := &meter{c: c}
 	var data any
 	switch d := x.Data.(type) {
 	case []float32:
-		data, err = gatherAxes(m, d, x.Shape, out, n, src, fillOf[float32](fill))
+		data, err = gatherAxes(c, d, x.Shape, out, n, src, fillOf[float32](fill))
 	case []float64:
-		data, err = gatherAxes(m, d, x.Shape, out, n, src, fillOf[float64](fill))
+		data, err = gatherAxes(c, d, x.Shape, out, n, src, fillOf[float64](fill))
 	case []tensor.F16:
-		data, err = gatherAxes(m, d, x.Shape, out, n, src, fillOf[tensor.F16](fill))
+		data, err = gatherAxes(c, d, x.Shape, out, n, src, fillOf[tensor.F16](fill))
 	case []tensor.BF16:
-		data, err = gatherAxes(m, d, x.Shape, out, n, src, fillOf[tensor.BF16](fill))
+		data, err = gatherAxes(c, d, x.Shape, out, n, src, fillOf[tensor.BF16](fill))
 	case []int8:
-		data, err = gatherAxes(m, d, x.Shape, out, n, src, fillOf[int8](fill))
+		data, err = gatherAxes(c, d, x.Shape, out, n, src, fillOf[int8](fill))
 	case []uint8:
-		data, err = gatherAxes(m, d, x.Shape, out, n, src, fillOf[uint8](fill))
+		data, err = gatherAxes(c, d, x.Shape, out, n, src, fillOf[uint8](fill))
 	case []int16:
-		data, err = gatherAxes(m, d, x.Shape, out, n, src, fillOf[int16](fill))
+		data, err = gatherAxes(c, d, x.Shape, out, n, src, fillOf[int16](fill))
 	case []uint16:
-		data, err = gatherAxes(m, d, x.Shape, out, n, src, fillOf[uint16](fill))
+		data, err = gatherAxes(c, d, x.Shape, out, n, src, fillOf[uint16](fill))
 	case []int32:
-		data, err = gatherAxes(m, d, x.Shape, out, n, src, fillOf[int32](fill))
+		data, err = gatherAxes(c, d, x.Shape, out, n, src, fillOf[int32](fill))
 	case []uint32:
-		data, err = gatherAxes(m, d, x.Shape, out, n, src, fillOf[uint32](fill))
+		data, err = gatherAxes(c, d, x.Shape, out, n, src, fillOf[uint32](fill))
 	case []int64:
-		data, err = gatherAxes(m, d, x.Shape, out, n, src, fillOf[int64](fill))
+		data, err = gatherAxes(c, d, x.Shape, out, n, src, fillOf[int64](fill))
 	case []uint64:
-		data, err = gatherAxes(m, d, x.Shape, out, n, src, fillOf[uint64](fill))
+		data, err = gatherAxes(c, d, x.Shape, out, n, src, fillOf[uint64](fill))
 	case []bool:
-		data, err = gatherAxes(m, d, x.Shape, out, n, src, fillOf[bool](fill))
+		data, err = gatherAxes(c, d, x.Shape, out, n, src, fillOf[bool](fill))
 	case []string:
-		data, err = gatherAxes(m, d, x.Shape, out, n, src, fillOf[string](fill))
+		data, err = gatherAxes(c, d, x.Shape, out, n, src, fillOf[string](fill))
 	default:
 		return nil, ops.InputErrorf("cannot rearrange %v tensors", x.DType)
 	}
@@ -101,7 +100,7 @@ func segments(src []int) []segment {
 // per-element gather (Resize), and a row whose source row is that of the
 // row before (nearest upsampling repeats rows) is copied from it. It
 // stops with the request's error once the request ends.
-func gatherAxes[T any](m *meter, xs []T, in, out []int, n int, src [][]int, fill T) ([]T, error) {
+func gatherAxes[T any](oc *ops.Context, xs []T, in, out []int, n int, src [][]int, fill T) ([]T, error) {
 	res := make([]T, n)
 	if n == 0 {
 		return res, nil
@@ -120,7 +119,7 @@ func gatherAxes[T any](m *meter, xs []T, in, out []int, n int, src [][]int, fill
 	idx := make([]int, r-1)
 	prevBase, prevRow := 0, -1
 	for row := 0; row*w < n; row++ {
-		if err := m.spend(w); err != nil {
+		if err := oc.Tick(w); err != nil {
 			return nil, err
 		}
 		base := 0

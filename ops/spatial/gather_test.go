@@ -42,7 +42,7 @@ func naiveGather[T any](xs []T, in, out []int, src [][]int, fill T) []T {
 // element, with fill, repeated rows) against the element-wise gather.
 func TestGatherPathsMatch(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	m := &meter{c: background()}
+	c := opstest.Background()
 	for trial := 0; trial < 300; trial++ {
 		rank := 1 + r.IntN(4)
 		in, out := make([]int, rank), make([]int, rank)
@@ -73,14 +73,14 @@ func TestGatherPathsMatch(t *testing.T) {
 			ss[i] = fmt.Sprint(i)
 		}
 		k, _ := tensor.NumElements(out)
-		got, err := gatherAxes(m, xs, in, out, k, src, 7)
+		got, err := gatherAxes(c, xs, in, out, k, src, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := naiveGather(xs, in, out, src, 7); !slices.Equal(got, want) {
 			t.Fatalf("in %v out %v src %v:\n got %v\nwant %v", in, out, src, got, want)
 		}
-		gs, err := gatherAxes(m, ss, in, out, k, src, "f")
+		gs, err := gatherAxes(c, ss, in, out, k, src, "f")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,25 +96,25 @@ func TestCancelled(t *testing.T) {
 	cancel()
 	c := ops.NewContext(ctx, nil, false)
 	img := seq(1, 4, 256, 256)
-	block := []*onnxpb.Attribute{attrInt("blocksize", 2)}
-	scales := f32s([]int{4}, 1, 1, 2, 2)
+	block := []*onnxpb.Attribute{opstest.AttrInt("blocksize", 2)}
+	scales := opstest.F32s([]int{4}, 1, 1, 2, 2)
 	cases := []struct {
 		op    string
 		opset int64
 		in    []*tensor.Tensor
 		attrs []*onnxpb.Attribute
 	}{
-		{"Pad", 13, ins(img, i64s(0, 0, 1, 1, 0, 0, 1, 1)), nil},
-		{"CenterCropPad", 18, ins(img, i64s(1, 4, 300, 300)), nil},
+		{"Pad", 13, ins(img, opstest.I64s(0, 0, 1, 1, 0, 0, 1, 1)), nil},
+		{"CenterCropPad", 18, ins(img, opstest.I64s(1, 4, 300, 300)), nil},
 		{"DepthToSpace", 13, ins(img), block},
 		{"SpaceToDepth", 13, ins(img), block},
 		{"Resize", 19, ins(img, nil, scales), nil},
-		{"Resize", 19, ins(img, nil, scales), []*onnxpb.Attribute{attrStr("mode", "linear")}},
-		{"Resize", 19, ins(img, nil, scales), []*onnxpb.Attribute{attrStr("mode", "cubic")}},
-		{"Resize", 19, ins(img, f32s([]int{8}, 0, 0, 0, 0, 1, 1, 1.5, 1.5), scales), []*onnxpb.Attribute{attrStr("mode", "linear"), attrStr("coordinate_transformation_mode", "tf_crop_and_resize")}},
+		{"Resize", 19, ins(img, nil, scales), []*onnxpb.Attribute{opstest.AttrString("mode", "linear")}},
+		{"Resize", 19, ins(img, nil, scales), []*onnxpb.Attribute{opstest.AttrString("mode", "cubic")}},
+		{"Resize", 19, ins(img, opstest.F32s([]int{8}, 0, 0, 0, 0, 1, 1, 1.5, 1.5), scales), []*onnxpb.Attribute{opstest.AttrString("mode", "linear"), opstest.AttrString("coordinate_transformation_mode", "tf_crop_and_resize")}},
 		{"GridSample", 20, ins(img, tensor.From([]int{1, 256, 256, 2}, make([]float32, 2*256*256))), nil},
-		{"AffineGrid", 20, ins(tensor.From([]int{1, 2, 3}, []float32{1, 0, 0, 0, 1, 0}), i64s(1, 1, 512, 512)), nil},
-		{"Col2Im", 18, ins(seq(1, 4, 256*256), i64s(256, 256), i64s(1, 1)), nil},
+		{"AffineGrid", 20, ins(tensor.From([]int{1, 2, 3}, []float32{1, 0, 0, 0, 1, 0}), opstest.I64s(1, 1, 512, 512)), nil},
+		{"Col2Im", 18, ins(seq(1, 4, 256*256), opstest.I64s(256, 256), opstest.I64s(1, 1)), nil},
 	}
 	for _, k := range cases {
 		op, _, err := opstest.Compile(opstest.Node{Op: k.op, Opset: k.opset, Attrs: k.attrs}, len(k.in))

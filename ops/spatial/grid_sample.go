@@ -104,7 +104,7 @@ func (op *gridSample) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 				return nil, ops.InputErrorf("GridSample cannot sample an empty image %s", tensor.ShapeString(x.Shape))
 			}
 		}
-		if err := op.sample(&meter{c: c}, x.Float64s(), x.Shape, grid.Float64s(), out, res); err != nil {
+		if err := op.sample(c, x.Float64s(), x.Shape, grid.Float64s(), out, res); err != nil {
 			return nil, err
 		}
 	}
@@ -165,7 +165,7 @@ func gridCubicCoeffs(t float64, c *[4]float64) {
 
 // sample fills res (N, C, out spatial...) by sampling x at grid. It stops
 // with the request's error once the request ends.
-func (op *gridSample) sample(m *meter, x []float64, xShape []int, grid []float64, out []int, res []float64) error {
+func (op *gridSample) sample(oc *ops.Context, x []float64, xShape []int, grid []float64, out []int, res []float64) error {
 	mode, padding, align := op.mode, op.padding, op.align
 	r := len(xShape) - 2
 	nb, c := xShape[0], xShape[1]
@@ -188,9 +188,9 @@ func (op *gridSample) sample(m *meter, x []float64, xShape []int, grid []float64
 		}
 	}
 	ntaps := map[int]int{gridNearest: 1, gridLinear: 2, gridCubic: 4}[mode]
-	cost := 1 // the taps of one output element, up to checkEvery
+	cost := 1 // the taps of one output element, up to ops.TickEvery
 	for range r {
-		cost = min(cost*ntaps, checkEvery)
+		cost = min(cost*ntaps, ops.TickEvery)
 	}
 	// per spatial dimension: tap offsets (-1: zero) and weights
 	tapOff := make([][]int, r)
@@ -257,7 +257,7 @@ func (op *gridSample) sample(m *meter, x []float64, xShape []int, grid []float64
 				}
 			}
 			for ch := 0; ch < c; ch++ {
-				if err := m.spend(cost); err != nil {
+				if err := oc.Tick(cost); err != nil {
 					return err
 				}
 				plane := x[(b*c+ch)*inPlane : (b*c+ch+1)*inPlane]

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -22,7 +23,7 @@ func TestGridSamplePaddingAndErrors(t *testing.T) {
 		{"reflection", []float32{1, 4, 2}}, // x = 2 reflects off 1 to 0, at y = 0.5: (1 + 3) / 2
 	}
 	for _, c := range cases {
-		got, err := run(t, 16, "GridSample", ins(x, grid), attrInt("align_corners", 1), attrStr("padding_mode", c.padding))
+		got, err := run(t, 16, "GridSample", ins(x, grid), opstest.AttrInt("align_corners", 1), opstest.AttrString("padding_mode", c.padding))
 		check(t, got, err, []int{1, 1, 1, 3}, c.want)
 	}
 	// 5-D inputs need opset 20; the names changed there
@@ -31,9 +32,9 @@ func TestGridSamplePaddingAndErrors(t *testing.T) {
 	if _, err := run(t, 16, "GridSample", ins(vol, vgrid)); !errors.Is(err, ops.ErrInput) {
 		t.Errorf("5-D at opset 16: %v", err)
 	}
-	got, err := run(t, 20, "GridSample", ins(vol, vgrid), attrInt("align_corners", 1), attrStr("mode", "cubic"))
+	got, err := run(t, 20, "GridSample", ins(vol, vgrid), opstest.AttrInt("align_corners", 1), opstest.AttrString("mode", "cubic"))
 	check(t, got, err, []int{1, 1, 1, 1, 1}, []float32{1})
-	if err := compile(20, "GridSample", 2, attrStr("mode", "bilinear")); !errors.Is(err, ops.ErrUnsupported) {
+	if err := compile(20, "GridSample", 2, opstest.AttrString("mode", "bilinear")); !errors.Is(err, ops.ErrUnsupported) {
 		t.Errorf("bilinear at opset 20: %v", err)
 	}
 	for _, g := range []*tensor.Tensor{

@@ -1,13 +1,11 @@
 package spatial
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
-	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -29,34 +27,7 @@ func compile(opset int64, op string, inputs int, attrs ...*onnxpb.Attribute) err
 	return err
 }
 
-// background is the Context of a run outside any request.
-func background() *ops.Context { return ops.NewContext(context.Background(), nil, false) }
-
 func ins(t ...*tensor.Tensor) []*tensor.Tensor { return t }
-
-func attrStr(name, s string) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrString, S: []byte(s)}
-}
-
-func attrInts(name string, v ...int64) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInts, Ints: v}
-}
-
-func attrInt(name string, v int64) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInt, I: v}
-}
-
-func attrFloat(name string, v float32) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrFloat, F: v}
-}
-
-func attrFloats(name string, v ...float32) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrFloats, Floats: v}
-}
-
-func i64s(v ...int64) *tensor.Tensor { return tensor.From([]int{len(v)}, v) }
-
-func f32s(shape []int, v ...float32) *tensor.Tensor { return tensor.From(shape, v) }
 
 // seq is the float32 tensor of shape holding 1, 2, 3, ...
 func seq(shape ...int) *tensor.Tensor {

@@ -8,9 +8,10 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	ops.Register(ops.Descriptor{Type: "Pad", Since: 2, Until: 10, Fold: true}, buildPad2)
-	ops.Register(ops.Descriptor{Type: "Pad", Since: 11, Fold: true}, buildPad11)
+// Pad is the Pad operator, by opset range.
+var Pad = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Pad", Since: 2, Until: 10, Fold: true}, buildPad2),
+	ops.Register(ops.Descriptor{Type: "Pad", Since: 11, Fold: true}, buildPad11),
 }
 
 // PadAttrs are Pad's attributes before opset 11, where the pads and the

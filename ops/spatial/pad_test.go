@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -32,11 +33,11 @@ func TestPadModes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprint(c.mode, c.pads), func(t *testing.T) {
-			got, err := run(t, 19, "Pad", ins(x, i64s(c.pads...), tensor.Scalar(float32(9))), attrStr("mode", c.mode))
+			got, err := run(t, 19, "Pad", ins(x, opstest.I64s(c.pads...), tensor.Scalar(float32(9))), opstest.AttrString("mode", c.mode))
 			check(t, got, err, c.shape, c.want)
 			// the opset-2 form takes the same pads as attributes
 			if c.mode != "wrap" {
-				got, err = run(t, 7, "Pad", ins(x), attrStr("mode", c.mode), attrInts("pads", c.pads...), attrFloat("value", 9))
+				got, err = run(t, 7, "Pad", ins(x), opstest.AttrString("mode", c.mode), opstest.AttrInts("pads", c.pads...), opstest.AttrFloat("value", 9))
 				check(t, got, err, c.shape, c.want)
 			}
 		})
@@ -45,16 +46,16 @@ func TestPadModes(t *testing.T) {
 
 func TestPadAxesAndTypes(t *testing.T) {
 	x := tensor.From([]int{2, 2}, []string{"a", "b", "c", "d"})
-	got, err := run(t, 18, "Pad", ins(x, i64s(1, 0), tensor.Scalar("z"), tensor.From([]int{1}, []int32{-1})))
+	got, err := run(t, 18, "Pad", ins(x, opstest.I64s(1, 0), tensor.Scalar("z"), tensor.From([]int{1}, []int32{-1})))
 	check(t, got, err, []int{2, 3}, []string{"z", "a", "b", "z", "c", "d"})
 	h := tensor.From([]int{3}, tensor.Float32ToHalf[tensor.BF16]([]float32{1, 2, 3}))
-	got, err = run(t, 13, "Pad", ins(h, i64s(1, 1)), attrStr("mode", "reflect"))
+	got, err = run(t, 13, "Pad", ins(h, opstest.I64s(1, 1)), opstest.AttrString("mode", "reflect"))
 	check(t, got, err, []int{5}, tensor.Float32ToHalf[tensor.BF16]([]float32{2, 1, 2, 3, 2}))
 	// a zero-size axis pads with the constant only
-	got, err = run(t, 13, "Pad", ins(tensor.From([]int{0, 2}, []float32{}), i64s(1, 0, 1, 0)))
+	got, err = run(t, 13, "Pad", ins(tensor.From([]int{0, 2}, []float32{}), opstest.I64s(1, 0, 1, 0)))
 	check(t, got, err, []int{2, 2}, []float32{0, 0, 0, 0})
 	// a scalar pads nothing
-	got, err = run(t, 13, "Pad", ins(tensor.Scalar(float32(5)), i64s()))
+	got, err = run(t, 13, "Pad", ins(tensor.Scalar(float32(5)), opstest.I64s()))
 	check(t, got, err, nil, []float32{5})
 }
 
@@ -66,24 +67,24 @@ func TestPadRefusesBadInput(t *testing.T) {
 		in    []*tensor.Tensor
 		mode  string
 	}{
-		{"pads too short", 13, ins(x, i64s(1, 1)), "constant"},
-		{"crop past the axis", 13, ins(x, i64s(0, -2, 0, -2)), "constant"},
-		{"reflect an emptied axis", 13, ins(x, i64s(0, -3, 0, 1)), "reflect"},
-		{"huge pad", 13, ins(x, i64s(1<<40, 0, 0, 0)), "constant"},
-		{"output too large", 13, ins(x, i64s(1<<30, 1<<30, 0, 0)), "constant"},
+		{"pads too short", 13, ins(x, opstest.I64s(1, 1)), "constant"},
+		{"crop past the axis", 13, ins(x, opstest.I64s(0, -2, 0, -2)), "constant"},
+		{"reflect an emptied axis", 13, ins(x, opstest.I64s(0, -3, 0, 1)), "reflect"},
+		{"huge pad", 13, ins(x, opstest.I64s(1<<40, 0, 0, 0)), "constant"},
+		{"output too large", 13, ins(x, opstest.I64s(1<<30, 1<<30, 0, 0)), "constant"},
 		{"float pads", 13, ins(x, tensor.From([]int{4}, []float32{0, 0, 0, 0})), "constant"},
-		{"value of another type", 13, ins(x, i64s(0, 0, 0, 0), tensor.Scalar(int64(1))), "constant"},
-		{"repeated axes", 18, ins(x, i64s(0, 0, 0, 0), tensor.Scalar(float32(0)), i64s(1, -1)), "constant"},
-		{"axis out of range", 18, ins(x, i64s(0, 0), tensor.Scalar(float32(0)), i64s(2)), "constant"},
+		{"value of another type", 13, ins(x, opstest.I64s(0, 0, 0, 0), tensor.Scalar(int64(1))), "constant"},
+		{"repeated axes", 18, ins(x, opstest.I64s(0, 0, 0, 0), tensor.Scalar(float32(0)), opstest.I64s(1, -1)), "constant"},
+		{"axis out of range", 18, ins(x, opstest.I64s(0, 0), tensor.Scalar(float32(0)), opstest.I64s(2)), "constant"},
 	}
 	for _, c := range bad {
-		_, err := run(t, c.opset, "Pad", c.in, attrStr("mode", c.mode))
+		_, err := run(t, c.opset, "Pad", c.in, opstest.AttrString("mode", c.mode))
 		if !errors.Is(err, ops.ErrInput) {
 			t.Errorf("%s: got %v, want an input error", c.name, err)
 		}
 	}
 	// wrap arrived in opset 19, axes in 18
-	if err := compile(18, "Pad", 2, attrStr("mode", "wrap")); !errors.Is(err, ops.ErrUnsupported) {
+	if err := compile(18, "Pad", 2, opstest.AttrString("mode", "wrap")); !errors.Is(err, ops.ErrUnsupported) {
 		t.Errorf("wrap at opset 18: %v", err)
 	}
 	if err := compile(13, "Pad", 4); err == nil {
@@ -95,7 +96,7 @@ func TestPadRefusesBadInput(t *testing.T) {
 // pass, in both forms.
 func TestPadMap(t *testing.T) {
 	x := seq(1, 4)
-	out, src, err := PadMap("Pad", &Pad11Attrs{Mode: "reflect"}, 13, ins(x, i64s(0, 2, 0, 1)))
+	out, src, err := PadMap("Pad", &Pad11Attrs{Mode: "reflect"}, 13, ins(x, opstest.I64s(0, 2, 0, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func BenchmarkPad(b *testing.B) {
 	pads := []int64{0, 0, 1, 1, 0, 0, 1, 1}
 	out := []int{1, 64, 114, 114}
 	m, _ := tensor.NumElements(out)
-	c := background()
+	c := opstest.Background()
 	for _, mode := range []string{"constant", "edge"} {
 		b.Run(mode+"_1x64x112x112_by1", func(b *testing.B) {
 			b.SetBytes(int64(4 * m))

@@ -14,10 +14,11 @@ import (
 // resizeConfig; its plan (resize_plan.go) resolves the inputs into the
 // taps of each axis, which resize_apply.go runs.
 
-func init() {
-	ops.Register(ops.Descriptor{Type: "Resize", Since: 10, Until: 10, Fold: true}, buildResize10)
-	ops.Register(ops.Descriptor{Type: "Resize", Since: 11, Until: 17, Fold: true}, buildResize11)
-	ops.Register(ops.Descriptor{Type: "Resize", Since: 18, Fold: true}, buildResize18)
+// Resize is the Resize operator, by opset range.
+var Resize = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Resize", Since: 10, Until: 10, Fold: true}, buildResize10),
+	ops.Register(ops.Descriptor{Type: "Resize", Since: 11, Until: 17, Fold: true}, buildResize11),
+	ops.Register(ops.Descriptor{Type: "Resize", Since: 18, Fold: true}, buildResize18),
 }
 
 // ResizeModeAttrs are the attributes of Upsample at opset 9 and Resize at

@@ -52,28 +52,27 @@ func resizeApply(c *ops.Context, x *tensor.Tensor, p *ResizePlan) (*tensor.Tenso
 	if len(p.Axes) == 0 {
 		return &tensor.Tensor{DType: x.DType, Shape: shape, Data: x.Data}, nil
 	}
-	m := &meter{c: c}
 	switch d := x.Data.(type) {
 	case []float32:
-		r, err := resizeFloat(m, d, x.Shape, p)
+		r, err := resizeFloat(c, d, x.Shape, p)
 		if err != nil {
 			return nil, err
 		}
 		return &tensor.Tensor{DType: x.DType, Shape: shape, Data: r}, nil
 	case []float64:
-		r, err := resizeFloat(m, d, x.Shape, p)
+		r, err := resizeFloat(c, d, x.Shape, p)
 		if err != nil {
 			return nil, err
 		}
 		return &tensor.Tensor{DType: x.DType, Shape: shape, Data: r}, nil
 	case []tensor.F16:
-		r, err := resizeFloat(m, tensor.HalfToFloat32(d), x.Shape, p)
+		r, err := resizeFloat(c, tensor.HalfToFloat32(d), x.Shape, p)
 		if err != nil {
 			return nil, err
 		}
 		return &tensor.Tensor{DType: x.DType, Shape: shape, Data: tensor.Float32ToHalf[tensor.F16](r)}, nil
 	case []tensor.BF16:
-		r, err := resizeFloat(m, tensor.HalfToFloat32(d), x.Shape, p)
+		r, err := resizeFloat(c, tensor.HalfToFloat32(d), x.Shape, p)
 		if err != nil {
 			return nil, err
 		}
@@ -81,7 +80,7 @@ func resizeApply(c *ops.Context, x *tensor.Tensor, p *ResizePlan) (*tensor.Tenso
 	case []string, []bool:
 		return nil, ops.InputErrorf("Resize interpolates numbers only, got %v", x.DType)
 	}
-	r, err := resizeFloat(m, x.Float64s(), x.Shape, p)
+	r, err := resizeFloat(c, x.Float64s(), x.Shape, p)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +116,7 @@ func resizeIntRange(dt tensor.DataType) (float64, float64) {
 // resizeFloat interpolates x (of shape) by p: axis by axis, shrinking
 // axes first, or in one pass for the bilinear resizing of the two
 // innermost axes that segmentation and detection heads run.
-func resizeFloat[T float32 | float64](m *meter, x []T, shape []int, p *ResizePlan) ([]T, error) {
+func resizeFloat[T float32 | float64](oc *ops.Context, x []T, shape []int, p *ResizePlan) ([]T, error) {
 	r := len(shape)
 	axes := slices.Clone(p.Axes)
 	sort.SliceStable(axes, func(i, j int) bool {
@@ -135,7 +134,7 @@ func resizeFloat[T float32 | float64](m *meter, x []T, shape []int, p *ResizePla
 			planes *= d
 		}
 		var o []float32
-		if o, err = resizeBilinear2D(m, f, planes, shape[r-2], shape[r-1], ya, xa); err != nil {
+		if o, err = resizeBilinear2D(oc, f, planes, shape[r-2], shape[r-1], ya, xa); err != nil {
 			return nil, err
 		}
 		out = any(o).([]T)
@@ -151,13 +150,13 @@ func resizeFloat[T float32 | float64](m *meter, x []T, shape []int, p *ResizePla
 			for _, d := range cur[ax.Axis+1:] {
 				inner *= d
 			}
-			if out, err = resizePass(m, out, outer, ax.In, inner, ax); err != nil {
+			if out, err = resizePass(oc, out, outer, ax.In, inner, ax); err != nil {
 				return nil, err
 			}
 			cur[ax.Axis] = ax.Out
 		}
 	}
-	if err := resizeExtrapolate(m, out, p); err != nil {
+	if err := resizeExtrapolate(oc, out, p); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -186,7 +185,7 @@ func resizeWeights[T float32 | float64](ax *ResizeAxis) []T {
 }
 
 // resizePass resamples the middle axis of src viewed as (outer, in, inner).
-func resizePass[T float32 | float64](m *meter, src []T, outer, in, inner int, ax *ResizeAxis) ([]T, error) {
+func resizePass[T float32 | float64](oc *ops.Context, src []T, outer, in, inner int, ax *ResizeAxis) ([]T, error) {
 	out := ax.Out
 	dst := make([]T, outer*out*inner)
 	w := resizeWeights[T](ax)
@@ -196,7 +195,7 @@ func resizePass[T float32 | float64](m *meter, src []T, outer, in, inner int, ax
 		d := dst[o*out*inner : (o+1)*out*inner]
 		if inner == 1 {
 			for j := range d {
-				if err := m.spend(taps); err != nil {
+				if err := oc.Tick(taps); err != nil {
 					return nil, err
 				}
 				var acc T
@@ -208,7 +207,7 @@ func resizePass[T float32 | float64](m *meter, src []T, outer, in, inner int, ax
 			continue
 		}
 		for j := 0; j < out; j++ {
-			if err := m.spend(taps * inner); err != nil {
+			if err := oc.Tick(taps * inner); err != nil {
 				return nil, err
 			}
 			row := d[j*inner : (j+1)*inner]
@@ -240,7 +239,7 @@ func resizePass[T float32 | float64](m *meter, src []T, outer, in, inner int, ax
 // ya.Out×xa.Out with two taps per axis. Each output row blends two
 // horizontally resized input rows; those are computed once and kept while
 // consecutive output rows read them.
-func resizeBilinear2D(m *meter, src []float32, planes, ih, iw int, ya, xa *ResizeAxis) ([]float32, error) {
+func resizeBilinear2D(oc *ops.Context, src []float32, planes, ih, iw int, ya, xa *ResizeAxis) ([]float32, error) {
 	oh, ow := ya.Out, xa.Out
 	dst := make([]float32, planes*oh*ow)
 	x0, x1 := make([]int, ow), make([]int, ow)
@@ -275,7 +274,7 @@ func resizeBilinear2D(m *meter, src []float32, planes, ih, iw int, ya, xa *Resiz
 			return h
 		}
 		for oy := 0; oy < oh; oy++ {
-			if err := m.spend(4 * ow); err != nil {
+			if err := oc.Tick(4 * ow); err != nil {
 				return nil, err
 			}
 			y0, y1 := ya.Index[2*oy], ya.Index[2*oy+1]
@@ -307,7 +306,7 @@ func resizeBilinear2D(m *meter, src []float32, planes, ih, iw int, ya, xa *Resiz
 
 // resizeExtrapolate writes the extrapolation value where any axis samples
 // outside the input (tf_crop_and_resize).
-func resizeExtrapolate[T float32 | float64](m *meter, out []T, p *ResizePlan) error {
+func resizeExtrapolate[T float32 | float64](oc *ops.Context, out []T, p *ResizePlan) error {
 	outside := make([][]bool, len(p.Shape))
 	some := false
 	for _, ax := range p.Axes {
@@ -321,7 +320,7 @@ func resizeExtrapolate[T float32 | float64](m *meter, out []T, p *ResizePlan) er
 	v := T(p.Extrapolation)
 	it := tensor.NewIter(p.Shape)
 	for i := 0; it.Next(); i++ {
-		if err := m.spend(1); err != nil {
+		if err := oc.Tick(1); err != nil {
 			return err
 		}
 		for d, o := range it.Index() {

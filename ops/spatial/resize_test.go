@@ -8,24 +8,25 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
 func TestResizeOpsetForms(t *testing.T) {
-	x := f32s([]int{1, 1, 2, 2}, 1, 2, 3, 4)
-	got, err := run(t, 7, "Upsample", ins(x), attrStr("mode", "nearest"), attrFloats("scales", 1, 1, 2, 2))
+	x := opstest.F32s([]int{1, 1, 2, 2}, 1, 2, 3, 4)
+	got, err := run(t, 7, "Upsample", ins(x), opstest.AttrString("mode", "nearest"), opstest.AttrFloats("scales", 1, 1, 2, 2))
 	check(t, got, err, []int{1, 1, 4, 4}, []float32{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4})
 	// Upsample 9 and Resize 10: asymmetric coordinates
-	row := f32s([]int{1, 2}, 1, 2)
-	got, err = run(t, 9, "Upsample", ins(row, f32s([]int{2}, 1, 2)), attrStr("mode", "linear"))
+	row := opstest.F32s([]int{1, 2}, 1, 2)
+	got, err = run(t, 9, "Upsample", ins(row, opstest.F32s([]int{2}, 1, 2)), opstest.AttrString("mode", "linear"))
 	check(t, got, err, []int{1, 4}, []float32{1, 1.5, 2, 2})
 	// Resize 10 rounds up when it shrinks
-	five := f32s([]int{1, 5}, 1, 2, 3, 4, 5)
-	got, err = run(t, 10, "Resize", ins(five, f32s([]int{2}, 1, 0.6)))
+	five := opstest.F32s([]int{1, 5}, 1, 2, 3, 4, 5)
+	got, err = run(t, 10, "Resize", ins(five, opstest.F32s([]int{2}, 1, 0.6)))
 	check(t, got, err, []int{1, 3}, []float32{1, 3, 5})
 	// tf_half_pixel_for_nn lives in opsets 11 and 12 only
-	empty := f32s([]int{0})
-	got, err = run(t, 11, "Resize", ins(row, empty, f32s([]int{2}, 1, 2)), attrStr("coordinate_transformation_mode", "tf_half_pixel_for_nn"))
+	empty := opstest.F32s([]int{0})
+	got, err = run(t, 11, "Resize", ins(row, empty, opstest.F32s([]int{2}, 1, 2)), opstest.AttrString("coordinate_transformation_mode", "tf_half_pixel_for_nn"))
 	check(t, got, err, []int{1, 4}, []float32{1, 2, 2, 2})
 	refused := []struct {
 		opset int64
@@ -39,15 +40,15 @@ func TestResizeOpsetForms(t *testing.T) {
 		{19, "nearest_mode", "nearest"},
 	}
 	for _, c := range refused {
-		err := compile(c.opset, "Resize", 3, attrStr(c.attr, c.val))
+		err := compile(c.opset, "Resize", 3, opstest.AttrString(c.attr, c.val))
 		if !errors.Is(err, ops.ErrUnsupported) {
 			t.Errorf("opset %d %s=%s: %v", c.opset, c.attr, c.val, err)
 		}
 	}
-	if err := compile(7, "Upsample", 1, attrFloats("scales", 1, 0.5)); err == nil {
+	if err := compile(7, "Upsample", 1, opstest.AttrFloats("scales", 1, 0.5)); err == nil {
 		t.Error("Upsample compiles with a scale below 1")
 	}
-	if _, err := run(t, 9, "Upsample", ins(row, f32s([]int{2}, 1, 0.5))); !errors.Is(err, ops.ErrInput) {
+	if _, err := run(t, 9, "Upsample", ins(row, opstest.F32s([]int{2}, 1, 0.5))); !errors.Is(err, ops.ErrInput) {
 		t.Errorf("Upsample 9 scale 0.5: %v", err)
 	}
 }
@@ -55,12 +56,12 @@ func TestResizeOpsetForms(t *testing.T) {
 func TestResizeTypes(t *testing.T) {
 	// nearest moves any type; an extrapolated string or bool is its zero value
 	s := tensor.From([]int{2}, []string{"a", "b"})
-	got, err := run(t, 19, "Resize", ins(s, nil, f32s([]int{1}, 2)))
+	got, err := run(t, 19, "Resize", ins(s, nil, opstest.F32s([]int{1}, 2)))
 	check(t, got, err, []int{4}, []string{"a", "a", "b", "b"})
 	b := tensor.From([]int{2}, []bool{true, false})
-	got, err = run(t, 19, "Resize", ins(b, f32s([]int{2}, -1, 2), nil, i64s(4)), attrStr("coordinate_transformation_mode", "tf_crop_and_resize"))
+	got, err = run(t, 19, "Resize", ins(b, opstest.F32s([]int{2}, -1, 2), nil, opstest.I64s(4)), opstest.AttrString("coordinate_transformation_mode", "tf_crop_and_resize"))
 	check(t, got, err, []int{4}, []bool{false, true, false, false})
-	if _, err := run(t, 19, "Resize", ins(s, nil, f32s([]int{1}, 2)), attrStr("mode", "linear")); !errors.Is(err, ops.ErrInput) {
+	if _, err := run(t, 19, "Resize", ins(s, nil, opstest.F32s([]int{1}, 2)), opstest.AttrString("mode", "linear")); !errors.Is(err, ops.ErrInput) {
 		t.Errorf("linear strings: %v", err)
 	}
 	// integers interpolate in float64, saturate and truncate; FP16 rounds once
@@ -72,13 +73,13 @@ func TestResizeTypes(t *testing.T) {
 		u8[i], f64[i], f32[i] = uint8(v), v, float32(v)
 	}
 	args := func(x *tensor.Tensor) []*tensor.Tensor {
-		return ins(x, nil, f32s([]int{1}, 2.5))
+		return ins(x, nil, opstest.F32s([]int{1}, 2.5))
 	}
-	ref, err := run(t, 19, "Resize", args(tensor.From([]int{5}, f64)), attrStr("mode", "cubic"))
+	ref, err := run(t, 19, "Resize", args(tensor.From([]int{5}, f64)), opstest.AttrString("mode", "cubic"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err = run(t, 19, "Resize", args(tensor.From([]int{5}, u8)), attrStr("mode", "cubic"))
+	got, err = run(t, 19, "Resize", args(tensor.From([]int{5}, u8)), opstest.AttrString("mode", "cubic"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestResizeTypes(t *testing.T) {
 	if !over {
 		t.Fatal("the case does not overshoot: it does not test saturation")
 	}
-	h, err := run(t, 19, "Resize", args(tensor.From([]int{5}, tensor.Float32ToHalf[tensor.F16](f32))), attrStr("mode", "cubic"))
+	h, err := run(t, 19, "Resize", args(tensor.From([]int{5}, tensor.Float32ToHalf[tensor.F16](f32))), opstest.AttrString("mode", "cubic"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,10 +108,10 @@ func TestResizeTypes(t *testing.T) {
 func TestResizeRefusesBadInput(t *testing.T) {
 	x := seq(1, 2, 3)
 	scales := func(v ...float32) []*tensor.Tensor {
-		return ins(x, nil, f32s([]int{len(v)}, v...))
+		return ins(x, nil, opstest.F32s([]int{len(v)}, v...))
 	}
 	sizes := func(v ...int64) []*tensor.Tensor {
-		return ins(x, nil, nil, i64s(v...))
+		return ins(x, nil, nil, opstest.I64s(v...))
 	}
 	cases := map[string][]*tensor.Tensor{
 		"zero scale":        scales(1, 0, 1),
@@ -123,34 +124,34 @@ func TestResizeRefusesBadInput(t *testing.T) {
 		"negative size":     sizes(1, -2, 3),
 		"sizes count":       sizes(1, 2),
 		"no scales, sizes":  {x},
-		"scales and sizes":  {x, nil, f32s([]int{3}, 1, 1, 1), i64s(1, 2, 3)},
-		"integer scales":    {x, nil, i64s(1, 1, 1)},
-		"float sizes":       {x, nil, nil, f32s([]int{3}, 1, 2, 3)},
-		"a size from empty": {seq(1, 0, 3), nil, nil, i64s(1, 2, 3)},
+		"scales and sizes":  {x, nil, opstest.F32s([]int{3}, 1, 1, 1), opstest.I64s(1, 2, 3)},
+		"integer scales":    {x, nil, opstest.I64s(1, 1, 1)},
+		"float sizes":       {x, nil, nil, opstest.F32s([]int{3}, 1, 2, 3)},
+		"a size from empty": {seq(1, 0, 3), nil, nil, opstest.I64s(1, 2, 3)},
 	}
 	for name, args := range cases {
-		if _, err := run(t, 19, "Resize", args, attrStr("mode", "linear")); !errors.Is(err, ops.ErrInput) {
+		if _, err := run(t, 19, "Resize", args, opstest.AttrString("mode", "linear")); !errors.Is(err, ops.ErrInput) {
 			t.Errorf("%s: got %v, want an input error", name, err)
 		}
 	}
-	crop := ins(x, f32s([]int{2}, 0, 1), nil, i64s(1, 2, 3))
-	if _, err := run(t, 19, "Resize", crop, attrStr("coordinate_transformation_mode", "tf_crop_and_resize")); !errors.Is(err, ops.ErrInput) {
+	crop := ins(x, opstest.F32s([]int{2}, 0, 1), nil, opstest.I64s(1, 2, 3))
+	if _, err := run(t, 19, "Resize", crop, opstest.AttrString("coordinate_transformation_mode", "tf_crop_and_resize")); !errors.Is(err, ops.ErrInput) {
 		t.Errorf("roi of 2 values for 3 axes: %v", err)
 	}
-	if _, err := run(t, 19, "Resize", sizes(2, 3), attrInts("axes", 1, -2)); !errors.Is(err, ops.ErrInput) {
+	if _, err := run(t, 19, "Resize", sizes(2, 3), opstest.AttrInts("axes", 1, -2)); !errors.Is(err, ops.ErrInput) {
 		t.Errorf("repeated axes: %v", err)
 	}
 	// empty axes stay empty; a zero size empties the output
-	got, err := run(t, 19, "Resize", ins(seq(2, 0, 3), nil, f32s([]int{3}, 2, 2, 2)), attrStr("mode", "linear"))
+	got, err := run(t, 19, "Resize", ins(seq(2, 0, 3), nil, opstest.F32s([]int{3}, 2, 2, 2)), opstest.AttrString("mode", "linear"))
 	check(t, got, err, []int{4, 0, 6}, []float32{})
-	got, err = run(t, 19, "Resize", sizes(1, 0, 3), attrStr("mode", "cubic"))
+	got, err = run(t, 19, "Resize", sizes(1, 0, 3), opstest.AttrString("mode", "cubic"))
 	check(t, got, err, []int{1, 0, 3}, []float32{})
 }
 
 // TestResizePlanOf checks the plan the gradient of Resize reads: the
 // axes that resample, with their taps.
 func TestResizePlanOf(t *testing.T) {
-	x := f32s([]int{1, 2}, 1, 2)
+	x := opstest.F32s([]int{1, 2}, 1, 2)
 	p, err := ResizePlanOf("Upsample", &UpsampleAttrs{Mode: "nearest", Scales: []float32{1, 2}}, 7, ins(x))
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +159,7 @@ func TestResizePlanOf(t *testing.T) {
 	if fmt.Sprint(p.Shape, len(p.Axes), p.Axes[0].Axis, p.Axes[0].Taps, p.Axes[0].Index, p.Nearest) != "[1 4] 1 1 1 [0 0 1 1] true" {
 		t.Errorf("Upsample 7 plan: %+v", p)
 	}
-	p, err = ResizePlanOf("Resize", &ResizeModeAttrs{Mode: "linear"}, 10, ins(x, f32s([]int{2}, 1, 2)))
+	p, err = ResizePlanOf("Resize", &ResizeModeAttrs{Mode: "linear"}, 10, ins(x, opstest.F32s([]int{2}, 1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestResizePlanOf(t *testing.T) {
 // resizeByPasses is the general path: one pass per axis, in float64.
 func resizeByPasses(t *testing.T, x []float32, shape []int, p *ResizePlan) []float64 {
 	t.Helper()
-	m := &meter{c: background()}
+	c := opstest.Background()
 	cur := append([]int(nil), shape...)
 	out := make([]float64, len(x))
 	for i, v := range x {
@@ -189,12 +190,12 @@ func resizeByPasses(t *testing.T, x []float32, shape []int, p *ResizePlan) []flo
 			inner *= d
 		}
 		var err error
-		if out, err = resizePass(m, out, outer, ax.In, inner, ax); err != nil {
+		if out, err = resizePass(c, out, outer, ax.In, inner, ax); err != nil {
 			t.Fatal(err)
 		}
 		cur[ax.Axis] = ax.Out
 	}
-	if err := resizeExtrapolate(m, out, p); err != nil {
+	if err := resizeExtrapolate(c, out, p); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -229,8 +230,8 @@ func TestResizeFastPathsMatchPasses(t *testing.T) {
 			t.Fatal(err)
 		}
 		sc := []float32{1, 1, float32(0.4 + 2.5*r.Float64()), float32(0.4 + 2.5*r.Float64())}
-		roi := f32s([]int{8}, 0, 0, 0.1, -0.2, 1, 1, 0.9, 1.3)
-		p, err := c.plan([]*tensor.Tensor{tensor.From(shape, x), roi, f32s([]int{4}, sc...)})
+		roi := opstest.F32s([]int{8}, 0, 0, 0.1, -0.2, 1, 1, 0.9, 1.3)
+		p, err := c.plan([]*tensor.Tensor{tensor.From(shape, x), roi, opstest.F32s([]int{4}, sc...)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +241,7 @@ func TestResizeFastPathsMatchPasses(t *testing.T) {
 		if len(p.Axes) == 2 && bilinear2D(p.Axes, 4) {
 			fast++
 		}
-		y, err := resizeApply(background(), tensor.From(shape, x), p)
+		y, err := resizeApply(opstest.Background(), tensor.From(shape, x), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -283,9 +284,8 @@ func BenchmarkResize(b *testing.B) {
 		x[i] = float32(i%251) / 251
 	}
 	xt := tensor.From(shape, x)
-	scales := f32s([]int{4}, 1, 1, 2, 2)
-	ctx := background()
-	m := &meter{c: ctx}
+	scales := opstest.F32s([]int{4}, 1, 1, 2, 2)
+	ctx := opstest.Background()
 	for _, mode := range []string{"linear", "nearest"} {
 		c, err := resizeConfigOf("Resize", &Resize18Attrs{Mode: mode, CoordinateTransformationMode: "half_pixel", NearestMode: "round_prefer_floor", CubicCoeffA: -0.75, KeepAspectRatioPolicy: "stretch"}, 19)
 		if err != nil {
@@ -321,7 +321,7 @@ func BenchmarkResize(b *testing.B) {
 						for _, d := range dims[ax.Axis:] {
 							inner *= d
 						}
-						cur, _ = resizePass(m, cur, outer, ax.In, inner, ax)
+						cur, _ = resizePass(ctx, cur, outer, ax.In, inner, ax)
 						dims[ax.Axis-1] = ax.Out
 					}
 				}

@@ -44,14 +44,13 @@ func (op *spaceToDepth) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tens
 	if err != nil {
 		return nil, ops.InputErrorf("%v", err)
 	}
-	m := &meter{c: c}
 	idx := make([]int, 0, total)
 	for in := 0; in < nb; in++ {
 		for oc := 0; oc < ch*b*b; oc++ {
 			ic, blk := oc%ch, oc/ch
 			i, j := blk/b, blk%b
 			for oh := 0; oh < ho; oh++ {
-				if err := m.spend(max(wo, 1)); err != nil {
+				if err := c.Tick(wo); err != nil {
 					return nil, err
 				}
 				for ow := 0; ow < wo; ow++ {

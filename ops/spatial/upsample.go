@@ -9,9 +9,10 @@ import (
 // Upsample is Resize's older form: scales of at least 1, asymmetric
 // coordinates, nearest or linear. Its scales are an attribute at opsets
 // 7–8 and an input at 9 (built as Resize 10 is).
-func init() {
-	ops.Register(ops.Descriptor{Type: "Upsample", Since: 7, Until: 8, Fold: true}, buildUpsample7)
-	ops.Register(ops.Descriptor{Type: "Upsample", Since: 9, Until: 9, Fold: true}, buildResize10)
+// Upsample is the Upsample operator, by opset range.
+var Upsample = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Upsample", Since: 7, Until: 8, Fold: true}, buildUpsample7),
+	ops.Register(ops.Descriptor{Type: "Upsample", Since: 9, Until: 9, Fold: true}, buildResize10),
 }
 
 // UpsampleAttrs are Upsample's attributes at opsets 7–8 (scales are an

@@ -13,12 +13,6 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// run compiles one node of op at opset with attrs and runs it on in.
-func run(t *testing.T, op string, opset int64, attrs []*onnxpb.Attribute, in ...*tensor.Tensor) ([]*tensor.Tensor, error) {
-	t.Helper()
-	return opstest.Run(t, opstest.Node{Op: op, Opset: opset, Attrs: attrs}, in...)
-}
-
 func castAttr(to onnxpb.DataType) []*onnxpb.Attribute {
 	return []*onnxpb.Attribute{{Name: "to", Type: onnxpb.AttrInt, I: int64(to)}}
 }
@@ -43,7 +37,7 @@ func TestCastToString(t *testing.T) {
 		{tensor.From([]int{2}, []uint64{math.MaxUint64, 7}), []string{"18446744073709551615", "7"}},
 		{tensor.From([]int{2}, []bool{true, false}), []string{"True", "False"}},
 	} {
-		out, err := run(t, "Cast", 21, castAttr(onnxpb.String), c.x)
+		out, err := opstest.Run(t, opstest.Node{Op: "Cast", Opset: 21, Attrs: castAttr(onnxpb.String)}, c.x)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +46,7 @@ func TestCastToString(t *testing.T) {
 		}
 		// Every formatted float reads back as the same value.
 		if c.x.DType.IsFloat() {
-			back, err := run(t, "Cast", 21, castAttr(onnx.DataTypeToONNX(c.x.DType)), out[0])
+			back, err := opstest.Run(t, opstest.Node{Op: "Cast", Opset: 21, Attrs: castAttr(onnx.DataTypeToONNX(c.x.DType))}, out[0])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,7 +62,7 @@ func TestCastToString(t *testing.T) {
 // number type.
 func TestCastFromString(t *testing.T) {
 	s := tensor.From([]int{9}, []string{"0.47892547", "NaN", "INF", "+INF", "-inf", " 1e-5 ", "1E8", "-0", "3.14"})
-	out, err := run(t, "Cast", 21, castAttr(onnxpb.Float), s)
+	out, err := opstest.Run(t, opstest.Node{Op: "Cast", Opset: 21, Attrs: castAttr(onnxpb.Float)}, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +70,7 @@ func TestCastFromString(t *testing.T) {
 	if g := out[0].Data.([]float32); !slices.EqualFunc(g, want, func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b }) {
 		t.Errorf("STRING to FLOAT = %v, want %v", g, want)
 	}
-	out, err = run(t, "Cast", 21, castAttr(onnxpb.Float16), s)
+	out, err = opstest.Run(t, opstest.Node{Op: "Cast", Opset: 21, Attrs: castAttr(onnxpb.Float16)}, s)
 	if err != nil || out[0].DType != tensor.Float16 || out[0].Data.([]tensor.F16)[0] != tensor.F16FromFloat64(0.47892547) {
 		t.Errorf("STRING to FLOAT16 = %v, %v", out, err)
 	}
@@ -86,7 +80,7 @@ func TestCastFromString(t *testing.T) {
 		onnxpb.Int8:  "[42 -7 3 100 -2 -24 44]",
 		onnxpb.Uint8: "[42 249 3 100 254 232 44]",
 	} {
-		out, err := run(t, "Cast", 21, castAttr(to), ints)
+		out, err := opstest.Run(t, opstest.Node{Op: "Cast", Opset: 21, Attrs: castAttr(to)}, ints)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,19 +88,19 @@ func TestCastFromString(t *testing.T) {
 			t.Errorf("STRING to %v = %s, want %s", to, got, want)
 		}
 	}
-	out, err = run(t, "Cast", 21, castAttr(onnxpb.Bool), tensor.From([]int{5}, []string{"True", "false", "0", "2.5", " TRUE "}))
+	out, err = opstest.Run(t, opstest.Node{Op: "Cast", Opset: 21, Attrs: castAttr(onnxpb.Bool)}, tensor.From([]int{5}, []string{"True", "false", "0", "2.5", " TRUE "}))
 	if err != nil || !slices.Equal(out[0].Data.([]bool), []bool{true, false, false, true, true}) {
 		t.Errorf("STRING to BOOL = %v, %v", out, err)
 	}
 	for _, to := range []onnxpb.DataType{onnxpb.Float, onnxpb.Int32, onnxpb.Bool, onnxpb.Uint64, onnxpb.BFloat16} {
 		for _, bad := range []string{"Hello World!", "", "1.2.3", "nan?"} {
-			if _, err := run(t, "Cast", 21, castAttr(to), tensor.From([]int{1}, []string{bad})); !errors.Is(err, ops.ErrInput) {
+			if _, err := opstest.Run(t, opstest.Node{Op: "Cast", Opset: 21, Attrs: castAttr(to)}, tensor.From([]int{1}, []string{bad})); !errors.Is(err, ops.ErrInput) {
 				t.Errorf("%q to %v: %v", bad, to, err)
 			}
 		}
 	}
 	// STRING to STRING is the identity.
-	out, err = run(t, "Cast", 21, castAttr(onnxpb.String), s)
+	out, err = opstest.Run(t, opstest.Node{Op: "Cast", Opset: 21, Attrs: castAttr(onnxpb.String)}, s)
 	if err != nil || !slices.Equal(out[0].Data.([]string), s.Data.([]string)) {
 		t.Errorf("STRING to STRING = %v, %v", out, err)
 	}
@@ -129,7 +123,7 @@ func TestCastNumbers(t *testing.T) {
 	// rounded once it goes up; through float32 (which drops the 2^-40) it
 	// would tie and go to even.
 	x := tensor.From([]int{1}, []float64{1 + 0x1p-11 + 0x1p-40})
-	out, err := run(t, "Cast", 21, castAttr(onnxpb.Float16), x)
+	out, err := opstest.Run(t, opstest.Node{Op: "Cast", Opset: 21, Attrs: castAttr(onnxpb.Float16)}, x)
 	if err != nil || out[0].Data.([]tensor.F16)[0] != 0x3c01 {
 		t.Errorf("DOUBLE to FLOAT16 = %v, %v; want 0x3c01", out, err)
 	}
@@ -148,7 +142,7 @@ func TestCastNumbers(t *testing.T) {
 		{tensor.From([]int{2}, tensor.Float32ToHalf[tensor.F16]([]float32{0.1, 3.0078125})), onnxpb.BFloat16, "[0.1 3.0]"},
 		{tensor.From([]int{2}, []int64{70000, -3}), onnxpb.Float16, "[inf -3.0]"},
 	} {
-		out, err := run(t, "Cast", 21, castAttr(c.to), c.x)
+		out, err := opstest.Run(t, opstest.Node{Op: "Cast", Opset: 21, Attrs: castAttr(c.to)}, c.x)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,16 +151,16 @@ func TestCastNumbers(t *testing.T) {
 		}
 	}
 	// Types the Open Inference Protocol cannot carry are refused at load.
-	if _, err := run(t, "Cast", 21, castAttr(onnxpb.DataType(17)), x); !errors.Is(err, ops.ErrUnsupported) { // FLOAT8E4M3FN
+	if _, err := opstest.Run(t, opstest.Node{Op: "Cast", Opset: 21, Attrs: castAttr(onnxpb.DataType(17))}, x); !errors.Is(err, ops.ErrUnsupported) { // FLOAT8E4M3FN
 		t.Errorf("Cast to FLOAT8E4M3FN: %v", err)
 	}
-	if _, err := run(t, "Cast", 21, nil, x); err == nil {
+	if _, err := opstest.Run(t, opstest.Node{Op: "Cast", Opset: 21}, x); err == nil {
 		t.Error("Cast without to compiled")
 	}
-	if _, err := run(t, "Cast", 25, append(castAttr(onnxpb.Float), &onnxpb.Attribute{Name: "round_mode", Type: onnxpb.AttrString, S: []byte("sideways")}), x); err == nil {
+	if _, err := opstest.Run(t, opstest.Node{Op: "Cast", Opset: 25, Attrs: append(castAttr(onnxpb.Float), &onnxpb.Attribute{Name: "round_mode", Type: onnxpb.AttrString, S: []byte("sideways")})}, x); err == nil {
 		t.Error("round_mode sideways compiled")
 	}
-	out, err = run(t, "Cast", 25, append(castAttr(onnxpb.Float), &onnxpb.Attribute{Name: "saturate", Type: onnxpb.AttrInt, I: 0}), tensor.From([]int{1}, []float64{1e300}))
+	out, err = opstest.Run(t, opstest.Node{Op: "Cast", Opset: 25, Attrs: append(castAttr(onnxpb.Float), &onnxpb.Attribute{Name: "saturate", Type: onnxpb.AttrInt, I: 0})}, tensor.From([]int{1}, []float64{1e300}))
 	if err != nil || !math.IsInf(float64(out[0].Data.([]float32)[0]), 1) {
 		t.Errorf("saturate=0 to FLOAT = %v, %v", out, err)
 	}

@@ -8,8 +8,9 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	ops.Register(ops.Descriptor{Type: "Concat", Since: 1, Fold: true}, buildConcat)
+// Concat is the Concat operator.
+var Concat = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Concat", Since: 1, Fold: true}, buildConcat),
 }
 
 // ConcatAttrs are Concat's attributes.
@@ -67,14 +68,13 @@ func (op concat) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, err
 	for _, d := range shape[a+1:] {
 		inner *= d
 	}
-	w := newWatch(c)
 	pos := 0
 	for o := 0; o < outer; o++ {
 		for _, t := range in {
 			chunk := t.Shape[a] * inner
-			for k := 0; k < chunk; k += checkEvery {
-				n := min(checkEvery, chunk-k)
-				if err := w.moved(n); err != nil {
+			for k := 0; k < chunk; k += ops.TickEvery {
+				n := min(ops.TickEvery, chunk-k)
+				if err := c.Tick(n); err != nil {
 					return nil, err
 				}
 				mv.CopyN(out, pos+k, t.Data, o*chunk+k, n)

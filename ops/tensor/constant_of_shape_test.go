@@ -9,6 +9,7 @@ import (
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/onnx"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -30,7 +31,7 @@ func TestConstantOfShape(t *testing.T) {
 		{value(tensor.From([]int{1}, []string{"ab"})), shape(3), tensor.From([]int{3}, []string{"ab", "ab", "ab"})},
 		{value(tensor.From([]int{1}, []uint64{math.MaxUint64})), shape(1), tensor.From([]int{1}, []uint64{math.MaxUint64})},
 	} {
-		out, err := run(t, "ConstantOfShape", 25, c.attrs, c.shape)
+		out, err := opstest.Run(t, opstest.Node{Op: "ConstantOfShape", Opset: 25, Attrs: c.attrs}, c.shape)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,11 +45,11 @@ func TestConstantOfShape(t *testing.T) {
 		tensor.From([]int{2}, []int32{2, 2}),
 		tensor.From([]int{1, 2}, []int64{2, 2}),
 	} {
-		if _, err := run(t, "ConstantOfShape", 25, nil, bad); !errors.Is(err, ops.ErrInput) {
+		if _, err := opstest.Run(t, opstest.Node{Op: "ConstantOfShape", Opset: 25}, bad); !errors.Is(err, ops.ErrInput) {
 			t.Errorf("shape %v%v: %v", bad.DType, bad.Data, err)
 		}
 	}
-	if _, err := run(t, "ConstantOfShape", 25, value(tensor.From([]int{2}, []float32{1, 2})), shape(2)); err == nil {
+	if _, err := opstest.Run(t, opstest.Node{Op: "ConstantOfShape", Opset: 25, Attrs: value(tensor.From([]int{2}, []float32{1, 2}))}, shape(2)); err == nil {
 		t.Error("a two-element value compiled")
 	}
 }

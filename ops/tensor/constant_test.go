@@ -8,6 +8,7 @@ import (
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/onnx"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -27,7 +28,7 @@ func TestConstantForms(t *testing.T) {
 		{&onnxpb.Attribute{Name: "value_string", Type: onnxpb.AttrString, S: []byte("héllo")}, tensor.Scalar("héllo")},
 		{&onnxpb.Attribute{Name: "value_strings", Type: onnxpb.AttrStrings, Strings: [][]byte{[]byte("a"), {}}}, tensor.From([]int{2}, []string{"a", ""})},
 	} {
-		out, err := run(t, "Constant", 21, []*onnxpb.Attribute{c.attr})
+		out, err := opstest.Run(t, opstest.Node{Op: "Constant", Opset: 21, Attrs: []*onnxpb.Attribute{c.attr}})
 		if err != nil {
 			t.Fatalf("%s: %v", c.attr.Name, err)
 		}
@@ -35,11 +36,11 @@ func TestConstantForms(t *testing.T) {
 			t.Errorf("Constant %s = %v %v %v", c.attr.Name, out[0].DType, out[0].Shape, out[0].Data)
 		}
 	}
-	_, err := run(t, "Constant", 21, []*onnxpb.Attribute{{Name: "sparse_value", Type: onnxpb.AttrSparseTensor}})
+	_, err := opstest.Run(t, opstest.Node{Op: "Constant", Opset: 21, Attrs: []*onnxpb.Attribute{{Name: "sparse_value", Type: onnxpb.AttrSparseTensor}}})
 	if !errors.Is(err, ops.ErrUnsupported) {
 		t.Errorf("sparse_value: %v", err)
 	}
-	_, err = run(t, "Constant", 21, []*onnxpb.Attribute{{Name: "value_int", Type: onnxpb.AttrInt, I: 1}, {Name: "value_float", Type: onnxpb.AttrFloat, F: 1}})
+	_, err = opstest.Run(t, opstest.Node{Op: "Constant", Opset: 21, Attrs: []*onnxpb.Attribute{{Name: "value_int", Type: onnxpb.AttrInt, I: 1}, {Name: "value_float", Type: onnxpb.AttrFloat, F: 1}}})
 	if err == nil {
 		t.Error("Constant with two values compiled")
 	}

@@ -5,8 +5,9 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	ops.Register(ops.Descriptor{Type: "Expand", Since: 8, Fold: true}, buildExpand)
+// Expand is the Expand operator.
+var Expand = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Expand", Since: 8, Fold: true}, buildExpand),
 }
 
 // expand is a compiled Expand: its input broadcast (both ways, numpy
@@ -39,7 +40,7 @@ func (expand) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error)
 	}
 	// stridedView refuses an output beyond tensor.MaxElements before
 	// allocating it.
-	y, err := stridedView(newWatch(c), x, out, tensor.BroadcastStrides(x.Shape, out), 0)
+	y, err := StridedView(c, x, out, tensor.BroadcastStrides(x.Shape, out), 0)
 	if err != nil {
 		return nil, err
 	}

@@ -5,8 +5,9 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	ops.Register(ops.Descriptor{Type: "Flatten", Since: 1, Fold: true}, buildFlatten)
+// Flatten is the Flatten operator.
+var Flatten = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Flatten", Since: 1, Fold: true}, buildFlatten),
 }
 
 // FlattenAttrs are Flatten's attributes.

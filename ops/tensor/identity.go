@@ -5,8 +5,9 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	ops.Register(ops.Descriptor{Type: "Identity", Since: 1, Fold: true}, buildIdentity)
+// Identity is the Identity operator.
+var Identity = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Identity", Since: 1, Fold: true}, buildIdentity),
 }
 
 // identity is a compiled Identity: its output is its input, the same

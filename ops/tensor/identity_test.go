@@ -3,6 +3,7 @@ package tensor
 import (
 	"testing"
 
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -17,7 +18,7 @@ func TestIdentityEveryType(t *testing.T) {
 			if in.DType != dt && in.DType == tensor.String {
 				continue
 			}
-			out, err := run(t, "Identity", 21, nil, in)
+			out, err := opstest.Run(t, opstest.Node{Op: "Identity", Opset: 21}, in)
 			if err != nil || out[0] != in {
 				t.Errorf("Identity on %v: %v, %v", dt, out, err)
 			}

@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 
+	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -28,8 +29,8 @@ type Mover interface {
 	// Fill sets dst[d:d+n] to v (a slice holding one element of the type).
 	Fill(dst any, d, n int, v any)
 
-	// strided is Strided watching the request (see watch).
-	strided(w *watch, dst, src any, shape, strides []int, base int) error
+	// strided is Strided counting its work with c.Tick (c may be nil).
+	strided(c *ops.Context, dst, src any, shape, strides []int, base int) error
 }
 
 type typedMover[T tensor.Elem] struct{}
@@ -38,11 +39,11 @@ func (typedMover[T]) Alloc(n int) any   { return make([]T, n) }
 func (typedMover[T]) Clone(src any) any { return append([]T(nil), src.([]T)...) }
 
 func (typedMover[T]) Strided(dst, src any, shape, strides []int, base int) {
-	_ = stridedCopy(nil, dst.([]T), src.([]T), shape, strides, base) // no watch: never stops
+	_ = stridedCopy(nil, dst.([]T), src.([]T), shape, strides, base) // no request: never stops
 }
 
-func (typedMover[T]) strided(w *watch, dst, src any, shape, strides []int, base int) error {
-	return stridedCopy(w, dst.([]T), src.([]T), shape, strides, base)
+func (typedMover[T]) strided(c *ops.Context, dst, src any, shape, strides []int, base int) error {
+	return stridedCopy(c, dst.([]T), src.([]T), shape, strides, base)
 }
 
 func (typedMover[T]) Runs(dst any, at int, src any, base int, offs []int, run int) {

@@ -1,10 +1,6 @@
 package tensor
 
 import (
-	"errors"
-	"fmt"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
@@ -36,65 +32,6 @@ func TestShapeDescriptors(t *testing.T) {
 	}
 }
 
-// runOuts compiles a node of op with outs outputs and runs it on in.
-func runOuts(t *testing.T, op string, opset int64, attrs []*onnxpb.Attribute, outs int, in ...*tensor.Tensor) ([]*tensor.Tensor, error) {
-	t.Helper()
-	return opstest.Run(t, opstest.Node{Op: op, Opset: opset, Attrs: attrs, Outputs: outs}, in...)
-}
-
-// run1 runs a one-output operator that must succeed.
-func run1(t *testing.T, op string, opset int64, attrs []*onnxpb.Attribute, in ...*tensor.Tensor) *tensor.Tensor {
-	t.Helper()
-	out, err := run(t, op, opset, attrs, in...)
-	if err != nil {
-		t.Fatalf("%s: %v", op, err)
-	}
-	return out[0]
-}
-
-// wantInputError runs a node and checks that it fails with an input error
-// mentioning want.
-func wantInputError(t *testing.T, op string, opset int64, attrs []*onnxpb.Attribute, outs int, in []*tensor.Tensor, want string) {
-	t.Helper()
-	_, err := runOuts(t, op, opset, attrs, outs, in...)
-	if err == nil || !errors.Is(err, ops.ErrInput) || !strings.Contains(err.Error(), want) {
-		t.Errorf("%s: error %v, want an input error mentioning %q", op, err, want)
-	}
-}
-
-func intsAttr(name string, v ...int64) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInts, Ints: v}
-}
-
-func intAttr(name string, v int64) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInt, I: v}
-}
-
-func i64s(v ...int64) *tensor.Tensor { return tensor.From([]int{len(v)}, v) }
-
-// seq returns a float32 tensor of shape holding 0, 1, 2, ...
-func seq(shape ...int) *tensor.Tensor {
-	n, _ := tensor.NumElements(shape)
-	d := make([]float32, n)
-	for i := range d {
-		d[i] = float32(i)
-	}
-	return tensor.From(shape, d)
-}
-
-func check(t *testing.T, what string, got *tensor.Tensor, shape []int, want any) {
-	t.Helper()
-	if got == nil {
-		t.Fatalf("%s: no output", what)
-	}
-	if !slices.Equal(got.Shape, shape) {
-		t.Fatalf("%s: shape %v, want %v", what, got.Shape, shape)
-	}
-	if fmt.Sprint(got.Data) != fmt.Sprint(want) {
-		t.Fatalf("%s: %v, want %v", what, got.Data, want)
-	}
-}
-
 // TestMovesKeepEveryElementType: the data-movement operators take every
 // element type, FP16, BF16 and strings included.
 func TestMovesKeepEveryElementType(t *testing.T) {
@@ -106,10 +43,10 @@ func TestMovesKeepEveryElementType(t *testing.T) {
 	} {
 		d := x.Data
 		pick := func(idx ...int) any { return ops.Gather(d, idx) }
-		check(t, "Transpose "+x.DType.String(), run1(t, "Transpose", 13, nil, x), []int{3, 2}, pick(0, 3, 1, 4, 2, 5))
-		check(t, "Concat "+x.DType.String(), run1(t, "Concat", 13, []*onnxpb.Attribute{intAttr("axis", 1)}, x, x), []int{2, 6}, pick(0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5))
-		check(t, "Slice "+x.DType.String(), run1(t, "Slice", 13, nil, x, i64s(-1), i64s(0), i64s(1), i64s(-2)), []int{2, 1}, pick(2, 5))
-		check(t, "Tile "+x.DType.String(), run1(t, "Tile", 13, nil, x, i64s(1, 2)), []int{2, 6}, pick(0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5))
-		check(t, "Expand "+x.DType.String(), run1(t, "Expand", 13, nil, x, i64s(2, 1, 1)), []int{2, 2, 3}, pick(0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5))
+		opstest.Check(t, "Transpose "+x.DType.String(), opstest.Run1(t, opstest.Node{Op: "Transpose", Opset: 13}, x), []int{3, 2}, pick(0, 3, 1, 4, 2, 5))
+		opstest.Check(t, "Concat "+x.DType.String(), opstest.Run1(t, opstest.Node{Op: "Concat", Opset: 13, Attrs: []*onnxpb.Attribute{opstest.AttrInt("axis", 1)}}, x, x), []int{2, 6}, pick(0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5))
+		opstest.Check(t, "Slice "+x.DType.String(), opstest.Run1(t, opstest.Node{Op: "Slice", Opset: 13}, x, opstest.I64s(-1), opstest.I64s(0), opstest.I64s(1), opstest.I64s(-2)), []int{2, 1}, pick(2, 5))
+		opstest.Check(t, "Tile "+x.DType.String(), opstest.Run1(t, opstest.Node{Op: "Tile", Opset: 13}, x, opstest.I64s(1, 2)), []int{2, 6}, pick(0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5))
+		opstest.Check(t, "Expand "+x.DType.String(), opstest.Run1(t, opstest.Node{Op: "Expand", Opset: 13}, x, opstest.I64s(2, 1, 1)), []int{2, 2, 3}, pick(0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5))
 	}
 }

@@ -5,8 +5,9 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	ops.Register(ops.Descriptor{Type: "Reshape", Since: 5, Fold: true}, buildReshape)
+// Reshape is the Reshape operator.
+var Reshape = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Reshape", Since: 5, Fold: true}, buildReshape),
 }
 
 // ReshapeAttrs are Reshape's attributes.

@@ -7,9 +7,10 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	ops.Register(ops.Descriptor{Type: "Slice", Since: 1, Until: 9, Fold: true}, buildSlice1)
-	ops.Register(ops.Descriptor{Type: "Slice", Since: 10, Fold: true}, buildSlice)
+// Slice is the Slice operator, by opset range.
+var Slice = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Slice", Since: 1, Until: 9, Fold: true}, buildSlice1),
+	ops.Register(ops.Descriptor{Type: "Slice", Since: 10, Fold: true}, buildSlice),
 }
 
 // SliceAttrs are Slice's attributes before opset 10 (they became inputs).
@@ -80,7 +81,7 @@ func sliceTensor(c *ops.Context, x *tensor.Tensor, starts, ends, axes, steps []i
 	if err != nil {
 		return nil, err
 	}
-	return stridedView(newWatch(c), x, shape, strides, base)
+	return StridedView(c, x, shape, strides, base)
 }
 
 // SliceView resolves Slice's starts, ends, axes (nil: the first

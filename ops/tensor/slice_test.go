@@ -6,15 +6,16 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
 func TestSliceEveryOpset(t *testing.T) {
-	x := seq(3, 4)
+	x := opstest.Seq(3, 4)
 	// opset 1–9: attributes
-	y := run1(t, "Slice", 9, []*onnxpb.Attribute{intsAttr("starts", 1, -3), intsAttr("ends", 100, -1), intsAttr("axes", 0, 1)}, x)
-	check(t, "Slice-1", y, []int{2, 2}, []float32{5, 6, 9, 10})
-	if _, err := run(t, "Slice", 9, []*onnxpb.Attribute{intsAttr("starts", 1)}, x); err == nil {
+	y := opstest.Run1(t, opstest.Node{Op: "Slice", Opset: 9, Attrs: []*onnxpb.Attribute{opstest.AttrInts("starts", 1, -3), opstest.AttrInts("ends", 100, -1), opstest.AttrInts("axes", 0, 1)}}, x)
+	opstest.Check(t, "Slice-1", y, []int{2, 2}, []float32{5, 6, 9, 10})
+	if _, err := opstest.Run(t, opstest.Node{Op: "Slice", Opset: 9, Attrs: []*onnxpb.Attribute{opstest.AttrInts("starts", 1)}}, x); err == nil {
 		t.Error("Slice-1 without ends compiled")
 	}
 	// opset 10 on: inputs, negative steps, clamping, INT32 indices
@@ -31,28 +32,28 @@ func TestSliceEveryOpset(t *testing.T) {
 		{[]int64{0}, []int64{3}, []int64{0}, []int64{math.MaxInt64}, []int{1, 4}, []float32{0, 1, 2, 3}},
 		{[]int64{2}, []int64{-10}, []int64{0}, []int64{math.MinInt64}, []int{1, 4}, []float32{8, 9, 10, 11}},
 	} {
-		y := run1(t, "Slice", 13, nil, x, i64s(c.starts...), i64s(c.ends...), i64s(c.axes...), i64s(c.steps...))
-		check(t, fmt.Sprintf("Slice %v:%v axes %v steps %v", c.starts, c.ends, c.axes, c.steps), y, c.shape, c.want)
+		y := opstest.Run1(t, opstest.Node{Op: "Slice", Opset: 13}, x, opstest.I64s(c.starts...), opstest.I64s(c.ends...), opstest.I64s(c.axes...), opstest.I64s(c.steps...))
+		opstest.Check(t, fmt.Sprintf("Slice %v:%v axes %v steps %v", c.starts, c.ends, c.axes, c.steps), y, c.shape, c.want)
 	}
 	i32 := func(v ...int32) *tensor.Tensor { return tensor.From([]int{len(v)}, v) }
-	y = run1(t, "Slice", 13, nil, x, i32(1), i32(3))
-	check(t, "Slice INT32 default axes", y, []int{2, 4}, []float32{4, 5, 6, 7, 8, 9, 10, 11})
+	y = opstest.Run1(t, opstest.Node{Op: "Slice", Opset: 13}, x, i32(1), i32(3))
+	opstest.Check(t, "Slice INT32 default axes", y, []int{2, 4}, []float32{4, 5, 6, 7, 8, 9, 10, 11})
 	// an empty input along a sliced axis
-	y = run1(t, "Slice", 13, nil, seq(0, 3), i64s(-1), i64s(0), i64s(0), i64s(-1))
-	check(t, "Slice of an empty axis", y, []int{0, 3}, []float32{})
+	y = opstest.Run1(t, opstest.Node{Op: "Slice", Opset: 13}, opstest.Seq(0, 3), opstest.I64s(-1), opstest.I64s(0), opstest.I64s(0), opstest.I64s(-1))
+	opstest.Check(t, "Slice of an empty axis", y, []int{0, 3}, []float32{})
 	for _, c := range []struct {
 		ins  []*tensor.Tensor
 		want string
 	}{
-		{[]*tensor.Tensor{x, i64s(0), i64s(1), i64s(0), i64s(0)}, "step is 0"},
-		{[]*tensor.Tensor{x, i64s(0, 0), i64s(1, 1), i64s(1, -1), nil}, "repeat axis"},
-		{[]*tensor.Tensor{x, i64s(0), i64s(1, 2)}, "differ in length"},
-		{[]*tensor.Tensor{x, i64s(0), i64s(1), i64s(2)}, "out of range"},
-		{[]*tensor.Tensor{x, i64s(0, 0, 0), i64s(1, 1, 1)}, "3 starts for rank 2"},
-		{[]*tensor.Tensor{x, tensor.From([]int{1}, []float32{0}), i64s(1)}, "INT32 or INT64"},
-		{[]*tensor.Tensor{x, tensor.From([]int{1, 1}, []int64{0}), i64s(1)}, "must be 1-D"},
+		{[]*tensor.Tensor{x, opstest.I64s(0), opstest.I64s(1), opstest.I64s(0), opstest.I64s(0)}, "step is 0"},
+		{[]*tensor.Tensor{x, opstest.I64s(0, 0), opstest.I64s(1, 1), opstest.I64s(1, -1), nil}, "repeat axis"},
+		{[]*tensor.Tensor{x, opstest.I64s(0), opstest.I64s(1, 2)}, "differ in length"},
+		{[]*tensor.Tensor{x, opstest.I64s(0), opstest.I64s(1), opstest.I64s(2)}, "out of range"},
+		{[]*tensor.Tensor{x, opstest.I64s(0, 0, 0), opstest.I64s(1, 1, 1)}, "3 starts for rank 2"},
+		{[]*tensor.Tensor{x, tensor.From([]int{1}, []float32{0}), opstest.I64s(1)}, "INT32 or INT64"},
+		{[]*tensor.Tensor{x, tensor.From([]int{1, 1}, []int64{0}), opstest.I64s(1)}, "must be 1-D"},
 	} {
-		wantInputError(t, "Slice", 13, nil, 1, c.ins, c.want)
+		opstest.WantInputError(t, opstest.Node{Op: "Slice", Opset: 13}, c.want, c.ins...)
 	}
 }
 
@@ -67,7 +68,7 @@ func TestSliceView(t *testing.T) {
 // BenchmarkSlice takes the middle third of 1×128×768 (a fused QKV
 // projection).
 func BenchmarkSlice(b *testing.B) {
-	x := seq(1, 128, 768)
+	x := opstest.Seq(1, 128, 768)
 	rows := tensor.Strides(x.Shape)
 	starts, ends, axes := []int64{256}, []int64{512}, []int64{2}
 	b.Run("runs", func(b *testing.B) {

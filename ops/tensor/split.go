@@ -7,11 +7,12 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	ops.Register(ops.Descriptor{Type: "Split", Since: 1, Until: 1, Fold: true}, splitBuilder(1))
-	ops.Register(ops.Descriptor{Type: "Split", Since: 2, Until: 12, Fold: true}, splitBuilder(2))
-	ops.Register(ops.Descriptor{Type: "Split", Since: 13, Until: 17, Fold: true}, splitBuilder(13))
-	ops.Register(ops.Descriptor{Type: "Split", Since: 18, Fold: true}, splitBuilder(18))
+// Split is the Split operator, by opset range.
+var Split = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Split", Since: 1, Until: 1, Fold: true}, splitBuilder(1)),
+	ops.Register(ops.Descriptor{Type: "Split", Since: 2, Until: 12, Fold: true}, splitBuilder(2)),
+	ops.Register(ops.Descriptor{Type: "Split", Since: 13, Until: 17, Fold: true}, splitBuilder(13)),
+	ops.Register(ops.Descriptor{Type: "Split", Since: 18, Fold: true}, splitBuilder(18)),
 }
 
 // SplitAttrs are Split's attributes: split is an attribute before opset
@@ -78,7 +79,7 @@ func (s split) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error
 	if err != nil {
 		return nil, err
 	}
-	return splitTensor(newWatch(c), x, a, sizes)
+	return splitTensor(c, x, a, sizes)
 }
 
 // splitSizes returns the part sizes of Split along an axis of size dim:
@@ -115,14 +116,14 @@ func splitSizes(dim int, split []int64, outs int) ([]int, error) {
 }
 
 // splitTensor cuts x along axis a into parts of the given sizes.
-func splitTensor(w *watch, x *tensor.Tensor, a int, sizes []int) ([]*tensor.Tensor, error) {
+func splitTensor(c *ops.Context, x *tensor.Tensor, a int, sizes []int) ([]*tensor.Tensor, error) {
 	rows := tensor.Strides(x.Shape)
 	outs := make([]*tensor.Tensor, len(sizes))
 	off := 0
 	for i, s := range sizes {
 		shape := append([]int(nil), x.Shape...)
 		shape[a] = s
-		t, err := stridedView(w, x, shape, rows, off*rows[a])
+		t, err := StridedView(c, x, shape, rows, off*rows[a])
 		if err != nil {
 			return nil, err
 		}

@@ -5,9 +5,10 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	ops.Register(ops.Descriptor{Type: "Squeeze", Since: 1, Until: 12, Fold: true}, buildSqueeze)
-	ops.Register(ops.Descriptor{Type: "Squeeze", Since: 13, Fold: true}, buildSqueeze13)
+// Squeeze is the Squeeze operator, by opset range.
+var Squeeze = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Squeeze", Since: 1, Until: 12, Fold: true}, buildSqueeze),
+	ops.Register(ops.Descriptor{Type: "Squeeze", Since: 13, Fold: true}, buildSqueeze13),
 }
 
 // AxesAttrs are the attributes of Squeeze and Unsqueeze before opset 13.

@@ -5,42 +5,12 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// checkEvery is how many elements the data-movement operators move
-// between two looks at the request's deadline.
-const checkEvery = 1 << 18
-
-// watch looks at the request's deadline (c.Err()) once every checkEvery
-// elements an operator moves. A nil watch, or one without a Context,
-// never stops the work.
-type watch struct {
-	c    *ops.Context
-	left int
-}
-
-func newWatch(c *ops.Context) *watch { return &watch{c: c, left: checkEvery} }
-
-// moved counts n more elements moved and returns the request's error
-// once it has ended.
-func (w *watch) moved(n int) error {
-	if w == nil || w.c == nil {
-		return nil
-	}
-	if w.left -= n; w.left > 0 {
-		return nil
-	}
-	w.left = checkEvery
-	return w.c.Err()
-}
-
 // StridedView returns a new tensor of shape filled from x's data at
 // base + Σ index·strides (a view: slice, transpose, broadcast, tile),
-// copying whole contiguous runs. A long copy stops with c.Err() once the
-// request ends; c may be nil (no request to watch).
+// copying whole contiguous runs. The elements it moves count as c's work
+// (ops.Context.Tick): a long copy stops with the request's error once
+// the request ends; c may be nil (no request to watch).
 func StridedView(c *ops.Context, x *tensor.Tensor, shape, strides []int, base int) (*tensor.Tensor, error) {
-	return stridedView(newWatch(c), x, shape, strides, base)
-}
-
-func stridedView(w *watch, x *tensor.Tensor, shape, strides []int, base int) (*tensor.Tensor, error) {
 	n, err := tensor.NumElements(shape)
 	if err != nil {
 		return nil, ops.InputErrorf("%v", err)
@@ -48,7 +18,7 @@ func stridedView(w *watch, x *tensor.Tensor, shape, strides []int, base int) (*t
 	mv := MoverOf(x.DType)
 	out := mv.Alloc(n)
 	if n > 0 {
-		if err := mv.strided(w, out, x.Data, shape, strides, base); err != nil {
+		if err := mv.strided(c, out, x.Data, shape, strides, base); err != nil {
 			return nil, err
 		}
 	}
@@ -58,8 +28,9 @@ func stridedView(w *watch, x *tensor.Tensor, shape, strides []int, base int) (*t
 // stridedCopy fills dst (len Π shape > 0) in row-major order of shape
 // from src at base + Σ index·strides. Dimensions that are contiguous in
 // src are merged first, so the inner loop is one copy() per run; runs
-// longer than checkEvery are copied in pieces, and w is told of each.
-func stridedCopy[T any](w *watch, dst, src []T, shape, strides []int, base int) error {
+// longer than ops.TickEvery are copied in pieces, each counted with
+// c.Tick.
+func stridedCopy[T any](c *ops.Context, dst, src []T, shape, strides []int, base int) error {
 	shape, strides = coalesceStrides(shape, strides)
 	rank := len(shape)
 	if rank == 0 {
@@ -70,9 +41,9 @@ func stridedCopy[T any](w *watch, dst, src []T, shape, strides []int, base int) 
 	it := tensor.NewIter(shape[:rank-1], strides[:rank-1])
 	for o := 0; it.Next(); o += inner {
 		at := base + it.Off(0)
-		for k := 0; k < inner; k += checkEvery {
-			n := min(checkEvery, inner-k)
-			if err := w.moved(n); err != nil {
+		for k := 0; k < inner; k += ops.TickEvery {
+			n := min(ops.TickEvery, inner-k)
+			if err := c.Tick(n); err != nil {
 				return err
 			}
 			stridedRow(dst[o+k:o+k+n], src, at+k*step, n, step)
@@ -121,13 +92,13 @@ func coalesceStrides(shape, strides []int) ([]int, []int) {
 }
 
 // inPieces calls f on the pieces [lo, hi) of [0, n), in order, each at
-// most checkEvery long, and stops with c.Err() once the request ends (c
-// may be nil: no request to watch).
+// most ops.TickEvery long and counted with c.Tick, and stops with the
+// request's error once the request ends (c may be nil: no request to
+// watch).
 func inPieces(c *ops.Context, n int, f func(lo, hi int)) error {
-	w := newWatch(c)
-	for lo := 0; lo < n; lo += checkEvery {
-		hi := min(lo+checkEvery, n)
-		if err := w.moved(hi - lo); err != nil {
+	for lo := 0; lo < n; lo += ops.TickEvery {
+		hi := min(lo+ops.TickEvery, n)
+		if err := c.Tick(hi - lo); err != nil {
 			return err
 		}
 		f(lo, hi)

@@ -84,11 +84,11 @@ func TestStridedCopyMatchesElementWalk(t *testing.T) {
 	}
 }
 
-// TestLongRunsInPieces: runs longer than checkEvery (one run of a
+// TestLongRunsInPieces: runs longer than ops.TickEvery (one run of a
 // contiguous copy, a broadcast, a reversed axis) are copied in pieces
 // that join up exactly.
 func TestLongRunsInPieces(t *testing.T) {
-	n := 2*checkEvery + 7
+	n := 2*ops.TickEvery + 7
 	f := make([]float32, n)
 	for i := range f {
 		f[i] = float32(i)
@@ -111,25 +111,25 @@ func TestLongRunsInPieces(t *testing.T) {
 	}
 }
 
-// TestLongMovesStopWithTheRequest: a copy of more than checkEvery
+// TestLongMovesStopWithTheRequest: a copy of more than ops.TickEvery
 // elements under a request that has ended stops with its error.
 func TestLongMovesStopWithTheRequest(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	x := seq(4, checkEvery)
+	x := opstest.Seq(4, ops.TickEvery)
 	for _, c := range []struct {
 		op    string
 		attrs []*onnxpb.Attribute
 		in    []*tensor.Tensor
 	}{
 		{"Transpose", nil, []*tensor.Tensor{x}},
-		{"Concat", []*onnxpb.Attribute{intAttr("axis", 0)}, []*tensor.Tensor{x, x}},
-		{"Slice", nil, []*tensor.Tensor{x, i64s(-1), i64s(0), i64s(0), i64s(-1)}},
-		{"Tile", nil, []*tensor.Tensor{x, i64s(2, 1)}},
-		{"Expand", nil, []*tensor.Tensor{x, i64s(2, 4, 1)}},
-		{"Split", []*onnxpb.Attribute{intAttr("axis", 1)}, []*tensor.Tensor{x}},
-		{"Range", nil, []*tensor.Tensor{tensor.Scalar(int64(0)), tensor.Scalar(int64(4 * checkEvery)), tensor.Scalar(int64(1))}},
-		{"Range", nil, []*tensor.Tensor{tensor.Scalar(float32(0)), tensor.Scalar(float32(4 * checkEvery)), tensor.Scalar(float32(1))}},
+		{"Concat", []*onnxpb.Attribute{opstest.AttrInt("axis", 0)}, []*tensor.Tensor{x, x}},
+		{"Slice", nil, []*tensor.Tensor{x, opstest.I64s(-1), opstest.I64s(0), opstest.I64s(0), opstest.I64s(-1)}},
+		{"Tile", nil, []*tensor.Tensor{x, opstest.I64s(2, 1)}},
+		{"Expand", nil, []*tensor.Tensor{x, opstest.I64s(2, 4, 1)}},
+		{"Split", []*onnxpb.Attribute{opstest.AttrInt("axis", 1)}, []*tensor.Tensor{x}},
+		{"Range", nil, []*tensor.Tensor{tensor.Scalar(int64(0)), tensor.Scalar(int64(4 * ops.TickEvery)), tensor.Scalar(int64(1))}},
+		{"Range", nil, []*tensor.Tensor{tensor.Scalar(float32(0)), tensor.Scalar(float32(4 * ops.TickEvery)), tensor.Scalar(float32(1))}},
 		{"Range", nil, []*tensor.Tensor{tensor.Scalar(tensor.F16From(0)), tensor.Scalar(tensor.F16From(60000)), tensor.Scalar(tensor.F16From(0.0625))}},
 	} {
 		op, _, err := opstest.Compile(opstest.Node{Op: c.op, Opset: 21, Attrs: c.attrs}, len(c.in))

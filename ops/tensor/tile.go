@@ -5,8 +5,9 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	ops.Register(ops.Descriptor{Type: "Tile", Since: 6, Fold: true}, buildTile)
+// Tile is the Tile operator.
+var Tile = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Tile", Since: 6, Fold: true}, buildTile),
 }
 
 // tile is a compiled Tile: its input repeated along each axis as many
@@ -59,7 +60,7 @@ func tileTensor(c *ops.Context, x *tensor.Tensor, reps []int64) (*tensor.Tensor,
 	if n == 0 {
 		return &tensor.Tensor{DType: x.DType, Shape: shape, Data: MoverOf(x.DType).Alloc(0)}, nil
 	}
-	y, err := stridedView(newWatch(c), x, view, strides, 0)
+	y, err := StridedView(c, x, view, strides, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -5,8 +5,9 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	ops.Register(ops.Descriptor{Type: "Transpose", Since: 1, Fold: true}, buildTranspose)
+// Transpose is the Transpose operator.
+var Transpose = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Transpose", Since: 1, Fold: true}, buildTranspose),
 }
 
 // TransposeAttrs are Transpose's attributes.
@@ -46,23 +47,23 @@ func (tr transpose) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 			p[i] = r - 1 - i
 		}
 	}
-	y, err := Transpose(c, x, p)
+	y, err := Permute(c, x, p)
 	if err != nil {
 		return nil, err
 	}
 	return []*tensor.Tensor{y}, nil
 }
 
-// Transpose returns x with its axes permuted: out axis i is x axis p[i].
+// Permute returns x with its axes permuted: out axis i is x axis p[i].
 // Axes that stay contiguous move as whole runs (copy()), so the head
 // transposes of attention ([B,S,H,D] → [B,H,S,D]) copy rows of D. It
 // fails only with c.Err(), once the request ends during a long copy: with
 // a nil c (no request to watch) it never fails.
-func Transpose(c *ops.Context, x *tensor.Tensor, p []int) (*tensor.Tensor, error) {
+func Permute(c *ops.Context, x *tensor.Tensor, p []int) (*tensor.Tensor, error) {
 	rows := tensor.Strides(x.Shape)
 	shape, strides := make([]int, len(p)), make([]int, len(p))
 	for i, a := range p {
 		shape[i], strides[i] = x.Shape[a], rows[a]
 	}
-	return stridedView(newWatch(c), x, shape, strides, 0) // as many elements as x: no size error
+	return StridedView(c, x, shape, strides, 0) // as many elements as x: no size error
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -35,9 +36,9 @@ func transposeByElement(x []float32, shape []int, p []int) []float32 {
 }
 
 func TestTransposeByElementAgrees(t *testing.T) {
-	x := seq(2, 3, 4, 5)
+	x := opstest.Seq(2, 3, 4, 5)
 	for _, p := range [][]int{{0, 2, 1, 3}, {3, 2, 1, 0}, {1, 0, 3, 2}, {0, 1, 2, 3}} {
-		got, err := Transpose(nil, x, p)
+		got, err := Permute(nil, x, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,24 +49,24 @@ func TestTransposeByElementAgrees(t *testing.T) {
 }
 
 func TestTransposePerm(t *testing.T) {
-	x := seq(2, 3)
-	check(t, "Transpose [1 0]", run1(t, "Transpose", 21, []*onnxpb.Attribute{intsAttr("perm", 1, 0)}, x), []int{3, 2}, []float32{0, 3, 1, 4, 2, 5})
-	check(t, "Transpose [0 1]", run1(t, "Transpose", 21, []*onnxpb.Attribute{intsAttr("perm", 0, 1)}, x), []int{2, 3}, x.Data)
-	wantInputError(t, "Transpose", 21, []*onnxpb.Attribute{intsAttr("perm", 0)}, 1, []*tensor.Tensor{x}, "does not fit rank 2")
-	wantInputError(t, "Transpose", 21, []*onnxpb.Attribute{intsAttr("perm", 1, 1)}, 1, []*tensor.Tensor{x}, "not a permutation")
-	wantInputError(t, "Transpose", 21, []*onnxpb.Attribute{intsAttr("perm", 0, 2)}, 1, []*tensor.Tensor{x}, "not a permutation")
+	x := opstest.Seq(2, 3)
+	opstest.Check(t, "Transpose [1 0]", opstest.Run1(t, opstest.Node{Op: "Transpose", Opset: 21, Attrs: []*onnxpb.Attribute{opstest.AttrInts("perm", 1, 0)}}, x), []int{3, 2}, []float32{0, 3, 1, 4, 2, 5})
+	opstest.Check(t, "Transpose [0 1]", opstest.Run1(t, opstest.Node{Op: "Transpose", Opset: 21, Attrs: []*onnxpb.Attribute{opstest.AttrInts("perm", 0, 1)}}, x), []int{2, 3}, x.Data)
+	opstest.WantInputError(t, opstest.Node{Op: "Transpose", Opset: 21, Attrs: []*onnxpb.Attribute{opstest.AttrInts("perm", 0)}}, "does not fit rank 2", x)
+	opstest.WantInputError(t, opstest.Node{Op: "Transpose", Opset: 21, Attrs: []*onnxpb.Attribute{opstest.AttrInts("perm", 1, 1)}}, "not a permutation", x)
+	opstest.WantInputError(t, opstest.Node{Op: "Transpose", Opset: 21, Attrs: []*onnxpb.Attribute{opstest.AttrInts("perm", 0, 2)}}, "not a permutation", x)
 }
 
 // BenchmarkTranspose moves attention heads, 1×128×4×64 → 1×4×128×64:
 // runs of 64 copied whole against the element-by-element baseline.
 func BenchmarkTranspose(b *testing.B) {
-	x := seq(1, 128, 4, 64)
+	x := opstest.Seq(1, 128, 4, 64)
 	p := []int{0, 2, 1, 3}
 	b.Run("runs", func(b *testing.B) {
 		b.SetBytes(int64(4 * x.Len()))
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := Transpose(nil, x, p); err != nil {
+			if _, err := Permute(nil, x, p); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -5,9 +5,10 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	ops.Register(ops.Descriptor{Type: "Unsqueeze", Since: 1, Until: 12, Fold: true}, buildUnsqueeze)
-	ops.Register(ops.Descriptor{Type: "Unsqueeze", Since: 13, Fold: true}, buildUnsqueeze13)
+// Unsqueeze is the Unsqueeze operator, by opset range.
+var Unsqueeze = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Unsqueeze", Since: 1, Until: 12, Fold: true}, buildUnsqueeze),
+	ops.Register(ops.Descriptor{Type: "Unsqueeze", Since: 13, Fold: true}, buildUnsqueeze13),
 }
 
 // unsqueeze is a compiled Unsqueeze: the axes of its attribute before

@@ -51,15 +51,15 @@ func (op *adagrad) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 	for i := range k {
 		x, gr, h := v[0][i], v[1][i], v[2][i]
 		xn, hn := make([]float64, len(x)), make([]float64, len(x))
-		err := inChunks(c, len(x), func(lo, hi int) {
-			for j := lo; j < hi; j++ {
-				g := op.norm*x[j] + gr[j]
-				hn[j] = h[j] + g*g
-				xn[j] = x[j] - rate*g/(math.Sqrt(hn[j])+op.eps)
+		for j := range x {
+			if j%ops.TickEvery == 0 { // a look before each stretch of TickEvery
+				if err := c.Tick(ops.TickEvery); err != nil {
+					return nil, err
+				}
 			}
-		})
-		if err != nil {
-			return nil, err
+			g := op.norm*x[j] + gr[j]
+			hn[j] = h[j] + g*g
+			xn[j] = x[j] - rate*g/(math.Sqrt(hn[j])+op.eps)
 		}
 		outs[i], outs[k+i] = optimizerOut(in[2+i], xn), optimizerOut(in[2+i], hn)
 	}

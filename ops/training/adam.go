@@ -60,16 +60,16 @@ func (op *adam) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 	for i := range k {
 		x, gr, m, h := v[0][i], v[1][i], v[2][i], v[3][i]
 		xn, mn, hn := make([]float64, len(x)), make([]float64, len(x)), make([]float64, len(x))
-		err := inChunks(c, len(x), func(lo, hi int) {
-			for j := lo; j < hi; j++ {
-				g := op.norm*x[j] + gr[j]
-				mn[j] = alpha*m[j] + (1-alpha)*g
-				hn[j] = beta*h[j] + (1-beta)*g*g
-				xn[j] = (1 - op.post) * (x[j] - rate*mn[j]/(math.Sqrt(hn[j])+op.eps))
+		for j := range x {
+			if j%ops.TickEvery == 0 { // a look before each stretch of TickEvery
+				if err := c.Tick(ops.TickEvery); err != nil {
+					return nil, err
+				}
 			}
-		})
-		if err != nil {
-			return nil, err
+			g := op.norm*x[j] + gr[j]
+			mn[j] = alpha*m[j] + (1-alpha)*g
+			hn[j] = beta*h[j] + (1-beta)*g*g
+			xn[j] = (1 - op.post) * (x[j] - rate*mn[j]/(math.Sqrt(hn[j])+op.eps))
 		}
 		outs[i], outs[k+i], outs[2*k+i] = optimizerOut(in[2+i], xn), optimizerOut(in[2+i], mn), optimizerOut(in[2+i], hn)
 	}

@@ -67,19 +67,19 @@ func (op *momentum) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 	for i := range k {
 		x, gr, m := v[0][i], v[1][i], v[2][i]
 		xn, mn := make([]float64, len(x)), make([]float64, len(x))
-		err := inChunks(c, len(x), func(lo, hi int) {
-			for j := lo; j < hi; j++ {
-				g := op.norm*x[j] + gr[j]
-				mn[j] = alpha*m[j] + b*g
-				if op.nesterov {
-					xn[j] = x[j] - r*(g+alpha*mn[j])
-				} else {
-					xn[j] = x[j] - r*mn[j]
+		for j := range x {
+			if j%ops.TickEvery == 0 { // a look before each stretch of TickEvery
+				if err := c.Tick(ops.TickEvery); err != nil {
+					return nil, err
 				}
 			}
-		})
-		if err != nil {
-			return nil, err
+			g := op.norm*x[j] + gr[j]
+			mn[j] = alpha*m[j] + b*g
+			if op.nesterov {
+				xn[j] = x[j] - r*(g+alpha*mn[j])
+			} else {
+				xn[j] = x[j] - r*mn[j]
+			}
 		}
 		outs[i], outs[k+i] = optimizerOut(in[2+i], xn), optimizerOut(in[2+i], mn)
 	}

@@ -70,19 +70,3 @@ func optimizerOut(x *tensor.Tensor, v []float64) *tensor.Tensor {
 	}
 	return &tensor.Tensor{DType: tensor.Float32, Shape: x.Shape, Data: f}
 }
-
-// chunk is how many elements an optimizer steps between looks at the
-// request's deadline.
-const chunk = 1 << 16
-
-// inChunks calls f on the consecutive ranges [lo, hi) of n elements, at
-// most chunk long, and stops with the request's error once it ends.
-func inChunks(c *ops.Context, n int, f func(lo, hi int)) error {
-	for lo := 0; lo < n; lo += chunk {
-		if err := c.Err(); err != nil {
-			return err
-		}
-		f(lo, min(lo+chunk, n))
-	}
-	return nil
-}

@@ -19,14 +19,6 @@ func optimizer(op string, k, outs int, attrs ...*onnxpb.Attribute) opstest.Node 
 	return opstest.Node{Domain: training.Domain, Op: op, Opset: 1, Attrs: attrs, Outputs: k * outs}
 }
 
-func attrFloat(name string, v float32) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrFloat, F: v}
-}
-
-func attrStr(name, v string) *onnxpb.Attribute {
-	return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrString, S: []byte(v)}
-}
-
 // step runs n on R, T and the tensor lists, in order.
 func step(t *testing.T, n opstest.Node, r, tt *tensor.Tensor, lists ...*tensor.Tensor) []*tensor.Tensor {
 	t.Helper()
@@ -73,7 +65,7 @@ func checkOut(t *testing.T, got *tensor.Tensor, name string, dt tensor.DataType,
 // pseudo code in the ONNX specification.
 func TestAdagradStep(t *testing.T) {
 	for _, dt := range []tensor.DataType{tensor.Float32, tensor.Float64} {
-		n := optimizer("Adagrad", 2, 2, attrFloat("decay_factor", 1), attrFloat("norm_coefficient", 0.5))
+		n := optimizer("Adagrad", 2, 2, opstest.AttrFloat("decay_factor", 1), opstest.AttrFloat("norm_coefficient", 0.5))
 		// T=1, decay 1: r = 2/(1+1) = 1. X0=2, G0=2: g = 0.5·2+2 = 3,
 		// H0_new = 0+9 = 9, X0_new = 2 − 1·3/3 = 1.
 		out := step(t, n, scalar(dt, 2), tensor.Scalar(int64(1)),
@@ -90,7 +82,7 @@ func TestAdagradStep(t *testing.T) {
 }
 
 func TestAdamStep(t *testing.T) {
-	n := optimizer("Adam", 1, 3, attrFloat("alpha", 0.5), attrFloat("beta", 0.5), attrFloat("norm_coefficient_post", 0.5))
+	n := optimizer("Adam", 1, 3, opstest.AttrFloat("alpha", 0.5), opstest.AttrFloat("beta", 0.5), opstest.AttrFloat("norm_coefficient_post", 0.5))
 	f := tensor.Float32
 	x, g, v, h := vec(f, 1, 1), vec(f, 2, -2), vec(f, 0, 0), vec(f, 0, 0)
 	// V_new = 0.5·G = [1, −1]; H_new = 0.5·G² = [2, 2].
@@ -106,7 +98,7 @@ func TestAdamStep(t *testing.T) {
 
 func TestMomentumStep(t *testing.T) {
 	for _, mode := range []string{"standard", "nesterov"} {
-		n := optimizer("Momentum", 1, 2, attrFloat("alpha", 0.5), attrFloat("beta", 0.25), attrFloat("norm_coefficient", 1), attrStr("mode", mode))
+		n := optimizer("Momentum", 1, 2, opstest.AttrFloat("alpha", 0.5), opstest.AttrFloat("beta", 0.25), opstest.AttrFloat("norm_coefficient", 1), opstest.AttrString("mode", mode))
 		d := tensor.Float64
 		// g = X + G = [2, 0].
 		for _, s := range []struct {
@@ -127,10 +119,10 @@ func TestMomentumStep(t *testing.T) {
 
 func TestOptimizersRefuseBadModelsAndInputs(t *testing.T) {
 	// Momentum's attributes are required, its mode is one of two.
-	if _, _, err := opstest.Compile(optimizer("Momentum", 1, 2, attrFloat("alpha", 0.5), attrStr("mode", "standard")), 5); err == nil {
+	if _, _, err := opstest.Compile(optimizer("Momentum", 1, 2, opstest.AttrFloat("alpha", 0.5), opstest.AttrString("mode", "standard")), 5); err == nil {
 		t.Error("Momentum without beta and norm_coefficient loaded")
 	}
-	if _, _, err := opstest.Compile(optimizer("Momentum", 1, 2, attrFloat("alpha", 0.5), attrFloat("beta", 0.5), attrFloat("norm_coefficient", 0), attrStr("mode", "heavy-ball")), 5); err == nil {
+	if _, _, err := opstest.Compile(optimizer("Momentum", 1, 2, opstest.AttrFloat("alpha", 0.5), opstest.AttrFloat("beta", 0.5), opstest.AttrFloat("norm_coefficient", 0), opstest.AttrString("mode", "heavy-ball")), 5); err == nil {
 		t.Error("Momentum of an unknown mode loaded")
 	}
 	// Outputs must match the tensors optimized.
@@ -168,7 +160,7 @@ func TestOptimizersCancelled(t *testing.T) {
 	}{
 		{optimizer("Adagrad", 1, 2), 3},
 		{optimizer("Adam", 1, 3), 4},
-		{optimizer("Momentum", 1, 2, attrFloat("alpha", 0.5), attrFloat("beta", 0.5), attrFloat("norm_coefficient", 0), attrStr("mode", "standard")), 3},
+		{optimizer("Momentum", 1, 2, opstest.AttrFloat("alpha", 0.5), opstest.AttrFloat("beta", 0.5), opstest.AttrFloat("norm_coefficient", 0), opstest.AttrString("mode", "standard")), 3},
 	} {
 		in := []*tensor.Tensor{tensor.Scalar(float32(1)), tensor.Scalar(int64(1))}
 		for range tc.groups {
