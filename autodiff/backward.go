@@ -7,6 +7,10 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/activation"
+	"github.com/quantserve/quantserve/ops/arith"
+	matmulops "github.com/quantserve/quantserve/ops/matmul"
 	"github.com/quantserve/quantserve/ops/norm"
 	tensorops "github.com/quantserve/quantserve/ops/tensor"
 	"github.com/quantserve/quantserve/tensor"
@@ -107,22 +111,17 @@ type gradFunc func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []fl
 // grads maps each operator implementation to its backward function.
 var grads = map[*model.Descriptor]gradFunc{}
 
-// registerGrad sets the backward function of every registered
-// implementation of the ai.onnx operator typ.
-func registerGrad(typ string, f gradFunc) {
-	for _, d := range descriptorsOf(typ) {
-		grads[d] = f
+// bindGrad sets f as the backward function of each operator, every opset
+// range of it.
+func bindGrad(f gradFunc, operators ...ops.Op) {
+	for _, op := range operators {
+		for _, d := range op {
+			if _, dup := grads[d]; dup {
+				panic("autodiff: two gradients for " + d.String())
+			}
+			grads[d] = f
+		}
 	}
-}
-
-// descriptorsOf returns every implementation of the ai.onnx operator typ;
-// none is a programming error.
-func descriptorsOf(typ string) []*model.Descriptor {
-	ds := model.Descriptors("", typ)
-	if len(ds) == 0 {
-		panic("autodiff: no operator " + typ)
-	}
-	return ds
 }
 
 // multiGradFunc is the backward function of an operator whose outputs all
@@ -132,11 +131,10 @@ type multiGradFunc func(st model.Step, in []*tensor.Tensor, ys []*tensor.Tensor,
 
 var multiGrads = map[*model.Descriptor]multiGradFunc{}
 
-// registerMultiGrad sets the backward function of every registered
-// implementation of the ai.onnx operator typ, taking every output's
-// gradient.
-func registerMultiGrad(typ string, f multiGradFunc) {
-	for _, d := range descriptorsOf(typ) {
+// bindMultiGrad sets f as the backward function of op, every opset range
+// of it, taking every output's gradient.
+func bindMultiGrad(f multiGradFunc, op ops.Op) {
+	for _, d := range op {
 		multiGrads[d] = f
 	}
 }
@@ -153,35 +151,45 @@ func (e *NoGradientError) Error() string {
 func (e *NoGradientError) Is(target error) bool { return target == model.ErrInput }
 
 func init() {
-	for _, op := range []string{"Identity", "Flatten", "Reshape", "Squeeze", "Unsqueeze"} {
-		registerGrad(op, func(_ model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
-			dx := make([][]float32, len(in))
-			dx[0] = dy
-			return dx, nil
-		})
+	bindGrad(func(_ model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
+		dx := make([][]float32, len(in))
+		dx[0] = dy
+		return dx, nil
+	}, tensorops.Identity, tensorops.Flatten, tensorops.Reshape, tensorops.Squeeze, tensorops.Unsqueeze)
+	for _, b := range []struct {
+		op   ops.Op
+		rule binaryRule
+	}{{arith.Add, addRule}, {arith.Sub, subRule}, {arith.Mul, mulRule}, {arith.Div, divRule}} {
+		bindGrad(func(_ model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
+			return binaryBackward(b.rule, in[0], in[1], y.Shape, dy, need)
+		}, b.op)
 	}
-	for _, op := range []string{"Add", "Sub", "Mul", "Div"} {
-		registerGrad(op, func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
-			return binaryBackward(st.Op, in[0], in[1], y.Shape, dy, need)
-		})
-	}
-	for _, op := range []string{"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Gelu", "Clip"} {
-		registerGrad(op, func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
-			g, err := unaryBackward(st, in, y, dy)
+	for _, u := range []struct {
+		op   ops.Op
+		rule unaryRule
+	}{
+		{activation.Relu, reluRule}, {activation.LeakyRelu, leakyReluRule}, {activation.Sigmoid, sigmoidRule},
+		{activation.Tanh, tanhRule}, {activation.Gelu, geluRule}, {activation.Clip, clipRule},
+	} {
+		bindGrad(func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
+			g, err := unaryBackward(u.rule, st, in, y, dy)
 			dx := make([][]float32, len(in))
 			dx[0] = g
 			return dx, err
-		})
+		}, u.op)
 	}
-	for _, op := range []string{"Softmax", "LogSoftmax"} {
-		registerGrad(op, func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
-			g, err := softmaxBackward(st, y, dy)
+	for _, op := range []struct {
+		op  ops.Op
+		log bool
+	}{{norm.Softmax, false}, {norm.LogSoftmax, true}} {
+		bindGrad(func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
+			g, err := softmaxBackward(st, y, dy, op.log)
 			dx := make([][]float32, len(in))
 			dx[0] = g
 			return dx, err
-		})
+		}, op.op)
 	}
-	registerGrad("Transpose", func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
+	bindGrad(func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
 		perm := st.Params.(*tensorops.TransposeAttrs).Perm
 		r := in[0].Rank()
 		inv := make([]int, r)
@@ -195,14 +203,14 @@ func init() {
 		dx := make([][]float32, len(in))
 		dx[0] = permute(dy, y.Shape, inv)
 		return dx, nil
-	})
-	registerGrad("Concat", func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
+	}, tensorops.Transpose)
+	bindGrad(func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
 		return concatBackward(st, in, y, dy)
-	})
-	registerGrad("MatMul", func(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
+	}, tensorops.Concat)
+	bindGrad(func(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
 		return matmulBackward(st, in, dy, need, 1)
-	})
-	registerGrad("Gemm", gemmBackward)
+	}, matmulops.MatMul)
+	bindGrad(gemmBackward, matmulops.Gemm)
 }
 
 // backwardStep returns the gradient of each input of st (nil where none is
@@ -215,7 +223,13 @@ func backwardStep(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []flo
 	return f(st, in, y, dy, need)
 }
 
-func binaryBackward(op string, a, b *tensor.Tensor, out []int, dy []float32, need []bool) ([][]float32, error) {
+// binaryRule computes the gradients ga and gb of a binary operator's
+// operands, at the output's shape, from dy and the operands expanded to it.
+type binaryRule func(ga, gb, dy, ae, be []float32)
+
+// binaryBackward returns the gradients of a broadcasting binary
+// operator's operands by rule, each summed back to its own shape.
+func binaryBackward(rule binaryRule, a, b *tensor.Tensor, out []int, dy []float32, need []bool) ([][]float32, error) {
 	av, err := floats(a, "the left operand")
 	if err != nil {
 		return nil, err
@@ -228,26 +242,7 @@ func binaryBackward(op string, a, b *tensor.Tensor, out []int, dy []float32, nee
 	dx := make([][]float32, 2)
 	ae, be := expand(av, a.Shape, out), expand(bv, b.Shape, out)
 	ga, gb := make([]float32, n), make([]float32, n)
-	// The operator is chosen once, each rule a loop of its own.
-	switch op {
-	case "Add":
-		copy(ga, dy[:n])
-		copy(gb, dy[:n])
-	case "Sub":
-		for i := range n {
-			ga[i], gb[i] = dy[i], -dy[i]
-		}
-	case "Mul":
-		for i := range n {
-			ga[i], gb[i] = dy[i]*be[i], dy[i]*ae[i]
-		}
-	case "Div":
-		for i := range n {
-			ga[i], gb[i] = dy[i]/be[i], -dy[i]*ae[i]/(be[i]*be[i])
-		}
-	default:
-		return nil, fmt.Errorf("autodiff: no binary rule for %s", op)
-	}
+	rule(ga[:n], gb[:n], dy[:n], ae, be)
 	if need[0] {
 		dx[0] = reduceTo(ga, out, a.Shape)
 	}
@@ -257,60 +252,113 @@ func binaryBackward(op string, a, b *tensor.Tensor, out []int, dy []float32, nee
 	return dx, nil
 }
 
-func unaryBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32) ([]float32, error) {
+// addRule is Add's: dy to both operands.
+func addRule(ga, gb, dy, ae, be []float32) {
+	n := len(ga)
+	copy(ga, dy[:n])
+	copy(gb, dy[:n])
+}
+
+// subRule is Sub's: dy and -dy.
+func subRule(ga, gb, dy, ae, be []float32) {
+	n := len(ga)
+	for i := range n {
+		ga[i], gb[i] = dy[i], -dy[i]
+	}
+}
+
+// mulRule is Mul's: dy·b and dy·a.
+func mulRule(ga, gb, dy, ae, be []float32) {
+	n := len(ga)
+	for i := range n {
+		ga[i], gb[i] = dy[i]*be[i], dy[i]*ae[i]
+	}
+}
+
+// divRule is Div's: dy/b and -dy·a/b².
+func divRule(ga, gb, dy, ae, be []float32) {
+	n := len(ga)
+	for i := range n {
+		ga[i], gb[i] = dy[i]/be[i], -dy[i]*ae[i]/(be[i]*be[i])
+	}
+}
+
+// unaryRule computes g, the input's gradient of an activation, from its
+// input xv, output yv and the output's gradient dy.
+type unaryRule func(st model.Step, in []*tensor.Tensor, xv, yv, dy, g []float32)
+
+// unaryBackward returns an activation's input gradient by rule.
+func unaryBackward(rule unaryRule, st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32) ([]float32, error) {
 	xv, err := floats(in[0], "the input")
 	if err != nil {
 		return nil, err
 	}
 	yv, _ := y.Data.([]float32)
 	g := make([]float32, len(dy))
-	switch st.Op {
-	case "Relu":
-		for i, v := range xv {
-			if v > 0 {
-				g[i] = dy[i]
-			}
-		}
-	case "LeakyRelu":
-		alpha := st.Params.(*model.LeakyReluAttrs).Alpha
-		for i, v := range xv {
+	rule(st, in, xv, yv, dy, g)
+	return g, nil
+}
+
+// reluRule is Relu's: dy where x > 0.
+func reluRule(st model.Step, in []*tensor.Tensor, xv, yv, dy, g []float32) {
+	for i, v := range xv {
+		if v > 0 {
 			g[i] = dy[i]
-			if v < 0 {
-				g[i] *= alpha
-			}
-		}
-	case "Sigmoid":
-		for i, s := range yv {
-			g[i] = dy[i] * s * (1 - s)
-		}
-	case "Tanh":
-		for i, t := range yv {
-			g[i] = dy[i] * (1 - t*t)
-		}
-	case "Gelu":
-		approx := st.Params.(*model.GeluAttrs).Approximate
-		for i, v := range xv {
-			g[i] = dy[i] * float32(geluDerivative(float64(v), approx == "tanh"))
-		}
-	case "Clip":
-		lo, hi := math.Inf(-1), math.Inf(1)
-		if at, ok := st.Params.(*model.ClipAttrs); ok { // before opset 11
-			lo, hi = float64(at.Min), float64(at.Max)
-		} else {
-			if len(in) > 1 && in[1] != nil {
-				lo = in[1].Float64s()[0]
-			}
-			if len(in) > 2 && in[2] != nil {
-				hi = in[2].Float64s()[0]
-			}
-		}
-		for i, v := range xv {
-			if float64(v) >= lo && float64(v) <= hi {
-				g[i] = dy[i]
-			}
 		}
 	}
-	return g, nil
+}
+
+// leakyReluRule is LeakyRelu's: dy, times alpha where x < 0.
+func leakyReluRule(st model.Step, in []*tensor.Tensor, xv, yv, dy, g []float32) {
+	alpha := st.Params.(*activation.LeakyReluAttrs).Alpha
+	for i, v := range xv {
+		g[i] = dy[i]
+		if v < 0 {
+			g[i] *= alpha
+		}
+	}
+}
+
+// sigmoidRule is Sigmoid's: dy·y(1-y).
+func sigmoidRule(st model.Step, in []*tensor.Tensor, xv, yv, dy, g []float32) {
+	for i, s := range yv {
+		g[i] = dy[i] * s * (1 - s)
+	}
+}
+
+// tanhRule is Tanh's: dy(1-y²).
+func tanhRule(st model.Step, in []*tensor.Tensor, xv, yv, dy, g []float32) {
+	for i, t := range yv {
+		g[i] = dy[i] * (1 - t*t)
+	}
+}
+
+// geluRule is Gelu's, exact or in its tanh approximation.
+func geluRule(st model.Step, in []*tensor.Tensor, xv, yv, dy, g []float32) {
+	approx := st.Params.(*activation.GeluAttrs).Approximate
+	for i, v := range xv {
+		g[i] = dy[i] * float32(geluDerivative(float64(v), approx == "tanh"))
+	}
+}
+
+// clipRule is Clip's: dy where x is within [min, max].
+func clipRule(st model.Step, in []*tensor.Tensor, xv, yv, dy, g []float32) {
+	lo, hi := math.Inf(-1), math.Inf(1)
+	if at, ok := st.Params.(*activation.ClipAttrs); ok { // before opset 11
+		lo, hi = float64(at.Min), float64(at.Max)
+	} else {
+		if len(in) > 1 && in[1] != nil {
+			lo = in[1].Float64s()[0]
+		}
+		if len(in) > 2 && in[2] != nil {
+			hi = in[2].Float64s()[0]
+		}
+	}
+	for i, v := range xv {
+		if float64(v) >= lo && float64(v) <= hi {
+			g[i] = dy[i]
+		}
+	}
 }
 
 func geluDerivative(x float64, tanhApprox bool) float64 {
@@ -326,7 +374,7 @@ func geluDerivative(x float64, tanhApprox bool) float64 {
 	return 0.5*(1+t) + 0.5*x*(1-t*t)*du
 }
 
-func softmaxBackward(st model.Step, y *tensor.Tensor, dy []float32) ([]float32, error) {
+func softmaxBackward(st model.Step, y *tensor.Tensor, dy []float32, log bool) ([]float32, error) {
 	yv, err := floats(y, "the output")
 	if err != nil {
 		return nil, err
@@ -351,7 +399,7 @@ func softmaxBackward(st model.Step, y *tensor.Tensor, dy []float32) ([]float32, 
 			var sum float64
 			for i := 0; i < dim; i++ {
 				k := base + i*inner
-				if st.Op == "Softmax" {
+				if !log {
 					sum += float64(dy[k]) * float64(yv[k])
 				} else {
 					sum += float64(dy[k])
@@ -359,7 +407,7 @@ func softmaxBackward(st model.Step, y *tensor.Tensor, dy []float32) ([]float32, 
 			}
 			for i := 0; i < dim; i++ {
 				k := base + i*inner
-				if st.Op == "Softmax" {
+				if !log {
 					g[k] = float32(float64(yv[k]) * (float64(dy[k]) - sum))
 				} else { // LogSoftmax: dy - softmax·Σdy, softmax = exp(y)
 					g[k] = float32(float64(dy[k]) - math.Exp(float64(yv[k]))*sum)
@@ -451,10 +499,10 @@ func matmulBackward(st model.Step, in []*tensor.Tensor, dy []float32, need []boo
 			scaled[i] = alpha * v
 		}
 	}
-	if lin := st.Linear; lin != nil {
+	if lin := matmulops.WeightOf(st.Operator); lin != nil {
 		m := len(av) / max(k, 1)
 		if need[0] {
-			if dx[0], err = lin.BackwardInput(scaled, m); err != nil {
+			if dx[0], err = lin.BackwardInput(st.Exec, scaled, m); err != nil {
 				return nil, err
 			}
 		}
@@ -507,7 +555,7 @@ func matmulBackward(st model.Step, in []*tensor.Tensor, dy []float32, need []boo
 
 // gemmBackward handles Y = alpha·A'·B' + beta·C, A' = transA ? Aᵀ : A.
 func gemmBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
-	at := st.Params.(*model.GemmAttrs)
+	at := st.Params.(*matmulops.GemmAttrs)
 	alpha, beta, transA, transB := at.Alpha, at.Beta, at.TransA, at.TransB
 	a := in[0]
 	av, err := floats(a, "A")
@@ -519,7 +567,7 @@ func gemmBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []flo
 		ap = &tensor.Tensor{DType: a.DType, Shape: []int{a.Shape[1], a.Shape[0]}, Data: transpose2(av, a.Shape[0], a.Shape[1])}
 	}
 	var bp *tensor.Tensor
-	if st.Linear == nil {
+	if matmulops.WeightOf(st.Operator) == nil {
 		b := in[1]
 		bv, err := floats(b, "B")
 		if err != nil {

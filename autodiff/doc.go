@@ -8,7 +8,7 @@
 // derivative and reducing broadcast dimensions. Products whose weights run
 // on the int8 kernels use the straight-through estimator: the gradient
 // flows as if through the dequantized weights, and dX = dY·Wᵀ itself runs
-// on the int8 kernels (model.Linear.BackwardInput).
+// on the int8 kernels (matmul.Linear.BackwardInput).
 //
 // Loss functions (softmax cross-entropy, mean squared error) and a trainer
 // with SGD and Adam build on Backward. Every derivative is tested against

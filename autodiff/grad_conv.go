@@ -24,14 +24,14 @@ import (
 // as if through the weights the forward pass multiplied by.
 
 func init() {
-	registerGrad("Conv", func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
+	bindGrad(func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
 		at := st.Params.(*model.ConvAttrs)
 		return convBackward(st.Exec, at.Geometry, at.HeldWeight(), false, in, dy, need)
-	})
-	registerGrad("ConvTranspose", func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
+	}, model.Conv)
+	bindGrad(func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
 		at := st.Params.(*model.ConvTransposeAttrs)
 		return convBackward(st.Exec, at.Geometry, at.HeldWeight(), true, in, dy, need)
-	})
+	}, model.ConvTranspose)
 }
 
 // convBackward returns the gradients of x, W and b on e, the engine the

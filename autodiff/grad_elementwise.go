@@ -7,48 +7,53 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/activation"
+	"github.com/quantserve/quantserve/ops/arith"
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// Backward functions of the activations and the elementwise math that
-// model/op_activation.go, op_math.go and op_compare.go implement. (Relu,
-// LeakyRelu, Sigmoid, Tanh, Gelu, Clip and Add, Sub, Mul, Div are in
-// backward.go.) Piecewise-constant functions (Ceil, Floor, Round, Sign)
+// Backward functions of the activations (ops/activation) and the
+// elementwise math (ops/arith). (Relu, LeakyRelu, Sigmoid, Tanh, Gelu,
+// Clip and Add, Sub, Mul, Div are in backward.go.) Piecewise-constant functions (Ceil, Floor, Round, Sign)
 // have the derivative 0 wherever they have one.
 func init() {
-	unaryGrads := map[string]func(st model.Step) func(x, y float64) float64{
-		"Sqrt":       ewFixed(func(_, y float64) float64 { return 0.5 / y }),
-		"Exp":        ewFixed(func(_, y float64) float64 { return y }),
-		"Log":        ewFixed(func(x, _ float64) float64 { return 1 / x }),
-		"Abs":        ewFixed(func(x, _ float64) float64 { return ewSign(x) }),
-		"Neg":        ewFixed(func(_, _ float64) float64 { return -1 }),
-		"Reciprocal": ewFixed(func(_, y float64) float64 { return -y * y }),
-		"Sin":        ewFixed(func(x, _ float64) float64 { return math.Cos(x) }),
-		"Cos":        ewFixed(func(x, _ float64) float64 { return -math.Sin(x) }),
-		"Tan":        ewFixed(func(_, y float64) float64 { return 1 + y*y }),
-		"Asin":       ewFixed(func(x, _ float64) float64 { return 1 / math.Sqrt(1-x*x) }),
-		"Acos":       ewFixed(func(x, _ float64) float64 { return -1 / math.Sqrt(1-x*x) }),
-		"Atan":       ewFixed(func(x, _ float64) float64 { return 1 / (1 + x*x) }),
-		"Sinh":       ewFixed(func(x, _ float64) float64 { return math.Cosh(x) }),
-		"Cosh":       ewFixed(func(x, _ float64) float64 { return math.Sinh(x) }),
-		"Asinh":      ewFixed(func(x, _ float64) float64 { return 1 / math.Sqrt(x*x+1) }),
-		"Acosh":      ewFixed(func(x, _ float64) float64 { return 1 / math.Sqrt(x*x-1) }),
-		"Atanh":      ewFixed(func(x, _ float64) float64 { return 1 / (1 - x*x) }),
-		"Erf":        ewFixed(func(x, _ float64) float64 { return 2 / math.SqrtPi * math.Exp(-x*x) }),
-		"Ceil":       ewFixed(func(_, _ float64) float64 { return 0 }),
-		"Floor":      ewFixed(func(_, _ float64) float64 { return 0 }),
-		"Round":      ewFixed(func(_, _ float64) float64 { return 0 }),
-		"Sign":       ewFixed(func(_, _ float64) float64 { return 0 }),
-		"Softplus":   ewFixed(func(x, _ float64) float64 { return ewLogistic(x) }),
-		"Softsign": ewFixed(func(x, _ float64) float64 {
+	unaryGrads := []struct {
+		op ops.Op
+		d  func(st model.Step) func(x, y float64) float64
+	}{
+		{arith.Sqrt, ewFixed(func(_, y float64) float64 { return 0.5 / y })},
+		{arith.Exp, ewFixed(func(_, y float64) float64 { return y })},
+		{arith.Log, ewFixed(func(x, _ float64) float64 { return 1 / x })},
+		{arith.Abs, ewFixed(func(x, _ float64) float64 { return ewSign(x) })},
+		{arith.Neg, ewFixed(func(_, _ float64) float64 { return -1 })},
+		{arith.Reciprocal, ewFixed(func(_, y float64) float64 { return -y * y })},
+		{arith.Sin, ewFixed(func(x, _ float64) float64 { return math.Cos(x) })},
+		{arith.Cos, ewFixed(func(x, _ float64) float64 { return -math.Sin(x) })},
+		{arith.Tan, ewFixed(func(_, y float64) float64 { return 1 + y*y })},
+		{arith.Asin, ewFixed(func(x, _ float64) float64 { return 1 / math.Sqrt(1-x*x) })},
+		{arith.Acos, ewFixed(func(x, _ float64) float64 { return -1 / math.Sqrt(1-x*x) })},
+		{arith.Atan, ewFixed(func(x, _ float64) float64 { return 1 / (1 + x*x) })},
+		{arith.Sinh, ewFixed(func(x, _ float64) float64 { return math.Cosh(x) })},
+		{arith.Cosh, ewFixed(func(x, _ float64) float64 { return math.Sinh(x) })},
+		{arith.Asinh, ewFixed(func(x, _ float64) float64 { return 1 / math.Sqrt(x*x+1) })},
+		{arith.Acosh, ewFixed(func(x, _ float64) float64 { return 1 / math.Sqrt(x*x-1) })},
+		{arith.Atanh, ewFixed(func(x, _ float64) float64 { return 1 / (1 - x*x) })},
+		{arith.Erf, ewFixed(func(x, _ float64) float64 { return 2 / math.SqrtPi * math.Exp(-x*x) })},
+		{arith.Ceil, ewFixed(func(_, _ float64) float64 { return 0 })},
+		{arith.Floor, ewFixed(func(_, _ float64) float64 { return 0 })},
+		{arith.Round, ewFixed(func(_, _ float64) float64 { return 0 })},
+		{arith.Sign, ewFixed(func(_, _ float64) float64 { return 0 })},
+		{activation.Softplus, ewFixed(func(x, _ float64) float64 { return ewLogistic(x) })},
+		{activation.Softsign, ewFixed(func(x, _ float64) float64 {
 			d := 1 + math.Abs(x)
 			return 1 / (d * d)
-		}),
-		"Mish": ewFixed(func(x, _ float64) float64 {
+		})},
+		{activation.Mish, ewFixed(func(x, _ float64) float64 {
 			t := math.Tanh(ewSoftplus(x))
 			return t + x*(1-t*t)*ewLogistic(x)
-		}),
-		"HardSwish": ewFixed(func(x, _ float64) float64 {
+		})},
+		{activation.HardSwish, ewFixed(func(x, _ float64) float64 {
 			switch {
 			case x < -3:
 				return 0
@@ -56,9 +61,9 @@ func init() {
 				return 1
 			}
 			return x/3 + 0.5
-		}),
-		"HardSigmoid": func(st model.Step) func(x, y float64) float64 {
-			at := st.Params.(*model.HardSigmoidAttrs)
+		})},
+		{activation.HardSigmoid, func(st model.Step) func(x, y float64) float64 {
+			at := st.Params.(*activation.HardSigmoidAttrs)
 			a, b := float64(at.Alpha), float64(at.Beta)
 			return func(x, _ float64) float64 {
 				if v := a*x + b; v > 0 && v < 1 {
@@ -66,27 +71,27 @@ func init() {
 				}
 				return 0
 			}
-		},
-		"Elu": func(st model.Step) func(x, y float64) float64 {
-			a := float64(st.Params.(*model.EluAttrs).Alpha)
+		}},
+		{activation.Elu, func(st model.Step) func(x, y float64) float64 {
+			a := float64(st.Params.(*activation.EluAttrs).Alpha)
 			return func(x, _ float64) float64 {
 				if x > 0 {
 					return 1
 				}
 				return a * math.Exp(x)
 			}
-		},
-		"Celu": func(st model.Step) func(x, y float64) float64 {
-			a := float64(st.Params.(*model.EluAttrs).Alpha)
+		}},
+		{activation.Celu, func(st model.Step) func(x, y float64) float64 {
+			a := float64(st.Params.(*activation.EluAttrs).Alpha)
 			return func(x, _ float64) float64 {
 				if x > 0 {
 					return 1
 				}
 				return math.Exp(x / a)
 			}
-		},
-		"Selu": func(st model.Step) func(x, y float64) float64 {
-			at := st.Params.(*model.SeluAttrs)
+		}},
+		{activation.Selu, func(st model.Step) func(x, y float64) float64 {
+			at := st.Params.(*activation.SeluAttrs)
 			a, g := float64(at.Alpha), float64(at.Gamma)
 			return func(x, _ float64) float64 {
 				if x > 0 {
@@ -94,52 +99,52 @@ func init() {
 				}
 				return g * a * math.Exp(x)
 			}
-		},
-		"ThresholdedRelu": func(st model.Step) func(x, y float64) float64 {
-			a := float64(st.Params.(*model.ThresholdedReluAttrs).Alpha)
+		}},
+		{activation.ThresholdedRelu, func(st model.Step) func(x, y float64) float64 {
+			a := float64(st.Params.(*activation.ThresholdedReluAttrs).Alpha)
 			return func(x, _ float64) float64 {
 				if x > a {
 					return 1
 				}
 				return 0
 			}
-		},
-		"Shrink": func(st model.Step) func(x, y float64) float64 {
-			l := float64(st.Params.(*model.ShrinkAttrs).Lambd)
+		}},
+		{activation.Shrink, func(st model.Step) func(x, y float64) float64 {
+			l := float64(st.Params.(*activation.ShrinkAttrs).Lambd)
 			return func(x, _ float64) float64 {
 				if x < -l || x > l {
 					return 1
 				}
 				return 0
 			}
-		},
-		"Swish": func(st model.Step) func(x, y float64) float64 {
-			a := float64(st.Params.(*model.SwishAttrs).Alpha)
+		}},
+		{activation.Swish, func(st model.Step) func(x, y float64) float64 {
+			a := float64(st.Params.(*activation.SwishAttrs).Alpha)
 			return func(x, _ float64) float64 {
 				s := ewLogistic(a * x)
 				return s + a*x*s*(1-s)
 			}
-		},
+		}},
 	}
-	for op, d := range unaryGrads {
-		registerGrad(op, func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
+	for _, u := range unaryGrads {
+		d := u.d
+		bindGrad(func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
 			g, err := elemUnaryBackward(in[0], y, dy, d(st))
 			dx := make([][]float32, len(in))
 			dx[0] = g
 			return dx, err
-		})
+		}, u.op)
 	}
-	registerGrad("Dropout", func(_ model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
+	bindGrad(func(_ model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
 		dx := make([][]float32, len(in))
 		dx[0] = dy // inference: the identity
 		return dx, nil
-	})
-	registerGrad("PRelu", elemPReluBackward)
-	registerGrad("Pow", elemPowBackward)
-	for _, op := range []string{"Sum", "Mean", "Min", "Max"} {
-		registerGrad(op, elemVariadicBackward)
-	}
-	registerGrad("Where", elemWhereBackward)
+	}, activation.Dropout)
+	bindGrad(elemPReluBackward, activation.PRelu)
+	bindGrad(elemPowBackward, arith.Pow)
+	bindGrad(elemSumBackward(false), arith.Sum)
+	bindGrad(elemSumBackward(true), arith.Mean)
+	bindGrad(elemExtremeBackward, arith.Min, arith.Max)
 }
 
 // ewFixed adapts a derivative without parameters.
@@ -265,28 +270,32 @@ func elemPowBackward(_ model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []f
 	return dx, nil
 }
 
-// elemVariadicBackward serves Sum, Mean (dy, divided by the count, to every
-// input) and Min, Max (dy to the first input that attains the result),
-// each summed back over the dimensions its input broadcast along.
-func elemVariadicBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
-	out := y.Shape
-	dx := make([][]float32, len(in))
-	switch st.Op {
-	case "Sum", "Mean":
+// elemSumBackward is Sum's gradient (dy to every input, summed back to its
+// own shape) and, with mean, Mean's (dy shared among the inputs).
+func elemSumBackward(mean bool) gradFunc {
+	return func(_ model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
 		g := dy
-		if st.Op == "Mean" && len(in) > 1 {
+		if mean && len(in) > 1 {
 			g = make([]float32, len(dy))
 			for i, v := range dy {
 				g[i] = v / float32(len(in))
 			}
 		}
+		dx := make([][]float32, len(in))
 		for k, t := range in {
 			if need[k] {
-				dx[k] = reduceTo(g, out, t.Shape)
+				dx[k] = reduceTo(g, y.Shape, t.Shape)
 			}
 		}
 		return dx, nil
 	}
+}
+
+// elemExtremeBackward is Min's and Max's gradient: dy to the first input
+// holding the output's value at each position.
+func elemExtremeBackward(_ model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
+	out := y.Shape
+	dx := make([][]float32, len(in))
 	yv, err := floats(y, "the output")
 	if err != nil {
 		return nil, err

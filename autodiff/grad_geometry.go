@@ -15,9 +15,8 @@ import (
 // the very map the forward pass used (spatial.ResizePlanOf, spatial.PadMap).
 
 func init() {
-	registerGrad("Resize", resizeBackward)
-	registerGrad("Upsample", resizeBackward)
-	registerGrad("Pad", padBackward)
+	bindGrad(resizeBackward, spatial.Resize, spatial.Upsample)
+	bindGrad(padBackward, spatial.Pad)
 }
 
 func resizeBackward(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {

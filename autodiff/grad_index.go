@@ -7,6 +7,7 @@ import (
 
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/ops/index"
+	"github.com/quantserve/quantserve/ops/logic"
 	tensorops "github.com/quantserve/quantserve/ops/tensor"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -15,22 +16,16 @@ import (
 // the elements the forward pass read, adding where it read one twice.
 
 func init() {
-	registerGrad("Gather", gatherBackward)
-	registerGrad("Slice", sliceBackward)
-	registerGrad("Expand", func(_ model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
+	bindGrad(gatherBackward, index.Gather)
+	bindGrad(sliceBackward, tensorops.Slice)
+	bindGrad(func(_ model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
 		dx := make([][]float32, len(in))
 		dx[0] = reduceTo(dy, y.Shape, in[0].Shape)
 		return dx, nil
-	})
-	registerGrad("Tile", tileBackward)
-	registerMultiGrad("Split", splitBackward)
-	// Where belongs to the elementwise operators: its gradient is set here
-	// only when this build has the operator and nothing else gave it one.
-	for _, d := range model.Descriptors("", "Where") {
-		if _, ok := grads[d]; !ok {
-			grads[d] = whereBackward
-		}
-	}
+	}, tensorops.Expand)
+	bindGrad(tileBackward, tensorops.Tile)
+	bindMultiGrad(splitBackward, tensorops.Split)
+	bindGrad(elemWhereBackward, logic.Where)
 }
 
 // gatherBackward: dData[index run] += dY[run]; the indices take none.
@@ -144,30 +139,5 @@ func splitBackward(st model.Step, in []*tensor.Tensor, ys []*tensor.Tensor, dys 
 	}
 	dx := make([][]float32, len(in))
 	dx[0] = g
-	return dx, nil
-}
-
-// whereBackward routes dY to X where the condition holds and to Y where
-// it does not, each summed back to its own (broadcast) shape.
-func whereBackward(_ model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
-	c, ok := in[0].Data.([]bool)
-	if !ok {
-		return nil, fmt.Errorf("autodiff: Where condition is %v, not BOOL", in[0].DType)
-	}
-	cond := make([]bool, len(dy))
-	walk(in[0].Shape, y.Shape, func(o, i int) { cond[o] = c[i] })
-	dx := make([][]float32, len(in))
-	for j, when := range []bool{true, false} {
-		if !need[j+1] {
-			continue
-		}
-		g := make([]float32, len(dy))
-		for o, v := range dy {
-			if cond[o] == when {
-				g[o] = v
-			}
-		}
-		dx[j+1] = reduceTo(g, y.Shape, in[j+1].Shape)
-	}
 	return dx, nil
 }

@@ -98,7 +98,7 @@ func TestWhereBackward(t *testing.T) {
 		return s
 	}
 	y := &tensor.Tensor{DType: tensor.Float32, Shape: out}
-	dx, err := whereBackward(model.Step{}, []*tensor.Tensor{cond, a, b}, y, seed, []bool{false, true, true})
+	dx, err := elemWhereBackward(model.Step{}, []*tensor.Tensor{cond, a, b}, y, seed, []bool{false, true, true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,11 +13,11 @@ import (
 )
 
 func init() {
-	registerGrad("MaxPool", maxPoolBackward)
-	registerGrad("AveragePool", averagePoolBackward)
-	registerGrad("GlobalAveragePool", globalPoolBackward)
-	registerGrad("GlobalMaxPool", globalPoolBackward)
-	registerGrad("BatchNormalization", batchNormBackward)
+	bindGrad(maxPoolBackward, pool.MaxPool)
+	bindGrad(averagePoolBackward, pool.AveragePool)
+	bindGrad(globalPoolBackward(false), pool.GlobalAveragePool)
+	bindGrad(globalPoolBackward(true), pool.GlobalMaxPool)
+	bindGrad(batchNormBackward, norm.BatchNormalization)
 }
 
 // poolInput returns the pooled input's values, the geometry its windows
@@ -106,8 +106,14 @@ func averagePoolBackward(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, d
 }
 
 // globalPoolBackward is GlobalAveragePool's (each plane's gradient spread
-// evenly) and GlobalMaxPool's (to the plane's first maximum).
-func globalPoolBackward(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
+// evenly) and, with maxPool, GlobalMaxPool's (to the plane's first maximum).
+func globalPoolBackward(maxPool bool) gradFunc {
+	return func(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
+		return globalPoolGrad(st, in, dy, maxPool)
+	}
+}
+
+func globalPoolGrad(st model.Step, in []*tensor.Tensor, dy []float32, maxPool bool) ([][]float32, error) {
 	x, err := floats(in[0], "the input")
 	if err != nil {
 		return nil, err
@@ -130,7 +136,7 @@ func globalPoolBackward(st model.Step, in []*tensor.Tensor, _ *tensor.Tensor, dy
 	}
 	for p := 0; p < planes; p++ {
 		xp, dxp := x[p*size:(p+1)*size], dx[p*size:(p+1)*size]
-		if st.Op == "GlobalMaxPool" {
+		if maxPool {
 			if off := firstMax(xp, offs); off >= 0 {
 				dxp[off] = dy[p]
 			}

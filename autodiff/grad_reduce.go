@@ -17,17 +17,34 @@ import (
 // Attention. Sums run in float64.
 
 func init() {
-	for _, op := range []string{"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"} {
-		registerGrad(op, reduceBackward)
-	}
-	registerGrad("LayerNormalization", layerNormBackward)
-	registerGrad("RMSNormalization", rmsNormBackward)
-	registerGrad("Attention", attentionBackward)
+	bindGrad(reduceBackward(sumRule), reduce.ReduceSum)
+	bindGrad(reduceBackward(meanRule), reduce.ReduceMean)
+	bindGrad(reduceBackward(extremeRule), reduce.ReduceMax, reduce.ReduceMin)
+	bindGrad(reduceBackward(prodRule), reduce.ReduceProd)
+	bindGrad(reduceBackward(l1Rule), reduce.ReduceL1)
+	bindGrad(reduceBackward(l2Rule), reduce.ReduceL2)
+	bindGrad(reduceBackward(logSumRule), reduce.ReduceLogSum)
+	bindGrad(reduceBackward(logSumExpRule), reduce.ReduceLogSumExp)
+	bindGrad(reduceBackward(sumSquareRule), reduce.ReduceSumSquare)
+	bindGrad(layerNormBackward, norm.LayerNormalization)
+	bindGrad(rmsNormBackward, norm.RMSNormalization)
+	bindGrad(attentionBackward, attention.Attention)
 }
 
-// reduceBackward spreads dy over the elements each output reduced:
-// dx = dy·∂y/∂x, ties of ReduceMax/Min sharing it equally.
-func reduceBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
+// reduceRule computes the input's gradient g of one reduction: each calls
+// f(i, o) for every input element i and the output element o it reduced
+// into; count is the number of elements each output reduced.
+type reduceRule func(each func(f func(i, o int)), g, xv, yv, dy []float32, count int)
+
+// reduceBackward spreads dy over the elements each output reduced by
+// rule: dx = dy·∂y/∂x.
+func reduceBackward(rule reduceRule) gradFunc {
+	return func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, _ []bool) ([][]float32, error) {
+		return reduceGrad(st, in, y, dy, rule)
+	}
+}
+
+func reduceGrad(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, rule reduceRule) ([][]float32, error) {
 	x := in[0]
 	xv, err := floats(x, "the input")
 	if err != nil {
@@ -67,73 +84,98 @@ func reduceBackward(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []f
 		}
 	}
 	g := make([]float32, len(xv))
-	switch st.Op {
-	case "ReduceSum":
-		each(func(i, o int) { g[i] = dy[o] })
-	case "ReduceMean":
-		each(func(i, o int) { g[i] = dy[o] / float32(count) })
-	case "ReduceMax", "ReduceMin":
-		ties := make([]float32, len(yv))
-		each(func(i, o int) {
-			if xv[i] == yv[o] {
-				ties[o]++
-			}
-		})
-		each(func(i, o int) {
-			if xv[i] == yv[o] {
-				g[i] = dy[o] / ties[o]
-			}
-		})
-	case "ReduceProd":
-		// ∂y/∂x_i is the product of the others: y/x_i, or with one zero
-		// among them the product of the non-zeros at that zero.
-		zeros := make([]int, len(yv))
-		nonzero := make([]float64, len(yv))
-		for o := range nonzero {
-			nonzero[o] = 1
-		}
-		each(func(i, o int) {
-			if xv[i] == 0 {
-				zeros[o]++
-			} else {
-				nonzero[o] *= float64(xv[i])
-			}
-		})
-		each(func(i, o int) {
-			switch {
-			case zeros[o] == 0:
-				g[i] = float32(float64(dy[o]) * nonzero[o] / float64(xv[i]))
-			case zeros[o] == 1 && xv[i] == 0:
-				g[i] = float32(float64(dy[o]) * nonzero[o])
-			}
-		})
-	case "ReduceL1":
-		each(func(i, o int) {
-			switch {
-			case xv[i] > 0:
-				g[i] = dy[o]
-			case xv[i] < 0:
-				g[i] = -dy[o]
-			}
-		})
-	case "ReduceL2":
-		each(func(i, o int) {
-			if yv[o] != 0 {
-				g[i] = dy[o] * xv[i] / yv[o]
-			}
-		})
-	case "ReduceLogSum": // y = log Σx
-		each(func(i, o int) { g[i] = float32(float64(dy[o]) * math.Exp(-float64(yv[o]))) })
-	case "ReduceLogSumExp":
-		each(func(i, o int) { g[i] = float32(float64(dy[o]) * math.Exp(float64(xv[i])-float64(yv[o]))) })
-	case "ReduceSumSquare":
-		each(func(i, o int) { g[i] = 2 * dy[o] * xv[i] })
-	default:
-		return nil, &NoGradientError{Op: st.Op}
-	}
+	rule(each, g, xv, yv, dy, count)
 	dx := make([][]float32, len(in))
 	dx[0] = g
 	return dx, nil
+}
+
+// sumRule is ReduceSum's: dy to every element.
+func sumRule(each func(f func(i, o int)), g, xv, yv, dy []float32, count int) {
+	each(func(i, o int) { g[i] = dy[o] })
+}
+
+// meanRule is ReduceMean's: dy shared evenly.
+func meanRule(each func(f func(i, o int)), g, xv, yv, dy []float32, count int) {
+	each(func(i, o int) { g[i] = dy[o] / float32(count) })
+}
+
+// extremeRule is ReduceMax's and ReduceMin's: dy to the elements equal
+// to the output, ties sharing it equally.
+func extremeRule(each func(f func(i, o int)), g, xv, yv, dy []float32, count int) {
+	ties := make([]float32, len(yv))
+	each(func(i, o int) {
+		if xv[i] == yv[o] {
+			ties[o]++
+		}
+	})
+	each(func(i, o int) {
+		if xv[i] == yv[o] {
+			g[i] = dy[o] / ties[o]
+		}
+	})
+}
+
+// prodRule is ReduceProd's: dy times the product of the other elements.
+func prodRule(each func(f func(i, o int)), g, xv, yv, dy []float32, count int) {
+	// ∂y/∂x_i is the product of the others: y/x_i, or with one zero
+	// among them the product of the non-zeros at that zero.
+	zeros := make([]int, len(yv))
+	nonzero := make([]float64, len(yv))
+	for o := range nonzero {
+		nonzero[o] = 1
+	}
+	each(func(i, o int) {
+		if xv[i] == 0 {
+			zeros[o]++
+		} else {
+			nonzero[o] *= float64(xv[i])
+		}
+	})
+	each(func(i, o int) {
+		switch {
+		case zeros[o] == 0:
+			g[i] = float32(float64(dy[o]) * nonzero[o] / float64(xv[i]))
+		case zeros[o] == 1 && xv[i] == 0:
+			g[i] = float32(float64(dy[o]) * nonzero[o])
+		}
+	})
+}
+
+// l1Rule is ReduceL1's: dy·sign(x).
+func l1Rule(each func(f func(i, o int)), g, xv, yv, dy []float32, count int) {
+	each(func(i, o int) {
+		switch {
+		case xv[i] > 0:
+			g[i] = dy[o]
+		case xv[i] < 0:
+			g[i] = -dy[o]
+		}
+	})
+}
+
+// l2Rule is ReduceL2's: dy·x/y.
+func l2Rule(each func(f func(i, o int)), g, xv, yv, dy []float32, count int) {
+	each(func(i, o int) {
+		if yv[o] != 0 {
+			g[i] = dy[o] * xv[i] / yv[o]
+		}
+	})
+}
+
+// logSumRule is ReduceLogSum's: y = log Σx, so dy·e^-y.
+func logSumRule(each func(f func(i, o int)), g, xv, yv, dy []float32, count int) {
+	each(func(i, o int) { g[i] = float32(float64(dy[o]) * math.Exp(-float64(yv[o]))) })
+}
+
+// logSumExpRule is ReduceLogSumExp's: dy·e^(x-y).
+func logSumExpRule(each func(f func(i, o int)), g, xv, yv, dy []float32, count int) {
+	each(func(i, o int) { g[i] = float32(float64(dy[o]) * math.Exp(float64(xv[i])-float64(yv[o]))) })
+}
+
+// sumSquareRule is ReduceSumSquare's: 2·dy·x.
+func sumSquareRule(each func(f func(i, o int)), g, xv, yv, dy []float32, count int) {
+	each(func(i, o int) { g[i] = 2 * dy[o] * xv[i] })
 }
 
 // normStats returns each row's mean (zero for RMS normalization) and

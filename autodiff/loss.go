@@ -60,7 +60,7 @@ func lossSeed(m *model.Model, vals []*tensor.Tensor, out int, loss string, targe
 		// (Log)Softmax over the classes: the loss is softmax
 		// cross-entropy on its input, whose gradient is exact and stable.
 		seedSlot, logits := out, yv
-		if st, ok := producer(m, out); ok && (st.Op == "Softmax" || st.Op == "LogSoftmax") && st.In[0] >= 0 {
+		if st, ok := producer(m, out); ok && (norm.Softmax.Has(st.Desc) || norm.LogSoftmax.Has(st.Desc)) && st.In[0] >= 0 {
 			var axis int64
 			switch at := st.Params.(type) {
 			case *norm.SoftmaxAttrs:

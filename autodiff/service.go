@@ -12,6 +12,7 @@ import (
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/model/onnxpb"
+	matmulops "github.com/quantserve/quantserve/ops/matmul"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -126,11 +127,11 @@ func slotShape(m *model.Model, vals []*tensor.Tensor, s int) ([]int, error) {
 		return v.Shape, nil
 	}
 	for _, st := range m.Steps() {
-		if st.Linear != nil && len(st.In) > 1 && st.In[1] == s {
-			if at, ok := st.Params.(*model.GemmAttrs); ok && at.TransB {
-				return []int{st.Linear.N(), st.Linear.K()}, nil
+		if lin := matmulops.WeightOf(st.Operator); lin != nil && len(st.In) > 1 && st.In[1] == s {
+			if at, ok := st.Params.(*matmulops.GemmAttrs); ok && at.TransB {
+				return []int{lin.N(), lin.K()}, nil
 			}
-			return []int{st.Linear.K(), st.Linear.N()}, nil
+			return []int{lin.K(), lin.N()}, nil
 		}
 	}
 	return nil, fmt.Errorf("%w: slot %d has no value", errBadRequest, s)

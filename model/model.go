@@ -80,9 +80,8 @@ type step struct {
 	op     ops.Operator
 	in     []int // -1 for an absent optional input, or one the op holds itself
 	out    []int
-	params any     // the parsed attribute struct
-	args   []int   // the node's input slots as the graph names them
-	lin    *linear // MatMul/Gemm with a constant weight
+	params any   // the parsed attribute struct
+	args   []int // the node's input slots as the graph names them
 }
 
 // Options configure how a model is compiled.
@@ -218,7 +217,7 @@ type compiler struct {
 	parent    *compiler
 	g         *graph
 	known     map[int]*tensor.Tensor // values known at load, by slot
-	qdqOf     map[int]*qdqWeight
+	qdqOf     map[int]*ops.QDQWeight
 	overrides map[string]*tensor.Tensor
 }
 
@@ -271,7 +270,7 @@ func (c *compiler) compileGraph(g *onnxpb.Graph, main bool) error {
 	c.g.exec = c.opts.Exec
 	c.g.slotOf = map[string]int{}
 	c.known = map[int]*tensor.Tensor{}
-	c.qdqOf = map[int]*qdqWeight{}
+	c.qdqOf = map[int]*ops.QDQWeight{}
 	if g.NumSparseInit > 0 {
 		return unsupportedf("sparse initializers")
 	}
@@ -370,7 +369,6 @@ func (c *compiler) compileNode(pn *onnxpb.Node, i int) error {
 	if st.params, st.op, err = compileNodeWith(desc, n); err != nil {
 		return wrap(err)
 	}
-	st.lin = n.lin
 	st.args = slices.Clone(st.in)
 	for i, unused := range n.unused {
 		if unused {
@@ -394,8 +392,10 @@ func (c *compiler) compileNode(pn *onnxpb.Node, i int) error {
 			if len(pn.Inputs) == 0 {
 				c.m.Params += int64(outs[j].Len()) // a Constant node: part of the model's weights
 			}
-			if j == 0 && n.qdqOut != nil {
-				c.qdqOf[s] = n.qdqOut
+			if src, ok := st.op.(ops.QDQSource); ok && j == 0 {
+				if q := src.QDQWeight(); q != nil {
+					c.qdqOf[s] = q
+				}
 			}
 		}
 		return nil
@@ -695,14 +695,13 @@ type Step struct {
 	Params   any         // its parsed attribute struct (a pointer)
 	In       []int       // input slots as the graph names them; -1 when absent
 	Out      []int
-	// Linear is set for MatMul and Gemm whose weight (input 1) the
-	// kernels hold; its slot in In has no value in a trace.
-	Linear *Linear
 	// Exec is the engine the model runs on (Options.Exec): the one its
 	// backward pass multiplies on.
 	Exec *gemm.Engine
 	// Operator is the compiled node: what its builder settled at load
-	// (norm.BatchNorm tells whether it folded its constants).
+	// (norm.BatchNorm tells whether it folded its constants;
+	// matmul.WeightOf returns the weight a product's kernels hold, whose
+	// slot in In has no value in a trace).
 	Operator ops.Operator
 }
 
@@ -712,9 +711,6 @@ func (m *Model) Steps() []Step {
 	out := make([]Step, len(m.steps))
 	for i, st := range m.steps {
 		out[i] = Step{Name: st.name, Op: st.desc.Type, Opset: st.opset, Desc: st.desc, Params: st.params, In: st.args, Out: st.out, Exec: m.exec, Operator: st.op}
-		if st.lin != nil {
-			out[i].Linear = &Linear{st.lin}
-		}
 	}
 	return out
 }
@@ -728,24 +724,6 @@ func (m *Model) Slot(name string) (int, bool) {
 // InputSlot returns the slot of graph input i; OutputSlot likewise.
 func (m *Model) InputSlot(i int) int  { return m.inputSlot[i] }
 func (m *Model) OutputSlot(i int) int { return m.outputSlot[i] }
-
-// Linear is a product with a constant weight W (K×N) the kernels hold.
-type Linear struct{ l *linear }
-
-// K and N return W's shape.
-func (l *Linear) K() int { return l.l.k }
-func (l *Linear) N() int { return l.l.n }
-
-// Quantized reports whether W runs on the int8 kernels.
-func (l *Linear) Quantized() bool { return l.l.q != nil }
-
-// BackwardInput returns dX = dY·Wᵀ for dY of m rows. For int8 weights it
-// is the straight-through estimator: the gradient flows as if through the
-// dequantized weights, and runs on the int8 kernels (dY scaled per output
-// channel, then quantized per row).
-func (l *Linear) BackwardInput(dy []float32, m int) ([]float32, error) {
-	return l.l.backwardInput(dy, m)
-}
 
 func specNames(specs []IOSpec) string {
 	s := ""

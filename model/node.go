@@ -24,10 +24,9 @@ type node struct {
 	c      *compiler // the graph being compiled, for subgraphs
 	opset  int64
 	attrs  Attrs
-	lin    *linear // set by MatMul/Gemm with a constant weight
 	consts []*tensor.Tensor
-	qdq    []*qdqWeight // int8 weights behind constant DequantizeLinear outputs
-	unused []bool       // inputs the compiled op does not read at run time
+	qdq    []*ops.QDQWeight // int8 weights behind constant DequantizeLinear outputs
+	unused []bool           // inputs the compiled op does not read at run time
 
 	// runCtx, when a builder sets it, runs the node instead of the opFunc
 	// the builder returns: for operators that need the request's context
@@ -36,19 +35,6 @@ type node struct {
 	// extraIn are slots of this graph the node's subgraphs capture; they
 	// reach the op after its own inputs.
 	extraIn []int
-	// qdqOut, set by DequantizeLinear of constants, are the int8 weights
-	// behind its output, kept when the node folds.
-	qdqOut *qdqWeight
-}
-
-// qdqInput returns the int8 weights behind input i (a constant
-// DequantizeLinear output), laid out for x·W (transposed for Gemm's
-// transB), or nil.
-func (n *node) qdqInput(i int, transposed bool) *intWeights {
-	if i >= len(n.qdq) || n.qdq[i] == nil {
-		return nil
-	}
-	return n.qdq[i].weights(transposed)
 }
 
 // Attrs are a node's attributes by name, as the file has them.
@@ -138,31 +124,11 @@ func (n *node) checkArity(minIn, maxIn, minOut, maxOut int) error {
 // The kit's helpers under the names this package's operators use (see
 // package ops).
 
-func normAxis(axis int64, rank int) (int, error) { return ops.NormAxis(axis, rank) }
-
-func sameType(op string, ts ...*tensor.Tensor) error { return ops.SameType(op, ts...) }
-
-func broadcastShapes(shapes ...[]int) ([]int, error) { return ops.BroadcastShapes(shapes...) }
-
-func broadcastShape(a, b []int) ([]int, error) { return ops.BroadcastShape(a, b) }
-
-func binaryMap[T, R tensor.Elem](a, b []T, as, bs []int, f func(x, y T) R) ([]int, []R, error) {
-	return ops.BinaryMap(a, b, as, bs, f)
-}
-
 func broadcastTo[T tensor.Elem](data []T, shape, out []int) ([]T, error) {
 	return ops.BroadcastTo(data, shape, out)
 }
 
 func equalShape(a, b []int) bool { return ops.EqualShape(a, b) }
-
-func optionalInput(in []*tensor.Tensor, i int) *tensor.Tensor { return ops.Optional(in, i) }
-
-func scalarInt(t *tensor.Tensor, what string) (int64, error) { return ops.ScalarInt(t, what) }
-
-func unary(f func(x *tensor.Tensor) (*tensor.Tensor, error)) opFunc { return opFunc(ops.Unary(f)) }
-
-func gather(data any, idx []int) any { return ops.Gather(data, idx) }
 
 func castTo(x *tensor.Tensor, dt tensor.DataType) (*tensor.Tensor, error) {
 	return tensorops.CastTo(x, dt)
@@ -176,14 +142,6 @@ func transpose(x *tensor.Tensor, p []int) *tensor.Tensor {
 	return t
 }
 
-func requireInputs(n *node, k int) error { return (&ops.Node{Inputs: n.pb.Inputs}).RequireInputs(k) }
-
-func roundFloat64s(v []float64, dt tensor.DataType) any { return ops.RoundFloat64s(v, dt) }
-
-func exp32(x float32) float32 { return ops.Exp32(x) }
-
-func sigmoid(x float64) float64 { return ops.Sigmoid(x) }
-
 // AddLayer records a product with a constant weight the node's operator
 // packed at load in the model's Layers (ops.LayerRecorder).
 func (n *node) AddLayer(k, cols int, kernels string) {
@@ -196,45 +154,21 @@ const reduceBlock = reduce.Block
 
 func rowSumSquares[T float32 | float64](x []T) float64 { return reduce.RowSumSquares(x) }
 
-// opsetAttr names an attribute an operator has only in opsets
-// [since, until] (until 0: every later one); see ops.OpsetAttr.
-type opsetAttr struct {
-	name         string
-	since, until int64
-}
-
-func checkAttrOpsets(n *node, attrs ...opsetAttr) error {
-	oa := make([]ops.OpsetAttr, len(attrs))
-	for i, a := range attrs {
-		oa[i] = ops.OpsetAttr{Name: a.name, Since: a.since, Until: a.until}
-	}
-	return (&ops.Node{Attrs: n.attrs, Opset: n.opset}).CheckAttrOpsets(oa...)
-}
-
 func prodInts(s []int) int { return ops.ProdInts(s) }
-
-func widenHalf(x *tensor.Tensor) ([]float32, bool) { return ops.WidenHalf(x) }
-
-func narrowHalf(dt tensor.DataType, f []float32) any { return ops.NarrowHalf(dt, f) }
-
-func elemHalfTo32(t *tensor.Tensor) *tensor.Tensor { return ops.HalfTo32(t) }
-
-func elemToHalf(t *tensor.Tensor, dt tensor.DataType) *tensor.Tensor { return ops.ToHalf(t, dt) }
-
-func fromFloat64s(dt tensor.DataType, shape []int, v []float64) *tensor.Tensor {
-	return ops.FromFloat64s(dt, shape, v)
-}
-
-func unaryResult(t *tensor.Tensor, err error) ([]*tensor.Tensor, error) { return ops.Result(t, err) }
-
-func lnFloat32s(x *tensor.Tensor, op string) ([]float32, error) { return ops.Float32s(x, op) }
-
-func lnRound(v []float32, dt tensor.DataType) any { return ops.RoundFloat32s(v, dt) }
 
 func bnParams(ts []*tensor.Tensor) ([4][]float64, error) { return norm.BatchNormParams(ts) }
 
 func newBatchNormFold(scale, bias, mean, variance []float64, eps float64) *norm.BatchNormFold {
 	return norm.NewBatchNormFold(scale, bias, mean, variance, eps)
+}
+
+// partHost is the compiler's record of a part of n's operator
+// (ops.Node.PartHost): a node of its own, whose layers are the model's,
+// reported under the part's op type.
+func (n *node) partHost(p *ops.Node) any {
+	pb := &onnxpb.Node{Name: n.pb.Name, OpType: p.Type, Inputs: p.Inputs, Outputs: p.Outputs}
+	return &node{pb: pb, name: n.name, opts: n.opts, model: n.model, c: n.c, opset: p.Opset, attrs: Attrs(p.Attrs),
+		consts: p.Consts, qdq: p.QDQ, unused: make([]bool, len(p.Inputs))}
 }
 
 // HoldInputs marks inputs i as held by the compiled operator: not fed to

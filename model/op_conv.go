@@ -8,6 +8,7 @@ import (
 
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -35,13 +36,12 @@ import (
 // (kernel offset, output channel) pairs, and the product is scattered
 // back (col2im) into a channels-last accumulator.
 
-func init() {
-	// Conv 11 and 22 changed the documentation and widened types, not the
-	// semantics.
-	register(Descriptor{Type: "Conv", Since: 1, Fold: true}, buildConv)
-	// ConvTranspose 11 swapped how SAME_UPPER splits an odd padding.
-	register(Descriptor{Type: "ConvTranspose", Since: 1, Until: 10, Fold: true}, buildConvTranspose)
-	register(Descriptor{Type: "ConvTranspose", Since: 11, Fold: true}, buildConvTranspose)
+// Conv (11 and 22 widened its types) and ConvTranspose (11 changed how
+// SAME_UPPER splits an odd padding) are the operators.
+var Conv = ops.Op{register(Descriptor{Type: "Conv", Since: 1, Fold: true}, buildConv)}
+var ConvTranspose = ops.Op{
+	register(Descriptor{Type: "ConvTranspose", Since: 1, Until: 10, Fold: true}, buildConvTranspose),
+	register(Descriptor{Type: "ConvTranspose", Since: 11, Fold: true}, buildConvTranspose),
 }
 
 // ConvAttrs are the attributes of Conv, ConvInteger and QLinearConv.

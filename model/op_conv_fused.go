@@ -11,6 +11,7 @@ import (
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/kernels"
+	"github.com/quantserve/quantserve/ops/arith"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -384,7 +385,7 @@ func runFusedConv(e *gemm.Engine, ca *ConvAttrs, held *convHeld, w *tensor.Tenso
 			x, xscale = img, convExpandScale(scale, img.Shape)
 		} else { // as Mul does
 			var err error
-			if x, err = elemBinary("Mul", elemMul, x, xs); err != nil {
+			if x, err = arith.MulTensors(x, xs); err != nil {
 				return nil, err
 			}
 		}
@@ -479,7 +480,7 @@ func runFusedConv(e *gemm.Engine, ca *ConvAttrs, held *convHeld, w *tensor.Tenso
 	if o.pooled {
 		defer putConvBuf(y)
 	}
-	sum, err := elemBinary("Add", elemAdd, out, late)
+	sum, err := arith.AddTensors(out, late)
 	if err != nil {
 		return nil, err
 	}

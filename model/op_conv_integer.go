@@ -6,6 +6,7 @@ import (
 
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/kernels"
+	"github.com/quantserve/quantserve/ops/matmul"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -306,16 +307,16 @@ func buildQLinearConv(n *node, at *ConvAttrs) (opFunc, error) {
 			return nil, err
 		}
 		m := shape[1]
-		xsv, ok1 := float32s(xs)
-		wsv, ok2 := float32s(ws)
-		ysv, ok3 := float32s(ys)
+		xsv, ok1 := xs.Data.([]float32)
+		wsv, ok2 := ws.Data.([]float32)
+		ysv, ok3 := ys.Data.([]float32)
 		if !ok1 || !ok2 || !ok3 || len(xsv) != 1 || len(ysv) != 1 || len(wsv) != 1 && len(wsv) != m {
 			return nil, inputErrorf("QLinearConv takes FP32 scales: x and y per tensor, w per tensor or per output channel (%d)", m)
 		}
 		if yzp == nil {
 			return nil, inputErrorf("QLinearConv needs y_zero_point")
 		}
-		lo, hi, ok := intRange(yzp.DType)
+		lo, hi, ok := matmul.IntRange(yzp.DType)
 		if !ok || yzp.DType != tensor.Uint8 && yzp.DType != tensor.Int8 || yzp.Len() != 1 {
 			return nil, inputErrorf("QLinearConv y_zero_point must be one UINT8 or INT8 value")
 		}

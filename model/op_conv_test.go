@@ -15,6 +15,7 @@ import (
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/ops/matmul"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -1003,7 +1004,7 @@ func TestQLinearConv(t *testing.T) {
 			if y.DType != yType || !equalShape(y.Shape, sums.shape) {
 				t.Fatalf("output %v%v", y.DType, y.Shape)
 			}
-			lo, hi, _ := intRange(yType)
+			lo, hi, _ := matmul.IntRange(yType)
 			got := y.Float64s()
 			size := convProd(sums.shape[2:])
 			for i, s := range sums.y {

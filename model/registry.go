@@ -50,9 +50,9 @@ func (f ctxFunc) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, err
 
 // register adds an operator of this package to the registry: build
 // compiles the compiler's node (the ops.Node's Host) into an opFunc, or
-// sets the node's runCtx.
-func register[A any](d Descriptor, build func(n *node, a *A) (opFunc, error)) {
-	ops.Register(d, func(on *ops.Node, a *A) (ops.Operator, error) {
+// sets the node's runCtx. It returns the registered descriptor.
+func register[A any](d Descriptor, build func(n *node, a *A) (opFunc, error)) *Descriptor {
+	return ops.Register(d, func(on *ops.Node, a *A) (ops.Operator, error) {
 		n := on.Host.(*node)
 		f, err := build(n, a)
 		if err != nil {
@@ -68,8 +68,8 @@ func register[A any](d Descriptor, build func(n *node, a *A) (opFunc, error)) {
 // opsNode returns the registry's view of n; its Host is n.
 func (n *node) opsNode() *ops.Node {
 	on := &ops.Node{Name: n.name, Type: n.pb.OpType, Domain: normDomain(n.pb.Domain), Opset: n.opset,
-		Attrs: n.attrs, Inputs: n.pb.Inputs, Outputs: n.pb.Outputs, Consts: n.consts, Engine: n.opts.Exec,
-		Quantize: n.opts.Quantize, Scheme: n.opts.Scheme, Subgraph: n.opsSubgraph, Host: n}
+		Attrs: n.attrs, Inputs: n.pb.Inputs, Outputs: n.pb.Outputs, Consts: n.consts, QDQ: n.qdq, Engine: n.opts.Exec,
+		Quantize: n.opts.Quantize, Scheme: n.opts.Scheme, Subgraph: n.opsSubgraph, PartHost: n.partHost, Host: n}
 	return on
 }
 

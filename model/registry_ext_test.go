@@ -9,6 +9,7 @@ import (
 	"github.com/quantserve/quantserve/internal/onnxbuild"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/ops/activation"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -59,7 +60,7 @@ func TestOpsetRanges(t *testing.T) {
 		if st.Desc != clips[i] {
 			t.Errorf("Clip at opset %d ran %v, want %v", opset, st.Desc, clips[i])
 		}
-		if _, legacy := st.Params.(*model.ClipAttrs); legacy != (opset < 11) {
+		if _, legacy := st.Params.(*activation.ClipAttrs); legacy != (opset < 11) {
 			t.Errorf("Clip at opset %d parsed %T", opset, st.Params)
 		}
 	}
@@ -70,14 +71,14 @@ func TestAttributeDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := m.Steps()[0].Params.(*model.LeakyReluAttrs).Alpha; a != 0.01 {
+	if a := m.Steps()[0].Params.(*activation.LeakyReluAttrs).Alpha; a != 0.01 {
 		t.Errorf("default alpha %v, want 0.01", a)
 	}
 	m, err = loadGraph(t, unary("LeakyRelu", 16, &onnxpb.Attribute{Name: "alpha", Type: onnxpb.AttrFloat, F: 0.5}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := m.Steps()[0].Params.(*model.LeakyReluAttrs).Alpha; a != 0.5 {
+	if a := m.Steps()[0].Params.(*activation.LeakyReluAttrs).Alpha; a != 0.5 {
 		t.Errorf("alpha %v, want 0.5", a)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -20,7 +21,7 @@ import (
 // twin without rewrites (Model.Unrewritten).
 
 // rewriteDomain is the domain of the operators rewrites introduce.
-const rewriteDomain = "quantserve"
+const rewriteDomain = ops.RewriteDomain
 
 // rewrite is one rewrite rule: apply changes r's graph and reports whether
 // it changed anything; rules run in registration order until none changes

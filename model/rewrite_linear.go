@@ -14,7 +14,7 @@ import (
 //
 // each step after the MatMul optional (at least one present), each
 // intermediate read by the next step only, into one quantserve.Linear
-// (op_linear.go): the bias, activation and residual are applied on the
+// (package ops/matmul): the bias, activation and residual are applied on the
 // product's rows as they come out, with no intermediate tensors.
 
 func init() {

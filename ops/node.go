@@ -22,6 +22,10 @@ type Node struct {
 	Inputs  []string // input names; "" for an absent optional input
 	Outputs []string // output names; "" for an output nobody reads
 	Consts  []*tensor.Tensor
+	// QDQ, parallel to Inputs, holds the integer weights behind an input
+	// that is a DequantizeLinear of constants (see QDQSource), nil for
+	// any other; the graph compiler fills it. Builders call QDQInput.
+	QDQ []*QDQWeight
 
 	// Engine is the engine the model is compiled for: the kernel table
 	// and threads products run on (builders pack weights for it).
@@ -36,6 +40,10 @@ type Node struct {
 	// Subgraph compiles a graph attribute of the node (see Graph); the
 	// graph compiler sets it. Builders call Graph.
 	Subgraph func(g *onnxpb.Graph) (Graph, error)
+
+	// PartHost returns the graph compiler's record (the Host) of a part
+	// of the node (see Part); the graph compiler sets it.
+	PartHost func(part *Node) any
 
 	// Host is the graph compiler's own record of the node, for builders
 	// that still live in package model.

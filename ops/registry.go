@@ -114,6 +114,11 @@ type Op []*Descriptor
 // Has reports whether d is one of o's descriptors.
 func (o Op) Has(d *Descriptor) bool { return slices.Contains(o, d) }
 
+// RewriteDomain is the domain of the operators quantserve's graph rewrites
+// produce (fused Linear, Attention, convolutions); a model file importing
+// it is refused.
+const RewriteDomain = "quantserve"
+
 // NoAttrs is the attribute struct of operators that take none.
 type NoAttrs struct{}
 

@@ -6,6 +6,8 @@ package all
 import (
 	// One line per family package under ops/.
 	_ "github.com/quantserve/quantserve/ops"
+	_ "github.com/quantserve/quantserve/ops/activation"
+	_ "github.com/quantserve/quantserve/ops/arith"
 	_ "github.com/quantserve/quantserve/ops/attention"
 	_ "github.com/quantserve/quantserve/ops/contrib"
 	_ "github.com/quantserve/quantserve/ops/control"
@@ -15,6 +17,7 @@ import (
 	_ "github.com/quantserve/quantserve/ops/linalg"
 	_ "github.com/quantserve/quantserve/ops/logic"
 	_ "github.com/quantserve/quantserve/ops/loss"
+	_ "github.com/quantserve/quantserve/ops/matmul"
 	_ "github.com/quantserve/quantserve/ops/ml"
 	_ "github.com/quantserve/quantserve/ops/norm"
 	_ "github.com/quantserve/quantserve/ops/pool"

@@ -17,13 +17,15 @@ import (
 // for all the query heads that share it; the scores of one head are held
 // a block of query rows at a time.
 
-func init() {
+// Attention is the ai.onnx Attention operator: six inputs at opset 23,
+// seven (nonpad_kv_seqlen) from 24.
+var Attention = ops.Op{
 	ops.Register(ops.Descriptor{Type: "Attention", Since: 23, Until: 23, Fold: true}, func(n *ops.Node, at *AttentionAttrs) (ops.Operator, error) {
 		return buildAttention(n, at, 6)
-	})
+	}),
 	ops.Register(ops.Descriptor{Type: "Attention", Since: 24, Fold: true}, func(n *ops.Node, at *AttentionAttrs) (ops.Operator, error) {
 		return buildAttention(n, at, 7)
-	})
+	}),
 }
 
 // AttentionAttrs are Attention's attributes.

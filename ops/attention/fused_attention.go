@@ -10,7 +10,7 @@ import (
 func init() {
 	// quantserve is the domain of the nodes the graph compiler's rewrites
 	// write; a model may not import it.
-	ops.Register(ops.Descriptor{Domain: "quantserve", Type: "Attention", Since: 1, Fold: true}, buildFusedAttention)
+	ops.Register(ops.Descriptor{Domain: ops.RewriteDomain, Type: "Attention", Since: 1, Fold: true}, buildFusedAttention)
 }
 
 // FusedAttentionAttrs are quantserve.Attention's attributes.

@@ -1,7 +1,8 @@
-package model
+package matmul
 
 import (
 	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -12,7 +13,6 @@ import (
 // as the bytes it is. The zero point of A comes off exactly, through B's
 // column sums; nothing is widened to int32 per request.
 type intProduct struct {
-	exec *gemm.Engine
 	k, n int
 	w    *gemm.QWeights
 }
@@ -20,14 +20,16 @@ type intProduct struct {
 // newIntProduct prepares the product for node n whose B is input bi and
 // B's zero point input zi, or returns nil when they are not constants of
 // a shape and type the kernels take (the node then runs the general way).
-func newIntProduct(n *node, bi, zi int) *intProduct {
-	b := n.consts[bi]
+// It tells n's compiler that the operator holds them and reports the
+// product among the model's layers.
+func newIntProduct(n *ops.Node, bi, zi int) *intProduct {
+	b := n.Const(bi)
 	if b == nil || b.Rank() != 2 || b.DType != tensor.Int8 && b.DType != tensor.Uint8 {
 		return nil
 	}
 	var zp *tensor.Tensor
-	if zi < len(n.pb.Inputs) && n.pb.Inputs[zi] != "" {
-		if zp = n.consts[zi]; zp == nil || zp.DType != b.DType {
+	if zi < len(n.Inputs) && n.Inputs[zi] != "" {
+		if zp = n.Const(zi); zp == nil || zp.DType != b.DType {
 			return nil
 		}
 	}
@@ -58,23 +60,23 @@ func newIntProduct(n *node, bi, zi int) *intProduct {
 	if err != nil {
 		return nil
 	}
-	n.unused[bi] = true
+	n.HoldInputs(bi)
 	if zp != nil {
-		n.unused[zi] = true
+		n.HoldInputs(zi)
 	}
-	n.model.Layers = append(n.model.Layers, Layer{Node: n.name, Op: n.pb.OpType, K: k, N: cols, Kernels: "int8 " + b.DType.String() + " weights (integer product)"})
-	return &intProduct{exec: n.opts.Exec, k: k, n: cols, w: w}
+	n.AddLayer(k, cols, "int8 "+b.DType.String()+" weights (integer product)")
+	return &intProduct{k: k, n: cols, w: w}
 }
 
 // run returns (a - azp)·(B - zb) as INT32 for a of shape [..., M, K] (or
-// [K]); azp is absent, a scalar, or one zero point per row of a's last two
-// dimensions, of a's type.
-func (p *intProduct) run(a, azp *tensor.Tensor) (*tensor.Tensor, error) {
+// [K]), on c's engine; azp is absent, a scalar, or one zero point per row
+// of a's last two dimensions, of a's type.
+func (p *intProduct) run(c *ops.Context, a, azp *tensor.Tensor) (*tensor.Tensor, error) {
 	if a.DType != tensor.Uint8 && a.DType != tensor.Int8 {
-		return nil, inputErrorf("integer matmul takes INT8 or UINT8, got %v", a.DType)
+		return nil, ops.InputErrorf("integer matmul takes INT8 or UINT8, got %v", a.DType)
 	}
 	if a.Rank() == 0 || a.Shape[a.Rank()-1] != p.k {
-		return nil, inputErrorf("MatMul inner dimensions differ: %s × [%d,%d]", tensor.ShapeString(a.Shape), p.k, p.n)
+		return nil, ops.InputErrorf("MatMul inner dimensions differ: %s × [%d,%d]", tensor.ShapeString(a.Shape), p.k, p.n)
 	}
 	rows := 1
 	if a.Rank() >= 2 {
@@ -87,11 +89,11 @@ func (p *intProduct) run(a, azp *tensor.Tensor) (*tensor.Tensor, error) {
 	var z []int64
 	if azp != nil {
 		if azp.DType != a.DType {
-			return nil, inputErrorf("zero point type %v differs from %v", azp.DType, a.DType)
+			return nil, ops.InputErrorf("zero point type %v differs from %v", azp.DType, a.DType)
 		}
 		z, _ = azp.Int64s()
 		if len(z) > 1 && len(z) != rows {
-			return nil, inputErrorf("zero point has %d entries, want 1 or %d", len(z), rows)
+			return nil, ops.InputErrorf("zero point has %d entries, want 1 or %d", len(z), rows)
 		}
 	}
 	shape := append(append([]int(nil), a.Shape[:a.Rank()-1]...), p.n)
@@ -111,7 +113,7 @@ func (p *intProduct) run(a, azp *tensor.Tensor) (*tensor.Tensor, error) {
 		return nil, err
 	}
 	out := make([]int32, size)
-	if err := p.exec.QMatMulInt32(&qa, p.w, out, p.n); err != nil {
+	if err := c.Engine().QMatMulInt32(&qa, p.w, out, p.n); err != nil {
 		return nil, err
 	}
 	cs := p.w.ColSums()

@@ -1,0 +1,94 @@
+package activation
+
+import (
+	"math"
+	"testing"
+
+	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// TestFloat32MatchesFloat64 compares every activation's float32 kernel
+// with its float64 path (the twin every other type runs) on the same
+// inputs: within a few ulps, or an absolute 1e-6 where the spec's float32
+// formula itself cancels (HardSigmoid, HardSwish near their kinks).
+func TestFloat32MatchesFloat64(t *testing.T) {
+	xs := actInputs()
+	for b := uint64(0); b < 1<<32; b += 65537 { // a sample of every exponent
+		xs = append(xs, math.Float32frombits(uint32(b)))
+	}
+	x32 := tensor.From([]int{len(xs)}, xs)
+	x64 := tensor.From([]int{len(xs)}, f64s(xs))
+	for _, c := range []struct {
+		op    string
+		opset int64
+		attrs []*onnxpb.Attribute
+		ulps  float64
+		abs   float64
+	}{
+		{"Relu", 14, nil, 0, 0},
+		{"LeakyRelu", 16, []*onnxpb.Attribute{fattr("alpha", 0.1)}, 0.5, 0},
+		{"Sigmoid", 13, nil, 2.5, 0},
+		{"Tanh", 13, nil, 1.5, 0},
+		{"HardSigmoid", 22, []*onnxpb.Attribute{fattr("alpha", 0.3), fattr("beta", 0.4)}, 1, 1e-6},
+		{"HardSwish", 22, nil, 1, 1e-6},
+		// The exact form's tail, below 1.2e-38 from x = -13.1 on, is
+		// flushed to zero (the SIMD kernels' e**(-x²/2) stops at normal
+		// floats).
+		{"Gelu", 20, nil, 5, 1.2e-38},
+		{"Gelu", 20, []*onnxpb.Attribute{{Name: "approximate", Type: onnxpb.AttrString, S: []byte("tanh")}}, 6, 0},
+		// Where sigmoid(alpha·x) underflows to a subnormal, the product
+		// keeps its absolute error only.
+		{"Swish", 24, []*onnxpb.Attribute{fattr("alpha", 1.5)}, 4, 1.2e-38},
+		{"Clip", 6, []*onnxpb.Attribute{fattr("min", -1.5), fattr("max", 2)}, 0, 0},
+	} {
+		o32, err := run(t, c.op, c.opset, c.attrs, x32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o64, err := run(t, c.op, c.opset, c.attrs, x64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, w := o32[0].Data.([]float32), o64[0].Data.([]float64)
+		for i := range g {
+			if e := ulps(g[i], w[i]); e > c.ulps && !(math.Abs(float64(g[i])-w[i]) <= c.abs) {
+				t.Errorf("%s(%v) float32 %v, float64 %v: %.2f ulp", c.op, xs[i], g[i], w[i], e)
+				break
+			}
+		}
+	}
+}
+
+// TestFloat32Approximations sweeps a sample of every float32 magnitude
+// (and the edge cases) through Tanh32 and Sigmoidf against math's
+// float64 functions.
+func TestFloat32Approximations(t *testing.T) {
+	edges := []float32{0, float32(math.Copysign(0, -1)), 1e-45, -1e-45, 1e-38, 0.5, -0.5, 0.625, -0.625,
+		88.72283, 88.72284, -87.33655, -103.97, -103.973, 9.1, -9.1, 10.06, -10.06,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.MaxFloat32, -math.MaxFloat32}
+	xs := edges
+	for b := uint64(0); b < 1<<32; b += 65537 { // 65,536 values spread over every exponent
+		xs = append(xs, math.Float32frombits(uint32(b)))
+	}
+	sig := func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
+	for _, c := range []struct {
+		name string
+		f    func(float32) float32
+		ref  func(float64) float64
+		ulps float64
+	}{
+		{"tanh", Tanh32, math.Tanh, 1.5},
+		{"sigmoid", func(x float32) float32 { return Sigmoidf(float64(x)) }, sig, 3},
+	} {
+		worst, at := 0.0, float32(0)
+		for _, x := range xs {
+			if e := ulps(c.f(x), c.ref(float64(x))); e > worst {
+				worst, at = e, x
+			}
+		}
+		if worst > c.ulps {
+			t.Errorf("%s: %.2f ulp at %v (got %v, want %v)", c.name, worst, at, c.f(at), c.ref(float64(at)))
+		}
+	}
+}

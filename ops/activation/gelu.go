@@ -1,0 +1,64 @@
+package activation
+
+import (
+	"math"
+
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// Gelu is the Gelu operator.
+var Gelu = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Gelu", Since: 20, Fold: true}, buildGelu),
+}
+
+// GeluAttrs are Gelu's attributes.
+type GeluAttrs struct {
+	Approximate string `onnx:"approximate" default:"none"`
+}
+
+// gelu implements Gelu (opset 20): x·Φ(x), or with tanh its tanh
+// approximation. The exact form of float32 tensors runs on the engine's
+// Gelu kernel.
+type gelu struct{ tanh bool }
+
+func buildGelu(n *ops.Node, at *GeluAttrs) (ops.Operator, error) {
+	if err := n.CheckArity(1, 1, 1, 1); err != nil {
+		return nil, err
+	}
+	switch approx := at.Approximate; approx {
+	case "none":
+		return gelu{}, nil
+	case "tanh":
+		return gelu{tanh: true}, nil
+	default:
+		return nil, ops.Unsupportedf("Gelu approximate=%q", approx)
+	}
+}
+
+func (g gelu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	if g.tanh {
+		return ops.Result(floatMap32("Gelu", in[0], geluTanhSlice, geluTanh))
+	}
+	k := c.Engine().Table().Gelu
+	return ops.Result(floatMap32("Gelu", in[0], func(dst, src []float32) { k(dst, src, nil) }, geluExact))
+}
+
+// geluExact is x·Φ(x) = 0.5·x·erfc(-x/√2).
+func geluExact(v float64) float64 { return 0.5 * v * math.Erfc(-v/math.Sqrt2) }
+
+// geluTanh is the tanh approximation 0.5·x·(1 + tanh u) as x·sigmoid(2u).
+func geluTanh(v float64) float64 { return v * ops.Sigmoid(2*geluTanhArg(v)) }
+
+// geluTanhArg is the tanh approximation's argument √(2/π)·(x + 0.044715·x³).
+func geluTanhArg(v float64) float64 { return math.Sqrt(2/math.Pi) * (v + 0.044715*v*v*v) }
+
+// geluTanhSlice computes 0.5·x·(1 + tanh u) as x·sigmoid(2u), which is
+// the same function without cancellation for negative u; u is computed
+// in float64, as sigmoid magnifies its rounding.
+func geluTanhSlice(dst, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = v * Sigmoidf(2*geluTanhArg(float64(v)))
+	}
+}

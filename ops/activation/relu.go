@@ -1,0 +1,109 @@
+package activation
+
+import (
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/arith"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// Relu is the Relu operator.
+var Relu = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Relu", Since: 1, Fold: true}, buildRelu),
+}
+
+// LeakyRelu is the LeakyRelu operator.
+var LeakyRelu = ops.Op{
+	ops.Register(ops.Descriptor{Type: "LeakyRelu", Since: 1, Fold: true}, buildLeakyRelu),
+}
+
+// relu implements Relu, max(x, 0), on floating-point and signed integer
+// types; NaN stays NaN.
+type relu struct{}
+
+func buildRelu(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
+	if err := n.CheckArity(1, 1, 1, 1); err != nil {
+		return nil, err
+	}
+	return relu{}, nil
+}
+
+func (relu) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x := in[0]
+	var out any
+	switch d := x.Data.(type) {
+	case []float32:
+		r := make([]float32, len(d))
+		reluSlice(r, d)
+		out = r
+	case []float64:
+		out = reluOf(d)
+	case []int8:
+		out = reluOf(d)
+	case []int16:
+		out = reluOf(d)
+	case []int32:
+		out = reluOf(d)
+	case []int64:
+		out = reluOf(d)
+	case []tensor.F16, []tensor.BF16:
+		return ops.Result(arith.MapFloat("Relu", x, func(v float64) float64 { return max(v, 0) }))
+	default:
+		return nil, ops.InputErrorf("Relu does not take %v", x.DType)
+	}
+	return []*tensor.Tensor{{DType: x.DType, Shape: x.Shape, Data: out}}, nil
+}
+
+// reluOf is max(x, 0), NaN staying NaN.
+func reluOf[T tensor.Numeric](x []T) []T {
+	r := make([]T, len(x))
+	for i, v := range x {
+		r[i] = max(v, 0)
+	}
+	return r
+}
+
+// reluSlice sets dst[i] = max(src[i], 0), NaN staying NaN, as Relu
+// computes float32 tensors; dst may be src.
+func reluSlice(dst, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = max(v, 0)
+	}
+}
+
+// LeakyReluAttrs are LeakyRelu's attributes.
+type LeakyReluAttrs struct {
+	Alpha float32 `onnx:"alpha" default:"0.01"`
+}
+
+// leakyRelu implements LeakyRelu: x, or alpha·x below 0.
+type leakyRelu struct{ alpha float32 }
+
+func buildLeakyRelu(n *ops.Node, at *LeakyReluAttrs) (ops.Operator, error) {
+	if err := n.CheckArity(1, 1, 1, 1); err != nil {
+		return nil, err
+	}
+	return leakyRelu{alpha: at.Alpha}, nil
+}
+
+func (l leakyRelu) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return ops.Result(floatMap32("LeakyRelu", in[0], l.k32, l.f64))
+}
+
+func (l leakyRelu) k32(dst, src []float32) {
+	a := l.alpha
+	dst = dst[:len(src)]
+	for i, v := range src {
+		if v < 0 {
+			v *= a
+		}
+		dst[i] = v
+	}
+}
+
+func (l leakyRelu) f64(v float64) float64 {
+	if v < 0 {
+		return float64(l.alpha) * v
+	}
+	return v
+}

@@ -1,0 +1,40 @@
+package activation
+
+import (
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// Swish is the Swish operator.
+var Swish = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Swish", Since: 24, Fold: true}, buildSwish),
+}
+
+// SwishAttrs are Swish's attributes: x·sigmoid(alpha·x).
+type SwishAttrs struct {
+	Alpha float32 `onnx:"alpha" default:"1"`
+}
+
+// swish implements Swish (opset 24): x·sigmoid(alpha·x).
+type swish struct{ alpha float64 }
+
+func buildSwish(n *ops.Node, at *SwishAttrs) (ops.Operator, error) {
+	if err := n.CheckArity(1, 1, 1, 1); err != nil {
+		return nil, err
+	}
+	return swish{alpha: float64(at.Alpha)}, nil
+}
+
+func (s swish) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return ops.Result(floatMap32("Swish", in[0], s.k32, s.f64))
+}
+
+func (s swish) k32(dst, src []float32) {
+	a := s.alpha
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = v * Sigmoidf(a*float64(v)) // alpha·x unrounded: sigmoid would magnify its rounding
+	}
+}
+
+func (s swish) f64(v float64) float64 { return v * ops.Sigmoid(s.alpha*v) }

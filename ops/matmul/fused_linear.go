@@ -1,0 +1,209 @@
+package matmul
+
+import (
+	"fmt"
+
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// quantserve.Linear is what the graph compiler's "linear" rewrite makes
+// of a MatMul followed by the Add of a bias, an activation and the Add of
+// a residual (each optional, in that order):
+//
+//	Y = act(A·W + bias) + residual
+//
+// With a constant float32 weight (the int8 or float kernels hold it), a
+// float32 bias as long as a row of the product and a residual of the
+// product's shape, the bias, activation and residual are applied row by
+// row on the product's output with the table's vector kernels, in the
+// graph's order of operations; any other inputs run the graph's own
+// operators one after the other, so the node computes what they did.
+
+func init() {
+	ops.Register(ops.Descriptor{Domain: ops.RewriteDomain, Type: "Linear", Since: 1, Fold: true}, buildLinear)
+}
+
+// LinearAttrs are quantserve.Linear's attributes.
+type LinearAttrs struct {
+	// Activation is "" (none), "Relu" or "Gelu" (the exact, erf form).
+	Activation string `onnx:"activation"`
+	// Opset is the ai.onnx opset of the operators the node replaces.
+	Opset int64 `onnx:"opset"`
+}
+
+// fusedLinear is a compiled quantserve.Linear.
+type fusedLinear struct {
+	w     *Linear // the MatMul's weight, when the kernels hold it
+	chain linearChain
+
+	// The fused path, when lin is not nil: the bias (nil: none) and the
+	// activation applied to the rows lin computes.
+	lin  *Linear
+	bias []float32
+	act  string
+}
+
+// linearChain is the operators a Linear node replaces, compiled as the
+// graph had them, for the inputs the fused path does not take.
+type linearChain struct {
+	matmul, bias, act, residual ops.Operator
+}
+
+func buildLinear(n *ops.Node, at *LinearAttrs) (ops.Operator, error) {
+	if err := n.CheckArity(2, 4, 1, 1); err != nil {
+		return nil, err
+	}
+	if err := n.RequireInputs(2); err != nil {
+		return nil, err
+	}
+	given := func(i int) bool { return i < len(n.Inputs) && n.Inputs[i] != "" }
+	f := &fusedLinear{act: at.Activation}
+	ch := &f.chain
+	// The MatMul as the graph has it: with a constant weight, on the
+	// kernels (and recorded among the model's layers).
+	var err error
+	ch.matmul, err = n.BuildPart("MatMul", at.Opset, []*tensor.Tensor{nil, n.Const(1)}, []*ops.QDQWeight{nil, n.QDQInput(1)})
+	if err != nil {
+		return nil, err
+	}
+	if f.w = WeightOf(ch.matmul); f.w != nil {
+		n.HoldInputs(1)
+	}
+	none := []*tensor.Tensor{nil, nil}
+	if given(2) {
+		if ch.bias, err = n.BuildPart("Add", at.Opset, none, nil); err != nil {
+			return nil, err
+		}
+	}
+	switch at.Activation {
+	case "":
+	case "Relu", "Gelu":
+		if ch.act, err = n.BuildPart(at.Activation, at.Opset, none[:1], nil); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("activation %q is not Relu or Gelu", at.Activation)
+	}
+	if given(3) {
+		if ch.residual, err = n.BuildPart("Add", at.Opset, none, nil); err != nil {
+			return nil, err
+		}
+	}
+
+	// The fused path: the weight on the kernels, a constant float32 bias
+	// of one row's length (or none).
+	f.lin = f.w
+	if f.lin != nil && given(2) {
+		b := n.Const(2)
+		if b != nil && b.DType == tensor.Float32 && b.Rank() == 1 && b.Shape[0] == f.lin.n {
+			f.bias = b.Data.([]float32)
+			n.HoldInputs(2)
+		} else {
+			f.lin = nil // a bias that broadcasts: the graph's Add adds it
+		}
+	}
+	return f, nil
+}
+
+// Weight returns the MatMul's constant weight the kernels hold, or nil
+// (Weighted).
+func (f *fusedLinear) Weight() *Linear { return f.w }
+
+func (f *fusedLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	if f.lin == nil {
+		return f.chain.run(c, in)
+	}
+	y, err := f.lin.Apply(c, in[0])
+	if err != nil {
+		return nil, err
+	}
+	bias := f.bias
+	var rd []float32
+	if res := ops.Optional(in, 3); res != nil {
+		if rd, _ = res.Data.([]float32); rd == nil || !ops.EqualShape(res.Shape, y.Shape) {
+			// a residual that broadcasts, or of another type: the
+			// graph's operators take it from the bias on
+			addRows(y.Data.([]float32), bias)
+			if y, err = f.chain.rest(c, y, nil, res); err != nil {
+				return nil, err
+			}
+			return []*tensor.Tensor{y}, nil
+		}
+	}
+	tb := c.Engine().Table()
+	yd := y.Data.([]float32)
+	cols := f.lin.n
+	for r := 0; r*cols < len(yd); r++ {
+		row := yd[r*cols : (r+1)*cols]
+		var rr []float32
+		if rd != nil {
+			rr = rd[r*cols : (r+1)*cols]
+		}
+		switch {
+		case f.act == "Gelu":
+			tb.Gelu(row, row, bias)
+		case bias != nil && (f.act != "" || rr == nil):
+			tb.AddBias(row, bias, nil)
+		case bias != nil:
+			tb.AddBias(row, bias, rr) // (y + bias) + residual
+			continue
+		}
+		if f.act == "Relu" {
+			for i, v := range row {
+				row[i] = max(v, 0)
+			}
+		}
+		if rr != nil {
+			tb.AddBias(row, rr, nil)
+		}
+	}
+	return []*tensor.Tensor{y}, nil
+}
+
+// addRows adds bias (nil: nothing) to each row of y.
+func addRows(y, bias []float32) {
+	for r := 0; len(bias) > 0 && r*len(bias) < len(y); r++ {
+		row := y[r*len(bias) : (r+1)*len(bias)]
+		for j, b := range bias {
+			row[j] += b
+		}
+	}
+}
+
+// run computes the node with the graph's operators.
+func (ch *linearChain) run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	out, err := ch.matmul.Run(c, in[:2])
+	if err != nil {
+		return nil, err
+	}
+	return ops.Result(ch.rest(c, out[0], ops.Optional(in, 2), ops.Optional(in, 3)))
+}
+
+// rest applies to y, with the graph's operators, the bias (when not nil),
+// the activation and the residual (when not nil).
+func (ch *linearChain) rest(c *ops.Context, y, bias, res *tensor.Tensor) (*tensor.Tensor, error) {
+	step := func(op ops.Operator, in ...*tensor.Tensor) error {
+		out, err := op.Run(c, in)
+		if err == nil {
+			y = out[0]
+		}
+		return err
+	}
+	if bias != nil {
+		if err := step(ch.bias, y, bias); err != nil {
+			return nil, err
+		}
+	}
+	if ch.act != nil {
+		if err := step(ch.act, y); err != nil {
+			return nil, err
+		}
+	}
+	if res != nil {
+		if err := step(ch.residual, y, res); err != nil {
+			return nil, err
+		}
+	}
+	return y, nil
+}

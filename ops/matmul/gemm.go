@@ -1,0 +1,183 @@
+package matmul
+
+import (
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// Gemm is the Gemm operator.
+var Gemm = ops.Op{
+	ops.Register(ops.Descriptor{Type: "Gemm", Since: 7, Fold: true}, buildGemm),
+}
+
+// GemmAttrs are Gemm's attributes.
+type GemmAttrs struct {
+	Alpha  float32 `onnx:"alpha" default:"1"`
+	Beta   float32 `onnx:"beta" default:"1"`
+	TransA bool    `onnx:"transA"`
+	TransB bool    `onnx:"transB"`
+}
+
+// gemmOp is a compiled Gemm: Y = alpha·A'·B' + beta·C with A' = transA ?
+// Aᵀ : A and B' likewise; C broadcasts unidirectionally to [M, N] and is
+// optional from opset 11. A constant B is transposed once, at load,
+// rather than on every call, and a float32 one is a Linear.
+type gemmOp struct {
+	alpha, beta    float32
+	transA, transB bool
+	constB         *tensor.Tensor // B', when constant and not held by lin
+	lin            *Linear
+}
+
+func buildGemm(n *ops.Node, at *GemmAttrs) (ops.Operator, error) {
+	if err := n.CheckArity(2, 3, 1, 1); err != nil {
+		return nil, err
+	}
+	g := &gemmOp{alpha: at.Alpha, beta: at.Beta, transA: at.TransA, transB: at.TransB}
+	if b := n.Const(1); b != nil && b.Rank() == 2 {
+		g.constB = b
+		if g.transB {
+			g.constB = transpose2D(b)
+		}
+		if g.constB.DType == tensor.Float32 {
+			var q *ops.QDQWeight // taken only by a model loaded with quantization
+			if n.Quantize {
+				if q = n.QDQInput(1); q != nil && g.transB {
+					q = q.Transpose()
+				}
+			}
+			var err error
+			if g.lin, err = NewLinear(n, 1, g.constB, q); err != nil {
+				return nil, err
+			}
+			g.constB = nil // the kernels hold the weight now
+		}
+	}
+	return g, nil
+}
+
+// Weight returns the constant weight the kernels hold (B', K×N), or nil
+// (Weighted).
+func (g *gemmOp) Weight() *Linear { return g.lin }
+
+func (g *gemmOp) Run(ctx *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	a, c := in[0], ops.Optional(in, 2)
+	if a.Rank() != 2 {
+		return nil, ops.InputErrorf("Gemm takes a 2-D A, got %s", tensor.ShapeString(a.Shape))
+	}
+	if g.transA {
+		a = transpose2D(a)
+	}
+	var y *tensor.Tensor
+	var err error
+	if g.lin != nil {
+		if err := ops.SameType("Gemm", a, c); err != nil {
+			return nil, err
+		}
+		y, err = g.lin.Apply(ctx, a)
+	} else {
+		b := in[1]
+		if err := ops.SameType("Gemm", a, b, c); err != nil {
+			return nil, err
+		}
+		if b.Rank() != 2 {
+			return nil, ops.InputErrorf("Gemm takes a 2-D B, got %s", tensor.ShapeString(b.Shape))
+		}
+		if g.constB != nil {
+			b = g.constB
+		} else if g.transB {
+			b = transpose2D(b)
+		}
+		y, err = product(ctx.Engine(), a, b)
+	}
+	if err != nil {
+		return nil, err
+	}
+	alpha, beta := g.alpha, g.beta
+	switch yd := y.Data.(type) {
+	case []float32:
+		err = gemmEpilogue(yd, y.Shape, alpha, beta, c)
+	case []float64:
+		err = gemmEpilogue(yd, y.Shape, float64(alpha), float64(beta), c)
+	case []int32:
+		err = gemmEpilogue(yd, y.Shape, int32(alpha), int32(beta), c)
+	case []int64:
+		err = gemmEpilogue(yd, y.Shape, int64(alpha), int64(beta), c)
+	case []uint32:
+		err = gemmEpilogue(yd, y.Shape, uint32(alpha), uint32(beta), c)
+	case []uint64:
+		err = gemmEpilogue(yd, y.Shape, uint64(alpha), uint64(beta), c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []*tensor.Tensor{y}, nil
+}
+
+// gemmEpilogue computes y = alpha·y + beta·C in place, C broadcast to y.
+func gemmEpilogue[T tensor.Numeric](y []T, shape []int, alpha, beta T, c *tensor.Tensor) error {
+	if alpha != 1 {
+		for i := range y {
+			y[i] *= alpha
+		}
+	}
+	if c == nil || beta == 0 {
+		return nil
+	}
+	// A bias row (N or 1×N) is added row by row, without broadcasting it
+	// to a whole M×N copy first: the same operations on every element.
+	if len(shape) == 2 && shape[1] > 0 && (c.Rank() == 1 && c.Shape[0] == shape[1] || c.Rank() == 2 && c.Shape[0] == 1 && c.Shape[1] == shape[1]) {
+		cd := c.Data.([]T)
+		for r := 0; r+shape[1] <= len(y); r += shape[1] {
+			row := y[r : r+shape[1]]
+			for j := range row {
+				row[j] += beta * cd[j]
+			}
+		}
+		return nil
+	}
+	cd, err := ops.BroadcastTo(c.Data.([]T), c.Shape, shape)
+	if err != nil {
+		return err
+	}
+	for i := range y {
+		y[i] += beta * cd[i]
+	}
+	return nil
+}
+
+func transpose2D(t *tensor.Tensor) *tensor.Tensor {
+	r, c := t.Shape[0], t.Shape[1]
+	out := &tensor.Tensor{DType: t.DType, Shape: []int{c, r}}
+	switch d := t.Data.(type) {
+	case []float32:
+		out.Data = transposeData(d, r, c)
+	case []float64:
+		out.Data = transposeData(d, r, c)
+	case []int32:
+		out.Data = transposeData(d, r, c)
+	case []int64:
+		out.Data = transposeData(d, r, c)
+	case []uint32:
+		out.Data = transposeData(d, r, c)
+	case []uint64:
+		out.Data = transposeData(d, r, c)
+	case []int8:
+		out.Data = transposeData(d, r, c)
+	case []uint8:
+		out.Data = transposeData(d, r, c)
+	default:
+		return t
+	}
+	return out
+}
+
+func transposeData[T tensor.Elem](d []T, r, c int) []T {
+	out := make([]T, len(d))
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			out[j*r+i] = d[i*c+j]
+		}
+	}
+	return out
+}
