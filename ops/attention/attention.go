@@ -85,7 +85,7 @@ func (op *attentionOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tenso
 		at: op.at, q: in[0], k: in[1], v: in[2],
 		mask: ops.Optional(in, 3), pastK: ops.Optional(in, 4), pastV: ops.Optional(in, 5), nonpad: ops.Optional(in, 6),
 		wantPresent: op.wantPresent, wantQK: op.wantQK,
-		soft: c.Engine().Table().SoftmaxRow, pace: newPacer(c),
+		soft: c.Engine().Table().SoftmaxRow, pace: c,
 	}
 	if err := a.check(); err != nil {
 		return nil, err
@@ -109,7 +109,7 @@ type attentionCall struct {
 	chunk                               int // scores held at a time; 0: attnChunk
 	// soft runs float32 rows: the SoftmaxRow of the run's engine.
 	soft func([]float32, float32)
-	pace *pacer // nil: the run never stops early
+	pace *ops.Context // nil: the run never stops early
 
 	sh    attnShape
 	rank3 bool

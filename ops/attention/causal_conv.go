@@ -73,10 +73,10 @@ func (op *causalConv) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 	out := make([]float32, len(xd))
 	present := make([]float32, b*ch*(k-1))
 	xp := make([]float32, k-1+l) // one channel's padded sequence
-	pace := newPacer(c)
+	pace := c
 	for bi := 0; bi < b; bi++ {
 		for ci := 0; ci < ch; ci++ {
-			if err := pace.after(l * k); err != nil {
+			if err := pace.Tick(l * k); err != nil {
 				return nil, err
 			}
 			row := bi*ch + ci

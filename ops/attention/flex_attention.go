@@ -85,7 +85,7 @@ func (op *flexAttention) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 	if op.scale != nil {
 		scale = float64(*op.scale)
 	}
-	f := flexCall{c: c, in: in, mods: op.mods, sh: sh, scale: scale, soft: c.Engine().Table().SoftmaxRow, pace: newPacer(c)}
+	f := flexCall{c: c, in: in, mods: op.mods, sh: sh, scale: scale, soft: c.Engine().Table().SoftmaxRow, pace: c}
 	if op.precision == int64(onnxpb.Double) || op.precision == 0 && q.DType == tensor.Float64 {
 		return flexIn(&f, float64s, newAttnRef[float64])
 	}
@@ -96,7 +96,7 @@ func (op *flexAttention) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 type flexCall struct {
 	c     *ops.Context
 	soft  func([]float32, float32) // the SoftmaxRow of the run's engine
-	pace  *pacer
+	pace  *ops.Context
 	in    []*tensor.Tensor
 	mods  [2]ops.Graph
 	sh    attnShape
@@ -117,7 +117,7 @@ func flexIn[T float32 | float64](f *flexCall, toT func(*tensor.Tensor) []T, newK
 		for g := 0; g < sh.hkv; g++ {
 			kern.prepareK(b, g)
 			for r := 0; r < rep; r++ {
-				if err := f.pace.after(blk * sh.d); err != nil {
+				if err := f.pace.Tick(blk * sh.d); err != nil {
 					return nil, err
 				}
 				h := g*rep + r
@@ -163,7 +163,7 @@ func flexIn[T float32 | float64](f *flexCall, toT func(*tensor.Tensor) []T, newK
 		for g := 0; g < sh.hkv; g++ {
 			kern.prepareV(b, g)
 			for r := 0; r < rep; r++ {
-				if err := f.pace.after(blk * sh.dv); err != nil {
+				if err := f.pace.Tick(blk * sh.dv); err != nil {
 					return nil, err
 				}
 				h := g*rep + r

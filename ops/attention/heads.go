@@ -3,6 +3,7 @@ package attention
 import (
 	"math"
 
+	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -16,9 +17,10 @@ const attnChunk = 1 << 16
 // takes its scores, rows and output, a block of query rows at a time. qk,
 // when not nil, receives qk_matmul_output (b, hq, sq, t). It stops with
 // the request's error when pace says so.
-func runAttention[T float32 | float64](sh attnShape, q, y attnView[T], kern attnKernels[T], rows *attnRows[T], qk []T, chunk int, pace *pacer) error {
+func runAttention[T float32 | float64](sh attnShape, q, y attnView[T], kern attnKernels[T], rows *attnRows[T], qk []T, chunk int, pace *ops.Context) error {
 	chunk = max(1, min(sh.sq, chunk/max(sh.t, 1)))
-	s := make([]T, chunk*sh.t)
+	s, free := scratch[T](pace, chunk*sh.t)
+	defer free()
 	rep := sh.hq / sh.hkv
 	for b := 0; b < sh.b; b++ {
 		for g := 0; g < sh.hkv; g++ {
@@ -28,7 +30,7 @@ func runAttention[T float32 | float64](sh attnShape, q, y attnView[T], kern attn
 				h := g*rep + r
 				for i0 := 0; i0 < sh.sq; i0 += chunk {
 					m := min(chunk, sh.sq-i0)
-					if err := pace.after(m * sh.t * (sh.d + sh.dv)); err != nil {
+					if err := pace.Tick(m * sh.t * (sh.d + sh.dv)); err != nil {
 						return err
 					}
 					sm := s[:m*sh.t]
@@ -132,4 +134,15 @@ func attentionIn[T float32 | float64](a *attentionCall, toT func(*tensor.Tensor)
 		out[3] = &tensor.Tensor{DType: a.q.DType, Shape: []int{sh.b, sh.hq, sh.sq, sh.t}, Data: roundAs(qk, a.q.DType)}
 	}
 	return out, nil
+}
+
+// scratch returns n elements of scratch memory for one run, from the
+// Context's pools when T is float32, and the function giving it back.
+func scratch[T float32 | float64](c *ops.Context, n int) ([]T, func()) {
+	var zero T
+	if _, ok := any(zero).(float32); ok {
+		b := c.Scratch(n)
+		return any(b).([]T), func() { c.Free(b) }
+	}
+	return make([]T, n), func() {}
 }

@@ -145,12 +145,12 @@ func (op *linearAttention) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.T
 	out := make([]float32, b*t*hq*dv)
 	rep := hq / hkv
 	u := make([]float32, dv)
-	pace := newPacer(c)
+	pace := c
 	for bi := 0; bi < b; bi++ {
 		for g := 0; g < hkv; g++ {
 			S := state[(bi*hkv+g)*dk*dv : (bi*hkv+g+1)*dk*dv]
 			for ti := 0; ti < t; ti++ {
-				if err := pace.after((rep + 3) * dk * dv); err != nil {
+				if err := pace.Tick((rep + 3) * dk * dv); err != nil {
 					return nil, err
 				}
 				tok := bi*t + ti

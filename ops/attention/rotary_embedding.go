@@ -48,7 +48,7 @@ func (op *rotaryEmbedding) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.T
 	}
 	var out any
 	if xd, ok := x.Data.([]float64); ok {
-		y, err := rotaryApply(rg, xd, float64s(cos), float64s(sin), newPacer(c))
+		y, err := rotaryApply(rg, xd, float64s(cos), float64s(sin), c)
 		if err != nil {
 			return nil, err
 		}
@@ -58,7 +58,7 @@ func (op *rotaryEmbedding) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.T
 		if err != nil {
 			return nil, err
 		}
-		y, err := rotaryApply(rg, xf, float32s(cos), float32s(sin), newPacer(c))
+		y, err := rotaryApply(rg, xf, float32s(cos), float32s(sin), c)
 		if err != nil {
 			return nil, err
 		}
@@ -131,13 +131,13 @@ func newRotaryGeom(at *RotaryEmbeddingAttrs, x, cos, sin, pos *tensor.Tensor) (*
 
 // rotaryApply returns x rotated as rg describes, in T. It stops with the
 // request's error when pace says so.
-func rotaryApply[T float32 | float64](rg *rotaryGeom, x, cos, sin []T, pace *pacer) ([]T, error) {
+func rotaryApply[T float32 | float64](rg *rotaryGeom, x, cos, sin []T, pace *ops.Context) ([]T, error) {
 	out := make([]T, len(x))
 	copy(out, x) // features past rd pass through
 	half := rg.rd / 2
 	for b := 0; b < rg.b; b++ {
 		for s := 0; s < rg.s; s++ {
-			if err := pace.after(rg.h * rg.rd); err != nil {
+			if err := pace.Tick(rg.h * rg.rd); err != nil {
 				return nil, err
 			}
 			row := b*rg.s + s // the caches' row
