@@ -20,7 +20,7 @@ const domain = "com.microsoft"
 // operators are the operators of this package.
 var operators = []string{"Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd",
 	"SkipLayerNormalization", "SkipSimplifiedLayerNormalization", "RotaryEmbedding",
-	"EmbedLayerNormalization", "MultiHeadAttention"}
+	"EmbedLayerNormalization", "MultiHeadAttention", "FusedMatMul", "Attention"}
 
 // node returns the com.microsoft node op at opset 1 with outputs outputs.
 func node(op string, outputs int, attrs ...*onnxpb.Attribute) opstest.Node {
@@ -119,6 +119,8 @@ func TestArity(t *testing.T) {
 		{"SkipLayerNormalization", 3, 5}, {"SkipSimplifiedLayerNormalization", 5, 1}, {"RotaryEmbedding", 3, 1},
 		{"EmbedLayerNormalization", 6, 1}, {"EmbedLayerNormalization", 10, 1}, {"EmbedLayerNormalization", 7, 4},
 		{"MultiHeadAttention", 0, 1}, {"MultiHeadAttention", 11, 1}, {"MultiHeadAttention", 3, 5},
+		{"FusedMatMul", 1, 1}, {"FusedMatMul", 3, 1}, {"FusedMatMul", 2, 2},
+		{"Attention", 1, 1}, {"Attention", 8, 1}, {"Attention", 3, 3},
 	} {
 		if _, _, err := opstest.Compile(node(c.op, c.out), c.inputs); err == nil {
 			t.Errorf("%s with %d inputs and %d outputs compiled", c.op, c.inputs, c.out)
@@ -161,6 +163,7 @@ func TestStopsAtDeadline(t *testing.T) {
 			randn(r, 1, 64, 128), randn(r, 1, 64, 128)},
 		"EmbedLayerNormalization": {tensor.From([]int{4, 64}, make([]int32, 4*64)), nil,
 			randn(r, 1, 1, 256), randn(r, 1, 64, 256), nil, randn(r, 1, 256), randn(r, 1, 256)},
+		"FusedMatMul": {x, randn(r, 1, 4, 256, 64)},
 	} {
 		o, _, err := opstest.Compile(node(op, 1), len(in))
 		if err != nil {

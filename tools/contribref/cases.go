@@ -169,8 +169,10 @@ func buildCases() []refCase {
 		cs = append(cs, rotaryCases(dt)...)
 		cs = append(cs, embedLayerNormCases(dt)...)
 		cs = append(cs, multiHeadAttentionCases(dt)...)
+		cs = append(cs, fusedMatMulCases(dt)...)
+		cs = append(cs, attentionCases(dt)...)
 	}
-	cs = append(cs, blockCase(), bertBlockCase())
+	cs = append(cs, blockCase(), bertBlockCase(), bertAttentionBlockCase())
 	return cs
 }
 

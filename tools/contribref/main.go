@@ -2,15 +2,17 @@
 // com.microsoft operators of ops/contrib (Gelu, FastGelu, BiasGelu,
 // QuickGelu, BiasAdd, SkipLayerNormalization,
 // SkipSimplifiedLayerNormalization, RotaryEmbedding,
-// EmbedLayerNormalization, MultiHeadAttention), so ops/contrib's tests
-// compare against the reference runtime without needing it installed.
+// EmbedLayerNormalization, MultiHeadAttention, FusedMatMul, Attention),
+// so ops/contrib's tests compare against the reference runtime without
+// needing it installed.
 //
 //	d=$(mktemp -d) && cp -r ../shared/peers/ort/. "$d" && (cd "$d" && ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install)
 //	go run -C tools ./contribref -ort "$d"
 //
-// Each case is a small model (cases.go, bert_cases.go): one com.microsoft
-// node on seeded random inputs of odd sizes, with optional inputs present
-// and absent, and blocks of several such nodes. It writes
+// Each case is a small model (cases.go, bert_cases.go,
+// attention_cases.go): one com.microsoft node on seeded random inputs of
+// odd sizes, with optional inputs present and absent, and blocks of
+// several such nodes. It writes
 // ops/contrib/testdata/<case>/model.onnx (the model quantserve runs) and
 // beside it input_i.pb for the model's inputs in order and output_i.pb for
 // ONNX Runtime's outputs (ONNX TensorProto files, as ONNX's node tests
@@ -26,7 +28,14 @@
 //   - MultiHeadAttention of a packed query (QKV) or key (KV): ONNX
 //     Runtime's CPU kernel takes neither, so its reference is ONNX
 //     Runtime's MultiHeadAttention of the parts, Split and Reshaped to
-//     [batch, sequence, hidden].
+//     [batch, sequence, hidden];
+//   - FusedMatMul and Attention in FLOAT16: ONNX Runtime's CPU kernels
+//     take FLOAT only, so it runs them on the operands Cast to FLOAT and
+//     Casts the outputs back to FLOAT16 (rounded once, as quantserve
+//     rounds them);
+//   - FusedMatMul with transA and a 1-D B: ONNX Runtime's CPU kernel
+//     reads A untransposed there, so its reference is the definition,
+//     alpha times the MatMul of B (a row) and A.
 //
 // -cases rewrites some of the cases (comma-separated names); without it
 // the output directory is rewritten whole.
