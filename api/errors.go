@@ -36,6 +36,7 @@ const (
 	CodeUnimplemented                // not built in: 501
 	CodeUnavailable                  // overloaded or draining; retry: 503 with Retry-After
 	CodeDeadline                     // ran past its deadline: 504
+	CodeUnsupportedMedia             // a body in a content coding the server does not decode: 415
 )
 
 var httpStatus = [...]int{
@@ -52,6 +53,7 @@ var httpStatus = [...]int{
 	CodeUnimplemented:    http.StatusNotImplemented,
 	CodeUnavailable:      http.StatusServiceUnavailable,
 	CodeDeadline:         http.StatusGatewayTimeout,
+	CodeUnsupportedMedia: http.StatusUnsupportedMediaType,
 }
 
 // HTTPStatus returns the HTTP status of the code.
@@ -76,6 +78,7 @@ var grpcCode = [...]codes.Code{
 	CodeUnimplemented:    codes.Unimplemented,
 	CodeUnavailable:      codes.Unavailable,
 	CodeDeadline:         codes.DeadlineExceeded,
+	CodeUnsupportedMedia: codes.Unimplemented,
 }
 
 // GRPCCode returns the gRPC status code of the code.

@@ -16,11 +16,16 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	_ "google.golang.org/grpc/encoding/gzip" // requests may come gzip-compressed
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/quantserve/quantserve/oip"
 	"github.com/quantserve/quantserve/oip/grpcpb"
@@ -50,30 +55,71 @@ const (
 	HealthLive  = "live"
 )
 
+// DefaultGRPCMaxStreams bounds the calls a gRPC connection has open at
+// once (HTTP/2's MAX_CONCURRENT_STREAMS); a client waits for one to end
+// before it starts more.
+const DefaultGRPCMaxStreams = 100
+
+// The gRPC server's connection limits: a call's headers at most 64 KiB,
+// as the HTTP server's; the handshake (TLS, HTTP/2) within 10 s;
+// keepalive pings taken from a client at most every 10 s (more often, the
+// connection is closed), and sent by the server after a minute without
+// traffic, closing a connection that does not answer within 20 s; idle
+// connections closed after 120 s, as HTTP's keep-alive connections are.
+const (
+	grpcMaxHeaderBytes    = 64 << 10
+	grpcHandshakeTimeout  = 10 * time.Second
+	grpcMinPingInterval   = 10 * time.Second
+	grpcPingAfter         = time.Minute
+	grpcPingTimeout       = 20 * time.Second
+	grpcMaxConnectionIdle = 120 * time.Second
+)
+
 // GRPCServer returns a gRPC server with the Open Inference Protocol's
 // GRPCInferenceService, the standard health service (grpc.health.v1) and
-// server reflection registered, its messages bounded by --max-body-bytes.
-// extra options (TLS credentials) are added to the server's own.
+// server reflection registered, on HTTP's limits: messages up to
+// --max-body-bytes once decompressed, charged to --max-inflight-bytes
+// before they are decoded, received and answered under --request-timeout,
+// at most DefaultGRPCMaxStreams calls open on a connection. extra options
+// are added to the server's own (grpc.MaxConcurrentStreams for another
+// bound); TLS is GRPCTLS.
 func (srv *Server) GRPCServer(extra ...grpc.ServerOption) *grpc.Server {
 	s := srv.s
+	conns := &grpcConns{}
+	var creds credentials.TransportCredentials = insecure.NewCredentials()
+	var rest []grpc.ServerOption
+	for _, o := range extra {
+		if t, ok := o.(grpcTLS); ok {
+			creds = credentials.NewTLS(t.cfg)
+		} else {
+			rest = append(rest, o)
+		}
+	}
 	opts := append([]grpc.ServerOption{
+		grpc.Creds(trackingCreds{TransportCredentials: creds, conns: conns}),
+		grpc.ForceServerCodecV2(newGRPCCodec()),
 		grpc.MaxRecvMsgSize(int(min(s.maxBody, math.MaxInt32))),
+		grpc.MaxConcurrentStreams(DefaultGRPCMaxStreams),
+		grpc.MaxHeaderListSize(grpcMaxHeaderBytes),
+		grpc.ConnectionTimeout(grpcHandshakeTimeout),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: grpcMinPingInterval, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: grpcMaxConnectionIdle, Time: grpcPingAfter, Timeout: grpcPingTimeout}),
 		grpc.ChainUnaryInterceptor(s.grpcUnary),
 		grpc.ChainStreamInterceptor(s.grpcStream),
-		// idle connections close as HTTP's keep-alive connections do
-		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 120 * time.Second}),
-	}, extra...)
+	}, rest...)
 	g := grpc.NewServer(opts...)
-	grpcpb.RegisterGRPCInferenceServiceServer(g, &inferenceService{s: s})
-	healthpb.RegisterHealthServer(g, &healthService{s: s, poll: time.Second})
+	g.RegisterService(inferenceDesc(), &inferenceService{s: s, conns: conns})
+	g.RegisterService(withDecodeErrors(healthpb.Health_ServiceDesc), &healthService{s: s, poll: time.Second})
 	reflection.Register(g)
 	return g
 }
 
-// inferenceService implements GRPCInferenceService on the shared server.
+// inferenceService implements GRPCInferenceService on the shared server
+// (ModelInfer through modelInferHandler).
 type inferenceService struct {
 	grpcpb.UnimplementedGRPCInferenceServiceServer
-	s *server
+	s     *server
+	conns *grpcConns
 }
 
 func (g *inferenceService) ServerLive(context.Context, *grpcpb.ServerLiveRequest) (*grpcpb.ServerLiveResponse, error) {
@@ -135,21 +181,25 @@ func grpcTensorMetadata(t oip.TensorMetadata) *grpcpb.ModelMetadataResponse_Tens
 	return &grpcpb.ModelMetadataResponse_TensorMetadata{Name: t.Name, Datatype: t.Datatype, Shape: shape}
 }
 
-// ModelInfer is the gRPC front end of inferCore, the path HTTP's infer
-// takes: the message's tensors count against the memory budget, a work
+// modelInfer is the gRPC front end of inferCore, the path HTTP's infer
+// takes, for a message received whole: its bytes count against the memory
+// budget, then what decoding it will allocate, counted from its encoding
+// (a message past the budget is refused before it is decoded); a work
 // slot is taken (or the call refused with Unavailable at once), the model
 // runs under --request-timeout (and the client's deadline), and the slot
-// goes back before the answer is encoded. Outputs come back raw
+// goes back before the answer is encoded. The decoded message's bytes give
+// way to its tensors'; the encoded answer's stay charged until the
+// transport has written them (grpcAnswer). Outputs come back raw
 // (raw_output_contents) when the request sent its inputs raw, as Triton's
 // clients do, else in typed contents (FP16 and BF16 always raw).
-func (g *inferenceService) ModelInfer(ctx context.Context, req *grpcpb.ModelInferRequest) (*grpcpb.ModelInferResponse, error) {
+func (g *inferenceService) modelInfer(ctx context.Context, in *inferMessage) (*grpcAnswer, error) {
 	s := g.s
-	received := time.Now() // gRPC received the whole message before this call
+	received := time.Now()
 	acct := &account{s: s, ctx: ctx}
 	defer func() { acct.shrink(acct.held) }()
-	// The message, received whole by gRPC (at most --max-body-bytes),
-	// holds its tensors' bytes until the call ends.
-	if err := acct.grow(oip.GRPCRequestBytes(req)); err != nil {
+	defer in.free()
+	msg, held, err := s.decodeInferMessage(acct, in)
+	if err != nil {
 		return nil, err
 	}
 	ctx, cancel, releaseSlot, err := s.admit(ctx)
@@ -158,32 +208,96 @@ func (g *inferenceService) ModelInfer(ctx context.Context, req *grpcpb.ModelInfe
 	}
 	defer cancel()
 	defer releaseSlot()
-	c := &grpcInfer{msg: req, acct: acct, releaseSlot: releaseSlot}
-	if err := s.inferCore(ctx, req.GetModelName(), req.GetModelVersion(), received, c); err != nil {
+	c := &grpcInfer{ctx: ctx, conn: in.conn, msg: msg, msgHeld: held, raw: len(msg.GetRawInputContents()) > 0, acct: acct, releaseSlot: releaseSlot}
+	if err := s.inferCore(ctx, msg.GetModelName(), msg.GetModelVersion(), received, c); err != nil {
 		return nil, err
 	}
 	return c.answer, nil
 }
 
+// decodeInferMessage decodes a ModelInfer message into acct: its bytes
+// as received (and their copy in one piece, when they came in several),
+// then what decoding allocates, each charged before it is allocated. It
+// returns the message with the bytes it holds of acct; the received bytes
+// go back.
+func (s *server) decodeInferMessage(acct *account, in *inferMessage) (*grpcpb.ModelInferRequest, int64, error) {
+	wire := int64(in.data.Len())
+	if err := acct.grow(wire); err != nil {
+		return nil, 0, err
+	}
+	if len(in.data) > 1 {
+		if err := acct.grow(wire); err != nil {
+			return nil, 0, err
+		}
+		one := in.data.MaterializeToBuffer(mem.DefaultBufferPool())
+		in.free()
+		in.data = mem.BufferSlice{one}
+		acct.shrink(wire)
+	}
+	var b []byte
+	if len(in.data) == 1 {
+		b = in.data[0].ReadOnlyData()
+	}
+	size, err := oip.MeasureGRPCInferRequest(b, s.budget.limit-acct.held)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := acct.grow(size.Bytes); err != nil {
+		return nil, 0, err
+	}
+	msg, err := oip.UnmarshalGRPCInferRequest(b)
+	in.free()
+	acct.shrink(wire)
+	return msg, size.Bytes, err
+}
+
 // grpcInfer is the gRPC codec of an inference (inferCodec).
 type grpcInfer struct {
+	ctx         context.Context
+	conn        *grpcConn
 	msg         *grpcpb.ModelInferRequest
+	msgHeld     int64 // the budget msg holds
+	raw         bool  // the inputs came raw: so go the outputs
 	acct        *account
 	releaseSlot func()
-	answer      *grpcpb.ModelInferResponse
+	answer      *grpcAnswer
 }
 
 func (c *grpcInfer) decode() (*oip.InferRequest, error) { return oip.DecodeGRPCInferRequest(c.msg) }
 
-// hold counts the decoded tensors on top of the message, which gRPC holds
-// until the call ends.
-func (c *grpcInfer) hold(decoded []*tensor.Tensor) error { return c.acct.grow(tensorBytes(decoded)) }
+// hold counts the decoded tensors, which copy their elements: the message
+// is done with, its bytes go back.
+func (c *grpcInfer) hold(decoded []*tensor.Tensor) error {
+	if err := c.acct.grow(tensorBytes(decoded)); err != nil {
+		return err
+	}
+	c.acct.shrink(c.msgHeld)
+	c.msg, c.msgHeld = nil, 0
+	return nil
+}
 
-// encode gives the work slot back (the model has run) and converts the
-// answer to its message.
+// encode gives the work slot back (the model has run) and encodes the
+// answer, each copy charged before it is made: the message (the outputs'
+// elements converted) and its encoding, which becomes the grpcAnswer's
+// with its bytes of the budget.
 func (c *grpcInfer) encode(req *oip.InferRequest, resp *oip.InferResponse) error {
 	c.releaseSlot()
-	c.answer = oip.EncodeGRPCInferResponse(resp, len(c.msg.GetRawInputContents()) > 0)
+	copies := oip.GRPCResponseBytes(resp, c.raw)
+	if err := c.acct.grow(copies); err != nil {
+		return err
+	}
+	answer := oip.EncodeGRPCInferResponse(resp, c.raw)
+	size := int64(proto.Size(answer))
+	if err := c.acct.grow(size); err != nil {
+		return err
+	}
+	data, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(make([]byte, 0, size), answer)
+	if err != nil {
+		return err
+	}
+	c.acct.shrink(copies)
+	c.acct.held -= size // the answer's own, from here
+	c.answer = c.acct.s.newGRPCAnswer(c.ctx, data, &account{s: c.acct.s, ctx: c.acct.ctx, held: size}, c.conn)
 	return nil
 }
 
@@ -333,6 +447,9 @@ func (s *server) grpcUnary(ctx context.Context, req any, info *grpc.UnaryServerI
 		if p := recover(); p != nil {
 			resp, err = nil, s.panicked(ctx, slog.String("method", info.FullMethod), p)
 		}
+		if a, ok := resp.(*grpcAnswer); ok && a != nil && err != nil { // an answer that will not be sent
+			a.release()
+		}
 		err = end(err)
 	}()
 	return handler(ctx, req)
@@ -350,10 +467,13 @@ func (s *server) grpcStream(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 }
 
 // observedStream carries the call's context (span, request info) to a
-// stream handler.
+// stream handler, and answers a message that does not decode with
+// InvalidArgument.
 type observedStream struct {
 	grpc.ServerStream
 	ctx context.Context
 }
 
 func (o *observedStream) Context() context.Context { return o.ctx }
+
+func (o *observedStream) RecvMsg(m any) error { return decodeInto(o.ServerStream.RecvMsg, m) }

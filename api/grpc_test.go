@@ -39,6 +39,12 @@ import (
 // a gRPC client generated from the protocol's proto.
 func grpcTestServer(t *testing.T, opts Options, register ...func(*grpc.Server)) (*Server, string, grpcpb.GRPCInferenceServiceClient, *grpc.ClientConn) {
 	t.Helper()
+	return grpcTestServerWith(t, opts, nil, register...)
+}
+
+// grpcTestServerWith is grpcTestServer with options of the gRPC server.
+func grpcTestServerWith(t *testing.T, opts Options, serverOpts []grpc.ServerOption, register ...func(*grpc.Server)) (*Server, string, grpcpb.GRPCInferenceServiceClient, *grpc.ClientConn) {
+	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = quietLog()
 	}
@@ -49,7 +55,7 @@ func grpcTestServer(t *testing.T, opts Options, register ...func(*grpc.Server)) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := srv.GRPCServer()
+	g := srv.GRPCServer(serverOpts...)
 	for _, r := range register {
 		r(g)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,8 @@ import (
 // The work routes (infer, grad, train, tensor operations) run behind the
 // work middleware, in this order:
 //
+//  0. A body in a content coding (Content-Encoding: gzip, ...) is refused
+//     with 415 before it is read: bodies are taken as sent.
 //  1. The body is received under a read deadline (--request-timeout from
 //     the end of the headers) into a buffer that grows as bytes arrive, never
 //     ahead of them, up to --max-body-bytes. Its bytes count against a
@@ -167,6 +170,11 @@ func (s *server) work(h workHandler) http.Handler {
 		rc := http.NewResponseController(w)
 		acct := &account{s: s, ctx: r.Context()}
 		defer func() { acct.shrink(acct.held) }()
+		if coding := contentCoding(r.Header); coding != "" {
+			w.Header().Set("Accept-Encoding", "identity")
+			s.refuse(w, r, rc, errorf(CodeUnsupportedMedia, fmt.Sprintf("the request body has Content-Encoding %q, which the server does not decode: send it uncompressed", coding)), false)
+			return
+		}
 		if r.ContentLength > s.maxBody {
 			s.refuse(w, r, rc, &http.MaxBytesError{Limit: s.maxBody}, false)
 			return
@@ -255,6 +263,21 @@ func putBody(b []byte) {
 		b = b[:0]
 		bodyPools[c].Put(&b)
 	}
+}
+
+// contentCoding returns the content codings r's body is in, as the client
+// named them ("gzip", "br, gzip"), or "" for a body taken as sent (no
+// Content-Encoding, or identity).
+func contentCoding(h http.Header) string {
+	var codings []string
+	for _, v := range h.Values("Content-Encoding") {
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				codings = append(codings, c)
+			}
+		}
+	}
+	return strings.Join(codings, ", ")
 }
 
 // setDeadline takes the result of setting a connection deadline. It can

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"bytes"
+	"compress/gzip"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -80,5 +82,32 @@ func TestBodyIsReadBeforeTheWorkSlot(t *testing.T) {
 	pw.Close()
 	if status := <-held; status != 200 {
 		t.Errorf("the slow request finished with %d", status)
+	}
+}
+
+// TestEncodedBodyIs415: a work request whose body is in a content coding
+// (gzip, or any other) is answered 415 naming the coding, with
+// Accept-Encoding: identity, on every work route; the same request sent
+// as is (no Content-Encoding, or identity) is answered.
+func TestEncodedBodyIs415(t *testing.T) {
+	url := newTestHTTPServer(t, Options{Repository: repository.New(serverOptions(), repository.Source{Name: "mnist", Version: 1, ONNX: defaultmodel.ONNX}), Logger: quietLog()})
+	infer := inferBody("input", "FP32", []int{1, 784}, make([]float32, 784))
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	zw.Write([]byte(infer))
+	zw.Close()
+	for _, c := range []struct{ coding, named string }{{"gzip", `"gzip"`}, {"GZIP", `"GZIP"`}, {"br, gzip", `"br, gzip"`}, {"identity, deflate", `"deflate"`}} {
+		r := doWith(t, "POST", url+"/v2/models/mnist/infer", zipped.String(), map[string]string{"Content-Encoding": c.coding})
+		wantError(t, r, http.StatusUnsupportedMediaType, "Content-Encoding "+c.named, "does not decode")
+		if got := r.header.Get("Accept-Encoding"); got != "identity" {
+			t.Errorf("Content-Encoding %s: Accept-Encoding %q, want identity", c.coding, got)
+		}
+	}
+	r := doWith(t, "POST", url+"/v1/ops/quantize", `{"tensor":{"shape":[1],"datatype":"FP32","data":[1]}}`, map[string]string{"Content-Encoding": "zstd"})
+	wantError(t, r, http.StatusUnsupportedMediaType, `"zstd"`)
+	for _, headers := range []map[string]string{nil, {"Content-Encoding": "identity"}} {
+		if r := doWith(t, "POST", url+"/v2/models/mnist/infer", infer, headers); r.status != 200 {
+			t.Errorf("headers %v: %d %s", headers, r.status, r.body)
+		}
 	}
 }

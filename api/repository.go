@@ -2,34 +2,14 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"net/http"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
 )
 
 // The model repository extension (Triton's): list, load and unload models.
-// Load and unload change what is served, so they need the admin token.
-
-// requireAdmin refuses requests without "Authorization: Bearer <token>":
-// 403 when the server has no admin token (model control is off), 401 when
-// the token is missing or wrong.
-func (s *server) requireAdmin(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.adminToken == "" {
-			s.writeError(w, r, errorf(CodePermissionDenied, "model control is disabled: start serve with --admin-token (or QUANTSERVE_ADMIN_TOKEN) and send \"Authorization: Bearer <token>\""))
-			return
-		}
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.adminToken)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="quantserve"`)
-			s.writeError(w, r, errorf(CodeUnauthenticated, "this endpoint needs \"Authorization: Bearer <admin token>\" with the server's --admin-token"))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
+// Load and unload change what is served, so they need the admin token
+// (requireAdmin).
 
 // POST /v2/repository/index -> [{"name", "version", "state", "reason"}]
 func (s *server) repositoryIndex(w http.ResponseWriter, r *http.Request) error {

@@ -74,28 +74,6 @@ func DecodeGRPCInferRequest(req *grpcpb.ModelInferRequest) (*InferRequest, error
 	return out, nil
 }
 
-// GRPCRequestBytes returns the bytes the tensors of a decoded
-// ModelInferRequest hold in memory: what a server counts against its
-// budget for requests in flight.
-func GRPCRequestBytes(req *grpcpb.ModelInferRequest) int64 {
-	var n int64
-	for _, b := range req.GetRawInputContents() {
-		n += int64(len(b))
-	}
-	for _, in := range req.GetInputs() {
-		c := in.GetContents()
-		if c == nil {
-			continue
-		}
-		n += int64(len(c.BoolContents)) + 4*int64(len(c.IntContents)+len(c.UintContents)+len(c.Fp32Contents)) +
-			8*int64(len(c.Int64Contents)+len(c.Uint64Contents)+len(c.Fp64Contents))
-		for _, b := range c.BytesContents {
-			n += int64(len(b)) + 24 // the slice header of each element
-		}
-	}
-	return n
-}
-
 func hasContents(c *grpcpb.InferTensorContents) bool {
 	return c != nil && (len(c.BoolContents) > 0 || len(c.IntContents) > 0 || len(c.Int64Contents) > 0 || len(c.UintContents) > 0 ||
 		len(c.Uint64Contents) > 0 || len(c.Fp32Contents) > 0 || len(c.Fp64Contents) > 0 || len(c.BytesContents) > 0)
@@ -217,11 +195,7 @@ func narrow[T int8 | int16 | uint8 | uint16, W int32 | uint32](in []W, lo, hi in
 // does not mix the two forms in one response.
 func EncodeGRPCInferResponse(resp *InferResponse, raw bool) *grpcpb.ModelInferResponse {
 	out := &grpcpb.ModelInferResponse{ModelName: resp.ModelName, ModelVersion: resp.ModelVersion, Id: resp.ID}
-	for _, o := range resp.Outputs {
-		if o.Tensor.DType == tensor.Float16 || o.Tensor.DType == tensor.BFloat16 {
-			raw = true
-		}
-	}
+	raw = rawResponse(resp, raw)
 	for _, o := range resp.Outputs {
 		shape := make([]int64, len(o.Tensor.Shape))
 		for i, d := range o.Tensor.Shape {
@@ -236,6 +210,41 @@ func EncodeGRPCInferResponse(resp *InferResponse, raw bool) *grpcpb.ModelInferRe
 		out.Outputs = append(out.Outputs, t)
 	}
 	return out
+}
+
+// rawResponse tells whether resp goes in raw_output_contents: when asked
+// for, or when an output has no typed field.
+func rawResponse(resp *InferResponse, raw bool) bool {
+	for _, o := range resp.Outputs {
+		if o.Tensor.DType == tensor.Float16 || o.Tensor.DType == tensor.BFloat16 {
+			return true
+		}
+	}
+	return raw
+}
+
+// GRPCResponseBytes returns the bytes EncodeGRPCInferResponse(resp, raw)
+// allocates for the outputs' elements: their raw copies, or the typed
+// contents it widens or converts (contents of an output's own type are
+// the output's elements, not a copy).
+func GRPCResponseBytes(resp *InferResponse, raw bool) int64 {
+	raw = rawResponse(resp, raw)
+	var n int64
+	for _, o := range resp.Outputs {
+		if raw {
+			n += int64(BinarySize(o.Tensor))
+			continue
+		}
+		switch d := o.Tensor.Data.(type) {
+		case []int8, []int16, []uint8, []uint16:
+			n += 4 * int64(o.Tensor.Len())
+		case []string:
+			for _, s := range d {
+				n += 24 + int64(len(s)+15)&^15 // the slice header, and the bytes as the allocator rounds them
+			}
+		}
+	}
+	return n
 }
 
 // contentsOf returns t's elements in the typed field of its datatype.

@@ -106,3 +106,29 @@ func TestGRPCDecodeErrors(t *testing.T) {
 		t.Errorf("empty tensor: %v %v", got, err)
 	}
 }
+
+// TestGRPCResponseBytes: what GRPCResponseBytes says converting an
+// answer allocates for its elements is what converting it allocates, give
+// or take the messages around them and the allocator's rounding, typed
+// and raw.
+func TestGRPCResponseBytes(t *testing.T) {
+	const n = 1 << 14
+	words := make([]string, n)
+	for i := range words {
+		words[i] = strings.Repeat("w", i%20)
+	}
+	for _, out := range []*tensor.Tensor{
+		tensor.From([]int{n}, make([]float32, n)), tensor.From([]int{n}, make([]int64, n)), tensor.From([]int{n}, make([]uint8, n)),
+		tensor.From([]int{n}, make([]int16, n)), tensor.From([]int{n}, make([]bool, n)), tensor.From([]int{n}, words),
+		tensor.From([]int{n}, make([]tensor.F16, n)),
+	} {
+		resp := &InferResponse{Outputs: []OutputTensor{{Name: "y", Tensor: out}}}
+		for _, raw := range []bool{false, true} {
+			want := GRPCResponseBytes(resp, raw)
+			got := allocated(func() { EncodeGRPCInferResponse(resp, raw) })
+			if got > want+2048 || want > got+got/4+2048 {
+				t.Errorf("%v raw=%v: converting allocated %d bytes, GRPCResponseBytes says %d", out.DType, raw, got, want)
+			}
+		}
+	}
+}

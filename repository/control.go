@@ -69,7 +69,7 @@ func (r *Repository) Index() []IndexEntry {
 	if r.root != "" && r.single == nil {
 		if dirs, err := os.ReadDir(r.root); err == nil {
 			for _, d := range dirs {
-				if d.IsDir() && ValidName(d.Name()) && !seen[d.Name()] {
+				if ValidName(d.Name()) && !seen[d.Name()] && isDir(r.root, d) {
 					add(d.Name(), IndexEntry{Name: d.Name(), State: StateUnavailable, Reason: "not loaded"})
 				}
 			}

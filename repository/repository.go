@@ -292,7 +292,7 @@ func Open(root string, opts Options) (*Repository, error) {
 	}
 	m := map[string]*Entry{}
 	for _, d := range dirs {
-		if !d.IsDir() || !ValidName(d.Name()) {
+		if !ValidName(d.Name()) || !isDir(root, d) {
 			continue
 		}
 		e := r.loadModel(d.Name())
@@ -366,8 +366,8 @@ func ValidName(name string) bool {
 // config.pbtxt (nil when it has neither; both is an error).
 // A config.pbtxt's name must be name, unless name is "".
 func readConfig(dir, name string) (*Config, error) {
-	yamlData, yamlErr := os.ReadFile(filepath.Join(dir, "config.yaml"))
-	pbData, pbErr := os.ReadFile(filepath.Join(dir, "config.pbtxt"))
+	yamlData, yamlErr := readRegular(filepath.Join(dir, "config.yaml"))
+	pbData, pbErr := readRegular(filepath.Join(dir, "config.pbtxt"))
 	for _, err := range []error{yamlErr, pbErr} {
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
@@ -422,7 +422,7 @@ func (r *Repository) loadModel(name string) *Entry {
 		}
 		for _, s := range subs {
 			n, err := strconv.ParseInt(s.Name(), 10, 64)
-			if s.IsDir() && err == nil && n > 0 && strconv.FormatInt(n, 10) == s.Name() {
+			if err == nil && n > 0 && strconv.FormatInt(n, 10) == s.Name() && isDir(dir, s) {
 				numbers = append(numbers, n)
 			}
 		}
@@ -433,7 +433,7 @@ func (r *Repository) loadModel(name string) *Entry {
 		if r.single != nil {
 			path = filepath.Join(dir, r.single.file)
 		}
-		data, err := os.ReadFile(path)
+		data, err := readRegular(path)
 		if err == nil {
 			var v *Version
 			if v, err = loadVersion(name, n, data, opts, e.Config, r.log); err == nil {

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"sync"
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 
 	"github.com/quantserve/quantserve/api"
 )
@@ -108,11 +108,12 @@ func tlsConfig(certFile, keyFile string, log *slog.Logger) (*tls.Config, error) 
 	return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: r.getCertificate}, nil
 }
 
-// newGRPC returns the gRPC server of srv, with TLS when tlsCfg is set.
-func newGRPC(srv *api.Server, tlsCfg *tls.Config) *grpc.Server {
-	var opts []grpc.ServerOption
+// newGRPC returns the gRPC server of srv, with TLS when tlsCfg is set and
+// at most maxStreams calls open on a connection.
+func newGRPC(srv *api.Server, tlsCfg *tls.Config, maxStreams int) *grpc.Server {
+	opts := []grpc.ServerOption{grpc.MaxConcurrentStreams(uint32(min(int64(maxStreams), math.MaxUint32)))}
 	if tlsCfg != nil {
-		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
+		opts = append(opts, api.GRPCTLS(tlsCfg))
 	}
 	return srv.GRPCServer(opts...)
 }
@@ -143,7 +144,7 @@ func listenGRPC(addr string) (net.Listener, error) {
 	if grpcDisabled(addr) {
 		return nil, nil
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listenTCP(addr)
 	if err != nil {
 		return nil, fmt.Errorf("--grpc-addr: %w", err)
 	}

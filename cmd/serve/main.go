@@ -5,7 +5,7 @@
 //	      [--quantize-scheme per_channel|per_block|per_tensor] [--admin-token T]
 //	      [--max-inflight N] [--max-inflight-bytes SIZE] [--request-timeout D]
 //	      [--memory-limit SIZE] [--gc-min-heap SIZE] [--drain-delay D] [--shutdown-timeout D]
-//	      [--grpc-addr :8001|off] [--log-format text|json] [--cors-origins O,...]
+//	      [--grpc-addr :8001|off] [--grpc-max-streams N] [--log-format text|json] [--cors-origins O,...]
 //	      [--tls-cert FILE --tls-key FILE]
 //
 // It serves the Open Inference Protocol over HTTP on --addr and over gRPC
@@ -13,10 +13,11 @@
 // are exported over OTLP when the standard OTEL_EXPORTER_OTLP_* variables
 // name an endpoint.
 //
-// On SIGTERM or SIGINT it drains: readiness turns 503 at once and requests
-// are still served for --drain-delay (while load balancers take the server
-// out of rotation), then the listener closes, idle connections close, and
-// requests in flight get --shutdown-timeout to finish. It exits 0 when
+// On SIGTERM or SIGINT it drains: readiness turns 503 at once and requests,
+// on new connections too, are still served for --drain-delay (while load
+// balancers take the server out of rotation); then new connections are
+// refused, those already accepted are answered, idle connections close,
+// and requests in flight get --shutdown-timeout to finish. It exits 0 when
 // they all did, 1 (and says so in the log) when the timeout cut some
 // short. A second signal exits at once.
 //
@@ -40,7 +41,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -80,6 +80,7 @@ type config struct {
 	shutdownTime   time.Duration
 	showVersion    bool
 	grpcAddr       string
+	grpcMaxStreams int
 	logFormat      string
 	corsOrigins    string
 	cors           []string // corsOrigins, parsed
@@ -119,6 +120,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.DurationVar(&c.drainDelay, "drain-delay", 5*time.Second, "on SIGTERM/SIGINT, how long readiness reports 503 while requests are still served, before the listener closes (env QUANTSERVE_DRAIN_DELAY)")
 	fs.DurationVar(&c.shutdownTime, "shutdown-timeout", 30*time.Second, "after the drain delay, how long requests in flight get to finish before they are cut short (env QUANTSERVE_SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&c.grpcAddr, "grpc-addr", ":8001", "gRPC listen address (Open Inference Protocol, grpc.health.v1); off disables gRPC (env QUANTSERVE_GRPC_ADDR)")
+	fs.IntVar(&c.grpcMaxStreams, "grpc-max-streams", api.DefaultGRPCMaxStreams, "gRPC calls one connection may have open at once (HTTP/2 MAX_CONCURRENT_STREAMS); a client waits for one to end before starting more (env QUANTSERVE_GRPC_MAX_STREAMS)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (key=value) or json (env QUANTSERVE_LOG_FORMAT)")
 	fs.StringVar(&c.corsOrigins, "cors-origins", "", "comma-separated origins browsers may call from (https://app.example.com), or *; empty disables CORS (env QUANTSERVE_CORS_ORIGINS)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS and gRPC over TLS; reread when it changes (env QUANTSERVE_TLS_CERT)")
@@ -155,6 +157,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	}
 	if c.threads < 1 {
 		return nil, fmt.Errorf("--threads must be at least 1")
+	}
+	if c.grpcMaxStreams < 1 {
+		return nil, fmt.Errorf("--grpc-max-streams must be at least 1")
 	}
 	if c.quantize != "int8" && c.quantize != "none" {
 		return nil, fmt.Errorf("--quantize %q: int8 or none", c.quantize)
@@ -254,7 +259,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}()
 	log.Info("tracing", "export", tracing.Exporter)
-	ln, err := net.Listen("tcp", c.addr)
+	ln, err := listenTCP(c.addr)
 	if err != nil {
 		return err
 	}
@@ -262,6 +267,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		ln.Close()
 		return err
+	}
+	httpLn := newDrainListener(ln)
+	var grpcDrain *drainListener
+	if grpcLn != nil {
+		grpcDrain = newDrainListener(grpcLn)
 	}
 	var draining atomic.Bool
 	baseCtx, cancelRequests := context.WithCancel(context.Background())
@@ -290,9 +300,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	errc := make(chan error, 2)
 	var grpcSrv *grpc.Server
 	if grpcLn != nil {
-		grpcSrv = newGRPC(front, tlsCfg)
+		grpcSrv = newGRPC(front, tlsCfg, c.grpcMaxStreams)
 		log.Info("grpc listening", "addr", grpcLn.Addr().String(), "tls", tlsCfg != nil)
-		go func() { errc <- grpcSrv.Serve(grpcLn) }()
+		go func() { errc <- grpcSrv.Serve(grpcDrain) }()
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "version", buildVersion(), "tls", tlsCfg != nil)
 	flushLog() // the start-up lines are out by the time anyone can connect
@@ -301,9 +311,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	go func() {
 		if tlsCfg != nil {
-			errc <- srv.ServeTLS(ln, "", "")
+			errc <- srv.ServeTLS(httpLn, "", "")
 		} else {
-			errc <- srv.Serve(ln)
+			errc <- srv.Serve(httpLn)
 		}
 	}()
 	select {
@@ -337,16 +347,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	// 2. Stop accepting, close idle connections, let requests in flight
-	// finish within the shutdown timeout (HTTP and gRPC alike).
+	// 2. Stop accepting without resetting a connection (new connections
+	// are refused, those the kernel has accepted are answered), close idle
+	// connections, and let requests in flight finish within the shutdown
+	// timeout (HTTP and gRPC alike).
 	log.Info("closing the listener; finishing requests in flight", "active_connections", conns.active(), "shutdown_timeout", c.shutdownTime)
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), c.shutdownTime)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
 		grpcDone := make(chan error, 1)
-		go func() { grpcDone <- stopGRPC(shutdownCtx, grpcSrv) }()
-		err := srv.Shutdown(shutdownCtx)
+		go func() {
+			if grpcDrain != nil {
+				stopListener(shutdownCtx, "grpc", grpcDrain, log)
+			}
+			grpcDone <- stopGRPC(shutdownCtx, grpcSrv)
+		}()
+		err := stopHTTP(shutdownCtx, srv, httpLn, conns, log)
 		if gerr := <-grpcDone; err == nil && gerr != nil {
 			err = fmt.Errorf("gRPC calls still running: %w", gerr)
 		}
@@ -370,38 +387,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		log.Error("second signal: exiting without finishing requests in flight", "signal", sig.String(), "active_connections", n)
 		return fmt.Errorf("second signal (%v): exited with %d connections still active", sig, n)
 	}
-}
-
-// connCounter counts connections by state, for the shutdown log.
-type connCounter struct {
-	mu     sync.Mutex
-	states map[net.Conn]http.ConnState
-}
-
-func (c *connCounter) track(conn net.Conn, st http.ConnState) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.states == nil {
-		c.states = map[net.Conn]http.ConnState{}
-	}
-	if st == http.StateClosed || st == http.StateHijacked {
-		delete(c.states, conn)
-	} else {
-		c.states[conn] = st
-	}
-}
-
-// active returns the number of connections serving a request.
-func (c *connCounter) active() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, st := range c.states {
-		if st == http.StateActive {
-			n++
-		}
-	}
-	return n
 }
 
 func buildVersion() string {
