@@ -87,22 +87,33 @@ func (it *Iter) Index() []int { return it.idx }
 // one run of one element. Empty shapes make no calls. offs is reused
 // between calls.
 func Rows(shape []int, strides [][]int, f func(offs []int)) {
+	_ = RowsUntil(shape, strides, func(offs []int) error {
+		f(offs)
+		return nil
+	})
+}
+
+// RowsUntil is Rows for a walk that may stop: it returns the first error
+// f returns, making no further calls.
+func RowsUntil(shape []int, strides [][]int, f func(offs []int) error) error {
 	rank := len(shape)
 	offs := make([]int, len(strides))
 	if rank == 0 {
-		f(offs)
-		return
+		return f(offs)
 	}
 	for _, d := range shape {
 		if d == 0 {
-			return
+			return nil
 		}
 	}
 	outer := NewIter(shape[:rank-1], trimLast(strides)...)
 	for outer.Next() {
 		copy(offs, outer.offs)
-		f(offs)
+		if err := f(offs); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 func trimLast(strides [][]int) [][]int {

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"errors"
 	"slices"
 	"testing"
 )
@@ -61,5 +62,28 @@ func TestRows(t *testing.T) {
 	Rows([]int{4, 0}, [][]int{{0, 1}}, func([]int) { calls += 10 })
 	if calls != 1 {
 		t.Errorf("scalar and empty shapes made %d calls, want 1", calls)
+	}
+}
+
+// TestRowsUntil: the walk stops at the first error f returns and returns
+// it; without one it visits every row.
+func TestRowsUntil(t *testing.T) {
+	shape := []int{3, 4, 2}
+	st := Strides(shape)
+	stop := errors.New("stop")
+	calls := 0
+	err := RowsUntil(shape, [][]int{st}, func(offs []int) error {
+		calls++
+		if offs[0] == 2*2 { // the third row
+			return stop
+		}
+		return nil
+	})
+	if err != stop || calls != 3 {
+		t.Errorf("RowsUntil = %v after %d calls, want the error after 3", err, calls)
+	}
+	calls = 0
+	if err := RowsUntil(shape, [][]int{st}, func([]int) error { calls++; return nil }); err != nil || calls != 12 {
+		t.Errorf("RowsUntil = %v after %d calls, want nil after 12", err, calls)
 	}
 }

@@ -82,7 +82,7 @@ func BenchmarkActivations(b *testing.B) {
 					b.Fatal(err)
 				}
 			}, func() {
-				if _, err := arith.MapFloat(c.op, c.x, c.f64); err != nil {
+				if _, err := arith.MapFloat(ctx, c.op, c.x, c.f64); err != nil {
 					b.Fatal(err)
 				}
 			})

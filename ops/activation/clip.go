@@ -27,8 +27,8 @@ func buildClip6(n *ops.Node, at *ClipAttrs) (ops.Operator, error) {
 	return clip6{lo: at.Min, hi: at.Max}, nil
 }
 
-func (c clip6) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(floatMap32("Clip", in[0], c.k32, c.f64))
+func (c clip6) Run(oc *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return ops.Result(floatMap32(oc, "Clip", in[0], c.k32, c.f64))
 }
 
 func (c clip6) k32(dst, src []float32) { clipSlice(dst, src, c.lo, c.hi) }
@@ -46,7 +46,7 @@ func buildClip(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
 	return clip{}, nil
 }
 
-func (clip) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (clip) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, lo, hi := in[0], ops.Optional(in, 1), ops.Optional(in, 2)
 	for _, b := range []*tensor.Tensor{lo, hi} {
 		if b != nil && (b.DType != x.DType || b.Len() != 1) {
@@ -54,34 +54,41 @@ func (clip) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		}
 	}
 	var out any
+	var err error
 	switch d := x.Data.(type) {
 	case []float32:
-		out = clipOf(d, lo, hi)
+		out, err = clipOf(c, d, lo, hi)
 	case []float64:
-		out = clipOf(d, lo, hi)
+		out, err = clipOf(c, d, lo, hi)
 	case []int8:
-		out = clipOf(d, lo, hi)
+		out, err = clipOf(c, d, lo, hi)
 	case []uint8:
-		out = clipOf(d, lo, hi)
+		out, err = clipOf(c, d, lo, hi)
 	case []int16:
-		out = clipOf(d, lo, hi)
+		out, err = clipOf(c, d, lo, hi)
 	case []uint16:
-		out = clipOf(d, lo, hi)
+		out, err = clipOf(c, d, lo, hi)
 	case []int32:
-		out = clipOf(d, lo, hi)
+		out, err = clipOf(c, d, lo, hi)
 	case []uint32:
-		out = clipOf(d, lo, hi)
+		out, err = clipOf(c, d, lo, hi)
 	case []int64:
-		out = clipOf(d, lo, hi)
+		out, err = clipOf(c, d, lo, hi)
 	case []uint64:
-		out = clipOf(d, lo, hi)
+		out, err = clipOf(c, d, lo, hi)
 	case []tensor.F16, []tensor.BF16:
 		// Clipping selects values: through float32 and back is exact.
 		w := ops.HalfTo32(x)
-		r := clipOf(w.Data.([]float32), halfBoundTo32(lo), halfBoundTo32(hi))
+		r, err := clipOf(c, w.Data.([]float32), halfBoundTo32(lo), halfBoundTo32(hi))
+		if err != nil {
+			return nil, err
+		}
 		return []*tensor.Tensor{ops.ToHalf(&tensor.Tensor{DType: tensor.Float32, Shape: x.Shape, Data: r}, x.DType)}, nil
 	default:
 		return nil, ops.InputErrorf("Clip does not take %v", x.DType)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return []*tensor.Tensor{{DType: x.DType, Shape: x.Shape, Data: out}}, nil
 }
@@ -95,25 +102,32 @@ func halfBoundTo32(b *tensor.Tensor) *tensor.Tensor {
 
 // clipOf bounds x to [lo, hi] (absent bounds do not bound); when lo > hi
 // every value becomes hi, as ONNX (min then max) specifies. NaN stays NaN.
-func clipOf[T tensor.Numeric](x []T, lo, hi *tensor.Tensor) []T {
+// It goes piece by piece under the request.
+func clipOf[T tensor.Numeric](c *ops.Context, x []T, lo, hi *tensor.Tensor) ([]T, error) {
 	r := make([]T, len(x))
-	switch {
-	case lo != nil && hi != nil:
-		clipSlice(r, x, lo.Data.([]T)[0], hi.Data.([]T)[0])
-	case lo != nil:
-		l := lo.Data.([]T)[0]
-		for i, v := range x {
-			r[i] = max(v, l)
+	err := inPieces(c, len(x), func(p, q int) {
+		dst, src := r[p:q], x[p:q]
+		switch {
+		case lo != nil && hi != nil:
+			clipSlice(dst, src, lo.Data.([]T)[0], hi.Data.([]T)[0])
+		case lo != nil:
+			l := lo.Data.([]T)[0]
+			for i, v := range src {
+				dst[i] = max(v, l)
+			}
+		case hi != nil:
+			h := hi.Data.([]T)[0]
+			for i, v := range src {
+				dst[i] = min(v, h)
+			}
+		default:
+			copy(dst, src)
 		}
-	case hi != nil:
-		h := hi.Data.([]T)[0]
-		for i, v := range x {
-			r[i] = min(v, h)
-		}
-	default:
-		copy(r, x)
+	})
+	if err != nil {
+		return nil, err
 	}
-	return r
+	return r, nil
 }
 
 func clipSlice[T tensor.Numeric](dst, src []T, lo, hi T) {

@@ -38,7 +38,7 @@ func buildDropout7(n *ops.Node, _ *DropoutAttrs) (ops.Operator, error) {
 // hasMask reports whether n names its second output, the mask.
 func hasMask(n *ops.Node) bool { return len(n.Outputs) > 1 && n.Outputs[1] != "" }
 
-func (d dropout7) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (d dropout7) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x := in[0]
 	if !x.DType.IsFloat() {
 		return nil, ops.InputErrorf("Dropout does not take %v", x.DType)
@@ -47,10 +47,14 @@ func (d dropout7) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 		return []*tensor.Tensor{x}, nil
 	}
 	var m *tensor.Tensor
+	var err error
 	if d.boolMask {
-		m = dropoutMask(x.Shape)
+		m, err = dropoutMask(c, x.Shape)
 	} else {
-		m = dropoutOnes(x)
+		m, err = dropoutOnes(c, x)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return []*tensor.Tensor{x, m}, nil
 }
@@ -78,7 +82,7 @@ func buildDropout(n *ops.Node, _ *Dropout12Attrs) (ops.Operator, error) {
 	return dropout{mask: hasMask(n)}, nil
 }
 
-func (d dropout) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (d dropout) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x := in[0]
 	if !x.DType.IsFloat() {
 		return nil, ops.InputErrorf("Dropout does not take %v", x.DType)
@@ -89,7 +93,11 @@ func (d dropout) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, err
 	if !d.mask {
 		return []*tensor.Tensor{x}, nil
 	}
-	return []*tensor.Tensor{x, dropoutMask(x.Shape)}, nil
+	m, err := dropoutMask(c, x.Shape)
+	if err != nil {
+		return nil, err
+	}
+	return []*tensor.Tensor{x, m}, nil
 }
 
 // dropoutCheck refuses training mode with a nonzero ratio (0.5 when
@@ -119,43 +127,46 @@ func dropoutCheck(ratio, training *tensor.Tensor) error {
 }
 
 // dropoutMask is the mask from opset 10: all true.
-func dropoutMask(shape []int) *tensor.Tensor {
+func dropoutMask(c *ops.Context, shape []int) (*tensor.Tensor, error) {
 	n, _ := tensor.NumElements(shape) // the input's shape: already valid
-	m := make([]bool, n)
-	for i := range m {
-		m[i] = true
+	m, err := filled(c, n, true)
+	if err != nil {
+		return nil, err
 	}
-	return &tensor.Tensor{DType: tensor.Bool, Shape: shape, Data: m}
+	return &tensor.Tensor{DType: tensor.Bool, Shape: shape, Data: m}, nil
 }
 
 // dropoutOnes is the opset 7–9 mask: ones of x's type.
-func dropoutOnes(x *tensor.Tensor) *tensor.Tensor {
+func dropoutOnes(c *ops.Context, x *tensor.Tensor) (*tensor.Tensor, error) {
 	var out any
-	switch d := x.Data.(type) {
+	var err error
+	switch x.Data.(type) {
 	case []float32:
-		r := make([]float32, len(d))
-		for i := range r {
-			r[i] = 1
-		}
-		out = r
+		out, err = filled(c, x.Len(), float32(1))
 	case []float64:
-		r := make([]float64, len(d))
-		for i := range r {
-			r[i] = 1
-		}
-		out = r
+		out, err = filled(c, x.Len(), float64(1))
 	case []tensor.F16:
-		r := make([]tensor.F16, len(d))
-		for i := range r {
-			r[i] = tensor.F16From(1)
-		}
-		out = r
+		out, err = filled(c, x.Len(), tensor.F16From(1))
 	case []tensor.BF16:
-		r := make([]tensor.BF16, len(d))
-		for i := range r {
-			r[i] = tensor.BF16From(1)
-		}
-		out = r
+		out, err = filled(c, x.Len(), tensor.BF16From(1))
 	}
-	return &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: out}
+	if err != nil {
+		return nil, err
+	}
+	return &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: out}, nil
+}
+
+// filled returns n copies of v, piece by piece under the request.
+func filled[T any](c *ops.Context, n int, v T) ([]T, error) {
+	r := make([]T, n)
+	err := inPieces(c, n, func(lo, hi int) {
+		d := r[lo:hi]
+		for i := range d {
+			d[i] = v
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
 }

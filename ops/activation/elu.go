@@ -46,8 +46,8 @@ func buildElu(n *ops.Node, at *EluAttrs) (ops.Operator, error) {
 	return elu{alpha: float64(at.Alpha)}, nil
 }
 
-func (e elu) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(arith.MapFloat("Elu", in[0], e.f64))
+func (e elu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return ops.Result(arith.MapFloat(c, "Elu", in[0], e.f64))
 }
 
 func (e elu) f64(v float64) float64 {
@@ -67,8 +67,8 @@ func buildSelu(n *ops.Node, at *SeluAttrs) (ops.Operator, error) {
 	return selu{alpha: float64(at.Alpha), gamma: float64(at.Gamma)}, nil
 }
 
-func (s selu) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(arith.MapFloat("Selu", in[0], s.f64))
+func (s selu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return ops.Result(arith.MapFloat(c, "Selu", in[0], s.f64))
 }
 
 func (s selu) f64(v float64) float64 {
@@ -91,8 +91,8 @@ func buildCelu(n *ops.Node, at *EluAttrs) (ops.Operator, error) {
 	return celu{alpha: float64(at.Alpha)}, nil
 }
 
-func (c celu) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(arith.MapFloat("Celu", in[0], c.f64))
+func (c celu) Run(oc *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return ops.Result(arith.MapFloat(oc, "Celu", in[0], c.f64))
 }
 
 func (c celu) f64(v float64) float64 { return max(0, v) + min(0, c.alpha*math.Expm1(v/c.alpha)) }

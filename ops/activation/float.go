@@ -8,14 +8,17 @@ import (
 
 // floatMap32 applies an activation to a floating-point tensor: k32 (when
 // not nil) fills dst from src for a float32 tensor; every other type
-// goes through f in float64, rounded once.
-func floatMap32(op string, x *tensor.Tensor, k32 func(dst, src []float32), f func(float64) float64) (*tensor.Tensor, error) {
+// goes through f in float64, rounded once. It goes piece by piece under
+// the request and stops with the request's error once the request ends.
+func floatMap32(c *ops.Context, op string, x *tensor.Tensor, k32 func(dst, src []float32), f func(float64) float64) (*tensor.Tensor, error) {
 	if d, ok := x.Data.([]float32); ok && k32 != nil {
 		r := make([]float32, len(d))
-		k32(r, d)
+		if err := inPieces(c, len(d), func(lo, hi int) { k32(r[lo:hi], d[lo:hi]) }); err != nil {
+			return nil, err
+		}
 		return &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: r}, nil
 	}
-	return arith.MapFloat(op, x, f)
+	return arith.MapFloat(c, op, x, f)
 }
 
 // floatFunc is an activation without attributes over floating-point
@@ -38,6 +41,20 @@ func floatBuilder(op string, k32 func(dst, src []float32), f func(float64) float
 	}
 }
 
-func (a *floatFunc) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(floatMap32(a.op, in[0], a.k32, a.f))
+func (a *floatFunc) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return ops.Result(floatMap32(c, a.op, in[0], a.k32, a.f))
+}
+
+// inPieces calls f on the pieces [lo, hi) of [0, n), in order, each at
+// most ops.TickEvery long and counted with c.Tick, and stops with the
+// request's error once the request ends.
+func inPieces(c *ops.Context, n int, f func(lo, hi int)) error {
+	for lo := 0; lo < n; lo += ops.TickEvery {
+		hi := min(lo+ops.TickEvery, n)
+		if err := c.Tick(hi - lo); err != nil {
+			return err
+		}
+		f(lo, hi)
+	}
+	return nil
 }

@@ -31,8 +31,8 @@ func buildHardSigmoid(n *ops.Node, at *HardSigmoidAttrs) (ops.Operator, error) {
 	return hardSigmoid{alpha: at.Alpha, beta: at.Beta}, nil
 }
 
-func (h hardSigmoid) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(floatMap32("HardSigmoid", in[0], h.k32, h.f64))
+func (h hardSigmoid) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return ops.Result(floatMap32(c, "HardSigmoid", in[0], h.k32, h.f64))
 }
 
 func (h hardSigmoid) k32(dst, src []float32) {

@@ -22,7 +22,7 @@ func buildPRelu(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
 	return prelu{}, nil
 }
 
-func (prelu) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (prelu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, s := in[0], in[1]
 	if err := ops.SameType("PRelu", x, s); err != nil {
 		return nil, err
@@ -34,31 +34,31 @@ func (prelu) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) 
 	var err error
 	switch xd := x.Data.(type) {
 	case []float32:
-		t, err = preluOf(xd, s.Data.([]float32), x.Shape, s.Shape)
+		t, err = preluOf(c, xd, s.Data.([]float32), x.Shape, s.Shape)
 	case []float64:
-		t, err = preluOf(xd, s.Data.([]float64), x.Shape, s.Shape)
+		t, err = preluOf(c, xd, s.Data.([]float64), x.Shape, s.Shape)
 	case []tensor.F16:
-		t, err = preluOf(tensor.HalfToFloat32(xd), tensor.HalfToFloat32(s.Data.([]tensor.F16)), x.Shape, s.Shape)
+		t, err = preluOf(c, tensor.HalfToFloat32(xd), tensor.HalfToFloat32(s.Data.([]tensor.F16)), x.Shape, s.Shape)
 		t = ops.ToHalf(t, tensor.Float16)
 	case []tensor.BF16:
-		t, err = preluOf(tensor.HalfToFloat32(xd), tensor.HalfToFloat32(s.Data.([]tensor.BF16)), x.Shape, s.Shape)
+		t, err = preluOf(c, tensor.HalfToFloat32(xd), tensor.HalfToFloat32(s.Data.([]tensor.BF16)), x.Shape, s.Shape)
 		t = ops.ToHalf(t, tensor.BFloat16)
 	case []int8:
-		t, err = preluOf(xd, s.Data.([]int8), x.Shape, s.Shape)
+		t, err = preluOf(c, xd, s.Data.([]int8), x.Shape, s.Shape)
 	case []int16:
-		t, err = preluOf(xd, s.Data.([]int16), x.Shape, s.Shape)
+		t, err = preluOf(c, xd, s.Data.([]int16), x.Shape, s.Shape)
 	case []int32:
-		t, err = preluOf(xd, s.Data.([]int32), x.Shape, s.Shape)
+		t, err = preluOf(c, xd, s.Data.([]int32), x.Shape, s.Shape)
 	case []int64:
-		t, err = preluOf(xd, s.Data.([]int64), x.Shape, s.Shape)
+		t, err = preluOf(c, xd, s.Data.([]int64), x.Shape, s.Shape)
 	case []uint8:
-		t, err = preluOf(xd, s.Data.([]uint8), x.Shape, s.Shape)
+		t, err = preluOf(c, xd, s.Data.([]uint8), x.Shape, s.Shape)
 	case []uint16:
-		t, err = preluOf(xd, s.Data.([]uint16), x.Shape, s.Shape)
+		t, err = preluOf(c, xd, s.Data.([]uint16), x.Shape, s.Shape)
 	case []uint32:
-		t, err = preluOf(xd, s.Data.([]uint32), x.Shape, s.Shape)
+		t, err = preluOf(c, xd, s.Data.([]uint32), x.Shape, s.Shape)
 	case []uint64:
-		t, err = preluOf(xd, s.Data.([]uint64), x.Shape, s.Shape)
+		t, err = preluOf(c, xd, s.Data.([]uint64), x.Shape, s.Shape)
 	default:
 		return nil, ops.InputErrorf("PRelu does not take %v", x.DType)
 	}
@@ -68,8 +68,8 @@ func (prelu) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) 
 	return []*tensor.Tensor{t}, nil
 }
 
-func preluOf[T tensor.Numeric](x, s []T, xs, ss []int) (*tensor.Tensor, error) {
-	shape, r, err := elem.Map2(x, s, xs, ss, func(r, x, s []T, ix, is int) {
+func preluOf[T tensor.Numeric](c *ops.Context, x, s []T, xs, ss []int) (*tensor.Tensor, error) {
+	shape, r, err := elem.Map2(c, x, s, xs, ss, func(r, x, s []T, ix, is int) {
 		n := len(r)
 		switch {
 		case ix == 1 && is == 1:

@@ -27,39 +27,50 @@ func buildRelu(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
 	return relu{}, nil
 }
 
-func (relu) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (relu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x := in[0]
 	var out any
+	var err error
 	switch d := x.Data.(type) {
 	case []float32:
 		r := make([]float32, len(d))
-		reluSlice(r, d)
+		err = inPieces(c, len(d), func(lo, hi int) { reluSlice(r[lo:hi], d[lo:hi]) })
 		out = r
 	case []float64:
-		out = reluOf(d)
+		out, err = reluOf(c, d)
 	case []int8:
-		out = reluOf(d)
+		out, err = reluOf(c, d)
 	case []int16:
-		out = reluOf(d)
+		out, err = reluOf(c, d)
 	case []int32:
-		out = reluOf(d)
+		out, err = reluOf(c, d)
 	case []int64:
-		out = reluOf(d)
+		out, err = reluOf(c, d)
 	case []tensor.F16, []tensor.BF16:
-		return ops.Result(arith.MapFloat("Relu", x, func(v float64) float64 { return max(v, 0) }))
+		return ops.Result(arith.MapFloat(c, "Relu", x, func(v float64) float64 { return max(v, 0) }))
 	default:
 		return nil, ops.InputErrorf("Relu does not take %v", x.DType)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return []*tensor.Tensor{{DType: x.DType, Shape: x.Shape, Data: out}}, nil
 }
 
-// reluOf is max(x, 0), NaN staying NaN.
-func reluOf[T tensor.Numeric](x []T) []T {
+// reluOf is max(x, 0), NaN staying NaN, piece by piece under the
+// request.
+func reluOf[T tensor.Numeric](c *ops.Context, x []T) ([]T, error) {
 	r := make([]T, len(x))
-	for i, v := range x {
-		r[i] = max(v, 0)
+	err := inPieces(c, len(x), func(lo, hi int) {
+		dst, src := r[lo:hi], x[lo:hi]
+		for i, v := range src {
+			dst[i] = max(v, 0)
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	return r
+	return r, nil
 }
 
 // reluSlice sets dst[i] = max(src[i], 0), NaN staying NaN, as Relu
@@ -86,8 +97,8 @@ func buildLeakyRelu(n *ops.Node, at *LeakyReluAttrs) (ops.Operator, error) {
 	return leakyRelu{alpha: at.Alpha}, nil
 }
 
-func (l leakyRelu) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(floatMap32("LeakyRelu", in[0], l.k32, l.f64))
+func (l leakyRelu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return ops.Result(floatMap32(c, "LeakyRelu", in[0], l.k32, l.f64))
 }
 
 func (l leakyRelu) k32(dst, src []float32) {

@@ -39,39 +39,49 @@ func (s shrink) f64(v float64) float64 {
 	return 0
 }
 
-func (s shrink) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (s shrink) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x := in[0]
 	if x.DType.IsFloat() {
-		return ops.Result(arith.MapFloat("Shrink", x, s.f64))
+		return ops.Result(arith.MapFloat(c, "Shrink", x, s.f64))
 	}
 	var out any
+	var err error
 	switch d := x.Data.(type) {
 	case []int8:
-		out = shrinkInt(d, s.f64)
+		out, err = shrinkInt(c, d, s.f64)
 	case []uint8:
-		out = shrinkInt(d, s.f64)
+		out, err = shrinkInt(c, d, s.f64)
 	case []int16:
-		out = shrinkInt(d, s.f64)
+		out, err = shrinkInt(c, d, s.f64)
 	case []uint16:
-		out = shrinkInt(d, s.f64)
+		out, err = shrinkInt(c, d, s.f64)
 	case []int32:
-		out = shrinkInt(d, s.f64)
+		out, err = shrinkInt(c, d, s.f64)
 	case []uint32:
-		out = shrinkInt(d, s.f64)
+		out, err = shrinkInt(c, d, s.f64)
 	case []int64:
-		out = shrinkInt(d, s.f64)
+		out, err = shrinkInt(c, d, s.f64)
 	case []uint64:
-		out = shrinkInt(d, s.f64)
+		out, err = shrinkInt(c, d, s.f64)
 	default:
 		return nil, ops.InputErrorf("Shrink does not take %v", x.DType)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return []*tensor.Tensor{{DType: x.DType, Shape: x.Shape, Data: out}}, nil
 }
 
-func shrinkInt[T tensor.Integer](x []T, f func(float64) float64) []T {
+func shrinkInt[T tensor.Integer](c *ops.Context, x []T, f func(float64) float64) ([]T, error) {
 	r := make([]T, len(x))
-	for i, v := range x {
-		r[i] = T(f(float64(v)))
+	err := inPieces(c, len(x), func(lo, hi int) {
+		dst, src := r[lo:hi], x[lo:hi]
+		for i, v := range src {
+			dst[i] = T(f(float64(v)))
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	return r
+	return r, nil
 }

@@ -25,8 +25,8 @@ func buildSwish(n *ops.Node, at *SwishAttrs) (ops.Operator, error) {
 	return swish{alpha: float64(at.Alpha)}, nil
 }
 
-func (s swish) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(floatMap32("Swish", in[0], s.k32, s.f64))
+func (s swish) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return ops.Result(floatMap32(c, "Swish", in[0], s.k32, s.f64))
 }
 
 func (s swish) k32(dst, src []float32) {

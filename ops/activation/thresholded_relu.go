@@ -26,8 +26,8 @@ func buildThresholdedRelu(n *ops.Node, at *ThresholdedReluAttrs) (ops.Operator, 
 	return thresholdedRelu{alpha: float64(at.Alpha)}, nil
 }
 
-func (r thresholdedRelu) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(arith.MapFloat("ThresholdedRelu", in[0], func(v float64) float64 {
+func (r thresholdedRelu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return ops.Result(arith.MapFloat(c, "ThresholdedRelu", in[0], func(v float64) float64 {
 		if v > r.alpha {
 			return v
 		}

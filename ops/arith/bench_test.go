@@ -70,7 +70,7 @@ func BenchmarkElementwiseArith(b *testing.B) {
 			}
 			b.Run(op+"/1x256x56x56/"+c.name, func(b *testing.B) {
 				benchPair(b, func() {
-					if _, err := compute(op, code, x, c.y); err != nil {
+					if _, err := compute(opstest.Background(), op, code, x, c.y); err != nil {
 						b.Fatal(err)
 					}
 				}, func() {
@@ -107,7 +107,7 @@ func BenchmarkUnaryMath(b *testing.B) {
 					b.Fatal(err)
 				}
 			}, func() {
-				if _, err := MapFloat(c.op, x, c.f64); err != nil {
+				if _, err := MapFloat(ctx, c.op, x, c.f64); err != nil {
 					b.Fatal(err)
 				}
 			})

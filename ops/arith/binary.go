@@ -1,6 +1,8 @@
 package arith
 
 import (
+	"slices"
+
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
@@ -46,67 +48,81 @@ func binaryBuilder(name string) func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator,
 	}
 }
 
-func (b binary) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(compute(b.name, b.op, in[0], in[1]))
+func (b binary) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return ops.Result(compute(c, b.name, b.op, in[0], in[1]))
 }
 
 // AddTensors returns a + b with broadcasting, as the Add operator computes it.
-func AddTensors(a, b *tensor.Tensor) (*tensor.Tensor, error) { return compute("Add", opAdd, a, b) }
+func AddTensors(a, b *tensor.Tensor) (*tensor.Tensor, error) { return compute(nil, "Add", opAdd, a, b) }
 
 // MulTensors returns a · b with broadcasting, as the Mul operator computes it.
-func MulTensors(a, b *tensor.Tensor) (*tensor.Tensor, error) { return compute("Mul", opMul, a, b) }
+func MulTensors(a, b *tensor.Tensor) (*tensor.Tensor, error) { return compute(nil, "Mul", opMul, a, b) }
 
 // compute computes a op b with broadcasting on any numeric type; FP16
 // and BF16 compute in float32 and round once. name names the operator in
-// errors.
-func compute(name string, op binOp, a, b *tensor.Tensor) (*tensor.Tensor, error) {
+// errors. It stops with the request's error once the request ends (c
+// may be nil: no request to watch).
+func compute(c *ops.Context, name string, op binOp, a, b *tensor.Tensor) (*tensor.Tensor, error) {
 	if err := ops.SameType(name, a, b); err != nil {
 		return nil, err
 	}
 	switch ad := a.Data.(type) {
 	case []float32:
-		return arith(op, ad, b.Data.([]float32), a.Shape, b.Shape)
+		return arith(c, op, ad, b.Data.([]float32), a.Shape, b.Shape)
 	case []float64:
-		return arith(op, ad, b.Data.([]float64), a.Shape, b.Shape)
+		return arith(c, op, ad, b.Data.([]float64), a.Shape, b.Shape)
 	case []int8:
-		return arith(op, ad, b.Data.([]int8), a.Shape, b.Shape)
+		return arith(c, op, ad, b.Data.([]int8), a.Shape, b.Shape)
 	case []uint8:
-		return arith(op, ad, b.Data.([]uint8), a.Shape, b.Shape)
+		return arith(c, op, ad, b.Data.([]uint8), a.Shape, b.Shape)
 	case []int16:
-		return arith(op, ad, b.Data.([]int16), a.Shape, b.Shape)
+		return arith(c, op, ad, b.Data.([]int16), a.Shape, b.Shape)
 	case []uint16:
-		return arith(op, ad, b.Data.([]uint16), a.Shape, b.Shape)
+		return arith(c, op, ad, b.Data.([]uint16), a.Shape, b.Shape)
 	case []int32:
-		return arith(op, ad, b.Data.([]int32), a.Shape, b.Shape)
+		return arith(c, op, ad, b.Data.([]int32), a.Shape, b.Shape)
 	case []uint32:
-		return arith(op, ad, b.Data.([]uint32), a.Shape, b.Shape)
+		return arith(c, op, ad, b.Data.([]uint32), a.Shape, b.Shape)
 	case []int64:
-		return arith(op, ad, b.Data.([]int64), a.Shape, b.Shape)
+		return arith(c, op, ad, b.Data.([]int64), a.Shape, b.Shape)
 	case []uint64:
-		return arith(op, ad, b.Data.([]uint64), a.Shape, b.Shape)
+		return arith(c, op, ad, b.Data.([]uint64), a.Shape, b.Shape)
 	case []tensor.F16:
-		t, err := arith(op, tensor.HalfToFloat32(ad), tensor.HalfToFloat32(b.Data.([]tensor.F16)), a.Shape, b.Shape)
+		t, err := arith(c, op, tensor.HalfToFloat32(ad), tensor.HalfToFloat32(b.Data.([]tensor.F16)), a.Shape, b.Shape)
 		return ops.ToHalf(t, tensor.Float16), err
 	case []tensor.BF16:
-		t, err := arith(op, tensor.HalfToFloat32(ad), tensor.HalfToFloat32(b.Data.([]tensor.BF16)), a.Shape, b.Shape)
+		t, err := arith(c, op, tensor.HalfToFloat32(ad), tensor.HalfToFloat32(b.Data.([]tensor.BF16)), a.Shape, b.Shape)
 		return ops.ToHalf(t, tensor.BFloat16), err
 	}
 	return nil, ops.InputErrorf("%s does not take %v", name, a.DType)
 }
 
-func arith[T tensor.Numeric](op binOp, a, b []T, as, bs []int) (*tensor.Tensor, error) {
+func arith[T tensor.Numeric](c *ops.Context, op binOp, a, b []T, as, bs []int) (*tensor.Tensor, error) {
 	if op == opDiv && !tensor.DTypeOf[T]().IsFloat() {
-		for _, v := range b {
-			if v == 0 {
-				return nil, ops.InputErrorf("integer division by zero")
-			}
+		if err := checkDivisors(c, b, "integer division by zero"); err != nil {
+			return nil, err
 		}
 	}
-	shape, r, err := elem.Map2(a, b, as, bs, func(r, a, b []T, ia, ib int) { arithRun(op, r, a, b, ia, ib) })
+	shape, r, err := elem.Map2(c, a, b, as, bs, func(r, a, b []T, ia, ib int) { arithRun(op, r, a, b, ia, ib) })
 	if err != nil {
 		return nil, err
 	}
 	return &tensor.Tensor{DType: tensor.DTypeOf[T](), Shape: shape, Data: r}, nil
+}
+
+// checkDivisors refuses an integer divisor holding a zero with an input
+// error saying msg.
+func checkDivisors[T tensor.Numeric](c *ops.Context, b []T, msg string) error {
+	for lo := 0; lo < len(b); lo += ops.TickEvery {
+		hi := min(lo+ops.TickEvery, len(b))
+		if err := c.Tick(hi - lo); err != nil {
+			return err
+		}
+		if slices.Contains(b[lo:hi], 0) {
+			return ops.InputErrorf("%s", msg)
+		}
+	}
+	return nil
 }
 
 // arithRun computes one run: r[i] = a[i·ia] op b[i·ib], each case a

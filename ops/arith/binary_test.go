@@ -32,7 +32,7 @@ func TestBinaryMatchesIndexWalk(t *testing.T) {
 		}
 		for op := opAdd; op <= opMax; op++ {
 			a, b := randF32(r, as), randF32(r, bs)
-			got, err := compute("op", op, a, b)
+			got, err := compute(nil, "op", op, a, b)
 			if err != nil {
 				t.Fatalf("%v %v: %v", as, bs, err)
 			}
@@ -41,7 +41,7 @@ func TestBinaryMatchesIndexWalk(t *testing.T) {
 				t.Fatalf("op %d on %v and %v: got %v %v, want %v %v", op, as, bs, got.Shape, got.Data, shape, want)
 			}
 			ai, bi := randI32(r, as, false), randI32(r, bs, true)
-			goti, err := compute("op", op, ai, bi)
+			goti, err := compute(nil, "op", op, ai, bi)
 			if err != nil {
 				t.Fatal(err)
 			}

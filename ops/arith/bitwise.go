@@ -40,7 +40,7 @@ func buildBitShift(n *ops.Node, at *BitShiftAttrs) (ops.Operator, error) {
 	return bitShift{left: left}, nil
 }
 
-func (s bitShift) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (s bitShift) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	a, b := in[0], in[1]
 	if err := ops.SameType("BitShift", a, b); err != nil {
 		return nil, err
@@ -49,13 +49,13 @@ func (s bitShift) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 	var err error
 	switch ad := a.Data.(type) {
 	case []uint8:
-		t, err = shift(ad, b.Data.([]uint8), a.Shape, b.Shape, s.left)
+		t, err = shift(c, ad, b.Data.([]uint8), a.Shape, b.Shape, s.left)
 	case []uint16:
-		t, err = shift(ad, b.Data.([]uint16), a.Shape, b.Shape, s.left)
+		t, err = shift(c, ad, b.Data.([]uint16), a.Shape, b.Shape, s.left)
 	case []uint32:
-		t, err = shift(ad, b.Data.([]uint32), a.Shape, b.Shape, s.left)
+		t, err = shift(c, ad, b.Data.([]uint32), a.Shape, b.Shape, s.left)
 	case []uint64:
-		t, err = shift(ad, b.Data.([]uint64), a.Shape, b.Shape, s.left)
+		t, err = shift(c, ad, b.Data.([]uint64), a.Shape, b.Shape, s.left)
 	default:
 		return nil, ops.InputErrorf("BitShift does not take %v", a.DType)
 	}
@@ -65,12 +65,12 @@ func (s bitShift) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 	return []*tensor.Tensor{t}, nil
 }
 
-func shift[T uint8 | uint16 | uint32 | uint64](a, b []T, as, bs []int, left bool) (*tensor.Tensor, error) {
+func shift[T uint8 | uint16 | uint32 | uint64](c *ops.Context, a, b []T, as, bs []int, left bool) (*tensor.Tensor, error) {
 	f := func(x, s T) T { return x >> s }
 	if left {
 		f = func(x, s T) T { return x << s }
 	}
-	shape, r, err := elem.MapFunc(a, b, as, bs, f)
+	shape, r, err := elem.MapFunc(c, a, b, as, bs, f)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func bitwiseBuilder(op string) func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, 
 	}
 }
 
-func (w bitwise) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (w bitwise) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	a, b := in[0], in[1]
 	if err := ops.SameType(w.op, a, b); err != nil {
 		return nil, err
@@ -99,21 +99,21 @@ func (w bitwise) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, err
 	var err error
 	switch ad := a.Data.(type) {
 	case []int8:
-		t, err = bitwiseOf(w.op, ad, b.Data.([]int8), a.Shape, b.Shape)
+		t, err = bitwiseOf(c, w.op, ad, b.Data.([]int8), a.Shape, b.Shape)
 	case []uint8:
-		t, err = bitwiseOf(w.op, ad, b.Data.([]uint8), a.Shape, b.Shape)
+		t, err = bitwiseOf(c, w.op, ad, b.Data.([]uint8), a.Shape, b.Shape)
 	case []int16:
-		t, err = bitwiseOf(w.op, ad, b.Data.([]int16), a.Shape, b.Shape)
+		t, err = bitwiseOf(c, w.op, ad, b.Data.([]int16), a.Shape, b.Shape)
 	case []uint16:
-		t, err = bitwiseOf(w.op, ad, b.Data.([]uint16), a.Shape, b.Shape)
+		t, err = bitwiseOf(c, w.op, ad, b.Data.([]uint16), a.Shape, b.Shape)
 	case []int32:
-		t, err = bitwiseOf(w.op, ad, b.Data.([]int32), a.Shape, b.Shape)
+		t, err = bitwiseOf(c, w.op, ad, b.Data.([]int32), a.Shape, b.Shape)
 	case []uint32:
-		t, err = bitwiseOf(w.op, ad, b.Data.([]uint32), a.Shape, b.Shape)
+		t, err = bitwiseOf(c, w.op, ad, b.Data.([]uint32), a.Shape, b.Shape)
 	case []int64:
-		t, err = bitwiseOf(w.op, ad, b.Data.([]int64), a.Shape, b.Shape)
+		t, err = bitwiseOf(c, w.op, ad, b.Data.([]int64), a.Shape, b.Shape)
 	case []uint64:
-		t, err = bitwiseOf(w.op, ad, b.Data.([]uint64), a.Shape, b.Shape)
+		t, err = bitwiseOf(c, w.op, ad, b.Data.([]uint64), a.Shape, b.Shape)
 	default:
 		return nil, ops.InputErrorf("%s does not take %v", w.op, a.DType)
 	}
@@ -123,7 +123,7 @@ func (w bitwise) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, err
 	return []*tensor.Tensor{t}, nil
 }
 
-func bitwiseOf[T tensor.Integer](op string, a, b []T, as, bs []int) (*tensor.Tensor, error) {
+func bitwiseOf[T tensor.Integer](c *ops.Context, op string, a, b []T, as, bs []int) (*tensor.Tensor, error) {
 	var f func(x, y T) T
 	switch op {
 	case "BitwiseAnd":
@@ -133,7 +133,7 @@ func bitwiseOf[T tensor.Integer](op string, a, b []T, as, bs []int) (*tensor.Ten
 	default:
 		f = func(x, y T) T { return x ^ y }
 	}
-	shape, r, err := elem.MapFunc(a, b, as, bs, f)
+	shape, r, err := elem.MapFunc(c, a, b, as, bs, f)
 	if err != nil {
 		return nil, err
 	}
@@ -150,36 +150,46 @@ func buildBitwiseNot(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
 	return bitwiseNot{}, nil
 }
 
-func (bitwiseNot) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (bitwiseNot) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x := in[0]
 	var out any
+	var err error
 	switch d := x.Data.(type) {
 	case []int8:
-		out = bitNot(d)
+		out, err = bitNot(c, d)
 	case []uint8:
-		out = bitNot(d)
+		out, err = bitNot(c, d)
 	case []int16:
-		out = bitNot(d)
+		out, err = bitNot(c, d)
 	case []uint16:
-		out = bitNot(d)
+		out, err = bitNot(c, d)
 	case []int32:
-		out = bitNot(d)
+		out, err = bitNot(c, d)
 	case []uint32:
-		out = bitNot(d)
+		out, err = bitNot(c, d)
 	case []int64:
-		out = bitNot(d)
+		out, err = bitNot(c, d)
 	case []uint64:
-		out = bitNot(d)
+		out, err = bitNot(c, d)
 	default:
 		return nil, ops.InputErrorf("BitwiseNot does not take %v", x.DType)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return []*tensor.Tensor{{DType: x.DType, Shape: x.Shape, Data: out}}, nil
 }
 
-func bitNot[T tensor.Integer](x []T) []T {
+func bitNot[T tensor.Integer](c *ops.Context, x []T) ([]T, error) {
 	r := make([]T, len(x))
-	for i, v := range x {
-		r[i] = ^v
+	err := inPieces(c, len(x), func(lo, hi int) {
+		dst, src := r[lo:hi], x[lo:hi]
+		for i, v := range src {
+			dst[i] = ^v
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	return r
+	return r, nil
 }

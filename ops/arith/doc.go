@@ -13,6 +13,12 @@
 // share; MapFloat is the float64 walk every other floating-point type
 // takes.
 //
+// Every operator goes piece by piece, at most ops.TickEvery elements
+// between two looks at the request (Context.Tick), and stops with the
+// request's error once it ends. Walk, Map2 and MapFunc are that walk over
+// operands that broadcast together, which ops/activation and ops/logic
+// share.
+//
 // Add and Mul are also exported as functions, for the graph compiler's
 // fused convolution.
 package arith

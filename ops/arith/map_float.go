@@ -7,33 +7,54 @@ import (
 
 // MapFloat applies f elementwise to a floating-point tensor, in float64;
 // FP32, FP16 and BF16 results round once from float64. A tensor of any
-// other type is an input error naming op.
-func MapFloat(op string, x *tensor.Tensor, f func(float64) float64) (*tensor.Tensor, error) {
+// other type is an input error naming op. It goes piece by piece under
+// the request and stops with the request's error once the request ends
+// (c may be nil: no request to watch).
+func MapFloat(c *ops.Context, op string, x *tensor.Tensor, f func(float64) float64) (*tensor.Tensor, error) {
+	var r any
+	var err error
 	switch d := x.Data.(type) {
 	case []tensor.F16:
-		r := make([]tensor.F16, len(d))
-		for i, v := range d {
-			r[i] = tensor.F16FromFloat64(f(float64(v.Float32())))
-		}
-		return &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: r}, nil
+		o := make([]tensor.F16, len(d))
+		err = inPieces(c, len(d), func(lo, hi int) {
+			dst, src := o[lo:hi], d[lo:hi]
+			for i, v := range src {
+				dst[i] = tensor.F16FromFloat64(f(float64(v.Float32())))
+			}
+		})
+		r = o
 	case []tensor.BF16:
-		r := make([]tensor.BF16, len(d))
-		for i, v := range d {
-			r[i] = tensor.BF16FromFloat64(f(float64(v.Float32())))
-		}
-		return &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: r}, nil
+		o := make([]tensor.BF16, len(d))
+		err = inPieces(c, len(d), func(lo, hi int) {
+			dst, src := o[lo:hi], d[lo:hi]
+			for i, v := range src {
+				dst[i] = tensor.BF16FromFloat64(f(float64(v.Float32())))
+			}
+		})
+		r = o
 	case []float32:
-		r := make([]float32, len(d))
-		for i, v := range d {
-			r[i] = float32(f(float64(v)))
-		}
-		return &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: r}, nil
+		o := make([]float32, len(d))
+		err = inPieces(c, len(d), func(lo, hi int) {
+			dst, src := o[lo:hi], d[lo:hi]
+			for i, v := range src {
+				dst[i] = float32(f(float64(v)))
+			}
+		})
+		r = o
 	case []float64:
-		r := make([]float64, len(d))
-		for i, v := range d {
-			r[i] = f(v)
-		}
-		return &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: r}, nil
+		o := make([]float64, len(d))
+		err = inPieces(c, len(d), func(lo, hi int) {
+			dst, src := o[lo:hi], d[lo:hi]
+			for i, v := range src {
+				dst[i] = f(v)
+			}
+		})
+		r = o
+	default:
+		return nil, ops.InputErrorf("%s does not take %v", op, x.DType)
 	}
-	return nil, ops.InputErrorf("%s does not take %v", op, x.DType)
+	if err != nil {
+		return nil, err
+	}
+	return &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: r}, nil
 }

@@ -30,7 +30,7 @@ func buildMod(n *ops.Node, at *ModAttrs) (ops.Operator, error) {
 	return mod{fmod: at.Fmod}, nil
 }
 
-func (m mod) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (m mod) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	a, b := in[0], in[1]
 	if err := ops.SameType("Mod", a, b); err != nil {
 		return nil, err
@@ -40,31 +40,31 @@ func (m mod) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) 
 	var err error
 	switch ad := a.Data.(type) {
 	case []float32:
-		t, err = modFloat(ad, b.Data.([]float32), a.Shape, b.Shape, fmod)
+		t, err = modFloat(c, ad, b.Data.([]float32), a.Shape, b.Shape, fmod)
 	case []float64:
-		t, err = modFloat(ad, b.Data.([]float64), a.Shape, b.Shape, fmod)
+		t, err = modFloat(c, ad, b.Data.([]float64), a.Shape, b.Shape, fmod)
 	case []tensor.F16:
-		t, err = modFloat(tensor.HalfToFloat32(ad), tensor.HalfToFloat32(b.Data.([]tensor.F16)), a.Shape, b.Shape, fmod)
+		t, err = modFloat(c, tensor.HalfToFloat32(ad), tensor.HalfToFloat32(b.Data.([]tensor.F16)), a.Shape, b.Shape, fmod)
 		t = ops.ToHalf(t, tensor.Float16)
 	case []tensor.BF16:
-		t, err = modFloat(tensor.HalfToFloat32(ad), tensor.HalfToFloat32(b.Data.([]tensor.BF16)), a.Shape, b.Shape, fmod)
+		t, err = modFloat(c, tensor.HalfToFloat32(ad), tensor.HalfToFloat32(b.Data.([]tensor.BF16)), a.Shape, b.Shape, fmod)
 		t = ops.ToHalf(t, tensor.BFloat16)
 	case []int8:
-		t, err = modInt(ad, b.Data.([]int8), a.Shape, b.Shape, fmod)
+		t, err = modInt(c, ad, b.Data.([]int8), a.Shape, b.Shape, fmod)
 	case []uint8:
-		t, err = modInt(ad, b.Data.([]uint8), a.Shape, b.Shape, fmod)
+		t, err = modInt(c, ad, b.Data.([]uint8), a.Shape, b.Shape, fmod)
 	case []int16:
-		t, err = modInt(ad, b.Data.([]int16), a.Shape, b.Shape, fmod)
+		t, err = modInt(c, ad, b.Data.([]int16), a.Shape, b.Shape, fmod)
 	case []uint16:
-		t, err = modInt(ad, b.Data.([]uint16), a.Shape, b.Shape, fmod)
+		t, err = modInt(c, ad, b.Data.([]uint16), a.Shape, b.Shape, fmod)
 	case []int32:
-		t, err = modInt(ad, b.Data.([]int32), a.Shape, b.Shape, fmod)
+		t, err = modInt(c, ad, b.Data.([]int32), a.Shape, b.Shape, fmod)
 	case []uint32:
-		t, err = modInt(ad, b.Data.([]uint32), a.Shape, b.Shape, fmod)
+		t, err = modInt(c, ad, b.Data.([]uint32), a.Shape, b.Shape, fmod)
 	case []int64:
-		t, err = modInt(ad, b.Data.([]int64), a.Shape, b.Shape, fmod)
+		t, err = modInt(c, ad, b.Data.([]int64), a.Shape, b.Shape, fmod)
 	case []uint64:
-		t, err = modInt(ad, b.Data.([]uint64), a.Shape, b.Shape, fmod)
+		t, err = modInt(c, ad, b.Data.([]uint64), a.Shape, b.Shape, fmod)
 	default:
 		return nil, ops.InputErrorf("Mod does not take %v", a.DType)
 	}
@@ -74,8 +74,8 @@ func (m mod) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) 
 	return []*tensor.Tensor{t}, nil
 }
 
-func modFloat[T tensor.Float](a, b []T, as, bs []int, fmod bool) (*tensor.Tensor, error) {
-	shape, r, err := elem.MapFunc(a, b, as, bs, func(x, y T) T {
+func modFloat[T tensor.Float](c *ops.Context, a, b []T, as, bs []int, fmod bool) (*tensor.Tensor, error) {
+	shape, r, err := elem.MapFunc(c, a, b, as, bs, func(x, y T) T {
 		m := math.Mod(float64(x), float64(y))
 		if !fmod {
 			switch {
@@ -93,13 +93,11 @@ func modFloat[T tensor.Float](a, b []T, as, bs []int, fmod bool) (*tensor.Tensor
 	return &tensor.Tensor{DType: tensor.DTypeOf[T](), Shape: shape, Data: r}, nil
 }
 
-func modInt[T tensor.Integer](a, b []T, as, bs []int, fmod bool) (*tensor.Tensor, error) {
-	for _, v := range b {
-		if v == 0 {
-			return nil, ops.InputErrorf("Mod: integer division by zero")
-		}
+func modInt[T tensor.Integer](c *ops.Context, a, b []T, as, bs []int, fmod bool) (*tensor.Tensor, error) {
+	if err := checkDivisors(c, b, "Mod: integer division by zero"); err != nil {
+		return nil, err
 	}
-	shape, r, err := elem.MapFunc(a, b, as, bs, func(x, y T) T {
+	shape, r, err := elem.MapFunc(c, a, b, as, bs, func(x, y T) T {
 		m := x % y
 		if !fmod && m != 0 && (m < 0) != (y < 0) {
 			m += y

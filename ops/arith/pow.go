@@ -26,7 +26,7 @@ func buildPow(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
 	return pow{}, nil
 }
 
-func (pow) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (pow) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, y := in[0], in[1]
 	if y.DType == tensor.Bool || y.DType == tensor.String {
 		return nil, ops.InputErrorf("Pow does not take a %v exponent", y.DType)
@@ -35,31 +35,31 @@ func (pow) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	var err error
 	switch xd := x.Data.(type) {
 	case []float32:
-		t, err = powFloat32(xd, x.Shape, y)
+		t, err = powFloat32(c, xd, x.Shape, y)
 	case []float64:
-		t, err = powFloat(xd, x.Shape, y)
+		t, err = powFloat(c, xd, x.Shape, y)
 	case []tensor.F16:
-		t, err = powFloat32(tensor.HalfToFloat32(xd), x.Shape, y)
+		t, err = powFloat32(c, tensor.HalfToFloat32(xd), x.Shape, y)
 		t = ops.ToHalf(t, tensor.Float16)
 	case []tensor.BF16:
-		t, err = powFloat32(tensor.HalfToFloat32(xd), x.Shape, y)
+		t, err = powFloat32(c, tensor.HalfToFloat32(xd), x.Shape, y)
 		t = ops.ToHalf(t, tensor.BFloat16)
 	case []int8:
-		t, err = powInt(xd, x.Shape, y)
+		t, err = powInt(c, xd, x.Shape, y)
 	case []uint8:
-		t, err = powInt(xd, x.Shape, y)
+		t, err = powInt(c, xd, x.Shape, y)
 	case []int16:
-		t, err = powInt(xd, x.Shape, y)
+		t, err = powInt(c, xd, x.Shape, y)
 	case []uint16:
-		t, err = powInt(xd, x.Shape, y)
+		t, err = powInt(c, xd, x.Shape, y)
 	case []int32:
-		t, err = powInt(xd, x.Shape, y)
+		t, err = powInt(c, xd, x.Shape, y)
 	case []uint32:
-		t, err = powInt(xd, x.Shape, y)
+		t, err = powInt(c, xd, x.Shape, y)
 	case []int64:
-		t, err = powInt(xd, x.Shape, y)
+		t, err = powInt(c, xd, x.Shape, y)
 	case []uint64:
-		t, err = powInt(xd, x.Shape, y)
+		t, err = powInt(c, xd, x.Shape, y)
 	default:
 		return nil, ops.InputErrorf("Pow does not take a %v base", x.DType)
 	}
@@ -71,7 +71,7 @@ func (pow) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 
 // powFloat32 serves float32 bases (and half ones widened): a scalar
 // exponent of 2 or 0.5 (variance and norms) runs as x·x or a square root.
-func powFloat32(x []float32, xs []int, y *tensor.Tensor) (*tensor.Tensor, error) {
+func powFloat32(c *ops.Context, x []float32, xs []int, y *tensor.Tensor) (*tensor.Tensor, error) {
 	if y.Len() == 1 && y.DType.IsFloat() && len(y.Shape) <= len(xs) {
 		shape := xs
 		if len(y.Shape) == len(xs) {
@@ -81,28 +81,40 @@ func powFloat32(x []float32, xs []int, y *tensor.Tensor) (*tensor.Tensor, error)
 			switch e := y.Float64s()[0]; e {
 			case 2:
 				r := make([]float32, len(x))
-				for i, v := range x {
-					r[i] = v * v
+				err := inPieces(c, len(x), func(lo, hi int) {
+					dst, src := r[lo:hi], x[lo:hi]
+					for i, v := range src {
+						dst[i] = v * v
+					}
+				})
+				if err != nil {
+					return nil, err
 				}
 				return &tensor.Tensor{DType: tensor.Float32, Shape: xs, Data: r}, nil
 			case 0.5:
 				r := make([]float32, len(x))
-				for i, v := range x {
-					// sqrt except where pow differs: pow(±0, 0.5) = +0, pow(-Inf, 0.5) = +Inf
-					switch {
-					case v == 0:
-						r[i] = 0
-					case math.IsInf(float64(v), -1):
-						r[i] = float32(math.Inf(1))
-					default:
-						r[i] = float32(math.Sqrt(float64(v)))
+				err := inPieces(c, len(x), func(lo, hi int) {
+					dst, src := r[lo:hi], x[lo:hi]
+					for i, v := range src {
+						// sqrt except where pow differs: pow(±0, 0.5) = +0, pow(-Inf, 0.5) = +Inf
+						switch {
+						case v == 0:
+							dst[i] = 0
+						case math.IsInf(float64(v), -1):
+							dst[i] = float32(math.Inf(1))
+						default:
+							dst[i] = float32(math.Sqrt(float64(v)))
+						}
 					}
+				})
+				if err != nil {
+					return nil, err
 				}
 				return &tensor.Tensor{DType: tensor.Float32, Shape: xs, Data: r}, nil
 			}
 		}
 	}
-	return powFloat(x, xs, y)
+	return powFloat(c, x, xs, y)
 }
 
 // broadcastOrSelf returns the broadcast of a and b, or a when they do not
@@ -115,16 +127,16 @@ func broadcastOrSelf(a, b []int) []int {
 	return s
 }
 
-func powFloat[T tensor.Float](x []T, xs []int, y *tensor.Tensor) (*tensor.Tensor, error) {
+func powFloat[T tensor.Float](c *ops.Context, x []T, xs []int, y *tensor.Tensor) (*tensor.Tensor, error) {
 	e := y.Float64s()
-	shape, r, err := elem.MapFunc(x, e, xs, y.Shape, func(b T, p float64) T { return T(math.Pow(float64(b), p)) })
+	shape, r, err := elem.MapFunc(c, x, e, xs, y.Shape, func(b T, p float64) T { return T(math.Pow(float64(b), p)) })
 	if err != nil {
 		return nil, err
 	}
 	return &tensor.Tensor{DType: tensor.DTypeOf[T](), Shape: shape, Data: r}, nil
 }
 
-func powInt[T tensor.Integer](x []T, xs []int, y *tensor.Tensor) (*tensor.Tensor, error) {
+func powInt[T tensor.Integer](c *ops.Context, x []T, xs []int, y *tensor.Tensor) (*tensor.Tensor, error) {
 	var shape []int
 	var r []T
 	var err error
@@ -137,10 +149,10 @@ func powInt[T tensor.Integer](x []T, xs []int, y *tensor.Tensor) (*tensor.Tensor
 				e[i] = int64(v)
 			}
 		}
-		shape, r, err = elem.MapFunc(x, e, xs, y.Shape, intPow[T])
+		shape, r, err = elem.MapFunc(c, x, e, xs, y.Shape, intPow[T])
 	} else {
 		e := y.Float64s()
-		shape, r, err = elem.MapFunc(x, e, xs, y.Shape, func(b T, p float64) T { return T(math.Pow(float64(b), p)) })
+		shape, r, err = elem.MapFunc(c, x, e, xs, y.Shape, func(b T, p float64) T { return T(math.Pow(float64(b), p)) })
 	}
 	if err != nil {
 		return nil, err

@@ -110,39 +110,46 @@ func unaryBuilder(op unaryOp) func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, e
 	}
 }
 
-func (u unary) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(unaryOf(u.op, in[0]))
+func (u unary) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return ops.Result(unaryOf(c, u.op, in[0]))
 }
 
 // unaryOf applies a unary operator to x. float32 runs in float32 loops
 // (Exp and Erf on float32 approximations within a few ulps; the rest
 // exact or through float64); FP16 and BF16 compute in float64 and round
-// once.
-func unaryOf(op unaryOp, x *tensor.Tensor) (*tensor.Tensor, error) {
+// once. It stops with the request's error once the request ends.
+func unaryOf(c *ops.Context, op unaryOp, x *tensor.Tensor) (*tensor.Tensor, error) {
 	if !op.takes(x.DType) {
 		return nil, ops.InputErrorf("%s does not take %v", unaryNames[op], x.DType)
 	}
 	var out any
+	var err error
 	switch d := x.Data.(type) {
 	case []float32:
 		switch op {
 		case opExp:
 			r := make([]float32, len(d))
-			for i, v := range d {
-				r[i] = Expf(float64(v))
-			}
+			err = inPieces(c, len(d), func(lo, hi int) {
+				dst, src := r[lo:hi], d[lo:hi]
+				for i, v := range src {
+					dst[i] = Expf(float64(v))
+				}
+			})
 			out = r
 		case opErf:
 			r := make([]float32, len(d))
-			for i, v := range d {
-				r[i] = Erf32(v)
-			}
+			err = inPieces(c, len(d), func(lo, hi int) {
+				dst, src := r[lo:hi], d[lo:hi]
+				for i, v := range src {
+					dst[i] = Erf32(v)
+				}
+			})
 			out = r
 		default:
-			out = unaryT(op, d)
+			out, err = unaryT(c, op, d)
 		}
 	case []float64:
-		out = unaryT(op, d)
+		out, err = unaryT(c, op, d)
 	case []tensor.F16, []tensor.BF16:
 		f := unaryFloat64[op]
 		switch op {
@@ -153,25 +160,28 @@ func unaryOf(op unaryOp, x *tensor.Tensor) (*tensor.Tensor, error) {
 		case opSign:
 			f = signFloat
 		}
-		return MapFloat(unaryNames[op], x, f)
+		return MapFloat(c, unaryNames[op], x, f)
 	case []int8:
-		out = unaryT(op, d)
+		out, err = unaryT(c, op, d)
 	case []uint8:
-		out = unaryT(op, d)
+		out, err = unaryT(c, op, d)
 	case []int16:
-		out = unaryT(op, d)
+		out, err = unaryT(c, op, d)
 	case []uint16:
-		out = unaryT(op, d)
+		out, err = unaryT(c, op, d)
 	case []int32:
-		out = unaryT(op, d)
+		out, err = unaryT(c, op, d)
 	case []uint32:
-		out = unaryT(op, d)
+		out, err = unaryT(c, op, d)
 	case []int64:
-		out = unaryT(op, d)
+		out, err = unaryT(c, op, d)
 	case []uint64:
-		out = unaryT(op, d)
+		out, err = unaryT(c, op, d)
 	default:
 		return nil, ops.InputErrorf("%s does not take %v", unaryNames[op], x.DType)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: out}, nil
 }
@@ -187,9 +197,18 @@ func signFloat(v float64) float64 {
 }
 
 // unaryT applies op to a slice of any numeric type (the caller checked
-// the type is allowed).
-func unaryT[T tensor.Numeric](op unaryOp, x []T) []T {
+// the type is allowed), piece by piece under the request.
+func unaryT[T tensor.Numeric](c *ops.Context, op unaryOp, x []T) ([]T, error) {
 	r := make([]T, len(x))
+	if err := inPieces(c, len(x), func(lo, hi int) { unaryRun(op, r[lo:hi], x[lo:hi]) }); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// unaryRun sets r[i] = op(x[i]).
+func unaryRun[T tensor.Numeric](op unaryOp, r, x []T) {
+	r = r[:len(x)]
 	signed := tensor.DTypeOf[T]().IsSigned()
 	switch op {
 	case opAbs:
@@ -222,5 +241,4 @@ func unaryT[T tensor.Numeric](op unaryOp, x []T) []T {
 			r[i] = T(f(float64(v)))
 		}
 	}
-	return r
 }

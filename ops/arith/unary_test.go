@@ -144,7 +144,7 @@ func TestMapFloat(t *testing.T) {
 	v := []float64{1, -2.5, 1e-3, 7}
 	for _, dt := range []tensor.DataType{tensor.Float32, tensor.Float64, tensor.Float16, tensor.BFloat16} {
 		x := ops.FromFloat64s(dt, []int{2, 2}, v)
-		got, err := MapFloat("F", x, f)
+		got, err := MapFloat(nil, "F", x, f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func TestMapFloat(t *testing.T) {
 			t.Errorf("%v: %v, want %v", dt, got.Float64s(), w.Float64s())
 		}
 	}
-	if _, err := MapFloat("F", tensor.Scalar(int32(1)), f); !errors.Is(err, ops.ErrInput) {
+	if _, err := MapFloat(nil, "F", tensor.Scalar(int32(1)), f); !errors.Is(err, ops.ErrInput) {
 		t.Errorf("INT32: %v", err)
 	}
 }

@@ -46,7 +46,7 @@ func variadicBuilder(name string, broadcast bool) func(n *ops.Node, _ *ops.NoAtt
 	}
 }
 
-func (v *variadic) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (v *variadic) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	for i, t := range in {
 		if t == nil {
 			return nil, ops.InputErrorf("%s input %d is missing", v.name, i)
@@ -75,12 +75,14 @@ func (v *variadic) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 			t = ops.HalfTo32(t)
 		}
 		var err error
-		if acc, err = compute(v.name, v.op, acc, t); err != nil {
+		if acc, err = compute(c, v.name, v.op, acc, t); err != nil {
 			return nil, err
 		}
 	}
 	if v.name == "Mean" && len(in) > 1 {
-		acc = meanScale(acc, len(in))
+		if err := meanScale(c, acc, len(in)); err != nil {
+			return nil, err
+		}
 	}
 	if half {
 		acc = ops.ToHalf(acc, in[0].DType)
@@ -89,18 +91,24 @@ func (v *variadic) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 }
 
 // meanScale divides a freshly computed sum by n in place.
-func meanScale(t *tensor.Tensor, n int) *tensor.Tensor {
+func meanScale(c *ops.Context, t *tensor.Tensor, n int) error {
 	switch d := t.Data.(type) {
 	case []float32:
 		k := float32(n)
-		for i := range d {
-			d[i] /= k
-		}
+		return inPieces(c, len(d), func(lo, hi int) {
+			d := d[lo:hi]
+			for i := range d {
+				d[i] /= k
+			}
+		})
 	case []float64:
 		k := float64(n)
-		for i := range d {
-			d[i] /= k
-		}
+		return inPieces(c, len(d), func(lo, hi int) {
+			d := d[lo:hi]
+			for i := range d {
+				d[i] /= k
+			}
+		})
 	}
-	return t
+	return nil
 }

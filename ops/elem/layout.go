@@ -92,3 +92,7 @@ func (l *Layout) Inc(k int) int { return l.st[k][len(l.dims)-1] }
 // Each calls f at the start of every run with each operand's offset
 // (offs[0] is the output's; offs is reused between calls).
 func (l *Layout) Each(f func(offs []int)) { tensor.Rows(l.dims, l.st, f) }
+
+// EachUntil is Each for a walk that may stop: it returns the first error
+// f returns, making no further calls.
+func (l *Layout) EachUntil(f func(offs []int) error) error { return tensor.RowsUntil(l.dims, l.st, f) }

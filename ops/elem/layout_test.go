@@ -100,7 +100,7 @@ func TestMapFuncMatchesIndexWalk(t *testing.T) {
 			b[i] = int32(r.IntN(1000))
 		}
 		f := func(x, y int32) int64 { return int64(x)*1000 + int64(y) }
-		shape, got, err := MapFunc(a, b, as, bs, f)
+		shape, got, err := MapFunc(nil, a, b, as, bs, f)
 		if err != nil {
 			t.Fatalf("%v and %v: %v", as, bs, err)
 		}

@@ -48,14 +48,20 @@ func (op compress) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 		dim = x.Shape[a]
 	}
 	var sel []int
-	for i, keep := range cond {
-		if !keep {
-			continue
+	for lo := 0; lo < len(cond); lo += ops.TickEvery {
+		hi := min(lo+ops.TickEvery, len(cond))
+		if err := c.Tick(hi - lo); err != nil {
+			return nil, err
 		}
-		if i >= dim {
-			return nil, ops.InputErrorf("Compress condition selects entry %d of an axis of %d", i, dim)
+		for i := lo; i < hi; i++ {
+			if !cond[i] {
+				continue
+			}
+			if i >= dim {
+				return nil, ops.InputErrorf("Compress condition selects entry %d of an axis of %d", i, dim)
+			}
+			sel = append(sel, i)
 		}
-		sel = append(sel, i)
 	}
 	shape := []int{len(sel)}
 	if !flat {
@@ -72,12 +78,11 @@ func (op compress) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 	}
 	offs := make([]int, len(sel))
 	for j, s := range sel {
-		offs[j] = s * inner
+		offs[j] = s * inner // no more entries than the counted walk above
 	}
 	mv := tensorops.MoverOf(x.DType)
 	for o := 0; o < outer; o++ {
-		mv.Runs(y.Data, o*len(sel)*inner, x.Data, o*dim*inner, offs, inner)
-		if err := c.Tick(len(sel) * inner); err != nil {
+		if err := runs(c, mv, y.Data, o*len(sel)*inner, x.Data, o*dim*inner, offs, inner); err != nil {
 			return nil, err
 		}
 	}

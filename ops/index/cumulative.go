@@ -116,26 +116,29 @@ func cumulativeAlong[T tensor.Numeric](x []T, l lines) ([]T, error) {
 			if l.prod {
 				acc = 1
 			}
-			for s := 0; s < dim; s++ {
-				i := s
-				if l.reverse {
-					i = dim - 1 - s
+			for lo := 0; lo < dim; lo += ops.TickEvery {
+				hi := min(lo+ops.TickEvery, dim)
+				if err := l.c.Tick(hi - lo); err != nil {
+					return nil, err
 				}
-				p := base + i*inner
-				if l.exclusive {
-					out[p] = acc
+				for s := lo; s < hi; s++ {
+					i := s
+					if l.reverse {
+						i = dim - 1 - s
+					}
+					p := base + i*inner
+					if l.exclusive {
+						out[p] = acc
+					}
+					if l.prod {
+						acc *= x[p]
+					} else {
+						acc += x[p]
+					}
+					if !l.exclusive {
+						out[p] = acc
+					}
 				}
-				if l.prod {
-					acc *= x[p]
-				} else {
-					acc += x[p]
-				}
-				if !l.exclusive {
-					out[p] = acc
-				}
-			}
-			if err := l.c.Tick(dim); err != nil {
-				return nil, err
 			}
 		}
 	}

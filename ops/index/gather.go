@@ -58,17 +58,22 @@ func gatherAxis(oc *ops.Context, x, indices *tensor.Tensor, axis int64) (*tensor
 	}
 	dim, inner, outer := x.Shape[a], product(x.Shape[a+1:]), product(x.Shape[:a])
 	offs := make([]int, len(idx))
-	for j, i := range idx {
-		k, err := wrap(i, dim, "Gather")
-		if err != nil {
+	for lo := 0; lo < len(idx); lo += ops.TickEvery {
+		hi := min(lo+ops.TickEvery, len(idx))
+		if err := oc.Tick(hi - lo); err != nil {
 			return nil, err
 		}
-		offs[j] = k * inner
+		for j, i := range idx[lo:hi] {
+			k, err := wrap(i, dim, "Gather")
+			if err != nil {
+				return nil, err
+			}
+			offs[lo+j] = k * inner
+		}
 	}
 	mv := tensorops.MoverOf(x.DType)
 	for o := 0; o < outer; o++ {
-		mv.Runs(y.Data, o*len(offs)*inner, x.Data, o*dim*inner, offs, inner)
-		if err := oc.Tick(len(offs) * inner); err != nil {
+		if err := runs(oc, mv, y.Data, o*len(offs)*inner, x.Data, o*dim*inner, offs, inner); err != nil {
 			return nil, err
 		}
 	}

@@ -38,7 +38,9 @@ func (g gatherElements) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tens
 	if err != nil {
 		return nil, err
 	}
-	tensorops.MoverOf(x.DType).Runs(y.Data, 0, x.Data, 0, offs, 1)
+	if err := runs(c, tensorops.MoverOf(x.DType), y.Data, 0, x.Data, 0, offs, 1); err != nil {
+		return nil, err
+	}
 	return out1(y), nil
 }
 

@@ -43,7 +43,9 @@ func (g gatherND) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 	if err != nil {
 		return nil, err
 	}
-	tensorops.MoverOf(x.DType).Runs(y.Data, 0, x.Data, 0, offs, run)
+	if err := runs(c, tensorops.MoverOf(x.DType), y.Data, 0, x.Data, 0, offs, run); err != nil {
+		return nil, err
+	}
 	return out1(y), nil
 }
 

@@ -67,19 +67,22 @@ func (h hardmax) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, err
 			for j := 0; j < inner; j++ {
 				base := o*dim*inner + j
 				best := base
-				for i := 1; i < dim; i++ {
-					if v[base+i*inner] > v[best] {
-						best = base + i*inner
+				for lo := 0; lo < dim; lo += ops.TickEvery {
+					hi := min(lo+ops.TickEvery, dim)
+					if err := c.Tick(hi - lo); err != nil {
+						return nil, err
+					}
+					for i := max(lo, 1); i < hi; i++ {
+						if v[base+i*inner] > v[best] {
+							best = base + i*inner
+						}
 					}
 				}
 				out[best] = 1
-				if err := c.Tick(dim); err != nil {
-					return nil, err
-				}
 			}
 		}
 	}
-	y, err := tensorops.CastTo(tensor.From(slices.Clone(x.Shape), out), x.DType)
+	y, err := tensorops.CastToContext(c, tensor.From(slices.Clone(x.Shape), out), x.DType)
 	if err != nil {
 		return nil, err
 	}

@@ -23,23 +23,29 @@ func buildNonZero(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
 func (nonZero) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x := in[0]
 	var nz []int
+	var err error
 	switch d := x.Data.(type) {
 	case []bool:
-		for i, v := range d {
-			if v {
-				nz = append(nz, i)
+		err = inPieces(c, len(d), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				if d[i] {
+					nz = append(nz, i)
+				}
 			}
-		}
+		})
 	case []string:
 		return nil, ops.InputErrorf("NonZero does not take %v", x.DType)
 	default:
-		for i, v := range x.Float64s() {
-			if v != 0 {
-				nz = append(nz, i)
+		v := x.Float64s()
+		err = inPieces(c, len(v), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				if v[i] != 0 {
+					nz = append(nz, i)
+				}
 			}
-		}
+		})
 	}
-	if err := c.Tick(x.Len()); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	// A scalar reads as a 1-D tensor of one element, as in ONNX Runtime.

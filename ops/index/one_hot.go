@@ -55,27 +55,33 @@ func (op oneHot) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, err
 		return out1(y), err
 	}
 	mv := tensorops.MoverOf(values.DType)
-	mv.Strided(y.Data, values.Data, []int{size}, []int{0}, 0) // all off
-	if err := c.Tick(size); err != nil {
+	if err := fill(c, mv, y.Data, 0, size, values.Data); err != nil { // all off
 		return nil, err
 	}
 	inner := product(ind.Shape[a:])
-	var offs []int
-	for p, v := range ind.Float64s() {
-		v = math.Trunc(v)
-		if v < -df || v >= df || math.IsNaN(v) {
-			continue // out of range: all off
+	iv := ind.Float64s()
+	// on at each index in range, a piece of indices at a time
+	on := mv.Alloc(min(len(iv), ops.TickEvery))
+	mv.Strided(on, values.Data, []int{min(len(iv), ops.TickEvery)}, []int{0}, 1)
+	offs := make([]int, 0, min(len(iv), ops.TickEvery))
+	for lo := 0; lo < len(iv); lo += ops.TickEvery {
+		hi := min(lo+ops.TickEvery, len(iv))
+		if err := c.Tick(hi - lo); err != nil {
+			return nil, err
 		}
-		if v < 0 {
-			v += df
+		offs = offs[:0]
+		for p := lo; p < hi; p++ {
+			v := math.Trunc(iv[p])
+			if v < -df || v >= df || math.IsNaN(v) {
+				continue // out of range: all off
+			}
+			if v < 0 {
+				v += df
+			}
+			o, i := p/inner, p%inner
+			offs = append(offs, (o*depth+int(v))*inner+i)
 		}
-		o, i := p/inner, p%inner
-		offs = append(offs, (o*depth+int(v))*inner+i)
+		mv.Put(y.Data, 0, offs, on, 0, 1)
 	}
-	on := mv.Alloc(len(offs))
-	if len(offs) > 0 {
-		mv.Strided(on, values.Data, []int{len(offs)}, []int{0}, 1)
-	}
-	mv.Put(y.Data, 0, offs, on, 0, 1)
 	return out1(y), nil
 }

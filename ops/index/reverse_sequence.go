@@ -61,6 +61,9 @@ func (r reverseSequence) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 	d1 := x.Shape[1]
 	offs := make([]int, x.Shape[0]*d1)
 	for i0 := 0; i0 < x.Shape[0]; i0++ {
+		if err := c.Tick(d1); err != nil {
+			return nil, err
+		}
 		for i1 := 0; i1 < d1; i1++ {
 			t, b := i0, i1
 			if ta == 1 {
@@ -76,9 +79,8 @@ func (r reverseSequence) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 			offs[i0*d1+i1] = src * inner
 		}
 	}
-	if err := c.Tick(size); err != nil { // the copy to come
+	if err := runs(c, tensorops.MoverOf(x.DType), y.Data, 0, x.Data, 0, offs, inner); err != nil {
 		return nil, err
 	}
-	tensorops.MoverOf(x.DType).Runs(y.Data, 0, x.Data, 0, offs, inner)
 	return out1(y), nil
 }

@@ -123,16 +123,20 @@ func (s scatterND) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 // written (or combined by the reduction) at offs, in order.
 func scatterInto(oc *ops.Context, x *tensor.Tensor, offs []int, upd *tensor.Tensor, run int, red string) (*tensor.Tensor, error) {
 	mv := tensorops.MoverOf(x.DType)
-	out := mv.Clone(x.Data)
+	out, err := clone(oc, mv, x.Data, x.Len())
+	if err != nil {
+		return nil, err
+	}
 	y := &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: out}
 	if len(offs) == 0 || run == 0 {
 		return y, nil
 	}
 	if red == "none" {
-		mv.Put(out, 0, offs, upd.Data, 0, run)
+		if err := put(oc, mv, out, 0, offs, upd.Data, 0, run); err != nil {
+			return nil, err
+		}
 		return y, nil
 	}
-	var err error
 	switch d := out.(type) {
 	case []float32:
 		err = scatterReduce(oc, d, upd.Data.([]float32), offs, run, red)
@@ -185,11 +189,14 @@ func scatterReduce[T tensor.Numeric](oc *ops.Context, dst, src []T, offs []int, 
 	}
 	for i, o := range offs {
 		d, s := dst[o:o+run], src[i*run:(i+1)*run]
-		for j := range d {
-			d[j] = f(d[j], s[j])
-		}
-		if err := oc.Tick(run); err != nil {
-			return err
+		for lo := 0; lo < run; lo += ops.TickEvery {
+			hi := min(lo+ops.TickEvery, run)
+			if err := oc.Tick(hi - lo); err != nil {
+				return err
+			}
+			for j := lo; j < hi; j++ {
+				d[j] = f(d[j], s[j])
+			}
 		}
 	}
 	return nil

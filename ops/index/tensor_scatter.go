@@ -84,7 +84,11 @@ func scatterCache(oc *ops.Context, cache, update, writeIdx *tensor.Tensor, axis 
 		}
 	}
 	mv := tensorops.MoverOf(cache.DType)
-	y := &tensor.Tensor{DType: cache.DType, Shape: cache.Shape, Data: mv.Clone(cache.Data)}
+	data, err := clone(oc, mv, cache.Data, cache.Len())
+	if err != nil {
+		return nil, err
+	}
+	y := &tensor.Tensor{DType: cache.DType, Shape: cache.Shape, Data: data}
 	if update.Len() == 0 {
 		return y, nil
 	}
@@ -101,10 +105,11 @@ func scatterCache(oc *ops.Context, cache, update, writeIdx *tensor.Tensor, axis 
 			if circular {
 				pos = (pos%int64(maxSeq) + int64(maxSeq)) % int64(maxSeq)
 			}
-			mv.CopyN(y.Data, (p*maxSeq+int(pos))*inner, update.Data, (p*seq+s)*inner, inner)
-		}
-		if err := oc.Tick(seq * inner); err != nil {
-			return nil, err
+			to, from := (p*maxSeq+int(pos))*inner, (p*seq+s)*inner
+			err := inPieces(oc, inner, func(lo, hi int) { mv.CopyN(y.Data, to+lo, update.Data, from+lo, hi-lo) })
+			if err != nil {
+				return nil, err
+			}
 		}
 	}
 	return y, nil

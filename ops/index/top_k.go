@@ -115,20 +115,31 @@ func topKAlong(oc *ops.Context, x *tensor.Tensor, a, k int, largest bool) (*tens
 	for o := 0; o < outer; o++ {
 		for j := 0; j < inner; j++ {
 			base := o*dim*inner + j
-			for i := range cand {
-				cand[i] = base + i*inner
+			err := inPieces(oc, dim, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					cand[i] = base + i*inner
+				}
+			})
+			if err != nil {
+				return nil, nil, err
 			}
-			slices.SortStableFunc(cand, order)
-			for i, c := range cand[:k] {
-				p := (o*k+i)*inner + j
-				offs[p] = c
-				idx[p] = int64((c - base) / inner)
+			if err := sortStable(oc, cand, 1, order); err != nil {
+				return nil, nil, err
 			}
-			if err := oc.Tick(dim); err != nil {
+			err = inPieces(oc, k, func(lo, hi int) {
+				for i, c := range cand[lo:hi] {
+					p := (o*k+lo+i)*inner + j
+					offs[p] = c
+					idx[p] = int64((c - base) / inner)
+				}
+			})
+			if err != nil {
 				return nil, nil, err
 			}
 		}
 	}
-	tensorops.MoverOf(x.DType).Runs(values.Data, 0, x.Data, 0, offs, 1)
+	if err := runs(oc, tensorops.MoverOf(x.DType), values.Data, 0, x.Data, 0, offs, 1); err != nil {
+		return nil, nil, err
+	}
 	return values, indices, nil
 }

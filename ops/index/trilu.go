@@ -42,7 +42,11 @@ func (op trilu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 		return nil, ops.InputErrorf("Trilu needs rank >= 2, got %s", tensor.ShapeString(x.Shape))
 	}
 	mv := tensorops.MoverOf(x.DType)
-	y := &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: mv.Clone(x.Data)}
+	data, err := clone(c, mv, x.Data, x.Len())
+	if err != nil {
+		return nil, err
+	}
+	y := &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: data}
 	if x.Len() == 0 {
 		return out1(y), nil
 	}
@@ -59,11 +63,13 @@ func (op trilu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 				lo, hi = clampCol(int64(i)+k+1), cols
 			}
 			if hi > lo {
-				mv.Fill(y.Data, row+lo, hi-lo, zero)
+				if err := fill(c, mv, y.Data, row+lo, hi-lo, zero); err != nil {
+					return nil, err
+				}
 			}
-		}
-		if err := c.Tick(rows * cols); err != nil {
-			return nil, err
+			if err := c.Tick(1); err != nil { // the row's bounds
+				return nil, err
+			}
 		}
 	}
 	return out1(y), nil

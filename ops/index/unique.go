@@ -77,30 +77,43 @@ func uniqueOf(oc *ops.Context, x *tensor.Tensor, axis *int64, sorted bool) ([]*t
 		}
 	}
 	order := make([]int, count)
-	for i := range order {
-		order[i] = i
+	cost := max(x.Len()/max(count, 1), 1) // the elements one comparison may read
+	err = inPieces(oc, count, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			order[i] = i
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	slices.SortStableFunc(order, compare)
-	if err := oc.Tick(count); err != nil {
+	if err := sortStable(oc, order, cost, compare); err != nil {
 		return nil, err
 	}
 	var first []int64 // first occurrence of each unique entry
 	var counts []int64
 	inverse := make([]int64, count)
-	for i, e := range order {
-		if i == 0 || compare(order[i-1], e) != 0 {
-			first = append(first, int64(e))
-			counts = append(counts, 0)
+	err = inPieces(oc, count, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			e := order[i]
+			if i == 0 || compare(order[i-1], e) != 0 {
+				first = append(first, int64(e))
+				counts = append(counts, 0)
+			}
+			inverse[e] = int64(len(first) - 1)
+			counts[len(counts)-1]++
 		}
-		inverse[e] = int64(len(first) - 1)
-		counts[len(counts)-1]++
+	})
+	if err != nil {
+		return nil, err
 	}
 	if !sorted { // renumber in order of first occurrence
 		rank := make([]int, len(first))
 		for i := range rank {
-			rank[i] = i
+			rank[i] = i // no more entries than the counted walk above
 		}
-		slices.SortFunc(rank, func(i, j int) int { return cmp.Compare(first[i], first[j]) })
+		if err := sortStable(oc, rank, 1, func(i, j int) int { return cmp.Compare(first[i], first[j]) }); err != nil {
+			return nil, err
+		}
 		newID := make([]int64, len(first))
 		f2, c2 := make([]int64, len(first)), make([]int64, len(first))
 		for to, from := range rank {
@@ -108,8 +121,13 @@ func uniqueOf(oc *ops.Context, x *tensor.Tensor, axis *int64, sorted bool) ([]*t
 			f2[to], c2[to] = first[from], counts[from]
 		}
 		first, counts = f2, c2
-		for i, g := range inverse {
-			inverse[i] = newID[g]
+		err = inPieces(oc, len(inverse), func(lo, hi int) {
+			for i, g := range inverse[lo:hi] {
+				inverse[lo+i] = newID[g]
+			}
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	if first == nil {
@@ -125,7 +143,9 @@ func uniqueOf(oc *ops.Context, x *tensor.Tensor, axis *int64, sorted bool) ([]*t
 		}
 		mv := tensorops.MoverOf(x.DType)
 		y = &tensor.Tensor{DType: x.DType, Shape: []int{u}, Data: mv.Alloc(u)}
-		mv.Runs(y.Data, 0, x.Data, 0, offs, 1)
+		if err := runs(oc, mv, y.Data, 0, x.Data, 0, offs, 1); err != nil {
+			return nil, err
+		}
 	} else if y, err = gatherAxis(oc, x, idx, int64(a)); err != nil {
 		return nil, err
 	}

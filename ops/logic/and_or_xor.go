@@ -36,13 +36,13 @@ func logicalBuilder(op string) func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, 
 	}
 }
 
-func (l logical) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (l logical) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	a, ok1 := in[0].Data.([]bool)
 	b, ok2 := in[1].Data.([]bool)
 	if !ok1 || !ok2 {
 		return nil, ops.InputErrorf("%s takes BOOL operands, got %v and %v", l.op, in[0].DType, in[1].DType)
 	}
-	shape, r, err := elem.MapFunc(a, b, in[0].Shape, in[1].Shape, l.f)
+	shape, r, err := elem.MapFunc(c, a, b, in[0].Shape, in[1].Shape, l.f)
 	if err != nil {
 		return nil, err
 	}

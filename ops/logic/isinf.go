@@ -28,8 +28,8 @@ func buildIsInf(n *ops.Node, at *IsInfAttrs) (ops.Operator, error) {
 	return isInf{neg: at.DetectNegative, pos: at.DetectPositive}, nil
 }
 
-func (o isInf) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	t, err := floatPredicate("IsInf", in[0], func(v float64) bool {
+func (o isInf) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	t, err := floatPredicate(c, "IsInf", in[0], func(v float64) bool {
 		return o.pos && math.IsInf(v, 1) || o.neg && math.IsInf(v, -1)
 	})
 	if err != nil {

@@ -19,8 +19,8 @@ func buildIsNaN(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
 	return isNaN{}, nil
 }
 
-func (isNaN) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	t, err := floatPredicate("IsNaN", in[0], func(v float64) bool { return v != v })
+func (isNaN) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	t, err := floatPredicate(c, "IsNaN", in[0], func(v float64) bool { return v != v })
 	if err != nil {
 		return nil, err
 	}
@@ -28,23 +28,32 @@ func (isNaN) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) 
 }
 
 // floatPredicate maps a floating-point tensor to BOOL through f (IsNaN's
-// and IsInf's walk).
-func floatPredicate(op string, x *tensor.Tensor, f func(float64) bool) (*tensor.Tensor, error) {
+// and IsInf's walk), piece by piece under the request.
+func floatPredicate(c *ops.Context, op string, x *tensor.Tensor, f func(float64) bool) (*tensor.Tensor, error) {
 	if !x.DType.IsFloat() {
 		return nil, ops.InputErrorf("%s does not take %v", op, x.DType)
 	}
-	var r []bool
+	r := make([]bool, x.Len())
+	var err error
 	switch d := x.Data.(type) {
 	case []float32:
-		r = make([]bool, len(d))
-		for i, v := range d {
-			r[i] = f(float64(v))
-		}
+		err = inPieces(c, len(d), func(lo, hi int) {
+			dst, src := r[lo:hi], d[lo:hi]
+			for i, v := range src {
+				dst[i] = f(float64(v))
+			}
+		})
 	default: // float64, FP16, BF16: widening is exact
-		r = make([]bool, x.Len())
-		for i, v := range x.Float64s() {
-			r[i] = f(v)
-		}
+		w := x.Float64s()
+		err = inPieces(c, len(w), func(lo, hi int) {
+			dst, src := r[lo:hi], w[lo:hi]
+			for i, v := range src {
+				dst[i] = f(v)
+			}
+		})
+	}
+	if err != nil {
+		return nil, err
 	}
 	return &tensor.Tensor{DType: tensor.Bool, Shape: x.Shape, Data: r}, nil
 }

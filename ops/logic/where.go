@@ -22,7 +22,7 @@ func buildWhere(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
 	return where{}, nil
 }
 
-func (where) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (where) Run(oc *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	c, x, y := in[0], in[1], in[2]
 	cond, ok := c.Data.([]bool)
 	if !ok {
@@ -38,45 +38,49 @@ func (where) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) 
 	var out any
 	switch xd := x.Data.(type) {
 	case []float32:
-		out = choose(l, cond, xd, y.Data.([]float32))
+		out, err = choose(oc, l, cond, xd, y.Data.([]float32))
 	case []float64:
-		out = choose(l, cond, xd, y.Data.([]float64))
+		out, err = choose(oc, l, cond, xd, y.Data.([]float64))
 	case []int8:
-		out = choose(l, cond, xd, y.Data.([]int8))
+		out, err = choose(oc, l, cond, xd, y.Data.([]int8))
 	case []uint8:
-		out = choose(l, cond, xd, y.Data.([]uint8))
+		out, err = choose(oc, l, cond, xd, y.Data.([]uint8))
 	case []int16:
-		out = choose(l, cond, xd, y.Data.([]int16))
+		out, err = choose(oc, l, cond, xd, y.Data.([]int16))
 	case []uint16:
-		out = choose(l, cond, xd, y.Data.([]uint16))
+		out, err = choose(oc, l, cond, xd, y.Data.([]uint16))
 	case []int32:
-		out = choose(l, cond, xd, y.Data.([]int32))
+		out, err = choose(oc, l, cond, xd, y.Data.([]int32))
 	case []uint32:
-		out = choose(l, cond, xd, y.Data.([]uint32))
+		out, err = choose(oc, l, cond, xd, y.Data.([]uint32))
 	case []int64:
-		out = choose(l, cond, xd, y.Data.([]int64))
+		out, err = choose(oc, l, cond, xd, y.Data.([]int64))
 	case []uint64:
-		out = choose(l, cond, xd, y.Data.([]uint64))
+		out, err = choose(oc, l, cond, xd, y.Data.([]uint64))
 	case []bool:
-		out = choose(l, cond, xd, y.Data.([]bool))
+		out, err = choose(oc, l, cond, xd, y.Data.([]bool))
 	case []tensor.F16:
-		out = choose(l, cond, xd, y.Data.([]tensor.F16))
+		out, err = choose(oc, l, cond, xd, y.Data.([]tensor.F16))
 	case []tensor.BF16:
-		out = choose(l, cond, xd, y.Data.([]tensor.BF16))
+		out, err = choose(oc, l, cond, xd, y.Data.([]tensor.BF16))
 	case []string:
-		out = choose(l, cond, xd, y.Data.([]string))
+		out, err = choose(oc, l, cond, xd, y.Data.([]string))
 	default:
 		return nil, ops.InputErrorf("Where does not take %v", x.DType)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return []*tensor.Tensor{{DType: x.DType, Shape: l.Shape(), Data: out}}, nil
 }
 
-// choose computes c ? x : y over l's runs (operands: c, x, y).
-func choose[T tensor.Elem](l *elem.Layout, c []bool, x, y []T) []T {
+// choose computes c ? x : y over l's runs (operands: c, x, y), piece by
+// piece under the request.
+func choose[T tensor.Elem](oc *ops.Context, l *elem.Layout, c []bool, x, y []T) ([]T, error) {
 	r := make([]T, l.Len())
-	run, ic, ix, iy := l.Run(), l.Inc(1), l.Inc(2), l.Inc(3)
-	l.Each(func(offs []int) {
-		out := r[offs[0] : offs[0]+run]
+	ic, ix, iy := l.Inc(1), l.Inc(2), l.Inc(3)
+	err := elem.Walk(oc, l, func(offs []int, n int) {
+		out := r[offs[0] : offs[0]+n]
 		pc, px, py := offs[1], offs[2], offs[3]
 		for i := range out {
 			if c[pc] {
@@ -89,5 +93,8 @@ func choose[T tensor.Elem](l *elem.Layout, c []bool, x, y []T) []T {
 			py += iy
 		}
 	})
-	return r
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
 }

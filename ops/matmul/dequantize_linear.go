@@ -46,7 +46,7 @@ func buildDequantizeLinear(n *ops.Node, at *DequantizeAttrs) (ops.Operator, erro
 // inputs are constants the int8 kernels take, or nil (ops.QDQSource).
 func (d *dequantizeLinear) QDQWeight() *ops.QDQWeight { return d.qdq }
 
-func (d *dequantizeLinear) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (d *dequantizeLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, scale := in[0], in[1]
 	ss, ok := scale.Data.([]float32)
 	if !ok {
@@ -68,12 +68,17 @@ func (d *dequantizeLinear) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.T
 	}
 	xv := x.Float64s()
 	out := make([]float32, len(xv))
-	for i, v := range xv {
-		s := idx(i)
-		if zp != nil {
-			v -= zp[s]
+	err = inPieces(c, len(xv), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v, s := xv[i], idx(i)
+			if zp != nil {
+				v -= zp[s]
+			}
+			out[i] = float32(v) * ss[s]
 		}
-		out[i] = float32(v) * ss[s]
+	})
+	if err != nil {
+		return nil, err
 	}
 	return []*tensor.Tensor{tensor.From(x.Shape, out)}, nil
 }

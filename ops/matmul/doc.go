@@ -15,4 +15,10 @@
 // other families that multiply by a constant weight; the gradient code
 // keys on MatMul and Gemm and reaches the weight of a compiled product
 // through WeightOf.
+//
+// The loops outside the engine's kernels (the products of other types
+// than float32, the zero points and requantization of the integer
+// products, the quantization operators) look at the request's deadline
+// at most ops.TickEvery units of work apart, and every engine call is
+// counted before it runs.
 package matmul

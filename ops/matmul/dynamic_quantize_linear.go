@@ -23,14 +23,19 @@ func buildDynamicQuantizeLinear(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, erro
 	return dynamicQuantizeLinear{}, nil
 }
 
-func (dynamicQuantizeLinear) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (dynamicQuantizeLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	xs, ok := in[0].Data.([]float32)
 	if !ok {
 		return nil, ops.InputErrorf("DynamicQuantizeLinear takes FP32, got %v", in[0].DType)
 	}
 	var lo, hi float32
-	for _, v := range xs {
-		lo, hi = min(lo, v), max(hi, v)
+	err := inPieces(c, len(xs), func(p, q int) {
+		for _, v := range xs[p:q] {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	scale := (hi - lo) / 255
 	var zp float32
@@ -39,8 +44,13 @@ func (dynamicQuantizeLinear) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor
 	}
 	y := make([]uint8, len(xs))
 	if scale != 0 {
-		for i, v := range xs {
-			y[i] = uint8(min(max(math.RoundToEven(float64(v/scale))+float64(zp), 0), 255))
+		err := inPieces(c, len(xs), func(p, q int) {
+			for i := p; i < q; i++ {
+				y[i] = uint8(min(max(math.RoundToEven(float64(xs[i]/scale))+float64(zp), 0), 255))
+			}
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return []*tensor.Tensor{

@@ -124,7 +124,9 @@ func (f *fusedLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 		if rd, _ = res.Data.([]float32); rd == nil || !ops.EqualShape(res.Shape, y.Shape) {
 			// a residual that broadcasts, or of another type: the
 			// graph's operators take it from the bias on
-			addRows(y.Data.([]float32), bias)
+			if err := addRows(c, y.Data.([]float32), bias); err != nil {
+				return nil, err
+			}
 			if y, err = f.chain.rest(c, y, nil, res); err != nil {
 				return nil, err
 			}
@@ -135,6 +137,9 @@ func (f *fusedLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 	yd := y.Data.([]float32)
 	cols := f.lin.n
 	for r := 0; r*cols < len(yd); r++ {
+		if err := c.Tick(cols); err != nil {
+			return nil, err
+		}
 		row := yd[r*cols : (r+1)*cols]
 		var rr []float32
 		if rd != nil {
@@ -161,14 +166,19 @@ func (f *fusedLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 	return []*tensor.Tensor{y}, nil
 }
 
-// addRows adds bias (nil: nothing) to each row of y.
-func addRows(y, bias []float32) {
+// addRows adds bias (nil: nothing) to each row of y, counting each row
+// with c.Tick.
+func addRows(c *ops.Context, y, bias []float32) error {
 	for r := 0; len(bias) > 0 && r*len(bias) < len(y); r++ {
+		if err := c.Tick(len(bias)); err != nil {
+			return err
+		}
 		row := y[r*len(bias) : (r+1)*len(bias)]
 		for j, b := range bias {
 			row[j] += b
 		}
 	}
+	return nil
 }
 
 // run computes the node with the graph's operators.

@@ -37,7 +37,7 @@ func buildGemm(n *ops.Node, at *GemmAttrs) (ops.Operator, error) {
 	if b := n.Const(1); b != nil && b.Rank() == 2 {
 		g.constB = b
 		if g.transB {
-			g.constB = transpose2D(b)
+			g.constB, _ = transpose2D(nil, b) // no request: never stops
 		}
 		if g.constB.DType == tensor.Float32 {
 			var q *ops.QDQWeight // taken only by a model loaded with quantization
@@ -65,11 +65,13 @@ func (g *gemmOp) Run(ctx *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 	if a.Rank() != 2 {
 		return nil, ops.InputErrorf("Gemm takes a 2-D A, got %s", tensor.ShapeString(a.Shape))
 	}
-	if g.transA {
-		a = transpose2D(a)
-	}
 	var y *tensor.Tensor
 	var err error
+	if g.transA {
+		if a, err = transpose2D(ctx, a); err != nil {
+			return nil, err
+		}
+	}
 	if g.lin != nil {
 		if err := ops.SameType("Gemm", a, c); err != nil {
 			return nil, err
@@ -86,9 +88,11 @@ func (g *gemmOp) Run(ctx *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 		if g.constB != nil {
 			b = g.constB
 		} else if g.transB {
-			b = transpose2D(b)
+			if b, err = transpose2D(ctx, b); err != nil {
+				return nil, err
+			}
 		}
-		y, err = product(ctx.Engine(), a, b)
+		y, err = product(ctx, a, b)
 	}
 	if err != nil {
 		return nil, err
@@ -96,17 +100,17 @@ func (g *gemmOp) Run(ctx *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 	alpha, beta := g.alpha, g.beta
 	switch yd := y.Data.(type) {
 	case []float32:
-		err = gemmEpilogue(yd, y.Shape, alpha, beta, c)
+		err = gemmEpilogue(ctx, yd, y.Shape, alpha, beta, c)
 	case []float64:
-		err = gemmEpilogue(yd, y.Shape, float64(alpha), float64(beta), c)
+		err = gemmEpilogue(ctx, yd, y.Shape, float64(alpha), float64(beta), c)
 	case []int32:
-		err = gemmEpilogue(yd, y.Shape, int32(alpha), int32(beta), c)
+		err = gemmEpilogue(ctx, yd, y.Shape, int32(alpha), int32(beta), c)
 	case []int64:
-		err = gemmEpilogue(yd, y.Shape, int64(alpha), int64(beta), c)
+		err = gemmEpilogue(ctx, yd, y.Shape, int64(alpha), int64(beta), c)
 	case []uint32:
-		err = gemmEpilogue(yd, y.Shape, uint32(alpha), uint32(beta), c)
+		err = gemmEpilogue(ctx, yd, y.Shape, uint32(alpha), uint32(beta), c)
 	case []uint64:
-		err = gemmEpilogue(yd, y.Shape, uint64(alpha), uint64(beta), c)
+		err = gemmEpilogue(ctx, yd, y.Shape, uint64(alpha), uint64(beta), c)
 	}
 	if err != nil {
 		return nil, err
@@ -114,11 +118,18 @@ func (g *gemmOp) Run(ctx *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 	return []*tensor.Tensor{y}, nil
 }
 
-// gemmEpilogue computes y = alpha·y + beta·C in place, C broadcast to y.
-func gemmEpilogue[T tensor.Numeric](y []T, shape []int, alpha, beta T, c *tensor.Tensor) error {
+// gemmEpilogue computes y = alpha·y + beta·C in place, C broadcast to y,
+// piece by piece under the request.
+func gemmEpilogue[T tensor.Numeric](oc *ops.Context, y []T, shape []int, alpha, beta T, c *tensor.Tensor) error {
 	if alpha != 1 {
-		for i := range y {
-			y[i] *= alpha
+		err := inPieces(oc, len(y), func(lo, hi int) {
+			y := y[lo:hi]
+			for i := range y {
+				y[i] *= alpha
+			}
+		})
+		if err != nil {
+			return err
 		}
 	}
 	if c == nil || beta == 0 {
@@ -127,11 +138,16 @@ func gemmEpilogue[T tensor.Numeric](y []T, shape []int, alpha, beta T, c *tensor
 	// A bias row (N or 1×N) is added row by row, without broadcasting it
 	// to a whole M×N copy first: the same operations on every element.
 	if len(shape) == 2 && shape[1] > 0 && (c.Rank() == 1 && c.Shape[0] == shape[1] || c.Rank() == 2 && c.Shape[0] == 1 && c.Shape[1] == shape[1]) {
-		cd := c.Data.([]T)
-		for r := 0; r+shape[1] <= len(y); r += shape[1] {
-			row := y[r : r+shape[1]]
-			for j := range row {
-				row[j] += beta * cd[j]
+		cd, n := c.Data.([]T), shape[1]
+		for r := 0; r+n <= len(y); r += n {
+			err := inPieces(oc, n, func(lo, hi int) {
+				row, bias := y[r+lo:r+hi], cd[lo:hi]
+				for j := range row {
+					row[j] += beta * bias[j]
+				}
+			})
+			if err != nil {
+				return err
 			}
 		}
 		return nil
@@ -140,44 +156,57 @@ func gemmEpilogue[T tensor.Numeric](y []T, shape []int, alpha, beta T, c *tensor
 	if err != nil {
 		return err
 	}
-	for i := range y {
-		y[i] += beta * cd[i]
-	}
-	return nil
+	return inPieces(oc, len(y), func(lo, hi int) {
+		y, cd := y[lo:hi], cd[lo:hi]
+		for i := range y {
+			y[i] += beta * cd[i]
+		}
+	})
 }
 
-func transpose2D(t *tensor.Tensor) *tensor.Tensor {
+// transpose2D returns t transposed (t itself for a type it does not
+// move), piece by piece under the request.
+func transpose2D(oc *ops.Context, t *tensor.Tensor) (*tensor.Tensor, error) {
 	r, c := t.Shape[0], t.Shape[1]
 	out := &tensor.Tensor{DType: t.DType, Shape: []int{c, r}}
+	var err error
 	switch d := t.Data.(type) {
 	case []float32:
-		out.Data = transposeData(d, r, c)
+		out.Data, err = transposeData(oc, d, r, c)
 	case []float64:
-		out.Data = transposeData(d, r, c)
+		out.Data, err = transposeData(oc, d, r, c)
 	case []int32:
-		out.Data = transposeData(d, r, c)
+		out.Data, err = transposeData(oc, d, r, c)
 	case []int64:
-		out.Data = transposeData(d, r, c)
+		out.Data, err = transposeData(oc, d, r, c)
 	case []uint32:
-		out.Data = transposeData(d, r, c)
+		out.Data, err = transposeData(oc, d, r, c)
 	case []uint64:
-		out.Data = transposeData(d, r, c)
+		out.Data, err = transposeData(oc, d, r, c)
 	case []int8:
-		out.Data = transposeData(d, r, c)
+		out.Data, err = transposeData(oc, d, r, c)
 	case []uint8:
-		out.Data = transposeData(d, r, c)
+		out.Data, err = transposeData(oc, d, r, c)
 	default:
-		return t
+		return t, nil
 	}
-	return out
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-func transposeData[T tensor.Elem](d []T, r, c int) []T {
+func transposeData[T tensor.Elem](oc *ops.Context, d []T, r, c int) ([]T, error) {
 	out := make([]T, len(d))
 	for i := 0; i < r; i++ {
-		for j := 0; j < c; j++ {
-			out[j*r+i] = d[i*c+j]
+		err := inPieces(oc, c, func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				out[j*r+i] = d[i*c+j]
+			}
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
-	return out
+	return out, nil
 }

@@ -113,6 +113,9 @@ func (p *intProduct) run(c *ops.Context, a, azp *tensor.Tensor) (*tensor.Tensor,
 		return nil, err
 	}
 	out := make([]int32, size)
+	if err := c.Tick(m * p.n * max(p.k, 1)); err != nil {
+		return nil, err
+	}
 	if err := c.Engine().QMatMulInt32(&qa, p.w, out, p.n); err != nil {
 		return nil, err
 	}
@@ -128,6 +131,9 @@ func (p *intProduct) run(c *ops.Context, a, azp *tensor.Tensor) (*tensor.Tensor,
 		}
 		if zi == 0 {
 			continue
+		}
+		if err := c.Tick(p.n); err != nil {
+			return nil, err
 		}
 		row := out[i*p.n : (i+1)*p.n]
 		for j := range row {

@@ -28,20 +28,21 @@ func (mi *matMulInteger) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 	if mi.p != nil {
 		return ops.Result(mi.p.run(c, in[0], azp))
 	}
-	a, err := minusZeroPoint(in[0], azp, -2)
+	a, err := minusZeroPoint(c, in[0], azp, -2)
 	if err != nil {
 		return nil, err
 	}
-	b, err := minusZeroPoint(in[1], ops.Optional(in, 3), -1)
+	b, err := minusZeroPoint(c, in[1], ops.Optional(in, 3), -1)
 	if err != nil {
 		return nil, err
 	}
-	return ops.Result(product(c.Engine(), a, b))
+	return ops.Result(product(c, a, b))
 }
 
 // minusZeroPoint returns x - zp as INT32, zp a scalar or a 1-D tensor along
-// the given axis of x (-2: rows of the last two dims, -1: columns).
-func minusZeroPoint(x, zp *tensor.Tensor, axis int) (*tensor.Tensor, error) {
+// the given axis of x (-2: rows of the last two dims, -1: columns),
+// piece by piece under the request.
+func minusZeroPoint(c *ops.Context, x, zp *tensor.Tensor, axis int) (*tensor.Tensor, error) {
 	if _, _, ok := IntRange(x.DType); !ok || x.DType == tensor.Int32 || x.DType == tensor.Int16 || x.DType == tensor.Uint16 {
 		return nil, ops.InputErrorf("integer matmul takes INT8 or UINT8, got %v", x.DType)
 	}
@@ -65,15 +66,35 @@ func minusZeroPoint(x, zp *tensor.Tensor, axis int) (*tensor.Tensor, error) {
 	if len(z) > 1 && len(z) != dim {
 		return nil, ops.InputErrorf("zero point has %d entries, want 1 or %d", len(z), dim)
 	}
-	for i, v := range xv {
-		switch len(z) {
-		case 0:
-		case 1:
-			v -= z[0]
-		default:
-			v -= z[i/inner%dim]
+	err := inPieces(c, len(xv), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v := xv[i]
+			switch len(z) {
+			case 0:
+			case 1:
+				v -= z[0]
+			default:
+				v -= z[i/inner%dim]
+			}
+			out[i] = int32(v)
 		}
-		out[i] = int32(v)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &tensor.Tensor{DType: tensor.Int32, Shape: x.Shape, Data: out}, nil
+}
+
+// inPieces calls f on the pieces [lo, hi) of [0, n), in order, each at
+// most ops.TickEvery long and counted with c.Tick, and stops with the
+// request's error once the request ends.
+func inPieces(c *ops.Context, n int, f func(lo, hi int)) error {
+	for lo := 0; lo < n; lo += ops.TickEvery {
+		hi := min(lo+ops.TickEvery, n)
+		if err := c.Tick(hi - lo); err != nil {
+			return err
+		}
+		f(lo, hi)
+	}
+	return nil
 }

@@ -6,16 +6,18 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// product implements numpy matmul semantics on engine e: 1-D operands
+// product implements numpy matmul semantics on c's engine: 1-D operands
 // are promoted (and the added dimension removed from the result), leading
-// dimensions broadcast.
-func product(e *gemm.Engine, a, b *tensor.Tensor) (*tensor.Tensor, error) {
+// dimensions broadcast. It counts its work with c.Tick (each engine call,
+// and the plain loops of the other types as they go) and stops with the
+// request's error once the request ends.
+func product(c *ops.Context, a, b *tensor.Tensor) (*tensor.Tensor, error) {
 	if err := ops.SameType("MatMul", a, b); err != nil {
 		return nil, err
 	}
 	if a.DType == tensor.Float16 || a.DType == tensor.BFloat16 {
 		// Half types multiply on the float32 kernels and round once.
-		w, err := product(e, ops.HalfTo32(a), ops.HalfTo32(b))
+		w, err := product(c, ops.HalfTo32(a), ops.HalfTo32(b))
 		if err != nil {
 			return nil, err
 		}
@@ -44,17 +46,17 @@ func product(e *gemm.Engine, a, b *tensor.Tensor) (*tensor.Tensor, error) {
 	var data any
 	switch ad := a.Data.(type) {
 	case []float32:
-		data, err = batchedGemm(ad, b.Data.([]float32), as, bs, batch, m, n, k, floatGemm(e))
+		data, err = batchedGemm(c, ad, b.Data.([]float32), as, bs, batch, m, n, k, floatGemm(c.Engine()))
 	case []float64:
-		data, err = batchedGemm(ad, b.Data.([]float64), as, bs, batch, m, n, k, gemmRef[float64])
+		data, err = batchedGemm(c, ad, b.Data.([]float64), as, bs, batch, m, n, k, gemmRef[float64])
 	case []int32:
-		data, err = batchedGemm(ad, b.Data.([]int32), as, bs, batch, m, n, k, gemmRef[int32])
+		data, err = batchedGemm(c, ad, b.Data.([]int32), as, bs, batch, m, n, k, gemmRef[int32])
 	case []int64:
-		data, err = batchedGemm(ad, b.Data.([]int64), as, bs, batch, m, n, k, gemmRef[int64])
+		data, err = batchedGemm(c, ad, b.Data.([]int64), as, bs, batch, m, n, k, gemmRef[int64])
 	case []uint32:
-		data, err = batchedGemm(ad, b.Data.([]uint32), as, bs, batch, m, n, k, gemmRef[uint32])
+		data, err = batchedGemm(c, ad, b.Data.([]uint32), as, bs, batch, m, n, k, gemmRef[uint32])
 	case []uint64:
-		data, err = batchedGemm(ad, b.Data.([]uint64), as, bs, batch, m, n, k, gemmRef[uint64])
+		data, err = batchedGemm(c, ad, b.Data.([]uint64), as, bs, batch, m, n, k, gemmRef[uint64])
 	default:
 		return nil, ops.InputErrorf("MatMul does not take %v", a.DType)
 	}
@@ -72,34 +74,53 @@ func product(e *gemm.Engine, a, b *tensor.Tensor) (*tensor.Tensor, error) {
 	return &tensor.Tensor{DType: a.DType, Shape: outShape, Data: data}, nil
 }
 
-type gemmFunc[T tensor.Numeric] func(m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) error
+type gemmFunc[T tensor.Numeric] func(oc *ops.Context, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) error
 
 // floatGemm runs a float32 product of two activations on the float tiles
 // of e, packing B for each call. Operands here are dense (lda = k, ldb =
-// ldc = n).
+// ldc = n). The engine's product is counted before it runs.
 func floatGemm(e *gemm.Engine) gemmFunc[float32] {
-	return func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) error {
+	return func(oc *ops.Context, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) error {
+		if err := oc.Tick(m * n * max(k, 1)); err != nil {
+			return err
+		}
 		return e.MatMul(a[:m*k], m, gemm.PackF(k, n, b, ldb), c[:m*n])
 	}
 }
 
-// gemmRef is the plain C = A·B loop for non-float32 types.
-func gemmRef[T tensor.Numeric](m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) error {
+// gemmRef is the plain C = A·B loop for non-float32 types, a stripe of
+// at most ops.TickEvery columns at a time; it looks at the request once
+// about ops.TickEvery multiply-adds have gone by.
+func gemmRef[T tensor.Numeric](oc *ops.Context, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) error {
 	for i := 0; i < m; i++ {
 		ci := c[i*ldc : i*ldc+n]
 		clear(ci)
-		for p := 0; p < k; p++ {
-			av := a[i*lda+p]
-			bp := b[p*ldb : p*ldb+n]
-			for j, bv := range bp {
-				ci[j] += av * bv
+		for j0 := 0; j0 < n; j0 += ops.TickEvery {
+			j1 := min(j0+ops.TickEvery, n)
+			cij := ci[j0:j1]
+			work := j1 - j0
+			for p := 0; p < k; p++ {
+				av := a[i*lda+p]
+				bp := b[p*ldb+j0 : p*ldb+j1]
+				for j, bv := range bp {
+					cij[j] += av * bv
+				}
+				if work += j1 - j0; work >= ops.TickEvery {
+					if err := oc.Tick(work); err != nil {
+						return err
+					}
+					work = 0
+				}
+			}
+			if err := oc.Tick(work); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
 }
 
-func batchedGemm[T tensor.Numeric](a, b []T, as, bs, batch []int, m, n, k int, gemm gemmFunc[T]) ([]T, error) {
+func batchedGemm[T tensor.Numeric](oc *ops.Context, a, b []T, as, bs, batch []int, m, n, k int, gemm gemmFunc[T]) ([]T, error) {
 	nb, err := tensor.NumElements(batch)
 	if err != nil {
 		return nil, err
@@ -113,7 +134,10 @@ func batchedGemm[T tensor.Numeric](a, b []T, as, bs, batch []int, m, n, k int, g
 		return c, nil
 	}
 	if len(batch) == 0 {
-		return c, gemm(m, n, k, a, k, b, n, c, n)
+		if err := gemm(oc, m, n, k, a, k, b, n, c, n); err != nil {
+			return nil, err
+		}
+		return c, nil
 	}
 	// Offsets of each batch's A and B matrices under broadcasting.
 	sa := tensor.BroadcastStrides(as[:len(as)-2], batch)
@@ -121,7 +145,7 @@ func batchedGemm[T tensor.Numeric](a, b []T, as, bs, batch []int, m, n, k int, g
 	idx := make([]int, len(batch))
 	offA, offB := 0, 0
 	for i := 0; i < nb; i++ {
-		if err := gemm(m, n, k, a[offA*m*k:], k, b[offB*k*n:], n, c[i*m*n:], n); err != nil {
+		if err := gemm(oc, m, n, k, a[offA*m*k:], k, b[offB*k*n:], n, c[i*m*n:], n); err != nil {
 			return nil, err
 		}
 		for d := len(batch) - 1; d >= 0; d-- {

@@ -35,15 +35,15 @@ func (q *qLinearMatMul) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tens
 			return nil, err
 		}
 	} else {
-		a, err := minusZeroPoint(in[0], in[2], -2)
+		a, err := minusZeroPoint(c, in[0], in[2], -2)
 		if err != nil {
 			return nil, err
 		}
-		b, err := minusZeroPoint(in[3], in[5], -1)
+		b, err := minusZeroPoint(c, in[3], in[5], -1)
 		if err != nil {
 			return nil, err
 		}
-		if acc, err = product(c.Engine(), a, b); err != nil {
+		if acc, err = product(c, a, b); err != nil {
 			return nil, err
 		}
 	}
@@ -64,15 +64,21 @@ func (q *qLinearMatMul) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tens
 		return nil, ops.InputErrorf("b_scale has %d entries, want 1 or %d", len(bs), nCols)
 	}
 	out := make([]float64, acc.Len())
-	for i, v := range acc.Data.([]int32) {
-		s := bs[0]
-		if len(bs) > 1 {
-			s = bs[i%nCols]
+	av := acc.Data.([]int32)
+	err := inPieces(c, len(av), func(p, q int) {
+		for i := p; i < q; i++ {
+			s := bs[0]
+			if len(bs) > 1 {
+				s = bs[i%nCols]
+			}
+			m := as[0] * s / ys[0] // float32, as the ONNX reference computes it
+			out[i] = min(max(math.RoundToEven(float64(av[i])*float64(m)+z), lo), hi)
 		}
-		m := as[0] * s / ys[0] // float32, as the ONNX reference computes it
-		out[i] = min(max(math.RoundToEven(float64(v)*float64(m)+z), lo), hi)
+	})
+	if err != nil {
+		return nil, err
 	}
-	return ops.Result(tensorops.CastTo(tensor.From(acc.Shape, out), yzp.DType))
+	return ops.Result(tensorops.CastToContext(c, tensor.From(acc.Shape, out), yzp.DType))
 }
 
 // qlinearScale returns a scale of QLinearMatMul as float32: FP32, or

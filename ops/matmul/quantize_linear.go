@@ -48,7 +48,7 @@ func buildQuantizeLinear(n *ops.Node, at *QuantizeAttrs) (ops.Operator, error) {
 	return q, nil
 }
 
-func (q *quantizeLinear) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (q *quantizeLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, scale := in[0], in[1]
 	xs, ok1 := x.Data.([]float32)
 	ss, ok2 := scale.Data.([]float32)
@@ -73,15 +73,20 @@ func (q *quantizeLinear) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 		return nil, err
 	}
 	out := make([]float64, len(xs))
-	for i, v := range xs {
-		s := idx(i)
-		r := math.RoundToEven(float64(v / ss[s]))
-		if zp != nil {
-			r += zp[s]
+	err = inPieces(c, len(xs), func(p, q int) {
+		for i := p; i < q; i++ {
+			s := idx(i)
+			r := math.RoundToEven(float64(xs[i] / ss[s]))
+			if zp != nil {
+				r += zp[s]
+			}
+			out[i] = min(max(r, lo), hi)
 		}
-		out[i] = min(max(r, lo), hi)
+	})
+	if err != nil {
+		return nil, err
 	}
-	return ops.Result(tensorops.CastTo(tensor.From(x.Shape, out), dt))
+	return ops.Result(tensorops.CastToContext(c, tensor.From(x.Shape, out), dt))
 }
 
 // IntRange returns the range an integer type saturates to (INT8, UINT8,

@@ -18,15 +18,16 @@ var (
 func extremeFloat[T float32 | float64](isMax bool, x []T, g *reduceGeom) []float64 {
 	acc := make([]float64, g.n)
 	_, innerRed := g.inner()
-	fill := func(v float64) {
-		for i := range acc {
-			acc[i] = v
-		}
-	}
-	fill(math.Inf(1))
+	none := math.Inf(1)
 	if isMax {
-		fill(math.Inf(-1))
+		none = math.Inf(-1)
 	}
+	g.pieces(len(acc), func(lo, hi int) {
+		a := acc[lo:hi]
+		for i := range a {
+			a[i] = none
+		}
+	})
 	if innerRed {
 		g.walk(func(i, o, n int, _ bool) { acc[o] = pickExtreme(acc[o], float64(rowExtreme(x[i:i+n], isMax)), isMax) })
 	} else {
@@ -85,9 +86,12 @@ func rowExtreme[T float32 | float64](x []T, isMax bool) T {
 func reduceBool(isMax bool, x []bool, g *reduceGeom) []bool {
 	acc := make([]bool, g.n)
 	if !isMax {
-		for i := range acc {
-			acc[i] = true
-		}
+		g.pieces(len(acc), func(lo, hi int) {
+			a := acc[lo:hi]
+			for i := range a {
+				a[i] = true
+			}
+		})
 	}
 	_, innerRed := g.inner()
 	g.walk(func(i, o, n int, _ bool) {

@@ -74,6 +74,18 @@ func newReduceGeom(c *ops.Context, shape []int, red []bool, keep bool) (*reduceG
 // reduced.
 func (g *reduceGeom) inner() (int, bool) { return g.dims[len(g.dims)-1], g.red[len(g.red)-1] }
 
+// pieces calls f on the pieces [lo, hi) of [0, n), in order, each at
+// most chunk long (the loops over whole outputs or inputs that come
+// before or after the walk), counting each with the run's Tick; it stops
+// as walk does, recording the error in g.err.
+func (g *reduceGeom) pieces(n int, f func(lo, hi int)) {
+	for lo := 0; lo < n && g.err == nil; lo += chunk {
+		hi := min(lo+chunk, n)
+		f(lo, hi)
+		g.err = g.c.Tick(hi - lo)
+	}
+}
+
 // walk calls f for every run along the last coalesced dimension, cut
 // into chunks of at most chunk elements (whole Blocks), in order:
 // f(i, o, n, end) gets the offsets of the chunk's first element in the

@@ -13,23 +13,27 @@ func reduceInt[T tensor.Integer](kind reduceKind, x []T, g *reduceGeom) []T {
 	switch kind {
 	case reduceL2, reduceLogSum, reduceLogSumExp:
 		f := make([]float64, len(x))
-		for i, v := range x {
-			f[i] = float64(v)
-		}
+		g.pieces(len(x), func(p, q int) {
+			for i, v := range x[p:q] {
+				f[p+i] = float64(v)
+			}
+		})
 		acc := reduceFloat(kind, f, g)
 		out := make([]T, len(acc))
 		lo, hi := intLimits[T]()
-		for i, v := range acc {
-			switch {
-			case math.IsNaN(v):
-			case v <= float64(lo):
-				out[i] = lo
-			case v >= float64(hi):
-				out[i] = hi
-			default:
-				out[i] = T(v)
+		g.pieces(len(acc), func(p, q int) {
+			for i, v := range acc[p:q] {
+				switch {
+				case math.IsNaN(v):
+				case v <= float64(lo):
+					out[p+i] = lo
+				case v >= float64(hi):
+					out[p+i] = hi
+				default:
+					out[p+i] = T(v)
+				}
 			}
-		}
+		})
 		return out
 	}
 	acc := make([]T, g.n)
@@ -49,19 +53,13 @@ func reduceInt[T tensor.Integer](kind reduceKind, x []T, g *reduceGeom) []T {
 		step = func(a, v T) T { return a + v*v }
 	case reduceProd:
 		step = func(a, v T) T { return a * v }
-		for i := range acc {
-			acc[i] = 1
-		}
+		fillInts(g, acc, 1)
 	case reduceMax:
 		step = func(a, v T) T { return max(a, v) }
-		for i := range acc {
-			acc[i] = lo
-		}
+		fillInts(g, acc, lo)
 	case reduceMin:
 		step = func(a, v T) T { return min(a, v) }
-		for i := range acc {
-			acc[i] = hi
-		}
+		fillInts(g, acc, hi)
 	}
 	_, innerRed := g.inner()
 	g.walk(func(i, o, n int, _ bool) {
@@ -80,17 +78,30 @@ func reduceInt[T tensor.Integer](kind reduceKind, x []T, g *reduceGeom) []T {
 	})
 	if kind == reduceMean && g.count > 0 {
 		c := T(g.count)
-		if int(c) == g.count {
-			for i := range acc {
-				acc[i] /= c
+		g.pieces(len(acc), func(p, q int) {
+			a := acc[p:q]
+			if int(c) == g.count {
+				for i := range a {
+					a[i] /= c
+				}
+			} else { // the count does not fit T: go through float64
+				for i, v := range a {
+					a[i] = T(float64(v) / float64(g.count))
+				}
 			}
-		} else { // the count does not fit T: go through float64
-			for i, v := range acc {
-				acc[i] = T(float64(v) / float64(g.count))
-			}
-		}
+		})
 	}
 	return acc
+}
+
+// fillInts sets every element of acc to v, piece by piece.
+func fillInts[T tensor.Integer](g *reduceGeom, acc []T, v T) {
+	g.pieces(len(acc), func(p, q int) {
+		a := acc[p:q]
+		for i := range a {
+			a[i] = v
+		}
+	})
 }
 
 // intLimits returns the smallest and largest values of T.

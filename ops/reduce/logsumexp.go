@@ -33,13 +33,15 @@ func logSumExpFloat[T float32 | float64](x []T, g *reduceGeom) []float64 {
 			}
 		}
 	})
-	for i, s := range acc {
-		if math.IsInf(m[i], 0) || math.IsNaN(m[i]) {
-			acc[i] = m[i] // every term -inf (or the empty set), or +inf, or NaN
-		} else {
-			acc[i] = m[i] + math.Log(s)
+	g.pieces(len(acc), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if math.IsInf(m[i], 0) || math.IsNaN(m[i]) {
+				acc[i] = m[i] // every term -inf (or the empty set), or +inf, or NaN
+			} else {
+				acc[i] = m[i] + math.Log(acc[i])
+			}
 		}
-	}
+	})
 	return acc
 }
 

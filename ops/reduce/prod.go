@@ -9,9 +9,12 @@ var ReduceProd = registerReduction("ReduceProd", reduceProd, 18)
 // order of the input.
 func prodFloat[T float32 | float64](x []T, g *reduceGeom) []float64 {
 	acc := make([]float64, g.n)
-	for i := range acc {
-		acc[i] = 1
-	}
+	g.pieces(len(acc), func(lo, hi int) {
+		a := acc[lo:hi]
+		for i := range a {
+			a[i] = 1
+		}
+	})
 	_, innerRed := g.inner()
 	g.walk(func(i, o, n int, _ bool) {
 		if innerRed {

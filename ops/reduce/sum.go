@@ -63,21 +63,24 @@ func sumFloat[T float32 | float64](kind reduceKind, x []T, g *reduceGeom) []floa
 	case reduceL2, reduceSumSquare:
 		sumRuns(addSquares[T], false, true)
 	}
-	switch kind {
-	case reduceMean:
-		c := float64(g.count)
-		for i := range acc {
-			acc[i] /= c
+	g.pieces(len(acc), func(lo, hi int) {
+		a := acc[lo:hi]
+		switch kind {
+		case reduceMean:
+			c := float64(g.count)
+			for i := range a {
+				a[i] /= c
+			}
+		case reduceL2:
+			for i, v := range a {
+				a[i] = math.Sqrt(v)
+			}
+		case reduceLogSum:
+			for i, v := range a {
+				a[i] = math.Log(v)
+			}
 		}
-	case reduceL2:
-		for i, v := range acc {
-			acc[i] = math.Sqrt(v)
-		}
-	case reduceLogSum:
-		for i, v := range acc {
-			acc[i] = math.Log(v)
-		}
-	}
+	})
 	return acc
 }
 

@@ -127,7 +127,10 @@ func (op dft) transform(c *ops.Context, x, length *tensor.Tensor, axis int64) ([
 	comps := x.Shape[r-1]
 	out := make([]float64, total)
 	re, im := make([]float64, n), make([]float64, n)
-	f := newFourier(n)
+	f, err := newFourier(c, n)
+	if err != nil {
+		return nil, err
+	}
 	for o := 0; o < outer; o++ {
 		for j := 0; j < inner; j++ {
 			clear(re)

@@ -39,7 +39,7 @@ func buildMelWeightMatrix(n *ops.Node, at *MelWeightMatrixAttrs) (ops.Operator, 
 // Run takes num_mel_bins, dft_length, sample_rate, lower_edge_hertz and
 // upper_edge_hertz, and returns the matrix [dft_length/2 + 1,
 // num_mel_bins].
-func (op melWeightMatrix) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (op melWeightMatrix) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	var iv [3]int64
 	for i, name := range []string{"num_mel_bins", "dft_length", "sample_rate"} {
 		v, err := ops.ScalarInt(in[i], name)
@@ -66,12 +66,20 @@ func (op melWeightMatrix) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Te
 	highMel := 2595 * math.Log10(1+hi[0]/700)
 	step := (highMel - lowMel) / float64(mels+2)
 	edge := make([]int, mels+2)
-	for i := range edge {
-		hz := 700 * (math.Pow(10, (float64(i)*step+lowMel)/2595) - 1)
-		edge[i] = int(math.Floor(float64(dftLen+1) * hz / float64(rate)))
+	err = inPieces(c, len(edge), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			hz := 700 * (math.Pow(10, (float64(i)*step+lowMel)/2595) - 1)
+			edge[i] = int(math.Floor(float64(dftLen+1) * hz / float64(rate)))
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make([]float64, total)
 	set := func(j, i int, v float64) error {
+		if err := c.Tick(1); err != nil {
+			return err
+		}
 		if j < 0 || j >= bins {
 			return ops.InputErrorf("mel band %d reaches bin %d, outside the %d DFT bins", i, j, bins)
 		}
@@ -79,25 +87,28 @@ func (op melWeightMatrix) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Te
 		return nil
 	}
 	for i := 0; i < int(mels); i++ {
-		l, c, h := edge[i], edge[i+1], edge[i+2]
-		if c == l {
-			if err := set(c, i, 1); err != nil {
+		l, m, h := edge[i], edge[i+1], edge[i+2]
+		if err := c.Tick(1); err != nil {
+			return nil, err
+		}
+		if m == l {
+			if err := set(m, i, 1); err != nil {
 				return nil, err
 			}
 		} else {
-			for j := l; j <= c; j++ {
-				if err := set(j, i, float64(j-l)/float64(c-l)); err != nil {
+			for j := l; j <= m; j++ {
+				if err := set(j, i, float64(j-l)/float64(m-l)); err != nil {
 					return nil, err
 				}
 			}
 		}
-		for j := c; j < h; j++ {
-			if err := set(j, i, float64(h-j)/float64(h-c)); err != nil {
+		for j := m; j < h; j++ {
+			if err := set(j, i, float64(h-j)/float64(h-m)); err != nil {
 				return nil, err
 			}
 		}
 	}
-	t, err := tensorops.CastTo(tensor.From(shape, out), op.dt)
+	t, err := tensorops.CastToContext(c, tensor.From(shape, out), op.dt)
 	if err != nil {
 		return nil, err
 	}

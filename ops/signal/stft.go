@@ -81,7 +81,10 @@ func (op stft) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error
 	xv := floatValues(x)
 	out := make([]float64, total)
 	re, im := make([]float64, frameLen), make([]float64, frameLen)
-	f := newFourier(frameLen)
+	f, err := newFourier(c, frameLen)
+	if err != nil {
+		return nil, err
+	}
 	for b := 0; b < batch; b++ {
 		for fr := 0; fr < frames; fr++ {
 			clear(re)

@@ -49,7 +49,7 @@ func (cw cosineWindow) build(n *ops.Node, at *WindowAttrs) (ops.Operator, error)
 }
 
 // Run takes the window's size and returns the window.
-func (op window) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (op window) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	size, err := ops.ScalarInt(in[0], "size")
 	if err != nil {
 		return nil, err
@@ -62,11 +62,16 @@ func (op window) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, err
 		den = float64(size - 1)
 	}
 	w := make([]float64, size)
-	for i := range w {
-		x := 2 * math.Pi * float64(i) / den
-		w[i] = op.a0 - op.a1*math.Cos(x) + op.a2*math.Cos(2*x)
+	err = inPieces(c, len(w), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			x := 2 * math.Pi * float64(i) / den
+			w[i] = op.a0 - op.a1*math.Cos(x) + op.a2*math.Cos(2*x)
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	t, err := tensorops.CastTo(tensor.From([]int{int(size)}, w), op.dt)
+	t, err := tensorops.CastToContext(c, tensor.From([]int{int(size)}, w), op.dt)
 	if err != nil {
 		return nil, err
 	}

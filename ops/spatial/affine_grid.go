@@ -94,7 +94,7 @@ func (op *affineGrid) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 			}
 		}
 	}
-	y, err := tensorops.CastTo(&tensor.Tensor{DType: tensor.Float64, Shape: out, Data: res}, theta.DType)
+	y, err := tensorops.CastToContext(c, &tensor.Tensor{DType: tensor.Float64, Shape: out, Data: res}, theta.DType)
 	if err != nil {
 		return nil, err
 	}

@@ -150,7 +150,7 @@ func (op *col2Im) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 			}
 		}
 	}
-	y, err := tensorops.CastTo(&tensor.Tensor{DType: tensor.Float64, Shape: out, Data: res}, x.DType)
+	y, err := tensorops.CastToContext(c, &tensor.Tensor{DType: tensor.Float64, Shape: out, Data: res}, x.DType)
 	if err != nil {
 		return nil, err
 	}

@@ -98,8 +98,9 @@ func segments(src []int) []segment {
 // gatherAxes is gather on a slice: rows along the last axis are built by
 // copying runs (when the source map has long runs: Pad, crops) or by a
 // per-element gather (Resize), and a row whose source row is that of the
-// row before (nearest upsampling repeats rows) is copied from it. It
-// stops with the request's error once the request ends.
+// row before (nearest upsampling repeats rows) is copied from it. Rows
+// longer than ops.TickEvery are built in pieces; it stops with the
+// request's error once the request ends.
 func gatherAxes[T any](oc *ops.Context, xs []T, in, out []int, n int, src [][]int, fill T) ([]T, error) {
 	res := make([]T, n)
 	if n == 0 {
@@ -119,9 +120,6 @@ func gatherAxes[T any](oc *ops.Context, xs []T, in, out []int, n int, src [][]in
 	idx := make([]int, r-1)
 	prevBase, prevRow := 0, -1
 	for row := 0; row*w < n; row++ {
-		if err := oc.Tick(w); err != nil {
-			return nil, err
-		}
 		base := 0
 		for d := 0; d < r-1; d++ {
 			s := src[d][idx[d]]
@@ -131,36 +129,51 @@ func gatherAxes[T any](oc *ops.Context, xs []T, in, out []int, n int, src [][]in
 			}
 			base += s * st[d]
 		}
-		dst := res[row*w : (row+1)*w]
-		switch {
-		case prevRow >= 0 && base == prevBase:
-			copy(dst, res[prevRow*w:(prevRow+1)*w])
-		case base < 0:
-			for i := range dst {
-				dst[i] = fill
+		k := 0 // the first segment that ends after lo
+		for lo := 0; lo < w; lo += ops.TickEvery {
+			hi := min(lo+ops.TickEvery, w)
+			if err := oc.Tick(hi - lo); err != nil {
+				return nil, err
 			}
-		case bySegs:
-			for _, sg := range segs {
-				if sg.src < 0 {
-					for i := sg.at; i < sg.at+sg.n; i++ {
-						dst[i] = fill
-					}
-				} else {
-					copy(dst[sg.at:sg.at+sg.n], xs[base+sg.src:base+sg.src+sg.n])
-				}
-			}
-		case hasFill:
-			for i, s := range last {
-				if s < 0 {
+			dst := res[row*w+lo : row*w+hi]
+			switch {
+			case prevRow >= 0 && base == prevBase:
+				copy(dst, res[prevRow*w+lo:prevRow*w+hi])
+			case base < 0:
+				for i := range dst {
 					dst[i] = fill
-				} else {
-					dst[i] = xs[base+s]
 				}
-			}
-		default:
-			row := xs[base:]
-			for i, s := range last {
-				dst[i] = row[s]
+			case bySegs:
+				for k < len(segs) && segs[k].at+segs[k].n <= lo {
+					k++
+				}
+				for _, sg := range segs[k:] {
+					if sg.at >= hi {
+						break
+					}
+					p, q := max(sg.at, lo), min(sg.at+sg.n, hi)
+					if sg.src < 0 {
+						for i := p; i < q; i++ {
+							dst[i-lo] = fill
+						}
+					} else {
+						at := base + sg.src + p - sg.at
+						copy(dst[p-lo:q-lo], xs[at:at+q-p])
+					}
+				}
+			case hasFill:
+				for i, s := range last[lo:hi] {
+					if s < 0 {
+						dst[i] = fill
+					} else {
+						dst[i] = xs[base+s]
+					}
+				}
+			default:
+				row := xs[base:]
+				for i, s := range last[lo:hi] {
+					dst[i] = row[s]
+				}
 			}
 		}
 		prevBase, prevRow = base, row

@@ -108,7 +108,7 @@ func (op *gridSample) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 			return nil, err
 		}
 	}
-	y, err := tensorops.CastTo(&tensor.Tensor{DType: tensor.Float64, Shape: out, Data: res}, x.DType)
+	y, err := tensorops.CastToContext(c, &tensor.Tensor{DType: tensor.Float64, Shape: out, Data: res}, x.DType)
 	if err != nil {
 		return nil, err
 	}

@@ -85,10 +85,16 @@ func resizeApply(c *ops.Context, x *tensor.Tensor, p *ResizePlan) (*tensor.Tenso
 		return nil, err
 	}
 	lo, hi := resizeIntRange(x.DType)
-	for i, v := range r {
-		r[i] = math.Max(math.Min(v, hi), lo)
+	for p := 0; p < len(r); p += ops.TickEvery {
+		q := min(p+ops.TickEvery, len(r))
+		if err := c.Tick(q - p); err != nil {
+			return nil, err
+		}
+		for i, v := range r[p:q] {
+			r[p+i] = math.Max(math.Min(v, hi), lo)
+		}
 	}
-	return tensorops.CastTo(&tensor.Tensor{DType: tensor.Float64, Shape: shape, Data: r}, x.DType)
+	return tensorops.CastToContext(c, &tensor.Tensor{DType: tensor.Float64, Shape: shape, Data: r}, x.DType)
 }
 
 // resizeIntRange is the range of an integer type, for saturating
@@ -206,28 +212,34 @@ func resizePass[T float32 | float64](oc *ops.Context, src []T, outer, in, inner 
 			}
 			continue
 		}
+		// Rows longer than the span between two looks at the request
+		// go in pieces.
+		span := max(ops.TickEvery/taps, 1)
 		for j := 0; j < out; j++ {
-			if err := oc.Tick(taps * inner); err != nil {
-				return nil, err
-			}
-			row := d[j*inner : (j+1)*inner]
-			if taps == 2 {
-				i0, i1 := ax.Index[2*j], ax.Index[2*j+1]
-				w0, w1 := w[2*j], w[2*j+1]
-				a, b := s[i0*inner:(i0+1)*inner], s[i1*inner:(i1+1)*inner]
-				for i := range row {
-					row[i] = w0*a[i] + w1*b[i]
+			for lo := 0; lo < inner; lo += span {
+				hi := min(lo+span, inner)
+				if err := oc.Tick(taps * (hi - lo)); err != nil {
+					return nil, err
 				}
-				continue
-			}
-			for k := j * taps; k < (j+1)*taps; k++ {
-				wk := w[k]
-				if wk == 0 {
+				row := d[j*inner+lo : j*inner+hi]
+				if taps == 2 {
+					i0, i1 := ax.Index[2*j], ax.Index[2*j+1]
+					w0, w1 := w[2*j], w[2*j+1]
+					a, b := s[i0*inner+lo:i0*inner+hi], s[i1*inner+lo:i1*inner+hi]
+					for i := range row {
+						row[i] = w0*a[i] + w1*b[i]
+					}
 					continue
 				}
-				a := s[ax.Index[k]*inner : (ax.Index[k]+1)*inner]
-				for i := range row {
-					row[i] += wk * a[i]
+				for k := j * taps; k < (j+1)*taps; k++ {
+					wk := w[k]
+					if wk == 0 {
+						continue
+					}
+					a := s[ax.Index[k]*inner+lo : ax.Index[k]*inner+hi]
+					for i := range row {
+						row[i] += wk * a[i]
+					}
 				}
 			}
 		}

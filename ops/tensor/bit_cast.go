@@ -37,11 +37,22 @@ func buildBitCast(n *ops.Node, at *BitCastAttrs) (ops.Operator, error) {
 	return bitCast{to: to}, nil
 }
 
-func (b bitCast) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (b bitCast) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, to := in[0], b.to
 	if x.DType == tensor.String || x.DType.Size() != to.Size() {
 		return nil, ops.InputErrorf("BitCast cannot reinterpret %v as %v: element sizes differ", x.DType, to)
 	}
-	raw := tensor.AppendLittleEndian(make([]byte, 0, x.Len()*to.Size()), x)
-	return []*tensor.Tensor{{DType: to, Shape: x.Shape, Data: tensor.FromLittleEndian(to, raw, x.Len())}}, nil
+	// piece by piece through little-endian bytes
+	n := x.Len()
+	from, mv := MoverOf(x.DType), MoverOf(to)
+	out := mv.Alloc(n)
+	var raw []byte
+	err := inPieces(c, n, func(lo, hi int) {
+		raw = tensor.AppendLittleEndian(raw[:0], &tensor.Tensor{DType: x.DType, Shape: []int{hi - lo}, Data: from.slice(x.Data, lo, hi)})
+		mv.CopyN(out, lo, tensor.FromLittleEndian(to, raw, hi-lo), 0, hi-lo)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []*tensor.Tensor{{DType: to, Shape: x.Shape, Data: out}}, nil
 }

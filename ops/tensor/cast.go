@@ -54,8 +54,8 @@ func buildCast(n *ops.Node, at *CastAttrs) (ops.Operator, error) {
 	return cast{to: dt}, nil
 }
 
-func (c cast) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	y, err := CastTo(in[0], c.to)
+func (c cast) Run(oc *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	y, err := CastToContext(oc, in[0], c.to)
 	if err != nil {
 		return nil, err
 	}
@@ -73,117 +73,147 @@ func (c cast) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error)
 // scientific notation and, in any case, "INF", "+INF", "-INF", "NaN" (a
 // string that is no number is an input error).
 func CastTo(x *tensor.Tensor, dt tensor.DataType) (*tensor.Tensor, error) {
+	return CastToContext(nil, x, dt)
+}
+
+// CastToContext is CastTo under the request: it converts piece by
+// piece, each piece counted with c.Tick, and stops with the request's
+// error once the request ends (c may be nil: no request to watch).
+func CastToContext(c *ops.Context, x *tensor.Tensor, dt tensor.DataType) (*tensor.Tensor, error) {
 	if x.DType == dt {
 		return x, nil
 	}
-	if dt == tensor.String {
-		return &tensor.Tensor{DType: dt, Shape: x.Shape, Data: formatStrings(x)}, nil
+	if !castable(dt) {
+		return nil, ops.Unsupportedf("casts to %v", dt)
 	}
-	src := x.Data
-	switch d := src.(type) {
-	case []string:
-		f, err := parseStrings(d, dt)
+	n := x.Len()
+	out, from := MoverOf(dt).Alloc(n), MoverOf(x.DType)
+	for lo := 0; lo < n; lo += ops.TickEvery {
+		hi := min(lo+ops.TickEvery, n)
+		if err := c.Tick(hi - lo); err != nil {
+			return nil, err
+		}
+		ok, err := castInto(MoverOf(dt).slice(out, lo, hi), from.slice(x.Data, lo, hi), dt)
 		if err != nil {
 			return nil, err
 		}
-		return &tensor.Tensor{DType: dt, Shape: x.Shape, Data: f}, nil
+		if !ok {
+			return nil, ops.Unsupportedf("casts from %v", x.DType)
+		}
+	}
+	return &tensor.Tensor{DType: dt, Shape: x.Shape, Data: out}, nil
+}
+
+// castable reports whether Cast produces dt.
+func castable(dt tensor.DataType) bool {
+	switch dt {
+	case tensor.String, tensor.Bool, tensor.Float16, tensor.BFloat16, tensor.Float32, tensor.Float64,
+		tensor.Int8, tensor.Uint8, tensor.Int16, tensor.Uint16, tensor.Int32, tensor.Uint32, tensor.Int64, tensor.Uint64:
+		return true
+	}
+	return false
+}
+
+// castInto converts src into dst, a slice of dt of the same length; it
+// reports false when it cannot convert from src's type.
+func castInto(dst, src any, dt tensor.DataType) (bool, error) {
+	if dt == tensor.String {
+		formatInto(dst.([]string), src)
+		return true, nil
+	}
+	switch d := src.(type) {
+	case []string:
+		return true, parseInto(dst, d, dt)
 	case []tensor.F16:
 		src = tensor.HalfToFloat32(d)
 	case []tensor.BF16:
 		src = tensor.HalfToFloat32(d)
 	}
-	var out any
-	switch dt {
-	case tensor.Bool:
-		b := make([]bool, x.Len())
+	switch d := dst.(type) {
+	case []bool:
 		for i, v := range (&tensor.Tensor{Data: src}).Float64s() {
-			b[i] = v != 0
+			d[i] = v != 0
 		}
-		out = b
-	case tensor.Float16:
-		out = halfFrom(src, tensor.F16FromFloat64)
-	case tensor.BFloat16:
-		out = halfFrom(src, tensor.BF16FromFloat64)
-	case tensor.Float32:
-		out = convertFrom[float32](src)
-	case tensor.Float64:
-		out = convertFrom[float64](src)
-	case tensor.Int8:
-		out = convertFrom[int8](src)
-	case tensor.Uint8:
-		out = convertFrom[uint8](src)
-	case tensor.Int16:
-		out = convertFrom[int16](src)
-	case tensor.Uint16:
-		out = convertFrom[uint16](src)
-	case tensor.Int32:
-		out = convertFrom[int32](src)
-	case tensor.Uint32:
-		out = convertFrom[uint32](src)
-	case tensor.Int64:
-		out = convertFrom[int64](src)
-	case tensor.Uint64:
-		out = convertFrom[uint64](src)
-	default:
-		return nil, ops.Unsupportedf("casts to %v", dt)
+		return true, nil
+	case []tensor.F16:
+		halfInto(d, src, tensor.F16FromFloat64)
+		return true, nil
+	case []tensor.BF16:
+		halfInto(d, src, tensor.BF16FromFloat64)
+		return true, nil
+	case []float32:
+		return convertInto(d, src), nil
+	case []float64:
+		return convertInto(d, src), nil
+	case []int8:
+		return convertInto(d, src), nil
+	case []uint8:
+		return convertInto(d, src), nil
+	case []int16:
+		return convertInto(d, src), nil
+	case []uint16:
+		return convertInto(d, src), nil
+	case []int32:
+		return convertInto(d, src), nil
+	case []uint32:
+		return convertInto(d, src), nil
+	case []int64:
+		return convertInto(d, src), nil
+	case []uint64:
+		return convertInto(d, src), nil
 	}
-	if out == nil {
-		return nil, ops.Unsupportedf("casts from %v", x.DType)
-	}
-	return &tensor.Tensor{DType: dt, Shape: x.Shape, Data: out}, nil
+	return false, nil
 }
 
-// halfFrom rounds numbers (FP16 and BF16 already widened to float32) to
+// halfInto rounds numbers (FP16 and BF16 already widened to float32) to
 // a half type once: float32 and integers up to 2^53 reach float64
 // exactly; larger integers lie far beyond every half type's range.
-func halfFrom[H tensor.F16 | tensor.BF16](src any, round func(float64) H) []H {
-	f := (&tensor.Tensor{Data: src}).Float64s()
-	out := make([]H, len(f))
-	for i, v := range f {
-		out[i] = round(v)
+func halfInto[H tensor.F16 | tensor.BF16](dst []H, src any, round func(float64) H) {
+	for i, v := range (&tensor.Tensor{Data: src}).Float64s() {
+		dst[i] = round(v)
 	}
-	return out
 }
 
-func convertFrom[D tensor.Numeric](src any) []D {
+// convertInto converts src's numbers (or BOOLs, to 0 and 1) into dst; it
+// reports false for any other src.
+func convertInto[D tensor.Numeric](dst []D, src any) bool {
 	switch s := src.(type) {
 	case []bool:
-		r := make([]D, len(s))
 		for i, v := range s {
 			if v {
-				r[i] = 1
+				dst[i] = 1
 			}
 		}
-		return r
 	case []uint8:
-		return convert[D](s)
+		convert(dst, s)
 	case []uint16:
-		return convert[D](s)
+		convert(dst, s)
 	case []uint32:
-		return convert[D](s)
+		convert(dst, s)
 	case []uint64:
-		return convert[D](s)
+		convert(dst, s)
 	case []int8:
-		return convert[D](s)
+		convert(dst, s)
 	case []int16:
-		return convert[D](s)
+		convert(dst, s)
 	case []int32:
-		return convert[D](s)
+		convert(dst, s)
 	case []int64:
-		return convert[D](s)
+		convert(dst, s)
 	case []float32:
-		return convert[D](s)
+		convert(dst, s)
 	case []float64:
-		return convert[D](s)
+		convert(dst, s)
+	default:
+		return false
 	}
-	return nil
+	return true
 }
 
-// convert returns src's values converted to D.
-func convert[D, S tensor.Numeric](src []S) []D {
-	out := make([]D, len(src))
+// convert sets dst to src's values converted to D.
+func convert[D, S tensor.Numeric](dst []D, src []S) {
+	dst = dst[:len(src)]
 	for i, v := range src {
-		out[i] = D(v)
+		dst[i] = D(v)
 	}
-	return out
 }

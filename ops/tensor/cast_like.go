@@ -30,8 +30,8 @@ func buildCastLike(n *ops.Node, at *CastLikeAttrs) (ops.Operator, error) {
 	return castLike{}, nil
 }
 
-func (castLike) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	y, err := CastTo(in[0], in[1].DType)
+func (castLike) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	y, err := CastToContext(c, in[0], in[1].DType)
 	if err != nil {
 		return nil, err
 	}

@@ -14,10 +14,9 @@ import (
 
 // --- numbers to strings ---------------------------------------------------
 
-// formatStrings formats every element of x as numpy's str does.
-func formatStrings(x *tensor.Tensor) []string {
-	out := make([]string, x.Len())
-	switch d := x.Data.(type) {
+// formatInto formats every element of src into out as numpy's str does.
+func formatInto(out []string, src any) {
+	switch d := src.(type) {
 	case []bool:
 		for i, v := range d {
 			out[i] = "False"
@@ -60,7 +59,6 @@ func formatStrings(x *tensor.Tensor) []string {
 	case []uint64:
 		formatUints(out, d)
 	}
-	return out
 }
 
 func formatInts[T int8 | int16 | int32 | int64](out []string, d []T) {
@@ -131,29 +129,31 @@ func formatFloat(v float64, sci string) string {
 
 // --- strings to numbers -----------------------------------------------------
 
-// parseStrings converts strings to dt.
-func parseStrings(d []string, dt tensor.DataType) (any, error) {
+// parseInto converts strings into dst, a slice of dt of the same length.
+func parseInto(dst any, d []string, dt tensor.DataType) error {
 	switch {
 	case dt.IsFloat():
 		f := make([]float64, len(d))
 		for i, s := range d {
 			v, err := parseFloatString(s)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			f[i] = v
 		}
-		switch dt {
-		case tensor.Float16:
-			return halfFrom(f, tensor.F16FromFloat64), nil
-		case tensor.BFloat16:
-			return halfFrom(f, tensor.BF16FromFloat64), nil
-		case tensor.Float32:
-			return convert[float32](f), nil
+		switch dst := dst.(type) {
+		case []tensor.F16:
+			halfInto(dst, f, tensor.F16FromFloat64)
+		case []tensor.BF16:
+			halfInto(dst, f, tensor.BF16FromFloat64)
+		case []float32:
+			convert(dst, f)
+		case []float64:
+			copy(dst, f)
 		}
-		return f, nil
+		return nil
 	case dt == tensor.Bool:
-		b := make([]bool, len(d))
+		b := dst.([]bool)
 		for i, s := range d {
 			switch t := strings.TrimSpace(s); {
 			case strings.EqualFold(t, "true"):
@@ -162,12 +162,12 @@ func parseStrings(d []string, dt tensor.DataType) (any, error) {
 			default:
 				v, err := parseFloatString(s)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				b[i] = v != 0
 			}
 		}
-		return b, nil
+		return nil
 	case dt.IsInteger():
 		signed := dt.IsSigned()
 		ints := make([]int64, len(d))
@@ -186,22 +186,19 @@ func parseStrings(d []string, dt tensor.DataType) (any, error) {
 			if err != nil { // "100.5" and the like: truncated, as Cast of the float would
 				v, ferr := parseFloatString(s)
 				if ferr != nil || math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) >= 1<<63 {
-					return nil, ops.InputErrorf("Cast: %q is not an integer of %v's range", s, dt)
+					return ops.InputErrorf("Cast: %q is not an integer of %v's range", s, dt)
 				}
 				ints[i], uints[i] = int64(v), uint64(int64(v))
 			}
 		}
-		wide := &tensor.Tensor{DType: tensor.Uint64, Data: uints}
+		var wide any = uints
 		if signed {
-			wide = &tensor.Tensor{DType: tensor.Int64, Data: ints}
+			wide = ints
 		}
-		t, err := CastTo(wide, dt) // narrower integers wrap
-		if err != nil {
-			return nil, err
-		}
-		return t.Data, nil
+		_, err := castInto(dst, wide, dt) // narrower integers wrap
+		return err
 	}
-	return nil, ops.Unsupportedf("casts from strings to %v", dt)
+	return ops.Unsupportedf("casts from strings to %v", dt)
 }
 
 // parseFloatString reads a decimal or scientific number, or (in any case)

@@ -108,7 +108,9 @@ func TestCastFromString(t *testing.T) {
 
 func fmtData(t *tensor.Tensor) string {
 	s := "["
-	for i, v := range formatStrings(t) {
+	out := make([]string, t.Len())
+	formatInto(out, t.Data)
+	for i, v := range out {
 		if i > 0 {
 			s += " "
 		}

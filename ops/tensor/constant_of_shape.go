@@ -35,7 +35,7 @@ func buildConstantOfShape(n *ops.Node, at *ConstantOfShapeAttrs) (ops.Operator, 
 	return constantOfShape{val: val}, nil
 }
 
-func (c constantOfShape) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (c constantOfShape) Run(oc *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	s := in[0]
 	dims, ok := s.Data.([]int64)
 	if !ok || s.Rank() != 1 {
@@ -52,53 +52,60 @@ func (c constantOfShape) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 	if err != nil {
 		return nil, ops.InputErrorf("ConstantOfShape: %v", err)
 	}
-	fillFirst(t.Data, c.val.Data)
+	if err := fillFirst(oc, t.Data, c.val.Data); err != nil {
+		return nil, err
+	}
 	return []*tensor.Tensor{t}, nil
 }
 
 // fillFirst sets every element of dst to the first element of src, a
-// slice of the same type.
-func fillFirst(dst, src any) {
+// slice of the same type, piece by piece under the request.
+func fillFirst(c *ops.Context, dst, src any) error {
 	switch d := dst.(type) {
 	case []bool:
-		Fill(d, src.([]bool)[0])
+		return Fill(c, d, src.([]bool)[0])
 	case []uint8:
-		Fill(d, src.([]uint8)[0])
+		return Fill(c, d, src.([]uint8)[0])
 	case []uint16:
-		Fill(d, src.([]uint16)[0])
+		return Fill(c, d, src.([]uint16)[0])
 	case []uint32:
-		Fill(d, src.([]uint32)[0])
+		return Fill(c, d, src.([]uint32)[0])
 	case []uint64:
-		Fill(d, src.([]uint64)[0])
+		return Fill(c, d, src.([]uint64)[0])
 	case []int8:
-		Fill(d, src.([]int8)[0])
+		return Fill(c, d, src.([]int8)[0])
 	case []int16:
-		Fill(d, src.([]int16)[0])
+		return Fill(c, d, src.([]int16)[0])
 	case []int32:
-		Fill(d, src.([]int32)[0])
+		return Fill(c, d, src.([]int32)[0])
 	case []int64:
-		Fill(d, src.([]int64)[0])
+		return Fill(c, d, src.([]int64)[0])
 	case []float32:
-		Fill(d, src.([]float32)[0])
+		return Fill(c, d, src.([]float32)[0])
 	case []float64:
-		Fill(d, src.([]float64)[0])
+		return Fill(c, d, src.([]float64)[0])
 	case []tensor.F16:
-		Fill(d, src.([]tensor.F16)[0])
+		return Fill(c, d, src.([]tensor.F16)[0])
 	case []tensor.BF16:
-		Fill(d, src.([]tensor.BF16)[0])
+		return Fill(c, d, src.([]tensor.BF16)[0])
 	case []string:
-		Fill(d, src.([]string)[0])
+		return Fill(c, d, src.([]string)[0])
 	}
+	return nil
 }
 
 // Fill sets every element of d, a slice fresh from tensor.New (all zero),
-// to v.
-func Fill[T tensor.Elem](d []T, v T) {
+// to v, piece by piece; it stops with the request's error once the
+// request ends (c may be nil: no request to watch).
+func Fill[T tensor.Elem](c *ops.Context, d []T, v T) error {
 	var zero T
 	if v == zero {
-		return // already zero
+		return nil // already zero
 	}
-	for i := range d {
-		d[i] = v
-	}
+	return inPieces(c, len(d), func(lo, hi int) {
+		d := d[lo:hi]
+		for i := range d {
+			d[i] = v
+		}
+	})
 }

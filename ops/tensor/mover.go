@@ -31,6 +31,8 @@ type Mover interface {
 
 	// strided is Strided counting its work with c.Tick (c may be nil).
 	strided(c *ops.Context, dst, src any, shape, strides []int, base int) error
+	// slice returns src[lo:hi].
+	slice(src any, lo, hi int) any
 }
 
 type typedMover[T tensor.Elem] struct{}
@@ -45,6 +47,8 @@ func (typedMover[T]) Strided(dst, src any, shape, strides []int, base int) {
 func (typedMover[T]) strided(c *ops.Context, dst, src any, shape, strides []int, base int) error {
 	return stridedCopy(c, dst.([]T), src.([]T), shape, strides, base)
 }
+
+func (typedMover[T]) slice(src any, lo, hi int) any { return src.([]T)[lo:hi] }
 
 func (typedMover[T]) Runs(dst any, at int, src any, base int, offs []int, run int) {
 	d, s := dst.([]T)[at:], src.([]T)[base:]

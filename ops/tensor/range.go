@@ -65,7 +65,7 @@ func (op rangeOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 		}); err != nil {
 			return nil, err
 		}
-		y, err := CastTo(tensor.From([]int{count}, out), dt)
+		y, err := CastToContext(c, tensor.From([]int{count}, out), dt)
 		if err != nil {
 			return nil, err
 		}
