@@ -7,6 +7,7 @@ import (
 
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/ops/conv"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -14,30 +15,38 @@ import (
 // + b has
 //
 //	dx = convᵀ(dy, W)      (ConvTranspose of dy)
-//	dW = Σ dy ⊗ im2col(x)  (model.ConvWeightGradient)
+//	dW = Σ dy ⊗ im2col(x)  (conv.WeightGradient)
 //	db = Σ_{batch, positions} dy
 //
 // and ConvTranspose, y = convᵀ(x, W) + b, the mirror: dx = conv(dy, W),
 // dW = Σ x ⊗ im2col(dy). Every product runs on the float tiles of the
 // engine the model runs on (Step.Exec). A weight the kernels hold as int8
 // is used dequantized (the straight-through estimator): the gradient flows
-// as if through the weights the forward pass multiplied by.
+// as if through the weights the forward pass multiplied by. The compiled
+// operator (conv.Convolution, conv.Transposed) gives the geometry and the
+// weight its kernels hold.
 
 func init() {
 	bindGrad(func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
-		at := st.Params.(*model.ConvAttrs)
-		return convBackward(st.Exec, at.Geometry, at.HeldWeight(), false, in, dy, need)
-	}, model.Conv)
+		op, ok := st.Operator.(*conv.Convolution)
+		if !ok {
+			return nil, fmt.Errorf("autodiff: Conv compiled to %T", st.Operator)
+		}
+		return convBackward(st.Exec, op.Geometry, op.HeldWeight(), false, in, dy, need)
+	}, conv.Conv)
 	bindGrad(func(st model.Step, in []*tensor.Tensor, y *tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
-		at := st.Params.(*model.ConvTransposeAttrs)
-		return convBackward(st.Exec, at.Geometry, at.HeldWeight(), true, in, dy, need)
-	}, model.ConvTranspose)
+		op, ok := st.Operator.(*conv.Transposed)
+		if !ok {
+			return nil, fmt.Errorf("autodiff: ConvTranspose compiled to %T", st.Operator)
+		}
+		return convBackward(st.Exec, op.Geometry, op.HeldWeight(), true, in, dy, need)
+	}, conv.ConvTranspose)
 }
 
 // convBackward returns the gradients of x, W and b on e, the engine the
 // node ran on. held, when not nil, is the weight as the kernels multiply by
 // it; otherwise in[1] is.
-func convBackward(e *gemm.Engine, geometry func(x, w []int) (*model.ConvGeometry, error), held *tensor.Tensor, transposed bool, in []*tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
+func convBackward(e *gemm.Engine, geometry func(x, w []int) (*conv.Geometry, error), held *tensor.Tensor, transposed bool, in []*tensor.Tensor, dy []float32, need []bool) ([][]float32, error) {
 	xv, err := floats(in[0], "the input")
 	if err != nil {
 		return nil, err
@@ -66,9 +75,9 @@ func convBackward(e *gemm.Engine, geometry func(x, w []int) (*model.ConvGeometry
 	dx := make([][]float32, len(in))
 	if need[0] {
 		if transposed {
-			dx[0], err = model.ConvForward(e, g, dy, wv)
+			dx[0], err = conv.Forward(e, g, dy, wv)
 		} else {
-			dx[0], err = model.ConvAdjoint(e, g, dy, wv)
+			dx[0], err = conv.Adjoint(e, g, dy, wv)
 		}
 		if err != nil {
 			return nil, err
@@ -76,9 +85,9 @@ func convBackward(e *gemm.Engine, geometry func(x, w []int) (*model.ConvGeometry
 	}
 	if len(need) > 1 && need[1] && in[1] != nil {
 		if transposed {
-			dx[1], err = model.ConvWeightGradient(e, g, dy, xv)
+			dx[1], err = conv.WeightGradient(e, g, dy, xv)
 		} else {
-			dx[1], err = model.ConvWeightGradient(e, g, xv, dy)
+			dx[1], err = conv.WeightGradient(e, g, xv, dy)
 		}
 		if err != nil {
 			return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/quantserve/quantserve/internal/onnxbuild"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/ops/conv"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -105,13 +106,13 @@ func TestConvStraightThroughEstimator(t *testing.T) {
 			deq[i] = float32(quant.Quantize(wv[i], s)) * s
 		}
 	}
-	geo, err := (&model.ConvAttrs{Group: 1, Pads: []int64{1, 1, 1, 1}}).Geometry(xs, ws)
+	geo, err := (&conv.ConvAttrs{Group: 1, Pads: []int64{1, 1, 1, 1}}).Geometry(xs, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dy := seed.Data.([]float32)
-	want, _ := model.ConvAdjoint(gemm.Default(), geo, dy, deq)
-	float, _ := model.ConvAdjoint(gemm.Default(), geo, dy, wv)
+	want, _ := conv.Adjoint(gemm.Default(), geo, dy, deq)
+	float, _ := conv.Adjoint(gemm.Default(), geo, dy, wv)
 	dx := grads[0].Tensor.Data.([]float32)
 	var apart float64
 	for i := range want {
@@ -123,7 +124,7 @@ func TestConvStraightThroughEstimator(t *testing.T) {
 	if apart < 1e-4 {
 		t.Fatalf("the float and dequantized weights give the same dx (%v apart): the check cannot tell them apart", apart)
 	}
-	wantW, _ := model.ConvWeightGradient(gemm.Default(), geo, x.Data.([]float32), dy)
+	wantW, _ := conv.WeightGradient(gemm.Default(), geo, x.Data.([]float32), dy)
 	for i, v := range grads[1].Tensor.Data.([]float32) {
 		if math.Abs(float64(v-wantW[i])) > 1e-5*(1+math.Abs(float64(wantW[i]))) {
 			t.Fatalf("dW[%d] = %v, want %v", i, v, wantW[i])
@@ -170,12 +171,12 @@ func TestConvTransposeStraightThroughEstimator(t *testing.T) {
 			deq[c*cols+j] = float32(quant.Quantize(wv[c*cols+j], s)) * s
 		}
 	}
-	geo, err := (&model.ConvTransposeAttrs{Group: 1, Strides: []int64{2, 2}, Pads: []int64{1, 1, 1, 1}}).Geometry(xs, ws)
+	geo, err := (&conv.ConvTransposeAttrs{Group: 1, Strides: []int64{2, 2}, Pads: []int64{1, 1, 1, 1}}).Geometry(xs, ws, 11)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := model.ConvForward(gemm.Default(), geo, seed.Data.([]float32), deq)
-	float, _ := model.ConvForward(gemm.Default(), geo, seed.Data.([]float32), wv)
+	want, _ := conv.Forward(gemm.Default(), geo, seed.Data.([]float32), deq)
+	float, _ := conv.Forward(gemm.Default(), geo, seed.Data.([]float32), wv)
 	var apart float64
 	for i, v := range grads[0].Tensor.Data.([]float32) {
 		if math.Abs(float64(v-want[i])) > 1e-5*(1+math.Abs(float64(want[i]))) {

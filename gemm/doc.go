@@ -41,6 +41,18 @@
 // rows's buffers; QMatMulRows writes N values per row at the caller's row
 // stride, so a tile's outputs land directly in the output image.
 //
+// # Loops split across the workers
+//
+// An operator whose work is a loop of independent units (a convolution's
+// tiles of output positions) spreads it over the same workers with
+// Parallel: the caller and the workers claim chunks of units until none
+// is left, each chunk's products running on Serial, the engine's one-core
+// twin, so they never wait on the workers the chunks occupy.
+//
+//	err := e.Parallel(tiles, macs, func(pe *gemm.Engine, t0, t1 int) error {
+//		return pe.MatMulStrided(...) // for tiles t0..t1-1
+//	})
+//
 // # Exactness
 //
 // Activations are quantized per row to unsigned bytes with a zero point

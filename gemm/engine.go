@@ -21,6 +21,9 @@ type Engine struct {
 	// reads (NP panels × kc groups): the block stays in L1/L2 while every
 	// row tile of a chunk passes over it.
 	kcBytes int
+	// serial is the one-core engine of Serial, made on first use.
+	serialOnce sync.Once
+	serial     *Engine
 }
 
 // New returns an Engine on table t using at most threads cores. Its

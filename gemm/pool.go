@@ -119,3 +119,43 @@ func protect(f func()) (err error) {
 	f()
 	return nil
 }
+
+// share runs f on the caller and, at the same time, on up to helpers of
+// the pool's workers, and returns when every run has returned: f is a
+// loop that claims its own work, so however many runs start, each part
+// of the work runs once. A worker is handed its run as soon as it is
+// free (the caller waits for that, as Run does, and then runs f itself).
+// A run that panics is recovered where it ran; share returns the first
+// such panic as a *PanicError. After Close only the caller runs f.
+func (p *Pool) share(helpers int, f func()) error {
+	errs := make([]error, helpers+1)
+	var wg sync.WaitGroup
+	for i := 1; i <= helpers; i++ {
+		wg.Add(1)
+		job := func() {
+			defer wg.Done()
+			errs[i] = protect(f)
+		}
+		select {
+		case p.tasks <- job:
+		case <-p.quit:
+			wg.Done() // closed: the caller's run does the work
+		}
+	}
+	errs[0] = protect(f)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// serialPool returns a pool of one and no workers: Run runs every task
+// on its caller, and Close has nothing to stop.
+func serialPool() *Pool {
+	p := &Pool{n: 1, quit: make(chan struct{})}
+	p.once.Do(func() { close(p.quit) })
+	return p
+}

@@ -67,7 +67,7 @@ func benchCNN(b *testing.B, dir string, item []int, batches []int) {
 				}
 				in := map[string]*tensor.Tensor{m.Inputs[0].Name: tensor.From(shape, x)}
 				b.ReportAllocs()
-				cpu0 := convCPUTime()
+				cpu0 := cpuTime()
 				for b.Loop() {
 					if _, err := m.Run(context.Background(), in, nil); err != nil {
 						b.Fatal(err)
@@ -77,7 +77,7 @@ func benchCNN(b *testing.B, dir string, item []int, batches []int) {
 				// The process's CPU time per image (the collector's
 				// included) moves less than the wall clock when
 				// neighbours load the machine.
-				if cpu := convCPUTime() - cpu0; cpu > 0 {
+				if cpu := cpuTime() - cpu0; cpu > 0 {
 					b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(n*b.N), "cpu-ms/image")
 				}
 			})

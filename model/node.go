@@ -6,7 +6,6 @@ import (
 
 	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/ops"
-	"github.com/quantserve/quantserve/ops/norm"
 	"github.com/quantserve/quantserve/ops/reduce"
 	tensorops "github.com/quantserve/quantserve/ops/tensor"
 	"github.com/quantserve/quantserve/tensor"
@@ -28,10 +27,6 @@ type node struct {
 	qdq    []*ops.QDQWeight // int8 weights behind constant DequantizeLinear outputs
 	unused []bool           // inputs the compiled op does not read at run time
 
-	// runCtx, when a builder sets it, runs the node instead of the opFunc
-	// the builder returns: for operators that need the request's context
-	// (control flow running subgraphs).
-	runCtx func(ctx context.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error)
 	// extraIn are slots of this graph the node's subgraphs capture; they
 	// reach the op after its own inputs.
 	extraIn []int
@@ -155,12 +150,6 @@ const reduceBlock = reduce.Block
 func rowSumSquares[T float32 | float64](x []T) float64 { return reduce.RowSumSquares(x) }
 
 func prodInts(s []int) int { return ops.ProdInts(s) }
-
-func bnParams(ts []*tensor.Tensor) ([4][]float64, error) { return norm.BatchNormParams(ts) }
-
-func newBatchNormFold(scale, bias, mean, variance []float64, eps float64) *norm.BatchNormFold {
-	return norm.NewBatchNormFold(scale, bias, mean, variance, eps)
-}
 
 // partHost is the compiler's record of a part of n's operator
 // (ops.Node.PartHost): a node of its own, whose layers are the model's,

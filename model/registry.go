@@ -9,9 +9,8 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// The registry lives in package ops. The operators still in this package
-// register through register, whose builders see the compiler's own node;
-// each moves to its family's package under ops/ as an Operator value.
+// The registry lives in package ops; every operator registers there from
+// its family's package under ops/.
 
 // Descriptor describes one implementation of an ONNX operator over a
 // range of opsets (see ops.Descriptor).
@@ -36,34 +35,9 @@ func lookup(domain, typ string, opset int64) (*Descriptor, error) {
 	return ops.Lookup(domain, typ, opset)
 }
 
-// opFunc runs a compiled node of this package. Inputs are never modified;
-// an absent optional input is nil.
+// opFunc runs a compiled node. Inputs are never modified; an absent
+// optional input is nil.
 type opFunc func(in []*tensor.Tensor) ([]*tensor.Tensor, error)
-
-// ctxFunc runs a compiled node that needs the request's context.
-type ctxFunc func(ctx context.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error)
-
-// Run calls f with c's context.
-func (f ctxFunc) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return f(c.Context(), in)
-}
-
-// register adds an operator of this package to the registry: build
-// compiles the compiler's node (the ops.Node's Host) into an opFunc, or
-// sets the node's runCtx. It returns the registered descriptor.
-func register[A any](d Descriptor, build func(n *node, a *A) (opFunc, error)) *Descriptor {
-	return ops.Register(d, func(on *ops.Node, a *A) (ops.Operator, error) {
-		n := on.Host.(*node)
-		f, err := build(n, a)
-		if err != nil {
-			return nil, err
-		}
-		if n.runCtx != nil {
-			return ctxFunc(n.runCtx), nil
-		}
-		return ops.Func(f), nil
-	})
-}
 
 // opsNode returns the registry's view of n; its Host is n.
 func (n *node) opsNode() *ops.Node {

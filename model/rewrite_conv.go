@@ -5,12 +5,13 @@ import (
 	"slices"
 
 	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/ops/conv"
 	"github.com/quantserve/quantserve/tensor"
 )
 
 // Rewrites of convolutional networks, as ONNX Runtime's graph optimizer
 // does them: a Conv with a constant float32 weight absorbs what follows it
-// into one quantserve.FusedConv node (op_conv_fused.go):
+// into one quantserve.FusedConv node (conv.FusedConv):
 //
 //	Mul → Conv                         a channel scale (squeeze-and-excitation)
 //	                                   applied as the image is laid out
@@ -31,20 +32,20 @@ func init() {
 }
 
 // fusedConvType is the op type of the fused convolution.
-const fusedConvType = "FusedConv"
+const fusedConvType = conv.FusedConvType
 
 // FusedConv input positions.
 const (
-	fusedX = iota
-	fusedW
-	fusedB
-	fusedBNScale
-	fusedBNBias
-	fusedBNMean
-	fusedBNVar
-	fusedResidual
-	fusedXScale
-	fusedInputs
+	fusedX        = conv.FusedX
+	fusedW        = conv.FusedW
+	fusedB        = conv.FusedB
+	fusedBNScale  = conv.FusedBNScale
+	fusedBNBias   = conv.FusedBNBias
+	fusedBNMean   = conv.FusedBNMean
+	fusedBNVar    = conv.FusedBNVar
+	fusedResidual = conv.FusedResidual
+	fusedXScale   = conv.FusedXScale
+	fusedInputs   = conv.FusedInputs
 )
 
 // fuseConvs replaces each Conv with a constant float32 weight and what it

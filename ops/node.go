@@ -45,8 +45,9 @@ type Node struct {
 	// of the node (see Part); the graph compiler sets it.
 	PartHost func(part *Node) any
 
-	// Host is the graph compiler's own record of the node, for builders
-	// that still live in package model.
+	// Host is the graph compiler's own record of the node: what it
+	// implements of LayerRecorder and InputHolder hears a builder's
+	// AddLayer and HoldInputs (nil: nobody listens, as in opstest).
 	Host any
 }
 

@@ -20,8 +20,9 @@ type Func func(in []*tensor.Tensor) ([]*tensor.Tensor, error)
 func (f Func) Run(_ *Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) { return f(in) }
 
 // Context is what an operator runs with: the request's context (its
-// deadline and cancellation) and the engine the model's products run on.
-// One Context serves one run of a graph; operators may keep nothing of it.
+// deadline and cancellation) and the engine the model's products run on,
+// over whose threads ParallelFor spreads an operator's own loops. One
+// Context serves one run of a graph; operators may keep nothing of it.
 type Context struct {
 	ctx      context.Context
 	engine   *gemm.Engine

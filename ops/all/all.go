@@ -11,6 +11,7 @@ import (
 	_ "github.com/quantserve/quantserve/ops/attention"
 	_ "github.com/quantserve/quantserve/ops/contrib"
 	_ "github.com/quantserve/quantserve/ops/control"
+	_ "github.com/quantserve/quantserve/ops/conv"
 	_ "github.com/quantserve/quantserve/ops/detection"
 	_ "github.com/quantserve/quantserve/ops/image"
 	_ "github.com/quantserve/quantserve/ops/index"

@@ -1,15 +1,15 @@
 //go:build unix
 
-package model
+package conv
 
 import (
 	"syscall"
 	"time"
 )
 
-// convCPUTime returns the CPU time the process has used (user and
+// cpuTime returns the CPU time the process has used (user and
 // system), which a benchmark on a shared machine divides work by.
-func convCPUTime() time.Duration {
+func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0

@@ -4,4 +4,4 @@ package model
 
 import "time"
 
-func convCPUTime() time.Duration { return 0 }
+func cpuTime() time.Duration { return 0 }

@@ -1,16 +1,19 @@
-package model
+package conv
 
 import (
 	"math"
 
 	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
 
-func init() {
-	// DeformConv 22 only widened types.
-	register(Descriptor{Type: "DeformConv", Since: 19, Fold: true}, buildDeformConv)
-}
+// DeformConv is a convolution whose kernel taps sample the input at
+// learned fractional offsets (multilinear interpolation, zero outside the
+// input), each scaled by a mask. It runs as Conv does, with the im2col
+// rows gathered by sampling, and the product on the float tiles. Opset 22
+// only widened its types.
+var DeformConv = ops.Op{ops.Register(ops.Descriptor{Type: "DeformConv", Since: 19, Fold: true}, buildDeformConv)}
 
 // DeformConvAttrs are the attributes of DeformConv.
 type DeformConvAttrs struct {
@@ -22,86 +25,72 @@ type DeformConvAttrs struct {
 	Strides     []int64 `onnx:"strides"`
 }
 
-// buildDeformConv implements DeformConv: a convolution whose kernel taps
-// sample the input at learned fractional offsets (multilinear
-// interpolation, zero outside the input), each scaled by a mask. It runs
-// as Conv does, with the im2col rows gathered by sampling, and the product
-// on the float tiles.
-func buildDeformConv(n *node, at *DeformConvAttrs) (opFunc, error) {
-	if err := n.checkArity(3, 5, 1, 1); err != nil {
+// deformConv is a compiled DeformConv.
+type deformConv struct{ at *DeformConvAttrs }
+
+func buildDeformConv(n *ops.Node, at *DeformConvAttrs) (ops.Operator, error) {
+	if err := n.CheckArity(3, 5, 1, 1); err != nil {
 		return nil, err
 	}
-	if err := checkConvAttrs("NOTSET", at.Group, at.KernelShape, at.Strides, at.Dilations, at.Pads); err != nil {
+	if err := checkAttrs("NOTSET", at.Group, at.KernelShape, at.Strides, at.Dilations, at.Pads); err != nil {
 		return nil, err
 	}
-	if at.OffsetGroup < 1 || at.OffsetGroup > convMaxAttr {
-		return nil, inputErrorf("offset_group %d must be positive", at.OffsetGroup)
+	if at.OffsetGroup < 1 || at.OffsetGroup > maxAttr {
+		return nil, ops.InputErrorf("offset_group %d must be positive", at.OffsetGroup)
 	}
-	exec := n.opts.Exec
-	return func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		var b, mask *tensor.Tensor
-		if len(in) > 3 {
-			b = in[3]
-		}
-		if len(in) > 4 {
-			mask = in[4]
-		}
-		y, err := runDeformConv(exec, at, in[0], in[1], in[2], b, mask)
-		if err != nil {
-			return nil, err
-		}
-		return []*tensor.Tensor{y}, nil
-	}, nil
+	return &deformConv{at: at}, nil
 }
 
-func runDeformConv(e *gemm.Engine, at *DeformConvAttrs, x, w, offset, b, mask *tensor.Tensor) (*tensor.Tensor, error) {
+func (o *deformConv) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	const op = "DeformConv"
-	if !convFloatType(x.DType) {
-		return nil, inputErrorf("%s takes floating-point inputs, got %v", op, x.DType)
+	at := o.at
+	x, w, offset, b, mask := in[0], in[1], in[2], input(in, 3), input(in, 4)
+	if !isFloat(x.DType) {
+		return nil, ops.InputErrorf("%s takes floating-point inputs, got %v", op, x.DType)
 	}
 	for _, t := range []*tensor.Tensor{w, offset, b, mask} {
 		if t != nil && t.DType != x.DType {
-			return nil, inputErrorf("%s operands have types %v and %v", op, x.DType, t.DType)
+			return nil, ops.InputErrorf("%s operands have types %v and %v", op, x.DType, t.DType)
 		}
 	}
-	g, err := convGeometry(op, x.Shape, w.Shape, "NOTSET", int(at.Group), at.KernelShape, at.Strides, at.Dilations, at.Pads)
+	g, err := forwardGeometry(op, x.Shape, w.Shape, "NOTSET", int(at.Group), at.KernelShape, at.Strides, at.Dilations, at.Pads)
 	if err != nil {
 		return nil, err
 	}
 	d, kk := len(g.In), g.KernelSize()
 	og := int(at.OffsetGroup)
 	if g.C%og != 0 {
-		return nil, inputErrorf("%s input has %d channels, not a multiple of offset_group %d", op, g.C, og)
+		return nil, ops.InputErrorf("%s input has %d channels, not a multiple of offset_group %d", op, g.C, og)
 	}
 	wantOff := append([]int{g.Batch, og * kk * d}, g.Out...)
-	if !equalShape(offset.Shape, wantOff) {
-		return nil, inputErrorf("%s offset %s must have shape %s", op, tensor.ShapeString(offset.Shape), tensor.ShapeString(wantOff))
+	if !ops.EqualShape(offset.Shape, wantOff) {
+		return nil, ops.InputErrorf("%s offset %s must have shape %s", op, tensor.ShapeString(offset.Shape), tensor.ShapeString(wantOff))
 	}
 	if mask != nil {
-		if want := append([]int{g.Batch, og * kk}, g.Out...); !equalShape(mask.Shape, want) {
-			return nil, inputErrorf("%s mask %s must have shape %s", op, tensor.ShapeString(mask.Shape), tensor.ShapeString(want))
+		if want := append([]int{g.Batch, og * kk}, g.Out...); !ops.EqualShape(mask.Shape, want) {
+			return nil, ops.InputErrorf("%s mask %s must have shape %s", op, tensor.ShapeString(mask.Shape), tensor.ShapeString(want))
 		}
 	}
 	var bias []float32
 	if b != nil {
 		if b.Rank() != 1 || b.Shape[0] != g.M {
-			return nil, inputErrorf("%s bias %s must be 1-D with %d values", op, tensor.ShapeString(b.Shape), g.M)
+			return nil, ops.InputErrorf("%s bias %s must be 1-D with %d values", op, tensor.ShapeString(b.Shape), g.M)
 		}
-		bias = convAsFloat32(b)
+		bias = asFloat32(b)
 	}
 	outShape := append([]int{g.Batch, g.M}, g.Out...)
 	size, _ := tensor.NumElements(outShape)
 	y := make([]float32, size)
-	xv, wv, ov := convAsFloat32(x), convAsFloat32(w), convAsFloat32(offset)
+	xv, wv, ov := asFloat32(x), asFloat32(w), asFloat32(offset)
 	var mv []float32
 	if mask != nil {
-		mv = convAsFloat32(mask)
+		mv = asFloat32(mask)
 	}
-	cw, err := prepareConvWeights(wv, w.Shape, g.Group, false, false, 0)
+	cw, err := prepareWeights(wv, w.Shape, g.Group, false, false, 0)
 	if err != nil {
 		return nil, err
 	}
-	if err := deformForward(e, g, cw, og, xv, ov, mv, bias, y); err != nil {
+	if err := deformForward(c, g, cw, og, xv, ov, mv, bias, y); err != nil {
 		return nil, err
 	}
 	if x.DType == tensor.Float64 {
@@ -109,39 +98,26 @@ func runDeformConv(e *gemm.Engine, at *DeformConvAttrs, x, w, offset, b, mask *t
 		for i, v := range y {
 			r[i] = float64(v)
 		}
-		return tensor.From(outShape, r), nil
+		return ops.Result(tensor.From(outShape, r), nil)
 	}
-	return convResult(x.DType, outShape, y), nil
-}
-
-// convAsFloat32 returns a float tensor's values as float32.
-func convAsFloat32(t *tensor.Tensor) []float32 {
-	if d, ok := t.Data.([]float64); ok {
-		r := make([]float32, len(d))
-		for i, v := range d {
-			r[i] = float32(v)
-		}
-		return r
-	}
-	v, _ := convFloats(t)
-	return v
+	return ops.Result(fromFloats(x.DType, outShape, y), nil)
 }
 
 // deformForward runs the deformable convolution tile by tile: rows of
 // sampled, masked input values, multiplied on the float tiles.
-func deformForward(e *gemm.Engine, g *ConvGeometry, cw *convWeights, og int, x, offset, mask, bias, y []float32) error {
+func deformForward(c *ops.Context, g *Geometry, cw *gemmWeights, og int, x, offset, mask, bias, y []float32) error {
 	inSize, outSize, kk := g.InSize(), g.OutSize(), g.KernelSize()
 	cg, mg := g.cg(), g.mg()
 	if g.Batch == 0 || g.M == 0 || outSize == 0 {
 		return nil
 	}
 	if cw.k == 0 {
-		convFillBias(y, bias, g.Batch, g.M, outSize)
+		fillBias(y, bias, g.Batch, g.M, outSize)
 		return nil
 	}
 	d := len(g.In)
-	taps := newConvTaps(g)
-	tile := convTileRows(max(cw.k, cw.n))
+	taps := newTaps(g)
+	tile := tileRows(max(cw.k, cw.n))
 	tiles := (outSize + tile - 1) / tile
 	perOG := g.C / og
 	inStr := tensor.Strides(g.In)
@@ -154,10 +130,10 @@ func deformForward(e *gemm.Engine, g *ConvGeometry, cw *convWeights, og int, x, 
 			mb = mask[b*og*kk*outSize:]
 		}
 		yb := y[b*g.M*outSize : (b+1)*g.M*outSize]
-		err := convRun(e, tiles*g.Group, outSize*cw.k*g.M*4, func(e *gemm.Engine, s *convScratch, task int) error {
+		err := run(c, tiles*g.Group, outSize*cw.k*g.M*4, func(e *gemm.Engine, s *scratch, task int) error {
 			gi, p0 := task/tiles, task%tiles*tile
 			n := min(tile, outSize-p0)
-			s.rows = convGrow(s.rows, n*cw.k)
+			s.rows = grow(s.rows, n*cw.k)
 			idx := make([]int, corners)
 			wts := make([]float32, corners)
 			pos := taps.pos(p0)
@@ -166,16 +142,16 @@ func deformForward(e *gemm.Engine, g *ConvGeometry, cw *convWeights, og int, x, 
 				row := s.rows[r*cw.k : (r+1)*cw.k]
 				for kidx := 0; kidx < kk; kidx++ {
 					for ci := 0; ci < cg; ci++ {
-						c := gi*cg + ci
-						o := c / perOG
-						if ci == 0 || c%perOG == 0 {
+						ch := gi*cg + ci
+						o := ch / perOG
+						if ci == 0 || ch%perOG == 0 {
 							deformCorners(g, taps, pos, ob, o, kidx, p, outSize, inStr, idx, wts)
 						}
 						m := float32(1)
 						if mb != nil {
 							m = mb[(o*kk+kidx)*outSize+p]
 						}
-						plane := xb[c*inSize : (c+1)*inSize]
+						plane := xb[ch*inSize : (ch+1)*inSize]
 						var v float32
 						for j, at := range idx {
 							if at >= 0 {
@@ -187,7 +163,7 @@ func deformForward(e *gemm.Engine, g *ConvGeometry, cw *convWeights, og int, x, 
 				}
 				pos.next()
 			}
-			s.out = convGrow(s.out, n*mg)
+			s.out = grow(s.out, n*mg)
 			if err := cw.gemmTo(e, s, gi, s.rows, n, s.out, cw.n); err != nil {
 				return err
 			}
@@ -214,7 +190,7 @@ func deformForward(e *gemm.Engine, g *ConvGeometry, cw *convWeights, og int, x, 
 // deformCorners sets the 2^d interpolation corners (In index, or -1
 // outside the input) and weights of kernel offset kidx at output position
 // p, offset group o.
-func deformCorners(g *ConvGeometry, taps *convTaps, pos *convPos, offset []float32, o, kidx, p, outSize int, inStr []int, idx []int, wts []float32) {
+func deformCorners(g *Geometry, taps *taps, pos *position, offset []float32, o, kidx, p, outSize int, inStr []int, idx []int, wts []float32) {
 	d, kk := len(g.In), len(taps.lin)
 	var fl [8]int
 	var fr [8]float32

@@ -1,0 +1,222 @@
+package gemm
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quantserve/quantserve/dispatch"
+)
+
+// parallelRun records what one call of Parallel did: how often each unit
+// ran, the chunks, and the engines f was given.
+type parallelRun struct {
+	mu      sync.Mutex
+	count   []int
+	chunks  [][2]int
+	engines map[*Engine]bool
+}
+
+func runParallel(e *Engine, n, work int) (*parallelRun, error) {
+	r := &parallelRun{count: make([]int, n), engines: map[*Engine]bool{}}
+	err := e.Parallel(n, work, func(pe *Engine, u0, u1 int) error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.chunks = append(r.chunks, [2]int{u0, u1})
+		r.engines[pe] = true
+		for u := u0; u < u1; u++ {
+			r.count[u]++
+		}
+		return nil
+	})
+	return r, err
+}
+
+// TestParallelRunsEveryUnitOnce: every unit of the loop runs exactly
+// once, in chunks of consecutive units, whatever the threads, the units
+// and the work; f is given e when the loop stays on the caller, e's
+// one-core Serial engine when it is split.
+func TestParallelRunsEveryUnitOnce(t *testing.T) {
+	tb := dispatch.Default()
+	for _, threads := range []int{1, 2, 3, 4} {
+		e := newEngine(t, tb, threads)
+		for _, n := range []int{0, 1, 2, 3, 7, 8, 64, 1000} {
+			for _, work := range []int{0, 1000, minParallelMACs - 1, minParallelMACs, 1 << 30} {
+				r, err := runParallel(e, n, work)
+				if err != nil {
+					t.Fatalf("threads %d n %d work %d: %v", threads, n, work, err)
+				}
+				for u, c := range r.count {
+					if c != 1 {
+						t.Fatalf("threads %d n %d work %d: unit %d ran %d times", threads, n, work, u, c)
+					}
+				}
+				for _, ch := range r.chunks {
+					if ch[0] >= ch[1] || ch[0] < 0 || ch[1] > n {
+						t.Fatalf("threads %d n %d work %d: chunk %v", threads, n, work, ch)
+					}
+				}
+				split := threads > 1 && n >= 2*threads && work >= minParallelMACs
+				want := e
+				if split {
+					want = e.Serial()
+				}
+				if n > 0 && (len(r.engines) != 1 || !r.engines[want]) {
+					t.Errorf("threads %d n %d work %d: f was given %v, want only %p (split %v)", threads, n, work, r.engines, want, split)
+				}
+				if split && len(r.chunks) < 2 {
+					t.Errorf("threads %d n %d work %d: split into %d chunk(s)", threads, n, work, len(r.chunks))
+				}
+			}
+		}
+	}
+}
+
+// TestParallelChunks: a chunk holds about parallelGrain of the work, and
+// no more than a quarter of a runner's share of the units.
+func TestParallelChunks(t *testing.T) {
+	e := newEngine(t, dispatch.Default(), 2)
+	for _, c := range []struct {
+		n, work, want int
+	}{
+		{1000, 1000 * parallelGrain, 1},       // each unit is worth a chunk
+		{1000, 1000 * parallelGrain / 10, 10}, // ten units make one
+		{100, 1 << 30, 1},
+		{64, 64, 16},         // on the caller: a quarter of the units
+		{8000, 1 << 20, 125}, // split: parallelGrain per chunk
+	} {
+		r, err := runParallel(e, c.n, c.work)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range r.chunks {
+			if ch[1] != c.n && ch[1]-ch[0] != c.want {
+				t.Fatalf("n %d work %d: chunk %v, want %d units", c.n, c.work, ch, c.want)
+			}
+		}
+	}
+}
+
+// TestParallelRunsAtOnce: a split loop runs on as many goroutines at once
+// as the engine has threads (the caller one of them): the first chunk of
+// each waits for all the others to have started.
+func TestParallelRunsAtOnce(t *testing.T) {
+	for _, threads := range []int{2, 3} {
+		e := newEngine(t, dispatch.Default(), threads)
+		var arrived sync.WaitGroup
+		arrived.Add(threads)
+		all := make(chan struct{})
+		go func() { arrived.Wait(); close(all) }()
+		var waited atomic.Int32
+		err := e.Parallel(2*threads, 1<<30, func(_ *Engine, u0, u1 int) error {
+			if u0 >= threads {
+				return nil
+			}
+			arrived.Done()
+			select {
+			case <-all:
+				waited.Add(1)
+				return nil
+			case <-time.After(time.Minute):
+				return fmt.Errorf("unit %d: the other runners never started", u0)
+			}
+		})
+		if err != nil || int(waited.Load()) != threads {
+			t.Fatalf("threads %d: %v, %d runners met", threads, err, waited.Load())
+		}
+	}
+}
+
+// TestParallelErrors: Parallel returns the error a chunk returned, and
+// starts no chunk after it on the caller; a panic comes back as a
+// *PanicError.
+func TestParallelErrors(t *testing.T) {
+	bad := errors.New("unit 5")
+	for _, threads := range []int{1, 2, 4} {
+		e := newEngine(t, dispatch.Default(), threads)
+		for _, work := range []int{100, 1 << 30} {
+			var after atomic.Int32
+			var failed atomic.Bool
+			err := e.Parallel(64, work, func(_ *Engine, u0, u1 int) error {
+				if failed.Load() && threads == 1 {
+					after.Add(1)
+				}
+				if u0 <= 5 && 5 < u1 {
+					failed.Store(true)
+					return bad
+				}
+				return nil
+			})
+			if !errors.Is(err, bad) || after.Load() != 0 {
+				t.Errorf("threads %d work %d: %v, %d chunks after the error; want %v and none", threads, work, err, after.Load(), bad)
+			}
+			err = e.Parallel(64, work, func(_ *Engine, u0, u1 int) error {
+				if u0 <= 9 && 9 < u1 {
+					panic("unit 9")
+				}
+				return nil
+			})
+			var pe *PanicError
+			if !errors.As(err, &pe) || pe.Value != "unit 9" {
+				t.Errorf("threads %d work %d: %v, want the panic as a *PanicError", threads, work, err)
+			}
+		}
+	}
+}
+
+// TestSerial: an engine's Serial is made once, runs one thread on the
+// same table with no worker of its own, computes the bits e does, and
+// serves after e is closed; an engine of one thread is its own.
+func TestSerial(t *testing.T) {
+	for _, tb := range dispatch.Available() {
+		one := newEngine(t, tb, 1)
+		if one.Serial() != one {
+			t.Errorf("%s: a one-thread engine's Serial is another engine", tb.Name)
+		}
+		before := runtime.NumGoroutine()
+		e := New(tb, 3)
+		s := e.Serial()
+		if s == e || e.Serial() != s || s.Threads() != 1 || s.Table() != tb || s.Serial() != s {
+			t.Fatalf("%s: Serial %p (threads %d, table %v), again %p; e %p", tb.Name, s, s.Threads(), s.Table(), e.Serial(), e)
+		}
+		if got := runtime.NumGoroutine(); got > before+3 {
+			t.Errorf("%s: %d goroutines after New(3) and Serial, want at most %d", tb.Name, got, before+3)
+		}
+		r := rand.New(rand.NewPCG(3, 3))
+		const m, k, n = 37, 70, 45
+		a := randomActivations(r, m, k)
+		wf := make([]float32, k*n)
+		for i := range wf {
+			wf[i] = float32(r.NormFloat64())
+		}
+		fw := PackF(k, n, wf, n)
+		want, got := make([]float32, m*n), make([]float32, m*n)
+		if err := e.MatMul(a, m, fw, want); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.MatMul(a, m, fw, got); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: Serial's product differs from the engine's", tb.Name)
+		}
+		e.Close()
+		clear(got)
+		if err := s.MatMul(a, m, fw, got); err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: after Close, Serial's product: %v, equal %v", tb.Name, err, slices.Equal(got, want))
+		}
+		r2, err := runParallel(e, 100, 1<<30)
+		if err != nil || slices.ContainsFunc(r2.count, func(c int) bool { return c != 1 }) {
+			t.Errorf("%s: Parallel after Close: %v, counts %v", tb.Name, err, r2.count)
+		}
+		if !goroutinesBackTo(before) {
+			t.Errorf("%s: %d goroutines after Close, want %d", tb.Name, runtime.NumGoroutine(), before)
+		}
+	}
+}

@@ -1,0 +1,33 @@
+// Package conv holds the convolutions: Conv and ConvTranspose, the
+// deformable DeformConv, the integer ConvInteger and QLinearConv, and
+// quantserve's FusedConv, a Conv with a constant weight fused with the
+// BatchNormalization, residual and activation after it (what the graph
+// compiler's convolution rewrites make).
+//
+// A float convolution runs as an implicit GEMM on the same tiles as
+// MatMul. The input image is laid out channels-last once; then, for a
+// tile of output positions at a time, the tile's im2col rows (one per
+// output position, K = kernel offsets × input channels of the group) are
+// gathered into a scratch buffer reused for every tile, multiplied by the
+// weights (a K×N matrix per group, N = output channels of the group) and
+// written into the output. No buffer ever holds the whole image's im2col
+// matrix: scratch is a tile, and the only whole-image buffer is the
+// channels-last copy of the input, the input's own size.
+//
+// With a constant weight and quantization on (ops.Node.Quantize), the
+// weights are quantized per output channel at load and the rows per row
+// as they are gathered, on the int8 tiles; otherwise the float tiles run
+// them. A depthwise convolution (one input channel per group) has a
+// direct loop of its own. ConvTranspose is the adjoint of a convolution
+// with the same weight layout: its rows are its input positions, the
+// product's columns are (kernel offset, output channel) pairs, and the
+// product is scattered back (col2im) into a channels-last accumulator.
+// ConvInteger and QLinearConv run exactly on the int8 kernels.
+//
+// Tiles, planes and images are independent tasks, spread over the
+// engine's threads with ops.Context.ParallelFor. Conv and ConvTranspose
+// are exported for the gradient code, which reads a compiled
+// convolution's geometry and held weight from its operator value
+// (Convolution, Transposed) and runs the backward products with Forward,
+// Adjoint and WeightGradient.
+package conv

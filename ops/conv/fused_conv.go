@@ -1,0 +1,349 @@
+package conv
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/arith"
+	"github.com/quantserve/quantserve/ops/norm"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// quantserve.FusedConv is a Conv with a constant float32 weight and what
+// the graph compiler's convolution rewrites found after it, in one node:
+//
+//	Y = act(conv(X, W·s) + (B·s + t) + R)
+//
+// where s and t fold an inference BatchNormalization (s = scale/√(var+ε),
+// t = bias − mean·s) into the weights at load, R is an optional residual
+// added as each tile of the product is written, and act an optional
+// activation applied then. The inputs are X, W, B, the BatchNormalization's
+// scale, bias, mean and var, R, and a channel scale of X (absent ones
+// empty), at the positions FusedX ... FusedXScale.
+//
+// X, Y and R are NCHW unless nhwc_in / nhwc_out / nhwc_residual say
+// channels-last ([N, spatial..., C]; R is NHWC when Y is); only fused
+// convolutions ever see a channels-last value. Such values, and values
+// only fused convolutions read (pooled_out), are buffers of a pool, and
+// the last fused convolution to read one (recycle_inputs names its input
+// positions) returns it to the pool: the next image's convolutions write
+// into memory that is already mapped and in cache, and allocate nothing.
+// The node is not folded at load (a constant input is no reason to keep
+// a pool buffer forever).
+//
+// Its results equal the unfused graph's to within float32 rounding of the
+// folded weights: bias, residual and activation are the same float32
+// operations in the same order as the nodes they replace.
+var FusedConv = ops.Op{ops.Register(ops.Descriptor{Domain: ops.RewriteDomain, Type: FusedConvType, Since: 1}, buildFusedConv)}
+
+// FusedConvType is the op type of the fused convolution (in
+// ops.RewriteDomain).
+const FusedConvType = "FusedConv"
+
+// FusedConv's input positions; FusedInputs is their number.
+const (
+	FusedX = iota
+	FusedW
+	FusedB
+	FusedBNScale
+	FusedBNBias
+	FusedBNMean
+	FusedBNVar
+	FusedResidual
+	FusedXScale
+	FusedInputs
+)
+
+// recyclable are the inputs of a fused convolution that may be pooled
+// values it recycles: those recycle_inputs may name.
+var recyclable = []int{FusedX, FusedResidual, FusedXScale}
+
+// FusedConvAttrs are FusedConv's attributes: Conv's, the folded
+// BatchNormalization's epsilon, the activation and its parameters, the
+// layouts, the names of the nodes fused (for errors and metadata) and the
+// inputs this node is the last reader of.
+type FusedConvAttrs struct {
+	ConvAttrs
+	Epsilon          float32   `onnx:"epsilon" default:"1e-05"`
+	Activation       string    `onnx:"activation"`
+	ActivationParams []float32 `onnx:"activation_params"`
+	Fused            []string  `onnx:"fused"`
+	NHWCIn           bool      `onnx:"nhwc_in"`
+	NHWCOut          bool      `onnx:"nhwc_out"`
+	NHWCResidual     bool      `onnx:"nhwc_residual"`
+	PooledOut        bool      `onnx:"pooled_out"`
+	RecycleInputs    []int64   `onnx:"recycle_inputs"`
+}
+
+// fusedConv is a compiled FusedConv: the folded weight (held by the
+// kernels but when empty) and bias, the activation, the layouts, and the
+// inputs it recycles.
+type fusedConv struct {
+	at      *ConvAttrs
+	held    *held
+	w       *tensor.Tensor
+	bias    []float32
+	act     activation
+	layouts output
+	recycle []int
+}
+
+// foldBatchNorm folds an inference BatchNormalization (scale, bias, mean,
+// var; nil when absent) into a convolution's weight w (M×...) and bias b
+// (nil or M values): W'[m] = W[m]·s[m], B'[m] = B[m]·s[m] + t[m].
+func foldBatchNorm(w, b *tensor.Tensor, bn []*tensor.Tensor, eps float32) (*tensor.Tensor, []float32, error) {
+	m := w.Shape[0]
+	if b != nil {
+		if b.Rank() != 1 || b.Shape[0] != m {
+			return nil, nil, fmt.Errorf("Conv bias %s does not fit weight %s", tensor.ShapeString(b.Shape), tensor.ShapeString(w.Shape))
+		}
+	}
+	var bias []float32
+	if b != nil {
+		bias = slices.Clone(b.Data.([]float32))
+	}
+	if bn[0] == nil {
+		return w, bias, nil
+	}
+	p, err := norm.BatchNormParams(bn)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(p[0]) != m {
+		return nil, nil, fmt.Errorf("BatchNormalization has %d channels, the Conv before it %d", len(p[0]), m)
+	}
+	f := norm.NewBatchNormFold(p[0], p[1], p[2], p[3], float64(eps))
+	src := w.Data.([]float32)
+	per := len(src) / max(m, 1)
+	folded := make([]float32, len(src))
+	for c := 0; c < m; c++ {
+		for i, v := range src[c*per : (c+1)*per] {
+			folded[c*per+i] = float32(float64(v) * f.Scale[c])
+		}
+	}
+	out := make([]float32, m)
+	for c := range out {
+		var bv float64
+		if bias != nil {
+			bv = float64(bias[c])
+		}
+		out[c] = float32(bv*f.Scale[c] + f.Shift[c])
+	}
+	return tensor.From(slices.Clone(w.Shape), folded), out, nil
+}
+
+func buildFusedConv(n *ops.Node, at *FusedConvAttrs) (ops.Operator, error) {
+	if err := n.CheckArity(2, FusedInputs, 1, 1); err != nil {
+		return nil, err
+	}
+	ca := &at.ConvAttrs
+	if err := checkAttrs(ca.AutoPad, ca.Group, ca.KernelShape, ca.Strides, ca.Dilations, ca.Pads); err != nil {
+		return nil, err
+	}
+	act, err := parseActivation(at.Activation, at.ActivationParams)
+	if err != nil {
+		return nil, err
+	}
+	has := func(i int) bool { return i < len(n.Inputs) && n.Inputs[i] != "" }
+	w := n.Const(FusedW)
+	if w == nil || w.DType != tensor.Float32 || w.Rank() < 3 {
+		return nil, fmt.Errorf("FusedConv needs a constant float32 weight of rank 3 or more")
+	}
+	if err := checkHeldShape("Conv", w.Shape, ca.KernelShape); err != nil {
+		return nil, err
+	}
+	var b *tensor.Tensor
+	if has(FusedB) {
+		if b = n.Const(FusedB); b == nil || b.DType != tensor.Float32 {
+			return nil, fmt.Errorf("FusedConv needs a constant float32 bias")
+		}
+	}
+	bn := make([]*tensor.Tensor, 4)
+	if has(FusedBNScale) {
+		for i := range bn {
+			if bn[i] = n.Const(FusedBNScale + i); bn[i] == nil || bn[i].DType != tensor.Float32 {
+				return nil, fmt.Errorf("FusedConv needs constant float32 BatchNormalization parameters")
+			}
+		}
+	}
+	w, bias, err := foldBatchNorm(w, b, bn, at.Epsilon)
+	if err != nil {
+		return nil, err
+	}
+	group := int(ca.Group)
+	h, l, err := holdWeight(n, w, group, false)
+	if err != nil {
+		return nil, err
+	}
+	if h != nil { // listed as the Conv it replaced
+		n.Part("Conv", n.Opset, nil, nil).AddLayer(l.k, l.cols, l.kernels)
+	}
+	// The weight, bias and BatchNormalization are folded into w and bias.
+	n.HoldInputs(FusedW, FusedB, FusedBNScale, FusedBNBias, FusedBNMean, FusedBNVar)
+	f := &fusedConv{at: ca, held: h, w: w, bias: bias, act: act}
+	var names []string
+	for _, i := range at.RecycleInputs {
+		if p := int(i); slices.Contains(recyclable, p) && p < len(n.Inputs) && n.Inputs[p] != "" && !slices.Contains(names, n.Inputs[p]) {
+			f.recycle, names = append(f.recycle, p), append(names, n.Inputs[p])
+		}
+	}
+	var biasRep []float32
+	if h != nil && h.w != nil && group == 1 {
+		biasRep = repeatBias(bias, tileRows(max(h.w.k, h.w.n)))
+	}
+	f.layouts = output{biasRep: biasRep, nhwcIn: at.NHWCIn, nhwcOut: at.NHWCOut, nhwcRes: at.NHWCResidual, pooled: at.PooledOut || at.NHWCOut}
+	return f, nil
+}
+
+func (f *fusedConv) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	y, err := f.run(c, in[FusedX], input(in, FusedXScale), input(in, FusedResidual))
+	if err != nil {
+		return nil, err
+	}
+	if c.KeepValues() {
+		return []*tensor.Tensor{y}, nil // a trace holds every value
+	}
+	for _, i := range f.recycle {
+		if t := in[i]; t != nil && t != y {
+			if d, ok := t.Data.([]float32); ok {
+				putBuf(d)
+			}
+		}
+	}
+	return []*tensor.Tensor{y}, nil
+}
+
+// run runs the fused convolution on x times xs and with residual res
+// (each nil when absent), in the node's layouts.
+func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor) (*tensor.Tensor, error) {
+	held, w, bias, act, lay := f.held, f.w, f.bias, f.act, &f.layouts
+	var xscale []float32
+	if xs != nil {
+		if x.DType != tensor.Float32 || xs.DType != tensor.Float32 {
+			return nil, ops.InputErrorf("Mul operands have types %v and %v", x.DType, xs.DType)
+		}
+		img, scale := x, xs
+		if !channelScale(scale, img) {
+			img, scale = xs, x
+		}
+		if !lay.nhwcIn && held != nil && held.w != nil && channelScale(scale, img) {
+			x, xscale = img, expandScale(scale, img.Shape)
+		} else { // as Mul does
+			var err error
+			if x, err = arith.MulTensors(x, xs); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if x.DType != tensor.Float32 {
+		return nil, ops.InputErrorf("Conv input is %v, its weight float32", x.DType)
+	}
+	shape := x.Shape
+	if lay.nhwcIn {
+		shape = nchwShape(x.Shape)
+	}
+	g, err := f.at.Geometry(shape, w.Shape)
+	if err != nil {
+		return nil, err
+	}
+	outShape := append([]int{g.Batch, g.M}, g.Out...)
+	size, _ := tensor.NumElements(outShape)
+	o := &output{bias: bias, act: act, nhwcIn: lay.nhwcIn, nhwcOut: lay.nhwcOut, nhwcRes: lay.nhwcRes, pooled: lay.pooled, xscale: xscale, biasRep: lay.biasRep, tb: engine(c).Table()}
+	var late *tensor.Tensor // a residual of another shape (broadcast): added after
+	if res != nil {
+		if res.DType != tensor.Float32 {
+			return nil, ops.InputErrorf("Add operands have types %v and %v", tensor.Float32, res.DType)
+		}
+		want := outShape
+		if o.nhwcRes {
+			want = nhwcShape(outShape)
+		}
+		switch {
+		case !ops.EqualShape(res.Shape, want):
+			late, o.act = res, activation{}
+			if o.nhwcRes {
+				late = toNCHW(res)
+			}
+		case o.nhwcOut && !o.nhwcRes: // not a layout the rewrites choose
+			o.res, o.nhwcRes = make([]float32, size), true
+			nhwcInto(o.res, res.Data.([]float32), g.Batch, g.M, g.OutSize())
+		default:
+			o.res = res.Data.([]float32)
+		}
+	}
+	if o.nhwcOut {
+		outShape = nhwcShape(outShape)
+	}
+	var y []float32
+	if o.pooled {
+		y = getBuf(size)
+	} else {
+		y = make([]float32, size)
+	}
+	xv := x.Data.([]float32)
+	switch {
+	case held != nil && held.dw != nil && !o.nhwcIn && !o.nhwcOut && (o.res == nil || !o.nhwcRes):
+		err = held.dw.forwardTo(c, g, xv, y, o)
+	case held != nil && held.w != nil:
+		err = held.w.forwardTo(c, g, xv, y, o)
+	default:
+		// An empty weight, or a layout the held weight does not run:
+		// through NCHW and the plain convolution.
+		xn := x
+		if o.nhwcIn {
+			xn = toNCHW(x)
+		}
+		var yn *tensor.Tensor
+		if yn, err = runConv(c, f.at, held, xn, w, biasTensor(bias)); err == nil {
+			yv := yn.Data.([]float32)
+			rv := o.res
+			if rv != nil && o.nhwcRes {
+				rv = toNCHW(&tensor.Tensor{DType: tensor.Float32, Shape: nhwcShape(yn.Shape), Data: rv}).Data.([]float32)
+			}
+			o.finish(yv, nil, rv)
+			if o.nhwcOut {
+				nhwcInto(y, yv, g.Batch, g.M, g.OutSize())
+			} else {
+				copy(y, yv)
+			}
+		}
+	}
+	if err != nil {
+		if o.pooled {
+			putBuf(y)
+		}
+		return nil, err
+	}
+	out := &tensor.Tensor{DType: tensor.Float32, Shape: outShape, Data: y}
+	if late == nil {
+		return out, nil
+	}
+	// Broadcast as Add does, in NCHW.
+	if o.nhwcOut {
+		out = toNCHW(out)
+	}
+	if o.pooled {
+		defer putBuf(y)
+	}
+	sum, err := arith.AddTensors(out, late)
+	if err != nil {
+		return nil, err
+	}
+	sv := sum.Data.([]float32)
+	act.apply(sv, o.tb)
+	if !o.nhwcOut || sum.Rank() < 3 {
+		return sum, nil // a fresh buffer: recycling it is harmless
+	}
+	n, ch := sum.Shape[0], sum.Shape[1]
+	nhwc := getBuf(len(sv))
+	nhwcInto(nhwc, sv, n, ch, len(sv)/max(n*ch, 1))
+	return &tensor.Tensor{DType: tensor.Float32, Shape: nhwcShape(sum.Shape), Data: nhwc}, nil
+}
+
+func biasTensor(b []float32) *tensor.Tensor {
+	if b == nil {
+		return nil
+	}
+	return tensor.From([]int{len(b)}, b)
+}

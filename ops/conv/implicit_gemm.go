@@ -1,0 +1,153 @@
+package conv
+
+import (
+	"errors"
+
+	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/ops"
+)
+
+// forward computes y (Batch×M×OutSize) = conv(x (Batch×C×InSize)) + bias
+// (nil or M values) on the kernels.
+func (cw *gemmWeights) forward(c *ops.Context, g *Geometry, x, bias, y []float32) error {
+	return cw.forwardTo(c, g, x, y, &output{bias: bias})
+}
+
+// forwardTo computes y = o.finish(conv(x)) on the kernels, x and y laid out
+// as o says. Tasks are tiles of output positions of one group of one
+// image; with y channels-last the kernels write each tile's product into
+// y itself (row stride M), and the tile is finished in place.
+func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o *output) error {
+	inSize, outSize := g.InSize(), g.OutSize()
+	mg := g.mg()
+	tb := engine(c).Table()
+	o.tb = tb
+	if g.Batch == 0 || g.M == 0 || outSize == 0 {
+		return nil
+	}
+	if cw.k == 0 { // no input channels: the bias alone
+		clear(y)
+		o.finishAll(g, y)
+		return nil
+	}
+	taps := newTaps(g)
+	tile := tileRows(max(cw.k, cw.n))
+	tiles := (outSize + tile - 1) / tile
+	direct := g.direct()
+	img := inSize * g.C
+	xt := x
+	if !o.nhwcIn {
+		xt = c.Scratch(g.Batch * img)
+		defer c.Free(xt)
+		for b := 0; b < g.Batch; b++ {
+			if err := channelsLast(c, xt[b*img:], x[b*img:], g.C, inSize); err != nil {
+				return err
+			}
+			if o.xscale != nil { // as Mul does, before the product
+				tb.ScaleRows(xt[b*img:(b+1)*img], o.xscale[b*g.C:(b+1)*g.C])
+			}
+		}
+	}
+	per := tiles * g.Group
+	return run(c, g.Batch*per, g.Batch*outSize*cw.k*g.M, func(e *gemm.Engine, s *scratch, task int) error {
+		b, gi, p0 := task/per, task%per/tiles, task%tiles*tile
+		n := min(tile, outSize-p0)
+		xb := xt[b*img : (b+1)*img]
+		var rows []float32
+		if direct {
+			rows = xb[p0*g.C : (p0+n)*g.C]
+		} else {
+			s.rows = grow(s.rows, n*cw.k)
+			rows = s.rows
+			taps.gatherRows(rows, xb, gi, p0, n)
+		}
+		m0 := gi * mg
+		var bias []float32
+		if o.bias != nil {
+			bias = o.bias[m0 : m0+mg]
+		}
+		yb := y[b*outSize*g.M : (b+1)*outSize*g.M]
+		if o.nhwcOut {
+			if err := cw.gemmTo(e, s, gi, rows, n, yb[p0*g.M+m0:], g.M); err != nil {
+				return err
+			}
+			if rep, ok := o.tileBias(g, n); ok { // the tile's rows are adjacent: one pass
+				at := p0 * g.M
+				var res []float32
+				if o.res != nil {
+					res = o.res[b*outSize*g.M+at:][:n*mg]
+				}
+				o.finish(yb[at:at+n*mg], rep, res)
+				return nil
+			}
+			for r := p0; r < p0+n; r++ {
+				at := r*g.M + m0
+				var res []float32
+				if o.res != nil {
+					res = o.res[b*outSize*g.M+at:][:mg]
+				}
+				o.finish(yb[at:at+mg], bias, res)
+			}
+			return nil
+		}
+		s.out = grow(s.out, n*mg)
+		if err := cw.gemmTo(e, s, gi, rows, n, s.out, mg); err != nil {
+			return err
+		}
+		// Finished in the tile, but for an NCHW residual, which is added
+		// to the planes (then the activation).
+		inTile := o.res == nil || o.nhwcRes
+		rep, whole := o.tileBias(g, n)
+		whole = whole && inTile
+		if whole {
+			var res []float32
+			if o.res != nil {
+				res = o.res[(b*outSize+p0)*g.M:][:n*mg]
+			}
+			o.finish(s.out[:n*mg], rep, res)
+		}
+		for r := 0; r < n && !whole; r++ {
+			var res []float32
+			if o.res != nil && o.nhwcRes {
+				res = o.res[(b*outSize+p0+r)*g.M+m0:][:mg]
+			}
+			if inTile {
+				o.finish(s.out[r*mg:(r+1)*mg], bias, res)
+			} else if bias != nil {
+				addTo(s.out[r*mg:(r+1)*mg], bias)
+			}
+		}
+		transposeStrided(tb, yb[m0*outSize+p0:], outSize, s.out, mg, n, mg)
+		if !inTile {
+			for co := 0; co < mg; co++ {
+				at := (m0+co)*outSize + p0
+				var res []float32
+				if o.res != nil {
+					res = o.res[b*outSize*g.M+at:][:n]
+				}
+				o.finish(yb[at:at+n], nil, res)
+			}
+		}
+		return nil
+	})
+}
+
+// gemmTo computes group gi's product of m rows a into c (row stride ldc)
+// on e.
+func (cw *gemmWeights) gemmTo(e *gemm.Engine, s *scratch, gi int, a []float32, m int, c []float32, ldc int) error {
+	if m == 0 {
+		return nil
+	}
+	if cw.q != nil {
+		w := cw.q[gi]
+		if err := e.QuantizeRows(&s.qrows, a, m, w.K, w.K); err != nil {
+			if errors.Is(err, gemm.ErrNotFinite) {
+				return ops.InputErrorf("%v", err)
+			}
+			return err
+		}
+		return e.QMatMulRows(&s.qrows, w, c, ldc)
+	}
+	w := cw.f[gi]
+	return e.MatMulStrided(a, m, w.K, w, c, ldc)
+}

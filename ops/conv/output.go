@@ -1,0 +1,177 @@
+package conv
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/kernels"
+)
+
+// actKind is an activation a convolution's output stage applies.
+type actKind uint8
+
+const (
+	actNone actKind = iota
+	actRelu
+	actLeakyRelu      // p[0] alpha
+	actClip           // p[0] min, p[1] max
+	actHardSigmoid    // p[0] alpha, p[1] beta
+	actHardSwish      // x·HardSigmoid(x) with alpha 1/6, beta 1/2
+	actHardSwishParts // (x·Clip(x + p[0], p[1], p[2])) / p[3] (· p[3] when p[4] is 0)
+)
+
+// activation is an activation with its parameters.
+type activation struct {
+	kind actKind
+	p    [5]float32
+}
+
+func parseActivation(name string, params []float32) (activation, error) {
+	kinds := map[string]struct {
+		kind actKind
+		n    int
+	}{
+		"": {actNone, 0}, "Relu": {actRelu, 0}, "LeakyRelu": {actLeakyRelu, 1}, "Clip": {actClip, 2},
+		"HardSigmoid": {actHardSigmoid, 2}, "HardSwish": {actHardSwish, 0}, "HardSwishParts": {actHardSwishParts, 5},
+	}
+	k, ok := kinds[name]
+	if !ok {
+		return activation{}, fmt.Errorf("activation %q is not one FusedConv applies", name)
+	}
+	if len(params) != k.n {
+		return activation{}, fmt.Errorf("activation %s takes %d parameters, got %d", name, k.n, len(params))
+	}
+	a := activation{kind: k.kind}
+	copy(a.p[:], params)
+	return a, nil
+}
+
+// clamp returns the bounds Relu and Clip clamp to (±Inf for the other
+// activations) and whether apply has work left after clamping.
+func (a *activation) clamp() (lo, hi float32, rest bool) {
+	lo, hi = float32(math.Inf(-1)), float32(math.Inf(1))
+	switch a.kind {
+	case actNone:
+	case actRelu:
+		lo = 0
+	case actClip:
+		lo, hi = a.p[0], a.p[1]
+	default:
+		rest = true
+	}
+	return lo, hi, rest
+}
+
+// apply computes v = act(v) in place, each activation as its operator
+// computes it in float32, but for Relu and Clip, which clamp as
+// kernels.ConvFinish does, and the HardSigmoid family, which clamps as
+// kernels.ConvHard does (each keeps a negative zero and NaN where Go's max
+// and min would give +0 and NaN: equal values all the same); those run on
+// tb's kernels.
+func (a *activation) apply(v []float32, tb *dispatch.Table) {
+	hard := tb.ConvHard
+	switch a.kind {
+	case actRelu, actClip:
+		lo, hi, _ := a.clamp()
+		tb.ConvFinish(v, nil, nil, lo, hi)
+	case actLeakyRelu:
+		alpha := a.p[0]
+		for i, x := range v {
+			if x < 0 {
+				x *= alpha
+			}
+			v[i] = x
+		}
+	case actHardSigmoid:
+		hard(v, a.p[0], a.p[1], 0, 1, 1, kernels.HardT)
+	case actHardSwish:
+		hard(v, 1.0/6, 0.5, 0, 1, 1, kernels.HardXT)
+	case actHardSwishParts:
+		c, lo, hi, d := a.p[0], a.p[1], a.p[2], a.p[3]
+		if a.p[4] != 0 {
+			hard(v, 1, c, lo, hi, d, kernels.HardXTDiv)
+		} else {
+			hard(v, 1, c, lo, hi, d, kernels.HardXTMul)
+		}
+	}
+}
+
+// output finishes a convolution's product: y = act(product + bias +
+// res), with x, y and res laid out as it says.
+type output struct {
+	bias                     []float32 // nil or M values
+	res                      []float32 // nil, or a residual of y's size
+	act                      activation
+	nhwcIn, nhwcOut, nhwcRes bool            // the layouts of x, y and res
+	pooled                   bool            // y in a pooled buffer (always when nhwcOut)
+	xscale                   []float32       // nil, or x's scale per image and channel (x NCHW)
+	biasRep                  []float32       // nil, or bias repeated for a tile's rows (tileBias)
+	tb                       *dispatch.Table // the kernels that finish: the engine's
+}
+
+// tileBias returns the bias that finishes n rows of a one-group product
+// in one pass (n adjacent rows of M channels): the bias repeated n times,
+// or nil without one. ok is false when the rows must be finished one by
+// one.
+func (o *output) tileBias(g *Geometry, n int) (rep []float32, ok bool) {
+	switch {
+	case g.Group != 1:
+		return nil, false
+	case o.bias == nil:
+		return nil, true
+	case len(o.biasRep) < n*g.M:
+		return nil, false
+	}
+	return o.biasRep[:n*g.M], true
+}
+
+// repeatBias returns bias repeated rows times.
+func repeatBias(bias []float32, rows int) []float32 {
+	if bias == nil {
+		return nil
+	}
+	rep := make([]float32, 0, rows*len(bias))
+	for range rows {
+		rep = append(rep, bias...)
+	}
+	return rep
+}
+
+// finish finishes values dst of the product in place: bias and res are
+// nil or as long as dst.
+func (o *output) finish(dst, bias, res []float32) {
+	lo, hi, rest := o.act.clamp()
+	o.tb.ConvFinish(dst, bias, res, lo, hi)
+	if rest {
+		o.act.apply(dst, o.tb)
+	}
+}
+
+// finishAll finishes all of y, a product of zero (no input channels).
+func (o *output) finishAll(g *Geometry, y []float32) {
+	outSize := g.OutSize()
+	for b := 0; b < g.Batch; b++ {
+		for i := 0; i < outSize; i++ {
+			for m := 0; m < g.M; m++ {
+				at := (b*g.M+m)*outSize + i
+				if o.nhwcOut {
+					at = (b*outSize+i)*g.M + m
+				}
+				v := y[at]
+				if o.bias != nil {
+					v += o.bias[m]
+				}
+				if o.res != nil {
+					r := (b*g.M+m)*outSize + i
+					if o.nhwcRes {
+						r = (b*outSize+i)*g.M + m
+					}
+					v += o.res[r]
+				}
+				y[at] = v
+			}
+		}
+	}
+	o.act.apply(y, o.tb)
+}

@@ -1,0 +1,158 @@
+package conv
+
+import "github.com/quantserve/quantserve/tensor"
+
+// taps are a geometry's kernel offsets, in row-major kernel order: the
+// per-axis displacement k·dilation and the displacement over the
+// row-major In positions.
+type taps struct {
+	g      *Geometry
+	d      int
+	disp   []int // kk×d
+	lin    []int // kk
+	inStr  []int
+	outStr []int
+	extent []int // (k-1)·dilation per axis
+	// With one group and unit dilation along the last axis, the taps of
+	// one kernel row read adjacent positions, which channels-last are one
+	// run of run·C values; runLin holds each run's first tap's lin.
+	run    int
+	runLin []int
+}
+
+func newTaps(g *Geometry) *taps {
+	d := len(g.In)
+	kk := g.KernelSize()
+	t := &taps{g: g, d: d, disp: make([]int, kk*d), lin: make([]int, kk), inStr: tensor.Strides(g.In), outStr: tensor.Strides(g.Out), extent: make([]int, d)}
+	for i := 0; i < d; i++ {
+		t.extent[i] = (g.Kernel[i] - 1) * g.Dilations[i]
+	}
+	kStr := tensor.Strides(g.Kernel)
+	for kidx := 0; kidx < kk; kidx++ {
+		for i := 0; i < d; i++ {
+			k := kidx / kStr[i] % g.Kernel[i]
+			t.disp[kidx*d+i] = k * g.Dilations[i]
+			t.lin[kidx] += k * g.Dilations[i] * t.inStr[i]
+		}
+	}
+	t.run = 1
+	if d > 0 && g.Group == 1 && g.Dilations[d-1] == 1 {
+		t.run = g.Kernel[d-1]
+	}
+	for kidx := 0; kidx < kk; kidx += t.run {
+		t.runLin = append(t.runLin, t.lin[kidx])
+	}
+	return t
+}
+
+// position walks output positions in row-major order, keeping the input
+// position of kernel offset 0 (base) per axis.
+type position struct {
+	t        *taps
+	o, base  []int
+	interior bool // every kernel offset lands inside In
+	lin      int  // linear In index of base, when interior
+}
+
+func (t *taps) pos(p int) *position {
+	c := &position{t: t, o: make([]int, t.d), base: make([]int, t.d)}
+	for i := 0; i < t.d; i++ {
+		c.o[i] = p / t.outStr[i] % t.g.Out[i]
+	}
+	c.update()
+	return c
+}
+
+func (c *position) update() {
+	g := c.t.g
+	c.interior, c.lin = true, 0
+	for i := range c.o {
+		b := c.o[i]*g.Strides[i] - g.PadBegin[i]
+		c.base[i] = b
+		if b < 0 || b+c.t.extent[i] >= g.In[i] {
+			c.interior = false
+		}
+		c.lin += b * c.t.inStr[i]
+	}
+}
+
+func (c *position) next() {
+	g := c.t.g
+	for i := len(c.o) - 1; i >= 0; i-- {
+		c.o[i]++
+		if c.o[i] < g.Out[i] {
+			break
+		}
+		c.o[i] = 0
+	}
+	c.update()
+}
+
+// at returns the linear In index kernel offset kidx reads, or -1 when it
+// falls in the padding.
+func (c *position) at(kidx int) int {
+	if c.interior {
+		return c.lin + c.t.lin[kidx]
+	}
+	g, d := c.t.g, c.t.d
+	lin := 0
+	for i := 0; i < d; i++ {
+		v := c.base[i] + c.t.disp[kidx*d+i]
+		if v < 0 || v >= g.In[i] {
+			return -1
+		}
+		lin += v * c.t.inStr[i]
+	}
+	return lin
+}
+
+// gatherRows writes the im2col rows of output positions [p0, p0+t) of
+// group gi into rows (t×kk·Cg): row r, column kidx·Cg+ci is input channel
+// gi·Cg+ci at the position kernel offset kidx reads, zero in the padding.
+// xt is the image channels-last (InSize×C).
+func (t *taps) gatherRows(rows, xt []float32, gi, p0, n int) {
+	gather(t, rows, xt, gi, p0, n, 0)
+}
+
+// gather is gatherRows for any element type, pad in the padding.
+func gather[T float32 | uint8 | int8](t *taps, rows, xt []T, gi, p0, n int, pad T) {
+	g := t.g
+	c, cg := g.C, g.cg()
+	kk := len(t.lin)
+	k := kk * cg
+	pos := t.pos(p0)
+	xg := xt[gi*cg:]
+	for r := 0; r < n; r++ {
+		row := rows[r*k : (r+1)*k]
+		if pos.interior {
+			base := pos.lin
+			w := t.run * cg // values per run
+			if w >= 16 {
+				for j, off := range t.runLin {
+					at := (base + off) * c
+					copy(row[j*w:(j+1)*w], xg[at:at+w])
+				}
+			} else {
+				for j, off := range t.runLin {
+					at := (base + off) * c
+					dst, src := row[j*w:(j+1)*w], xg[at:at+w]
+					for i := range dst {
+						dst[i] = src[i]
+					}
+				}
+			}
+		} else {
+			for kidx := 0; kidx < kk; kidx++ {
+				dst := row[kidx*cg : (kidx+1)*cg]
+				if at := pos.at(kidx); at >= 0 {
+					copy(dst, xg[at*c:at*c+cg])
+				} else {
+					for i := range dst {
+						dst[i] = pad
+					}
+				}
+			}
+		}
+		pos.next()
+	}
+}

@@ -1,0 +1,142 @@
+package conv
+
+import (
+	"sync"
+
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/ops"
+)
+
+// run runs tasks 0..n-1 of a convolution (tiles, planes, stripes: each
+// writes a part of the output of its own) with c.ParallelFor, work being
+// their cost in multiply-adds: spread over the engine's threads, products
+// inside them on a one-core engine, when there is work enough for every
+// core and at least two tasks per core; otherwise here in order, and
+// products split across cores on their own. f is given the engine its
+// products run on and a scratch of tile buffers, reused from task to
+// task. run returns the first error a task returned, or the request's
+// once it has ended.
+func run(c *ops.Context, n, work int, f func(e *gemm.Engine, s *scratch, task int) error) error {
+	return c.ParallelFor(n, work, func(e *gemm.Engine, i0, i1 int) error {
+		s := getScratch()
+		defer putScratch(s)
+		for i := i0; i < i1; i++ {
+			if err := f(e, s, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// scratch is the tile buffers of one run of tasks, reused from tile to
+// tile and call to call.
+type scratch struct {
+	rows, out, part []float32
+	bytes           []uint8
+	sbytes          []int8
+	ints            []int32
+	qrows           gemm.QRows
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+func getScratch() *scratch  { return scratchPool.Get().(*scratch) }
+func putScratch(s *scratch) { scratchPool.Put(s) }
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// tileBudget bounds a tile's buffers (elements of its widest matrix).
+const tileBudget = 1 << 15
+
+// tileRows returns the output positions per tile for rows of width w: a
+// multiple of 12 (whole row tiles of every table) between 24 and 240.
+func tileRows(w int) int {
+	t := tileBudget / max(w, 1)
+	return min(max(t/12*12, 24), 240)
+}
+
+// transposeTo writes dst (cols×rows) = srcᵀ for src rows×cols, in
+// parallel stripes of columns when large, on the engine's kernels.
+func transposeTo(c *ops.Context, dst, src []float32, rows, cols int) error {
+	if rows == 1 || cols == 1 {
+		copy(dst, src[:rows*cols])
+		return nil
+	}
+	transpose := engine(c).Table().TransposeCols
+	const stripe = 256
+	n := (cols + stripe - 1) / stripe
+	return run(c, n, rows*cols*8, func(_ *gemm.Engine, _ *scratch, i int) error {
+		transpose(dst, src, rows, cols, 0, i*stripe, min((i+1)*stripe, cols))
+		return nil
+	})
+}
+
+// channelsLast writes the image x (c×size) into dst (size×c).
+func channelsLast(c *ops.Context, dst, x []float32, channels, size int) error {
+	return transposeTo(c, dst, x, channels, size)
+}
+
+// engine returns the engine c runs on (gemm.Default() for a nil Context).
+func engine(c *ops.Context) *gemm.Engine {
+	if c == nil || c.Engine() == nil {
+		return gemm.Default()
+	}
+	return c.Engine()
+}
+
+// transposeStrided writes dst[c·ldd + r] = src[r·lds + c] for r < rows,
+// c < cols: a tile of rows (output positions) into channel planes, eight
+// rows at a time on tb's kernels.
+func transposeStrided(tb *dispatch.Table, dst []float32, ldd int, src []float32, lds, rows, cols int) {
+	r := 0
+	if cols > 0 {
+		for ; r+8 <= rows; r += 8 {
+			tb.Transpose8(dst[r:(cols-1)*ldd+r+8], src[r*lds:(r+7)*lds+cols], ldd, lds, cols)
+		}
+	}
+	for ; r+4 <= rows; r += 4 {
+		s0, s1, s2, s3 := src[r*lds:][:cols], src[(r+1)*lds:][:cols], src[(r+2)*lds:][:cols], src[(r+3)*lds:][:cols]
+		for c := range s0 {
+			d := dst[c*ldd+r : c*ldd+r+4 : c*ldd+r+4]
+			d[0], d[1], d[2], d[3] = s0[c], s1[c], s2[c], s3[c]
+		}
+	}
+	for ; r < rows; r++ {
+		sr := src[r*lds:][:cols]
+		for c, v := range sr {
+			dst[c*ldd+r] = v
+		}
+	}
+}
+
+// fillBias sets each of the m channel planes of size values of y's batch
+// images to its bias (zero without one).
+func fillBias(y, bias []float32, batch, m, size int) {
+	if bias == nil {
+		clear(y)
+		return
+	}
+	for b := 0; b < batch; b++ {
+		for c := 0; c < m; c++ {
+			dst := y[(b*m+c)*size : (b*m+c+1)*size]
+			for i := range dst {
+				dst[i] = bias[c]
+			}
+		}
+	}
+}
+
+// addTo adds src to dst (len(dst) values).
+func addTo(dst, src []float32) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}

@@ -1,0 +1,103 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
+)
+
+// TestParallelForRunsEveryUnit: every unit runs once, on the Context's
+// engine when the loop stays on the caller and on a one-core engine of
+// the same kernels when it is split; a nil Context runs on the default
+// engine.
+func TestParallelForRunsEveryUnit(t *testing.T) {
+	e := gemm.New(dispatch.Default(), 2)
+	defer e.Close()
+	for _, tc := range []struct {
+		c        *Context
+		n, work  int
+		want     *gemm.Engine
+		wantName string
+	}{
+		{NewContext(context.Background(), e, false), 100, 100, e, "the Context's engine"},
+		{NewContext(context.Background(), e, false), 100, 1 << 30, e.Serial(), "its Serial engine"},
+		{nil, 10, 10, gemm.Default(), "the default engine"},
+		{&Context{}, 10, 10, gemm.Default(), "the default engine"},
+	} {
+		var mu sync.Mutex
+		count := make([]int, tc.n)
+		engines := map[*gemm.Engine]bool{}
+		err := tc.c.ParallelFor(tc.n, tc.work, func(pe *gemm.Engine, i0, i1 int) error {
+			mu.Lock()
+			defer mu.Unlock()
+			engines[pe] = true
+			for i := i0; i < i1; i++ {
+				count[i]++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range count {
+			if c != 1 {
+				t.Fatalf("n %d work %d: unit %d ran %d times", tc.n, tc.work, i, c)
+			}
+		}
+		if len(engines) != 1 || !engines[tc.want] {
+			t.Errorf("n %d work %d: f was given %v, want %s", tc.n, tc.work, engines, tc.wantName)
+		}
+	}
+}
+
+// TestParallelForStopsWithTheRequest: under an ended request no chunk
+// runs; a request cancelled during the loop starts no chunk after, and
+// the loop returns the request's error; an error of f comes back as it
+// is.
+func TestParallelForStopsWithTheRequest(t *testing.T) {
+	e := gemm.New(dispatch.Default(), 2)
+	defer e.Close()
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, work := range []int{64, 1 << 30} {
+		ran := false
+		err := NewContext(ended, e, false).ParallelFor(64, work, func(*gemm.Engine, int, int) error {
+			ran = true
+			return nil
+		})
+		if !errors.Is(err, context.Canceled) || ran {
+			t.Errorf("work %d: %v (a chunk ran: %v), want %v before any chunk", work, err, ran, context.Canceled)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	after := 0
+	err := NewContext(ctx, e, false).ParallelFor(64, 64, func(_ *gemm.Engine, i0, i1 int) error {
+		if ctx.Err() != nil {
+			after++
+		}
+		if i0 == 0 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || after != 0 {
+		t.Errorf("cancelled in the first chunk: %v, %d chunks after; want %v and none", err, after, context.Canceled)
+	}
+
+	bad := errors.New("bad chunk")
+	err = NewContext(context.Background(), e, false).ParallelFor(64, 1<<30, func(_ *gemm.Engine, i0, i1 int) error {
+		if i0 <= 40 && 40 < i1 {
+			return bad
+		}
+		return nil
+	})
+	if !errors.Is(err, bad) {
+		t.Errorf("error %v, want %v", err, bad)
+	}
+}
