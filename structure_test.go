@@ -22,14 +22,13 @@ const (
 	maxPackageShare = 0.30
 )
 
-// oversized are the files still over maxFileLines while package model's
-// operators move to their families under ops/, each with the most lines
-// it may have: a file may shrink, not grow, and leaves the list when it
-// fits (the test says so).
+// oversized are files allowed over maxFileLines for a while (none today),
+// each with the most lines it may have: a file may shrink, not grow, and
+// leaves the list when it fits (the test says so).
 var oversized = map[string]int{}
 
-// overShare are the packages still over maxPackageShare, with the most
-// they may hold.
+// overShare are packages allowed over maxPackageShare for a while (none
+// today), with the most they may hold.
 var overShare = map[string]float64{}
 
 // handWritten returns the lines of every hand-written Go file of this
