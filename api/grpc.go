@@ -75,8 +75,9 @@ const (
 	grpcMaxConnectionIdle = 120 * time.Second
 )
 
-// GRPCServer returns a gRPC server with the Open Inference Protocol's
-// GRPCInferenceService, the standard health service (grpc.health.v1) and
+// GRPCServer returns a gRPC server with Triton's GRPCInferenceService (the
+// Open Inference Protocol's RPCs and Triton's: grpc_triton.go,
+// grpc_stream.go), the standard health service (grpc.health.v1) and
 // server reflection registered, on HTTP's limits: messages up to
 // --max-body-bytes once decompressed, charged to --max-inflight-bytes
 // before they are decoded, received and answered under --request-timeout,
@@ -476,4 +477,9 @@ type observedStream struct {
 
 func (o *observedStream) Context() context.Context { return o.ctx }
 
-func (o *observedStream) RecvMsg(m any) error { return decodeInto(o.ServerStream.RecvMsg, m) }
+func (o *observedStream) RecvMsg(m any) error {
+	if in, ok := m.(*inferMessage); ok { // kept as received (ModelStreamInfer)
+		return o.ServerStream.RecvMsg(in)
+	}
+	return decodeInto(o.ServerStream.RecvMsg, m)
+}

@@ -19,7 +19,8 @@ import (
 // bytes kept as received, so the handler measures it against the memory
 // budget before decoding it (oip.MeasureGRPCInferRequest); its answer
 // leaves as a grpcAnswer, bytes the handler encoded and charged, given
-// back when the transport has written them. Any other message arrives
+// back when the transport has written them (in a stream, a streamAnswer
+// wrapping one). Any other message arrives
 // through a decodeTarget, which keeps a decoding error for the call to
 // answer with InvalidArgument: gRPC itself answers Internal for a message
 // its codec cannot decode.
@@ -30,7 +31,10 @@ func newGRPCCodec() grpcCodec { return grpcCodec{proto: encoding.GetCodecV2("pro
 func (c grpcCodec) Name() string { return "proto" }
 
 func (c grpcCodec) Marshal(v any) (mem.BufferSlice, error) {
-	if a, ok := v.(*grpcAnswer); ok {
+	switch a := v.(type) {
+	case *grpcAnswer:
+		return a.buffers(), nil
+	case *streamAnswer:
 		return a.buffers(), nil
 	}
 	return c.proto.Marshal(v)

@@ -8,7 +8,7 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// The gRPC form of the protocol (grpcpb, open_inference_grpc.proto) carries
+// The gRPC form of the protocol (grpcpb, generated from Triton's grpc_service.proto) carries
 // a tensor's elements either in the typed field of InferTensorContents its
 // datatype calls for, or as raw little-endian bytes in the request's
 // raw_input_contents (the response's raw_output_contents), one entry per
