@@ -205,15 +205,39 @@ func (g *inferenceService) RepositoryModelLoad(ctx context.Context, req *grpcpb.
 	if err := checkRepositoryName(req.GetRepositoryName()); err != nil {
 		return nil, err
 	}
-	if len(req.GetParameters()) > 0 {
-		return nil, errorf(CodeUnimplemented, fmt.Sprintf("load parameters %q are not supported: the model loads from its directory in the repository", slices.Sorted(maps.Keys(req.GetParameters()))))
+	cfg, err := grpcLoadOverride(req)
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancel := g.s.grpcControlContext(ctx)
 	defer cancel()
-	if err := g.s.repo.Load(ctx, req.GetModelName()); err != nil {
+	if err := g.s.repo.LoadWith(ctx, req.GetModelName(), cfg); err != nil {
 		return nil, err
 	}
 	return &grpcpb.RepositoryModelLoadResponse{}, nil
+}
+
+// grpcLoadOverride returns the config a load's "config" parameter holds
+// (Triton's ModelConfig as JSON, as HTTP's load takes it), nil without
+// one; any other parameter is refused.
+func grpcLoadOverride(req *grpcpb.RepositoryModelLoadRequest) (*repository.Config, error) {
+	var cfg *repository.Config
+	for _, k := range slices.Sorted(maps.Keys(req.GetParameters())) {
+		p := req.GetParameters()[k]
+		if k != "config" {
+			return nil, errorf(CodeInvalid, fmt.Sprintf("load parameter %q is not supported: quantserve takes \"config\" (model files are read from the repository)", k))
+		}
+		text, ok := p.GetParameterChoice().(*grpcpb.ModelRepositoryParameter_StringParam)
+		if !ok {
+			return nil, errorf(CodeInvalid, "load parameter \"config\" must be a string_param holding a ModelConfig as JSON")
+		}
+		c, err := repository.ParseConfigJSON([]byte(text.StringParam), req.GetModelName())
+		if err != nil {
+			return nil, errorf(CodeInvalid, err.Error())
+		}
+		cfg = c
+	}
+	return cfg, nil
 }
 
 // RepositoryModelUnload unloads a model as POST

@@ -280,9 +280,23 @@ func TestGRPCRepositoryLoadUnload(t *testing.T) {
 	wantCode(t, err, codes.InvalidArgument)
 	_, err = c.RepositoryModelLoad(auth, &grpcpb.RepositoryModelLoadRequest{ModelName: "m", RepositoryName: "other"})
 	wantCode(t, err, codes.Unimplemented, "repository_name")
+	// The load-time config override, as HTTP's load takes it.
+	override := func(k, config string) *grpcpb.RepositoryModelLoadRequest {
+		return &grpcpb.RepositoryModelLoadRequest{ModelName: "m",
+			Parameters: map[string]*grpcpb.ModelRepositoryParameter{k: {ParameterChoice: &grpcpb.ModelRepositoryParameter_StringParam{StringParam: config}}}}
+	}
+	if _, err = c.RepositoryModelLoad(auth, override("config", "{}")); err != nil {
+		t.Errorf("load with an empty config override: %v", err)
+	}
+	_, err = c.RepositoryModelLoad(auth, override("config", `{"sequence_batching": {}}`))
+	wantCode(t, err, codes.InvalidArgument, "sequence_batching")
+	_, err = c.RepositoryModelLoad(auth, override("config", "not json"))
+	wantCode(t, err, codes.InvalidArgument)
+	_, err = c.RepositoryModelLoad(auth, override("file:1/model.onnx", "x"))
+	wantCode(t, err, codes.InvalidArgument, "file:1/model.onnx")
 	_, err = c.RepositoryModelLoad(auth, &grpcpb.RepositoryModelLoadRequest{ModelName: "m",
-		Parameters: map[string]*grpcpb.ModelRepositoryParameter{"config": {ParameterChoice: &grpcpb.ModelRepositoryParameter_StringParam{StringParam: "{}"}}}})
-	wantCode(t, err, codes.Unimplemented, "config")
+		Parameters: map[string]*grpcpb.ModelRepositoryParameter{"config": {ParameterChoice: &grpcpb.ModelRepositoryParameter_BoolParam{BoolParam: true}}}})
+	wantCode(t, err, codes.InvalidArgument, "string_param")
 }
 
 // TestGRPCModelStreamInfer sends several requests on one stream before

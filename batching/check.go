@@ -26,7 +26,8 @@ const probeRows = 3
 // whether the probe ran (it cannot when a dimension after the first is
 // dynamic, an input holds strings, or the model refuses the generated
 // values), and an error wrapping ErrNotBatchable when the model breaks the
-// contract.
+// contract. The probe runs under ctx (the load's deadline): once ctx ends
+// it stops and returns ctx's error.
 func Check(ctx context.Context, m *model.Model) (probed bool, err error) {
 	for _, sp := range append(append([]model.IOSpec(nil), m.Inputs...), m.Outputs...) {
 		if sp.Shape != nil && (len(sp.Shape) == 0 || sp.Shape[0] >= 0) {
@@ -54,7 +55,7 @@ func Check(ctx context.Context, m *model.Model) (probed bool, err error) {
 	}
 	whole, err := m.Run(ctx, batch, nil)
 	if err != nil {
-		return false, nil
+		return false, ctx.Err() // nil unless the load's deadline ended the probe
 	}
 	if err := checkRows(whole, probeRows); err != nil {
 		return true, err
@@ -66,7 +67,7 @@ func Check(ctx context.Context, m *model.Model) (probed bool, err error) {
 		}
 		alone, err := m.Run(ctx, row, nil)
 		if err != nil {
-			return false, nil
+			return false, ctx.Err()
 		}
 		for name, t := range alone {
 			if !sameBits(t, rowsOf(whole[name], i, 1)) {

@@ -38,6 +38,9 @@ type server struct {
 	models   string // where the model repository is mounted
 	exposed  bool   // the ports must be the image's EXPOSEd ones
 	metrics  string // the path a Prometheus annotation scrapes
+	// name is what KServe puts for {{.Name}} in the container's settings
+	// (the InferenceService's name); "" outside KServe.
+	name string
 }
 
 func TestDeployment(t *testing.T) {
@@ -212,16 +215,25 @@ func TestKServe(t *testing.T) {
 		t.Fatalf("%s: want one container named kserve-container (KServe merges the InferenceService's settings into it)", where)
 	}
 	c := &sr.Spec.Containers[0]
-	s := server{where: where + " container " + c.Name, c: c, httpPort: kserveHTTPPort, grpcPort: kserveGRPCPort, models: kserveModelsDir}
+	isvc := one[inferenceService](t, m)
+	s := server{where: where + " container " + c.Name, c: c, httpPort: kserveHTTPPort, grpcPort: kserveGRPCPort, models: kserveModelsDir, name: isvc.Metadata.Name}
 	if p := sr.Spec.Annotations["prometheus.kserve.io/port"]; p != "" {
 		if p != strconv.Itoa(kserveHTTPPort) {
 			t.Errorf("%s: prometheus.kserve.io/port %s, want the HTTP port %d", where, p, kserveHTTPPort)
 		}
 		s.metrics = sr.Spec.Annotations["prometheus.kserve.io/path"]
 	}
-	checkServer(t, m, img, s)
+	flags := checkServer(t, m, img, s)
+	// KServe mounts one model at /mnt/models: the runtime names it after
+	// the InferenceService, and, as a large model may load for longer than
+	// liveness waits, checks liveness only once the server listens.
+	if flags["model-name"] != "{{.Name}}" {
+		t.Errorf("%s: --model-name is %q, want {{.Name}} (the InferenceService's name)", where, flags["model-name"])
+	}
+	if c.StartupProbe == nil {
+		t.Errorf("%s: no startupProbe", where)
+	}
 
-	isvc := one[inferenceService](t, m)
 	iwhere := m.fileOf(isvc)
 	model := isvc.Spec.Predictor.Model
 	if model.Runtime != sr.Metadata.Name {
@@ -430,14 +442,22 @@ func checkServer(t *testing.T, m *manifests, img image, s server) map[string]str
 	}
 
 	// Run serve as the container would (its model repository replaced by
-	// one holding mnist) and ask the paths the cluster will ask.
+	// one holding mnist, or by mnist's one version when the container names
+	// its single model) and ask the paths the cluster will ask, once the
+	// model has loaded.
 	run := map[string]string{}
 	for k, v := range flags {
-		run[k] = v
+		run[k] = strings.ReplaceAll(v, "{{.Name}}", s.name)
 	}
 	run["model-repository"] = repo
+	served := "mnist"
+	if name, ok := run["model-name"]; ok {
+		run["model-repository"] = repo + "/mnist/1"
+		served = name
+	}
 	srv := startServe(t, run)
-	paths := []string{livePath, readyPath, "/v2/models/mnist/ready"}
+	srv.waitLoaded(t)
+	paths := []string{livePath, readyPath, "/v2/models/" + served + "/ready"}
 	if s.metrics != "" {
 		paths = append(paths, s.metrics)
 	}

@@ -250,8 +250,9 @@ type running struct {
 }
 
 type syncLog struct {
-	mu sync.Mutex
-	b  strings.Builder
+	mu    sync.Mutex
+	b     strings.Builder
+	added chan struct{} // closed and replaced at each line
 }
 
 func (l *syncLog) add(s string) {
@@ -259,6 +260,24 @@ func (l *syncLog) add(s string) {
 	defer l.mu.Unlock()
 	l.b.WriteString(s)
 	l.b.WriteByte('\n')
+	if l.added != nil {
+		close(l.added)
+		l.added = nil
+	}
+}
+
+// says reports whether the log holds want, and otherwise returns a
+// channel closed when the next line is added.
+func (l *syncLog) says(want string) (bool, <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if strings.Contains(l.b.String(), want) {
+		return true, nil
+	}
+	if l.added == nil {
+		l.added = make(chan struct{})
+	}
+	return false, l.added
 }
 
 func (l *syncLog) String() string {
@@ -348,6 +367,24 @@ func startServe(t *testing.T, flags map[string]string) *running {
 		t.Fatalf("serve %s did not listen on %s within 2 minutes:\n%s", strings.Join(args, " "), addr, r.log)
 	}
 	return nil
+}
+
+// waitLoaded waits until serve says its start-up load is over: it listens
+// before its models load.
+func (r *running) waitLoaded(t *testing.T) {
+	t.Helper()
+	timeout := time.After(2 * time.Minute)
+	for {
+		said, added := r.log.says("start-up load finished")
+		if said {
+			return
+		}
+		select {
+		case <-added:
+		case <-timeout:
+			t.Fatalf("serve did not finish loading its models within 2 minutes:\n%s", r.log)
+		}
+	}
 }
 
 // TestParseHelp reads what the flag package prints for each kind of flag,

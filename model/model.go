@@ -37,7 +37,11 @@ type Model struct {
 	Params    int64 // elements in initializers and Constant nodes
 	Layers    []Layer
 	Kernels   string // the kernel table products run on
-	opsets    map[string]int64
+	// Unfolded names the nodes fed by constants only that run at
+	// inference anyway, because their output would exceed
+	// Options.MaxFoldBytes.
+	Unfolded []string
+	opsets   map[string]int64
 	graph
 
 	// The graph as written, compiled on first use for gradients (builds
@@ -97,6 +101,14 @@ type Options struct {
 	// Unrewritten compiles the graph as written, without the rewrites
 	// that fuse nodes for speed (gradients need every node).
 	Unrewritten bool
+	// MaxFoldBytes caps the output of a node folded at load (evaluated
+	// once because its inputs are constants): a node whose output would
+	// be larger is not folded but runs at inference like any other, so
+	// a small file cannot make the load allocate without bound. 0 means
+	// DefaultMaxFoldBytes. Operators whose output size follows from
+	// their input values are checked before they run; others once run,
+	// their output dropped if too large.
+	MaxFoldBytes int64
 }
 
 // MinQuantizedWeights is the smallest weight (K·N) quantized: below it the
@@ -377,28 +389,13 @@ func (c *compiler) compileNode(pn *onnxpb.Node, i int) error {
 	}
 	st.in = append(st.in, n.extraIn...) // values the node's subgraphs capture
 	if desc.Fold && len(n.extraIn) == 0 && allKnown(n.consts) {
-		// Deterministic and fed by constants only: evaluated once, here,
-		// so later nodes see a load-time constant (and, for QDQ weights,
-		// the int8 values behind it).
-		outs, err := st.op.Run(ops.NewContext(c.ctx, c.opts.Exec, false), n.consts)
-		if err != nil {
+		switch err := c.fold(pn, n, &st); err {
+		case nil:
+			return nil
+		case errNotFolded: // compiled as a runtime node below
+		default:
 			return wrap(err)
 		}
-		for j, out := range pn.Outputs {
-			if out == "" || j >= len(outs) || outs[j] == nil {
-				continue
-			}
-			s := c.addConst(out, outs[j])
-			if len(pn.Inputs) == 0 {
-				c.m.Params += int64(outs[j].Len()) // a Constant node: part of the model's weights
-			}
-			if src, ok := st.op.(ops.QDQSource); ok && j == 0 {
-				if q := src.QDQWeight(); q != nil {
-					c.qdqOf[s] = q
-				}
-			}
-		}
-		return nil
 	}
 	for _, out := range pn.Outputs {
 		if out == "" {
@@ -408,6 +405,46 @@ func (c *compiler) compileNode(pn *onnxpb.Node, i int) error {
 		st.out = append(st.out, c.newSlot(out))
 	}
 	c.g.steps = append(c.g.steps, st)
+	return nil
+}
+
+// errNotFolded reports a node left to run at inference: its output
+// would exceed the fold cap.
+var errNotFolded = errors.New("not folded")
+
+// fold evaluates a deterministic node fed by constants only once, at
+// load and under the load's context, so later nodes see a load-time
+// constant (and, for QDQ weights, the int8 values behind it). A node
+// whose output would exceed Options.MaxFoldBytes is not folded
+// (errNotFolded).
+func (c *compiler) fold(pn *onnxpb.Node, n *node, st *step) error {
+	limit := c.opts.foldCap()
+	if foldTooLarge(n, limit) {
+		c.m.Unfolded = append(c.m.Unfolded, n.name)
+		return errNotFolded
+	}
+	outs, err := st.op.Run(ops.NewContext(c.ctx, c.opts.Exec, false), n.consts)
+	if err != nil {
+		return err
+	}
+	if outputBytes(outs) > limit && pn.OpType != "Constant" { // a Constant's value is the file's
+		c.m.Unfolded = append(c.m.Unfolded, n.name)
+		return errNotFolded
+	}
+	for j, out := range pn.Outputs {
+		if out == "" || j >= len(outs) || outs[j] == nil {
+			continue
+		}
+		s := c.addConst(out, outs[j])
+		if len(pn.Inputs) == 0 {
+			c.m.Params += int64(outs[j].Len()) // a Constant node: part of the model's weights
+		}
+		if src, ok := st.op.(ops.QDQSource); ok && j == 0 {
+			if q := src.QDQWeight(); q != nil {
+				c.qdqOf[s] = q
+			}
+		}
+	}
 	return nil
 }
 

@@ -1,25 +1,27 @@
 package repository
 
 import (
-	"bytes"
-	"errors"
+	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/quantserve/quantserve/batching"
 	"github.com/quantserve/quantserve/model"
+	inference "github.com/quantserve/quantserve/oip/grpcpb"
 	"github.com/quantserve/quantserve/quant"
 )
 
-// Config is a model's optional config.yaml. Unknown keys are an error, so a
-// misspelt key never silently does nothing.
+// Config is a model's config: Triton's ModelConfig, read from a
+// config.pbtxt (ParseTritonConfig), a config.yaml (ParseConfig) or a load
+// request (ParseConfigJSON), and checked. config.yaml holds the same fields
+// as YAML, plus a few of quantserve's own:
 //
-//	platform: onnx_onnxv1     # if given, must be onnx_onnxv1
+//	platform: onnx_onnxv1     # if given, onnx_onnxv1 or onnxruntime_onnx
 //	default_version: 2        # version served when a request names none
 //	                          # (default: the highest loaded version)
 //	parameters:               # string key/values shown in the model's
@@ -34,50 +36,60 @@ import (
 //	                          # a request larger than max_batch_size runs alone
 //	  max_queue_delay_microseconds: 0  # longest wait for more rows
 //	  preferred_batch_size: [8, 16]    # sizes sent as soon as they form
-//	  max_queue_size: 0                # waiting requests before 503 (0: --max-inflight)
+//	  max_queue_size: 0                # waiting requests before 503 (0: --max-inflight);
+//	                                   # Triton's default_queue_policy.max_queue_size also works
 //	instance_group:           # copies of the model executing at once (default:
 //	  - {kind: KIND_CPU, count: 2}  # unbounded without batching, one batch per core with it)
+//	input:                    # declared inputs and outputs, checked against the model
+//	  - {name: x, data_type: TYPE_FP32, dims: [3, 224, 224]}
+//	model_warmup:             # requests run at load, before the model is ready
+//	  - {name: w, batch_size: 1, inputs: {x: {data_type: TYPE_FP32, dims: [3, 224, 224], zero_data: true}}}
 //
-// A Triton config.pbtxt is read into the same struct (ParseTritonConfig).
+// Unknown keys are an error, so a misspelt key never silently does nothing.
 type Config struct {
-	Platform       string            `yaml:"platform"`
-	DefaultVersion int64             `yaml:"default_version"`
-	Parameters     map[string]string `yaml:"parameters"`
-	Quantize       string            `yaml:"quantize"`
-	QuantizeScheme string            `yaml:"quantize_scheme"`
-	VersionPolicy  *VersionPolicy    `yaml:"version_policy"`
-	MaxBatchSize   int64             `yaml:"max_batch_size"`
+	Platform       string
+	DefaultVersion int64
+	Parameters     map[string]string
+	Quantize       string
+	QuantizeScheme string
+	VersionPolicy  *VersionPolicy
+	MaxBatchSize   int64
 	// DynamicBatching, when given (even empty) with MaxBatchSize > 0,
 	// turns dynamic batching on (package batching).
-	DynamicBatching *DynamicBatching `yaml:"dynamic_batching"`
+	DynamicBatching *DynamicBatching
 	// InstanceGroups bound how many executions of a version run at once:
 	// batches with dynamic batching, requests without.
-	InstanceGroups []InstanceGroup `yaml:"instance_group"`
+	InstanceGroups []InstanceGroup
 
-	// Read from a config.pbtxt only:
-	Name      string         `yaml:"-"` // the model's name, as the file gives it
-	Inputs    []TensorConfig `yaml:"-"` // declared inputs, checked against the model
-	Outputs   []TensorConfig `yaml:"-"` // declared outputs, checked against the model
-	ModelFile string         `yaml:"-"` // default_model_filename; "" means model.onnx
+	Name      string         // the model's name, as the config gives it
+	Inputs    []TensorConfig // declared inputs, checked against the model
+	Outputs   []TensorConfig // declared outputs, checked against the model
+	ModelFile string         // default_model_filename; "" means model.onnx
+	Warmup    []WarmupSample // model_warmup: run at load, before the version serves
+	// Ignored lists the fields given that quantserve accepts but does not
+	// apply, as they do not change answers (optimization, ...).
+	Ignored []string
+	// Triton is the config as Triton's ModelConfig message.
+	Triton *inference.ModelConfig
 
-	File string `yaml:"-"` // the file the config came from: config.yaml or config.pbtxt
+	File string // where the config came from: config.yaml, config.pbtxt or OverrideFile
 }
 
 // DynamicBatching is Triton's dynamic_batching block. max_queue_size,
 // which Triton puts under default_queue_policy, is given here directly.
 type DynamicBatching struct {
-	MaxQueueDelayMicroseconds int64   `yaml:"max_queue_delay_microseconds"`
-	PreferredBatchSize        []int64 `yaml:"preferred_batch_size"`
-	MaxQueueSize              int64   `yaml:"max_queue_size"`
+	MaxQueueDelayMicroseconds int64
+	PreferredBatchSize        []int64
+	MaxQueueSize              int64
 }
 
 // InstanceGroup is an entry of Triton's instance_group: Count copies of
 // the model (1 if not given) on the CPU (kind KIND_CPU, or KIND_AUTO, which
 // is the CPU here). Name labels it and changes nothing.
 type InstanceGroup struct {
-	Name  string `yaml:"name"`
-	Kind  string `yaml:"kind"`
-	Count int64  `yaml:"count"`
+	Name  string
+	Kind  string
+	Count int64
 }
 
 // maxInstances bounds the instances of a model.
@@ -160,19 +172,19 @@ func (c *Config) checkBatching(file string) error {
 // VersionPolicy selects the versions of a model that load, as Triton's
 // model configuration does. Exactly one field may be set.
 type VersionPolicy struct {
-	Latest   *LatestPolicy   `yaml:"latest"`
-	Specific *SpecificPolicy `yaml:"specific"`
-	All      *struct{}       `yaml:"all"`
+	Latest   *LatestPolicy
+	Specific *SpecificPolicy
+	All      *struct{}
 }
 
 // LatestPolicy loads the NumVersions highest versions.
 type LatestPolicy struct {
-	NumVersions int `yaml:"num_versions" json:"num_versions"`
+	NumVersions int `json:"num_versions"`
 }
 
 // SpecificPolicy loads the listed versions.
 type SpecificPolicy struct {
-	Versions []int64 `yaml:"versions" json:"versions"`
+	Versions []int64 `json:"versions"`
 }
 
 // check checks the policy read from file.
@@ -249,33 +261,124 @@ func (c *Config) modelOptions(def model.Options) (model.Options, error) {
 // quantserve serves.
 const Platform = "onnx_onnxv1"
 
-// ParseConfig decodes and checks a config.yaml.
+// ParseConfig decodes and checks a config.yaml: Triton's ModelConfig
+// fields as YAML (read as protobuf's JSON form, with the semantics of a
+// config.pbtxt), and quantserve's own keys (default_version, quantize,
+// quantize_scheme, parameters as plain strings, dynamic_batching's
+// max_queue_size).
 func ParseConfig(data []byte) (*Config, error) {
-	c := Config{File: "config.yaml"}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("config.yaml: %w", err)
+	c := &Config{File: "config.yaml"}
+	fail := func(err error) (*Config, error) { return nil, fmt.Errorf("config.yaml: %w", err) }
+	var doc map[string]yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fail(err)
 	}
-	if c.Platform != "" && c.Platform != Platform {
-		return nil, fmt.Errorf("config.yaml: platform %q: quantserve serves %q", c.Platform, Platform)
+	take := func(key string, dst any) error {
+		n, ok := doc[key]
+		if !ok {
+			return nil
+		}
+		delete(doc, key)
+		return n.Decode(dst)
 	}
+	var maxBatch *int64
+	var params map[string]any
+	for key, dst := range map[string]any{"default_version": &c.DefaultVersion, "quantize": &c.Quantize, "quantize_scheme": &c.QuantizeScheme, "max_batch_size": &maxBatch, "parameters": &params} {
+		if err := take(key, dst); err != nil {
+			return fail(err)
+		}
+	}
+	var queueSize *int64
+	if n, ok := doc["dynamic_batching"]; ok && n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == "max_queue_size" {
+				if err := n.Content[i+1].Decode(&queueSize); err != nil {
+					return fail(err)
+				}
+				n.Content = slices.Delete(n.Content, i, i+2)
+				doc["dynamic_batching"] = n
+				break
+			}
+		}
+	}
+	generic := map[string]any{}
+	for k, n := range doc {
+		var v any
+		if err := n.Decode(&v); err != nil {
+			return fail(err)
+		}
+		generic[k] = v
+	}
+	js, err := json.Marshal(generic)
+	if err != nil {
+		return fail(err)
+	}
+	var mc inference.ModelConfig
+	if err := protojson.Unmarshal(js, &mc); err != nil {
+		return fail(decodeError(err, false))
+	}
+	if err := c.fromModelConfig(&mc, ""); err != nil {
+		return nil, err
+	}
+	if maxBatch != nil {
+		c.MaxBatchSize = *maxBatch
+	}
+	if queueSize != nil {
+		if c.DynamicBatching == nil {
+			c.DynamicBatching = &DynamicBatching{}
+		}
+		c.DynamicBatching.MaxQueueSize = *queueSize
+	}
+	if params != nil {
+		// quantserve's metadata, not a backend's settings: not warned about
+		c.Ignored = slices.DeleteFunc(c.Ignored, func(s string) bool { return s == "parameters" })
+		c.Parameters = map[string]string{}
+		for k, v := range params {
+			if m, ok := v.(map[string]any); ok && len(m) == 1 && m["string_value"] != nil {
+				v = m["string_value"]
+			}
+			switch v.(type) {
+			case nil:
+				v = ""
+			case map[string]any, []any:
+				return fail(fmt.Errorf("parameters.%s: a string, or {string_value: ...}", k))
+			}
+			c.Parameters[k] = fmt.Sprint(v)
+		}
+	}
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if c.MaxBatchSize > 0 && c.MaxBatchSize <= math.MaxInt32 {
+		mc.MaxBatchSize = int32(c.MaxBatchSize)
+	}
+	for k, v := range c.Parameters {
+		if mc.Parameters == nil {
+			mc.Parameters = map[string]*inference.ModelParameter{}
+		}
+		mc.Parameters[k] = &inference.ModelParameter{StringValue: v}
+	}
+	return c, nil
+}
+
+// check checks what a config's fields say together.
+func (c *Config) check() error {
 	if c.VersionPolicy != nil {
 		if err := c.VersionPolicy.check(c.File); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if _, err := c.modelOptions(model.Options{}); err != nil {
-		return nil, err
+		return err
 	}
 	if c.DefaultVersion < 0 {
-		return nil, fmt.Errorf("config.yaml: default_version %d must be positive", c.DefaultVersion)
+		return fmt.Errorf("%s: default_version %d must be positive", c.File, c.DefaultVersion)
 	}
 	if err := c.checkBatching(c.File); err != nil {
-		return nil, err
+		return err
 	}
 	if err := c.checkInstances(c.File); err != nil {
-		return nil, err
+		return err
 	}
-	return &c, nil
+	return c.checkWarmup()
 }

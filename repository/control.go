@@ -139,8 +139,17 @@ func (r *Repository) swap(name string, e *Entry) {
 // no version loads, the versions being served stay served and the error
 // (also in Index) is returned wrapping ErrLoadFailed. Loads and unloads of
 // one model run one at a time; ctx bounds the wait for the model's turn
-// (ErrBusy), not the load itself.
+// (ErrBusy), not the load itself: each version loads under the load
+// deadline (Options.LoadTimeout).
 func (r *Repository) Load(ctx context.Context, name string) error {
+	return r.LoadWith(ctx, name, nil)
+}
+
+// LoadWith is Load with cfg read in place of the model's config file, for
+// this load only (Triton's load-time config override, see
+// ParseConfigJSON); a later Load reads the file again. A nil cfg reads
+// the file.
+func (r *Repository) LoadWith(ctx context.Context, name string, cfg *Config) error {
 	if !ValidName(name) {
 		return fmt.Errorf("%w: %q (letters, digits, '-', '_' and '.', not starting with '.')", ErrInvalidName, name)
 	}
@@ -161,13 +170,14 @@ func (r *Repository) Load(ctx context.Context, name string) error {
 	defer unlock()
 	r.setPending(name, StateLoading)
 	defer r.setPending(name, "")
-	e := r.loadModel(name)
+	e := r.loadModel(context.WithoutCancel(ctx), name, cfg)
+	r.dropStartup(name) // loaded here: the start-up load skips it
 	old := (*r.models.Load())[name]
 	if old != nil {
 		e.guard = old.guard // Unload waits for requests on either
 	}
 	if e.Err != nil {
-		r.log.Error("model failed to load", "model", name, "err", e.Err)
+		r.logFailure(e)
 		if old != nil && old.Ready() {
 			// keep serving what we had; record the failure beside it
 			kept := &Entry{Name: old.Name, Config: old.Config, Versions: old.Versions, Failures: e.Failures, guard: old.guard}
@@ -214,6 +224,13 @@ func (r *Repository) Unload(ctx context.Context, name string) error {
 	defer unlock()
 	e := (*r.models.Load())[name]
 	if e == nil {
+		if r.dropStartup(name) {
+			r.mu.Lock()
+			r.removed[name] = "unloaded"
+			r.mu.Unlock()
+			r.log.Info("model unloaded before its start-up load", "model", name)
+			return nil
+		}
 		return fmt.Errorf("%w: %q is not loaded", ErrModelNotFound, name)
 	}
 	// Refuse new requests first (out of the map, the guard closed), then
@@ -239,6 +256,21 @@ func (r *Repository) Unload(ctx context.Context, name string) error {
 	}()
 	r.log.Warn("model no longer served; requests still running on it", "model", name, "in_flight", n)
 	return fmt.Errorf("%w: %q is no longer served, but %d requests on it were still running when the wait ended (%v); its memory is freed when they finish", ErrStillInFlight, name, n, context.Cause(ctx))
+}
+
+// dropStartup takes a model out of the start-up load (a load or unload
+// asked for it first), reporting whether it was still to load.
+func (r *Repository) dropStartup(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.starting[name] {
+		return false
+	}
+	delete(r.starting, name)
+	if r.pending[name] == StateLoading {
+		delete(r.pending, name)
+	}
+	return true
 }
 
 // clearPending clears a model's pending state if it is still state (a
@@ -278,7 +310,7 @@ func (r *Repository) AddVersion(ctx context.Context, name string, data []byte) (
 			r.log.Warn("new version not written to the repository; serving it from memory", "model", name, "version", number, "err", err)
 		}
 	}
-	v, err := loadVersion(name, number, data, opts, old.Config, r.log)
+	v, err := r.loadVersion(context.WithoutCancel(ctx), name, number, data, opts, old.Config, false)
 	if err != nil {
 		return 0, fmt.Errorf("%w: the new version: %v", ErrLoadFailed, err)
 	}

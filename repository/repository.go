@@ -53,12 +53,17 @@ type Version struct {
 	// gives instance_group without dynamic batching (the batcher bounds
 	// its batches itself); nil: no bound.
 	instances chan struct{}
+	config    *Config // the config it was loaded with: declared dims, reshape
 }
 
 // Run runs the version's model, through its batcher when it has one, in
 // one of its instances when it has a number of them. Every front end runs
 // models through it.
 func (v *Version) Run(ctx context.Context, inputs map[string]*tensor.Tensor, outputs []string) (map[string]*tensor.Tensor, error) {
+	return v.runModel(ctx, inputs, outputs, v.run)
+}
+
+func (v *Version) run(ctx context.Context, inputs map[string]*tensor.Tensor, outputs []string) (map[string]*tensor.Tensor, error) {
 	if v.Batcher != nil {
 		return v.Batcher.Run(ctx, inputs, outputs)
 	}
@@ -191,7 +196,15 @@ type Repository struct {
 	ctl     map[string]chan struct{} // model -> its control lock (Load, Unload, AddVersion)
 	pending map[string]string        // model -> LOADING or UNLOADING
 	removed map[string]string        // model -> why it is not served (unloaded, failed)
+	// starting holds the models the start-up load has not finished: the
+	// repository is not ready while it holds any.
+	starting    map[string]bool
+	loadTimeout time.Duration
 }
+
+// DefaultLoadTimeout is the deadline of loading one model version when
+// Options.LoadTimeout is 0.
+const DefaultLoadTimeout = 5 * time.Minute
 
 // Options configure a repository.
 type Options struct {
@@ -201,6 +214,11 @@ type Options struct {
 	// holding model.onnx, or one .onnx file); "" names it after its
 	// directory (or, for a file not named model.onnx, after the file).
 	ModelName string
+	// LoadTimeout is the deadline of loading one version: decoding,
+	// compiling, folding constants, the batching probe. A load past it
+	// fails with the reason, leaving the other models serving. 0 means
+	// DefaultLoadTimeout.
+	LoadTimeout time.Duration
 }
 
 // singleModel is KServe's layout: one model, its file directly in the
@@ -226,7 +244,12 @@ func newRepository(root string, opts Options) *Repository {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Repository{root: root, log: log, opts: opts.Model, ctl: map[string]chan struct{}{}, pending: map[string]string{}, removed: map[string]string{}}
+	timeout := opts.LoadTimeout
+	if timeout <= 0 {
+		timeout = DefaultLoadTimeout
+	}
+	return &Repository{root: root, log: log, opts: opts.Model, ctl: map[string]chan struct{}{}, pending: map[string]string{}, removed: map[string]string{},
+		starting: map[string]bool{}, loadTimeout: timeout}
 }
 
 // New returns a repository serving the given in-memory models.
@@ -244,7 +267,7 @@ func New(opts Options, sources ...Source) *Repository {
 			e.Err = err
 			continue
 		}
-		v, err := loadVersion(s.Name, s.Version, s.ONNX, opts, s.Config, r.log)
+		v, err := r.loadVersion(context.Background(), s.Name, s.Version, s.ONNX, opts, s.Config, false)
 		if err != nil {
 			e.Err = err
 			continue
@@ -256,7 +279,8 @@ func New(opts Options, sources ...Source) *Repository {
 }
 
 // Open loads every model under root. It fails only if root cannot be read;
-// models that fail to load are logged and reported by Index.
+// models that fail to load are logged and reported by Index. It is Start
+// with its models loaded before it returns.
 //
 // root is a repository of models (root/<model>/<version>/model.onnx), or
 // KServe's single-model layout: a directory holding model.onnx itself, or
@@ -264,13 +288,30 @@ func New(opts Options, sources ...Source) *Repository {
 // opts.ModelName, or the directory's name (a file not named model.onnx
 // gives its own name, less .onnx).
 func Open(root string, opts Options) (*Repository, error) {
+	r, load, err := Start(root, opts)
+	if err != nil {
+		return nil, err
+	}
+	load(context.Background())
+	return r, nil
+}
+
+// Start finds the models under root (as Open does) without loading them,
+// so a server can listen while they load: it returns the repository with
+// every model LOADING (Index), not ready (NotReady names them) and not
+// yet served, and the function that loads them one after the other, each
+// version under its load deadline (and ctx). A model that fails to load
+// is logged, shown UNAVAILABLE with the reason, and leaves the others
+// serving. Start fails only if root cannot be read.
+func Start(root string, opts Options) (*Repository, func(ctx context.Context), error) {
 	st, err := os.Stat(root)
 	if err != nil {
-		return nil, fmt.Errorf("repository: %w", err)
+		return nil, nil, fmt.Errorf("repository: %w", err)
 	}
 	r := newRepository(root, opts)
+	var names []string
 	if single, err := singleLayout(root, st, opts.ModelName); err != nil {
-		return nil, err
+		return nil, nil, err
 	} else if single != nil {
 		r.single = single
 		if opts.ModelName == "" {
@@ -279,33 +320,57 @@ func Open(root string, opts Options) (*Repository, error) {
 				single.name = c.Name
 			}
 		}
-		e := r.loadModel(single.name)
-		if e.Err != nil {
-			r.log.Error("model failed to load", "model", e.Name, "err", e.Err)
+		names = []string{single.name}
+	} else {
+		dirs, err := os.ReadDir(root)
+		if err != nil {
+			return nil, nil, fmt.Errorf("repository: %w", err)
 		}
-		r.models.Store(&map[string]*Entry{e.Name: e})
-		return r, nil
-	}
-	dirs, err := os.ReadDir(root)
-	if err != nil {
-		return nil, fmt.Errorf("repository: %w", err)
-	}
-	m := map[string]*Entry{}
-	for _, d := range dirs {
-		if !ValidName(d.Name()) || !isDir(root, d) {
-			continue
+		for _, d := range dirs {
+			if ValidName(d.Name()) && isDir(root, d) {
+				names = append(names, d.Name())
+			}
 		}
-		e := r.loadModel(d.Name())
-		if e.Err != nil {
-			r.log.Error("model failed to load", "model", e.Name, "err", e.Err)
-		}
-		m[e.Name] = e
 	}
-	r.models.Store(&m)
-	if len(m) == 0 {
+	r.models.Store(&map[string]*Entry{})
+	for _, name := range names {
+		r.starting[name] = true
+		r.pending[name] = StateLoading
+	}
+	return r, func(ctx context.Context) { r.loadStartup(ctx, names) }, nil
+}
+
+// loadStartup loads the models Start found, one at a time, each under
+// its model's control lock (a load or unload asked for meanwhile waits,
+// or has already taken the model's place).
+func (r *Repository) loadStartup(ctx context.Context, names []string) {
+	for _, name := range names {
+		unlock, _ := r.lockModel(context.Background(), name)
+		r.mu.Lock()
+		todo := r.starting[name]
+		r.mu.Unlock()
+		if todo {
+			e := r.loadModel(ctx, name, nil)
+			r.logFailure(e)
+			r.swap(name, e)
+			r.mu.Lock()
+			delete(r.starting, name)
+			delete(r.pending, name)
+			r.mu.Unlock()
+		}
+		unlock()
+	}
+	if len(r.Entries()) == 0 {
 		r.log.Error("no model to serve: the server is not ready", "reason", r.NotReady())
 	}
-	return r, nil
+}
+
+// logFailure logs why a model serves no version, unless the failures of
+// its versions were logged as they happened.
+func (r *Repository) logFailure(e *Entry) {
+	if e.Err != nil && len(e.Failures) == 0 {
+		r.log.Error("model failed to load", "model", e.Name, "err", e.Err)
+	}
 }
 
 // singleLayout recognizes the single-model layout at root: nil for a
@@ -386,8 +451,9 @@ func readConfig(dir, name string) (*Config, error) {
 
 // loadModel reads a model from disk: its config and the versions its
 // version policy selects (DIR/name/<version>/model.onnx), or the single
-// model of a single-model layout.
-func (r *Repository) loadModel(name string) *Entry {
+// model of a single-model layout. Each version loads under its deadline
+// within ctx. A non-nil override is read in place of the config file.
+func (r *Repository) loadModel(ctx context.Context, name string, override *Config) *Entry {
 	e := &Entry{Name: name, guard: &guard{}}
 	dir := filepath.Join(r.root, name)
 	if r.single != nil {
@@ -398,9 +464,14 @@ func (r *Repository) loadModel(name string) *Entry {
 	if r.single != nil {
 		confName = "" // --model-name may rename what the config names
 	}
-	if e.Config, err = readConfig(dir, confName); err != nil {
+	if override != nil {
+		e.Config = override
+	} else if e.Config, err = readConfig(dir, confName); err != nil {
 		e.Err = err
 		return e
+	}
+	if c := e.Config; c != nil && len(c.Ignored) > 0 {
+		r.log.Warn("config fields accepted but not applied: they do not change answers", "model", name, "config", c.File, "fields", strings.Join(c.Ignored, ", "))
 	}
 	opts, err := e.Config.modelOptions(r.opts)
 	if err != nil {
@@ -434,16 +505,15 @@ func (r *Repository) loadModel(name string) *Entry {
 			path = filepath.Join(dir, r.single.file)
 		}
 		data, err := readRegular(path)
-		if err == nil {
+		if err != nil {
+			r.log.Error("model version failed to load", "model", name, "version", n, "err", err)
+		} else {
 			var v *Version
-			if v, err = loadVersion(name, n, data, opts, e.Config, r.log); err == nil {
-				if err = e.Config.checkModel(v.Model); err == nil {
-					e.Versions = append(e.Versions, v)
-					continue
-				}
+			if v, err = r.loadVersion(ctx, name, n, data, opts, e.Config, true); err == nil {
+				e.Versions = append(e.Versions, v)
+				continue
 			}
 		}
-		r.log.Error("model version failed to load", "model", name, "version", n, "err", err)
 		e.Failures = append(e.Failures, VersionFailure{n, err})
 	}
 	sort.Slice(e.Versions, func(i, j int) bool { return e.Versions[i].Number < e.Versions[j].Number })
@@ -466,15 +536,62 @@ func (r *Repository) loadModel(name string) *Entry {
 	return e
 }
 
-func loadVersion(name string, number int64, data []byte, opts model.Options, cfg *Config, log *slog.Logger) (*Version, error) {
+// loadVersion loads one version of a model under the load deadline
+// (within ctx), checked against cfg when check is set, and logs its
+// start and its outcome: one line each.
+func (r *Repository) loadVersion(ctx context.Context, name string, number int64, data []byte, opts model.Options, cfg *Config, check bool) (*Version, error) {
+	r.log.Info("loading model", "model", name, "version", number)
+	ctx, cancel := context.WithTimeoutCause(ctx, r.loadTimeout, fmt.Errorf("the load took longer than its deadline (%v)", r.loadTimeout))
+	defer cancel()
+	v, err := buildVersion(ctx, name, number, data, opts, cfg, r.log)
+	if err == nil && check {
+		err = cfg.checkModel(v.Model)
+	}
+	if err == nil {
+		err = v.warmUp(ctx, cfg, r.modelDir(name))
+	}
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("%v: %w", context.Cause(ctx), err)
+	}
+	if err != nil {
+		r.log.Error("model version failed to load", "model", name, "version", number, "err", err)
+		return nil, err
+	}
+	m := v.Model
+	int8Layers := 0
+	for _, l := range m.Layers {
+		if l.Kernels != "float32" {
+			int8Layers++
+		}
+	}
+	attrs := []any{"model", name, "version", number, "parameters", m.Params, "opset", m.Opset,
+		"int8_layers", fmt.Sprintf("%d/%d", int8Layers, len(m.Layers)), "load_time", v.LoadTime.Round(time.Microsecond)}
+	if cfg != nil && len(cfg.Warmup) > 0 {
+		attrs = append(attrs, "warmup_samples", len(cfg.Warmup))
+	}
+	if v.Batcher != nil {
+		bc := v.Batcher.Config()
+		attrs = append(attrs, "max_batch_size", bc.MaxBatchSize, "max_queue_delay", bc.MaxQueueDelay, "instances", bc.Instances)
+	} else if v.instances != nil {
+		attrs = append(attrs, "instances", cap(v.instances))
+	}
+	if len(m.Unfolded) > 0 {
+		attrs = append(attrs, "unfolded", m.Unfolded)
+	}
+	r.log.Info("model loaded", attrs...)
+	return v, nil
+}
+
+// buildVersion compiles a version and sets up its batcher or instances.
+func buildVersion(ctx context.Context, name string, number int64, data []byte, opts model.Options, cfg *Config, log *slog.Logger) (*Version, error) {
 	start := time.Now()
-	m, err := model.LoadWith(data, opts)
+	m, err := model.LoadContext(ctx, data, opts)
 	if err != nil {
 		return nil, err
 	}
-	v := &Version{Model: m, Number: number}
+	v := &Version{Model: m, Number: number, config: cfg}
 	if bc := cfg.Batching(); bc.Enabled() {
-		probed, err := batching.Check(context.Background(), m)
+		probed, err := batching.Check(ctx, m)
 		if err != nil {
 			return nil, err
 		}
@@ -492,21 +609,6 @@ func loadVersion(name string, number int64, data []byte, opts model.Options, cfg
 	if dispatch.AutodiffBuilt {
 		v.ONNX = data
 	}
-	int8Layers := 0
-	for _, l := range m.Layers {
-		if l.Kernels != "float32" {
-			int8Layers++
-		}
-	}
-	attrs := []any{"model", name, "version", number, "parameters", m.Params, "opset", m.Opset,
-		"int8_layers", fmt.Sprintf("%d/%d", int8Layers, len(m.Layers)), "load_time", v.LoadTime.Round(time.Microsecond)}
-	if v.Batcher != nil {
-		bc := v.Batcher.Config()
-		attrs = append(attrs, "max_batch_size", bc.MaxBatchSize, "max_queue_delay", bc.MaxQueueDelay, "instances", bc.Instances)
-	} else if v.instances != nil {
-		attrs = append(attrs, "instances", cap(v.instances))
-	}
-	log.Info("model loaded", attrs...)
 	return v, nil
 }
 
@@ -516,6 +618,12 @@ func loadVersion(name string, number int64, data []byte, opts model.Options, cfg
 func (r *Repository) Get(name, version string) (*Entry, *Version, func(), error) {
 	e := (*r.models.Load())[name]
 	if e == nil {
+		r.mu.Lock()
+		loading := r.starting[name]
+		r.mu.Unlock()
+		if loading {
+			return nil, nil, nil, fmt.Errorf("%w: %q is still loading", ErrModelNotFound, name)
+		}
 		return nil, nil, nil, fmt.Errorf("%w: %q is not served here (models: %s)", ErrModelNotFound, name, r.names())
 	}
 	if !e.Ready() {
@@ -572,14 +680,24 @@ func (r *Repository) Ready() bool { return r.NotReady() == "" }
 
 // NotReady says why the repository is not ready, "" when it is.
 func (r *Repository) NotReady() string {
+	r.mu.Lock()
+	var loading []string
+	for name := range r.starting {
+		loading = append(loading, name)
+	}
+	r.mu.Unlock()
+	sort.Strings(loading)
 	entries := r.Entries()
-	if len(entries) == 0 {
+	if len(entries) == 0 && len(loading) == 0 {
 		if r.root == "" {
 			return "no model to serve"
 		}
 		return fmt.Sprintf("no model to serve: %s holds none (expected %s/<model>/<version>/model.onnx, %s/model.onnx, or an .onnx file as the repository)", r.root, r.root, r.root)
 	}
 	var why []string
+	if len(loading) > 0 {
+		why = append(why, fmt.Sprintf("models still loading: %q", loading))
+	}
 	for _, e := range entries {
 		if !e.Ready() {
 			why = append(why, fmt.Sprintf("model %q is not available: %v", e.Name, e.Err))

@@ -4,24 +4,30 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
-	"strconv"
+	"sort"
 	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/quantserve/quantserve/model"
+	inference "github.com/quantserve/quantserve/oip/grpcpb"
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// TensorConfig is an input or output as a Triton config.pbtxt declares it.
+// TensorConfig is an input or output as a model's config declares it.
 type TensorConfig struct {
 	Name     string
 	DataType tensor.DataType
-	Dims     []int // without the batch dimension when MaxBatchSize > 0
+	Dims     []int // without the batch dimension when MaxBatchSize > 0; -1 is any size
+	// Reshape, when non-nil, is the shape the model sees (without the batch
+	// dimension) where requests and answers have Dims; empty for a scalar.
+	Reshape []int
 }
-
-// tritonFields are the config.pbtxt fields quantserve reads; any other
-// field is an error naming it, so a setting is never silently ignored.
-var tritonFields = []string{"name", "platform", "backend", "max_batch_size", "dynamic_batching", "instance_group", "version_policy", "input", "output", "default_model_filename"}
 
 // Triton's names of the ONNX platform and backend.
 const (
@@ -29,109 +35,248 @@ const (
 	TritonBackend  = "onnxruntime"
 )
 
-// ParseTritonConfig reads a Triton config.pbtxt (protobuf text format):
-// name, platform (onnxruntime_onnx), backend (onnxruntime), max_batch_size,
-// dynamic_batching, instance_group (name, kind, count), version_policy,
-// input and output (name, data_type, dims) and default_model_filename. Any other field is an error naming it. A name
+// What a config field does here: read, accepted without changing
+// answers (named in one warning at load), or refused with a reason.
+type fieldRule struct {
+	read   bool   // the field is read (its sub-fields are checked unless whole)
+	whole  bool   // every sub-field is read as part of it
+	ignore bool   // accepted, not applied: it does not change answers
+	refuse string // why it is refused
+}
+
+// fieldRules names the fields of Triton's ModelConfig by their path; a
+// set field with no rule is refused as not supported.
+var fieldRules = map[string]fieldRule{
+	"name": {read: true}, "platform": {read: true}, "backend": {read: true},
+	"max_batch_size": {read: true}, "version_policy": {read: true, whole: true},
+	"default_model_filename": {read: true},
+	"input":                  {read: true}, "output": {read: true},
+	"input.name": {read: true}, "input.data_type": {read: true}, "input.dims": {read: true}, "input.reshape": {read: true, whole: true},
+	"output.name": {read: true}, "output.data_type": {read: true}, "output.dims": {read: true}, "output.reshape": {read: true, whole: true},
+	"input.format":          {ignore: true},
+	"output.label_filename": {ignore: true},
+	"dynamic_batching":      {read: true},
+	"dynamic_batching.max_queue_delay_microseconds":        {read: true},
+	"dynamic_batching.preferred_batch_size":                {read: true},
+	"dynamic_batching.default_queue_policy":                {read: true},
+	"dynamic_batching.default_queue_policy.max_queue_size": {read: true},
+	"dynamic_batching.preserve_ordering":                   {ignore: true},
+	"instance_group":                                       {read: true}, "instance_group.name": {read: true}, "instance_group.kind": {read: true}, "instance_group.count": {read: true},
+	"instance_group.gpus": {refuse: "quantserve runs models on the CPU"},
+	"model_warmup":        {read: true, whole: true},
+	"parameters":          {read: true, whole: true, ignore: true},
+	"optimization":        {ignore: true}, "response_cache": {ignore: true}, "model_transaction_policy": {ignore: true},
+	"model_metrics": {ignore: true}, "metric_tags": {ignore: true}, "model_operations": {ignore: true},
+	"model_repository_agents": {ignore: true}, "cc_model_filenames": {ignore: true}, "runtime": {ignore: true},
+	"sequence_batching":   {refuse: "sequence batching keeps state across a correlation ID's requests, which quantserve does not; every request is answered on its own"},
+	"ensemble_scheduling": {refuse: "ensembles chain models through Triton's scheduler, which quantserve does not run; serve each model and chain them in the client"},
+	"batch_input":         {refuse: "batch inputs are tensors Triton's batcher builds, which quantserve's does not"},
+	"batch_output":        {refuse: "batch outputs are scattered by Triton's batcher, which quantserve's does not"},
+}
+
+// checkFields walks the set fields of m, refusing the ones quantserve
+// neither reads nor can accept, and returns the paths of those it accepts
+// without applying.
+func checkFields(m protoreflect.Message, prefix string, ignored *[]string) error {
+	var err error
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		path := prefix + string(fd.Name())
+		rule, ok := fieldRules[path]
+		switch {
+		case rule.refuse != "":
+			err = fmt.Errorf("%s: %s", path, rule.refuse)
+		case !ok:
+			err = fmt.Errorf("%s is not supported by quantserve; remove it", path)
+		case rule.ignore && !slices.Contains(*ignored, path):
+			*ignored = append(*ignored, path)
+		}
+		if err != nil || !rule.read || rule.whole || fd.Kind() != protoreflect.MessageKind || fd.IsMap() {
+			return err == nil
+		}
+		if fd.IsList() {
+			for i := range v.List().Len() {
+				if err = checkFields(v.List().Get(i).Message(), path+".", ignored); err != nil {
+					return false
+				}
+			}
+			return true
+		}
+		err = checkFields(v.Message(), path+".", ignored)
+		return err == nil
+	})
+	return err
+}
+
+// posPrefix matches the prefix the protobuf decoders give their errors.
+var posPrefix = regexp.MustCompile(`^proto:[\s\x{00a0}]*(\(line (\d+:\d+)\):\s*)?`)
+
+// jsonField matches a field named in the JSON decoder's errors.
+var jsonField = regexp.MustCompile(`field [a-z][A-Za-z0-9]*`)
+
+// fieldNames maps the JSON names of ModelConfig's fields to their names.
+var fieldNames = sync.OnceValue(func() map[string]string {
+	names := map[string]string{}
+	var walk func(protoreflect.MessageDescriptors)
+	walk = func(ms protoreflect.MessageDescriptors) {
+		for i := range ms.Len() {
+			fs := ms.Get(i).Fields()
+			for j := range fs.Len() {
+				names[fs.Get(j).JSONName()] = string(fs.Get(j).Name())
+			}
+			walk(ms.Get(i).Messages())
+		}
+	}
+	walk(inference.File_model_config_proto.Messages())
+	return names
+})
+
+// decodeError words a decoder's error, naming fields as config files do;
+// keepLine keeps its position.
+func decodeError(err error, keepLine bool) error {
+	s := err.Error()
+	if m := posPrefix.FindStringSubmatchIndex(s); m != nil {
+		pos := ""
+		if keepLine && m[4] >= 0 {
+			pos = "line " + s[m[4]:m[5]] + ": "
+		}
+		s = pos + s[m[1]:]
+	}
+	s = jsonField.ReplaceAllStringFunc(s, func(f string) string {
+		if n, ok := fieldNames()[f[len("field "):]]; ok {
+			return "field " + n
+		}
+		return f
+	})
+	return errors.New(s)
+}
+
+// ParseTritonConfig reads a Triton config.pbtxt (protobuf text format, into
+// Triton's ModelConfig message) and checks it: see fromModelConfig. A name
 // must be dirName, the model's directory, unless dirName is "".
 func ParseTritonConfig(data []byte, dirName string) (*Config, error) {
-	fail := func(err error) (*Config, error) { return nil, fmt.Errorf("config.pbtxt: %w", err) }
-	fields, err := parsePbtxt(string(data))
-	if err != nil {
-		return fail(err)
+	var mc inference.ModelConfig
+	if err := prototext.Unmarshal(data, &mc); err != nil {
+		return nil, fmt.Errorf("config.pbtxt: %w", decodeError(err, true))
 	}
 	c := &Config{File: "config.pbtxt"}
-	seen := map[string]int{}
-	for _, f := range fields {
-		if !slices.Contains(tritonFields, f.Name) {
-			return fail(fmt.Errorf("line %d: field %q is not supported by quantserve (it reads %s); remove it", f.Line, f.Name, strings.Join(tritonFields, ", ")))
-		}
-		seen[f.Name]++
-		if f.Name != "input" && f.Name != "output" && f.Name != "instance_group" && seen[f.Name] > 1 {
-			return fail(fmt.Errorf("line %d: %s is given twice", f.Line, f.Name))
-		}
-		switch f.Name {
-		case "name":
-			s, err := pbStr(f)
-			if err != nil {
-				return fail(err)
-			}
-			if dirName != "" && s != dirName {
-				return fail(fmt.Errorf("line %d: name %q differs from the model's directory %q", f.Line, s, dirName))
-			}
-			if !ValidName(s) {
-				return fail(fmt.Errorf("line %d: name %q is not a valid model name", f.Line, s))
-			}
-			c.Name = s
-		case "platform":
-			if c.Platform, err = pbStr(f); err != nil {
-				return fail(err)
-			}
-			if c.Platform != TritonPlatform && c.Platform != Platform {
-				return fail(fmt.Errorf("line %d: platform %q: quantserve serves ONNX models (%q)", f.Line, c.Platform, TritonPlatform))
-			}
-		case "backend":
-			s, err := pbStr(f)
-			if err != nil {
-				return fail(err)
-			}
-			if s != TritonBackend {
-				return fail(fmt.Errorf("line %d: backend %q: quantserve serves ONNX models (%q)", f.Line, s, TritonBackend))
-			}
-		case "max_batch_size":
-			n, err := pbInt(f)
-			if err != nil {
-				return fail(err)
-			}
-			if n < 0 {
-				return fail(fmt.Errorf("line %d: max_batch_size %d must not be negative", f.Line, n))
-			}
-			c.MaxBatchSize = n
-		case "default_model_filename":
-			s, err := pbStr(f)
-			if err != nil {
-				return fail(err)
-			}
-			if s == "" || s != filepath.Base(s) || s[0] == '.' || !strings.HasSuffix(s, ".onnx") {
-				return fail(fmt.Errorf("line %d: default_model_filename %q must be a file name ending in .onnx", f.Line, s))
-			}
-			c.ModelFile = s
-		case "version_policy":
-			if c.VersionPolicy, err = pbVersionPolicy(f); err != nil {
-				return fail(err)
-			}
-		case "dynamic_batching":
-			if c.DynamicBatching, err = pbDynamicBatching(f); err != nil {
-				return fail(err)
-			}
-		case "instance_group":
-			g, err := pbInstanceGroup(f)
-			if err != nil {
-				return fail(err)
-			}
-			c.InstanceGroups = append(c.InstanceGroups, g)
-		case "input", "output":
-			t, err := pbTensor(f)
-			if err != nil {
-				return fail(err)
-			}
-			if f.Name == "input" {
-				c.Inputs = append(c.Inputs, t)
-			} else {
-				c.Outputs = append(c.Outputs, t)
-			}
-		}
-	}
-	if c.VersionPolicy != nil {
-		if err := c.VersionPolicy.check(c.File); err != nil {
-			return nil, err
-		}
-	}
-	if err := c.checkBatching(c.File); err != nil {
+	if err := c.fromModelConfig(&mc, dirName); err != nil {
 		return nil, err
 	}
-	if err := c.checkInstances(c.File); err != nil {
+	if err := c.check(); err != nil {
 		return nil, err
+	}
+	return c, nil
+}
+
+// OverrideFile names a config given with a load request, in errors.
+const OverrideFile = "the load request's config"
+
+// ParseConfigJSON reads a ModelConfig in protobuf's JSON form, as Triton's
+// repository extension gives it with a load request ({"parameters":
+// {"config": "..."}}), with the semantics of a config.pbtxt. A name must be
+// name, unless name is "".
+func ParseConfigJSON(data []byte, name string) (*Config, error) {
+	var mc inference.ModelConfig
+	if err := protojson.Unmarshal(data, &mc); err != nil {
+		return nil, fmt.Errorf("%s: %w", OverrideFile, decodeError(err, false))
+	}
+	c := &Config{File: OverrideFile}
+	if err := c.fromModelConfig(&mc, name); err != nil {
+		return nil, err
+	}
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// fromModelConfig reads Triton's ModelConfig into c: name, platform
+// (onnxruntime_onnx), backend (onnxruntime), max_batch_size,
+// dynamic_batching, instance_group (name, kind, count), version_policy,
+// input and output (name, data_type, dims, reshape), default_model_filename,
+// model_warmup and parameters (shown in the model's metadata). Fields that
+// do not change answers (optimization, response_cache, ...) are accepted
+// and listed in c.Ignored; fields that would (sequence_batching,
+// ensemble_scheduling, ...) are refused with the reason.
+func (c *Config) fromModelConfig(mc *inference.ModelConfig, dirName string) error {
+	fail := func(err error) error { return fmt.Errorf("%s: %w", c.File, err) }
+	c.Triton = mc
+	if err := checkFields(mc.ProtoReflect(), "", &c.Ignored); err != nil {
+		return fail(err)
+	}
+	sort.Strings(c.Ignored)
+	if s := mc.GetName(); s != "" {
+		if dirName != "" && s != dirName {
+			return fail(fmt.Errorf("name %q differs from the model's directory %q", s, dirName))
+		}
+		if !ValidName(s) {
+			return fail(fmt.Errorf("name %q is not a valid model name", s))
+		}
+		c.Name = s
+	}
+	if p := mc.GetPlatform(); p != "" {
+		if p != TritonPlatform && p != Platform {
+			return fail(fmt.Errorf("platform %q: quantserve serves ONNX models (%q)", p, TritonPlatform))
+		}
+		c.Platform = p
+	}
+	if b := mc.GetBackend(); b != "" && b != TritonBackend {
+		return fail(fmt.Errorf("backend %q: quantserve serves ONNX models (%q)", b, TritonBackend))
+	}
+	if mc.GetMaxBatchSize() < 0 {
+		return fail(fmt.Errorf("max_batch_size %d must not be negative", mc.GetMaxBatchSize()))
+	}
+	c.MaxBatchSize = int64(mc.GetMaxBatchSize())
+	if s := mc.GetDefaultModelFilename(); s != "" {
+		if s != filepath.Base(s) || s[0] == '.' || !strings.HasSuffix(s, ".onnx") {
+			return fail(fmt.Errorf("default_model_filename %q must be a file name ending in .onnx", s))
+		}
+		c.ModelFile = s
+	}
+	if p := mc.GetVersionPolicy(); p != nil {
+		c.VersionPolicy = &VersionPolicy{}
+		switch {
+		case p.GetLatest() != nil:
+			c.VersionPolicy.Latest = &LatestPolicy{NumVersions: int(min(p.GetLatest().GetNumVersions(), 1<<20))}
+		case p.GetSpecific() != nil:
+			c.VersionPolicy.Specific = &SpecificPolicy{Versions: slices.Clone(p.GetSpecific().GetVersions())}
+		case p.GetAll() != nil:
+			c.VersionPolicy.All = &struct{}{}
+		default:
+			return fail(errors.New("version_policy takes one of latest, specific or all"))
+		}
+	}
+	if d := mc.GetDynamicBatching(); d != nil {
+		c.DynamicBatching = &DynamicBatching{
+			MaxQueueDelayMicroseconds: int64(min(d.GetMaxQueueDelayMicroseconds(), 1<<62)),
+			MaxQueueSize:              int64(d.GetDefaultQueuePolicy().GetMaxQueueSize()),
+		}
+		for _, p := range d.GetPreferredBatchSize() {
+			c.DynamicBatching.PreferredBatchSize = append(c.DynamicBatching.PreferredBatchSize, int64(p))
+		}
+	}
+	for _, g := range mc.GetInstanceGroup() {
+		c.InstanceGroups = append(c.InstanceGroups, InstanceGroup{Name: g.GetName(), Kind: g.GetKind().String(), Count: int64(g.GetCount())})
+	}
+	for k, p := range mc.GetParameters() {
+		if c.Parameters == nil {
+			c.Parameters = map[string]string{}
+		}
+		c.Parameters[k] = p.GetStringValue()
+	}
+	for _, in := range mc.GetInput() {
+		t, err := tensorConfig("input", in.GetName(), in.GetDataType(), in.GetDims(), in.GetReshape())
+		if err != nil {
+			return fail(err)
+		}
+		c.Inputs = append(c.Inputs, t)
+	}
+	for _, out := range mc.GetOutput() {
+		t, err := tensorConfig("output", out.GetName(), out.GetDataType(), out.GetDims(), out.GetReshape())
+		if err != nil {
+			return fail(err)
+		}
+		c.Outputs = append(c.Outputs, t)
 	}
 	for _, list := range [][]TensorConfig{c.Inputs, c.Outputs} {
 		names := map[string]bool{}
@@ -142,136 +287,104 @@ func ParseTritonConfig(data []byte, dirName string) (*Config, error) {
 			names[t.Name] = true
 		}
 	}
-	return c, nil
-}
-
-func pbStr(f *pbField) (string, error) {
-	if f.Value == nil || f.Value.Kind != pbStrKind {
-		return "", fmt.Errorf("line %d: %s must be a quoted string", f.Line, f.Name)
-	}
-	return f.Value.Text, nil
-}
-
-func pbInt(f *pbField) (int64, error) {
-	if f.Value == nil || f.Value.Kind != pbNumber {
-		return 0, fmt.Errorf("line %d: %s must be an integer", f.Line, f.Name)
-	}
-	n, err := strconv.ParseInt(f.Value.Text, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("line %d: %s: %q is not an integer", f.Line, f.Name, f.Value.Text)
-	}
-	return n, nil
-}
-
-// pbOnly checks that a message has only the named fields.
-func pbOnly(f *pbField, names ...string) error {
-	if f.Msg == nil && f.Value != nil {
-		return fmt.Errorf("line %d: %s must be a message ({...})", f.Line, f.Name)
-	}
-	for _, sub := range f.Msg {
-		if !slices.Contains(names, sub.Name) {
-			known := "no fields"
-			if len(names) > 0 {
-				known = strings.Join(names, ", ")
-			}
-			return fmt.Errorf("line %d: %s.%s is not supported by quantserve (%s takes %s)", sub.Line, f.Name, sub.Name, f.Name, known)
+	for i, w := range mc.GetModelWarmup() {
+		s, err := c.warmupSample(w)
+		if err != nil {
+			return fail(fmt.Errorf("model_warmup %d (%q): %w", i, w.GetName(), err))
 		}
+		c.Warmup = append(c.Warmup, s)
 	}
 	return nil
 }
 
-func pbVersionPolicy(f *pbField) (*VersionPolicy, error) {
-	if err := pbOnly(f, "latest", "all", "specific"); err != nil {
-		return nil, err
+// dataType converts Triton's TYPE_* to the datatypes quantserve serves.
+func dataType(dt inference.DataType) (tensor.DataType, error) {
+	s, ok := strings.CutPrefix(dt.String(), "TYPE_")
+	d, known := tensor.ParseDataType(s)
+	if !ok || !known || d > tensor.Float64 {
+		return 0, fmt.Errorf("data_type %s is not one quantserve serves (TYPE_BOOL, TYPE_UINT8-64, TYPE_INT8-64, TYPE_FP32, TYPE_FP64)", dt)
 	}
-	p := &VersionPolicy{}
-	for _, sub := range f.Msg {
-		switch sub.Name {
-		case "latest":
-			if err := pbOnly(sub, "num_versions"); err != nil {
-				return nil, err
-			}
-			p.Latest = &LatestPolicy{}
-			for _, n := range sub.Msg {
-				v, err := pbInt(n)
-				if err != nil {
-					return nil, err
-				}
-				p.Latest.NumVersions = int(min(max(v, 0), 1<<20))
-			}
-		case "all":
-			if err := pbOnly(sub); err != nil {
-				return nil, err
-			}
-			p.All = &struct{}{}
-		case "specific":
-			if err := pbOnly(sub, "versions"); err != nil {
-				return nil, err
-			}
-			p.Specific = &SpecificPolicy{}
-			for _, n := range sub.Msg {
-				v, err := pbInt(n)
-				if err != nil {
-					return nil, err
-				}
-				p.Specific.Versions = append(p.Specific.Versions, v)
-			}
-		}
-	}
-	return p, nil
+	return d, nil
 }
 
-func pbTensor(f *pbField) (TensorConfig, error) {
-	var t TensorConfig
-	if err := pbOnly(f, "name", "data_type", "dims"); err != nil {
+// maxDim bounds a declared dimension.
+const maxDim = 1 << 40
+
+func tensorConfig(kind, name string, dt inference.DataType, dims []int64, reshape *inference.ModelTensorReshape) (TensorConfig, error) {
+	t := TensorConfig{Name: name}
+	if name == "" {
+		return t, fmt.Errorf("%s without a name", kind)
+	}
+	if dt == inference.DataType_TYPE_INVALID {
+		return t, fmt.Errorf("%s %q without a data_type", kind, name)
+	}
+	d, err := dataType(dt)
+	if err != nil {
+		return t, fmt.Errorf("%s %q: %w", kind, name, err)
+	}
+	t.DataType = d
+	if len(dims) == 0 && reshape == nil {
+		return t, fmt.Errorf("%s %q without dims", kind, name)
+	}
+	conv := func(what string, ds []int64) ([]int, error) {
+		out := make([]int, 0, len(ds))
+		for _, n := range ds {
+			if n < -1 || n > maxDim {
+				return nil, fmt.Errorf("%s %q: %s value %d: a size, or -1 for a dynamic one", kind, name, what, n)
+			}
+			out = append(out, int(n))
+		}
+		return out, nil
+	}
+	if t.Dims, err = conv("dims", dims); err != nil {
 		return t, err
 	}
-	hasType := false
-	for _, sub := range f.Msg {
-		switch sub.Name {
-		case "name":
-			s, err := pbStr(sub)
-			if err != nil {
-				return t, err
-			}
-			t.Name = s
-		case "data_type":
-			if sub.Value == nil || sub.Value.Kind != pbIdent {
-				return t, fmt.Errorf("line %d: data_type must be a TYPE_* name", sub.Line)
-			}
-			dt, ok := strings.CutPrefix(sub.Value.Text, "TYPE_")
-			d, known := tensor.ParseDataType(dt)
-			if !ok || !known || d > tensor.Float64 {
-				return t, fmt.Errorf("line %d: data_type %s is not one quantserve serves (TYPE_BOOL, TYPE_UINT8-64, TYPE_INT8-64, TYPE_FP32, TYPE_FP64)", sub.Line, sub.Value.Text)
-			}
-			t.DataType, hasType = d, true
-		case "dims":
-			n, err := pbInt(sub)
-			if err != nil {
-				return t, err
-			}
-			if n < -1 || n > 1<<40 {
-				return t, fmt.Errorf("line %d: dims value %d: a size, or -1 for a dynamic one", sub.Line, n)
-			}
-			t.Dims = append(t.Dims, int(n))
+	if reshape != nil {
+		if t.Reshape, err = conv("reshape", reshape.GetShape()); err != nil {
+			return t, err
 		}
-	}
-	if t.Name == "" {
-		return t, fmt.Errorf("line %d: %s without a name", f.Line, f.Name)
-	}
-	if !hasType {
-		return t, fmt.Errorf("line %d: %s %q without a data_type", f.Line, f.Name, t.Name)
-	}
-	if t.Dims == nil {
-		return t, fmt.Errorf("line %d: %s %q without dims", f.Line, f.Name, t.Name)
+		// the side reshaped to is inferred from the element count: at most one -1
+		to := t.Reshape
+		if kind == "output" {
+			to = t.Dims
+		}
+		if count(to, -1) > 1 {
+			return t, fmt.Errorf("%s %q: reshape from %v to %v: the shape reshaped to may have one dynamic (-1) dimension at most", kind, name, t.Dims, t.Reshape)
+		}
 	}
 	return t, nil
 }
 
+func count(s []int, v int) int {
+	n := 0
+	for _, x := range s {
+		if x == v {
+			n++
+		}
+	}
+	return n
+}
+
+// dimsMatch is Triton's CompareDimsSupported with compare_exact false: a
+// dynamic (-1) dimension of the model accepts any declared one; a fixed
+// one must equal it.
+func dimsMatch(modelShape, declared []int) bool {
+	if len(modelShape) != len(declared) {
+		return false
+	}
+	for i, d := range modelShape {
+		if d != -1 && d != declared[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // checkModel checks a loaded model against the inputs, outputs and
 // max_batch_size its config declares: every declared tensor exists with the
-// same datatype and dimensions (with max_batch_size > 0, the model's first
-// dimension is the batch, dynamic, and the declared dims are the rest), and
+// same datatype and compatible dimensions (with max_batch_size > 0, the
+// model's first dimension is the batch, dynamic, and the declared dims are
+// the rest; with reshape, the reshaped dims are what the model sees), and
 // a config that declares inputs declares them all.
 func (c *Config) checkModel(m *model.Model) error {
 	if c == nil {
@@ -304,12 +417,16 @@ func (c *Config) checkModel(m *model.Model) error {
 			if c.MaxBatchSize > 0 && len(shape) > 0 {
 				shape = shape[1:]
 			}
-			if !slices.Equal(shape, t.Dims) {
-				what := "dims"
+			dims, what := t.Dims, "dims"
+			if t.Reshape != nil {
+				dims, what = t.Reshape, "reshape"
+			}
+			if !dimsMatch(shape, dims) {
+				of := "dims"
 				if c.MaxBatchSize > 0 {
-					what = "dims (after the batch dimension)"
+					of = "dims (after the batch dimension)"
 				}
-				errs = append(errs, fmt.Errorf("%s %q: dims %v, but the model's %s are %v", kind, t.Name, t.Dims, what, shape))
+				errs = append(errs, fmt.Errorf("%s %q: %s %v, but the model's %s are %v (a dynamic -1 accepts any size; a fixed size must be equal)", kind, t.Name, what, dims, of, shape))
 			}
 		}
 	}

@@ -6,10 +6,15 @@
 //	      [--max-inflight N] [--max-inflight-bytes SIZE] [--request-timeout D]
 //	      [--memory-limit SIZE] [--gc-min-heap SIZE] [--drain-delay D] [--shutdown-timeout D]
 //	      [--grpc-addr :8001|off] [--grpc-max-streams N] [--log-format text|json] [--cors-origins O,...]
-//	      [--tls-cert FILE --tls-key FILE]
+//	      [--tls-cert FILE --tls-key FILE] [--model-load-timeout D]
 //
 // It serves the Open Inference Protocol over HTTP on --addr and over gRPC
-// on --grpc-addr, both with TLS when given a certificate. Request spans
+// on --grpc-addr, both with TLS when given a certificate. It listens
+// before it loads the repository's models: live answers at once, ready
+// answers 503 naming the models still loading (and those that failed)
+// until every one has loaded. Each version loads under
+// --model-load-timeout; one that fails or times out is logged and shown
+// UNAVAILABLE in the repository index, and the others serve. Request spans
 // are exported over OTLP when the standard OTEL_EXPORTER_OTLP_* variables
 // name an endpoint.
 //
@@ -86,6 +91,7 @@ type config struct {
 	cors           []string // corsOrigins, parsed
 	tlsCert        string
 	tlsKey         string
+	loadTimeout    time.Duration
 }
 
 func main() {
@@ -125,6 +131,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.corsOrigins, "cors-origins", "", "comma-separated origins browsers may call from (https://app.example.com), or *; empty disables CORS (env QUANTSERVE_CORS_ORIGINS)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS and gRPC over TLS; reread when it changes (env QUANTSERVE_TLS_CERT)")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key file of --tls-cert (env QUANTSERVE_TLS_KEY)")
+	fs.DurationVar(&c.loadTimeout, "model-load-timeout", repository.DefaultLoadTimeout, "deadline of loading one model version (decoding, compiling, folding constants, the batching probe, warm-up); a load past it fails and the other models serve (env QUANTSERVE_MODEL_LOAD_TIMEOUT)")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
 	set := map[string]bool{}
 	if err := fs.Parse(args); err != nil {
@@ -151,6 +158,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	}
 	if c.maxInFlight < 1 || c.requestTimeout <= 0 {
 		return nil, fmt.Errorf("--max-inflight and --request-timeout must be positive")
+	}
+	if c.loadTimeout <= 0 {
+		return nil, fmt.Errorf("--model-load-timeout must be positive")
 	}
 	if c.drainDelay < 0 || c.shutdownTime <= 0 {
 		return nil, fmt.Errorf("--drain-delay must not be negative and --shutdown-timeout must be positive")
@@ -211,19 +221,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	log.Info("kernels", "table", table.String(), "cpu", dispatch.CPU(), "threads", c.threads, "quantize", c.quantize, "scheme", c.quantizeScheme)
 	scheme, _ := quant.ParseScheme(c.quantizeScheme)
 	exec := gemm.New(table, c.threads)
-	opts := repository.Options{Log: log, ModelName: c.modelName, Model: model.Options{
+	opts := repository.Options{Log: log, ModelName: c.modelName, LoadTimeout: c.loadTimeout, Model: model.Options{
 		Exec:     exec,
 		Quantize: c.quantize == "int8",
 		Scheme:   scheme,
 	}}
+	// The repository's models load once the listeners are open (loadModels).
 	var repo *repository.Repository
+	loadModels := func(context.Context) {}
 	if c.repoDir == "" {
 		if c.modelName != "" {
 			return fmt.Errorf("--model-name names the model of a --model-repository holding one model")
 		}
 		log.Info("no --model-repository: serving the embedded model", "model", defaultmodel.Name)
 		repo = repository.New(opts, repository.Source{Name: defaultmodel.Name, Version: 1, ONNX: defaultmodel.ONNX})
-	} else if repo, err = repository.Open(c.repoDir, opts); err != nil {
+	} else if repo, loadModels, err = repository.Start(c.repoDir, opts); err != nil {
 		return err
 	}
 	memLimit, memSource := applyMemoryLimit(int64(c.memoryLimit), getenv)
@@ -316,6 +328,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			errc <- srv.Serve(httpLn)
 		}
 	}()
+	loadCtx, stopLoading := context.WithCancel(context.Background())
+	defer stopLoading() // a load still running when the server stops ends with it
+	go loadStartup(loadCtx, repo, loadModels, log)
 	select {
 	case err := <-errc:
 		return err
@@ -387,6 +402,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		log.Error("second signal: exiting without finishing requests in flight", "signal", sig.String(), "active_connections", n)
 		return fmt.Errorf("second signal (%v): exited with %d connections still active", sig, n)
 	}
+}
+
+// loadStartup loads the repository's models while the server listens, and
+// says when they are done and how many serve.
+func loadStartup(ctx context.Context, repo *repository.Repository, load func(context.Context), log *slog.Logger) {
+	start := time.Now()
+	load(ctx)
+	serving, failed := 0, 0
+	for _, e := range repo.Entries() {
+		if e.Ready() {
+			serving++
+		} else {
+			failed++
+		}
+	}
+	attrs := []any{"serving", serving, "failed", failed, "time", time.Since(start).Round(time.Millisecond)}
+	if why := repo.NotReady(); why != "" {
+		log.Warn("start-up load finished: not ready", append(attrs, "reason", why)...)
+		return
+	}
+	log.Info("start-up load finished: ready", attrs...)
 }
 
 func buildVersion() string {

@@ -86,6 +86,7 @@ func start(t *testing.T, args []string, env map[string]string) (string, *syncBuf
 				t.Errorf("server exited with %v", err)
 			}
 		})
+		logs.waitFor(t, "start-up load finished") // the server listens while its models load
 		return "http://" + addr, logs
 	case err := <-done:
 		cancel()

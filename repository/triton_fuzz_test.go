@@ -17,6 +17,9 @@ func FuzzParseTritonConfig(f *testing.F) {
 		`instance_group [ { kind: KIND_CPU count: 2 } ]`,
 		`a { b { c { } } }`,
 		`name: "\x00\"`,
+		`input [ { name: "x" data_type: TYPE_FP32 dims: [ 12 ] reshape: { shape: [ 3, -1 ] } } ] optimization { graph { level: 1 } }`,
+		`max_batch_size: 4 model_warmup [ { name: "w" batch_size: 4 count: 2 inputs { key: "x" value: { data_type: TYPE_INT64 dims: [ 2 ] random_data: true } } } ]`,
+		`parameters { key: "k" value: { string_value: "v" } } response_cache { enable: true } sequence_batching { }`,
 	} {
 		f.Add(seed)
 	}
