@@ -272,13 +272,23 @@ func TestRepository(t *testing.T) {
 	if r := must(c.ModelReadyWithResponse(ctx, "identity_fp64")); r.JSON404 == nil {
 		t.Errorf("unloaded model ready: %d %s", r.StatusCode(), r.Body)
 	}
-	if r := must(c.RepositoryLoadWithResponse(ctx, "identity_fp64", auth)); r.StatusCode() != 200 {
+	if r := must(c.RepositoryLoadWithResponse(ctx, "identity_fp64", qs.RepositoryLoadJSONRequestBody{}, auth)); r.StatusCode() != 200 {
 		t.Fatalf("load: %d %s", r.StatusCode(), r.Body)
+	}
+	// Triton's load-time config override, refused when it would change
+	// answers (sequence batching), with the field named.
+	bad := `{"sequence_batching": {}}`
+	body := qs.RepositoryLoadJSONRequestBody{}
+	body.Parameters = &struct {
+		Config *string `json:"config,omitempty"`
+	}{Config: &bad}
+	if r := must(c.RepositoryLoadWithResponse(ctx, "identity_fp64", body, auth)); r.JSON400 == nil || !strings.Contains(string(r.Body), "sequence_batching") {
+		t.Errorf("load with a sequence_batching override: %d %s", r.StatusCode(), r.Body)
 	}
 	if s := state("identity_fp64"); s != qs.READY {
 		t.Errorf("after load identity_fp64 is %q", s)
 	}
-	if r := must(c.RepositoryLoadWithResponse(ctx, "nope", auth)); r.JSON404 == nil {
+	if r := must(c.RepositoryLoadWithResponse(ctx, "nope", qs.RepositoryLoadJSONRequestBody{}, auth)); r.JSON404 == nil {
 		t.Errorf("load of a model not on disk: %d %s", r.StatusCode(), r.Body)
 	}
 }

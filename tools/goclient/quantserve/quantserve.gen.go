@@ -623,6 +623,9 @@ type TooLarge = ErrorBody
 // Unauthorized Every error, with a 4xx or 5xx status.
 type Unauthorized = ErrorBody
 
+// UnsupportedEncoding Every error, with a 4xx or 5xx status.
+type UnsupportedEncoding = ErrorBody
+
 // InferBody defines model for InferBody.
 type InferBody = InferenceRequest
 
@@ -669,6 +672,14 @@ type OpQuantizeJSONBody struct {
 	Tensor OpTensor `json:"tensor"`
 }
 
+// RepositoryLoadJSONBody defines parameters for RepositoryLoad.
+type RepositoryLoadJSONBody struct {
+	Parameters *struct {
+		// Config A ModelConfig as JSON
+		Config *string `json:"config,omitempty"`
+	} `json:"parameters,omitempty"`
+}
+
 // OpDequantizeJSONRequestBody defines body for OpDequantize for application/json ContentType.
 type OpDequantizeJSONRequestBody OpDequantizeJSONBody
 
@@ -695,6 +706,9 @@ type ModelVersionGradJSONRequestBody = GradRequest
 
 // ModelVersionInferJSONRequestBody defines body for ModelVersionInfer for application/json ContentType.
 type ModelVersionInferJSONRequestBody = InferenceRequest
+
+// RepositoryLoadJSONRequestBody defines body for RepositoryLoad for application/json ContentType.
+type RepositoryLoadJSONRequestBody RepositoryLoadJSONBody
 
 // AsParameterValue0 returns the union data inside the ParameterValue as a ParameterValue0
 func (t ParameterValue) AsParameterValue0() (ParameterValue0, error) {
@@ -1280,6 +1294,18 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/repository/index (the `RepositoryIndex` operationId).
 	RepositoryIndex(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RepositoryLoadWithBody Load or reload a model from the repository directory
+	//
+	// Loads every version the model's version policy selects. Requests in
+	// flight finish on the versions they started with; new requests see the
+	// new versions once all have loaded. If none loads, the versions being
+	// served stay served and the index shows the failure.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/repository/models/{model}/load (the `RepositoryLoad` operationId).
+	RepositoryLoadWithBody(ctx context.Context, model ModelName, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RepositoryLoad Load or reload a model from the repository directory
 	//
 	// Loads every version the model's version policy selects. Requests in
@@ -1287,8 +1313,10 @@ type ClientInterface interface {
 	// new versions once all have loaded. If none loads, the versions being
 	// served stay served and the index shows the failure.
 	//
+	// Takes a body of the `application/json` content type.
+	//
 	// Corresponds with POST /v2/repository/models/{model}/load (the `RepositoryLoad` operationId).
-	RepositoryLoad(ctx context.Context, model ModelName, reqEditors ...RequestEditorFn) (*http.Response, error)
+	RepositoryLoad(ctx context.Context, model ModelName, body RepositoryLoadJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RepositoryUnload Stop serving a model
 	//
@@ -1953,6 +1981,28 @@ func (c *Client) RepositoryIndex(ctx context.Context, reqEditors ...RequestEdito
 	return c.Client.Do(req)
 }
 
+// RepositoryLoadWithBody Load or reload a model from the repository directory
+//
+// Loads every version the model's version policy selects. Requests in
+// flight finish on the versions they started with; new requests see the
+// new versions once all have loaded. If none loads, the versions being
+// served stay served and the index shows the failure.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/repository/models/{model}/load (the `RepositoryLoad` operationId).
+func (c *Client) RepositoryLoadWithBody(ctx context.Context, model ModelName, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRepositoryLoadRequestWithBody(c.Server, model, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RepositoryLoad Load or reload a model from the repository directory
 //
 // Loads every version the model's version policy selects. Requests in
@@ -1960,9 +2010,11 @@ func (c *Client) RepositoryIndex(ctx context.Context, reqEditors ...RequestEdito
 // new versions once all have loaded. If none loads, the versions being
 // served stay served and the index shows the failure.
 //
+// Takes a body of the `application/json` content type.
+//
 // Corresponds with POST /v2/repository/models/{model}/load (the `RepositoryLoad` operationId).
-func (c *Client) RepositoryLoad(ctx context.Context, model ModelName, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRepositoryLoadRequest(c.Server, model)
+func (c *Client) RepositoryLoad(ctx context.Context, model ModelName, body RepositoryLoadJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRepositoryLoadRequest(c.Server, model, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2999,8 +3051,19 @@ func NewRepositoryIndexRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
-// NewRepositoryLoadRequest constructs an http.Request for the RepositoryLoad method
-func NewRepositoryLoadRequest(server string, model ModelName) (*http.Request, error) {
+// NewRepositoryLoadRequest calls the generic RepositoryLoad builder with application/json body
+func NewRepositoryLoadRequest(server string, model ModelName, body RepositoryLoadJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRepositoryLoadRequestWithBody(server, model, "application/json", bodyReader)
+}
+
+// NewRepositoryLoadRequestWithBody constructs an http.Request for the RepositoryLoad method, with any body, and a specified content type
+func NewRepositoryLoadRequestWithBody(server string, model ModelName, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3025,10 +3088,12 @@ func NewRepositoryLoadRequest(server string, model ModelName) (*http.Request, er
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -3431,6 +3496,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/repository/index (the `RepositoryIndex` operationId).
 	RepositoryIndexWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*RepositoryIndexResponse, error)
 
+	// RepositoryLoadWithBodyWithResponse Load or reload a model from the repository directory
+	//
+	// Loads every version the model's version policy selects. Requests in
+	// flight finish on the versions they started with; new requests see the
+	// new versions once all have loaded. If none loads, the versions being
+	// served stay served and the index shows the failure.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/repository/models/{model}/load (the `RepositoryLoad` operationId).
+	RepositoryLoadWithBodyWithResponse(ctx context.Context, model ModelName, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RepositoryLoadResponse, error)
+
 	// RepositoryLoadWithResponse Load or reload a model from the repository directory
 	//
 	// Loads every version the model's version policy selects. Requests in
@@ -3438,10 +3515,10 @@ type ClientWithResponsesInterface interface {
 	// new versions once all have loaded. If none loads, the versions being
 	// served stay served and the index shows the failure.
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/repository/models/{model}/load (the `RepositoryLoad` operationId).
-	RepositoryLoadWithResponse(ctx context.Context, model ModelName, reqEditors ...RequestEditorFn) (*RepositoryLoadResponse, error)
+	RepositoryLoadWithResponse(ctx context.Context, model ModelName, body RepositoryLoadJSONRequestBody, reqEditors ...RequestEditorFn) (*RepositoryLoadResponse, error)
 
 	// RepositoryUnloadWithResponse Stop serving a model
 	//
@@ -3660,6 +3737,11 @@ type OpDequantizeResponse405Headers struct {
 	Allow *string
 }
 
+// OpDequantizeResponse415Headers the declared response headers of an HTTP 415 response for OpDequantize
+type OpDequantizeResponse415Headers struct {
+	AcceptEncoding *string
+}
+
 // OpDequantizeResponse503Headers the declared response headers of an HTTP 503 response for OpDequantize
 type OpDequantizeResponse503Headers struct {
 	RetryAfter *int
@@ -3681,6 +3763,8 @@ type OpDequantizeResponse struct {
 	JSON408 *BodyTimeout
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -3689,6 +3773,8 @@ type OpDequantizeResponse struct {
 	JSON504 *Timeout
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *OpDequantizeResponse405Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *OpDequantizeResponse415Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *OpDequantizeResponse503Headers
 }
@@ -3719,6 +3805,11 @@ func (r OpDequantizeResponse) GetJSON408() *BodyTimeout {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r OpDequantizeResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r OpDequantizeResponse) GetJSON415() *UnsupportedEncoding {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3770,6 +3861,11 @@ type OpMatMulResponse405Headers struct {
 	Allow *string
 }
 
+// OpMatMulResponse415Headers the declared response headers of an HTTP 415 response for OpMatMul
+type OpMatMulResponse415Headers struct {
+	AcceptEncoding *string
+}
+
 // OpMatMulResponse503Headers the declared response headers of an HTTP 503 response for OpMatMul
 type OpMatMulResponse503Headers struct {
 	RetryAfter *int
@@ -3788,6 +3884,8 @@ type OpMatMulResponse struct {
 	JSON408 *BodyTimeout
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -3796,6 +3894,8 @@ type OpMatMulResponse struct {
 	JSON504 *Timeout
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *OpMatMulResponse405Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *OpMatMulResponse415Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *OpMatMulResponse503Headers
 }
@@ -3823,6 +3923,11 @@ func (r OpMatMulResponse) GetJSON408() *BodyTimeout {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r OpMatMulResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r OpMatMulResponse) GetJSON415() *UnsupportedEncoding {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3874,6 +3979,11 @@ type OpQMatMulResponse405Headers struct {
 	Allow *string
 }
 
+// OpQMatMulResponse415Headers the declared response headers of an HTTP 415 response for OpQMatMul
+type OpQMatMulResponse415Headers struct {
+	AcceptEncoding *string
+}
+
 // OpQMatMulResponse503Headers the declared response headers of an HTTP 503 response for OpQMatMul
 type OpQMatMulResponse503Headers struct {
 	RetryAfter *int
@@ -3892,6 +4002,8 @@ type OpQMatMulResponse struct {
 	JSON408 *BodyTimeout
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -3900,6 +4012,8 @@ type OpQMatMulResponse struct {
 	JSON504 *Timeout
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *OpQMatMulResponse405Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *OpQMatMulResponse415Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *OpQMatMulResponse503Headers
 }
@@ -3927,6 +4041,11 @@ func (r OpQMatMulResponse) GetJSON408() *BodyTimeout {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r OpQMatMulResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r OpQMatMulResponse) GetJSON415() *UnsupportedEncoding {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3978,6 +4097,11 @@ type OpQuantizeResponse405Headers struct {
 	Allow *string
 }
 
+// OpQuantizeResponse415Headers the declared response headers of an HTTP 415 response for OpQuantize
+type OpQuantizeResponse415Headers struct {
+	AcceptEncoding *string
+}
+
 // OpQuantizeResponse503Headers the declared response headers of an HTTP 503 response for OpQuantize
 type OpQuantizeResponse503Headers struct {
 	RetryAfter *int
@@ -4000,6 +4124,8 @@ type OpQuantizeResponse struct {
 	JSON408 *BodyTimeout
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -4008,6 +4134,8 @@ type OpQuantizeResponse struct {
 	JSON504 *Timeout
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *OpQuantizeResponse405Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *OpQuantizeResponse415Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *OpQuantizeResponse503Headers
 }
@@ -4039,6 +4167,11 @@ func (r OpQuantizeResponse) GetJSON408() *BodyTimeout {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r OpQuantizeResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r OpQuantizeResponse) GetJSON415() *UnsupportedEncoding {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -4509,6 +4642,11 @@ type ModelGradResponse405Headers struct {
 	Allow *string
 }
 
+// ModelGradResponse415Headers the declared response headers of an HTTP 415 response for ModelGrad
+type ModelGradResponse415Headers struct {
+	AcceptEncoding *string
+}
+
 // ModelGradResponse503Headers the declared response headers of an HTTP 503 response for ModelGrad
 type ModelGradResponse503Headers struct {
 	RetryAfter *int
@@ -4529,6 +4667,8 @@ type ModelGradResponse struct {
 	JSON408 *BodyTimeout
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON501 the response for an HTTP 501 `application/json` response
@@ -4539,6 +4679,8 @@ type ModelGradResponse struct {
 	JSON504 *Timeout
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *ModelGradResponse405Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ModelGradResponse415Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ModelGradResponse503Headers
 }
@@ -4571,6 +4713,11 @@ func (r ModelGradResponse) GetJSON408() *BodyTimeout {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r ModelGradResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ModelGradResponse) GetJSON415() *UnsupportedEncoding {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -4632,6 +4779,11 @@ type ModelInferResponse405Headers struct {
 	Allow *string
 }
 
+// ModelInferResponse415Headers the declared response headers of an HTTP 415 response for ModelInfer
+type ModelInferResponse415Headers struct {
+	AcceptEncoding *string
+}
+
 // ModelInferResponse503Headers the declared response headers of an HTTP 503 response for ModelInfer
 type ModelInferResponse503Headers struct {
 	RetryAfter *int
@@ -4652,6 +4804,8 @@ type ModelInferResponse struct {
 	JSON408 *BodyTimeout
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -4662,6 +4816,8 @@ type ModelInferResponse struct {
 	Headers200 *ModelInferResponse200Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *ModelInferResponse405Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ModelInferResponse415Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ModelInferResponse503Headers
 }
@@ -4694,6 +4850,11 @@ func (r ModelInferResponse) GetJSON408() *BodyTimeout {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r ModelInferResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ModelInferResponse) GetJSON415() *UnsupportedEncoding {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -4874,6 +5035,11 @@ type ModelTrainResponse405Headers struct {
 	Allow *string
 }
 
+// ModelTrainResponse415Headers the declared response headers of an HTTP 415 response for ModelTrain
+type ModelTrainResponse415Headers struct {
+	AcceptEncoding *string
+}
+
 // ModelTrainResponse503Headers the declared response headers of an HTTP 503 response for ModelTrain
 type ModelTrainResponse503Headers struct {
 	RetryAfter *int
@@ -4898,6 +5064,8 @@ type ModelTrainResponse struct {
 	JSON408 *BodyTimeout
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON501 the response for an HTTP 501 `application/json` response
@@ -4910,6 +5078,8 @@ type ModelTrainResponse struct {
 	Headers401 *ModelTrainResponse401Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *ModelTrainResponse405Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ModelTrainResponse415Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ModelTrainResponse503Headers
 }
@@ -4952,6 +5122,11 @@ func (r ModelTrainResponse) GetJSON408() *BodyTimeout {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r ModelTrainResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ModelTrainResponse) GetJSON415() *UnsupportedEncoding {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -5132,6 +5307,11 @@ type ModelVersionGradResponse405Headers struct {
 	Allow *string
 }
 
+// ModelVersionGradResponse415Headers the declared response headers of an HTTP 415 response for ModelVersionGrad
+type ModelVersionGradResponse415Headers struct {
+	AcceptEncoding *string
+}
+
 // ModelVersionGradResponse503Headers the declared response headers of an HTTP 503 response for ModelVersionGrad
 type ModelVersionGradResponse503Headers struct {
 	RetryAfter *int
@@ -5152,6 +5332,8 @@ type ModelVersionGradResponse struct {
 	JSON408 *BodyTimeout
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON501 the response for an HTTP 501 `application/json` response
@@ -5162,6 +5344,8 @@ type ModelVersionGradResponse struct {
 	JSON504 *Timeout
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *ModelVersionGradResponse405Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ModelVersionGradResponse415Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ModelVersionGradResponse503Headers
 }
@@ -5194,6 +5378,11 @@ func (r ModelVersionGradResponse) GetJSON408() *BodyTimeout {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r ModelVersionGradResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ModelVersionGradResponse) GetJSON415() *UnsupportedEncoding {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -5255,6 +5444,11 @@ type ModelVersionInferResponse405Headers struct {
 	Allow *string
 }
 
+// ModelVersionInferResponse415Headers the declared response headers of an HTTP 415 response for ModelVersionInfer
+type ModelVersionInferResponse415Headers struct {
+	AcceptEncoding *string
+}
+
 // ModelVersionInferResponse503Headers the declared response headers of an HTTP 503 response for ModelVersionInfer
 type ModelVersionInferResponse503Headers struct {
 	RetryAfter *int
@@ -5275,6 +5469,8 @@ type ModelVersionInferResponse struct {
 	JSON408 *BodyTimeout
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -5285,6 +5481,8 @@ type ModelVersionInferResponse struct {
 	Headers200 *ModelVersionInferResponse200Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *ModelVersionInferResponse405Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ModelVersionInferResponse415Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ModelVersionInferResponse503Headers
 }
@@ -5317,6 +5515,11 @@ func (r ModelVersionInferResponse) GetJSON408() *BodyTimeout {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r ModelVersionInferResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ModelVersionInferResponse) GetJSON415() *UnsupportedEncoding {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6306,6 +6509,24 @@ func (c *ClientWithResponses) RepositoryIndexWithResponse(ctx context.Context, r
 	return ParseRepositoryIndexResponse(rsp)
 }
 
+// RepositoryLoadWithBodyWithResponse Load or reload a model from the repository directory
+//
+// Loads every version the model's version policy selects. Requests in
+// flight finish on the versions they started with; new requests see the
+// new versions once all have loaded. If none loads, the versions being
+// served stay served and the index shows the failure.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/repository/models/{model}/load (the `RepositoryLoad` operationId).
+func (c *ClientWithResponses) RepositoryLoadWithBodyWithResponse(ctx context.Context, model ModelName, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RepositoryLoadResponse, error) {
+	rsp, err := c.RepositoryLoadWithBody(ctx, model, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRepositoryLoadResponse(rsp)
+}
+
 // RepositoryLoadWithResponse Load or reload a model from the repository directory
 //
 // Loads every version the model's version policy selects. Requests in
@@ -6313,11 +6534,11 @@ func (c *ClientWithResponses) RepositoryIndexWithResponse(ctx context.Context, r
 // new versions once all have loaded. If none loads, the versions being
 // served stay served and the index shows the failure.
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v2/repository/models/{model}/load (the `RepositoryLoad` operationId).
-func (c *ClientWithResponses) RepositoryLoadWithResponse(ctx context.Context, model ModelName, reqEditors ...RequestEditorFn) (*RepositoryLoadResponse, error) {
-	rsp, err := c.RepositoryLoad(ctx, model, reqEditors...)
+func (c *ClientWithResponses) RepositoryLoadWithResponse(ctx context.Context, model ModelName, body RepositoryLoadJSONRequestBody, reqEditors ...RequestEditorFn) (*RepositoryLoadResponse, error) {
+	rsp, err := c.RepositoryLoad(ctx, model, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -6557,6 +6778,13 @@ func ParseOpDequantizeResponse(rsp *http.Response) (*OpDequantizeResponse, error
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6591,6 +6819,16 @@ func ParseOpDequantizeResponse(rsp *http.Response) (*OpDequantizeResponse, error
 			headers.Allow = &value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 415:
+		var headers OpDequantizeResponse415Headers
+		if values := rsp.Header.Values("Accept-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptEncoding = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 503:
 		var headers OpDequantizeResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -6655,6 +6893,13 @@ func ParseOpMatMulResponse(rsp *http.Response) (*OpMatMulResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6689,6 +6934,16 @@ func ParseOpMatMulResponse(rsp *http.Response) (*OpMatMulResponse, error) {
 			headers.Allow = &value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 415:
+		var headers OpMatMulResponse415Headers
+		if values := rsp.Header.Values("Accept-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptEncoding = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 503:
 		var headers OpMatMulResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -6753,6 +7008,13 @@ func ParseOpQMatMulResponse(rsp *http.Response) (*OpQMatMulResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6787,6 +7049,16 @@ func ParseOpQMatMulResponse(rsp *http.Response) (*OpQMatMulResponse, error) {
 			headers.Allow = &value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 415:
+		var headers OpQMatMulResponse415Headers
+		if values := rsp.Header.Values("Accept-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptEncoding = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 503:
 		var headers OpQMatMulResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -6855,6 +7127,13 @@ func ParseOpQuantizeResponse(rsp *http.Response) (*OpQuantizeResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6889,6 +7168,16 @@ func ParseOpQuantizeResponse(rsp *http.Response) (*OpQuantizeResponse, error) {
 			headers.Allow = &value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 415:
+		var headers OpQuantizeResponse415Headers
+		if values := rsp.Header.Values("Accept-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptEncoding = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 503:
 		var headers OpQuantizeResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -7289,6 +7578,13 @@ func ParseModelGradResponse(rsp *http.Response) (*ModelGradResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7330,6 +7626,16 @@ func ParseModelGradResponse(rsp *http.Response) (*ModelGradResponse, error) {
 			headers.Allow = &value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 415:
+		var headers ModelGradResponse415Headers
+		if values := rsp.Header.Values("Accept-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptEncoding = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 503:
 		var headers ModelGradResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -7401,6 +7707,13 @@ func ParseModelInferResponse(rsp *http.Response) (*ModelInferResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7448,6 +7761,16 @@ func ParseModelInferResponse(rsp *http.Response) (*ModelInferResponse, error) {
 			headers.Allow = &value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 415:
+		var headers ModelInferResponse415Headers
+		if values := rsp.Header.Values("Accept-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptEncoding = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 503:
 		var headers ModelInferResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -7639,6 +7962,13 @@ func ParseModelTrainResponse(rsp *http.Response) (*ModelTrainResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7690,6 +8020,16 @@ func ParseModelTrainResponse(rsp *http.Response) (*ModelTrainResponse, error) {
 			headers.Allow = &value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 415:
+		var headers ModelTrainResponse415Headers
+		if values := rsp.Header.Values("Accept-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptEncoding = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 503:
 		var headers ModelTrainResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -7867,6 +8207,13 @@ func ParseModelVersionGradResponse(rsp *http.Response) (*ModelVersionGradRespons
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7908,6 +8255,16 @@ func ParseModelVersionGradResponse(rsp *http.Response) (*ModelVersionGradRespons
 			headers.Allow = &value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 415:
+		var headers ModelVersionGradResponse415Headers
+		if values := rsp.Header.Values("Accept-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptEncoding = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 503:
 		var headers ModelVersionGradResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -7979,6 +8336,13 @@ func ParseModelVersionInferResponse(rsp *http.Response) (*ModelVersionInferRespo
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8026,6 +8390,16 @@ func ParseModelVersionInferResponse(rsp *http.Response) (*ModelVersionInferRespo
 			headers.Allow = &value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 415:
+		var headers ModelVersionInferResponse415Headers
+		if values := rsp.Header.Values("Accept-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptEncoding = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 503:
 		var headers ModelVersionInferResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -9016,139 +9390,144 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3rchs30uirdM35qkxuDUlJtrNZqfaH4kuib23JseX42xJ1RHAGJBHPAAyAEcU4eprzEPt/H+A80yk0",
-	"gLnzomuyOf5jUyQGaDT63o2eL0Ek0rnglGsV7H8J5kSSlGoq8a+3IqbJMUmp+SOmKpJsrpngwb79CThJ",
-	"KXSYVhAzSSMt5BIYBz2jkOIASedCMfN9tx+EATOPzomeBWHAcd4AxwVhIOkvGZM0Dva1zGgYqGhGU2IW",
-	"1su5Gai0ZHwaXF+HdvGfqFQISztol/bnEAggCOySAuOaTqlcAYl7Yi0sc6I1lebZ/3222/vb+dlO72/n",
-	"f/mvIGxAeW2noUp/J2JGEZ9HfELldyJemj8iwTXl2nwk83nCImLgH/ys7J7oFUnnCWKexcF+8GwPoZ5n",
-	"5qDOvgQx0STYP9sJd/rPw91wp7/3/DzEbx0kr9893Ss2h08GYaBmxPx6ths+O78+vy7v7b8knQT7wf8a",
-	"FCQxsL+qAUJOeUTf2z3hMZTBFpGmuqe0pCQ1kxXTToRMiQ72gzHjRC7bUVU9wU9Mz+BUMi34EwX2OdCU",
-	"KyHB7BDolfmLCQ4dQ2szSmIqhzyHsvcDftN7YXHce0P5VM/24bgbInFOmFQajmG81FQBkRT0jCn47w8n",
-	"x0NOeIyDJFXa/UZBkgUkTOuE9iiPGeHuWTHBn+3BwGImFB3ygotgauhu6PZ+YYC/UOxXOgyAcaUpic0M",
-	"Qzy3YRAa5sGpQMiYyv6Qn2QaZ45ESmFMos+4nDJ8tyBLWMwod8DiuTxRUFpckeWQVxcXON8w2AdD2iAk",
-	"EA72yyf4QBVYP7A/5Aa9BjJ7DqoPIzNgBEzBJCHagC7FopeSn4W04JvZOVWaxqCFgXLI7cNmJUOHfTjO",
-	"0rGB1KA5EvySymK0xcQTBZ6oQfBkOeSLGZUUuNAzxqdm+UQovQ+7/ecwsfs5Oj795plDJFPmGyqlkCHs",
-	"9XfMF3v9YZPNLcequeDKcut3JPbUvpldt2OjVwYMFAAtVP+WJIZXaIx0GBrsOVyXBGpEOBcaNPlM+8F1",
-	"GJjJTllKRfZIUJ7OKIxFvISYxeYQgEhpaHzBzHlY6qTykppD7vUcWfa0BdGCnKnlI8EqBKSEL2Eh5GfP",
-	"IspQ6iRh05mGTq+Xkqse4/bvrkW6YeJi0JDPRBJXN5bS1Ki6cRZPaWOWHkqG7gFIquUSyEQb2fTe/NE7",
-	"NH+AopHgsbJUaIUXUlxpTBUDTmI6/WW2eh0GRrhJkTweOg8Nz1EJiTBiS0LG7adJWeETDnOi9AZCqCAH",
-	"2nBzF8y8Sud6efKPG2HFTSTGP9NIt+3+peCW5V4LOWZxTPkjiQXL9/awjfSKmSLjhMZW91kcw4wo4AJ6",
-	"PRKnjPe0+Ex5F8FFpXhDZGxpClhh+bC2gFWAXhKGVv+vUDh9OCbHYPQ34xPGmWZOuy8k05pyMEjKkqRG",
-	"XBvMhqaF+U5SRbm22lc4DW3WwW9JbrIgrJbEzVEZsX4AxlpOcGIDxgZKPuLG3CQJUsgjcTmMsylURDl0",
-	"CEgaiUsqaQxzwllkCDESGTfqmnEYpFRLFimz+V8ywjU+eIFD1YUWmiRds3X4TOlc4bSMT5E+31I9E/Gx",
-	"0IdJIhZGGz/GLj9Jwafww+npO0gRgAPcL8Lg7ElImNEWaF2hthCc1uUSjm8VJAVFe4flheATNr1HTizN",
-	"mkmcYJXCRtn8xJxYabDFvvnlLdXE0Op9w+bnXS3WUjeigOU9JfHyvgHBST9oojO1FkWGqqUZi/AcC/1a",
-	"ZPyRKPJYgMqimQNESO/BelCOjDuYUsNxj2XpMQXjjCWx1y5TSWJmJrDMgkY1xgAsl9ixmkyhMxXur54m",
-	"UwUk0yJmk4nVSCdzK9RveMpzKeZUaudLf6aS00S1cFwYWJG8afMWiFNULIH3160/cJZPn092Hm42EQwd",
-	"zaWIs0iHYPxvOHsbwvF5CN6ntNOCNgoc9Ixo49jNM5Si1jo2VMqUZpG6RyYoJn1P50K2Al+MgTmVjgzL",
-	"NPjoboazGbe1KS2QQrwhckof2RkyXqhZ1ih60vCCjHdghlnPwDkZ+f6GvINzGBqJaSRi4wFbc6cLnNJY",
-	"QSok9U4HLtDmcQw5MdoI/RuSJH04hCgx7GoJTVEeK7Q+FjOROLjHdGKmNjLPONNKsyQZcvOnsiERwtWC",
-	"yv2yMWB/RWiZioiMVREucb6AmXvIO+iOw9jIULMnllJ8TLFfadcvzTREiVBOhESCcxqhdhpyc54fOcn0",
-	"TEj262OJvbdMKYMLIWGBRsKYEmkO1pjUNfX/6dOn3mGmZ5RrAwndZAnk8TYXYNDRLGe7pogbm98xXFSx",
-	"nRnX3zwrTOfcYAwDJ0sumDFoNyHhpTMDCgDqMrC0fn3upjQMg5d57PFLQHmWmim+Ozl5E4TBx6Pj02/d",
-	"/7vfuA8YnvyIsZogDNwIP8D/7n920czX7755Vlq8EPnN3TSs9kNrsBoapZcGFV4qM3O4miQQu0kMB3HC",
-	"RckXrZ4MTrTloXC11cAa7u0K+HQbrgsKbmzz1SWVSx/wWjA9AwLPrq4MPT+/ugKFVlBzS9R7GM1wexku",
-	"O6wNpNeS0neV9AGJY2aAIsm70lI2pF6F2cXZ7IHYOG8RxgyB9qd9qIdQQ2jGNSvf9YMWKL+XlaheFQc+",
-	"vP4lYJqmarMnXLIf8rWIlGRZtUJWGCgXxp7aaKXMixUWUleAa8xbBaF2dG535yuxorKkBSm50bc1XqqG",
-	"VRMxaFpccJdXamzC/nxZpHdWoO++AKqhqQRdHZZi5bCEljaENvIlTVqLW7f2ECSomkLCpxW0AEl1JvmB",
-	"MRkqobwnKg9tYJyDjBXlGnNn20DmNk5ju1QbdNVk47rJarLlBpTdjFZtexJ/MCq9R3RVKNxDuRZ5hW/Q",
-	"RF/D6CBJcjLBHOUNzY/zhlrIODemWE6T/aqV48Tr/S340pjffsUipeZTXuXVC+l+f8u/4pXlLcHiqhPC",
-	"kvtd6zVhCY2LpIiwXosjaOiMSVwEXZ2HpULo9/vWif8loxm9Z5CkSHP34YmymSWS+HSg0kSi9Ra7U+qX",
-	"Qo0uRDHkCBd00F+sekk4ifVnjL/2fOdpNwQlrJ/DFKiZkNq5HSqLIqrU/e7vg510kiU52kOYrN+0pwKg",
-	"HD3DfoObPaiOSPzJ1PmkbsE3KLldABQSqcH4tgJhPVrssy8xBliuTtiATD/u2tcvtIjX24vDvAqiJJgb",
-	"9nnKOEuNE7PTZtSvtSCcZLWLlHZtP7Yi+g1ZUvmjoWb2q43kNgNeTS3+3nj7TmcvqM1oWqKJs4ga/zy1",
-	"ZRJYfLOFr1IKqlVX+kEscJXEwAky494qH5rHv4U5lRfRjHBOk2EQtnwLnR9f/uiAVF07ZpIIop/uDYN+",
-	"0OLRtVT2vBBJlvLGli0Bg1tJbbtZLuJ2yhLzzX4QPoxDw+Cz8dOCAnutB8wuqQtAN042YZdlQMZCJJTw",
-	"xpI4rG1uH2bfxvtazyn5DD+RJEP2q0mwiCREwqX5VWE5RgjERm7mUmgRiQRsEGofRg4dI0uT9q8hx9Bn",
-	"N4QRkpL59S3Rb7Nk8D1NU0tfyrutkeBKE67dSXfDIR8ZwrrIn7W5eksPqddhSHtu9W4eex3yUSEyRnVT",
-	"12ZG+kuSJn0w1E5JNCuRu1EQjA+5XpVNgc73r06NehzYr7s2u988rGbSpkHnn2ZEw4IozLTTOMyzcUai",
-	"GMjz2qjUJ4eL6fYxIh8O+Twh2rBBCCm5uiiCOaFX8hdzkbBoGbpKGYMny0oH5rNRpV67PlHVyLUZOvNI",
-	"apyfO74hr50fItKipW5CGvgvJixpqTRs5q/ADIRO6chASH+C87G+0t0Q2ASYRqsA8/bhCldra+vcarJa",
-	"tq1ppK9LS1SPobnTnaKcy55rTKOESIq5F3ywkOjQiVnqktsYzkXa2F72rdKqhVl7n1iZbyWZGsC0ZFeK",
-	"4rY1DNzGd54bytFJwfnVhfnncrc1qPhLTSFvhZKmKm9ByDq/scqdm5ZzZbDv7OAVpkgRwMjR0CDHxsJh",
-	"XjTqiCIsZcUqqDlfJefyBPBdQ22Wzop8chOjGyj6Ppfa3vJs0cy3JEV3NuoO8T9HCyUKcIewPgjQSKA3",
-	"znIl6jGVvoVl4yCzw1fC4Ch9XSzCkbMmbTEvrCqOl5ykLLLiFNM8PFnuA72iUWbGKRgvnaw1XAEdKRaq",
-	"a/WhSxWwlIbGGY0+e1fdVf8yHiWZ8dGg4mqBmAw586EUC515jPsHlNWjRbxhQZjGWlamlQXGas2t6LeW",
-	"VWqh33yzF3keY6WjWkJMWeDuG62KeWIHdQg+3TDkdRyH+WCL2E4edEAsYgWRFjhIZtwZTlsosQKnm/eR",
-	"jzWOi8E2tcUUZlfEweXrmTpFiXihb6uq+YlyA6zpZMwMktOW4HRbPVwji61r70pMcB0GCVH6Ip+qzZ50",
-	"sJuBBSryBHst9kO5NzpTliTMZcFAMfOMGfiRsyugcxHNDmDHJ3JzpN3VBFmtGzcptxoemhTSpP3mEbTJ",
-	"nzwJ00wqcjg5euciZbYsBi/FMAVibo2cZq7td46cPGz04yZhj0rI+/+zANPDB5Vq3ryxvPnSxTLruy0B",
-	"GItsnNACQo53NHBMXY+fX4fBWtNgpQWA2l61O7/LcrUJU3jLACeCjk1CWWHMNDDr8KwXE6vNivf57bQj",
-	"HtOrVbl0V5E3cQFZ/4x1c5lVY5oewNl5riUktYBb13PLhFkFmFdcy2Wb9m4ddyObTK1wPHAbZaP0/avD",
-	"l/8MwuDj8eFPh0dvDr978yoIgzcnhy+Pjr/H7/3nNSbr1nLcLt9+TtVc4va7vbecGa7QBtsH87zTuROC",
-	"GfSgFPc0Ksdh03xr9YRRCJUh5q9xIqLPrYj8gJyw2pfKb8OptlJ1F5YrBu1bgr4oKDkvm7DgYfVEOOQq",
-	"NzJC90gl0GQja76005gLWPKpnBWYJ8hrtusGp2VNEPq0XkCZEi3ZlS+5VMZ6NLZMh1xePd/du+SchWA/",
-	"4//5F3shsG/TNAQVCx0Cp4KDkDClnEoWdUOIZkJRXuRmXrz7aCw+SnQmqTJjx0vo9Ryk7eHr+zdvSufc",
-	"Son1Is8mAn3YsDjZgi6aZoo989ww3UqKrfDUtiu6WG2AtcWZWu2FC6/+azv/57tXF3kVbn4LMb9Z2MEB",
-	"r9893fMpzpYjjVnaQpUvvYugrP8jMptprAfsUDVUYy4wzHZ2nlLYOYDeLl7tsR5ERWfc2HBYSXvt9FVg",
-	"ze1wNf5fOvFTmBHbmWZHCLkxILYb/9JaINs/8J0QyQ2Gf2J6dpwlibrBM8eogFqyuqdlgnJepWq5nLQP",
-	"7t4SHpMxJ9wJqiHvHB2f/iWEj+a/bmh+4+5ibMfS5Ot33zw7wEn9DVV/1QlDC+W7TjxLkq4RUWICztxS",
-	"0Pnu5ORNtw/vveedkiWQRAm8oGvTGgiX8onn2k1dmxavYbzBC2aVHAchbrffIvtLVmCddBtE0FjjdSKI",
-	"ZnzamwvGdW01g69vngG9IpFOlge2CF+KzPivbmOcEixVdtnHbjuzrTSC10BsybwB8JE95gakCCRk8+K6",
-	"s/7mGUjCp7R7VwnQoNumaesptXJDu3bspVCN4Mmy65K+Z2e7Ieydh3D2NIRn5+cYq7IPnO2ZXyrg+w8t",
-	"YK4Gu2DRbQnARnI8f1gkuwJYwxIIY8v1wM5/fzg5ttUjlBnLfRNBmMkIUqatZN2SQFabbw/j269SUl7V",
-	"FOGqXEXdjehWaxenXCxordpFEsYfqSo3Ebasx1vlkRRKXVCupZgvgzBIFW01wsVcs5T9SlviFAklkjM+",
-	"vZDef7qKkkyxS/rWh1EsqTSJqSXOUhCSP2QPqprGQRiQmKQtELajvwpaG+6VpvPGgWOtfUquLGy7Ozs7",
-	"JVB3W2mByCndHMAsqpnbSziLidxJlRHvgV1DQu0lzP7M7yLm71gOepMiYwS3bZPVXF9L5IRFMx/Frcbr",
-	"sZLgwOtFDLWn1Gy1afWTJGm5Dx8GCdGt7Mmz9KKcnbrpTYfK860UOqcRm7RdkGlNit1VcK2B5brtG0Wj",
-	"TDK9tIEAm4bCG0PtDixeI8K2MNzoXFu8iFqqcnc/vxuO9pKdL199pvXcXl1ifCKa65TKIvFfBSfHx/9j",
-	"KUGBuHT30U/mlEOeUoA8VND5B0Yc4Ke97pC/f/XhFA7fHTlVuqYrT9jo+RSWHE3bV6elXqUUmegD3mux",
-	"dixJFsYcHX0Z2ksnw2AfhkG/3x8G16MhX3mzBQ5BS8ISvM+WEDXD0p0pF5LG+zAaXO4NXEnSnOiZrQzy",
-	"xUtPFIgFR8QcvjuydSYLyTRVXTOLeXjUH3IbFsxLMyMiJVrfHEb/03N6rHcUj9xF8v1aObFY8CGvjSwi",
-	"mrBr6GJ371u4ZIqNEwqHH14cHUE0I5JE7kJMoigQ4HQx5Cw2W/709AWMtCQRnRNJufZrQ0o+U1UDQM2N",
-	"TzB35bSIgYgkCd5WxDlsyCZhEXUV866L1OGcRDPa2+vvBGGQycTRotofDBaLRZ/gz30hpwP3rBq8OXrx",
-	"6vjDK3zG8A/TxnQqkWgpxLEf7PR37Tgxp5zMWbAfPO3v9J8aKUX0DLlrEAub+51S3ZqQ+eH07RuYk6nZ",
-	"Mo+xZwFGcgZuUlsyNF7CexqLyHZksFNgGbABKjY/l6PQWtFkAh0u4MXLYzQRjSBCAj6KETPsPS0ST5VG",
-	"Qns7O7Wri5pe6cFMp8mGC4Ptt2I9w5otYi32s53nqxRvDsig0WcBhVeWpkQu3dSG5qvTo0KeKiMXYxFl",
-	"xtB2JR/maTyJgTRY7CtNeEwSwWn/5/LprEbTB9zYlsj6mVwSi4kbogzP2Ia8HHwwznic3C/mqlh7ktNT",
-	"B5fvbkCja56xkqaNPDpFP0fLJfhWG4wbkZ1SPaOZAoMlsLpvv9yCw/DnhffibCeOIe9IkWkautYXIUQi",
-	"pt1w1WMX/l7khU8FV5/vhuVawYupnEe1FaGzeqUi/1pfZsg7qC/ygsUVDxaLVEaHIDIdiZR26+WMFxio",
-	"NhMI6OSji4pR1C2G+78XIDOuWWqOtDMVF3/pFuWkcykiqpT5xX00P7vTsRK0Svxv3TFvR/HzhDB+Q2Kv",
-	"0wO9sr0P3Q3++6D20hJpvh9P3DNKEj1zVF2WtisFwokd9NJxxWbclG99+5kLDDWT806VP+3vgGc96BD4",
-	"5+HbN5CS+ZzxabelYLBd9rbOVlITC2I7ZmgkoXuUMEzla5ehWi9WLncHYq4GMXXFevbum1Ctx/CyGFXu",
-	"XLm8Q4sOFZGEqptccFV5Mm1tNws76joMbCH6rZ1O93joIW3v8VFrE3gjCr1LFxOdl0XcQxcTN9m2XUww",
-	"bups+1/+/S/lSHlnMymXuibenvrNg99usVap+aF5Zvfp5mfyBiHXYfB8mw1VW3DhU1ssg135cPCzLWDy",
-	"e6hwfcGRcHR8+q2/deGVE5PgyLaQAu7Ect5WVUmQEp1myTopYGv5700CkJsw//jWfEwC8/QduHf98ZT6",
-	"FX3lgsfmApRE1UQ/kH//a+yLFjGNAyVBtx0r/NLkhZrtEGl2aZ/EcITnxdhWvYrFQekOmh2CoI7Go7AY",
-	"7OIUI6vYRtj6Zy5pr5gNWXs0vrDcPbLs7Wa6sAw+ajMmT+Y//ocwaxj4jdzsmZsq95uaDw0h8lWA/GkF",
-	"CClxs3HnlL0k6Lm35eLgDURJi3Vdq0NfptZXsiswDme93b2/hrC799fzEH6Bv9scdedqoLpWAij4O6Tk",
-	"6rer3wa7e3/FmK3N0k+lyOa2/B4/QmdUFJaNukWtfYSXZW1W9OwfIRyfOzE65PYRV342si3RXfWabYHs",
-	"58Dkub1jjEXzdk4/AVasjbp9+O0Kemgm/mYrWqK/gxrsrZBat/UySg3x88B4tYquMJhdc/zdsLfTf469",
-	"8cO91u74vh3+Xrh3fl3phl93ZW7mmGxpu68yaNZa67+XP7KlDK91MdlSim/nxWznsNXKL0q2c6fcVh7P",
-	"3sZzUEbYOaFztnsewtnxuWGEs4iypPOPwdO9ruGg7lc/6PEFuJcYQHjFL9XCCXGbCXIsuoXY3ludPEiU",
-	"8AkAol2yqHHF/YlqyxBhA8+6vKuV7t6RV9fKnupKbQ0+bYyq0nL3PqJTbl68dZ7fITJcNW/WHpeOx8OR",
-	"n8rARg8Hvh1Ca7zQLvaGXdKHRGapW8OKAElxO8GAe2+4/DSj2GK/egFC2j5IbYFW245yHZ5+ML+34+om",
-	"29rQPrt/k40UhbIE296siiAXNJHfI1lDFHgR5SGpYkMX6fJlkUof6VsLfydhHwP40+rVFtfw2SVUiIaE",
-	"Erwo6OtJJrZ9lBZYWWKMRmueFmcdS8Kwe1dHzTKtzadYLHj3AEb2DsoIFFkqWMyYvd+6kYAMUK6GwYgX",
-	"ivg2IHls5wUVN+cURM/WrLLpqDczS3649SbgOp9tG34yQ2/ATRZ7g7ykvz1HmyRYxf8BR93G3630sL4n",
-	"yVjUqZQuL9hWrnKZq538C/9aMY+J4qEGNr7g/9cr8VHtZHAbfNSb7CNKtrCH8gb094RDD4J1Cv1FZuf5",
-	"QVGA1qKiq1epVlT+F0MGxavj8JJgE92uTc5KU6zWA2ffXbIPfVNK7GpTuqlfmB6uq40tOFrTpQbb+nTQ",
-	"hMSaYKwCMTYkusB5eXhbIrfo4XN7eshfB/F7UUPlNs0fgiR8P9zbzxuuiMC8N2ddVENOhFwQGYPgMLJ0",
-	"ZaMgHF+xhj9hxdDIEttoyDv+Nne9R4/rMNQFRWlMY+uNjEoNfkfQcejEBu34FhFbEeZvyPlKzeI1bFnq",
-	"+lbZ5qyqMtzFlM0500gbnYcEbq+dcxgtpB4ZusaeFEICVrqThP1KpTqAHBYrJ9GhwrHdPryx3bewAXYp",
-	"OpYp6howSoLt5vVMimw6G3KqNEuJFrIPH5XZliIJozxaQkrmKm8spbVk48zeGVTGE9DskunlStb6Xjo9",
-	"fLuw9jozqNz/+QGiKZuXxgrlFQZYTpb+lULuvlp+ldJQyv/9P1Cirn//y/5x+8DE40ieP3gkY3crJJRf",
-	"wfKIAZDvy8efv64R6lKg4HjHuCWxXepW3W79DPL2vfchfFt4+sh1Ha0xdTs+Su9NHRQvTb1V7sW//uwr",
-	"e/zhA33vM15qTiP4VgZJ0e5lFWWvjx0U7a1ub8r5d1b9Xpacdw5X4iv3Fdsd4/u249b7l/fuXP4OGF/v",
-	"jVqXpeyUkvUO6f0fgTHV+APa0iO8ijWC/HYW4Bc+k2r9srx/Qo0cn6gh98ZlxztazgB3F1Zc72vzEPbW",
-	"4nRR9Cb3r3PUwgadSoGr4j3kpRsVZjwZJxTbfdt3mEqKZpyCiPChfY8pw7eSlkoz8FarfVNhtw/GQBNJ",
-	"caoO0IxrltiCYANjORzVh2N8exNero5Txt07hFaZvXiH7YHs3soVy0c2fMt381ZYvuXj9VZvIpTyzcXQ",
-	"wzEUdns7dwsTr/KyKXxoC8VXvA72q73wRzan3TU9lIL+gt7ZuRFzpVoRxmlPZ5x6gW2tECvNsElhRRLd",
-	"yMD29woHX9ynDRFHd9nzTxd4LHIIDxVdCrcb7BC8UoU2D6wZs1x9bn++8OB/8sHdObJ4Y9DWOsNu2Nc4",
-	"19c411fF3BLncgHmtSLnNhr3HqJcDyIIvgbHvgbHbhocW8cbm4NiLbyxRZzMkeufJFzWwOBDhckezq7Z",
-	"ItJWasb4Jwy4reOC+wqx3fb4irDUgPn+wu0htRNOQYoF1tzXgocdbMLbDfE3/yW+0LtagjXknVKb3tId",
-	"dlts5SbIndqYqc92Gtdg2Va9VmdxSejiwTFlfOohFBIy7j53XCPgcMjzpsAuZuabzI9FvMTX8hBu/s97",
-	"srSFw+qNmR+0qK+61AqTFQ/w3so8K/VjfH1f6bKXVeuvU0j3EqnVhIY5oIeJA78RJFa1+qvyCxKq9Tig",
-	"aEIjrUo9KBkf+lczThhnalZ7EQFGTpf2vY+usuIAwy/F+yMoLUKvReMrIyZIksCMXFJHrX04mmA/bvxb",
-	"hdV1kK6H3FV+K02WeRW4c03w/EHNxMLGcw3zZZKuJ16DoVuJ3FfpXC/vYJf96WKdf3ucd/+fVls5lCnP",
-	"1lfWObC/tQn4QnAtRWItwW3jkYaAjJyVFDMUfv08r9KW+LijvLAi/WEkxnGZd6dUw7OdZ0A0Mqy9ThsZ",
-	"tvVFT3mllWyRGMjbVmxQrD92r3ZV8HznWf7o0o4zCs4copW1jtHlEwW9npu7515xa68I5ZW93ChXPqXS",
-	"ywPbIxQWxBcY1oUD05BrwCI5tHSgdtcLjI8W+V9Fxp1Fxs15MvfOHl7MvK+9dNmS24JKY90ywwHuxdc5",
-	"B+AbofC9PP3tpccHLeY+gdmSgW6TDrWpcT7kFSsDipZv+4NBIiKSzITS+9/u7Owg27upG5YCu6ScKhWi",
-	"d8XMR1SsvldS4Hudem/LmNytl5eKHoLFNab84bR4Z1tbB622Voe5o1yapnCeV4CBzeFK7zqwCV7/HgRN",
-	"ptAZTYUdAT2Dk/zXUfdgyG0G2k3gXkitZ1TZjoRuzuc7u8BJ6l8xpsnUig4HZBH9agJZeztoSUkUzf4B",
-	"VYtBpxX4wCmNS7cLnqhKyrqE5DrVNNevvDe0/KJAe3y2l4O71IksYF8zDvhqF1YR+aWFm9f51uy87QUH",
-	"ZQ/IWX6l6VX5ZQXNq1FMQa35Ul40Xm/Il09Z7cl0fX79/wIAAP//",
+	"7H3rchu50eirdM35qkymhqQk25uNXPmh9WVXiS05thx/KVFHBGdAEusZYBbAiOI6eprzEPmfBzjPdAoN",
+	"YO6kqOt+2eM/NkXi0mg0+obuxtcgEmkmOOVaBftfg4xIklJNJf71TsQ0OSIpNX/EVEWSZZoJHuzbn4CT",
+	"lEKPaQUxkzTSQq6AcdALCik2kDQTipnv+8MgDJjpmhG9CMKA47gBtgvCQNJfciZpHOxrmdMwUNGCpsRM",
+	"rFeZaai0ZHweXF2FdvK/U6kQlm7QLuzPIRBAENgFBcY1nVO5BhLXYyMsGdGaStP3f5/uDv50droz+NPZ",
+	"H/4rCFtQXtlhqNI/iJhRxOchn1H5g4hX5o9IcE25Nh9JliUsIgb+0c/KrolekjRLEPMsDvaDZ3sIdZab",
+	"jTr9GsREk2D/dCfcGT4Pd8Od4d7zsxC/dZC8ef90r1wc9gzCQC2I+fV0N3x2dnV2VV3bf0k6C/aD/zUq",
+	"SWJkf1UjhJzyiH6wa8JtqIItIk31QGlJSWoGK4edCZkSHewHU8aJXHWjqr6Dn5lewIlkWvAnCmw/0JQr",
+	"IcGsEOil+YsJDj1DawtKYirHvIBy8BN+M3hpcTx4S/lcL/bhqB8icc6YVBqOYLrSVAGRFPSCKfjLx+Oj",
+	"MSc8xkaSKu1+oyDJEhKmdUIHlMeMcNdXzPBnuzGwXAhFx7w8RTA3dDd2az83wJ8r9isdB8C40pTEZoQx",
+	"7ts4CM3hwaFAyJjK4Zgf5xpHjkRKYUqiLzidMuduSVawXFDugMV9eaKgMrkiqzGvTy5wvHGwD4a0QUgg",
+	"HOyXT7BDHVjfcDjmBr0GMrsPaggT02ACTMEsIdqALsVykJKfhbTgm9E5VZrGoIWBcsxtZzOTocMhHOXp",
+	"1EBq0BwJfkFl2dpi4okCT9QgeLIa8+WCSgpc6AXjczN9IpTeh93hc5jZ9RwenXz3zCGSKfMNlVLIEPaG",
+	"O+aLveG4fcztiVWZ4Mqe1h9I7Kn9+uO63TF6bcBABtBB9e9IYs4KjZEOQ4M9h+sKQ40I50KDJl/oMLgK",
+	"AzPYCUupyB8JypMFhamIVxCz2GwCECkNjS+Z2Q9LnVReULPJg4Ejy4G2IFqQc7V6JFiFgJTwFSyF/OKP",
+	"iDKUOkvYfKGhNxik5HLAuP27b5FuDnHZaMwXIonrC0tpakTdNI/ntDXKADlD/wVIquUKyEwb3vTB/DE4",
+	"MH+AopHgsbJUaJkXUlylTR0DjmM6+WWWehUGhrlJkTweOg/MmaMSEmHYloSc20+zqsAnHDKi9DWEUEMO",
+	"dOHmLph5nWZ6dfzXG2HFDSSmP9NId63+leD2yL0RcsrimPJHYgv23NvNNtwrZopMExpb2WdxDAuigAsY",
+	"DEicMj7Q4gvlfQQXheINkbGlKmCZ5cPqAlYAek4YWvm/RuAM4YgcgZHfjM8YZ5o56b6UTGvKwSApT5IG",
+	"cV2jNrQ1zPeSKsq1lb7CSWgzD35LCpUFYbUkbrbKsPUXYLTlBAc2YFxDyYfcqJskQQp5pFMO03wONVYO",
+	"PQKSRuKCShpDRjiLDCFGIudGXDMOo5RqySJlFv9LTrjGjufYVJ1roUnSN0uHL5RmCodlfI70+Y7qhYiP",
+	"hD5IErE00vgxVvlZCj6Hn05O3kOKALzA9SIMTp+EhBlpgdoVSgvBaZMvYftORlJStDdYXgo+Y/N7PImV",
+	"UXOJA6wT2Mibn5gdqzS22De/vKOaGFq9b9j8uOvZWupalLB8oCRe3TcgOOhHTXSuNqLIULU0bRGeI6Hf",
+	"iJw/EkUeCVB5tHCACOktWA/KoTEHU2pO3GNpekzBNGdJ7KXLXJKYmQHsYUGlGn0A9pTYtprMoTcX7q+B",
+	"JnMFJNciZrOZlUjHmWXqN9zlTIqMSu1s6S9UcpqojhMXBpYlX7d4C8QJCpbA2+vWHjgthi8GOwuvVxEM",
+	"HWVSxHmkQzD2N5y+C+HoLARvU9phQRsBDnpBtDHsshy5qNWODZUypVmk7vEQlIN+oJmQncCXbSCj0pFh",
+	"lQYf3cxwOuO2OqUFUoi3RM7pIxtDxgo10xpBT1pWkLEOTDNrGTgjo1jfmPdwDEMjMY1EbCxgq+70gVMa",
+	"K0iFpN7owAm6LI4xJ0YaoX1DkmQIBxAl5rhaQlOUxwq1j+VCJA7uKZ2ZoQ3PM8a00ixJxtz8qaxLhHC1",
+	"pHK/qgzYXxFapiIiY1W6S5wtYMYe8x6a4zA1PNSsiaUUuyn2K+37qZmGKBHKsZBIcE4jlE5jbvbzEye5",
+	"XgjJfn0stveOKWVwISQsUUmYUiLNxhqVuiH+P3/+PDjI9YJybSCh12sCn7jKM3MEafyaR8Jg/ZFJ1fBy",
+	"Al7F9UBAb/4ry0IYDof9fdPQq85mt41WZ1TbcMw5NSRgyDTNJFWKxkP4SI3GrSHnlW+btu1BFNGsnK++",
+	"Ksrz1HBdFhtM6lWF21awV3grnXtGR4uCabUFxNT8js62muXBuP7uWWl4FOp2GDhOfM6MOXAdrl85JaoE",
+	"oClBKvM3x27LkjB4VXhuS3T8cHz8NgiDT4dHJ9+7/3e/cx/QufsJPV1BGLgWvoH/3f/sfMFv3n/3rAO1",
+	"YdBeTcvmObDqvjnh9MKgwss0Zo6GJgnEbhDDfzjhomLJ13cGB9pyU7jaqmED93YG7N2F6/KgtJb5+oLK",
+	"lXcXLpleAIFnl5eGGzy/vASFOmR7SdTbZ+3LiipctlkXSG8kpe9rly8kjpkBiiTvK1PZC4k6zM5LaTfE",
+	"eslLJ3AIdDgfQtMBHULbK1z7bhh0QPmjrPlE6zjwlxNfA6Zpqq73I1S0r2IuIiVZ1XW4NerdudFGr9Xx",
+	"snKGpdQ14Frj1kFobJ1b3dlarKg86UBKoTJvjZe6WtpGDCpm59zdyrUWYX++KC/H1qDvvgBqoKkCXROW",
+	"cuawgpYuhLZum9q0Fncu7SFIULWZhL+U0QIk1bnkL4zCVXOEPlGFYwi9RGRqBCjePG4DmVs4je1UXdDV",
+	"r2o3DdbgLTeg7Lavb9ud+B9GpfeIrhqFeyg3Iq+0rNroaykdJEmOZ3jDe0P146wlFnLOjWZX0OSwruU4",
+	"9np/E76iTpesX0j6C8Pq7CV3v7/pC1XWWSNIsDjrjLDkfud6Q1hC4/JKSVibzxE09KYkLl3Wzj5VVrtG",
+	"iH7JaU7vGSQp0sL4eqLsvRxJ/GWq0kSi9ha7XRpWHLXOwTPmCBf00Nqu25g4iLUGjbX7fOdpPwQlrJXI",
+	"FKiFkNoZbSqPIqrU/a7vox10licF2kOYbV60pwKgHO3qYes0e1AdkfidaZ6TpgbfouRuBlBypNbBt/Eb",
+	"m9Fi+75CD2o1tuMaZPp2Vz76o4O93p4dFjEkFcbc0s9TxllqjJidLqV+owbhOKudpLJq+7ET0W/Jisq/",
+	"GWpmv1o/eNtd2JbiH8SyiN9YUnsfbIkmziMaQ8xSG2SCoUtb2CoVl2R9pp/EEmdJDJwgc+618rHp/j1k",
+	"VJ5HC8I5TcZB2PEt9P726m8OSNW3bWaJIPrp3jgYBh0WXUdc1EuR5ClvLdkSMLiZ1LaL5SLupiyRXW8H",
+	"YWdsGgZfjJ0WlNjr3GB2QZ37vrWzCbuoAjIVIqGEt6bEZl1j+0uKbayvzSelGOHvJMnx+DU4WEQSIuHC",
+	"/KowmCUEYv1emRRaRCIB68Lbh4lDx8TSpP1rzNFx3A9hgqRkfn1H9Ls8Gf1I09TSl/JmayS40oRrt9P9",
+	"cMwnhrDOi7420sHSQ+plGNKem71feK7HfFKyjElT1bX3SsMVSZMhGGqnJFpUyN0ICMbHXK+7i4Lej69P",
+	"jHgc2a/71n/U3qz2lVeLzj8viIYlURinQOOwuMs0HMVAXkSWpf5qvRxuH+8zwjHPEqLNMQghJZfnpTMn",
+	"9EL+PBMJi1ahizMyeLJH6YX5bESpl65PVN3vb5ouPJJa++e2b8wb+4eItGhpqpAG/vMZSzriNNu3f2Aa",
+	"Qq+yZSCk38Fsqi91PwQ2A6ZRK8Coh3CNqbW1dm4lWeOusq2kb7rUqW9De6U7ZTCc3deYRgmRFG+usGPJ",
+	"0aEXs9SFBqAzHGlje963TqqWau19YiXbijO1gOm4mypDAzcc4K5z509D1TspOL88N/9c7HY6FX9pCOSt",
+	"UNIW5R0I2WQ31k/nddO5IOL3tvEaVaR0YBRoaJFja+KwCLl1RBFW7hRrqDlbx+eK6/O7utosnZW38W2M",
+	"XkPR9znV9ppnh2S+JSm6vVF38P85WqhQgNuEzU6AVvhBay/Xoh4DEbbQbBxktvlaGBylb/JFOHLWpMvn",
+	"hTHZ8YqTlEWWneIlGU9W+0AvaZSbdgqmK8drzamAnhRL1bfy0F0VsJSGxhiNvnhT3cVOMx4lubHRoGZq",
+	"gZiNOfOuFAud6cZ9B2XlaOlvWBKmMRKYaWWBsVJzK/pt3Cp10G+x2PPiHmOtoVpBTJXh7hupirfsDuoQ",
+	"/HXDmDdxHBaNLWJ7hdMBsYjxV1pgI5lzpzhtIcRKnF6/jqKtMVwMtqkNRTGrIg4uHw3WKwPsS3lbF81P",
+	"lGtgVSd7I+nXLTjdVg43yGLryMXKIbgKg4QofV4M1aVPOthNwxIVRXhCw/dDuVc6U5YkzN2CgWKmj2n4",
+	"ibNLoJmIFi9gx1+DF0i7qwqyXjZeJ9waeGhTSJv221vQxX+KS5j2pSKH48P3zlNmg4owpYgpEJlVctp3",
+	"bb+x5+RhvR83cXvUXN7/nzmYHt6p1LDmjebNV86X2VxtBcBY5NOElhByzHDBNk05fnYVBhtVg7UaAEp7",
+	"1W38rqqxOkxhjgYOBD17CWWZMdPArMGzmU2sVys+FLl9hzyml+vu0l0848w5ZH0fa+YyK8Y0fQGnZ4WU",
+	"kNQCbk3PLS/MasC85lquuqR3Z7sb6WRqjeGBy6gqpR9eH7z6RxAGn44O/n5w+Pbgh7evgzB4e3zw6vDo",
+	"R/zef96gsm7Nx+303ftUv0vcfrX3dmeGM3TB9tH0dzJ3RvAGPaj4PY3Icdg031o5YQRCrYn5a5qI6Esn",
+	"Ij/iSVhvSxW5hKor0N+55cpG+5agz0tKLsImLHgYPRGOuSqUjNB1qTmarGfNB8YadQEDZpXTAosL8obu",
+	"eo3RssEJfdIMP02JluzSB6wqoz0aXaZHLi6f7+5dcM5CsJ/x/+KLvRDY92kagoqFDoFTwUFImFNOJYv6",
+	"IUQLoSgv72Zevv9kND5KdC6pMm2nKxgMHKTd7uv7V28q+9xJic0Q2TYCvduw3NmSLtpqit3zQjHdiout",
+	"sdS2C7pYr4B1+Zk69YVzL/4bK//H+9fnRQxzkcNZ5GX2sMGb90/3/BVnx5bGLO2gylfeRFDW/hG5vWls",
+	"OuxQNNR9LjDOd3aeUth5AYNdTIyyFkRNZtxYcVhLe930VWLNrXA9/l859lOqEdupZocIuVEgtmv/ymog",
+	"23f4QYjkBs0/M704ypNE3aDPEQqgjlvdkypBOatSdaR27YPL+sJtMuqE20E15r3Do5M/hPDJ/NcPzW/c",
+	"pRX3LE2+ef/dsxc4qM/v9Yli6FqoZorxPEn6hkWJGTh1S0Hvh+Pjt/0hfPCWd0pWQBIlML3ZXmsgXMpf",
+	"PDfynO21eAPjrbNgZilwEOJyhx28v6IFNkm3RQStOd4kgmjG54NMMK4bsxl8ffcM6CWJdLJ6YVMYpMiN",
+	"/eoWxinBQG93+9jvPmxrleANEFsybwF8aLe5BSkCCXlWJovr756BJHxO+3flAC26bau2nlJr+e2Nba+4",
+	"agRPVn136Xt6uhvC3lkIp09DeHZ2hr4q2+F0z/xSA99/6ABzPdjlEd2WAKwnx58Pi2QXAGuOBMLYkVzZ",
+	"+8vH4yMbPUKZ0dyvIwgzGEHKtJGsWxLIevXtYWz7dULKi5rSXVWIqLsR3Xrp4oSLBa1TukjC+CNF5SbC",
+	"hvV4rTySQqlzyrUU2SoIg1TRTiVcZJql7Ffa4adIKJGc8fm59PbTZZTkil3Qd96NYkmlTUwdfpaSkPwm",
+	"e1DVPA7CgMQk7cou6ER/HbQu3CtNs9aGY6x9Si4tbLs7OzsVUHc7aYHIOb3egVlGM3eHcJYDuZ2qIt4D",
+	"u4GEukOY/Z7fhc3fMRz0JkHGCG7XIut3fR2eExYtvBe37q/HSIIXXi6iqz2lZqltrZ8kSUc1gTBIiO48",
+	"njxPz6u3UzfNdKj176TQjEZs1pUg03kpdlfGtQGWq65vFI1yyfTKOgLsNRTmW3UbsJiEhUV1uJG5NngR",
+	"pVSt8kGRWY/6kh2vmH2hdWYzpBififY8lbBI/FfB8dHRf1tKUCAuXDb/cUY5FFcKULgKen9FjwP8fa8/",
+	"5h9efzyBg/eHTpRuqGkUtipmhRVD01Yl6ohXqXgmhoB5LVaPJcnSqKOTr2ObdDIO9mEcDIfDcXA1GfO1",
+	"mS1wAFoSlmA2YELUAkN35lxIGu/DZHSxN3IhSRnRCxsZ5IOXnigQS46IOXh/aONMlpJpqvpmFNN5Mhxz",
+	"6xYsQjMjIiVq3xwm/z1wcmxwGE9cGv5+I5xYLPmYN1qWHk3YNXSxu/c9XDDFpgmFg48vDw8hWhBJIpcQ",
+	"kygKBDhdjjmLzZI/P30JEy1JRDMiKdd+bkjJF6oaAKjM2ASZC6dFDEQkSTDXE8ewLpuERdRFzLsaXAcZ",
+	"iRZ0sDfcCcIgl4mjRbU/Gi2XyyHBn4dCzkeurxq9PXz5+ujja+xjzg/TRnWqkGjFxbEf7Ax3bTuRUU4y",
+	"FuwHT4c7w6eGSxG9wNM1ioW9+51T3Xkh89PJu7eQkblZMo+x4gN6ckZuUBsyNF3BBxqLyNazsENgGLAB",
+	"KjY/V73QWtFkBj0u4OWrI1QRDSNCAj6METPsAy0vnmplmPZ2dhoZkppe6tFCp8k16ZbdOcX+wJolYiz2",
+	"s53n6wRvAcioVaUCmVeepkSu3NCG5uvDo0CeK8MXYxHlRtF2IR+mN+7ESBosDpUmPCaJ4HT4c3V31qPp",
+	"Iy5sS2T9TC6IxcQNUYZ7bF1eDj6Y5jxO7hdzdaw9Keiph9P3r0GjKz2ylqYNPzpBO0fLFfhCJYwblp1S",
+	"vaC5AoMlsLJvv1rAxJzPc2/F2TomY96TItc0dIVDQohETPvhum7nPi/y3F8F1/v3w2qs4PlcZlFjRuit",
+	"n6m8f21OM+Y9lBdFwOKajuUktdYhiFxHIqX9ZjjjOTqqzQACekXrMmIUZYs5/T8KkDnXLDVb2puL8z/0",
+	"y3DSTIqIKmV+cR/Nz253LAetE/87t83bUXyWEMZvSOxNeqCXtnKkq39wH9RemSIt1uOJe0FJoheOqqvc",
+	"di1DOLaNXrlTcT1uqsnlfuQSQ+3LeSfKnw53wB896BH4x8G7t5CSLGN83u8IGOzmvZ2jVcTEkth6IxpJ",
+	"6B45DFPF3FWoNrOVi92RyNQopi5Yz+a+CdW5Da/KVtW6n6s7FDhREUmoukmCqyou0zbWArGtrsLABqLf",
+	"2uh03UMPaXeFlEaRxRtR6F1qwOgiLOIeasC4wbatAYN+U6fb//LvfylHyjvXk3Kl5uTtqd90/H6LuSql",
+	"I02f3afX9ynKq2CHLaDrqndxFQbPt0FGvfgZ9toCRKyHiI2fbbEev/4axyhPMxwenXzvMza8YGMSHMmX",
+	"HMTtdsEXVJ2LpESnebKJg9g8gHvjHuQmjGN6ax5AAtP7Did/8/ZUKkV9O0H/SScIOWA9wADIv/819cGS",
+	"eH0EFQa73TH6pX2OGjpLpNmF7YluEH+OYxttK5YvKrlvtgmCOplOwrKx849MrECdYMGmTNJBORqyhcn0",
+	"3HKGiWUNbqRzyxwmXUrscfa3/5CDHgZ+ITfrc1Ol4qZqS4sBfWM+35hPB/MhFU5gTFBlExv9ye9IdrwB",
+	"G+qwCBqx86vU2nd2BsbhdLC798cQdvf+eBbCL/Bne6/euxypvuUeCv4MKbn85+U/R7t7f0Q/s40smEuR",
+	"ZzZlAD9Cb1IGw036ZX5AhAm+9ib39K8hHJ05FjzmtosLmZvYIvgu4s4WvfZj4IW/zYvGQH87ph8Ao+wm",
+	"/SH88xIGqNr+00bhRH8GNdpbw/FuaxlVnkAonPn1yL9SyXfPIeyGg53hc3wNIdzrfA/BP4CwF+6dXdXe",
+	"P2iaXzczpra0N9YpUhstjN/KhtqS/zcqr2wpAbazvLYzMhshIxWdvVd9SAD33vqgkEfYMaF3unsWwunR",
+	"mTkIpxFlSe+vo6d7fXOC+t9st/8s5u+5DRBes8O1cALA3ny5470Fy99bf1mSKOEvPIh2l2OtlP4nqutG",
+	"DMu9NnllI1T5jud8I9+qz9RVDtb65GoFmu/DG+fGxSz7ImfKnMisHWtd2R4PR7ErI+stHfnyD53+UTvZ",
+	"W3ZBHxKZleoUaxxCZTaGAffecPl5QfFBhnrCh7R1n7ocy7Yi5yY8/WR+78bVTZZ1TbH14U0WUgYGEyzz",
+	"s85jXtJEkTezgSgw8eYhqeKamuPV5Jha1fFbCw7HYR8D+JN6Ko8rD+4ukIiGhBJMjPTxMzNbLksLjKQx",
+	"CqdVbcu9jiVhWK2spxa51uZTLJa8/wImNudmAoqsFCwXzObzXktABigXs2HYC0V8G5A8tosAkpufFETP",
+	"1kfluq2+/rAUm9ssGa+L0bY5T6bpDU6Txd6oSGHovpNOEsxa+IitbmNn1yqe3xNnLONyKskatnStXBVi",
+	"p/jCP0LnMVF2amHjK/5/tRYf9coNt8FH80kGRMkW+lDxXME94dCDYA1Kn7jtrEYoA+46RHQ9dWxNpkPZ",
+	"ZFQ+NIhJkW10u7JAa1WxRs2ffVdUIPRFOLGKT6UyQal6uCo+NsBqQ1UeLGPUQxUSY6Ax6sXokGg+F+Hw",
+	"XRfXZc2i29ND8XjIb0UNteyh/xEk4ev/3n7ccI335oPZ6zL6cybkksgYBIeJpSvrQeH4IB/+hBFSE0ts",
+	"kzHv+ez1Zk0iV1GpD4rSmMbWGplUChpPoOfQieX88c0ZGwHnMwJ9ZGr5aF+eujpdthitqjV3vmyzzzTS",
+	"RuYhgds0ew6TpdQTQ9dYg0NIwMh+krBfqVQvoIDF8kk0qLBtfwhvbbUxLPhd8azlirqCk5Lg4wR6IUU+",
+	"X4w5VZqlRAs5hE/KLEuRhFEerSAlmSoKaWkt2TS3OZLKWAKaXTC9Wnu0fpRODt/Onb5JDarWu34AT8z1",
+	"U2NE9hoFrCBL/wCVy88rUkcNpfzf/wMV6vr3v+wft3dqPA7n+R17QXa3QmD1sZ9HdJ78WCWd4mFQaHKQ",
+	"klu4Q19h+ZXK3t2a06godXwfjLuDHxy6Cq0NhtCNj8oLvaPyed5b3Rf5h/a+Ha3ftYPxQ84rRYAE30oR",
+	"KsvqrDsVm30WZRmx26uQ/mW130qD9EbpWnwVNmq3QX7f+uNmu/bejdrfAOObrWBrKlWNYbLZEL7/LTAq",
+	"In9AHX6CKW8TKLLgAL/wt7/WHizqVDTI8Ykac6/U9ryB5xR/lxjkaoybTljDjNNlWQPePzqqhXV2VRxm",
+	"5Wv5lcwV055ME4pl1e1Lu5Ki+qggInxsX9tl+HZuJRQFs4fte5r9IRjFUCTlrjpAc65ZYgOvDYxVN9gQ",
+	"jvCNMUxij1PG3UtX69RtzBV8IH27lsr6yAp3NQdyjcZd3V6vbSdCKV/EDS0rQ2G31693t5GalSfRsNMW",
+	"gq98tPibrvF7VeNdKiVyUJ9EeXpmWGQlNoZxOtA5p57ZWw3GckIsJFnjYjdS7H3u5+ir+3SNl9Ql5P7u",
+	"nKXlvcdDecTC7Ro7BK8Vv+0Na/tZ1+/b78+l+Z+8cXf2ht4YtI1GuGv2zTf3zTf3Tajfs2/OOdQ3sqvb",
+	"SOt78Mw9CBP55tD75tB7TIfepnN1vSOv41xt4dtzpP47cfG1MPhQrr2H06e28A5WCnX+Dp2Em07BfbkF",
+	"b7t9pSttxHzt6W434DGnIMUScxsaDs8eFmjuh/ib/xKfyq+Hq415r1LCuVLfwAamuQEKYzpm6osdxhXf",
+	"thHC9VHchX3ZcUoZn3sIhYScu889VyQ6HPOiYLTz8/kHCKYiXuGTTYSb/4t6PV0uvGbR7gcNgKxPtUZV",
+	"xg28t5DYWqwd31xzvGrdNWovldy9QmoNpmE26GF8128FiVUjVq36eEY9dgkUTWikVaU+KeNj/2znjHGm",
+	"Fo1HKtDbu7JvgroolBfo9infFqG0dBeXRdEMmyBJAgtyQR21DuFwhrXa8W8V1udBuh5zFyWvNFkVEfPO",
+	"JML9B7UQS+uDNocvl3Qz8RoM3SWfqF7Z3Ds9gq/jxrtO42Afvg9hHLhyj+f+VRbzw9erq6CeQtT9NteM",
+	"JIo2C8Vt86hXZ8fSQ9N8oL/iVQGi4C8fj486y/tfX5etfVB94bLKYSri9PcrD4sNLXghkAY4Y46lQnv1",
+	"x/fO/btzUmjRD/HCg0RUVckdX8IrHqerPFaHhahmQto3aA31DeFIOHb49cq05ML33m+U81MlMxBL7occ",
+	"89uZCq/TTK/uYCr87tz+f7o3MYL2gDXiNiZXLImqMTQb4txk7MOtLYuXgmspEmtgbOteN3zJ0J2keFnn",
+	"5y+uGLvuAO8ohqym8DCC6KgqEuZUw7OdZ0A0ygGbSR8ZaeDjDotgR9khiFBkWGlEMQXAvSat4PnOs6Lr",
+	"yrYzepPZRCvCnfyQTxQMBm7sgXtV22b4FcH13OhsfE6lFzO2LDEsiY/xbcocpqFQrMp70pUDtb9ZDn2y",
+	"yP/GMu7MMm5+Jguj/+HZzIfGO++W3JZUGqOJmRPg3tovTgA+QodPgQ235x4ftcj8XX5HMEYXd2gMjePh",
+	"WbE8oKwyuT8aJSIiyUIovf/9zs4OHns3dEsBZReUU6VCNNqZ+Yj6mi/PFvjyyt6IN5ZcZ/5gWba0zCQs",
+	"OqflM5FdRfu6qqsW/pfKMKVPZg0YWI+y8ryKjXXwT69oMofeZC5sCxgYnBS/TvovxtwGY7gB3Bv4ekGV",
+	"LYLqxny+swtGR3SvGmoyt6zDAVk6ZNtANh4k7tKxhoCixaDTMnzglMaVBJ8nqha9UUFyk2ra89eeKq6+",
+	"TWq3z5ZxcTnZeAQwV9YYCVyXVhYekcrE7YzaDSvvelOlalg7g6IyvKq+j9LOTmQKGvXeiryNZg3QYsh6",
+	"Gbirs6v/FwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

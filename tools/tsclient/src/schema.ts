@@ -940,6 +940,19 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
+        /**
+         * @description The body has a Content-Encoding (gzip, ...): bodies are read as sent,
+         *     never decompressed. Send it uncompressed.
+         */
+        UnsupportedEncoding: {
+            headers: {
+                "Accept-Encoding"?: "identity";
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
         /** @description This build has no gradients; the error names the build tag (go build -tags autodiff). */
         NotImplemented: {
             headers: {
@@ -1338,6 +1351,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["BodyTimeout"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedEncoding"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Busy"];
             504: components["responses"]["Timeout"];
@@ -1401,6 +1415,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["BodyTimeout"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedEncoding"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Busy"];
             504: components["responses"]["Timeout"];
@@ -1605,6 +1620,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["BodyTimeout"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedEncoding"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Busy"];
             504: components["responses"]["Timeout"];
@@ -1643,6 +1659,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["BodyTimeout"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedEncoding"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Busy"];
             504: components["responses"]["Timeout"];
@@ -1669,6 +1686,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["BodyTimeout"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedEncoding"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Busy"];
             504: components["responses"]["Timeout"];
@@ -1698,6 +1716,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["BodyTimeout"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedEncoding"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Busy"];
             504: components["responses"]["Timeout"];
@@ -1733,6 +1752,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["BodyTimeout"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedEncoding"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
             503: components["responses"]["Busy"];
@@ -1771,6 +1791,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["BodyTimeout"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedEncoding"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
             503: components["responses"]["Busy"];
@@ -1809,6 +1830,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["BodyTimeout"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedEncoding"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
             503: components["responses"]["Busy"];
@@ -1846,7 +1868,29 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /**
+         * @description Triton's repository extension: parameters.config, a ModelConfig as
+         *     JSON (Triton's model_config.proto), replaces the model's
+         *     config.pbtxt or config.yaml for this load. No body, {} or no
+         *     config: the model loads with its own config.
+         */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "parameters": {
+                 *         "config": "{\"max_batch_size\": 8, \"dynamic_batching\": {}}"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    parameters?: {
+                        /** @description A ModelConfig as JSON */
+                        config?: string;
+                    };
+                };
+            };
+        };
         responses: {
             200: components["responses"]["EmptyOK"];
             400: components["responses"]["BadRequest"];
