@@ -381,6 +381,7 @@ func (c *compiler) compileNode(pn *onnxpb.Node, i int) error {
 	if st.params, st.op, err = compileNodeWith(desc, n); err != nil {
 		return wrap(err)
 	}
+	dropGraphs(st.params)
 	st.args = slices.Clone(st.in)
 	for i, unused := range n.unused {
 		if unused {
@@ -729,7 +730,7 @@ type Step struct {
 	Name, Op string
 	Opset    int64
 	Desc     *Descriptor // the implementation the node runs
-	Params   any         // its parsed attribute struct (a pointer)
+	Params   any         // its parsed attribute struct (a pointer); graph attributes, compiled into Operator, are nil
 	In       []int       // input slots as the graph names them; -1 when absent
 	Out      []int
 	// Exec is the engine the model runs on (Options.Exec): the one its

@@ -77,12 +77,13 @@ type FusedConvAttrs struct {
 }
 
 // fusedConv is a compiled FusedConv: the folded weight (held by the
-// kernels but when empty) and bias, the activation, the layouts, and the
-// inputs it recycles.
+// kernels, or in w when it is empty and the kernels hold nothing) and
+// bias, the activation, the layouts, and the inputs it recycles.
 type fusedConv struct {
 	at      *ConvAttrs
 	held    *held
-	w       *tensor.Tensor
+	w       *tensor.Tensor // the folded weight when held is nil
+	wShape  []int          // the folded weight's shape
 	bias    []float32
 	act     activation
 	layouts output
@@ -181,7 +182,10 @@ func buildFusedConv(n *ops.Node, at *FusedConvAttrs) (ops.Operator, error) {
 	}
 	// The weight, bias and BatchNormalization are folded into w and bias.
 	n.HoldInputs(FusedW, FusedB, FusedBNScale, FusedBNBias, FusedBNMean, FusedBNVar)
-	f := &fusedConv{at: ca, held: h, w: w, bias: bias, act: act}
+	f := &fusedConv{at: ca, held: h, wShape: w.Shape, bias: bias, act: act}
+	if h == nil {
+		f.w = w // the kernels hold none of it: each run reads it
+	}
 	var names []string
 	for _, i := range at.RecycleInputs {
 		if p := int(i); slices.Contains(recyclable, p) && p < len(n.Inputs) && n.Inputs[p] != "" && !slices.Contains(names, n.Inputs[p]) {
@@ -243,7 +247,7 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor) (*tensor.Tens
 	if lay.nhwcIn {
 		shape = nchwShape(x.Shape)
 	}
-	g, err := f.at.Geometry(shape, w.Shape)
+	g, err := f.at.Geometry(shape, f.wShape)
 	if err != nil {
 		return nil, err
 	}
