@@ -397,10 +397,14 @@ func (s *server) grpcStart(ctx context.Context, fullMethod string) (context.Cont
 	info := &reqInfo{id: requestID(metadataCarrier(md).Get(grpcMetadataRequestID))}
 	grpc.SetHeader(ctx, metadata.Pairs(grpcMetadataRequestID, info.id))
 	service, method, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
-	ctx = propagator.Extract(ctx, metadataCarrier(md))
-	ctx, span := s.tracer.Start(ctx, strings.TrimPrefix(fullMethod, "/"), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
-		attribute.String("rpc.system", "grpc"), attribute.String("rpc.service", service), attribute.String("rpc.method", method),
-		attribute.String("request.id", info.id)))
+	ctx = s.prop.Extract(ctx, metadataCarrier(md))
+	probe := grpcProbes[fullMethod]
+	span := trace.SpanFromContext(ctx) // a probe's: nothing records it
+	if !probe {
+		ctx, span = s.tracer.Start(ctx, strings.TrimPrefix(fullMethod, "/"), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+			attribute.String("rpc.system", "grpc"), attribute.String("rpc.service", service), attribute.String("rpc.method", method),
+			attribute.String("request.id", info.id)))
+	}
 	ctx = context.WithValue(ctx, reqInfoKey{}, info)
 	return ctx, func(err error) error {
 		d := time.Since(start)
@@ -408,16 +412,18 @@ func (s *server) grpcStart(ctx context.Context, fullMethod string) (context.Cont
 			err = s.grpcStatus(ctx, fullMethod, err)
 		}
 		code := status.Code(err)
-		span.SetAttributes(attribute.Int("rpc.grpc.status_code", int(code)))
-		if code != codes.OK {
-			span.SetStatus(otelcodes.Error, status.Convert(err).Message())
+		if !probe {
+			span.SetAttributes(attribute.Int("rpc.grpc.status_code", int(code)))
+			if code != codes.OK {
+				span.SetStatus(otelcodes.Error, status.Convert(err).Message())
+			}
+			span.End()
 		}
-		span.End()
 		s.tel.GRPCRequest(ctx, fullMethod, code.String(), d)
 		if info.model != "" {
 			s.tel.InferenceLatency(ctx, info.model, info.version, d)
 		}
-		s.logRequest(ctx, []slog.Attr{slog.String("method", "grpc"), slog.String("route", fullMethod)},
+		s.logRequest(ctx, probe, []slog.Attr{slog.String("method", "grpc"), slog.String("route", fullMethod)},
 			info.model, info.version, slog.String("status", code.String()), d, info.id)
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -19,10 +20,13 @@ import (
 
 // Every request, HTTP or gRPC, gets a request id (the client's X-Request-Id
 // when valid, else a new one, returned in the response), a server span
-// whose parent is the client's W3C traceparent if any, one log line at
-// info level when it ends (method, route, model, version, status,
-// duration, request id, trace id), and its count and latency in /metrics
-// with bounded labels.
+// whose parent is the client's trace context if any (W3C traceparent, or
+// what OTEL_PROPAGATORS names), one log line at info level when it ends
+// (method, route, model, version, status, duration, request id, trace
+// id), and its count and latency in /metrics with bounded labels. An
+// inference's span carries its model and version. Probes (health checks
+// and /metrics scrapes, HTTP or gRPC) get no span and log at debug level:
+// they are counted in /metrics all the same.
 
 // requestIDHeader carries the request id both ways (gRPC: the metadata
 // key x-request-id).
@@ -51,10 +55,32 @@ func infoOf(ctx context.Context) *reqInfo {
 	return &reqInfo{}
 }
 
-// noteInference records the model version an inference runs on.
+// noteInference records the model version an inference runs on, in the
+// request's info and on its span.
 func noteInference(ctx context.Context, model, version string) {
 	in := infoOf(ctx)
 	in.model, in.version = model, version
+	trace.SpanFromContext(ctx).SetAttributes(attribute.String("model", model), attribute.String("version", version))
+}
+
+// probePaths are the HTTP paths of probes (GET or HEAD).
+var probePaths = map[string]bool{"/v2/health/live": true, "/v2/health/ready": true, "/metrics": true}
+
+// isProbe reports whether an HTTP request is a health probe or a scrape.
+func isProbe(method, path string) bool {
+	if method != http.MethodGet && method != http.MethodHead {
+		return false
+	}
+	return probePaths[strings.TrimRight(path, "/")]
+}
+
+// grpcProbes are the full methods of gRPC health checks.
+var grpcProbes = map[string]bool{
+	"/inference.GRPCInferenceService/ServerLive":  true,
+	"/inference.GRPCInferenceService/ServerReady": true,
+	"/grpc.health.v1.Health/Check":                true,
+	"/grpc.health.v1.Health/List":                 true,
+	"/grpc.health.v1.Health/Watch":                true,
 }
 
 // requestID returns the client's id when it is valid (1 to 128 visible
@@ -78,8 +104,14 @@ func validRequestID(id string) bool {
 	return true
 }
 
-// propagator reads W3C trace context (traceparent, tracestate).
-var propagator = propagation.TraceContext{}
+// propagatorOf returns p, or W3C trace context (traceparent, tracestate)
+// when p is nil.
+func propagatorOf(p propagation.TextMapPropagator) propagation.TextMapPropagator {
+	if p == nil {
+		return propagation.TraceContext{}
+	}
+	return p
+}
 
 // tracerOf returns the tracer requests' spans start from.
 func tracerOf(tp trace.TracerProvider) trace.Tracer {
@@ -97,10 +129,14 @@ func (s *server) observe(next http.Handler) http.Handler {
 		info := &reqInfo{id: requestID(r.Header.Get(requestIDHeader))}
 		w.Header().Set(requestIDHeader, info.id)
 		method := telemetry.Method(r.Method)
-		ctx := propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		ctx, span := s.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
-			attribute.String("http.request.method", method), attribute.String("url.path", r.URL.Path),
-			attribute.String("request.id", info.id)))
+		ctx := s.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		probe := isProbe(r.Method, r.URL.Path)
+		span := trace.SpanFromContext(ctx) // a probe's: nothing records it
+		if !probe {
+			ctx, span = s.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+				attribute.String("http.request.method", method), attribute.String("url.path", r.URL.Path),
+				attribute.String("request.id", info.id)))
+		}
 		ctx = context.WithValue(ctx, reqInfoKey{}, info)
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		defer func() {
@@ -115,15 +151,17 @@ func (s *server) observe(next http.Handler) http.Handler {
 			if status == 0 {
 				status = http.StatusOK // nothing written: net/http answers 200
 			}
-			if route != "" {
-				span.SetName(method + " " + route)
-				span.SetAttributes(attribute.String("http.route", route))
+			if !probe {
+				if route != "" {
+					span.SetName(method + " " + route)
+					span.SetAttributes(attribute.String("http.route", route))
+				}
+				span.SetAttributes(attribute.Int("http.response.status_code", status))
+				if status >= 500 {
+					span.SetStatus(codes.Error, http.StatusText(status))
+				}
+				span.End()
 			}
-			span.SetAttributes(attribute.Int("http.response.status_code", status))
-			if status >= 500 {
-				span.SetStatus(codes.Error, http.StatusText(status))
-			}
-			span.End()
 			s.tel.Request(ctx, route, method, status, d)
 			model, version := info.model, info.version
 			if model != "" {
@@ -132,15 +170,23 @@ func (s *server) observe(next http.Handler) http.Handler {
 				model, version = rc.URLParam("model"), rc.URLParam("version")
 			}
 			attrs := []slog.Attr{slog.String("method", method), slog.String("route", route), slog.String("path", r.URL.Path)}
-			s.logRequest(ctx, attrs, model, version, slog.Int("status", status), d, info.id,
+			s.logRequest(ctx, probe, attrs, model, version, slog.Int("status", status), d, info.id,
 				slog.Int("bytes", ww.BytesWritten()), slog.String("remote", r.RemoteAddr))
 		}()
 		next.ServeHTTP(ww, r.WithContext(ctx))
 	})
 }
 
-// logRequest writes a request's one line at info level.
-func (s *server) logRequest(ctx context.Context, attrs []slog.Attr, model, version string, status slog.Attr, d time.Duration, id string, extra ...slog.Attr) {
+// logRequest writes a request's one line at info level, a probe's at
+// debug level.
+func (s *server) logRequest(ctx context.Context, probe bool, attrs []slog.Attr, model, version string, status slog.Attr, d time.Duration, id string, extra ...slog.Attr) {
+	level := slog.LevelInfo
+	if probe {
+		level = slog.LevelDebug
+	}
+	if !s.log.Enabled(ctx, level) {
+		return
+	}
 	if model != "" {
 		attrs = append(attrs, slog.String("model", model))
 		if version != "" {
@@ -152,5 +198,24 @@ func (s *server) logRequest(ctx context.Context, attrs []slog.Attr, model, versi
 		attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 	}
 	attrs = append(attrs, extra...)
-	s.log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
+	s.log.LogAttrs(ctx, level, "request", attrs...)
+}
+
+// observeModels exports the state of every model version in /metrics
+// (telemetry.ObserveModels), as the repository index shows it: a model
+// that failed to load is there, unavailable.
+func (s *server) observeModels() {
+	if s.tel == nil || s.repo == nil {
+		return
+	}
+	err := s.tel.ObserveModels(func() []telemetry.ModelState {
+		var out []telemetry.ModelState
+		for _, row := range s.repo.Index() {
+			out = append(out, telemetry.ModelState{Model: row.Name, Version: row.Version, State: row.State})
+		}
+		return out
+	})
+	if err != nil {
+		s.log.Error("model state metrics disabled", "err", err)
+	}
 }

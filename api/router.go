@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/quantserve/quantserve/api/reference"
@@ -50,6 +51,9 @@ type Options struct {
 	// from a W3C traceparent); nil gives spans trace ids for the log but
 	// records none.
 	TracerProvider trace.TracerProvider
+	// Propagator reads a request's trace context from its headers or
+	// metadata; nil means W3C trace context (traceparent).
+	Propagator propagation.TextMapPropagator
 	// CORSOrigins are the origins browsers may call from (exact, or "*"
 	// for any); empty disables CORS.
 	CORSOrigins []string
@@ -81,6 +85,7 @@ type server struct {
 	panics     panicLog
 	log        *slog.Logger
 	tracer     trace.Tracer
+	prop       propagation.TextMapPropagator
 	cors       *corsPolicy
 }
 
@@ -134,8 +139,10 @@ func buildServer(opts Options, newTelemetry func(version, kernels string) (*tele
 		s.draining = func() bool { return false }
 	}
 	s.tracer = tracerOf(opts.TracerProvider)
+	s.prop = propagatorOf(opts.Propagator)
 	s.cors = newCORSPolicy(opts.CORSOrigins)
 	s.observeBatching()
+	s.observeModels()
 	return s
 }
 

@@ -4,11 +4,13 @@
 // method and code, inference counts and latencies by model and version,
 // work requests in flight and being received, the bytes they hold,
 // refusals, recovered panics, dynamic batching's counters (requests,
-// executions by batch size, queue and compute time), and the build
-// (version, kernel table) as an info metric, beside the Go runtime's and
-// the process's metrics.
+// executions by batch size, queue and compute time), the state of every
+// model version (models.go), and the build (version, kernel table) as an
+// info metric, beside the Go runtime's and the process's metrics, and
+// target_info naming the service (Resource).
 // It also sets up tracing (tracing.go): OTLP export of request spans when
-// the standard OTEL_EXPORTER_OTLP_* variables ask for it.
+// the standard OTEL_EXPORTER_OTLP_* variables ask for it, trace context
+// read as OTEL_PROPAGATORS says.
 package telemetry
 
 import (
@@ -44,6 +46,7 @@ type Telemetry struct {
 
 	meter        metric.Meter
 	batchingOnce sync.Once
+	modelsOnce   sync.Once
 
 	// Gauges every work request moves (several times each): plain atomics,
 	// read at each scrape, instead of instrument calls on the hot path.
@@ -97,8 +100,12 @@ func cached[K comparable, V any](mu *sync.RWMutex, m *map[K]V, k K, mk func() V)
 
 // New returns telemetry on its own registry (so servers in one process,
 // as in tests, do not share counters). version and kernels label the
-// build info metric.
+// build info metric; target_info shows the process's Resource.
 func New(version, kernels string) (*Telemetry, error) {
+	res, err := Resource(context.Background(), version)
+	if err != nil {
+		return nil, err
+	}
 	reg := prometheus.NewRegistry()
 	// Go runtime (go_*) and process (process_*: CPU, resident memory,
 	// open files) metrics.
@@ -112,7 +119,7 @@ func New(version, kernels string) (*Telemetry, error) {
 	if err != nil {
 		return nil, err
 	}
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res))
 	meter := provider.Meter("quantserve")
 	t := &Telemetry{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), meter: meter}
 	if t.requests, err = meter.Int64Counter("quantserve.http.requests", metric.WithDescription("HTTP requests by route, method and status code")); err != nil {
@@ -157,6 +164,9 @@ func New(version, kernels string) (*Telemetry, error) {
 	}
 	if t.rejected, err = meter.Int64Counter("quantserve.rejected", metric.WithDescription("Work requests refused with 503 by reason: inflight (--max-inflight), memory (--max-inflight-bytes)")); err != nil {
 		return nil, err
+	}
+	for _, reason := range []string{"inflight", "memory"} { // present at zero
+		t.rejected.Add(context.Background(), 0, metric.WithAttributes(attribute.String("reason", reason)))
 	}
 	if t.panics, err = meter.Int64Counter("quantserve.panics", metric.WithDescription("Panics recovered while serving, by site (function and line)")); err != nil {
 		return nil, err
@@ -248,14 +258,18 @@ func (t *Telemetry) Inference(ctx context.Context, model, version string, ok boo
 	if t == nil {
 		return
 	}
-	a := cached(&t.attrMu, &t.infAttrs, infKey{model, version, ok}, func() metric.MeasurementOption {
+	t.inferences.Add(ctx, 1, t.inferenceAttrs(model, version, ok))
+}
+
+// inferenceAttrs returns the attributes of a version's inference counter.
+func (t *Telemetry) inferenceAttrs(model, version string, ok bool) metric.MeasurementOption {
+	return cached(&t.attrMu, &t.infAttrs, infKey{model, version, ok}, func() metric.MeasurementOption {
 		outcome := "ok"
 		if !ok {
 			outcome = "error"
 		}
 		return metric.WithAttributes(attribute.String("model", model), attribute.String("version", version), attribute.String("outcome", outcome))
 	})
-	t.inferences.Add(ctx, 1, a)
 }
 
 // InFlight adds delta to the number of work requests in flight.

@@ -6,10 +6,9 @@ import (
 	"strings"
 	"sync"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/sdk/resource"
+	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -22,7 +21,10 @@ type Tracing struct {
 	// Exporter describes the export: "none", or "otlp (grpc)" or
 	// "otlp (http/protobuf)" with its endpoint.
 	Exporter string
-	shutdown func(context.Context) error
+	// Propagator reads a request's trace context from its headers or
+	// metadata (OTEL_PROPAGATORS).
+	Propagator propagation.TextMapPropagator
+	shutdown   func(context.Context) error
 }
 
 // Shutdown flushes the spans not yet exported and stops the exporter.
@@ -46,10 +48,15 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 //     (headers, TLS certificates, timeout, compression, ...), the SDK its
 //     sampler (OTEL_TRACES_SAMPLER, default parentbased_always_on) and
 //     batching (OTEL_BSP_*), the resource OTEL_SERVICE_NAME (default
-//     quantserve) and OTEL_RESOURCE_ATTRIBUTES.
+//     quantserve) and OTEL_RESOURCE_ATTRIBUTES (Resource);
+//   - OTEL_PROPAGATORS chooses how trace context is read (Propagator).
 //
 // Without an endpoint nothing is exported and nothing is recorded.
 func NewTracing(ctx context.Context, getenv func(string) string, version string) (*Tracing, error) {
+	prop, err := Propagator(getenv("OTEL_PROPAGATORS"))
+	if err != nil {
+		return nil, err
+	}
 	endpoint := getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 	if endpoint == "" {
 		endpoint = getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -65,14 +72,13 @@ func NewTracing(ctx context.Context, getenv func(string) string, version string)
 		endpoint = ""
 	}
 	if endpoint == "" {
-		return &Tracing{Provider: IDsOnlyTracerProvider(), Exporter: "none"}, nil
+		return &Tracing{Provider: IDsOnlyTracerProvider(), Exporter: "none", Propagator: prop}, nil
 	}
 	protocol := getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
 	if protocol == "" {
 		protocol = getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
 	}
 	var exp sdktrace.SpanExporter
-	var err error
 	switch protocol {
 	case "grpc":
 		exp, err = otlptracegrpc.New(ctx)
@@ -85,14 +91,12 @@ func NewTracing(ctx context.Context, getenv func(string) string, version string)
 	if err != nil {
 		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
 	}
-	res, err := resource.New(ctx,
-		resource.WithAttributes(attribute.String("service.name", "quantserve"), attribute.String("service.version", version)),
-		resource.WithFromEnv(), resource.WithTelemetrySDK())
+	res, err := Resource(ctx, version)
 	if err != nil {
-		return nil, fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: %w", err)
+		return nil, err
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	return &Tracing{Provider: tp, Exporter: "otlp (" + protocol + ") to " + endpoint, shutdown: tp.Shutdown}, nil
+	return &Tracing{Provider: tp, Exporter: "otlp (" + protocol + ") to " + endpoint, Propagator: prop, shutdown: tp.Shutdown}, nil
 }
 
 var idsOnly = sync.OnceValue(func() trace.TracerProvider {

@@ -291,7 +291,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	conns := &connCounter{}
 	front := api.New(api.Options{Repository: repo, Version: buildVersion(), Kernels: table.String(), Exec: exec, AdminToken: c.adminToken,
 		MaxInFlight: c.maxInFlight, RequestTimeout: c.requestTimeout, MaxBodyBytes: c.maxBodyBytes, MaxInflightBytes: budget,
-		Draining: draining.Load, Logger: log, TracerProvider: tracing.Provider, CORSOrigins: c.cors})
+		Draining: draining.Load, Logger: log, TracerProvider: tracing.Provider, Propagator: tracing.Propagator, CORSOrigins: c.cors})
 	srv := &http.Server{
 		Handler:   front.Handler(),
 		TLSConfig: tlsCfg,
