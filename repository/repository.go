@@ -499,6 +499,12 @@ func (r *Repository) loadModel(ctx context.Context, name string, override *Confi
 		}
 		numbers = e.Config.selectVersions(numbers)
 	}
+	// A default version that is not there fails the model before any
+	// version loads (and logs that it loaded).
+	if c := e.Config; c != nil && c.DefaultVersion > 0 && !slices.Contains(numbers, c.DefaultVersion) {
+		e.Err = fmt.Errorf("%s: default_version %d is not among the versions the policy selects (%v)", c.File, c.DefaultVersion, numbers)
+		return e
+	}
 	for _, n := range numbers {
 		path := filepath.Join(dir, strconv.FormatInt(n, 10), file)
 		if r.single != nil {

@@ -167,3 +167,36 @@ func TestControlWaitIsBounded(t *testing.T) {
 		t.Errorf("load during another's unload, past its bound: %v", err)
 	}
 }
+
+// TestMissingDefaultVersion: a default_version the repository does not
+// hold fails the model before any version loads, so the log never says a
+// version loaded and the index shows the model unavailable with the
+// reason, not a version READY.
+func TestMissingDefaultVersion(t *testing.T) {
+	dir := t.TempDir()
+	writeModel(t, filepath.Join(dir, "m", "1"))
+	if err := os.WriteFile(filepath.Join(dir, "m", "config.yaml"), []byte("default_version: 5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs lockedBuffer
+	r, err := Open(dir, Options{Log: timelessLog(&logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := logs.lines("model loaded"); len(lines) > 0 {
+		t.Errorf("a model whose default version is missing logged %q", lines)
+	}
+	var found bool
+	for _, e := range r.Index() {
+		if e.Name != "m" {
+			continue
+		}
+		found = true
+		if e.State == "READY" || !strings.Contains(e.Reason, "default_version 5") {
+			t.Errorf("index entry %+v, want m unavailable for its default_version 5", e)
+		}
+	}
+	if !found {
+		t.Error("the index does not list m")
+	}
+}
