@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/quantserve/quantserve/internal/onnxbuild"
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
 

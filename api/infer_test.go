@@ -18,7 +18,7 @@ import (
 	"github.com/quantserve/quantserve/internal/onnxbuild"
 	"github.com/quantserve/quantserve/internal/shareddata"
 	"github.com/quantserve/quantserve/model"
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/repository"
 	"github.com/quantserve/quantserve/tensor"
 )

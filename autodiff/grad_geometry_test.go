@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/internal/onnxbuild"
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model"
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	matmulops "github.com/quantserve/quantserve/ops/matmul"
 	"github.com/quantserve/quantserve/tensor"
 )

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/internal/shareddata"
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
 

@@ -1,8 +1,8 @@
 package model
 
 import (
-	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/onnx"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
 

@@ -3,7 +3,7 @@ package model
 import (
 	"reflect"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 )
 
 var (

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/reduce"
 	tensorops "github.com/quantserve/quantserve/ops/tensor"

@@ -3,7 +3,7 @@ package model
 import (
 	"math/rand/v2"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/gemm"
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )

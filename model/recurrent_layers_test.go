@@ -8,7 +8,7 @@ import (
 
 	"github.com/quantserve/quantserve/internal/onnxbuild"
 	"github.com/quantserve/quantserve/model"
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )

@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops/conv"
 	"github.com/quantserve/quantserve/tensor"
 )

@@ -1,7 +1,7 @@
 package model
 
 import (
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 )
 
 // The "linear" rewrite fuses a MatMul by a constant 2-D weight with what

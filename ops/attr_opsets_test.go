@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 )
 
 // TestCheckAttrOpsets: an attribute outside its opsets is refused with

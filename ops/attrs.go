@@ -7,8 +7,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/onnx"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
 

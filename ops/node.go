@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/quantserve/quantserve/gemm"
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )

@@ -31,7 +31,7 @@ import (
 	"github.com/quantserve/quantserve/autodiff"
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model"
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )

@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
 

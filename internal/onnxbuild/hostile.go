@@ -2,7 +2,7 @@ package onnxbuild
 
 import (
 	"github.com/quantserve/quantserve/model"
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
 

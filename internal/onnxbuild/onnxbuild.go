@@ -1,5 +1,5 @@
 // Package onnxbuild writes small ONNX models for tests: a graph described
-// in a few lines, encoded with model/onnxpb.
+// in a few lines, encoded with onnx/onnxpb.
 package onnxbuild
 
 import (
@@ -10,7 +10,7 @@ import (
 	"slices"
 
 	"github.com/quantserve/quantserve/model"
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/arith"
 	"github.com/quantserve/quantserve/ops/opstest"

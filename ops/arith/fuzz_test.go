@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	_ "github.com/quantserve/quantserve/ops/all" // the families the fuzzed operators come from
 	"github.com/quantserve/quantserve/ops/opstest"

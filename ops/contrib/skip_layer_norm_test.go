@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"

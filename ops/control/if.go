@@ -3,7 +3,7 @@ package control
 import (
 	"fmt"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )

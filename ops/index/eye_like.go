@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/onnx"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	tensorops "github.com/quantserve/quantserve/ops/tensor"
 	"github.com/quantserve/quantserve/tensor"

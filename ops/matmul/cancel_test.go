@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/gemm"
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )

@@ -3,7 +3,7 @@ package matmul
 import (
 	"math"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )

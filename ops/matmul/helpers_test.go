@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/gemm"
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	tensorops "github.com/quantserve/quantserve/ops/tensor"
 	"github.com/quantserve/quantserve/quant"

@@ -6,7 +6,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"

@@ -3,8 +3,8 @@ package signal
 import (
 	"math"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/onnx"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	tensorops "github.com/quantserve/quantserve/ops/tensor"
 	"github.com/quantserve/quantserve/tensor"

@@ -3,8 +3,8 @@ package tensor
 import (
 	"fmt"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/onnx"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/onnx"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"

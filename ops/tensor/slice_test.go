@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )

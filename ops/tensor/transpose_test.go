@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/quantserve/quantserve/internal/onnxbuild"
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
 

@@ -4,7 +4,7 @@ import (
 	"maps"
 
 	"github.com/quantserve/quantserve/internal/onnxbuild"
-	"github.com/quantserve/quantserve/model/onnxpb"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
 

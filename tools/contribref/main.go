@@ -53,9 +53,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/oip"
 	"github.com/quantserve/quantserve/onnx"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 	"github.com/quantserve/quantserve/tools/internal/ortshim"
 )

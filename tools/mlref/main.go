@@ -29,8 +29,8 @@ import (
 	"sort"
 
 	"github.com/quantserve/quantserve/model"
-	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/oip"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 	"github.com/quantserve/quantserve/tools/internal/ortshim"
 )

@@ -41,8 +41,8 @@ import (
 
 	"github.com/quantserve/quantserve/internal/onnxbuild"
 	"github.com/quantserve/quantserve/model"
-	"github.com/quantserve/quantserve/model/onnxpb"
 	"github.com/quantserve/quantserve/oip"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
 
