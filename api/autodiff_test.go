@@ -219,7 +219,7 @@ func doAuthBody(t *testing.T, url, body string) response {
 }
 
 // TestReadmeSaliencyExample sends examples/mnist-saliency.json, the body of
-// the README's /grad example, to the embedded model.
+// the /grad example of docs/gradients.md, to the embedded model.
 func TestReadmeSaliencyExample(t *testing.T) {
 	body, err := os.ReadFile("../examples/mnist-saliency.json")
 	if err != nil {

@@ -89,7 +89,7 @@ func TestEncoderMatchesONNXRuntime(t *testing.T) {
 // BenchmarkEncoder runs the transformer encoder of internal/onnxbuild
 // (tools/modelbench's "encoder") on one thread at batch 1 and 8, with int8
 // weights (the default) and in float32; sequences/s is the figure the
-// README's table reports.
+// table in docs/performance.md reports.
 func BenchmarkEncoder(b *testing.B) {
 	data := onnxbuild.Encoder(onnxbuild.DefaultEncoder).Bytes()
 	exec := gemm.New(dispatch.Default(), 1)

@@ -10,46 +10,58 @@ import (
 )
 
 // update rewrites what the tests generate from the code instead of
-// checking it: README.md's generated blocks, the refused node tests with
-// their reasons and the number that pass. After adding an operator,
+// checking it: the generated blocks of README.md and docs/, the refused
+// node tests with their reasons and the number that pass. After adding an
+// operator,
 //
 //	go test ./model -run 'TestONNXNodeConformance|TestREADME' -update
 //
 // brings them all up to date; git diff shows what changed.
-var update = flag.Bool("update", false, "rewrite README.md's generated blocks and testdata/onnx-node-refused.tsv from this run")
+var update = flag.Bool("update", false, "rewrite the generated blocks of README.md and docs/ and testdata/onnx-node-refused.tsv from this run")
 
-const readmePath = "../README.md"
+// docFiles are the documents that may hold generated blocks.
+var docFiles = []string{"../README.md", "../docs/onnx-support.md"}
 
-// readmeBlock checks (or with -update rewrites) the part of
-// README.md between <!-- name:start --> and <!-- name:end --> against
-// want, so the README's operator list and conformance counts stay what the
-// code and the tests say.
+// readmeBlock checks (or with -update rewrites) the part of the document
+// between <!-- name:start --> and <!-- name:end --> against want, so the
+// operator list (docs/onnx-support.md) and the conformance counts
+// (README.md) stay what the code and the tests say. Exactly one document
+// holds each block.
 func readmeBlock(t *testing.T, name, want string) {
 	t.Helper()
-	b, err := os.ReadFile(readmePath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	start, end := "<!-- "+name+":start -->\n", "<!-- "+name+":end -->"
-	s := string(b)
+	path, s := "", ""
+	for _, p := range docFiles {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), start) {
+			if path != "" {
+				t.Fatalf("both %s and %s hold a %q block", path, p, name)
+			}
+			path, s = p, string(b)
+		}
+	}
 	i, j := strings.Index(s, start), strings.Index(s, end)
-	if i < 0 || j < i {
-		t.Fatalf("README.md has no %q block", name)
+	if path == "" || j < i {
+		t.Fatalf("none of %v has a %q block", docFiles, name)
 	}
 	got := s[i+len(start) : j]
 	if got == want {
 		return
 	}
 	if *update {
-		if err := os.WriteFile(readmePath, []byte(s[:i+len(start)]+want+s[j:]), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(s[:i+len(start)]+want+s[j:]), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	t.Errorf("README.md's %s block is out of date; rerun with -update. It says:\n%s\nThe code says:\n%s", name, got, want)
+	t.Errorf("%s's %s block is out of date; rerun with -update. It says:\n%s\nThe code says:\n%s", path, name, got, want)
 }
 
-// TestREADMEListsEveryOperator: README's operator list is the registry's.
+// TestREADMEListsEveryOperator: docs/onnx-support.md's operator list is
+// the registry's.
 func TestREADMEListsEveryOperator(t *testing.T) {
 	byDomain := map[string]map[string]bool{}
 	var refused []string
