@@ -1,8 +1,11 @@
-# syntax=docker/dockerfile:1
+# syntax=docker.io/docker/dockerfile:1
+
+# Every image is named with its registry host, so builders with short-name
+# resolution off (podman, buildah) find it (tools/dockerlint checks this).
 
 # Build a static binary and the models folder with build/build.sh, the same
 # script CI runs (on the build platform, cross-compiling for the target).
-FROM --platform=$BUILDPLATFORM golang:1.26 AS build
+FROM --platform=$BUILDPLATFORM docker.io/library/golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download

@@ -105,36 +105,14 @@ func main() {
 // variables for flags not given.
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*config, error) {
 	c := &config{}
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs := newFlagSet(c)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.addr, "addr", ":8000", "listen address (env QUANTSERVE_ADDR)")
-	fs.StringVar(&c.repoDir, "model-repository", "", "model repository: DIR/<model>/<version>/model.onnx, or one model as DIR/model.onnx or a .onnx file; empty serves the embedded mnist model (env QUANTSERVE_MODEL_REPOSITORY)")
-	fs.StringVar(&c.modelName, "model-name", "", "name of the model of a single-model repository (DIR/model.onnx or a .onnx file); default: its directory's name (env QUANTSERVE_MODEL_NAME)")
-	fs.Int64Var(&c.maxBodyBytes, "max-body-bytes", api.DefaultMaxBodyBytes, "largest accepted request body in bytes (env QUANTSERVE_MAX_BODY_BYTES)")
-	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error (env QUANTSERVE_LOG_LEVEL)")
-	fs.StringVar(&c.kernels, "kernels", "auto", "kernel table: auto, "+strings.Join(dispatch.Names(), ", ")+" (env QUANTSERVE_KERNELS)")
-	fs.IntVar(&c.threads, "threads", runtime.GOMAXPROCS(0), "cores a matrix product may use (env QUANTSERVE_THREADS)")
-	fs.StringVar(&c.quantize, "quantize", "int8", "weights of MatMul/Gemm layers: int8 or none (env QUANTSERVE_QUANTIZE)")
-	fs.StringVar(&c.quantizeScheme, "quantize-scheme", "per_channel", "int8 weight scales: per_channel, per_block or per_tensor (env QUANTSERVE_QUANTIZE_SCHEME)")
-	fs.StringVar(&c.adminToken, "admin-token", "", "bearer token that enables POST /v2/repository/models/{m}/load and /unload; empty disables them (env QUANTSERVE_ADMIN_TOKEN)")
-	fs.IntVar(&c.maxInFlight, "max-inflight", api.DefaultMaxInFlight, "work requests (infer, grad, train, tensor ops) in flight at once; more get 503 with Retry-After (env QUANTSERVE_MAX_INFLIGHT)")
-	fs.DurationVar(&c.requestTimeout, "request-timeout", api.DefaultRequestTimeout, "deadline of a work request's computation (504 past it), and of receiving its body (408) and sending its answer (env QUANTSERVE_REQUEST_TIMEOUT)")
-	fs.Var(&c.maxInflightMem, "max-inflight-bytes", "memory that work requests in flight may hold (bodies, decoded tensors), e.g. 512MiB; more get 503 with Retry-After; 0 means half of the memory limit, or 1GiB without one (env QUANTSERVE_MAX_INFLIGHT_BYTES)")
-	fs.Var(&c.memoryLimit, "memory-limit", "soft memory limit of the Go runtime (debug.SetMemoryLimit), e.g. 2GiB; 0 means GOMEMLIMIT if set, else 90% of the cgroup's memory limit if any (env QUANTSERVE_MEMORY_LIMIT)")
-	c.gcMinHeap = DefaultGCMinHeap
-	fs.Var(&c.gcMinHeap, "gc-min-heap", "heap size below which the garbage collector is not started: GOGC is raised while the live heap is small (at most a quarter of the memory limit); 0 keeps GOGC as set (env QUANTSERVE_GC_MIN_HEAP)")
-	fs.DurationVar(&c.drainDelay, "drain-delay", 5*time.Second, "on SIGTERM/SIGINT, how long readiness reports 503 while requests are still served, before the listener closes (env QUANTSERVE_DRAIN_DELAY)")
-	fs.DurationVar(&c.shutdownTime, "shutdown-timeout", 30*time.Second, "after the drain delay, how long requests in flight get to finish before they are cut short (env QUANTSERVE_SHUTDOWN_TIMEOUT)")
-	fs.StringVar(&c.grpcAddr, "grpc-addr", ":8001", "gRPC listen address (Open Inference Protocol, grpc.health.v1); off disables gRPC (env QUANTSERVE_GRPC_ADDR)")
-	fs.IntVar(&c.grpcMaxStreams, "grpc-max-streams", api.DefaultGRPCMaxStreams, "gRPC calls one connection may have open at once (HTTP/2 MAX_CONCURRENT_STREAMS); a client waits for one to end before starting more (env QUANTSERVE_GRPC_MAX_STREAMS)")
-	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (key=value) or json (env QUANTSERVE_LOG_FORMAT)")
-	fs.StringVar(&c.corsOrigins, "cors-origins", "", "comma-separated origins browsers may call from (https://app.example.com), or *; empty disables CORS (env QUANTSERVE_CORS_ORIGINS)")
-	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS and gRPC over TLS; reread when it changes (env QUANTSERVE_TLS_CERT)")
-	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key file of --tls-cert (env QUANTSERVE_TLS_KEY)")
-	fs.DurationVar(&c.loadTimeout, "model-load-timeout", repository.DefaultLoadTimeout, "deadline of loading one model version (decoding, compiling, folding constants, the batching probe, warm-up); a load past it fails and the other models serve (env QUANTSERVE_MODEL_LOAD_TIMEOUT)")
-	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
+	fs.Usage = func() {} // --help: run prints the help; an error: the hint below
 	set := map[string]bool{}
 	if err := fs.Parse(args); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "usage: serve [flags]; serve --help lists them by group")
+		}
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -143,7 +121,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
-		env := "QUANTSERVE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		env := envName(f.Name)
 		if v := getenv(env); v != "" && !set[f.Name] && f.Name != "version" {
 			if e := f.Value.Set(v); e != nil && err == nil {
 				err = fmt.Errorf("%s=%q: %v", env, v, e)
@@ -189,13 +167,45 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	return c, nil
 }
 
+// newFlagSet defines serve's flags on c; usage.go prints them by group.
+func newFlagSet(c *config) *flag.FlagSet {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.StringVar(&c.addr, "addr", ":8000", "listen address (env QUANTSERVE_ADDR)")
+	fs.StringVar(&c.repoDir, "model-repository", "", "model repository: DIR/<model>/<version>/model.onnx, or one model as DIR/model.onnx or a .onnx file; empty serves the embedded mnist model (env QUANTSERVE_MODEL_REPOSITORY)")
+	fs.StringVar(&c.modelName, "model-name", "", "name of the model of a single-model repository (DIR/model.onnx or a .onnx file); default: its directory's name (env QUANTSERVE_MODEL_NAME)")
+	fs.Int64Var(&c.maxBodyBytes, "max-body-bytes", api.DefaultMaxBodyBytes, "largest accepted request body in bytes (env QUANTSERVE_MAX_BODY_BYTES)")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error (env QUANTSERVE_LOG_LEVEL)")
+	fs.StringVar(&c.kernels, "kernels", "auto", "kernel table: auto, "+strings.Join(dispatch.Names(), ", ")+" (env QUANTSERVE_KERNELS)")
+	fs.IntVar(&c.threads, "threads", runtime.GOMAXPROCS(0), "cores a matrix product may use (env QUANTSERVE_THREADS)")
+	fs.StringVar(&c.quantize, "quantize", "int8", "weights of MatMul/Gemm and Conv layers: int8 or none (env QUANTSERVE_QUANTIZE)")
+	fs.StringVar(&c.quantizeScheme, "quantize-scheme", "per_channel", "int8 weight scales: per_channel, per_block or per_tensor (env QUANTSERVE_QUANTIZE_SCHEME)")
+	fs.StringVar(&c.adminToken, "admin-token", "", "bearer token that enables POST /v2/repository/models/{m}/load and /unload; empty disables them (env QUANTSERVE_ADMIN_TOKEN)")
+	fs.IntVar(&c.maxInFlight, "max-inflight", api.DefaultMaxInFlight, "work requests (infer, grad, train, tensor ops) in flight at once; more get 503 with Retry-After (env QUANTSERVE_MAX_INFLIGHT)")
+	fs.DurationVar(&c.requestTimeout, "request-timeout", api.DefaultRequestTimeout, "deadline of a work request's computation (504 past it), and of receiving its body (408) and sending its answer (env QUANTSERVE_REQUEST_TIMEOUT)")
+	fs.Var(&c.maxInflightMem, "max-inflight-bytes", "memory that work requests in flight may hold (bodies, decoded tensors), e.g. 512MiB; more get 503 with Retry-After; 0 means half of the memory limit, or 1GiB without one (env QUANTSERVE_MAX_INFLIGHT_BYTES)")
+	fs.Var(&c.memoryLimit, "memory-limit", "soft memory limit of the Go runtime (debug.SetMemoryLimit), e.g. 2GiB; 0 means GOMEMLIMIT if set, else 90% of the cgroup's memory limit if any (env QUANTSERVE_MEMORY_LIMIT)")
+	c.gcMinHeap = DefaultGCMinHeap
+	fs.Var(&c.gcMinHeap, "gc-min-heap", "heap size below which the garbage collector is not started: GOGC is raised while the live heap is small (at most a quarter of the memory limit); 0 keeps GOGC as set (env QUANTSERVE_GC_MIN_HEAP)")
+	fs.DurationVar(&c.drainDelay, "drain-delay", 5*time.Second, "on SIGTERM/SIGINT, how long readiness reports 503 while requests are still served, before the listener closes (env QUANTSERVE_DRAIN_DELAY)")
+	fs.DurationVar(&c.shutdownTime, "shutdown-timeout", 30*time.Second, "after the drain delay, how long requests in flight get to finish before they are cut short (env QUANTSERVE_SHUTDOWN_TIMEOUT)")
+	fs.StringVar(&c.grpcAddr, "grpc-addr", ":8001", "gRPC listen address (Open Inference Protocol, grpc.health.v1); off disables gRPC (env QUANTSERVE_GRPC_ADDR)")
+	fs.IntVar(&c.grpcMaxStreams, "grpc-max-streams", api.DefaultGRPCMaxStreams, "gRPC calls one connection may have open at once (HTTP/2 MAX_CONCURRENT_STREAMS); a client waits for one to end before starting more (env QUANTSERVE_GRPC_MAX_STREAMS)")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (key=value) or json (env QUANTSERVE_LOG_FORMAT)")
+	fs.StringVar(&c.corsOrigins, "cors-origins", "", "comma-separated origins browsers may call from (https://app.example.com), or *; empty disables CORS (env QUANTSERVE_CORS_ORIGINS)")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS and gRPC over TLS; reread when it changes (env QUANTSERVE_TLS_CERT)")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key file of --tls-cert (env QUANTSERVE_TLS_KEY)")
+	fs.DurationVar(&c.loadTimeout, "model-load-timeout", repository.DefaultLoadTimeout, "deadline of loading one model version (decoding, compiling, folding constants, the batching probe, warm-up); a load past it fails and the other models serve (env QUANTSERVE_MODEL_LOAD_TIMEOUT)")
+	fs.BoolVar(&c.showVersion, "version", false, "print the version, the Go version and the kernel table this CPU would use, and exit")
+	return fs
+}
+
 // run starts the server and blocks until ctx is done or a signal arrives.
 // When ready is non-nil the bound address is sent on it once listening.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string) error {
 	c, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil
+			return printHelp(stdout, newFlagSet(&config{}))
 		}
 		return err
 	}

@@ -1,7 +1,9 @@
 // Command dockerlint runs BuildKit's own Dockerfile checks (the rules
 // `docker build --check` applies) on a Dockerfile, without a Docker engine or
 // a registry: base images are resolved by a stub that answers with an empty
-// linux/amd64 image config. It exits non-zero on any warning or error.
+// linux/amd64 image config. It also checks that every image the Dockerfile
+// names (FROM bases, the syntax frontend) carries its registry host
+// (QualifiedImageName). It exits non-zero on any warning or error.
 //
 //	go run . ../../Dockerfile
 package main
@@ -62,6 +64,15 @@ func main() {
 	if res.Error != nil {
 		bad = true
 		fmt.Printf("%s: error: %s\n", os.Args[1], res.Error.Message)
+	}
+	found, err := unqualifiedImages(dt)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, f := range found {
+		bad = true
+		fmt.Printf("%s:%d: QualifiedImageName: %s\n", os.Args[1], f.line, f.detail)
 	}
 	if bad {
 		os.Exit(1)
