@@ -283,7 +283,7 @@ export interface paths {
         /**
          * Configuration of a model's default version
          * @description What was loaded: inputs, outputs, max batch size, version policy,
-         *     and how each MatMul/Gemm layer runs (int8 and its scheme, or float32).
+         *     and how each layer with a constant weight (MatMul, Gemm, Conv, ...) runs (int8 and its scheme, or float32).
          */
         get: operations["modelConfig"];
         put?: never;
@@ -651,7 +651,7 @@ export interface components {
         };
         /**
          * @description Scalar values only, as the protocol allows: `kernels` (the kernel
-         *     table), `layers` (MatMul/Gemm layers with a constant weight),
+         *     table), `layers` (the layers with a constant weight: MatMul, Gemm, Conv, ...),
          *     `int8_layers` (those of them on the int8 kernels), and the
          *     `parameters` of the model's config.yaml. How each layer runs is in
          *     the model's configuration (GET .../config).
@@ -862,7 +862,7 @@ export interface components {
         /**
          * @description What was loaded, in the shape of Triton's model configuration: name,
          *     platform, max_batch_size, version_policy, input and output; and
-         *     quantserve's kernel table and how each MatMul/Gemm layer with a
+         *     quantserve's kernel table and how each layer (MatMul, Gemm, Conv, ...) with a
          *     constant weight runs.
          */
         ModelConfiguration: {
