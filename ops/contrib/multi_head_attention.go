@@ -393,56 +393,12 @@ func pastHeads(dst, past []float32, l mhaLayout, size int) {
 }
 
 // adjuster returns the function that adds attention_bias and the mask
-// (key_padding_mask and the causal mask) to a row of scaled scores, in
-// that order, or nil when there is neither.
+// (key_padding_mask and the causal mask) to a row of scaled scores, in that
+// order, or nil when there is neither (see scoreAdjuster).
 func (op *multiHeadAttention) adjuster(l mhaLayout, mask, ab *tensor.Tensor) (func(row []float32, b, h, i int), error) {
-	const name = "MultiHeadAttention"
-	t := l.total()
-	var bias []float32
-	var bb, bh int // attention_bias's strides over batch and heads (0: broadcast)
-	if ab != nil {
-		d := ab.Shape
-		if ab.Rank() != 4 || d[0] != l.batch && d[0] != 1 || d[1] != l.heads && d[1] != 1 || d[2] != l.seq || d[3] != t {
-			return nil, ops.InputErrorf("%s's attention_bias must be [%d or 1, %d or 1, %d, %d], got %s", name, l.batch, l.heads, l.seq, t, tensor.ShapeString(d))
-		}
-		var err error
-		if bias, err = values(name, "attention_bias", ab); err != nil {
-			return nil, err
-		}
-		if d[1] != 1 {
-			bh = l.seq * t
-		}
-		if d[0] != 1 {
-			bb = d[1] * l.seq * t
-		}
-	}
-	pad, pb, ps, err := op.padding(l, mask)
-	if err != nil {
-		return nil, err
-	}
-	if bias == nil && pad == nil && !op.causal {
-		return nil, nil
-	}
-	lowest := float32(-math.MaxFloat32)
-	return func(row []float32, b, h, i int) {
-		if bias != nil {
-			for j, x := range bias[b*bb+h*bh+i*t:][:t] {
-				row[j] += x
-			}
-		}
-		n := t // keys attended by the causal mask
-		if op.causal {
-			n = min(t, l.past+i+1)
-		}
-		if pad != nil {
-			for j, x := range pad[b*pb+i*ps:][:n] {
-				row[j] += x
-			}
-		}
-		for j := n; j < t; j++ {
-			row[j] += lowest
-		}
-	}, nil
+	return scoreAdjuster("MultiHeadAttention", l.batch, l.heads, l.seq, l.past, l.total(), op.causal, ab, func() ([]float32, int, int, error) {
+		return op.padding(l, mask)
+	})
 }
 
 // padding returns key_padding_mask as the value added to each score,

@@ -1,8 +1,11 @@
 package contrib
 
 import (
+	"math"
+
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/tensor"
 )
 
 // sdpaChunk bounds the scores one head holds at a time (query rows ×
@@ -83,4 +86,59 @@ func (a *sdpa) run(c *ops.Context, out []float32) error {
 		}
 	}
 	return nil
+}
+
+// scoreAdjuster returns the function that adds attention_bias ([batch or
+// 1, heads or 1, seq, total]), the padding mask padding gives (the value
+// added to each score: batch item b's row for query i at pad[b·pb+i·ps:])
+// and, when causal, the causal mask to a row of scaled scores, in that
+// order, or nil when there is none of them. name names the operator in
+// errors.
+func scoreAdjuster(name string, batch, heads, seq, past, total int, causal bool, ab *tensor.Tensor, padding func() (pad []float32, pb, ps int, err error)) (func(row []float32, b, h, i int), error) {
+	t := total
+	var bias []float32
+	var bb, bh int // attention_bias's strides over batch and heads (0: broadcast)
+	if ab != nil {
+		d := ab.Shape
+		if ab.Rank() != 4 || d[0] != batch && d[0] != 1 || d[1] != heads && d[1] != 1 || d[2] != seq || d[3] != t {
+			return nil, ops.InputErrorf("%s's attention_bias must be [%d or 1, %d or 1, %d, %d], got %s", name, batch, heads, seq, t, tensor.ShapeString(d))
+		}
+		var err error
+		if bias, err = values(name, "attention_bias", ab); err != nil {
+			return nil, err
+		}
+		if d[1] != 1 {
+			bh = seq * t
+		}
+		if d[0] != 1 {
+			bb = d[1] * seq * t
+		}
+	}
+	pad, pb, ps, err := padding()
+	if err != nil {
+		return nil, err
+	}
+	if bias == nil && pad == nil && !causal {
+		return nil, nil
+	}
+	lowest := float32(-math.MaxFloat32)
+	return func(row []float32, b, h, i int) {
+		if bias != nil {
+			for j, x := range bias[b*bb+h*bh+i*t:][:t] {
+				row[j] += x
+			}
+		}
+		n := t // keys attended by the causal mask
+		if causal {
+			n = min(t, past+i+1)
+		}
+		if pad != nil {
+			for j, x := range pad[b*pb+i*ps:][:n] {
+				row[j] += x
+			}
+		}
+		for j := n; j < t; j++ {
+			row[j] += lowest
+		}
+	}, nil
 }
