@@ -38,3 +38,18 @@ func (c *Context) look() error {
 	}
 	return c.ctx.Err()
 }
+
+// InPieces calls f on the pieces [lo, hi) of [0, n), in order, each at
+// most TickEvery long and counted with Tick before f computes it, and
+// stops with the request's error once the request ends. A nil Context
+// walks to the end.
+func (c *Context) InPieces(n int, f func(lo, hi int)) error {
+	for lo := 0; lo < n; lo += TickEvery {
+		hi := min(lo+TickEvery, n)
+		if err := c.Tick(hi - lo); err != nil {
+			return err
+		}
+		f(lo, hi)
+	}
+	return nil
+}

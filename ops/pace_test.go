@@ -92,3 +92,25 @@ func TestTickCountsPerContext(t *testing.T) {
 		t.Errorf("outer run under a live request: %v", err)
 	}
 }
+
+// TestInPieces: the pieces cover [0, n) in order, none longer than
+// TickEvery, and a cancelled request stops the walk at its first piece.
+func TestInPieces(t *testing.T) {
+	n := 2*TickEvery + 5
+	next := 0
+	err := NewContext(context.Background(), nil, false).InPieces(n, func(lo, hi int) {
+		if lo != next || hi <= lo || hi-lo > TickEvery {
+			t.Errorf("piece [%d, %d) after %d", lo, hi, next)
+		}
+		next = hi
+	})
+	if err != nil || next != n {
+		t.Errorf("InPieces = %v, covered [0, %d), want [0, %d)", err, next, n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	calls := 0
+	if err := NewContext(ctx, nil, false).InPieces(n, func(int, int) { calls++ }); !errors.Is(err, context.Canceled) || calls != 0 {
+		t.Errorf("cancelled: %v after %d pieces, want the context's error before any", err, calls)
+	}
+}

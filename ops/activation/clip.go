@@ -105,7 +105,7 @@ func halfBoundTo32(b *tensor.Tensor) *tensor.Tensor {
 // It goes piece by piece under the request.
 func clipOf[T tensor.Numeric](c *ops.Context, x []T, lo, hi *tensor.Tensor) ([]T, error) {
 	r := make([]T, len(x))
-	err := inPieces(c, len(x), func(p, q int) {
+	err := c.InPieces(len(x), func(p, q int) {
 		dst, src := r[p:q], x[p:q]
 		switch {
 		case lo != nil && hi != nil:

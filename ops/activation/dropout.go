@@ -159,7 +159,7 @@ func dropoutOnes(c *ops.Context, x *tensor.Tensor) (*tensor.Tensor, error) {
 // filled returns n copies of v, piece by piece under the request.
 func filled[T any](c *ops.Context, n int, v T) ([]T, error) {
 	r := make([]T, n)
-	err := inPieces(c, n, func(lo, hi int) {
+	err := c.InPieces(n, func(lo, hi int) {
 		d := r[lo:hi]
 		for i := range d {
 			d[i] = v

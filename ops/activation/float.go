@@ -13,7 +13,7 @@ import (
 func floatMap32(c *ops.Context, op string, x *tensor.Tensor, k32 func(dst, src []float32), f func(float64) float64) (*tensor.Tensor, error) {
 	if d, ok := x.Data.([]float32); ok && k32 != nil {
 		r := make([]float32, len(d))
-		if err := inPieces(c, len(d), func(lo, hi int) { k32(r[lo:hi], d[lo:hi]) }); err != nil {
+		if err := c.InPieces(len(d), func(lo, hi int) { k32(r[lo:hi], d[lo:hi]) }); err != nil {
 			return nil, err
 		}
 		return &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: r}, nil
@@ -43,18 +43,4 @@ func floatBuilder(op string, k32 func(dst, src []float32), f func(float64) float
 
 func (a *floatFunc) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return ops.Result(floatMap32(c, a.op, in[0], a.k32, a.f))
-}
-
-// inPieces calls f on the pieces [lo, hi) of [0, n), in order, each at
-// most ops.TickEvery long and counted with c.Tick, and stops with the
-// request's error once the request ends.
-func inPieces(c *ops.Context, n int, f func(lo, hi int)) error {
-	for lo := 0; lo < n; lo += ops.TickEvery {
-		hi := min(lo+ops.TickEvery, n)
-		if err := c.Tick(hi - lo); err != nil {
-			return err
-		}
-		f(lo, hi)
-	}
-	return nil
 }

@@ -34,7 +34,7 @@ func (relu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	switch d := x.Data.(type) {
 	case []float32:
 		r := make([]float32, len(d))
-		err = inPieces(c, len(d), func(lo, hi int) { reluSlice(r[lo:hi], d[lo:hi]) })
+		err = c.InPieces(len(d), func(lo, hi int) { reluSlice(r[lo:hi], d[lo:hi]) })
 		out = r
 	case []float64:
 		out, err = reluOf(c, d)
@@ -61,7 +61,7 @@ func (relu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 // request.
 func reluOf[T tensor.Numeric](c *ops.Context, x []T) ([]T, error) {
 	r := make([]T, len(x))
-	err := inPieces(c, len(x), func(lo, hi int) {
+	err := c.InPieces(len(x), func(lo, hi int) {
 		dst, src := r[lo:hi], x[lo:hi]
 		for i, v := range src {
 			dst[i] = max(v, 0)

@@ -74,7 +74,7 @@ func (s shrink) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 
 func shrinkInt[T tensor.Integer](c *ops.Context, x []T, f func(float64) float64) ([]T, error) {
 	r := make([]T, len(x))
-	err := inPieces(c, len(x), func(lo, hi int) {
+	err := c.InPieces(len(x), func(lo, hi int) {
 		dst, src := r[lo:hi], x[lo:hi]
 		for i, v := range src {
 			dst[i] = T(f(float64(v)))

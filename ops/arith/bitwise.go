@@ -182,7 +182,7 @@ func (bitwiseNot) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 
 func bitNot[T tensor.Integer](c *ops.Context, x []T) ([]T, error) {
 	r := make([]T, len(x))
-	err := inPieces(c, len(x), func(lo, hi int) {
+	err := c.InPieces(len(x), func(lo, hi int) {
 		dst, src := r[lo:hi], x[lo:hi]
 		for i, v := range src {
 			dst[i] = ^v

@@ -16,7 +16,7 @@ func MapFloat(c *ops.Context, op string, x *tensor.Tensor, f func(float64) float
 	switch d := x.Data.(type) {
 	case []tensor.F16:
 		o := make([]tensor.F16, len(d))
-		err = inPieces(c, len(d), func(lo, hi int) {
+		err = c.InPieces(len(d), func(lo, hi int) {
 			dst, src := o[lo:hi], d[lo:hi]
 			for i, v := range src {
 				dst[i] = tensor.F16FromFloat64(f(float64(v.Float32())))
@@ -25,7 +25,7 @@ func MapFloat(c *ops.Context, op string, x *tensor.Tensor, f func(float64) float
 		r = o
 	case []tensor.BF16:
 		o := make([]tensor.BF16, len(d))
-		err = inPieces(c, len(d), func(lo, hi int) {
+		err = c.InPieces(len(d), func(lo, hi int) {
 			dst, src := o[lo:hi], d[lo:hi]
 			for i, v := range src {
 				dst[i] = tensor.BF16FromFloat64(f(float64(v.Float32())))
@@ -34,7 +34,7 @@ func MapFloat(c *ops.Context, op string, x *tensor.Tensor, f func(float64) float
 		r = o
 	case []float32:
 		o := make([]float32, len(d))
-		err = inPieces(c, len(d), func(lo, hi int) {
+		err = c.InPieces(len(d), func(lo, hi int) {
 			dst, src := o[lo:hi], d[lo:hi]
 			for i, v := range src {
 				dst[i] = float32(f(float64(v)))
@@ -43,7 +43,7 @@ func MapFloat(c *ops.Context, op string, x *tensor.Tensor, f func(float64) float
 		r = o
 	case []float64:
 		o := make([]float64, len(d))
-		err = inPieces(c, len(d), func(lo, hi int) {
+		err = c.InPieces(len(d), func(lo, hi int) {
 			dst, src := o[lo:hi], d[lo:hi]
 			for i, v := range src {
 				dst[i] = f(v)

@@ -81,7 +81,7 @@ func powFloat32(c *ops.Context, x []float32, xs []int, y *tensor.Tensor) (*tenso
 			switch e := y.Float64s()[0]; e {
 			case 2:
 				r := make([]float32, len(x))
-				err := inPieces(c, len(x), func(lo, hi int) {
+				err := c.InPieces(len(x), func(lo, hi int) {
 					dst, src := r[lo:hi], x[lo:hi]
 					for i, v := range src {
 						dst[i] = v * v
@@ -93,7 +93,7 @@ func powFloat32(c *ops.Context, x []float32, xs []int, y *tensor.Tensor) (*tenso
 				return &tensor.Tensor{DType: tensor.Float32, Shape: xs, Data: r}, nil
 			case 0.5:
 				r := make([]float32, len(x))
-				err := inPieces(c, len(x), func(lo, hi int) {
+				err := c.InPieces(len(x), func(lo, hi int) {
 					dst, src := r[lo:hi], x[lo:hi]
 					for i, v := range src {
 						// sqrt except where pow differs: pow(±0, 0.5) = +0, pow(-Inf, 0.5) = +Inf

@@ -129,7 +129,7 @@ func unaryOf(c *ops.Context, op unaryOp, x *tensor.Tensor) (*tensor.Tensor, erro
 		switch op {
 		case opExp:
 			r := make([]float32, len(d))
-			err = inPieces(c, len(d), func(lo, hi int) {
+			err = c.InPieces(len(d), func(lo, hi int) {
 				dst, src := r[lo:hi], d[lo:hi]
 				for i, v := range src {
 					dst[i] = Expf(float64(v))
@@ -138,7 +138,7 @@ func unaryOf(c *ops.Context, op unaryOp, x *tensor.Tensor) (*tensor.Tensor, erro
 			out = r
 		case opErf:
 			r := make([]float32, len(d))
-			err = inPieces(c, len(d), func(lo, hi int) {
+			err = c.InPieces(len(d), func(lo, hi int) {
 				dst, src := r[lo:hi], d[lo:hi]
 				for i, v := range src {
 					dst[i] = Erf32(v)
@@ -200,7 +200,7 @@ func signFloat(v float64) float64 {
 // the type is allowed), piece by piece under the request.
 func unaryT[T tensor.Numeric](c *ops.Context, op unaryOp, x []T) ([]T, error) {
 	r := make([]T, len(x))
-	if err := inPieces(c, len(x), func(lo, hi int) { unaryRun(op, r[lo:hi], x[lo:hi]) }); err != nil {
+	if err := c.InPieces(len(x), func(lo, hi int) { unaryRun(op, r[lo:hi], x[lo:hi]) }); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -95,7 +95,7 @@ func meanScale(c *ops.Context, t *tensor.Tensor, n int) error {
 	switch d := t.Data.(type) {
 	case []float32:
 		k := float32(n)
-		return inPieces(c, len(d), func(lo, hi int) {
+		return c.InPieces(len(d), func(lo, hi int) {
 			d := d[lo:hi]
 			for i := range d {
 				d[i] /= k
@@ -103,7 +103,7 @@ func meanScale(c *ops.Context, t *tensor.Tensor, n int) error {
 		})
 	case []float64:
 		k := float64(n)
-		return inPieces(c, len(d), func(lo, hi int) {
+		return c.InPieces(len(d), func(lo, hi int) {
 			d := d[lo:hi]
 			for i := range d {
 				d[i] /= k

@@ -65,7 +65,7 @@ func put(c *ops.Context, mv tensorops.Mover, dst any, base int, offs []int, src 
 // clone returns a copy of data, n elements, made in pieces.
 func clone(c *ops.Context, mv tensorops.Mover, data any, n int) (any, error) {
 	out := mv.Alloc(n)
-	err := inPieces(c, n, func(lo, hi int) { mv.CopyN(out, lo, data, lo, hi-lo) })
+	err := c.InPieces(n, func(lo, hi int) { mv.CopyN(out, lo, data, lo, hi-lo) })
 	if err != nil {
 		return nil, err
 	}
@@ -74,21 +74,7 @@ func clone(c *ops.Context, mv tensorops.Mover, data any, n int) (any, error) {
 
 // fill sets dst[d:d+n] to v[0] in pieces.
 func fill(c *ops.Context, mv tensorops.Mover, dst any, d, n int, v any) error {
-	return inPieces(c, n, func(lo, hi int) { mv.Fill(dst, d+lo, hi-lo, v) })
-}
-
-// inPieces calls f on the pieces [lo, hi) of [0, n), in order, each at
-// most ops.TickEvery long and counted with c.Tick, and stops with the
-// request's error once the request ends.
-func inPieces(c *ops.Context, n int, f func(lo, hi int)) error {
-	for lo := 0; lo < n; lo += ops.TickEvery {
-		hi := min(lo+ops.TickEvery, n)
-		if err := c.Tick(hi - lo); err != nil {
-			return err
-		}
-		f(lo, hi)
-	}
-	return nil
+	return c.InPieces(n, func(lo, hi int) { mv.Fill(dst, d+lo, hi-lo, v) })
 }
 
 // sortStable sorts s by cmp as slices.SortStableFunc does, counting cost

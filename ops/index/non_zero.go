@@ -26,7 +26,7 @@ func (nonZero) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error
 	var err error
 	switch d := x.Data.(type) {
 	case []bool:
-		err = inPieces(c, len(d), func(lo, hi int) {
+		err = c.InPieces(len(d), func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				if d[i] {
 					nz = append(nz, i)
@@ -37,7 +37,7 @@ func (nonZero) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error
 		return nil, ops.InputErrorf("NonZero does not take %v", x.DType)
 	default:
 		v := x.Float64s()
-		err = inPieces(c, len(v), func(lo, hi int) {
+		err = c.InPieces(len(v), func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				if v[i] != 0 {
 					nz = append(nz, i)

@@ -106,7 +106,7 @@ func scatterCache(oc *ops.Context, cache, update, writeIdx *tensor.Tensor, axis 
 				pos = (pos%int64(maxSeq) + int64(maxSeq)) % int64(maxSeq)
 			}
 			to, from := (p*maxSeq+int(pos))*inner, (p*seq+s)*inner
-			err := inPieces(oc, inner, func(lo, hi int) { mv.CopyN(y.Data, to+lo, update.Data, from+lo, hi-lo) })
+			err := oc.InPieces(inner, func(lo, hi int) { mv.CopyN(y.Data, to+lo, update.Data, from+lo, hi-lo) })
 			if err != nil {
 				return nil, err
 			}

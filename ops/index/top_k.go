@@ -115,7 +115,7 @@ func topKAlong(oc *ops.Context, x *tensor.Tensor, a, k int, largest bool) (*tens
 	for o := 0; o < outer; o++ {
 		for j := 0; j < inner; j++ {
 			base := o*dim*inner + j
-			err := inPieces(oc, dim, func(lo, hi int) {
+			err := oc.InPieces(dim, func(lo, hi int) {
 				for i := lo; i < hi; i++ {
 					cand[i] = base + i*inner
 				}
@@ -126,7 +126,7 @@ func topKAlong(oc *ops.Context, x *tensor.Tensor, a, k int, largest bool) (*tens
 			if err := sortStable(oc, cand, 1, order); err != nil {
 				return nil, nil, err
 			}
-			err = inPieces(oc, k, func(lo, hi int) {
+			err = oc.InPieces(k, func(lo, hi int) {
 				for i, c := range cand[lo:hi] {
 					p := (o*k+lo+i)*inner + j
 					offs[p] = c

@@ -78,7 +78,7 @@ func uniqueOf(oc *ops.Context, x *tensor.Tensor, axis *int64, sorted bool) ([]*t
 	}
 	order := make([]int, count)
 	cost := max(x.Len()/max(count, 1), 1) // the elements one comparison may read
-	err = inPieces(oc, count, func(lo, hi int) {
+	err = oc.InPieces(count, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			order[i] = i
 		}
@@ -92,7 +92,7 @@ func uniqueOf(oc *ops.Context, x *tensor.Tensor, axis *int64, sorted bool) ([]*t
 	var first []int64 // first occurrence of each unique entry
 	var counts []int64
 	inverse := make([]int64, count)
-	err = inPieces(oc, count, func(lo, hi int) {
+	err = oc.InPieces(count, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			e := order[i]
 			if i == 0 || compare(order[i-1], e) != 0 {
@@ -121,7 +121,7 @@ func uniqueOf(oc *ops.Context, x *tensor.Tensor, axis *int64, sorted bool) ([]*t
 			f2[to], c2[to] = first[from], counts[from]
 		}
 		first, counts = f2, c2
-		err = inPieces(oc, len(inverse), func(lo, hi int) {
+		err = oc.InPieces(len(inverse), func(lo, hi int) {
 			for i, g := range inverse[lo:hi] {
 				inverse[lo+i] = newID[g]
 			}

@@ -37,7 +37,7 @@ func floatPredicate(c *ops.Context, op string, x *tensor.Tensor, f func(float64)
 	var err error
 	switch d := x.Data.(type) {
 	case []float32:
-		err = inPieces(c, len(d), func(lo, hi int) {
+		err = c.InPieces(len(d), func(lo, hi int) {
 			dst, src := r[lo:hi], d[lo:hi]
 			for i, v := range src {
 				dst[i] = f(float64(v))
@@ -45,7 +45,7 @@ func floatPredicate(c *ops.Context, op string, x *tensor.Tensor, f func(float64)
 		})
 	default: // float64, FP16, BF16: widening is exact
 		w := x.Float64s()
-		err = inPieces(c, len(w), func(lo, hi int) {
+		err = c.InPieces(len(w), func(lo, hi int) {
 			dst, src := r[lo:hi], w[lo:hi]
 			for i, v := range src {
 				dst[i] = f(v)

@@ -68,7 +68,7 @@ func (d *dequantizeLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.T
 	}
 	xv := x.Float64s()
 	out := make([]float32, len(xv))
-	err = inPieces(c, len(xv), func(lo, hi int) {
+	err = c.InPieces(len(xv), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			v, s := xv[i], idx(i)
 			if zp != nil {

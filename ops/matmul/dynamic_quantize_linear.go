@@ -29,7 +29,7 @@ func (dynamicQuantizeLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor
 		return nil, ops.InputErrorf("DynamicQuantizeLinear takes FP32, got %v", in[0].DType)
 	}
 	var lo, hi float32
-	err := inPieces(c, len(xs), func(p, q int) {
+	err := c.InPieces(len(xs), func(p, q int) {
 		for _, v := range xs[p:q] {
 			lo, hi = min(lo, v), max(hi, v)
 		}
@@ -44,7 +44,7 @@ func (dynamicQuantizeLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor
 	}
 	y := make([]uint8, len(xs))
 	if scale != 0 {
-		err := inPieces(c, len(xs), func(p, q int) {
+		err := c.InPieces(len(xs), func(p, q int) {
 			for i := p; i < q; i++ {
 				y[i] = uint8(min(max(math.RoundToEven(float64(xs[i]/scale))+float64(zp), 0), 255))
 			}

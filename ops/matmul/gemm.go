@@ -122,7 +122,7 @@ func (g *gemmOp) Run(ctx *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 // piece by piece under the request.
 func gemmEpilogue[T tensor.Numeric](oc *ops.Context, y []T, shape []int, alpha, beta T, c *tensor.Tensor) error {
 	if alpha != 1 {
-		err := inPieces(oc, len(y), func(lo, hi int) {
+		err := oc.InPieces(len(y), func(lo, hi int) {
 			y := y[lo:hi]
 			for i := range y {
 				y[i] *= alpha
@@ -140,7 +140,7 @@ func gemmEpilogue[T tensor.Numeric](oc *ops.Context, y []T, shape []int, alpha, 
 	if len(shape) == 2 && shape[1] > 0 && (c.Rank() == 1 && c.Shape[0] == shape[1] || c.Rank() == 2 && c.Shape[0] == 1 && c.Shape[1] == shape[1]) {
 		cd, n := c.Data.([]T), shape[1]
 		for r := 0; r+n <= len(y); r += n {
-			err := inPieces(oc, n, func(lo, hi int) {
+			err := oc.InPieces(n, func(lo, hi int) {
 				row, bias := y[r+lo:r+hi], cd[lo:hi]
 				for j := range row {
 					row[j] += beta * bias[j]
@@ -156,7 +156,7 @@ func gemmEpilogue[T tensor.Numeric](oc *ops.Context, y []T, shape []int, alpha, 
 	if err != nil {
 		return err
 	}
-	return inPieces(oc, len(y), func(lo, hi int) {
+	return oc.InPieces(len(y), func(lo, hi int) {
 		y, cd := y[lo:hi], cd[lo:hi]
 		for i := range y {
 			y[i] += beta * cd[i]
@@ -199,7 +199,7 @@ func transpose2D(oc *ops.Context, t *tensor.Tensor) (*tensor.Tensor, error) {
 func transposeData[T tensor.Elem](oc *ops.Context, d []T, r, c int) ([]T, error) {
 	out := make([]T, len(d))
 	for i := 0; i < r; i++ {
-		err := inPieces(oc, c, func(lo, hi int) {
+		err := oc.InPieces(c, func(lo, hi int) {
 			for j := lo; j < hi; j++ {
 				out[j*r+i] = d[i*c+j]
 			}

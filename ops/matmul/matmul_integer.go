@@ -66,7 +66,7 @@ func minusZeroPoint(c *ops.Context, x, zp *tensor.Tensor, axis int) (*tensor.Ten
 	if len(z) > 1 && len(z) != dim {
 		return nil, ops.InputErrorf("zero point has %d entries, want 1 or %d", len(z), dim)
 	}
-	err := inPieces(c, len(xv), func(lo, hi int) {
+	err := c.InPieces(len(xv), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			v := xv[i]
 			switch len(z) {
@@ -83,18 +83,4 @@ func minusZeroPoint(c *ops.Context, x, zp *tensor.Tensor, axis int) (*tensor.Ten
 		return nil, err
 	}
 	return &tensor.Tensor{DType: tensor.Int32, Shape: x.Shape, Data: out}, nil
-}
-
-// inPieces calls f on the pieces [lo, hi) of [0, n), in order, each at
-// most ops.TickEvery long and counted with c.Tick, and stops with the
-// request's error once the request ends.
-func inPieces(c *ops.Context, n int, f func(lo, hi int)) error {
-	for lo := 0; lo < n; lo += ops.TickEvery {
-		hi := min(lo+ops.TickEvery, n)
-		if err := c.Tick(hi - lo); err != nil {
-			return err
-		}
-		f(lo, hi)
-	}
-	return nil
 }

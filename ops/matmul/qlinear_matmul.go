@@ -65,7 +65,7 @@ func (q *qLinearMatMul) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tens
 	}
 	out := make([]float64, acc.Len())
 	av := acc.Data.([]int32)
-	err := inPieces(c, len(av), func(p, q int) {
+	err := c.InPieces(len(av), func(p, q int) {
 		for i := p; i < q; i++ {
 			s := bs[0]
 			if len(bs) > 1 {

@@ -73,7 +73,7 @@ func (q *quantizeLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 		return nil, err
 	}
 	out := make([]float64, len(xs))
-	err = inPieces(c, len(xs), func(p, q int) {
+	err = c.InPieces(len(xs), func(p, q int) {
 		for i := p; i < q; i++ {
 			s := idx(i)
 			r := math.RoundToEven(float64(xs[i] / ss[s]))

@@ -74,7 +74,7 @@ func (f *fourier) bluestein(c *ops.Context) error {
 	}
 	f.wr, f.wi = make([]float64, n), make([]float64, n)
 	twoN := uint64(2 * n)
-	err = inPieces(c, n, func(lo, hi int) {
+	err = c.InPieces(n, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			// e^{-iπk²/n}, the exponent reduced mod 2n exactly in
 			// integers so that the angle keeps its precision.
@@ -96,7 +96,7 @@ func (f *fourier) bluestein(c *ops.Context) error {
 		return err
 	}
 	scale := 1 / float64(m)
-	err = inPieces(c, m, func(lo, hi int) {
+	err = c.InPieces(m, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			f.br[k] *= scale
 			f.bi[k] *= scale
@@ -128,7 +128,7 @@ func (f *fourier) transform(c *ops.Context, re, im []float64, inverse bool) erro
 	if err != nil || !inverse {
 		return err
 	}
-	return inPieces(c, n, func(lo, hi int) {
+	return c.InPieces(n, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			re[k] /= float64(n)
 			im[k] /= float64(n)
@@ -171,7 +171,7 @@ func (f *fourier) chirpZ(c *ops.Context, re, im []float64, inverse bool) error {
 		conj = -1
 	}
 	ar, ai, wr, wi := f.ar, f.ai, f.wr, f.wi
-	err := inPieces(c, m, func(lo, hi int) {
+	err := c.InPieces(m, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			if k >= n {
 				ar[k], ai[k] = 0, 0
@@ -188,7 +188,7 @@ func (f *fourier) chirpZ(c *ops.Context, re, im []float64, inverse bool) error {
 		return err
 	}
 	br, bi := f.br, f.bi
-	err = inPieces(c, m, func(lo, hi int) {
+	err = c.InPieces(m, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			xr, xi := ar[k], ai[k]
 			ar[k], ai[k] = xr*br[k]-xi*bi[k], xr*bi[k]+xi*br[k]
@@ -200,7 +200,7 @@ func (f *fourier) chirpZ(c *ops.Context, re, im []float64, inverse bool) error {
 	if err := f.fft.transform(c, ar, ai, 1); err != nil {
 		return err
 	}
-	return inPieces(c, n, func(lo, hi int) {
+	return c.InPieces(n, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			xr, xi := ar[k], ai[k]
 			re[k], im[k] = xr*wr[k]-xi*wi[k], conj*(xr*wi[k]+xi*wr[k])
@@ -216,7 +216,7 @@ type radix2 struct {
 
 func newRadix2(c *ops.Context, n int) (*radix2, error) {
 	f := &radix2{n: n, cos: make([]float64, n/2), sin: make([]float64, n/2)}
-	err := inPieces(c, n/2, func(lo, hi int) {
+	err := c.InPieces(n/2, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			f.sin[k], f.cos[k] = math.Sincos(2 * math.Pi * float64(k) / float64(n))
 		}
@@ -234,7 +234,7 @@ func (f *radix2) transform(c *ops.Context, re, im []float64, sign float64) error
 	n := f.n
 	re, im = re[:n], im[:n]
 	shift := 64 - bits.Len(uint(n)) + 1
-	err := inPieces(c, n, func(lo, hi int) {
+	err := c.InPieces(n, func(lo, hi int) {
 		for i := max(lo, 1); i < hi; i++ {
 			j := int(bits.Reverse64(uint64(i)) >> shift)
 			if i < j {
@@ -267,20 +267,6 @@ func (f *radix2) transform(c *ops.Context, re, im []float64, sign float64) error
 				}
 			}
 		}
-	}
-	return nil
-}
-
-// inPieces calls f on the pieces [lo, hi) of [0, n), in order, each at
-// most ops.TickEvery long and counted with c.Tick, and stops with the
-// request's error once the request ends.
-func inPieces(c *ops.Context, n int, f func(lo, hi int)) error {
-	for lo := 0; lo < n; lo += ops.TickEvery {
-		hi := min(lo+ops.TickEvery, n)
-		if err := c.Tick(hi - lo); err != nil {
-			return err
-		}
-		f(lo, hi)
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func (op melWeightMatrix) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Te
 	highMel := 2595 * math.Log10(1+hi[0]/700)
 	step := (highMel - lowMel) / float64(mels+2)
 	edge := make([]int, mels+2)
-	err = inPieces(c, len(edge), func(lo, hi int) {
+	err = c.InPieces(len(edge), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			hz := 700 * (math.Pow(10, (float64(i)*step+lowMel)/2595) - 1)
 			edge[i] = int(math.Floor(float64(dftLen+1) * hz / float64(rate)))

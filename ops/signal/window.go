@@ -62,7 +62,7 @@ func (op window) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, err
 		den = float64(size - 1)
 	}
 	w := make([]float64, size)
-	err = inPieces(c, len(w), func(lo, hi int) {
+	err = c.InPieces(len(w), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			x := 2 * math.Pi * float64(i) / den
 			w[i] = op.a0 - op.a1*math.Cos(x) + op.a2*math.Cos(2*x)

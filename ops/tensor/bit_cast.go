@@ -47,7 +47,7 @@ func (b bitCast) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, err
 	from, mv := MoverOf(x.DType), MoverOf(to)
 	out := mv.Alloc(n)
 	var raw []byte
-	err := inPieces(c, n, func(lo, hi int) {
+	err := c.InPieces(n, func(lo, hi int) {
 		raw = tensor.AppendLittleEndian(raw[:0], &tensor.Tensor{DType: x.DType, Shape: []int{hi - lo}, Data: from.slice(x.Data, lo, hi)})
 		mv.CopyN(out, lo, tensor.FromLittleEndian(to, raw, hi-lo), 0, hi-lo)
 	})

@@ -102,7 +102,7 @@ func Fill[T tensor.Elem](c *ops.Context, d []T, v T) error {
 	if v == zero {
 		return nil // already zero
 	}
-	return inPieces(c, len(d), func(lo, hi int) {
+	return c.InPieces(len(d), func(lo, hi int) {
 		d := d[lo:hi]
 		for i := range d {
 			d[i] = v

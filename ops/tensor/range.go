@@ -58,7 +58,7 @@ func (op rangeOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 			return nil, err
 		}
 		out := make([]int64, count)
-		if err := inPieces(c, count, func(lo, hi int) {
+		if err := c.InPieces(count, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				out[i] = v[0] + int64(i)*v[2]
 			}
@@ -83,7 +83,7 @@ func (op rangeOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 		switch dt {
 		case tensor.Float64:
 			out := make([]float64, count)
-			err = inPieces(c, count, func(lo, hi int) {
+			err = c.InPieces(count, func(lo, hi int) {
 				for i := lo; i < hi; i++ {
 					out[i] = v[0] + float64(i)*v[2]
 				}
@@ -92,7 +92,7 @@ func (op rangeOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 		case tensor.Float32:
 			out := make([]float32, count)
 			s, d := float32(v[0]), float32(v[2])
-			err = inPieces(c, count, func(lo, hi int) {
+			err = c.InPieces(count, func(lo, hi int) {
 				for i := lo; i < hi; i++ {
 					out[i] = s + float32(i)*d
 				}
@@ -120,7 +120,7 @@ func rangeHalf(c *ops.Context, dt tensor.DataType, start, delta float64, count i
 	}
 	vals := make([]float32, count)
 	acc := start
-	if err := inPieces(c, count, func(lo, hi int) {
+	if err := c.InPieces(count, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if stash {
 				vals[i] = float32(start) + float32(i)*float32(delta)
