@@ -3,7 +3,6 @@ package contrib
 import (
 	"fmt"
 
-	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/matmul"
 	"github.com/quantserve/quantserve/tensor"
@@ -130,12 +129,19 @@ func (f *fusedMatMul) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 	if f.transB && opB.Rank() >= 2 {
 		opB = swapLast(opB)
 	}
-	shape, y, err := product(c, opA, opB)
+	// the inner dimensions as the operands are multiplied (1-D B is a column)
+	k, k2 := opA.Shape[opA.Rank()-1], opB.Shape[max(opB.Rank()-2, 0)]
+	if k != k2 {
+		return nil, ops.InputErrorf("FusedMatMul's inner dimensions differ: %s × %s (after the transposes)",
+			tensor.ShapeString(opA.Shape), tensor.ShapeString(opB.Shape))
+	}
+	p, err := matmul.Product(c, name, opA, opB)
 	if err != nil {
 		return nil, err
 	}
+	y := p.Data.([]float32)
 	scale(y, f.alpha)
-	return []*tensor.Tensor{result(a.DType, shape, y)}, nil
+	return []*tensor.Tensor{result(a.DType, p.Shape, y)}, nil
 }
 
 // scale multiplies each value of y by alpha (rounded to float32 once).
@@ -146,75 +152,6 @@ func scale(y []float32, alpha float32) {
 	for i, v := range y {
 		y[i] = alpha * v
 	}
-}
-
-// product is numpy's matmul of FLOAT tensors a and b (rank 1 or more) on
-// c's engine: its shape and values.
-func product(c *ops.Context, a, b *tensor.Tensor) ([]int, []float32, error) {
-	as, bs := a.Shape, b.Shape
-	if len(as) == 1 {
-		as = []int{1, as[0]}
-	}
-	if len(bs) == 1 {
-		bs = []int{bs[0], 1}
-	}
-	m, k := as[len(as)-2], as[len(as)-1]
-	k2, n := bs[len(bs)-2], bs[len(bs)-1]
-	if k != k2 {
-		return nil, nil, ops.InputErrorf("FusedMatMul's inner dimensions differ: %s × %s (after the transposes)",
-			tensor.ShapeString(a.Shape), tensor.ShapeString(b.Shape))
-	}
-	batch, err := ops.BroadcastShape(as[:len(as)-2], bs[:len(bs)-2])
-	if err != nil {
-		return nil, nil, err
-	}
-	shape := append(append([]int(nil), batch...), m, n)
-	size, err := tensor.NumElements(shape)
-	if err != nil {
-		return nil, nil, err
-	}
-	switch {
-	case len(a.Shape) == 1 && len(b.Shape) == 1:
-		shape = batch
-	case len(a.Shape) == 1:
-		shape = append(batch, n)
-	case len(b.Shape) == 1:
-		shape = append(batch, m)
-	}
-	y := make([]float32, size)
-	if size == 0 || k == 0 {
-		return shape, y, nil // empty, or sums over nothing
-	}
-	av, bv := a.Data.([]float32), b.Data.([]float32)
-	sa := tensor.BroadcastStrides(as[:len(as)-2], batch)
-	sb := tensor.BroadcastStrides(bs[:len(bs)-2], batch)
-	idx := make([]int, len(batch))
-	offA, offB, packed := 0, 0, -1
-	var w *gemm.FWeights
-	e := c.Engine()
-	for i := 0; i < size/(m*n); i++ {
-		if err := c.Tick(m * n * k); err != nil {
-			return nil, nil, err
-		}
-		if offB != packed { // a new B matrix: pack it (one buffer for all)
-			w, packed = gemm.RepackF(w, k, n, bv[offB*k*n:(offB+1)*k*n], n), offB
-		}
-		if err := e.MatMul(av[offA*m*k:(offA+1)*m*k], m, w, y[i*m*n:(i+1)*m*n]); err != nil {
-			return nil, nil, err
-		}
-		for d := len(batch) - 1; d >= 0; d-- {
-			idx[d]++
-			offA += sa[d]
-			offB += sb[d]
-			if idx[d] < batch[d] {
-				break
-			}
-			offA -= sa[d] * batch[d]
-			offB -= sb[d] * batch[d]
-			idx[d] = 0
-		}
-	}
-	return shape, y, nil
 }
 
 // swapLast returns FLOAT x, [..., r, c], with its last two dimensions

@@ -92,7 +92,7 @@ func (g *gemmOp) Run(ctx *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 				return nil, err
 			}
 		}
-		y, err = product(ctx, a, b)
+		y, err = Product(ctx, "MatMul", a, b)
 	}
 	if err != nil {
 		return nil, err

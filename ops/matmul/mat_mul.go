@@ -37,5 +37,5 @@ func (m *matMul) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, err
 	if m.lin != nil {
 		return ops.Result(m.lin.Apply(c, in[0]))
 	}
-	return ops.Result(product(c, in[0], in[1]))
+	return ops.Result(Product(c, "MatMul", in[0], in[1]))
 }

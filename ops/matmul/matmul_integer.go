@@ -36,7 +36,7 @@ func (mi *matMulInteger) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 	if err != nil {
 		return nil, err
 	}
-	return ops.Result(product(c, a, b))
+	return ops.Result(Product(c, "MatMul", a, b))
 }
 
 // minusZeroPoint returns x - zp as INT32, zp a scalar or a 1-D tensor along

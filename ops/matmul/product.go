@@ -6,25 +6,26 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// product implements numpy matmul semantics on c's engine: 1-D operands
+// Product implements numpy matmul semantics on c's engine: 1-D operands
 // are promoted (and the added dimension removed from the result), leading
-// dimensions broadcast. It counts its work with c.Tick (each engine call,
-// and the plain loops of the other types as they go) and stops with the
-// request's error once the request ends.
-func product(c *ops.Context, a, b *tensor.Tensor) (*tensor.Tensor, error) {
-	if err := ops.SameType("MatMul", a, b); err != nil {
+// dimensions broadcast; name names the operator in errors. It counts its
+// work with c.Tick (each engine call, and the plain loops of the other
+// types as they go) and stops with the request's error once the request
+// ends. Other families multiply two activations with it (FusedMatMul).
+func Product(c *ops.Context, name string, a, b *tensor.Tensor) (*tensor.Tensor, error) {
+	if err := ops.SameType(name, a, b); err != nil {
 		return nil, err
 	}
 	if a.DType == tensor.Float16 || a.DType == tensor.BFloat16 {
 		// Half types multiply on the float32 kernels and round once.
-		w, err := product(c, ops.HalfTo32(a), ops.HalfTo32(b))
+		w, err := Product(c, name, ops.HalfTo32(a), ops.HalfTo32(b))
 		if err != nil {
 			return nil, err
 		}
 		return ops.ToHalf(w, a.DType), nil
 	}
 	if a.Rank() == 0 || b.Rank() == 0 {
-		return nil, ops.InputErrorf("MatMul operands must have rank >= 1, got %s and %s", tensor.ShapeString(a.Shape), tensor.ShapeString(b.Shape))
+		return nil, ops.InputErrorf("%s operands must have rank >= 1, got %s and %s", name, tensor.ShapeString(a.Shape), tensor.ShapeString(b.Shape))
 	}
 	as, bs := a.Shape, b.Shape
 	if len(as) == 1 {
@@ -36,7 +37,7 @@ func product(c *ops.Context, a, b *tensor.Tensor) (*tensor.Tensor, error) {
 	m, k := as[len(as)-2], as[len(as)-1]
 	k2, n := bs[len(bs)-2], bs[len(bs)-1]
 	if k != k2 {
-		return nil, ops.InputErrorf("MatMul inner dimensions differ: %s × %s", tensor.ShapeString(a.Shape), tensor.ShapeString(b.Shape))
+		return nil, ops.InputErrorf("%s inner dimensions differ: %s × %s", name, tensor.ShapeString(a.Shape), tensor.ShapeString(b.Shape))
 	}
 	batch, err := ops.BroadcastShape(as[:len(as)-2], bs[:len(bs)-2])
 	if err != nil {
@@ -58,7 +59,7 @@ func product(c *ops.Context, a, b *tensor.Tensor) (*tensor.Tensor, error) {
 	case []uint64:
 		data, err = batchedGemm(c, ad, b.Data.([]uint64), as, bs, batch, m, n, k, gemmRef[uint64])
 	default:
-		return nil, ops.InputErrorf("MatMul does not take %v", a.DType)
+		return nil, ops.InputErrorf("%s does not take %v", name, a.DType)
 	}
 	if err != nil {
 		return nil, err
@@ -76,15 +77,24 @@ func product(c *ops.Context, a, b *tensor.Tensor) (*tensor.Tensor, error) {
 
 type gemmFunc[T tensor.Numeric] func(oc *ops.Context, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) error
 
-// floatGemm runs a float32 product of two activations on the float tiles
-// of e, packing B for each call. Operands here are dense (lda = k, ldb =
-// ldc = n). The engine's product is counted before it runs.
+// floatGemm runs float32 products of two activations on the float tiles
+// of e. Operands here are dense (lda = k, ldb = ldc = n). B is packed
+// once per matrix: batches that broadcast one B over many A reuse the
+// packing. The engine's product is counted before it runs.
 func floatGemm(e *gemm.Engine) gemmFunc[float32] {
+	var w *gemm.FWeights
+	var packed *float32 // the first element of the B packed in w
 	return func(oc *ops.Context, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) error {
 		if err := oc.Tick(m * n * max(k, 1)); err != nil {
 			return err
 		}
-		return e.MatMul(a[:m*k], m, gemm.PackF(k, n, b, ldb), c[:m*n])
+		switch {
+		case k*n == 0:
+			w, packed = gemm.PackF(k, n, b, ldb), nil
+		case &b[0] != packed:
+			w, packed = gemm.RepackF(w, k, n, b, ldb), &b[0]
+		}
+		return e.MatMul(a[:m*k], m, w, c[:m*n])
 	}
 }
 

@@ -43,7 +43,7 @@ func (q *qLinearMatMul) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tens
 		if err != nil {
 			return nil, err
 		}
-		if acc, err = product(c, a, b); err != nil {
+		if acc, err = Product(c, "MatMul", a, b); err != nil {
 			return nil, err
 		}
 	}
