@@ -74,23 +74,34 @@ func input(in []*tensor.Tensor, i int) *tensor.Tensor {
 	return nil
 }
 
-// runConv runs Conv on x with the held weight, or else w.
-func runConv(c *ops.Context, at *ConvAttrs, held *held, x, w, b *tensor.Tensor) (*tensor.Tensor, error) {
+// weightShape returns the shape of the weight op multiplies x by (the
+// held one, or else w), after checking x is floating-point and of the
+// weight's type.
+func weightShape(op string, held *held, x, w *tensor.Tensor) ([]int, error) {
 	var wShape []int
 	var wType tensor.DataType
 	switch {
 	case held != nil:
 		wShape, wType = held.shape, held.dtype
 	case w == nil:
-		return nil, ops.InputErrorf("Conv has no weight")
+		return nil, ops.InputErrorf("%s has no weight", op)
 	default:
 		wShape, wType = w.Shape, w.DType
 	}
 	if !isFloat(x.DType) {
-		return nil, ops.InputErrorf("Conv takes floating-point inputs, got %v", x.DType)
+		return nil, ops.InputErrorf("%s takes floating-point inputs, got %v", op, x.DType)
 	}
 	if x.DType != wType {
-		return nil, ops.InputErrorf("Conv input is %v, its weight %v", x.DType, wType)
+		return nil, ops.InputErrorf("%s input is %v, its weight %v", op, x.DType, wType)
+	}
+	return wShape, nil
+}
+
+// runConv runs Conv on x with the held weight, or else w.
+func runConv(c *ops.Context, at *ConvAttrs, held *held, x, w, b *tensor.Tensor) (*tensor.Tensor, error) {
+	wShape, err := weightShape("Conv", held, x, w)
+	if err != nil {
+		return nil, err
 	}
 	g, err := at.Geometry(x.Shape, wShape)
 	if err != nil {

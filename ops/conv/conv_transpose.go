@@ -67,21 +67,9 @@ func (o *Transposed) HeldWeight() *tensor.Tensor { return o.held.tensor() }
 
 func (o *Transposed) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, w, b := in[0], in[1], input(in, 2)
-	var wShape []int
-	var wType tensor.DataType
-	switch {
-	case o.held != nil:
-		wShape, wType = o.held.shape, o.held.dtype
-	case w == nil:
-		return nil, ops.InputErrorf("ConvTranspose has no weight")
-	default:
-		wShape, wType = w.Shape, w.DType
-	}
-	if !isFloat(x.DType) {
-		return nil, ops.InputErrorf("ConvTranspose takes floating-point inputs, got %v", x.DType)
-	}
-	if x.DType != wType {
-		return nil, ops.InputErrorf("ConvTranspose input is %v, its weight %v", x.DType, wType)
+	wShape, err := weightShape("ConvTranspose", o.held, x, w)
+	if err != nil {
+		return nil, err
 	}
 	g, err := o.Geometry(x.Shape, wShape)
 	if err != nil {
