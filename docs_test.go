@@ -121,3 +121,18 @@ func anchors(t *testing.T, path string) map[string]bool {
 	}
 	return out
 }
+
+// maxReadmeLines keeps the README what a user reads in ten minutes; the
+// rest belongs in docs/.
+const maxReadmeLines = 350
+
+// TestReadmeLength: README.md stays within maxReadmeLines.
+func TestReadmeLength(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > maxReadmeLines {
+		t.Errorf("README.md has %d lines, more than %d: move reference material to docs/", n, maxReadmeLines)
+	}
+}
