@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,12 +32,13 @@ func answerOf(rows int) (*oip.InferRequest, *oip.InferResponse) {
 // encodeAnswer encodes an answer as the HTTP infer path does, gives its
 // buffer back and returns its length.
 func encodeAnswer(c *httpInfer, req *oip.InferRequest, resp *oip.InferResponse) int {
-	*c = httpInfer{}
+	*c = httpInfer{in: c.in}
 	if err := c.encode(req, resp); err != nil {
 		panic(err)
 	}
 	n := len(*c.answer)
 	c.free()
+	c.in.acct.release()
 	return n
 }
 
@@ -47,7 +49,8 @@ func encodeAnswer(c *httpInfer, req *oip.InferRequest, resp *oip.InferResponse) 
 // without the pool). A buffer grown past maxPooledAnswer is not kept.
 func TestAnswerBuffersAreReused(t *testing.T) {
 	req, resp := answerOf(64)
-	var c httpInfer
+	s := newServer(Options{Logger: quietLog()})
+	c := httpInfer{in: &workInput{acct: &account{s: s, ctx: context.Background()}}}
 	c.encode(req, resp)
 	want := append(oip.AppendInferResponse(nil, resp), '\n')
 	if !bytes.Equal(*c.answer, want) {

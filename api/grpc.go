@@ -197,7 +197,7 @@ func (g *inferenceService) modelInfer(ctx context.Context, in *inferMessage) (*g
 	s := g.s
 	received := time.Now()
 	acct := &account{s: s, ctx: ctx}
-	defer func() { acct.shrink(acct.held) }()
+	defer acct.release()
 	defer in.free()
 	msg, held, err := s.decodeInferMessage(acct, in)
 	if err != nil {
@@ -239,7 +239,7 @@ func (s *server) decodeInferMessage(acct *account, in *inferMessage) (*grpcpb.Mo
 	if len(in.data) == 1 {
 		b = in.data[0].ReadOnlyData()
 	}
-	size, err := oip.MeasureGRPCInferRequest(b, s.budget.limit-acct.held)
+	size, err := oip.MeasureGRPCInferRequest(b, s.budget.perRequest-acct.holding())
 	if err != nil {
 		return nil, 0, err
 	}
@@ -265,6 +265,8 @@ type grpcInfer struct {
 }
 
 func (c *grpcInfer) decode() (*oip.InferRequest, error) { return oip.DecodeGRPCInferRequest(c.msg) }
+
+func (c *grpcInfer) account() *account { return c.acct }
 
 // hold counts the decoded tensors, which copy their elements: the message
 // is done with, its bytes go back.
@@ -297,7 +299,7 @@ func (c *grpcInfer) encode(req *oip.InferRequest, resp *oip.InferResponse) error
 		return err
 	}
 	c.acct.shrink(copies)
-	c.acct.held -= size // the answer's own, from here
+	c.acct.handOver(size) // the answer's own, from here
 	c.answer = c.acct.s.newGRPCAnswer(c.ctx, data, &account{s: c.acct.s, ctx: c.acct.ctx, held: size}, c.conn)
 	return nil
 }

@@ -221,7 +221,7 @@ func (a *grpcAnswer) release() {
 	if a.timer != nil {
 		a.timer.Stop()
 	}
-	a.acct.shrink(a.acct.held)
+	a.acct.release()
 	if a.conn != nil {
 		a.conn.forget(a)
 	}
@@ -233,7 +233,7 @@ func (a *grpcAnswer) expire() {
 	if a.done.Swap(true) {
 		return
 	}
-	a.acct.shrink(a.acct.held)
+	a.acct.release()
 	if a.conn != nil {
 		a.conn.forget(a)
 		a.conn.drop(a.s, "an answer was not read within --request-timeout")

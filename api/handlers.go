@@ -12,6 +12,7 @@ import (
 
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/oip"
+	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/repository"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -151,8 +152,11 @@ func (c *httpInfer) decode() (*oip.InferRequest, error) {
 // of the budget.
 func (c *httpInfer) hold(decoded []*tensor.Tensor) error { return c.in.settle(decoded...) }
 
-// encode appends the answer to a pooled buffer: JSON, with the outputs the
-// request asked in binary after it.
+func (c *httpInfer) account() *account { return c.in.acct }
+
+// encode appends the answer to a buffer, pooled unless the answer is
+// large: JSON, with the outputs the request asked in binary after it. The
+// answer's bound is charged to the request before the buffer is made.
 func (c *httpInfer) encode(req *oip.InferRequest, resp *oip.InferResponse) error {
 	for i := range resp.Outputs {
 		o := &resp.Outputs[i]
@@ -168,7 +172,16 @@ func (c *httpInfer) encode(req *oip.InferRequest, resp *oip.InferResponse) error
 		}
 		c.binary = c.binary || o.Binary
 	}
-	c.answer = getAnswer()
+	bound := oip.InferResponseBound(resp)
+	if err := c.in.acct.grow(bound); err != nil {
+		return fmt.Errorf("encoding the answer needs up to %s: %w", ops.FormatBytes(bound), err)
+	}
+	if bound > maxPooledAnswer {
+		buf := make([]byte, 0, bound)
+		c.answer = &buf
+	} else {
+		c.answer = getAnswer()
+	}
 	b := oip.AppendInferResponse((*c.answer)[:0], resp)
 	c.jsonLen = len(b)
 	if c.binary {
@@ -181,6 +194,9 @@ func (c *httpInfer) encode(req *oip.InferRequest, resp *oip.InferResponse) error
 		b = append(b, '\n')
 	}
 	*c.answer = b
+	if held := int64(cap(b)); held < bound {
+		c.in.acct.shrink(bound - held)
+	}
 	return nil
 }
 

@@ -28,8 +28,13 @@ import (
 //     flight the answer is 503 with Retry-After at once, not a queue.
 //  3. The handler looks the model up, decodes (decoded tensors count
 //     against the budget too) and runs under a deadline of
-//     --request-timeout (the executor checks it between nodes; the answer
-//     is 504).
+//     --request-timeout (long kernels check it as they go; the answer is
+//     504). Every value the model makes for the request is charged to
+//     its share too (model.WithBudget), by the operators whose outputs'
+//     size follows from their inputs before they allocate, and so is the
+//     answer, before it is encoded: past --max-request-bytes (or the
+//     whole budget) the answer is 413 naming the node, past what other
+//     requests leave it is 503 with Retry-After.
 //  4. When the handler starts writing its answer it gives its work slot
 //     back, and the answer is written under a write deadline, so a client
 //     that does not read its response holds no slot either.
@@ -64,10 +69,11 @@ const firstChunk = 16 << 10
 // whole length from the budget.
 const reserveAfter = 1 << 20
 
-// budget is the server-wide count of bytes held by work requests.
+// budget is the server-wide count of bytes held by work requests, each
+// of which may hold at most perRequest of it.
 type budget struct {
-	limit int64
-	used  atomic.Int64
+	limit, perRequest int64
+	used              atomic.Int64
 }
 
 func (b *budget) take(n int64) bool {
@@ -82,10 +88,13 @@ func (b *budget) take(n int64) bool {
 	}
 }
 
-// account is one request's share of the budget.
+// account is one request's share of the budget. It is the budget of the
+// model runs the request makes (model.Budget), which may charge it from
+// another goroutine (a batch's).
 type account struct {
 	s    *server
 	ctx  context.Context
+	mu   sync.Mutex
 	held int64
 }
 
@@ -94,8 +103,13 @@ func (a *account) grow(n int64) error {
 	if n <= 0 {
 		return nil
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	b := a.s.budget
-	if a.held+n > b.limit {
+	if a.held+n > b.perRequest {
+		if b.perRequest < b.limit {
+			return &Error{Code: CodeTooLarge, Msg: fmt.Sprintf("the request needs more than the memory one request may hold (--max-request-bytes, %s)", formatBytes(b.perRequest))}
+		}
 		return &Error{Code: CodeTooLarge, Msg: fmt.Sprintf("the request needs more than the server's memory budget for requests in flight (--max-inflight-bytes, %s)", formatBytes(b.limit))}
 	}
 	if !b.take(n) {
@@ -109,6 +123,8 @@ func (a *account) grow(n int64) error {
 
 // shrink gives n bytes back.
 func (a *account) shrink(n int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	n = min(n, a.held)
 	if n <= 0 {
 		return
@@ -117,6 +133,34 @@ func (a *account) shrink(n int64) {
 	a.s.budget.used.Add(-n)
 	a.s.tel.Memory(-n)
 }
+
+// release gives back everything the request holds.
+func (a *account) release() {
+	a.mu.Lock()
+	n := a.held
+	a.mu.Unlock()
+	a.shrink(n)
+}
+
+// holding returns the bytes the request holds.
+func (a *account) holding() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.held
+}
+
+// handOver stops counting n bytes the request holds, without giving them
+// back: another account (its answer's) holds them from here.
+func (a *account) handOver(n int64) {
+	a.mu.Lock()
+	a.held -= min(n, a.held)
+	a.mu.Unlock()
+}
+
+// Grow and Shrink make the account the budget of the model runs it
+// charges (model.WithBudget).
+func (a *account) Grow(n int64) error { return a.grow(n) }
+func (a *account) Shrink(n int64)     { a.shrink(n) }
 
 // workHandler is a work route's handler. The work middleware hands it the
 // request's input explicitly; it returns an error instead of writing one.
@@ -169,7 +213,7 @@ func (s *server) work(h workHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
 		acct := &account{s: s, ctx: r.Context()}
-		defer func() { acct.shrink(acct.held) }()
+		defer acct.release()
 		if coding := contentCoding(r.Header); coding != "" {
 			w.Header().Set("Accept-Encoding", "identity")
 			s.refuse(w, r, rc, errorf(CodeUnsupportedMedia, fmt.Sprintf("the request body has Content-Encoding %q, which the server does not decode: send it uncompressed", coding)), false)
@@ -209,7 +253,7 @@ func (s *server) work(h workHandler) http.Handler {
 			setDeadline(rc.SetWriteDeadline(time.Now().Add(s.ioTimeout)))
 		}}
 		r = r.WithContext(ctx)
-		if err := h(sw, r, &workInput{body: body, bodyHeld: acct.held, acct: acct, received: received}); err != nil {
+		if err := h(sw, r, &workInput{body: body, bodyHeld: acct.holding(), acct: acct, received: received}); err != nil {
 			s.writeError(sw, r, err)
 		}
 		// The answer is written: nothing holds the body any more (decoders
@@ -314,7 +358,7 @@ func (s *server) readBody(r *http.Request, acct *account) ([]byte, error) {
 			if r.ContentLength >= 0 && n > reserveAfter {
 				want = max(want, bound)
 			}
-			if err := acct.grow(want - acct.held); err != nil {
+			if err := acct.grow(want - acct.holding()); err != nil {
 				return nil, err
 			}
 			nb := getBody(len(buf), n)

@@ -38,6 +38,10 @@ type Options struct {
 	// MaxInflightBytes bounds the bytes work requests in flight hold
 	// (bodies and decoded tensors); 0 means DefaultMaxInflightBytes.
 	MaxInflightBytes int64
+	// MaxRequestBytes bounds what one work request may hold of that
+	// budget: its body, decoded tensors, every value the model makes
+	// for it and its encoded answer; 0 means all of MaxInflightBytes.
+	MaxRequestBytes int64
 	// IOTimeout bounds the receiving of a work request's body, and the
 	// sending of its answer; 0 means RequestTimeout.
 	IOTimeout time.Duration
@@ -131,9 +135,12 @@ func buildServer(opts Options, newTelemetry func(version, kernels string) (*tele
 	if s.ioTimeout = opts.IOTimeout; s.ioTimeout <= 0 {
 		s.ioTimeout = s.timeout
 	}
-	s.budget = &budget{limit: opts.MaxInflightBytes}
+	s.budget = &budget{limit: opts.MaxInflightBytes, perRequest: opts.MaxRequestBytes}
 	if s.budget.limit <= 0 {
 		s.budget.limit = DefaultMaxInflightBytes
+	}
+	if s.budget.perRequest <= 0 || s.budget.perRequest > s.budget.limit {
+		s.budget.perRequest = s.budget.limit
 	}
 	if s.draining == nil {
 		s.draining = func() bool { return false }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/quantserve/quantserve/autodiff"
+	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/oip"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -75,7 +76,9 @@ func (s *server) grad(w http.ResponseWriter, r *http.Request, in *workInput) err
 			return errorf(CodeInvalid, "output_grad: "+err.Error())
 		}
 	}
-	outs, grads, err := autodiff.Gradients(r.Context(), v.Model, req)
+	// The forward values a backward pass keeps are charged like an
+	// inference's.
+	outs, grads, err := autodiff.Gradients(model.WithBudget(r.Context(), in.acct), v.Model, req)
 	if err != nil {
 		return err
 	}
@@ -151,7 +154,7 @@ func (s *server) train(w http.ResponseWriter, r *http.Request, in *workInput) er
 		if err := r.Context().Err(); err != nil {
 			return err
 		}
-		l, err := tr.Step(r.Context(), inputs, targets, req.Loss, opt)
+		l, err := tr.Step(model.WithBudget(r.Context(), in.acct), inputs, targets, req.Loss, opt)
 		if err != nil {
 			return err
 		}

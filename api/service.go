@@ -10,7 +10,9 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/oip"
+	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/repository"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -34,6 +36,9 @@ type inferCodec interface {
 	// encode encodes the answer to req for the front end to send once
 	// inferCore returns; its time is the statistics' output time.
 	encode(req *oip.InferRequest, resp *oip.InferResponse) error
+	// account is the request's share of the memory budget, which the
+	// model's run and the answer are charged to as well.
+	account() *account
 }
 
 // inferCore is the one inference path of both front ends, for a request
@@ -44,8 +49,8 @@ type inferCodec interface {
 // the inference in the version's statistics and in telemetry, each step in
 // a span of the request's trace. A failure at any step counts as a failed
 // inference of the version found.
-func (s *server) inferCore(ctx context.Context, model, version string, received time.Time, codec inferCodec) (err error) {
-	e, v, release, err := s.repo.Get(model, version)
+func (s *server) inferCore(ctx context.Context, name, version string, received time.Time, codec inferCodec) (err error) {
+	e, v, release, err := s.repo.Get(name, version)
 	if err != nil {
 		return err
 	}
@@ -71,9 +76,16 @@ func (s *server) inferCore(ctx context.Context, model, version string, received 
 	}
 	inferStart := time.Now()
 	timing.Input = inferStart.Sub(start)
-	names, outs, err := s.execute(ctx, v, inputs, names)
+	acct := codec.account()
+	names, outs, err := s.execute(model.WithBudget(ctx, acct), v, inputs, names)
 	if err != nil {
 		return err
+	}
+	// The outputs are held until the answer is written.
+	if n := model.FreshBytes(outs, inputs); n > 0 {
+		if err := acct.grow(n); err != nil {
+			return fmt.Errorf("holding the outputs (%s): %w", ops.FormatBytes(n), err)
+		}
 	}
 	outputStart := time.Now()
 	timing.Infer = outputStart.Sub(inferStart)

@@ -454,12 +454,23 @@ const tracerName = "github.com/quantserve/quantserve/batching"
 // "batching.execute", started with the tracer provider of that request's
 // span, is its child and links to the spans of the other requests, so
 // every request's trace leads to the execution it shared. The context
-// takes nothing else from the requests: no deadline and no cancellation
-// (one request's end must not stop the others' batch: execute cancels it
-// when every request has left, see batch.leave) and no values (what one
-// request's context holds, its per-request accounting for one, is not the
-// batch's).
+// takes nothing else from the requests but the memory budget of the
+// first (model.WithBudget): no deadline and no cancellation (one request's
+// end must not stop the others' batch: execute cancels it when every
+// request has left, see batch.leave) and no other values. A batch whose
+// values pass that budget fails, and its requests run alone, each under
+// its own.
 func batchContext(bt *batch) (context.Context, func(error)) {
+	ctx, end := batchSpan(bt)
+	if b := model.BudgetOf(bt.reqs[0].ctx); b != nil {
+		ctx = model.WithBudget(ctx, b)
+	}
+	return ctx, end
+}
+
+// batchSpan returns the context carrying a batch's trace, and the
+// function that ends its span.
+func batchSpan(bt *batch) (context.Context, func(error)) {
 	var parent trace.Span
 	var links []trace.Link
 	for _, r := range bt.reqs {

@@ -420,11 +420,13 @@ var errNotFolded = errors.New("not folded")
 // (errNotFolded).
 func (c *compiler) fold(pn *onnxpb.Node, n *node, st *step) error {
 	limit := c.opts.foldCap()
-	if foldTooLarge(n, limit) {
+	meter := ops.NewMeter(&foldBudget{limit: limit})
+	defer meter.Close()
+	outs, err := st.op.Run(ops.NewContext(c.ctx, c.opts.Exec, false).Metered(meter), n.consts)
+	if errors.Is(err, errFoldTooLarge) {
 		c.m.Unfolded = append(c.m.Unfolded, n.name)
 		return errNotFolded
 	}
-	outs, err := st.op.Run(ops.NewContext(c.ctx, c.opts.Exec, false), n.consts)
 	if err != nil {
 		return err
 	}
@@ -655,9 +657,18 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 	for i, c := range g.captures {
 		vals[c.inner] = captured[i]
 	}
+	// The run charges the values its nodes make to the context's budget
+	// (WithBudget), each until no later node reads it, and gives the rest
+	// back when it returns: its caller holds the values it keeps.
+	meter := ops.NewMeter(ops.BudgetOf(ctx))
+	defer meter.Close()
+	var held []int64 // per slot, the bytes meter holds for its value
+	if meter != nil {
+		held = make([]int64, g.slots)
+	}
 	// A subgraph run within a run that keeps every value must not recycle
 	// the values it reads either.
-	oc := ops.NewContext(ctx, g.exec, keep == nil || valuesKept(ctx))
+	oc := ops.NewContext(ctx, g.exec, keep == nil || valuesKept(ctx)).Metered(meter)
 	args := make([]*tensor.Tensor, 0, 8)
 	for i, st := range g.steps {
 		if err := ctx.Err(); err != nil {
@@ -672,6 +683,19 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 			}
 		}
 		outs, err := st.op.Run(oc, args)
+		if err == nil && meter != nil {
+			made, each := freshBytes(outs, args)
+			if err = meter.Settle(made); err == nil {
+				for j, s := range st.out {
+					if s >= 0 && j < len(each) {
+						meter.Release(held[s]) // a value written twice (Loop-carried state)
+						held[s] = each[j]
+					}
+				}
+			}
+		} else if err != nil {
+			meter.Settle(0)
+		}
 		if err != nil {
 			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 				return nil, err
@@ -689,6 +713,10 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 		for _, s := range g.releaseAfter[i] {
 			if !keep(s) {
 				vals[s] = nil
+				if held != nil {
+					meter.Release(held[s])
+					held[s] = 0
+				}
 			}
 		}
 	}

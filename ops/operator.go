@@ -27,7 +27,8 @@ type Context struct {
 	ctx      context.Context
 	engine   *gemm.Engine
 	keepVals bool
-	work     int // units of work counted by Tick since its last look
+	work     int    // units of work counted by Tick since its last look
+	meter    *Meter // the run's account with its budget (Reserve)
 }
 
 // NewContext returns the Context of one run on engine e (gemm.Default()

@@ -3,7 +3,7 @@
 //	serve [--addr :8000] [--model-repository DIR|FILE.onnx] [--model-name NAME] [--max-body-bytes N] [--log-level info]
 //	      [--kernels auto|avx512vnni|avx512|avxvnni|avx2|i8mm|sdot|neon|generic] [--threads N] [--quantize int8|none]
 //	      [--quantize-scheme per_channel|per_block|per_tensor] [--admin-token T]
-//	      [--max-inflight N] [--max-inflight-bytes SIZE] [--request-timeout D]
+//	      [--max-inflight N] [--max-inflight-bytes SIZE] [--max-request-bytes SIZE] [--request-timeout D]
 //	      [--memory-limit SIZE] [--gc-min-heap SIZE] [--drain-delay D] [--shutdown-timeout D]
 //	      [--grpc-addr :8001|off] [--grpc-max-streams N] [--log-format text|json] [--cors-origins O,...]
 //	      [--tls-cert FILE --tls-key FILE] [--model-load-timeout D]
@@ -79,6 +79,7 @@ type config struct {
 	maxInFlight    int
 	requestTimeout time.Duration
 	maxInflightMem byteSize
+	maxRequestMem  byteSize
 	memoryLimit    byteSize
 	gcMinHeap      byteSize
 	drainDelay     time.Duration
@@ -182,7 +183,8 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.StringVar(&c.adminToken, "admin-token", "", "bearer token that enables POST /v2/repository/models/{m}/load and /unload; empty disables them (env QUANTSERVE_ADMIN_TOKEN)")
 	fs.IntVar(&c.maxInFlight, "max-inflight", api.DefaultMaxInFlight, "work requests (infer, grad, train, tensor ops) in flight at once; more get 503 with Retry-After (env QUANTSERVE_MAX_INFLIGHT)")
 	fs.DurationVar(&c.requestTimeout, "request-timeout", api.DefaultRequestTimeout, "deadline of a work request's computation (504 past it), and of receiving its body (408) and sending its answer (env QUANTSERVE_REQUEST_TIMEOUT)")
-	fs.Var(&c.maxInflightMem, "max-inflight-bytes", "memory that work requests in flight may hold (bodies, decoded tensors), e.g. 512MiB; more get 503 with Retry-After; 0 means half of the memory limit, or 1GiB without one (env QUANTSERVE_MAX_INFLIGHT_BYTES)")
+	fs.Var(&c.maxInflightMem, "max-inflight-bytes", "memory that work requests in flight may hold (bodies, decoded tensors, the values models make for them, answers), e.g. 512MiB; more get 503 with Retry-After; 0 means half of the memory limit, or 1GiB without one (env QUANTSERVE_MAX_INFLIGHT_BYTES)")
+	fs.Var(&c.maxRequestMem, "max-request-bytes", "memory one work request may hold of --max-inflight-bytes, e.g. 256MiB; a request needing more gets 413 naming the node; 0 means all of it (env QUANTSERVE_MAX_REQUEST_BYTES)")
 	fs.Var(&c.memoryLimit, "memory-limit", "soft memory limit of the Go runtime (debug.SetMemoryLimit), e.g. 2GiB; 0 means GOMEMLIMIT if set, else 90% of the cgroup's memory limit if any (env QUANTSERVE_MEMORY_LIMIT)")
 	c.gcMinHeap = DefaultGCMinHeap
 	fs.Var(&c.gcMinHeap, "gc-min-heap", "heap size below which the garbage collector is not started: GOGC is raised while the live heap is small (at most a quarter of the memory limit); 0 keeps GOGC as set (env QUANTSERVE_GC_MIN_HEAP)")
@@ -261,7 +263,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		gcMin = min(gcMin, memLimit/4)
 	}
 	setHeapFloor(uint64(gcMin))
-	log.Info("memory", "limit", formatSize(memLimit), "limit_from", memSource, "max_inflight_bytes", formatSize(budget), "gc_min_heap", formatSize(gcMin))
+	perRequest := int64(c.maxRequestMem)
+	if perRequest == 0 || perRequest > budget {
+		perRequest = budget
+	}
+	log.Info("memory", "limit", formatSize(memLimit), "limit_from", memSource, "max_inflight_bytes", formatSize(budget), "max_request_bytes", formatSize(perRequest), "gc_min_heap", formatSize(gcMin))
 	if budget < c.maxBodyBytes {
 		log.Warn("--max-inflight-bytes is below --max-body-bytes: bodies between the two are always refused", "max_inflight_bytes", budget, "max_body_bytes", c.maxBodyBytes)
 	}
@@ -300,7 +306,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer cancelRequests()
 	conns := &connCounter{}
 	front := api.New(api.Options{Repository: repo, Version: buildVersion(), Kernels: table.String(), Exec: exec, AdminToken: c.adminToken,
-		MaxInFlight: c.maxInFlight, RequestTimeout: c.requestTimeout, MaxBodyBytes: c.maxBodyBytes, MaxInflightBytes: budget,
+		MaxInFlight: c.maxInFlight, RequestTimeout: c.requestTimeout, MaxBodyBytes: c.maxBodyBytes, MaxInflightBytes: budget, MaxRequestBytes: perRequest,
 		Draining: draining.Load, Logger: log, TracerProvider: tracing.Provider, Propagator: tracing.Propagator, CORSOrigins: c.cors})
 	srv := &http.Server{
 		Handler:   front.Handler(),

@@ -39,7 +39,7 @@ var flagGroups = []flagGroup{
 	{"Serving", []string{"addr", "cors-origins"}},
 	{"Models", []string{"model-repository", "model-name", "model-load-timeout"}},
 	{"Compute", []string{"quantize", "quantize-scheme", "kernels", "threads"}},
-	{"Limits", []string{"max-body-bytes", "max-inflight", "max-inflight-bytes", "request-timeout", "memory-limit", "gc-min-heap"}},
+	{"Limits", []string{"max-body-bytes", "max-inflight", "max-inflight-bytes", "max-request-bytes", "request-timeout", "memory-limit", "gc-min-heap"}},
 	{"gRPC", []string{"grpc-addr", "grpc-max-streams"}},
 	{"Shutdown", []string{"drain-delay", "shutdown-timeout"}},
 	{"Telemetry", []string{"log-level", "log-format"}},

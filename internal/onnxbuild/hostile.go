@@ -56,3 +56,21 @@ func FilledConstant(shape []int64, value *tensor.Tensor) Graph {
 		},
 	}
 }
+
+// AttentionMask is the mask exported transformers build from their ids:
+// y = ConstantOfShape(Concat(Shape(ids), Shape(ids))) filled with 1, a
+// FLOAT [1, n, 1, n] from INT64 ids [1, n]. Its output grows with the
+// square of the request's length.
+func AttentionMask() Graph {
+	one := model.TensorToONNX("value", tensor.From([]int{1}, []float32{1}))
+	return Graph{
+		Inputs:  []IO{V("ids", tensor.Int64, 1, -1)},
+		Outputs: []IO{V("mask", tensor.Float32, 1, -1, 1, -1)},
+		Nodes: []Node{
+			{Op: "Shape", Inputs: []string{"ids"}, Outputs: []string{"s"}},
+			{Op: "Concat", Inputs: []string{"s", "s"}, Outputs: []string{"ss"}, Attrs: []*onnxpb.Attribute{IntAttr("axis", 0)}},
+			{Op: "ConstantOfShape", Inputs: []string{"ss"}, Outputs: []string{"mask"},
+				Attrs: []*onnxpb.Attribute{{Name: "value", Type: onnxpb.AttrTensor, T: one}}},
+		},
+	}
+}

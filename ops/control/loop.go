@@ -91,6 +91,12 @@ func (op *loop) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 			if total += s.Len(); total > tensor.MaxElements {
 				return nil, ops.InputErrorf("Loop scan outputs exceed %d elements", tensor.MaxElements)
 			}
+			// The part is held until the end, then copied into the stack;
+			// holding it costs its header too (a trip of one element
+			// holds far more than its 4 bytes).
+			if err := c.Reserve(2*ops.SizeOf(s) + partBytes); err != nil {
+				return nil, err
+			}
 			stacks[k] = append(stacks[k], s)
 		}
 	}
@@ -104,3 +110,7 @@ func (op *loop) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 	}
 	return res[:op.outputs], nil
 }
+
+// partBytes is what holding one scan part costs beyond its elements: the
+// tensor, its shape and the stack's pointer to it.
+const partBytes = 128

@@ -143,6 +143,10 @@ func (p *scan) run(c *ops.Context, all, states, inputs []*tensor.Tensor) ([]*ten
 			if total += s.Len(); total > tensor.MaxElements {
 				return nil, ops.InputErrorf("Scan outputs exceed %d elements", tensor.MaxElements)
 			}
+			// The part is held until the end, then copied into the stack.
+			if err := c.Reserve(2 * ops.SizeOf(s)); err != nil {
+				return nil, err
+			}
 			stacks[k] = append(stacks[k], s)
 		}
 	}

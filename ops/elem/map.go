@@ -47,6 +47,9 @@ func Map2[A, B, R tensor.Elem](c *ops.Context, a []A, b []B, as, bs []int, kerne
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := c.ReserveTensor(tensor.DTypeOf[R](), l.shape); err != nil {
+		return nil, nil, err
+	}
 	r := make([]R, l.n)
 	ia, ib := l.Inc(1), l.Inc(2)
 	err = Walk(c, l, func(offs []int, n int) {

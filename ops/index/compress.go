@@ -68,7 +68,7 @@ func (op compress) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 		shape = slices.Clone(x.Shape)
 		shape[a] = len(sel)
 	}
-	y, size, err := NewTensor(x.DType, shape)
+	y, size, err := NewTensor(c, x.DType, shape)
 	if err != nil || size == 0 {
 		return out1(y), err
 	}

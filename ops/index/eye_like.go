@@ -58,7 +58,7 @@ func (op eyeLike) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 	if err != nil {
 		return nil, ops.InputErrorf("EyeLike cannot make a %v tensor", out)
 	}
-	y, size, err := NewTensor(out, slices.Clone(x.Shape))
+	y, size, err := NewTensor(c, out, slices.Clone(x.Shape))
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ func (g gatherElements) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tens
 	if err != nil {
 		return nil, err
 	}
-	y, _, err := NewTensor(x.DType, slices.Clone(in[1].Shape))
+	y, _, err := NewTensor(c, x.DType, slices.Clone(in[1].Shape))
 	if err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ func (g gatherND) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 	if err != nil {
 		return nil, err
 	}
-	y, _, err := NewTensor(x.DType, shape)
+	y, _, err := NewTensor(c, x.DType, shape)
 	if err != nil {
 		return nil, err
 	}

@@ -44,11 +44,14 @@ func product(dims []int) int {
 
 // NewTensor returns a new zeroed tensor of type dt and the given shape,
 // and its element count, refusing shapes beyond tensor.MaxElements as
-// input errors before allocating.
-func NewTensor(dt tensor.DataType, shape []int) (*tensor.Tensor, int, error) {
+// input errors and asking c's budget before allocating.
+func NewTensor(c *ops.Context, dt tensor.DataType, shape []int) (*tensor.Tensor, int, error) {
 	n, err := tensor.NumElements(shape)
 	if err != nil {
 		return nil, 0, ops.InputErrorf("%v", err)
+	}
+	if err := c.ReserveTensor(dt, shape); err != nil {
+		return nil, 0, err
 	}
 	return &tensor.Tensor{DType: dt, Shape: shape, Data: tensorops.MoverOf(dt).Alloc(n)}, n, nil
 }

@@ -50,7 +50,7 @@ func (op oneHot) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, err
 		return nil, err
 	}
 	shape := slices.Concat(ind.Shape[:a], []int{depth}, ind.Shape[a:])
-	y, size, err := NewTensor(values.DType, shape)
+	y, size, err := NewTensor(c, values.DType, shape)
 	if err != nil || size == 0 {
 		return out1(y), err
 	}

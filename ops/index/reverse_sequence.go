@@ -53,7 +53,7 @@ func (r reverseSequence) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 			return nil, ops.InputErrorf("ReverseSequence length %d is out of range [0, %d]", l, steps)
 		}
 	}
-	y, size, err := NewTensor(x.DType, slices.Clone(x.Shape))
+	y, size, err := NewTensor(c, x.DType, slices.Clone(x.Shape))
 	if err != nil || size == 0 {
 		return out1(y), err
 	}

@@ -92,7 +92,7 @@ func (op topK) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error
 func topKAlong(oc *ops.Context, x *tensor.Tensor, a, k int, largest bool) (*tensor.Tensor, *tensor.Tensor, error) {
 	shape := slices.Clone(x.Shape)
 	shape[a] = k
-	values, size, err := NewTensor(x.DType, shape)
+	values, size, err := NewTensor(oc, x.DType, shape)
 	if err != nil {
 		return nil, nil, err
 	}

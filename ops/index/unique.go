@@ -158,7 +158,7 @@ func uniqueOfEmptySlices(x *tensor.Tensor, a int) ([]*tensor.Tensor, error) {
 	count := x.Shape[a]
 	shape := slices.Clone(x.Shape)
 	shape[a] = 1
-	y, _, err := NewTensor(x.DType, shape)
+	y, _, err := NewTensor(nil, x.DType, shape)
 	if err != nil {
 		return nil, err
 	}

@@ -77,6 +77,9 @@ func (where) Run(oc *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error)
 // choose computes c ? x : y over l's runs (operands: c, x, y), piece by
 // piece under the request.
 func choose[T tensor.Elem](oc *ops.Context, l *elem.Layout, c []bool, x, y []T) ([]T, error) {
+	if err := oc.ReserveTensor(tensor.DTypeOf[T](), l.Shape()); err != nil {
+		return nil, err
+	}
 	r := make([]T, l.Len())
 	ic, ix, iy := l.Inc(1), l.Inc(2), l.Inc(3)
 	err := elem.Walk(oc, l, func(offs []int, n int) {

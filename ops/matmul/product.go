@@ -133,10 +133,13 @@ func gemmRef[T tensor.Numeric](oc *ops.Context, m, n, k int, a []T, lda int, b [
 func batchedGemm[T tensor.Numeric](oc *ops.Context, a, b []T, as, bs, batch []int, m, n, k int, gemm gemmFunc[T]) ([]T, error) {
 	nb, err := tensor.NumElements(batch)
 	if err != nil {
-		return nil, err
+		return nil, ops.InputErrorf("the product's batch: %v", err)
 	}
 	total, err := tensor.NumElements([]int{nb, m, n})
 	if err != nil {
+		return nil, ops.InputErrorf("the product: %v", err)
+	}
+	if err := oc.Reserve(int64(total) * int64(tensor.DTypeOf[T]().Size())); err != nil {
 		return nil, err
 	}
 	c := make([]T, total)

@@ -125,6 +125,10 @@ func (op dft) transform(c *ops.Context, x, length *tensor.Tensor, axis int64) ([
 		inner *= d
 	}
 	comps := x.Shape[r-1]
+	// The output in float64 and its cast; a transform's work space.
+	if err := c.Reserve(16*int64(total) + fourierBytes(n)); err != nil {
+		return nil, err
+	}
 	out := make([]float64, total)
 	re, im := make([]float64, n), make([]float64, n)
 	f, err := newFourier(c, n)

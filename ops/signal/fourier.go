@@ -42,6 +42,11 @@ type fourier struct {
 	ar, ai []float64
 }
 
+// fourierBytes bounds the memory a transform of n points works in: its
+// (re, im) vectors, and for Bluestein's a radix-2 plan of m < 4n points,
+// the chirp and its transform, and the work vector: 5m + 4n doubles.
+func fourierBytes(n int) int64 { return 8 * 24 * int64(n) }
+
 // newFourier prepares the transform of length n.
 func newFourier(c *ops.Context, n int) (*fourier, error) {
 	f := &fourier{n: n}

@@ -75,6 +75,9 @@ func (op melWeightMatrix) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Te
 	if err != nil {
 		return nil, err
 	}
+	if err := c.Reserve(16 * int64(total)); err != nil { // the matrix in float64, and its cast
+		return nil, err
+	}
 	out := make([]float64, total)
 	set := func(j, i int, v float64) error {
 		if err := c.Tick(1); err != nil {

@@ -78,6 +78,9 @@ func (op stft) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error
 	if err != nil {
 		return nil, ops.InputErrorf("STFT output %s: %v", tensor.ShapeString(outShape), err)
 	}
+	if err := c.Reserve(16*int64(total) + fourierBytes(frameLen)); err != nil {
+		return nil, err
+	}
 	xv := floatValues(x)
 	out := make([]float64, total)
 	re, im := make([]float64, frameLen), make([]float64, frameLen)

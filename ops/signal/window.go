@@ -61,6 +61,9 @@ func (op window) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, err
 	if !op.periodic {
 		den = float64(size - 1)
 	}
+	if err := c.Reserve(16 * int64(size)); err != nil { // the window in float64, and its cast
+		return nil, err
+	}
 	w := make([]float64, size)
 	err = c.InPieces(len(w), func(lo, hi int) {
 		for i := lo; i < hi; i++ {

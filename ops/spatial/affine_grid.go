@@ -52,6 +52,9 @@ func (op *affineGrid) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 	if err != nil {
 		return nil, ops.InputErrorf("%v", err)
 	}
+	if err := c.Reserve(int64(total) * 16); err != nil { // the grid in float64, and its cast
+		return nil, err
+	}
 	th := theta.Float64s()
 	res := make([]float64, total)
 	spatial := out[1 : r+1]

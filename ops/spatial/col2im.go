@@ -116,6 +116,9 @@ func (op *col2Im) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 	if x.DType == tensor.String || x.DType == tensor.Bool {
 		return nil, ops.InputErrorf("Col2Im does not take %v", x.DType)
 	}
+	if err := c.Reserve(int64(total) * 16); err != nil { // the image in float64, and its cast
+		return nil, err
+	}
 	xs := x.Float64s()
 	res := make([]float64, total)
 	plane := total / max(nb*ch, 1)

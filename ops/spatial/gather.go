@@ -20,6 +20,9 @@ func gather(c *ops.Context, x *tensor.Tensor, out []int, src [][]int, fill *tens
 	if err != nil {
 		return nil, ops.InputErrorf("%v", err)
 	}
+	if err := c.ReserveTensor(x.DType, out); err != nil {
+		return nil, err
+	}
 	var data any
 	switch d := x.Data.(type) {
 	case []float32:

@@ -21,6 +21,9 @@ func resizeApply(c *ops.Context, x *tensor.Tensor, p *ResizePlan) (*tensor.Tenso
 		}
 		return t, nil
 	}
+	if err := c.ReserveTensor(x.DType, p.Shape); err != nil {
+		return nil, err
+	}
 	if p.Nearest {
 		src := make([][]int, x.Rank())
 		for d := range src {

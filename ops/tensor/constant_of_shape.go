@@ -48,6 +48,9 @@ func (c constantOfShape) Run(oc *ops.Context, in []*tensor.Tensor) ([]*tensor.Te
 		}
 		shape[i] = int(d)
 	}
+	if err := oc.ReserveTensor(c.val.DType, shape); err != nil {
+		return nil, err
+	}
 	t, err := tensor.New(c.val.DType, shape)
 	if err != nil {
 		return nil, ops.InputErrorf("ConstantOfShape: %v", err)

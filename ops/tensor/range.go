@@ -57,6 +57,9 @@ func (op rangeOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 		if err != nil {
 			return nil, err
 		}
+		if err := c.Reserve(int64(count) * 16); err != nil { // the values, and their cast
+			return nil, err
+		}
 		out := make([]int64, count)
 		if err := c.InPieces(count, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
@@ -77,6 +80,9 @@ func (op rangeOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 		}
 		count, err := rangeCountFloat(v[0], v[1], v[2])
 		if err != nil {
+			return nil, err
+		}
+		if err := c.Reserve(int64(count) * 16); err != nil { // the values, and their cast
 			return nil, err
 		}
 		var y *tensor.Tensor

@@ -15,6 +15,9 @@ func StridedView(c *ops.Context, x *tensor.Tensor, shape, strides []int, base in
 	if err != nil {
 		return nil, ops.InputErrorf("%v", err)
 	}
+	if err := c.ReserveTensor(x.DType, shape); err != nil {
+		return nil, err
+	}
 	mv := MoverOf(x.DType)
 	out := mv.Alloc(n)
 	if n > 0 {
