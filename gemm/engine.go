@@ -24,6 +24,8 @@ type Engine struct {
 	// serial is the one-core engine of Serial, made on first use.
 	serialOnce sync.Once
 	serial     *Engine
+	// probe, when set (Probed), is told of work that could split.
+	probe *Probe
 }
 
 // New returns an Engine on table t using at most threads cores. Its
@@ -78,6 +80,7 @@ func span(i, n, parts int) (int, int) { return i * n / parts, (i + 1) * n / part
 // run splits units of work over the pool when macs is large enough and
 // runs f on each range of units, recovering panics.
 func (e *Engine) run(units, macs int, f func(u0, u1 int)) error {
+	e.note(units, macs)
 	parts := 1
 	if macs >= minParallelMACs {
 		parts = min(e.pool.Size(), units)

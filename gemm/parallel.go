@@ -31,6 +31,7 @@ func (e *Engine) Parallel(n, work int, f func(e *Engine, u0, u1 int) error) erro
 	if n <= 0 {
 		return nil
 	}
+	e.note(n, work)
 	threads := e.pool.Size()
 	parts := threads
 	if threads <= 1 || n < 2*threads || work < minParallelMACs {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/gemm"
@@ -666,9 +667,18 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 	if meter != nil {
 		held = make([]int64, g.slots)
 	}
+	// A profiled run times its steps and probes its engine; a subgraph's
+	// steps count in their control-flow node's time.
+	exec := g.exec
+	var prof *stepProbe
+	if p := profileOf(ctx); p != nil {
+		prof = &stepProbe{p: p}
+		exec = exec.Probed(&prof.probe)
+		ctx = context.WithValue(ctx, profileKey{}, (*Profile)(nil))
+	}
 	// A subgraph run within a run that keeps every value must not recycle
 	// the values it reads either.
-	oc := ops.NewContext(ctx, g.exec, keep == nil || valuesKept(ctx)).Metered(meter)
+	oc := ops.NewContext(ctx, exec, keep == nil || valuesKept(ctx)).Metered(meter)
 	args := make([]*tensor.Tensor, 0, 8)
 	for i, st := range g.steps {
 		if err := ctx.Err(); err != nil {
@@ -682,7 +692,13 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 				args = append(args, vals[s])
 			}
 		}
+		if prof != nil {
+			prof.start = time.Now()
+		}
 		outs, err := st.op.Run(oc, args)
+		if prof != nil {
+			prof.p.add(st.name, st.desc.Type, time.Since(prof.start), prof.probe.Take())
+		}
 		if err == nil && meter != nil {
 			made, each := freshBytes(outs, args)
 			if err = meter.Settle(made); err == nil {

@@ -17,6 +17,13 @@
 //	(cd "$d" && ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install)
 //	go run -C tools ./modelbench -ort "$d" [-threads 1] [-rounds 3]
 //
+// With -profile it runs quantserve alone and prints where the time goes:
+// per operator type, its share of a run, the share of that which gave the
+// engine work that splits across cores (the rest cannot use more
+// threads), and the serial fraction of the whole run:
+//
+//	go run -C tools ./modelbench -profile [-threads 1] [-models encoder] [-batches 1]
+//
 // It is no part of the test suite.
 package main
 
@@ -56,6 +63,8 @@ var (
 	minTime = flag.Duration("mintime", 2*time.Second, "time per measurement")
 	only    = flag.String("models", "resnet50,paddleocr,encoder", "models to run")
 	batches = flag.String("batches", "1,8", "batch sizes")
+	profile = flag.Bool("profile", false, "instead of timing against ONNX Runtime, profile quantserve's runs: time by operator, the share that ran (or could run) on more than one core, and the serial fraction")
+	top     = flag.Int("top", 12, "with -profile, the operator types listed per run")
 )
 
 // bench is one model with its input.
@@ -70,8 +79,8 @@ type bench struct {
 
 func main() {
 	flag.Parse()
-	if *ortDir == "" {
-		log.Fatal("modelbench: -ort DIR is required (see go doc -C tools ./modelbench)")
+	if *ortDir == "" && !*profile {
+		log.Fatal("modelbench: -ort DIR is required (see go doc -C tools ./modelbench), or -profile")
 	}
 	tmp, err := os.MkdirTemp("", "modelbench")
 	if err != nil {
@@ -108,6 +117,10 @@ func main() {
 			log.Fatal(err)
 		}
 		benches = append(benches, b)
+	}
+	if *profile {
+		profileAll(benches)
+		return
 	}
 	if err := os.WriteFile(filepath.Join(*ortDir, "modelbench-ort.js"), ortScript, 0o644); err != nil {
 		log.Fatal(err)

@@ -1,0 +1,45 @@
+package gemm
+
+import (
+	"testing"
+
+	"github.com/quantserve/quantserve/dispatch"
+)
+
+// TestProbe: a probed engine reports work that splits (a Parallel loop of
+// enough units and work, a product of enough multiply-adds) and not work
+// that does not, whatever its thread count, and Take starts over.
+func TestProbe(t *testing.T) {
+	for _, threads := range []int{1, 2} {
+		e := New(dispatch.Default(), threads)
+		var p Probe
+		pe := e.Probed(&p)
+		nop := func(*Engine, int, int) error { return nil }
+		if err := pe.Parallel(64, minParallelMACs/2, nop); err != nil || p.Take() {
+			t.Errorf("threads %d: a small loop counted as splitting (%v)", threads, err)
+		}
+		if err := pe.Parallel(1, 4*minParallelMACs, nop); err != nil || p.Take() {
+			t.Errorf("threads %d: a loop of one unit counted as splitting (%v)", threads, err)
+		}
+		if err := pe.Parallel(64, 4*minParallelMACs, nop); err != nil || !p.Take() {
+			t.Errorf("threads %d: a large loop not counted (%v)", threads, err)
+		}
+		if p.Take() {
+			t.Errorf("threads %d: Take did not start over", threads)
+		}
+		const m, k, n = 64, 256, 128 // 2 M multiply-adds
+		a := make([]float32, m*k)
+		c := make([]float32, m*n)
+		w := PackF(k, n, make([]float32, k*n), n)
+		if err := pe.MatMul(a, m, w, c); err != nil || !p.Take() {
+			t.Errorf("threads %d: a product of %d multiply-adds not counted (%v)", threads, m*k*n, err)
+		}
+		if err := pe.MatMul(a[:k], 1, w, c[:n]); err != nil || p.Take() {
+			t.Errorf("threads %d: a one-row product counted (%v)", threads, err)
+		}
+		if err := e.MatMul(a, m, w, c); err != nil || p.Take() {
+			t.Errorf("threads %d: the unprobed engine reported to the probe (%v)", threads, err)
+		}
+		e.Close()
+	}
+}

@@ -1,0 +1,120 @@
+package model
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/quantserve/quantserve/gemm"
+)
+
+// Profile records where a model's runs spend their time, node by node:
+// WithProfile puts one in a run's context, and every step of the main
+// graph adds its time (a control-flow node's includes its body's). It is
+// safe for concurrent use.
+type Profile struct {
+	mu    sync.Mutex
+	nodes map[string]*NodeTime
+	order []string
+}
+
+// NodeTime is one node's share of a profile.
+type NodeTime struct {
+	Node, Op string
+	Runs     int
+	Time     time.Duration
+	// Parallel is the time of runs in which the node gave its engine
+	// work that splits across cores (a product or a ParallelFor loop
+	// large enough; gemm.Probe): with more threads that time shrinks,
+	// the rest is serial.
+	Parallel time.Duration
+}
+
+type profileKey struct{}
+
+// WithProfile returns ctx whose runs record their steps in p.
+func WithProfile(ctx context.Context, p *Profile) context.Context {
+	return context.WithValue(ctx, profileKey{}, p)
+}
+
+func profileOf(ctx context.Context) *Profile {
+	p, _ := ctx.Value(profileKey{}).(*Profile)
+	return p
+}
+
+func (p *Profile) add(node, op string, d time.Duration, parallel bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.nodes == nil {
+		p.nodes = map[string]*NodeTime{}
+	}
+	n := p.nodes[node]
+	if n == nil {
+		n = &NodeTime{Node: node, Op: op}
+		p.nodes[node] = n
+		p.order = append(p.order, node)
+	}
+	n.Runs++
+	n.Time += d
+	if parallel {
+		n.Parallel += d
+	}
+}
+
+// Nodes returns the nodes' times in the order they first ran.
+func (p *Profile) Nodes() []NodeTime {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]NodeTime, 0, len(p.order))
+	for _, name := range p.order {
+		out = append(out, *p.nodes[name])
+	}
+	return out
+}
+
+// ByOp returns the nodes' times summed by operator type, the most time
+// first.
+func (p *Profile) ByOp() []NodeTime {
+	sums := map[string]*NodeTime{}
+	var ops []string
+	for _, n := range p.Nodes() {
+		s := sums[n.Op]
+		if s == nil {
+			s = &NodeTime{Node: "", Op: n.Op}
+			sums[n.Op] = s
+			ops = append(ops, n.Op)
+		}
+		s.Runs += n.Runs
+		s.Time += n.Time
+		s.Parallel += n.Parallel
+	}
+	out := make([]NodeTime, 0, len(ops))
+	for _, op := range ops {
+		out = append(out, *sums[op])
+	}
+	slices.SortStableFunc(out, func(a, b NodeTime) int { return int(b.Time - a.Time) })
+	return out
+}
+
+// SerialFraction returns the share of the profiled time spent in steps
+// that gave their engine no work that splits: the part more threads
+// cannot shorten.
+func (p *Profile) SerialFraction() float64 {
+	var total, par time.Duration
+	for _, n := range p.Nodes() {
+		total += n.Time
+		par += n.Parallel
+	}
+	if total == 0 {
+		return 0
+	}
+	return float64(total-par) / float64(total)
+}
+
+// stepProbe times the steps of a profiled run.
+type stepProbe struct {
+	p     *Profile
+	probe gemm.Probe
+	start time.Time
+}

@@ -1,0 +1,86 @@
+package model_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/internal/onnxbuild"
+	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/quant"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// TestProfileRecordsEveryStep: a profiled run of the encoder on one
+// thread records each step of the graph once per run, under its operator;
+// its products (8 M multiply-adds and more) count as work that splits,
+// its element-wise steps do not; the serial fraction is what the
+// non-parallel steps took. The answer is the unprofiled run's.
+func TestProfileRecordsEveryStep(t *testing.T) {
+	c := onnxbuild.DefaultEncoder
+	e := gemm.New(dispatch.Default(), 1)
+	defer e.Close()
+	m, err := model.LoadWith(onnxbuild.Encoder(c).Bytes(), model.Options{Exec: e, Quantize: true, Scheme: quant.PerChannel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string]*tensor.Tensor{m.Inputs[0].Name: onnxbuild.EncoderInput(c, 1, 3)}
+	want, err := m.Run(context.Background(), in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p model.Profile
+	const runs = 2
+	for range runs {
+		got, err := m.Run(model.WithProfile(context.Background(), &p), in, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, w := range want {
+			if !tensorsEqual(got[name], w) {
+				t.Fatalf("output %s differs under a profile", name)
+			}
+		}
+	}
+	steps := m.Steps()
+	nodes := p.Nodes()
+	if len(nodes) != len(steps) {
+		t.Fatalf("the profile has %d nodes, the model %d steps", len(nodes), len(steps))
+	}
+	var total, par int64
+	for i, n := range nodes {
+		if n.Node != steps[i].Name || n.Op != steps[i].Op || n.Runs != runs {
+			t.Errorf("node %d: %+v, want %s (%s) run %d times", i, n, steps[i].Name, steps[i].Op, runs)
+		}
+		switch n.Op {
+		case "MatMul", "Gemm", "FusedLinear":
+			if n.Parallel != n.Time {
+				t.Errorf("%s (%s): %v of %v counted as work that splits", n.Node, n.Op, n.Parallel, n.Time)
+			}
+		case "Add", "Mul", "Sub", "Div", "Sqrt", "Pow", "ReduceMean", "Softmax", "Reshape", "Transpose":
+			if n.Parallel != 0 {
+				t.Errorf("%s (%s) counted as work that splits", n.Node, n.Op)
+			}
+		}
+		total += int64(n.Time)
+		par += int64(n.Parallel)
+	}
+	if par == 0 || par == total {
+		t.Errorf("parallel %d of %d ns: want some of each", par, total)
+	}
+	if got, want := p.SerialFraction(), float64(total-par)/float64(total); got != want {
+		t.Errorf("SerialFraction = %v, want %v", got, want)
+	}
+	byOp := p.ByOp()
+	var sum int64
+	for i, o := range byOp {
+		sum += int64(o.Time)
+		if i > 0 && o.Time > byOp[i-1].Time {
+			t.Errorf("ByOp is not sorted by time at %d", i)
+		}
+	}
+	if sum != total {
+		t.Errorf("ByOp sums to %d ns, the nodes to %d", sum, total)
+	}
+}

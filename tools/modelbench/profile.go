@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"strings"
+	"time"
+
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/quant"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// profileAll profiles every model, int8 and float32, at every batch size.
+func profileAll(benches []bench) {
+	exec := gemm.New(dispatch.Default(), *threads)
+	defer exec.Close()
+	fmt.Printf("# quantserve profile (%s, %d thread(s)), %v per run\n", dispatch.Default().Name, *threads, *minTime)
+	var summary []string
+	for _, b := range benches {
+		for _, kind := range []struct {
+			name string
+			opts model.Options
+		}{
+			{"int8", model.Options{Exec: exec, Quantize: true, Scheme: quant.PerChannel}},
+			{"float32", model.Options{Exec: exec}},
+		} {
+			m, err := model.LoadWith(b.data, kind.opts)
+			if err != nil {
+				log.Fatal(err)
+			}
+			for _, bs := range strings.Split(*batches, ",") {
+				var n int
+				fmt.Sscan(bs, &n)
+				in := makeInput(b, append([]int{n}, b.item...))
+				p, runs := profileRuns(m, b.input, in)
+				fmt.Printf("\n## %s %s batch %d: %d runs, %.2f ms a run, serial fraction %.1f%%\n", b.name, kind.name, n, runs, ms(total(p))/float64(runs), 100*p.SerialFraction())
+				fmt.Printf("%-24s %6s %10s %7s %9s\n", "operator", "nodes", "ms/run", "share", "parallel")
+				for i, o := range p.ByOp() {
+					if i == *top {
+						break
+					}
+					fmt.Printf("%-24s %6d %10.3f %6.1f%% %8.1f%%\n", o.Op, o.Runs/runs, ms(o.Time)/float64(runs), 100*float64(o.Time)/float64(total(p)), 100*float64(o.Parallel)/float64(max(o.Time, 1)))
+				}
+				summary = append(summary, fmt.Sprintf("%-10s %-8s %5d %10.2f %9.1f%%", b.name, kind.name, n, ms(total(p))/float64(runs), 100*p.SerialFraction()))
+			}
+		}
+	}
+	fmt.Printf("\n## summary\n%-10s %-8s %5s %10s %10s\n", "model", "weights", "batch", "ms/run", "serial")
+	for _, s := range summary {
+		fmt.Println(s)
+	}
+}
+
+// profileRuns runs m on in for -mintime after one warm-up, all runs in
+// one profile, and returns it with the number of runs.
+func profileRuns(m *model.Model, name string, in *tensor.Tensor) (*model.Profile, int) {
+	inputs := map[string]*tensor.Tensor{name: in}
+	if _, err := m.Run(context.Background(), inputs, nil); err != nil {
+		log.Fatal(err)
+	}
+	p := new(model.Profile)
+	ctx := model.WithProfile(context.Background(), p)
+	n, t0 := 0, time.Now()
+	for n == 0 || time.Since(t0) < *minTime {
+		if _, err := m.Run(ctx, inputs, nil); err != nil {
+			log.Fatal(err)
+		}
+		n++
+	}
+	return p, n
+}
+
+func total(p *model.Profile) time.Duration {
+	var t time.Duration
+	for _, n := range p.Nodes() {
+		t += n.Time
+	}
+	return t
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
