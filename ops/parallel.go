@@ -6,6 +6,33 @@ import (
 	"github.com/quantserve/quantserve/gemm"
 )
 
+// Costs of one element in the units of ParallelFor's work (the
+// multiply-adds of a product kernel, which does tens of them a cycle), by
+// which a loop that is not a product says what it costs.
+const (
+	// ScalarCost is an element of a scalar pass with float64 sums or
+	// a transcendental: a normalization's statistics, a softmax.
+	ScalarCost = 64
+	// VectorCost is an element of a pass on a vector kernel.
+	VectorCost = 4
+)
+
+// ParallelRows runs f over the rows [0, rows) of an operator's output,
+// each row costing rowCost (see ScalarCost), split across the engine's
+// cores as ParallelFor splits; f computes rows r0 to r1 and must not
+// touch other rows' output or call Tick. Between chunks it looks at the
+// request and returns its error once it ends.
+func (c *Context) ParallelRows(rows, rowCost int, f func(r0, r1 int)) error {
+	work := rows * max(rowCost, 1)
+	if rowCost > 0 && work/rowCost != rows {
+		work = int(^uint(0) >> 1)
+	}
+	return c.ParallelFor(rows, work, func(_ *gemm.Engine, r0, r1 int) error {
+		f(r0, r1)
+		return nil
+	})
+}
+
 // ParallelFor runs f over the units [0, n) of a loop whose units are
 // independent (each writes a part of the output of its own), in chunks
 // of consecutive units spread over the engine's workers and the caller

@@ -91,49 +91,45 @@ func (p lnParam[T]) row(r, inner int) []T {
 // recording each row's mean and 1/sqrt(variance + eps).
 func layerNormRows[T float32 | float64](x, y []T, nr *lnRows, scale, bias lnParam[T], eps T, mean, inv []float32, oc *ops.Context) error {
 	inner := nr.inner
-	for r := 0; r < nr.outer; r++ {
-		if err := oc.Tick(2 * inner); err != nil {
-			return err
-		}
-		xr := x[r*inner : (r+1)*inner]
-		yr := y[r*inner : r*inner+len(xr)]
-		m, v := rowMeanVar(xr)
-		is := T(1 / math.Sqrt(v+float64(eps)))
-		mean[r], inv[r] = float32(m), float32(is)
-		mt := T(m)
-		sc, b := scale.row(r, inner), bias.row(r, inner)
-		sc = sc[:len(xr)]
-		if b == nil {
-			for j, xv := range xr {
-				yr[j] = (xv - mt) * is * sc[j]
+	return oc.ParallelRows(nr.outer, 2*inner*ops.ScalarCost, func(r0, r1 int) {
+		for r := r0; r < r1; r++ {
+			xr := x[r*inner : (r+1)*inner]
+			yr := y[r*inner : r*inner+len(xr)]
+			m, v := rowMeanVar(xr)
+			is := T(1 / math.Sqrt(v+float64(eps)))
+			mean[r], inv[r] = float32(m), float32(is)
+			mt := T(m)
+			sc, b := scale.row(r, inner), bias.row(r, inner)
+			sc = sc[:len(xr)]
+			if b == nil {
+				for j, xv := range xr {
+					yr[j] = (xv - mt) * is * sc[j]
+				}
+				continue
 			}
-			continue
+			b = b[:len(xr)]
+			for j, xv := range xr {
+				yr[j] = (xv-mt)*is*sc[j] + b[j]
+			}
 		}
-		b = b[:len(xr)]
-		for j, xv := range xr {
-			yr[j] = (xv-mt)*is*sc[j] + b[j]
-		}
-	}
-	return nil
+	})
 }
 
 // rmsNormRows computes y = x / sqrt(mean(x²) + eps) · scale row by row.
 func rmsNormRows[T float32 | float64](x, y []T, nr *lnRows, scale lnParam[T], eps T, oc *ops.Context) error {
 	inner := nr.inner
-	for r := 0; r < nr.outer; r++ {
-		if err := oc.Tick(2 * inner); err != nil {
-			return err
+	return oc.ParallelRows(nr.outer, 2*inner*ops.ScalarCost, func(r0, r1 int) {
+		for r := r0; r < r1; r++ {
+			xr := x[r*inner : (r+1)*inner]
+			yr := y[r*inner : r*inner+len(xr)]
+			ms := reduce.RowSumSquares(xr) / float64(inner)
+			is := T(1 / math.Sqrt(ms+float64(eps)))
+			sc := scale.row(r, inner)[:len(xr)]
+			for j, xv := range xr {
+				yr[j] = xv * is * sc[j]
+			}
 		}
-		xr := x[r*inner : (r+1)*inner]
-		yr := y[r*inner : r*inner+len(xr)]
-		ms := reduce.RowSumSquares(xr) / float64(inner)
-		is := T(1 / math.Sqrt(ms+float64(eps)))
-		sc := scale.row(r, inner)[:len(xr)]
-		for j, xv := range xr {
-			yr[j] = xv * is * sc[j]
-		}
-	}
-	return nil
+	})
 }
 
 // rowMeanVar returns the mean and (population) variance of x in one pass:

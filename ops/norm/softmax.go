@@ -119,12 +119,14 @@ func softmax[T float32 | float64](x []T, outer, dim, inner int, oc *ops.Context)
 func softmax32(x []float32, outer, dim, inner int, soft func([]float32, float32), oc *ops.Context) ([]float32, error) {
 	r := make([]float32, len(x))
 	if inner == 1 {
-		copy(r, x)
-		for o := 0; o < outer; o++ {
-			if err := oc.Tick(dim); err != nil {
-				return nil, err
+		err := oc.ParallelRows(outer, dim*ops.ScalarCost, func(o0, o1 int) {
+			copy(r[o0*dim:o1*dim], x[o0*dim:o1*dim])
+			for o := o0; o < o1; o++ {
+				soft(r[o*dim:(o+1)*dim], 1)
 			}
-			soft(r[o*dim:(o+1)*dim], 1)
+		})
+		if err != nil {
+			return nil, err
 		}
 		return r, nil
 	}
