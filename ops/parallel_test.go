@@ -101,3 +101,45 @@ func TestParallelForStopsWithTheRequest(t *testing.T) {
 		t.Errorf("error %v, want %v", err, bad)
 	}
 }
+
+// TestParallelRows: every row is computed once, rows cheap enough stay on
+// the caller while costly ones split, a cost that overflows still splits,
+// and a cancelled request stops it.
+func TestParallelRows(t *testing.T) {
+	e := gemm.New(dispatch.Default(), 2)
+	defer e.Close()
+	var p gemm.Probe
+	c := NewContext(context.Background(), e.Probed(&p), false)
+	for _, tc := range []struct {
+		rows, cost int
+		split      bool
+	}{{128, 2 * 256 * ScalarCost, true}, {4, 16, false}, {64, int(^uint(0) >> 2), true}} {
+		var mu sync.Mutex
+		count := make([]int, tc.rows)
+		err := c.ParallelRows(tc.rows, tc.cost, func(r0, r1 int) {
+			mu.Lock()
+			defer mu.Unlock()
+			for r := r0; r < r1; r++ {
+				count[r]++
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r, n := range count {
+			if n != 1 {
+				t.Fatalf("%d rows of cost %d: row %d ran %d times", tc.rows, tc.cost, r, n)
+			}
+		}
+		if got := p.Take(); got != tc.split {
+			t.Errorf("%d rows of cost %d: split %v, want %v", tc.rows, tc.cost, got, tc.split)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ran := false
+	err := NewContext(ctx, e, false).ParallelRows(1000, ScalarCost, func(int, int) { ran = true })
+	if !errors.Is(err, context.Canceled) || ran {
+		t.Errorf("a cancelled request: err %v, ran %v", err, ran)
+	}
+}
