@@ -67,7 +67,7 @@ func (op *centerCropPad) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 		}
 		pads[a], pads[a+r] = b, want-dim-b
 	}
-	out, src, err := padSource(x.Shape, "constant", pads)
+	out, src, err := padSourceFor(c, x.Shape, "constant", pads)
 	if err != nil {
 		return nil, err
 	}

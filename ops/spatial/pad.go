@@ -47,6 +47,12 @@ func padModeValid(mode string, opset int64) error {
 // for the constant). Cropping applies first; reflect, edge and wrap then
 // extend what is left, reflecting and wrapping as often as the pads need.
 func padSource(shape []int, mode string, pads []int64) ([]int, [][]int, error) {
+	return padSourceFor(nil, shape, mode, pads)
+}
+
+// padSourceFor is padSource reserving the maps from c (nil: none) before
+// it makes them: an axis may be long though the input is small.
+func padSourceFor(c *ops.Context, shape []int, mode string, pads []int64) ([]int, [][]int, error) {
 	r := len(shape)
 	if len(pads) != 2*r {
 		return nil, nil, ops.InputErrorf("Pad has %d pads for a rank-%d input, needs %d", len(pads), r, 2*r)
@@ -78,6 +84,13 @@ func padSource(shape []int, mode string, pads []int64) ([]int, [][]int, error) {
 	src := make([][]int, r)
 	if total == 0 {
 		return out, src, nil // nothing to read; no maps (an axis may be long)
+	}
+	var maps int64
+	for _, n := range out {
+		maps += 8 * int64(n)
+	}
+	if err := c.Reserve(maps); err != nil {
+		return nil, nil, err
 	}
 	for d := range shape {
 		lo, m := kept[d][0], kept[d][1]-kept[d][0]
@@ -159,7 +172,7 @@ func buildPad2(n *ops.Node, at *PadAttrs) (ops.Operator, error) {
 
 func (p *pad2) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x := in[0]
-	out, src, err := padSource(x.Shape, p.mode, p.pads)
+	out, src, err := padSourceFor(c, x.Shape, p.mode, p.pads)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +255,7 @@ func (p *pad11) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 	if err != nil {
 		return nil, err
 	}
-	out, src, err := padSource(x.Shape, p.mode, pads)
+	out, src, err := padSourceFor(c, x.Shape, p.mode, pads)
 	if err != nil {
 		return nil, err
 	}

@@ -185,7 +185,7 @@ func (c *resizeConfig) Run(ctx *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 		return nil, ops.InputErrorf("%s needs %d inputs", c.op, c.required)
 	}
 	x := in[0]
-	p, err := c.plan(in)
+	p, err := c.planFor(ctx, in)
 	if err != nil {
 		return nil, err
 	}

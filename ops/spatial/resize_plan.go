@@ -58,7 +58,11 @@ func (c *resizeConfig) input(in []*tensor.Tensor, i int) *tensor.Tensor {
 }
 
 // plan computes the output shape and per-axis sampling for input in[0].
-func (c *resizeConfig) plan(in []*tensor.Tensor) (*ResizePlan, error) {
+func (c *resizeConfig) plan(in []*tensor.Tensor) (*ResizePlan, error) { return c.planFor(nil, in) }
+
+// planFor is plan reserving the sampling tables from ctx (nil: none)
+// before it makes them.
+func (c *resizeConfig) planFor(ctx *ops.Context, in []*tensor.Tensor) (*ResizePlan, error) {
 	x := in[0]
 	r := x.Rank()
 	axes := make([]int, 0, r)
@@ -185,7 +189,7 @@ func (c *resizeConfig) plan(in []*tensor.Tensor) (*ResizePlan, error) {
 		return p, nil
 	}
 	for d := range r {
-		ax, err := c.axis(d, x.Shape[d], out[d], scale[d], roiLo[d], roiHi[d])
+		ax, err := c.axis(ctx, d, x.Shape[d], out[d], scale[d], roiLo[d], roiHi[d])
 		if err != nil {
 			return nil, err
 		}
@@ -228,13 +232,10 @@ func (c *resizeConfig) original(o, in, out int, scale, roiLo, roiHi float64) flo
 	return x / scale // asymmetric
 }
 
-// axis computes the taps of axis d.
-func (c *resizeConfig) axis(d, in, out int, scale, roiLo, roiHi float64) (ResizeAxis, error) {
+// axis computes the taps of axis d, reserving its tables from ctx first.
+func (c *resizeConfig) axis(ctx *ops.Context, d, in, out int, scale, roiLo, roiHi float64) (ResizeAxis, error) {
 	ax := ResizeAxis{Axis: d, In: in, Out: out}
 	clampIdx := func(i int) int { return min(max(i, 0), in-1) }
-	if c.ctm == "tf_crop_and_resize" {
-		ax.Outside = make([]bool, out)
-	}
 	s := 1.0 // the filter's stretch: below 1 only when antialiasing a downscale
 	if c.antialias && c.mode != resizeNearest {
 		s = min(scale, 1)
@@ -257,6 +258,12 @@ func (c *resizeConfig) axis(d, in, out int, scale, roiLo, roiHi float64) (Resize
 	}
 	if ax.Taps < 1 || ax.Taps > 2*in+8 || out > tensor.MaxElements/ax.Taps {
 		return ax, ops.InputErrorf("%s: scale %v needs too many taps along axis %d", c.op, scale, d)
+	}
+	if err := ctx.Reserve(int64(out) * (int64(ax.Taps)*16 + 1)); err != nil { // an index and a weight per tap
+		return ax, err
+	}
+	if c.ctm == "tf_crop_and_resize" {
+		ax.Outside = make([]bool, out)
 	}
 	ax.Index = make([]int, out*ax.Taps)
 	if c.mode != resizeNearest {

@@ -67,7 +67,7 @@ func (op *stringSplit) split(s string) []string {
 	return parts
 }
 
-func (op *stringSplit) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+func (op *stringSplit) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	s, err := stringsOf(in[0], "StringSplit")
 	if err != nil {
 		return nil, err
@@ -86,6 +86,9 @@ func (op *stringSplit) Run(_ *ops.Context, in []*tensor.Tensor) ([]*tensor.Tenso
 	size, err := tensor.NumElements(shape)
 	if err != nil {
 		return nil, ops.InputErrorf("StringSplit output %s: %v", tensor.ShapeString(shape), err)
+	}
+	if err := c.ReserveTensor(tensor.String, shape); err != nil {
+		return nil, err
 	}
 	y := make([]string, size)
 	z := make([]int64, len(s))
