@@ -85,7 +85,7 @@ func modelMetadataOf(e *repository.Entry, v *repository.Version) oip.ModelMetada
 	md.Outputs = tensorMetadata(v.Model.Outputs)
 	// OIP allows string, number and boolean parameters only: the per-layer
 	// detail is in the model's configuration (GET .../config).
-	md.Parameters = map[string]any{"kernels": v.Model.Kernels, "layers": len(v.Model.Layers), "int8_layers": int8Layers(v.Model.Layers)}
+	md.Parameters = map[string]any{"kernels": v.Model.Kernels, "layers": len(v.Model.Layers), "int8_layers": model.Int8Layers(v.Model.Layers)}
 	if e.Config != nil {
 		for k, val := range e.Config.Parameters {
 			md.Parameters[k] = val

@@ -218,4 +218,5 @@ func (s *server) observeModels() {
 	if err != nil {
 		s.log.Error("model state metrics disabled", "err", err)
 	}
+	s.observeLayers()
 }

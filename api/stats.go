@@ -8,6 +8,7 @@ import (
 
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/repository"
+	"github.com/quantserve/quantserve/telemetry"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -109,16 +110,6 @@ func batchSize(m *model.Model, inputs map[string]*tensor.Tensor) int64 {
 	return int64(t.Shape[0])
 }
 
-func int8Layers(layers []model.Layer) int {
-	n := 0
-	for _, l := range layers {
-		if l.Kernels != "float32" {
-			n++
-		}
-	}
-	return n
-}
-
 // Triton's model configuration extension: GET /v2/models/{m}[/versions/{v}]/config.
 
 type modelConfig struct {
@@ -133,6 +124,40 @@ type modelConfig struct {
 	Quantization  []model.Layer     `json:"quantization"`
 	ConfigFile    string            `json:"config_file,omitempty"`
 	Parameters    map[string]string `json:"parameters,omitempty"`
+	Quantserve    quantserveConfig  `json:"quantserve"`
+}
+
+// quantserveConfig is how quantserve compiled the version, beside
+// Triton's fields: the quantization asked for (the server's --quantize,
+// or the config's quantize key or parameter), its scheme, the nodes the
+// config excludes, how many layers run on the int8 kernels and the nodes
+// of those layers. Each layer's kernels, and for a float32 layer of a
+// quantized model why, are in the quantization list.
+type quantserveConfig struct {
+	Quantize        string   `json:"quantize"` // int8 or none
+	Scheme          string   `json:"scheme,omitempty"`
+	QuantizeExclude []string `json:"quantize_exclude"`
+	Layers          int      `json:"layers"`
+	Int8Layers      int      `json:"int8_layers"`
+	Int8Nodes       []string `json:"int8_nodes"`
+}
+
+// quantserveConfigOf is version v's quantserveConfig.
+func quantserveConfigOf(v *repository.Version) quantserveConfig {
+	q := quantserveConfig{Quantize: "none", QuantizeExclude: v.Options.QuantizeExclude,
+		Layers: len(v.Model.Layers), Int8Layers: model.Int8Layers(v.Model.Layers), Int8Nodes: []string{}}
+	for _, l := range v.Model.Layers {
+		if l.Int8() {
+			q.Int8Nodes = append(q.Int8Nodes, l.Node)
+		}
+	}
+	if v.Options.Quantize {
+		q.Quantize, q.Scheme = "int8", v.Options.Scheme.String()
+	}
+	if q.QuantizeExclude == nil {
+		q.QuantizeExclude = []string{}
+	}
+	return q
 }
 
 type versionPolicy struct {
@@ -171,7 +196,7 @@ func (s *server) modelConfig(w http.ResponseWriter, r *http.Request) error {
 	c := modelConfig{
 		Name: e.Name, Version: strconv.FormatInt(v.Number, 10), Platform: repository.Platform,
 		VersionPolicy: versionPolicy{All: &struct{}{}},
-		Kernels:       v.Model.Kernels, Quantization: v.Model.Layers,
+		Kernels:       v.Model.Kernels, Quantization: v.Model.Layers, Quantserve: quantserveConfigOf(v),
 	}
 	if c.Quantization == nil {
 		c.Quantization = []model.Layer{}
@@ -188,4 +213,26 @@ func (s *server) modelConfig(w http.ResponseWriter, r *http.Request) error {
 	c.Output = tensorConfigs(v.Model.Outputs, c.MaxBatchSize > 0)
 	writeJSON(w, http.StatusOK, c)
 	return nil
+}
+
+// observeLayers exports, in /metrics, every loaded version's layers by the
+// kernels they run on (telemetry.ObserveLayers): the int8_layers of its
+// metadata, configuration and load log.
+func (s *server) observeLayers() {
+	if s.tel == nil || s.repo == nil {
+		return
+	}
+	err := s.tel.ObserveLayers(func() []telemetry.ModelLayers {
+		var out []telemetry.ModelLayers
+		for _, e := range s.repo.Entries() {
+			for _, v := range e.Versions {
+				out = append(out, telemetry.ModelLayers{Model: e.Name, Version: strconv.FormatInt(v.Number, 10),
+					Layers: len(v.Model.Layers), Int8: model.Int8Layers(v.Model.Layers)})
+			}
+		}
+		return out
+	})
+	if err != nil {
+		s.log.Error("model layer metrics disabled", "err", err)
+	}
 }

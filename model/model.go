@@ -12,7 +12,6 @@ import (
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
-	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -89,42 +88,6 @@ type step struct {
 	args   []int // the node's input slots as the graph names them
 }
 
-// Options configure how a model is compiled.
-type Options struct {
-	// Exec runs the matrix products and every other kernel (its table);
-	// nil means gemm.Default().
-	Exec *gemm.Engine
-	// Quantize makes MatMul and Gemm layers whose weight is a constant
-	// 2-D float32 initializer run on the int8 kernels, weights quantized
-	// at load with Scheme. Layers too small to pay stay float32.
-	Quantize bool
-	Scheme   quant.Scheme
-	// Unrewritten compiles the graph as written, without the rewrites
-	// that fuse nodes for speed (gradients need every node).
-	Unrewritten bool
-	// MaxFoldBytes caps the output of a node folded at load (evaluated
-	// once because its inputs are constants): a node whose output would
-	// be larger is not folded but runs at inference like any other, so
-	// a small file cannot make the load allocate without bound. 0 means
-	// DefaultMaxFoldBytes. Operators whose output size follows from
-	// their input values are checked before they run; others once run,
-	// their output dropped if too large.
-	MaxFoldBytes int64
-}
-
-// MinQuantizedWeights is the smallest weight (K·N) quantized: below it the
-// product is too small for int8 to pay for quantizing activations.
-const MinQuantizedWeights = ops.MinQuantizedWeights
-
-// Layer records how one matrix-product node runs.
-type Layer struct {
-	Node    string `json:"node"`
-	Op      string `json:"op"`
-	K       int    `json:"k"`
-	N       int    `json:"n"`
-	Kernels string `json:"kernels"` // "int8 per_channel", "float32", ...
-}
-
 // Load decodes and compiles an ONNX model to run in float32 on the
 // default kernels.
 func Load(data []byte) (*Model, error) { return LoadWith(data, Options{}) }
@@ -192,6 +155,9 @@ func compile(ctx context.Context, pb *onnxpb.Model, opts Options, overrides map[
 			twin.Unrewritten = true
 			m.unrewritten = func() (*Model, error) { return compile(context.Background(), pb, twin, overrides) }
 		}
+	}
+	if err := opts.planQuantization(pb.Graph, g); err != nil {
+		return nil, err
 	}
 	c := &compiler{ctx: ctx, m: m, opts: &opts, g: &m.graph, overrides: overrides}
 	if err := c.compileGraph(g, true); err != nil {

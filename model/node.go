@@ -30,6 +30,10 @@ type node struct {
 	// extraIn are slots of this graph the node's subgraphs capture; they
 	// reach the op after its own inputs.
 	extraIn []int
+
+	// whole is the node a part of an operator belongs to (partHost); nil
+	// for a graph's own node.
+	whole *node
 }
 
 // Attrs are a node's attributes by name, as the file has them.
@@ -138,9 +142,26 @@ func transpose(x *tensor.Tensor, p []int) *tensor.Tensor {
 }
 
 // AddLayer records a product with a constant weight the node's operator
-// packed at load in the model's Layers (ops.LayerRecorder).
+// packed at load in the model's Layers (ops.LayerRecorder). Its Kernels
+// name the kernels first: "int8 ..." exactly when the product runs on the
+// int8 kernels (Layer.Int8).
 func (n *node) AddLayer(k, cols int, kernels string) {
 	n.model.Layers = append(n.model.Layers, Layer{Node: n.name, Op: n.pb.OpType, K: k, N: cols, Kernels: kernels})
+}
+
+// KeepFloat returns why the quantization policy keeps the node's
+// products float32 in a quantized model ("feeds Log",
+// "quantize_exclude"), or "" (ops.FloatKeeper).
+func (n *node) KeepFloat() string {
+	return n.opts.plan[n.graphNode().pb]
+}
+
+// graphNode returns the graph's node n is, or is a part of.
+func (n *node) graphNode() *node {
+	for n.whole != nil {
+		n = n.whole
+	}
+	return n
 }
 
 // reduceBlock bounds the run of elements summed in x's own type before
@@ -157,7 +178,7 @@ func prodInts(s []int) int { return ops.ProdInts(s) }
 func (n *node) partHost(p *ops.Node) any {
 	pb := &onnxpb.Node{Name: n.pb.Name, OpType: p.Type, Inputs: p.Inputs, Outputs: p.Outputs}
 	return &node{pb: pb, name: n.name, opts: n.opts, model: n.model, c: n.c, opset: p.Opset, attrs: Attrs(p.Attrs),
-		consts: p.Consts, qdq: p.QDQ, unused: make([]bool, len(p.Inputs))}
+		consts: p.Consts, qdq: p.QDQ, unused: make([]bool, len(p.Inputs)), whole: n.graphNode()}
 }
 
 // HoldInputs marks inputs i as held by the compiled operator: not fed to

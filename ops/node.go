@@ -51,6 +51,29 @@ type Node struct {
 	Host any
 }
 
+// FloatKeeper is implemented by a graph compiler's record of a node
+// (Node.Host) that applies a quantization policy: products whose result
+// reaches a range-sensitive operator, or that the model's configuration
+// excludes, stay float32.
+type FloatKeeper interface {
+	// KeepFloat says why the node's products stay float32 though the
+	// model is quantized ("feeds Log", "quantize_exclude"), or "".
+	KeepFloat() string
+}
+
+// KeepFloat returns why the graph compiler's quantization policy keeps
+// the node's products float32 though the model is quantized (Quantize),
+// or "" when it leaves them to the builder: a builder that would run a
+// product on the int8 kernels runs it in float32 instead and reports the
+// layer as "float32 (" + reason + ")". Without a compiler that applies a
+// policy (Host nil, as in opstest) it returns "".
+func (n *Node) KeepFloat() string {
+	if k, ok := n.Host.(FloatKeeper); ok {
+		return k.KeepFloat()
+	}
+	return ""
+}
+
 // Graph compiles g, a graph attribute of the node, with the compiler's
 // Subgraph.
 func (n *Node) Graph(g *onnxpb.Graph) (Graph, error) {

@@ -48,6 +48,9 @@ type Version struct {
 	// dynamic batching on; nil otherwise. Its Stats are the version's
 	// batching counters (executions, batch sizes, queue time).
 	Batcher *batching.Batcher
+	// Options are the options the model compiled with: the server's,
+	// with its config's quantize keys and parameters applied.
+	Options model.Options
 
 	// instances bounds the executions running at once when the config
 	// gives instance_group without dynamic batching (the batcher bounds
@@ -262,7 +265,7 @@ func New(opts Options, sources ...Source) *Repository {
 			e = &Entry{Name: s.Name, Config: s.Config, guard: &guard{}}
 			m[s.Name] = e
 		}
-		opts, err := s.Config.modelOptions(r.opts)
+		opts, err := s.Config.loadOptions(r.opts)
 		if err != nil {
 			e.Err = err
 			continue
@@ -473,7 +476,7 @@ func (r *Repository) loadModel(ctx context.Context, name string, override *Confi
 	if c := e.Config; c != nil && len(c.Ignored) > 0 {
 		r.log.Warn("config fields accepted but not applied: they do not change answers", "model", name, "config", c.File, "fields", strings.Join(c.Ignored, ", "))
 	}
-	opts, err := e.Config.modelOptions(r.opts)
+	opts, err := e.Config.loadOptions(r.opts)
 	if err != nil {
 		e.Err = err
 		return e
@@ -564,14 +567,8 @@ func (r *Repository) loadVersion(ctx context.Context, name string, number int64,
 		return nil, err
 	}
 	m := v.Model
-	int8Layers := 0
-	for _, l := range m.Layers {
-		if l.Kernels != "float32" {
-			int8Layers++
-		}
-	}
 	attrs := []any{"model", name, "version", number, "parameters", m.Params, "opset", m.Opset,
-		"int8_layers", fmt.Sprintf("%d/%d", int8Layers, len(m.Layers)), "load_time", v.LoadTime.Round(time.Microsecond)}
+		"int8_layers", fmt.Sprintf("%d/%d", model.Int8Layers(m.Layers), len(m.Layers)), "load_time", v.LoadTime.Round(time.Microsecond)}
 	if cfg != nil && len(cfg.Warmup) > 0 {
 		attrs = append(attrs, "warmup_samples", len(cfg.Warmup))
 	}
@@ -595,7 +592,7 @@ func buildVersion(ctx context.Context, name string, number int64, data []byte, o
 	if err != nil {
 		return nil, err
 	}
-	v := &Version{Model: m, Number: number, config: cfg}
+	v := &Version{Model: m, Number: number, config: cfg, Options: opts}
 	if bc := cfg.Batching(); bc.Enabled() {
 		probed, err := batching.Check(ctx, m)
 		if err != nil {

@@ -264,6 +264,9 @@ func (c *Config) fromModelConfig(mc *inference.ModelConfig, dirName string) erro
 		}
 		c.Parameters[k] = p.GetStringValue()
 	}
+	if compileOnly(c.Parameters) { // parameters that set how the model compiles: applied
+		c.Ignored = slices.DeleteFunc(c.Ignored, func(s string) bool { return s == "parameters" })
+	}
 	for _, in := range mc.GetInput() {
 		t, err := tensorConfig("input", in.GetName(), in.GetDataType(), in.GetDims(), in.GetReshape())
 		if err != nil {
@@ -458,4 +461,61 @@ func (c *Config) CheckBatch(shapes [][]int) error {
 		}
 	}
 	return nil
+}
+
+// Triton-style parameters of a model's config that set how it compiles,
+// as Triton's onnxruntime backend takes its settings from parameters:
+//
+//	parameters { key: "quantize" value { string_value: "none" } }          # int8 or none
+//	parameters { key: "quantize_exclude" value { string_value: "a,b" } }   # node names
+//
+// quantize_exclude is ONNX Runtime's nodes_to_exclude: the products of
+// the nodes named stay float32 (model.Options.QuantizeExclude).
+const (
+	QuantizeParameter        = "quantize"
+	QuantizeExcludeParameter = "quantize_exclude"
+)
+
+// loadOptions returns the options a model with config c compiles with:
+// the server's def, then config.yaml's quantize keys (modelOptions), then
+// the parameters quantize and quantize_exclude. A nil config keeps def.
+func (c *Config) loadOptions(def model.Options) (model.Options, error) {
+	opts, err := c.modelOptions(def)
+	if err != nil || c == nil {
+		return opts, err
+	}
+	if q, ok := c.Parameters[QuantizeParameter]; ok {
+		if c.Quantize != "" && c.Quantize != q {
+			return opts, fmt.Errorf("%s: quantize %q and parameters.quantize %q disagree: give one", c.File, c.Quantize, q)
+		}
+		switch q {
+		case "int8":
+			opts.Quantize = true
+		case "none":
+			opts.Quantize = false
+		default:
+			return opts, fmt.Errorf("%s: parameters.quantize %q: int8 or none", c.File, q)
+		}
+	}
+	if x, ok := c.Parameters[QuantizeExcludeParameter]; ok {
+		opts.QuantizeExclude = nil
+		for name := range strings.SplitSeq(x, ",") {
+			if name = strings.TrimSpace(name); name == "" {
+				return opts, fmt.Errorf("%s: parameters.quantize_exclude %q: node names separated by commas, none empty", c.File, x)
+			}
+			opts.QuantizeExclude = append(opts.QuantizeExclude, name)
+		}
+	}
+	return opts, nil
+}
+
+// compileOnly reports whether params, not empty, holds only parameters
+// that set how the model compiles.
+func compileOnly(params map[string]string) bool {
+	for k := range params {
+		if k != QuantizeParameter && k != QuantizeExcludeParameter {
+			return false
+		}
+	}
+	return len(params) > 0
 }

@@ -47,6 +47,7 @@ type Telemetry struct {
 	meter        metric.Meter
 	batchingOnce sync.Once
 	modelsOnce   sync.Once
+	layersOnce   sync.Once
 
 	// Gauges every work request moves (several times each): plain atomics,
 	// read at each scrape, instead of instrument calls on the hot path.

@@ -128,8 +128,9 @@ const quantizeMinChannels = 4
 const minQuantizedWeights = 2 * ops.MinQuantizedWeights
 
 // kernelsFor decides how a convolution with a constant weight runs on a
-// node with the model's quantization options: quantized (true) or
-// float32, and says why in the words of the model's layers.
+// node with the model's quantization options and the compiler's policy
+// (n.KeepFloat): quantized (true) or float32, and says why in the words
+// of the model's layers.
 func kernelsFor(n *ops.Node, cg, k, cols int) (bool, string) {
 	switch {
 	case !n.Quantize:
@@ -140,6 +141,9 @@ func kernelsFor(n *ops.Node, cg, k, cols int) (bool, string) {
 		return false, fmt.Sprintf("float32 (input layer: %d input channels)", cg)
 	case k*cols < minQuantizedWeights:
 		return false, "float32 (small weight)"
+	}
+	if keep := n.KeepFloat(); keep != "" {
+		return false, "float32 (" + keep + ")"
 	}
 	return true, "int8 " + n.Scheme.String()
 }

@@ -38,7 +38,8 @@ type Linear struct {
 // with quantization runs it on the int8 kernels as it is. Otherwise a
 // model loaded with quantization quantizes a weight of at least
 // ops.MinQuantizedWeights values with its scheme, and the rest run on the
-// float kernels.
+// float kernels. A product the compiler's quantization policy keeps in
+// float32 (n.KeepFloat) runs on the float kernels, its layer saying why.
 //
 // NewLinear tells n's compiler that the operator holds input wi
 // (n.HoldInputs) and reports the product among the model's layers
@@ -56,7 +57,11 @@ func NewLinear(n *ops.Node, wi int, w *tensor.Tensor, qdq *ops.QDQWeight) (*Line
 	kernels := "float32"
 	n.HoldInputs(wi) // the weight lives in l from here on
 	iw := intWeightsOf(qdq)
-	if n.Quantize && iw != nil && k <= gemm.MaxQK {
+	quantize := n.Quantize && k <= gemm.MaxQK && (iw != nil || k*cols >= ops.MinQuantizedWeights)
+	if keep := n.KeepFloat(); quantize && keep != "" {
+		quantize, kernels = false, "float32 ("+keep+")"
+	}
+	if quantize && iw != nil {
 		var err error
 		if nw := iw.narrow(); nw != nil {
 			if l.q, err = gemm.PackQ(nw); err != nil {
@@ -74,7 +79,7 @@ func NewLinear(n *ops.Node, wi int, w *tensor.Tensor, qdq *ops.QDQWeight) (*Line
 			}
 		}
 		kernels = "int8 " + iw.Scheme.String() + " (QDQ weights)"
-	} else if n.Quantize && k*cols >= ops.MinQuantizedWeights && k <= gemm.MaxQK {
+	} else if quantize {
 		qw, err := quant.QuantizeWeights(data, k, cols, n.Scheme)
 		if err != nil {
 			name := ""

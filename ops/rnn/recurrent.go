@@ -121,13 +121,16 @@ func (rc *recurrent) packConstants(n *ops.Node) error {
 	if w.Rank() != 3 || w.Shape[0] != rc.dirs || w.Shape[1] != gh || r.Rank() != 3 || r.Shape[0] != rc.dirs || r.Shape[1] != gh || r.Shape[2] != rc.hidden {
 		return fmt.Errorf("weights W%s and R%s do not fit %d directions of %d gates of %d", tensor.ShapeString(w.Shape), tensor.ShapeString(r.Shape), rc.dirs, rc.cell.gates, rc.hidden)
 	}
+	keep := n.KeepFloat()
 	var err error
-	if rc.w, rc.r, rc.rzr, rc.rh, err = rc.pack(w, r, n.Quantize); err != nil {
+	if rc.w, rc.r, rc.rzr, rc.rh, err = rc.pack(w, r, n.Quantize && keep == ""); err != nil {
 		return err
 	}
 	kernels := "float32"
 	if rc.w[0].q != nil {
 		kernels = "int8 " + rc.scheme.String()
+	} else if keep != "" {
+		kernels = "float32 (" + keep + ")"
 	}
 	n.AddLayer(w.Shape[2], gh, kernels+" (input projections; recurrent products float32)")
 	n.HoldInputs(1, 2)

@@ -98,6 +98,24 @@ func (e ModelMetadataPlatform) Valid() bool {
 	}
 }
 
+// Defines values for QuantserveConfigurationQuantize.
+const (
+	Int8 QuantserveConfigurationQuantize = "int8"
+	None QuantserveConfigurationQuantize = "none"
+)
+
+// Valid indicates whether the value is a known member of the QuantserveConfigurationQuantize enum.
+func (e QuantserveConfigurationQuantize) Valid() bool {
+	switch e {
+	case Int8:
+		return true
+	case None:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RepositoryIndexEntryState.
 const (
 	LOADING     RepositoryIndexEntryState = "LOADING"
@@ -287,7 +305,12 @@ type LayerQuantization struct {
 	// K Rows of the weight (the reduced dimension).
 	K int64 `json:"k"`
 
-	// Kernels How the layer runs, e.g. "int8 per_channel", "int8 per_channel (QDQ weights)", "float32".
+	// Kernels How the layer runs, e.g. "int8 per_channel", "int8 per_channel (QDQ weights)", "float32":
+	// it begins with "int8" exactly when the layer runs on the int8 kernels. A float32 layer of
+	// a quantized model says why: "float32 (small weight)",
+	// "float32 (input layer: 3 input channels)", "float32 (feeds Log)" (its result reaches a
+	// range-sensitive operator: Log, Div, Pow, Sqrt, Reciprocal or Exp, before any
+	// normalization), "float32 (quantize_exclude)" (the model's config excludes the node).
 	Kernels string `json:"kernels"`
 
 	// N Columns of the weight (output channels).
@@ -303,9 +326,10 @@ type LiveStatus struct {
 
 // MetadataParameters Scalar values only, as the protocol allows: `kernels` (the kernel
 // table), `layers` (the layers with a constant weight: MatMul, Gemm, Conv, ...),
-// `int8_layers` (those of them on the int8 kernels), and the
-// `parameters` of the model's config.yaml. How each layer runs is in
-// the model's configuration (GET .../config).
+// `int8_layers` (those of them on the int8 kernels: a float32 layer of
+// any kind is not counted), and the `parameters` of the model's
+// config. How each layer runs, and why, is in the model's
+// configuration (GET .../config).
 type MetadataParameters map[string]ParameterValue
 
 // ModelConfiguration What was loaded, in the shape of Triton's model configuration: name,
@@ -323,11 +347,19 @@ type ModelConfiguration struct {
 	Name         string                `json:"name"`
 	Output       []TensorConfiguration `json:"output"`
 
-	// Parameters The parameters of the model's config.yaml.
+	// Parameters The parameters of the model's config (config.yaml or config.pbtxt); quantize
+	// (int8 or none) and quantize_exclude (node names, comma-separated) set how it compiles.
 	Parameters   *map[string]string         `json:"parameters,omitempty"`
 	Platform     ModelConfigurationPlatform `json:"platform"`
 	Quantization []LayerQuantization        `json:"quantization"`
-	Version      string                     `json:"version"`
+
+	// Quantserve How quantserve compiled the version: the quantization asked for (the server's
+	// --quantize, or the config's quantize key or parameter), its scheme when int8, the nodes the
+	// config's quantize_exclude parameter keeps in float32, how many layers run on the int8
+	// kernels (the int8_layers of the model's metadata) and the nodes of those layers. Each
+	// layer's kernels, and why a float32 one is float32, are in quantization.
+	Quantserve QuantserveConfiguration `json:"quantserve"`
+	Version    string                  `json:"version"`
 
 	// VersionPolicy Which versions of the model load; exactly one member.
 	VersionPolicy VersionPolicy `json:"version_policy"`
@@ -344,9 +376,10 @@ type ModelMetadata struct {
 
 	// Parameters Scalar values only, as the protocol allows: `kernels` (the kernel
 	// table), `layers` (the layers with a constant weight: MatMul, Gemm, Conv, ...),
-	// `int8_layers` (those of them on the int8 kernels), and the
-	// `parameters` of the model's config.yaml. How each layer runs is in
-	// the model's configuration (GET .../config).
+	// `int8_layers` (those of them on the int8 kernels: a float32 layer of
+	// any kind is not counted), and the `parameters` of the model's
+	// config. How each layer runs, and why, is in the model's
+	// configuration (GET .../config).
 	Parameters *MetadataParameters   `json:"parameters,omitempty"`
 	Platform   ModelMetadataPlatform `json:"platform"`
 	Versions   *[]string             `json:"versions,omitempty"`
@@ -422,6 +455,23 @@ type ParameterValue1 = float64
 
 // ParameterValue2 defines model for ParameterValue.2.
 type ParameterValue2 = bool
+
+// QuantserveConfiguration How quantserve compiled the version: the quantization asked for (the server's
+// --quantize, or the config's quantize key or parameter), its scheme when int8, the nodes the
+// config's quantize_exclude parameter keeps in float32, how many layers run on the int8
+// kernels (the int8_layers of the model's metadata) and the nodes of those layers. Each
+// layer's kernels, and why a float32 one is float32, are in quantization.
+type QuantserveConfiguration struct {
+	Int8Layers      int64                           `json:"int8_layers"`
+	Int8Nodes       []string                        `json:"int8_nodes"`
+	Layers          int64                           `json:"layers"`
+	Quantize        QuantserveConfigurationQuantize `json:"quantize"`
+	QuantizeExclude []string                        `json:"quantize_exclude"`
+	Scheme          *Scheme                         `json:"scheme,omitempty"`
+}
+
+// QuantserveConfigurationQuantize defines model for QuantserveConfiguration.Quantize.
+type QuantserveConfigurationQuantize string
 
 // ReadyStatus defines model for ReadyStatus.
 type ReadyStatus struct {
@@ -9390,144 +9440,152 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3rchu50eirdM35qkymhtTF9mYjV35ofdlVYkuOLcdfStQRwRmQxHoGmAUworiOnuY8RP7nAc4znUID",
-	"mDspSqK0X/b4jy2SuDQajb6hu/E1iESaCU65VsHB1yAjkqRUU4mf3omYJsckpeZDTFUkWaaZ4MGB/Qk4",
-	"SSn0mFYQM0kjLeQSGAc9p5BiA0kzoZj5vj8MwoCZrhnR8yAMOI4bYLsgDCT9JWeSxsGBljkNAxXNaUrM",
-	"xHqZmYZKS8ZnwfV1aCf/O5UKYekG7dL+HAIBBIFdUmBc0xmVKyBxPdbCkhGtqTR9//fZ3uBP52e7gz+d",
-	"/+G/grAF5bUdhir9g4gZRXwe8SmVP4h4aT5EgmvKtfmTZFnCImLg3/lZ2TXRK5JmCWKexcFB8Gwfoc5y",
-	"s1FnX4OYaBIcnO2Gu8Pn4V64O9x/fh7itw6SN++f7peLw55BGKg5Mb+e7YXPzq/Pr6tr+y9Jp8FB8L92",
-	"SpLYsb+qHYSc8oh+sGvCbaiCLSJN9UBpSUlqBiuHnQqZEh0cBBPGiVx2o6q+g5+ZnsOpZFrwJwpsP9CU",
-	"KyHBrBDolfnEBIeeobU5JTGVI15AOfgJvxm8tDgevKV8pucHcNwPkTinTCoNxzBZaqqASAp6zhT85ePJ",
-	"8YgTHmMjSZV2v1GQZAEJ0zqhA8pjRrjrK6b4s90YWMyFoiNeniKYGbobubVfGOAvFPuVjgJgXGlKYjPC",
-	"CPdtFITm8OBQIGRM5XDET3KNI0cipTAh0RecTplztyBLWMwpd8DivjxRUJlckeWI1ycXON4oOABD2iAk",
-	"EA72yyfYoQ6sbzgccYNeA5ndBzWEsWkwBqZgmhBtQJdiMUjJz0Ja8M3onCpNY9DCQDnitrOZydDhEI7z",
-	"dGIgNWiOBL+ksmxtMfFEgSdqEDxZjvhiTiUFLvSc8ZmZPhFKH8De8DlM7XqOjk+/e+YQyZT5hkopZAj7",
-	"w13zxf5w1D7m9sSqTHBlT+sPJPbUfvNx3ewYvTZgIAPooPp3JDFnhcZIh6HBnsN1haFGhHOhQZMvdBhc",
-	"h4EZ7JSlVOSPBOXpnMJExEuIWWw2AYiUhsYXzOyHpU4qL6nZ5MHAkeVAWxAtyLlaPhKsQkBK+BIWQn7x",
-	"R0QZSp0mbDbX0BsMUnI1YNx+7lukm0NcNhrxuUji+sJSmhpRN8njGW2NMkDO0H8Bkmq5BDLVhjd9MB8G",
-	"h+YDKBoJHitLhZZ5IcVV2tQx4Dimk19mqddhYJibFMnjofPQnDkqIRGGbUnIuf1rWhX4hENGlL6BEGrI",
-	"gS7c3Aczr9NML0/+eiusuIHE5Gca6a7VvxLcHrk3Qk5YHFP+SGzBnnu72YZ7xUyRSUJjK/ssjmFOFHAB",
-	"gwGJU8YHWnyhvI/golC8JTI2VAUss3xYXcAKQM8JQyv/VwicIRyTYzDym/Ep40wzJ90XkmlNORgk5UnS",
-	"IK4b1Ia2hvleUkW5ttJXOAlt5sFvSaGyIKyWxM1WGbb+Aoy2nODABowbKPmIG3WTJEghj3TKYZLPoMbK",
-	"oUdA0khcUkljyAhnkSHESOTciGvGYSelWrJImcX/khOuseMFNlUXWmiS9M3S4QulmcJhGZ8hfb6jei7i",
-	"Y6EPk0QsjDR+jFV+loLP4KfT0/eQIgAvcL0Ig9MnIWFGWqB2hdJCcNrkS9i+k5GUFO0NlpeCT9lsiyex",
-	"MmoucYBVAht58xOzY5XGFvvml3dUE0Or24bNj7uaraWuRQnLB0ri5bYBwUE/aqJztRZFhqqlaYvwHAv9",
-	"RuT8kSjyWIDKo7kDREhvwXpQjow5mFJz4h5L02MKJjlLYi9dZpLEzAxgDwsq1egDsKfEttVkBr2ZcJ8G",
-	"mswUkFyLmE2nViKdZJap33KXMykyKrWzpb9QyWmiOk5cGFiWfNPiLRCnKFgCb69be+CsGL4Y7Dy8WUUw",
-	"dJRJEeeRDsHY33D2LoTj8xC8TWmHBW0EOOg50cawy3LkolY7NlTKlGaR2uIhKAf9QDMhO4Ev20BGpSPD",
-	"Kg0+upnhdMZNdUoLpBBviZzRRzaGjBVqpjWCnrSsIGMdmGbWMnBGRrG+Ee/hGIZGYhqJ2FjAVt3pA6c0",
-	"VpAKSb3RgRN0WRwjTow0QvuGJMkQDiFKzHG1hKYojxVqH4u5SBzcEzo1QxueZ4xppVmSjLj5qKxLhHC1",
-	"oPKgqgzYXxFapiIiY1W6S5wtYMYe8R6a4zAxPNSsiaUUuyn2K+37qZmGKBHKsZBIcE4jlE4jbvbzEye5",
-	"ngvJfn0stveOKWVwISQsUEmYUCLNxhqVuiH+P3/+PDjM9ZxybSChN2sCn7jKM3MEafyaR8Jg/ZFJ1fBy",
-	"Al7F9UBAb/Yry0IYDof9A9PQq85mt41WZ1TbcMQ5NSRgyDTNJFWKxkP4SI3GrSHnlW+btu1hFNGsnK++",
-	"Ksrz1HBdFhtM6mWF21awV3grnXtGR/OCabUFxMT8js62muXBuP7uWWl4FOp2GDhOfMGMOXATrl85JaoE",
-	"oClBKvM3x27LkjB4VXhuS3T8cHLyNgiDT0fHp9+7//e+c3+gc/cTerqCMHAtfAP/u//Z+YLfvP/uWQdq",
-	"w6C9mpbNc2jVfXPC6aVBhZdpzBwNTRKI3SCG/3DCRcWSr+8MDrThpnC1UcMG7u0M2LsL1+VBaS3z9SWV",
-	"S+8uXDA9BwLPrq4MN3h+dQUKdcj2kqi3z9qXFVW4bLMukN5ISt/XLl9IHDMDFEneV6ayFxJ1mJ2X0m6I",
-	"9ZKXTuAQ6HA2hKYDOoS2V7j23TDogPJHWfOJ1nHgLye+BkzTVN3sR6hoX8VcREqyrOtwK9S7C6ON3qjj",
-	"ZeUMC6lrwLXGrYPQ2Dq3uvOVWFF50oGUQmXeGC91tbSNGFTMLri7lWstwv58WV6OrUDftgBqoKkCXROW",
-	"cuawgpYuhLZum9q0Fncu7SFIULWZhL+U0QIk1bnkL4zCVXOEPlGFYwi9RGRiBCjePG4CmVs4je1UXdDV",
-	"r2rXDdbgLbeg7Lavb9Od+B9GpVtEV43CPZRrkVdaVm30tZQOkiQnU7zhvaX6cd4SCznnRrMraHJY13Ic",
-	"e93ehK+o0yXrF5L+wrA6e8ndtzd9oco6awQJFmedEpZsd643hCU0Lq+UhLX5HEFDb0Li0mXt7FNltWuE",
-	"6Jec5nTLIEmRFsbXE2Xv5UjiL1OVJhK1t9jt0rDiqHUOnhFHuKCH1nbdxsRBrDVorN3nu0/7IShhrUSm",
-	"QM2F1M5oU3kUUaW2u76PdtBpnhRoD2G6ftGeCoBytKuHrdPsQXVE4nemeU6aGnyLkrsZQMmRWgffxm+s",
-	"R4vt+wo9qNXYjhuQ6dtd++iPDvZ6d3ZYxJBUGHNLP08ZZ6kxYna7lPq1GoTjrHaSyqrtn52IfkuWVP7N",
-	"UDP71frB2+7CthT/IBZF/MaC2vtgSzRxHtEYYpbaIBMMXdrAVqm4JOsz/SQWOEti4ASZc6+Vj0z37yGj",
-	"8iKaE85pMgrCjm+h97dXf3NAqr5tM00E0U/3R8Ew6LDoOuKiXookT3lryZaAwc2kNl0sF3E3ZYnsZjsI",
-	"O2PTMPhi7LSgxF7nBrNL6tz3rZ1N2GUVkIkQCSW8NSU26xrbX1JsYn2tPynFCH8nSY7Hr8HBIpIQCZfm",
-	"V4XBLCEQ6/fKpNAiEglYF94BjB06xpYm7acRR8dxP4QxkpL/1X7w5mokuNKEa7fDB/CO6Hd5EsKPNE1D",
-	"eCn4pZVE4YiPDaVdVAYTijoCSb1QQ2J04PQLV/aIj0seMm7qvvaiabgkaTIEQ/6URPMK/RuJwfiI61WX",
-	"U9D78fWpgXLHft23DqX27rXvwFqE/3lONCyIwsAFGofF5aZhMQbyItQs9Xft5XAHeMERjniWEG3ORQgp",
-	"uboovTuhl/oXmUhYtAxd4JHBkz1bL8zfRrZ6cftE1S8CTNN5HUm9VZvmdnnEG9uMaLVIamqYZjUXU5Z0",
-	"hHG2LwfBNIReZQNBSL+f2URf6X4IbApMo9KAQRHhCktsY+XdCrrGVWZbh19351PflPZKd8tYObvLMY0S",
-	"IilebGHHkuFDL2apixxAXzlSyuascZXQLbXebWIl24hxtYDpuLoqIwfXHOeuU+jPRtV5KTi/ujD/XO51",
-	"+hx/acjrjVDSlvQdCFlnVtbP6k3TuRjj97bxCk2l9G8UaGiRY2visIjIdUQRVq4ca6g5X8X1itv1+3ri",
-	"LJ2Vl/VtjN5A0ducanPFtENw35EU3d6oe7gHHS1UKMBtwnofQSs6obWXK1GPcQobKD4OMtt8JQyO0te5",
-	"Khw5a9LlEsOQ7XjJScoiy07xDo0nywOgVzTKTTsFk6XjteZUQE+Khepb6ehuElhKQ2OrRl+8Je9CqxmP",
-	"ktyYcFCzxEBMR5x5T4uFznTjvoOyUrV0RywI0xgozLSywFipuRH9Ni6dOui3WOxFcc2x0o6tIKbKcA+M",
-	"VMVLeAd1CP42YsSbOA6LxhaxvcIngVjE8CwtsJHMuVOjNhBiJU5vXkfR1tg1BtvURqqYVREHlw8W65Xx",
-	"96W8rYvmJ8o1sIqUvbD06xacbiqHG2SxcWBj5RBch0FClL4ohurSLh3spmGJiiJ6oeEaotyroClLEuYu",
-	"yUAx08c0/MTZFdBMRPMXsOtvyQuk3VcFWS0bbxJuDTy0KaRN++0t6OI/xR1N+86Rw8nRe+dIszFHmHHE",
-	"FIjMKjntq7jf2LHysM6R23hFah7x/8/8Tw/vc2oY+0bz5kvn6myutgJgLPJJQksIOSbAYJumHD+/DoO1",
-	"qsFKDQClveo2hZfVUB6mMIUDB4KevaOyzJhpYNbgWc8mVqsVH4rUvyMe06tVV+0u3HHq/LW+jzVzmRVj",
-	"mr6As/NCSkhqAbem54b3aTVgXnMtl13Su7PdrXQytcLwwGVUldIPrw9f/SMIg0/Hh38/PHp7+MPb10EY",
-	"vD05fHV0/CN+7/9eo7JuzMft9N37VL9q3Hy1W7tSwxm6YPto+juZOyV4wR5U3KJG5Dhsmm+tnDACodbE",
-	"fJokIvrSiciPeBJW21JFqqHqygNwXruy0YEl6IuSkouoCgseBleEI64KJSN0XWpuJ+tn83GzRl3AeFrl",
-	"tMDi/ryhu95gtKzxUZ82o1NToiW78vGsymiPRpfpkcur53v7l5yzEOzf+H/xxX4I7Ps0DUHFQofAqeAg",
-	"JMwop5JF/RCiuVCUl1c3L99/MhofJTqXVJm2kyUMBg7Sbu/29tWbyj53UmIzgraNQO9ELHe2pIu2mmL3",
-	"vFBMN+JiKyy1zWIyVitgXX6mTn3hwov/xsr/8f71RRHiXKR4FmmbPWzw5v3TfX8D2rGlMUs7qPKVNxGU",
-	"tX9Ebi8imw47FA11nwuM8t3dpxR2X8BgD/OmrAVRkxm3VhxW0l43fZVYcytcjf9Xjv2UasRmqtkRQm4U",
-	"iM3av7IayOYdfhAiuUXzz0zPj/MkUbfoc4wCqOPS97RKUM6qVB2ZXwfgksJwm4w64XZQjXjv6Pj0DyF8",
-	"Mv/1Q/Mbd1nHPUuTb95/9+wFDurTf30eGboWqolkPE+SvmFRYgpO3VLQ++Hk5G1/CB+85Z2SJZBECcx+",
-	"tpccCJfy99KNNGh7a97AeOssmFkKHIS43GEH769ogU3SbRFBa443iSCa8dkgE4zrxmwGX989A3pFIp0s",
-	"X9gMBylyY7+6hXFKMA7cXU72uw/bSiV4DcSWzFsAH9ltbkGKQEKelbnk+rtnIAmf0f59OUCLbtuqrafU",
-	"Wvp7Y9srrhrBk2Xf3Qmfne2FsH8ewtnTEJ6dn6OvynY42ze/1MD3f3SAuRrs8ohuSgDWk+PPh0Wyi481",
-	"RwJh7Mi97P3l48mxDS6hzGjuNxGEGYwgZdpA1w0JZLX69jC2/Soh5UVN6a4qRNT9iG61dHHCxYLWKV0k",
-	"YfyRgnYTYaN+vFYeSaHUBeVaimwZhEGqaKcSLjLNUvYr7fBTJJRIzvjsQnr76SpKcsUu6TvvRrGk0iam",
-	"Dj9LSUh+kz2oahYHYUBiknYlH3Sivw5aF+6VpllrwzEUPyVXFra93d3dCqh7nbRA5Ize7MAsg527IzzL",
-	"gdxOVRHvgV1DQt0Rzn7P78Pm7xktepsYZAS3a5H1u74OzwmL5t6LW/fXY1zBCy8X0dWeUrPUttZPkqSj",
-	"2EAYJER3Hk+epxfV26nbJkLU+ndSaEYjNu3Kn+m8FLsv41oDy3XXN4pGuWR6aR0B9hoK07G6DVjM0cKa",
-	"O9zIXBvbiFKqVhihSLxHfcmOV8w+1zqzCVSMT0V7nkrUJP6r4OT4+L8tJSgQly7Z/ySjHIorBShcBb2/",
-	"oscB/r7fH/EPrz+ewuH7IydK15Q8ClsFtcKKoWmLFnVEr1Q8E0PAtBerx5JkYdTR8deRzUkZBQcwCobD",
-	"4Si4Ho/4ysQXOAQtCUswWTAhao6BPDMuJI0PYLxzub/jYpIyouc2TsjHNj1RIBYcEXP4/sjGmSwk01T1",
-	"zSim83g44tYtWERuRkRK1L45jP974OTY4Cgeuyz9g0a0sVjwEW+0LD2asGfoYm//e7hkik0SCocfXx4d",
-	"QTQnkkQuXyZRFAhwuhhxFpslf376EsZakohmRFKu/dyQki9UNQBQmbEJMhdtixiISJJgKiiOYV02CYuo",
-	"C6h3JboOMxLN6WB/uBuEQS4TR4vqYGdnsVgMCf48FHK24/qqnbdHL18ff3yNfcz5YdqoThUSrbg4DoLd",
-	"4Z5tJzLKScaCg+DpcHf41HApoud4unZiYe9+Z1R3Xsj8dPruLWRkZpbMYywIgZ6cHTeoDRmaLOEDjUVk",
-	"y13YITBK2AAVm5+rXmitaDKFHhfw8tUxqoiGESEBH8WIGfaBlhdPtSpN+7u7jQRKTa/0zlynyQ3ZmN0p",
-	"x/7AmiViqPaz3eerBG8ByE6riAUyrzxNiVy6oQ3N14dHgTxThi/GIsqNou1CPkxv3IkdabA4VJrwmCSC",
-	"0+HP1d1ZjaaPuLANkfUzuSQWE7dEGe6xdXk5+GCS8zjZLubqWHtS0FMPp+/fgEZXmWQlTRt+dIp2jpZL",
-	"8HVMGDcsO6V6TnMFBktgZd9Btb6JOZ8X3oqzZU5GvCdFrmno6oqEEImY9sNV3S582uSFvwqu9++H1cjB",
-	"i5nMosaM0Fs9U3n/2pxmxHsoL4rwxRUdy0lqrUMQuY5ESvvN4MYLdFSbAQT0itZl/CjKFnP6fxQgc65Z",
-	"ara0NxMXf+iXwaWZFBFVyvzi/jQ/u92xHLRO/O/cNm9G8VlCGL8lsTfpgV7ZwpKuPMI2qL0yRVqsxxP3",
-	"nJJEzx1VV7ntSoZwYhu9cqfiZtxUc8/9yCWG2pfzTpQ/He6CP3rQI/CPw3dvISVZxvis3xEw2M17O0er",
-	"iIkFseVINJLQFjkMU8XcVajWs5XLvR2RqZ2YumA9mxonVOc2vCpbVcuCLu9R/0RFJKHqNvmvqrhMW1sq",
-	"xLa6DgMbp35no9N1Dz2k3QVUGjUYb0Wh9ykRo4uwiC2UiHGDbVoiBv2mTrf/5d//Uo6Ud28m5UpJyrtT",
-	"v+n4/QZzVSpLmj57T2/uU1RfwQ4bQNdVDuM6DJ5vgox6bTTstQGIWC4RGz/bYD1+/TWOUZ5mODo+/d4n",
-	"dHjBxiQ4ki85iNvtgi+oOhdJiU7zZB0HsekAW+Me5DaMY3JnHkAC0/seJ3/99lQKSX07Qf9JJwg5YD3A",
-	"AMi//zXxwZJ4fQQVBrvZMfqlfY4aOkuk2aXtiW4Qf45jG20rFi8qqXG2CYI6nozDsrHzj4ytQB1jPadM",
-	"0kE5GrKF8eTCcoaxZQ1upAvLHMZdSuxJ9rf/kIMeBn4ht+tzW6XitmpLiwF9Yz7fmE8H8yEVTmBMUGXT",
-	"HP3J70h9vAUb6rAIGrHzy9Tad3YGxuFssLf/xxD29v94HsIv8Gd7r9672lEu40/BnyElV/+8+ufO3v4f",
-	"0c9sIwtmUuSZTRnAP6E3LoPhxv0yPyDC/F97k3v21xCOzx0LHnHbxYXMjW2NfBdxZ2ti+zHwwt+mTWOg",
-	"vx3TD4BRduP+EP55BQNUbf9po3CiP4Pa2V/B8e5qGVVeSCic+fXIv1LJd68l7IWD3eFzfCwh3O98LsG/",
-	"j7Af7p9f155HaJpftzOmNrQ3VilSay2M38qG2pD/NwqzbCgBNrO8NjMyGyEjFZ29V31nAPfe+qCQR9gx",
-	"oXe2dx7C2fG5OQhnEWVJ7687T/f75gT1v9lu/1nM33MbILxmh2vhBIC9+XLHewOWv7/6siRRwl94EO0u",
-	"x1oZ/09U140YVoNt8spGqPI9z/lavlWfqatarPXJ1eo3b8Mb58bFnPsiZ8qcyKwda13ZHg9HsSs71lu6",
-	"46tDdPpH7WRv2SV9SGRWilescAiV2RgG3K3h8vOc4nsN9YQPactCdTmWbcHOdXj6yfzejavbLOuGWuzD",
-	"2yykDAwmWAVolce8pIkib2YNUWDizUNSxQ0lyavJMbWi5HcWHI7DPgbwp/VUHlc93F0gEQ0JJZgY6eNn",
-	"praalhYYSWMUTqvalnsdS8KwmFlPzXOtzV+xWPD+CxjbnJsxKLJUsJgzm897IwEZoFzMhmEvFPFtQPLY",
-	"LgJIbn9SED0bH5Wbtvrmw1JsbrOivC5G2+Q8maa3OE0WeztFCkP3nXSSYNbCR2x1Fzu7VhB9S5yxjMup",
-	"JGvYyrZyWYid4gv/Rp3HRNmphY2v+P/1SnzUKzfcBR/NFxsQJRvoQ8VrBlvCoQfBGpQ+cdtZjVAG3HWI",
-	"6Hrq2IpMh7LJTvkOISZFttHtigStVMUaFYAOXFGB0NfoxJo+lcoEperhavrYAKtGjZ7uektrSvdg5aMe",
-	"6pkYKI2hMUbRRBu7iJnvut0uyxzdnWiKB0h+K5KppRj9j6AbX0P47uOGK1w8H8xelyGiUyEXRMYgOIwt",
-	"8Vk3C8dH/fAnDKMaW4ocj3jPp7g3Cxe5skt9UJTGNLZkOK4URR5Dz6ETnwTAd2tsmJxPG/Thq+XDf3nq",
-	"SnvZgraq1tw5vM0+00gbwYinwObicxgvpB4busZCHUIChv+ThP1KpXoBBSyWmaLVhW37Q3hrK5dh0fCK",
-	"+y1X1BWtlAQfONBzKfLZfMSp0iwlWsghfFJmWYokjPJoCSnJVFF7S2vJJrlNpFTGXNDskunlyqP1o3TC",
-	"+m4+93W6UrVm9gO4a26eGsO2V2hpBVn6R6xcEl+RX2oo5f/+H6hQ17//ZT/c3fPxOJznd+wq2dsIgdUH",
-	"gx7Rw/JjlXSKx0WhyUFKbuEOfYXlV6qDd6tXO0W55G0w7g5+cOSqvDYYQjc+Kq/87pRP/N7pUsk/1vft",
-	"aP2uvZAfcl6pFCT4RopQWXtn1alY79goa43dXYX0r7P9Vhqkt1xX4qswZLut9m3rj+uN361bvr8Bxteb",
-	"ytaeqlrMZL21vP0tMCoif0Adfox5cWMoUuUAv/BXxNZoLIpZNMjxiRpxr9T2vIHnFH+XPeTqlJtOWOiM",
-	"00VZR94/XKqF9YhVvGrli/uV9BbTnkwSiqXZ7Wu9kqL6qCAifGRf7GX4/m4lXgVTjO2bnP0hGMVQJOWu",
-	"OkBzrllio7MNjFVf2RCO8Z0yzHSPU8bda1mr1G1MKHwgfbuW7/rICnc1UXKFxl3dXq9tJ0IpX+kNLStD",
-	"YXfXr/c2kZqVZ9Ww0waCr3z4+Juu8XtV412+JXJQn2l5dm5YZCWAhnE60DmnntlbDcZyQqw2WeNit1Ls",
-	"fYLozlf31w2uVJe1+7vzqJaXIw/lEQs3a+wQvFL8tjes7YxdvW+/P5fmf/LG3dsbemvQ1hrhrtk339w3",
-	"39w3ob5l35xzqK9lV3eR1lvwzD0IE/nm0Pvm0HtMh966c3WzI6/jXG3g23Ok/jtx8bUw+FCuvYfTpzbw",
-	"Dlaqef4OnYTrTsG23IJ33b7SlbbDfIHqbjfgCacgxQITIBoOzx5Wce6H+Jv/Ep/br8e0jXivUue5UgTB",
-	"Rq+5AQpjOmbqix3GVei2YcT1UdyFfdlxQhmfeQiFhJy7v3uuknQ44kVVaefn868UTES8xHedCDf/F0V9",
-	"ulx4zcreDxolWZ9qhaqMG7i1uNlaQB5fX5i8at01CjSV3L1Cag2mYTboYXzXbwWJVSOgrfrCRj3ACRRN",
-	"aKRVpYgp4yP/9OeUcabmjZcs0Nu7tO+KuiiUF+j2KR8gobR0F5eV0wybIEkCc3JJHbUO4WiKBd3xswrr",
-	"8yBdj7gLpVeaLIuwemcS4f6DmouF9UGbw5dLup54DYbuk3RUL3/unR7B11Hj8adRcADfhzAKXE3IC/90",
-	"i/nh6/V1UM8z6n7Aa0oSRZvV5DZ5+auzY+mhaT7yX/GqAFHwl48nx51vANxcvK19UH11s8phKoL5Dyqv",
-	"jw0teCGQBjgjjvVEe/X3+i7843RSaNEP8cKDRFRVyR2fyytesKu8aIfVqqZC2ndsDfUN4Vg4dvj12rTk",
-	"wvc+aNT8UyUzEAvuhxzxu5kKr9NML+9hKvzu3P5/2poYQXvAGnFrMzAWRNUYmo2DbjL24caWxUvBtRSJ",
-	"NTA2da8bvmToTlK8rPPzF1eMXXeA9xRDVlN4GEF0XBUJM6rh2e4zIBrlgE23j4w08HGHRbCj7BBEKDKs",
-	"NKKYJ+BepFbwfPdZ0XVp2xm9yWyiFeFOfsgnCgYDN/bAvcxt0wCLCHxudDY+o9KLGVu7GBbEBwI3ZQ7T",
-	"UChW5T3p0oHaXy+HPlnkf2MZ92YZtz+ThdH/8GzmQ+OteEtuCyqN0cTMCXDv9RcnAF+qw/fChptzj49a",
-	"ZP4uvyMYo4s7NIbG8fCsWB5QlqI82NlJRESSuVD64Pvd3V089m7olgLKLimnSoVotDPzJ+prvoZb4Gsw",
-	"eyPeWHKdSYZlbdMy3bDonJZvSXZV9usqwVr4XyrDlD6ZFWBg0crKGyw21sG/z6LJDHrjmbAtYGBwUvw6",
-	"7r8YcRuM4QZw7+jrOVW2Uqob8/nuHhgd0T19qMnMsg4HZOmQbQPZeMO4S8caAooWg07L8IFTGleygJ6o",
-	"WvRGBclNqmnPX3vduPqAqd0+W+vFJW7jEcCEWmMkcF1aWXhEKhO3027XrLzr4ZWqYe0MisrwqvqISjuF",
-	"kSloFIUr8jaahUKLIeu14q7Pr/9fAAAA//8=",
+	"7H3pdhu50eir1On7nWMyp0ktticT6eSHxstEiS15vMRfjlpXBLtBEuNugAOgRXEcPc19iPzPA9xnugcF",
+	"oHcuWufLXP+xRRJLoVCoDVWFr0EssrnglGsVHHwN5kSSjGoq8dNbkdD0hGTUfEioiiWbayZ4cGB/Ak4y",
+	"Cj2mFSRM0lgLuQTGQc8oZNhA0rlQzHzfHwZhwEzXOdGzIAw4jhtguyAMJP0lZ5ImwYGWOQ0DFc9oRszE",
+	"ejk3DZWWjE+D6+vQTv53KhXC0g3apf05BAIIArukwLimUypXQOJ6rIVlTrSm0vT932d7gz+dn+0O/nT+",
+	"h/8KwhaU13YYqvQPImEU8XnMJ1T+IJKl+RALrinX5k8yn6csJgb+nZ+VXRO9Itk8RcyzJDgInu0j1PPc",
+	"bNTZ1yAhmgQHZ7vh7vB5uBfuDvefn4f4rYPk9bun++XisGcQBmpGzK9ne+Gz8+vz6+ra/kvSSXAQ/K+d",
+	"kiR27K9qByGnPKbv7ZpwG6pgi1hTPVBaUpKZwcphJ0JmRAcHwZhxIpfdqKrv4GemZ/BRMi34EwW2H2jK",
+	"lZBgVgj0ynxigkPP0NqMkoTKiBdQDv6C3wxeWBwP3lA+1bMDOOmHSJwTJpWGExgvNVVAJAU9Ywr++uH0",
+	"JOKEJ9hIUqXdbxQkWUDKtE7pgPKEEe76ign+bDcGFjOhaMTLUwRTQ3eRW/uFAf5CsV9pFADjSlOSmBEi",
+	"3LcoCM3hwaFAyITKYcRPc40jxyKjMCbxF5xOmXO3IEtYzCh3wOK+PFFQmVyRZcTrkwscLwoOwJA2CAmE",
+	"g/3yCXaoA+sbDiNu0Gsgs/ughjAyDUbAFExSog3oUiwGGflZSAu+GZ1TpWkCWhgoI247m5kMHQ7hJM/G",
+	"BlKD5ljwSyrL1hYTTxR4ogbB02XEFzMqKXChZ4xPzfSpUPoA9obPYWLXc3zy8btnDpFMmW+olEKGsD/c",
+	"NV/sD6P2MbcnVs0FV/a0/kAST+2bj+t2x+iVAQMZQAfVvyWpOSs0QToMDfYcrisMNSacCw2afKHD4DoM",
+	"zGAfWUZF/khQfpxRGItkCQlLzCYAkdLQ+IKZ/bDUSeUlNZs8GDiyHGgLogU5V8tHglUIyAhfwkLIL/6I",
+	"KEOpk5RNZxp6g0FGrgaM2899i3RziMtGEZ+JNKkvLKOZEXXjPJnS1igD5Az9Q5BUyyWQiTa86b35MDgy",
+	"H0DRWPBEWSq0zAsprtKmjgHHMZ38Mku9DgPD3KRIHw+dR+bMUQmpMGxLQs7tX5OqwCcc5kTpDYRQQw50",
+	"4eYumHmVzfXy9G83woobSIx/prHuWv1Lwe2Rey3kmCUJ5Y/EFuy5t5ttuFfCFBmnNLGyz+IYZkQBFzAY",
+	"kCRjfKDFF8r7CC4KxRsiY0tVwDLLh9UFrAD0nDC08n+FwBnCCTkBI78ZnzDONHPSfSGZ1pSDQVKepg3i",
+	"2qA2tDXMd5IqyrWVvsJJaDMPfksKlQVhtSRutsqw9UMw2nKKAxswNlDyMTfqJkmRQh7plMM4n0KNlUOP",
+	"gKSxuKSSJjAnnMWGEGORcyOuGYedjGrJYmUW/0tOuMaOF9hUXWihSdo3S4cvlM4VDsv4FOnzLdUzkZwI",
+	"fZSmYmGk8WOs8rMUfAp/+fjxHWQIwCGuF2Fw+iSkzEgL1K5QWghOm3wJ23cykpKivcHyQvAJm97jSayM",
+	"mkscYJXARt78xOxYpbHFvvnlLdXE0Op9w+bHXc3WMteihOU9JcnyvgHBQT9oonO1FkWGqqVpi/CcCP1a",
+	"5PyRKPJEgMrjmQNESG/BelCOjTmYUXPiHkvTYwrGOUsTL12mkiTMDGAPCyrV6AOwp8S21WQKvalwnwaa",
+	"TBWQXIuETSZWIp3OLVO/4S7PpZhTqZ0t/YVKTlPVceLCwLLkTYu3QHxEwRJ4e93aA2fF8MVg5+FmFcHQ",
+	"0VyKJI91CMb+hrO3IZych+BtSjssaCPAQc+INobdPEcuarVjQ6VMaRarezwE5aDv6VzITuDLNjCn0pFh",
+	"lQYf3cxwOuO2OqUFUog3RE7pIxtDxgo10xpBT1pWkLEOTDNrGTgjo1hfxHs4hqGRhMYiMRawVXf6wClN",
+	"FGRCUm904ARdFkfEiZFGaN+QNB3CEcSpOa6W0BTliULtYzETqYN7TCdmaMPzjDGtNEvTiJuPyrpECFcL",
+	"Kg+qyoD9FaFlKiYyUaW7xNkCZuyI99Ach7HhoWZNLKPYTbFfad9PzTTEqVCOhcSCcxqjdIq42c9PnOR6",
+	"JiT79bHY3lumlMGFkLBAJWFMiTQba1Tqhvj//Pnz4CjXM8q1gYRu1gQ+cZXPzRGkySseC4P1RyZVw8sJ",
+	"eBXXAwG96a9sHsJwOOwfmIZedTa7bbQ6o9qGEefUkIAh02wuqVI0GcIHajRuDTmvfNu0bY/imM7L+eqr",
+	"ojzPDNdlicGkXla4bQV7hbfSuWd0PCuYVltAjM3v6GyrWR6M6++elYZHoW6HgePEF8yYA5tw/dIpUSUA",
+	"TQlSmb85dluWhMHLwnNbouOH09M3QRh8Oj75+L37f+879wc6dz+hpysIA9fCN/C/+5+dL/j1u++edaA2",
+	"DNqradk8R1bdNyecXhpUeJnGzNHQJIXEDWL4DydcVCz5+s7gQFtuCldbNWzg3s6AvbtwXR6U1jJfXVK5",
+	"9O7CBdMzIPDs6spwg+dXV6BQh2wviXr7rH1ZUYXLNusC6bWk9F3t8oUkCTNAkfRdZSp7IVGH2Xkp7YZY",
+	"L3npBA6BDqdDaDqgQ2h7hWvfDYMOKH+UNZ9oHQf+cuJrwDTN1GY/QkX7KuYiUpJlXYdbod5dGG10o443",
+	"L2dYSF0DrjVuHYTG1rnVna/EisrTDqQUKvPWeKmrpW3EoGJ2wd2tXGsR9ufL8nJsBfruC6AGmirQNWEp",
+	"Zw4raOlCaOu2qU1rSefSHoIEVZtJ+EsZLUBSnUt+aBSumiP0iSocQ+glImMjQPHmcRvI3MJpYqfqgq5+",
+	"VbtusAZvuQFlt3192+7E/zAqvUd01SjcQ7kWeaVl1UZfS+kgaXo6wRveG6of5y2xkHNuNLuCJod1Lcex",
+	"1/ub8CV1umT9QtJfGFZnL7n7/U1fqLLOGkGCxVknhKX3O9drwlKalFdKwtp8jqChNyZJ6bJ29qmy2jVC",
+	"9EtOc3rPIEmRFcbXE2Xv5UjqL1OVJhK1t8Tt0rDiqHUOnogjXNBDa7tuY+Ig1ho01u7z3af9EJSwViJT",
+	"oGZCame0qTyOqVL3u74PdtBJnhZoD2GyftGeCoBytKuHrdPsQXVE4nemeU6aGnyLkrsZQMmRWgffxm+s",
+	"R4vt+xI9qNXYjg3I9O2uffRHB3u9PTssYkgqjLmln2eMs8wYMbtdSv1aDcJxVjtJZdX2z05EvyFLKn8y",
+	"1Mx+tX7wtruwLcXfi0URv7Gg9j7YEk2SxzSBhGU2yARDl7awVSouyfpMfxELnCU1cILMudfKI9P9e5hT",
+	"eRHPCOc0jYKw41vo/fTyJwek6ts2k1QQ/XQ/Cg4izjSM6ZRxZU0WO0AUAL0isU4rYSIlBJ5l4VQO8iEc",
+	"gRvWtRSTiBPLKNivNHFeQUWWRq1ZHpRgQE9lRgeyMBoQI1750cZi4JgH8NSFZrjFNRYEvQn6vN6IaT8K",
+	"bHSZRO0aJCXxjCogEZeET+lAmQ3C0C6z10QLeWD6hfCSXYbwTixC+PCL1CG8pzGbSxET9Ky/upqH3v9E",
+	"+DLi3Gxu6oinXwPGr/2CXsVpnlCESbfuVMD9bN1YXCS0b10grZPXEbH2QqR5xlvEaFlLiaYtydBM3q1S",
+	"zTdbqNgZm4bBF2NBByVddx49dkndxUrrzKXssgrIWIiUEt6aEpt1je2vj7axi9fzsGKEv5M0R8bYkC0x",
+	"SYmES/OrwjCjEIjdyrkUWsQiBetcPYCRQ8fIkoH9FHF06fdDGCGR+1/tB+9IiAVXmnDtdvgA3hL9Nk9D",
+	"+JFmWQgvBL+0OkIY8ZE5mBeVwYSijkCyrrN7AKTr7PIlfGE8MRKaC+2vbPvljcSolASjhgUTcUvbQzAM",
+	"zJy9GgczIyxmy9CMXQ36LDt6h1Dvx1cfzbp27Nf1k1HZ7/Z9ZuuofJ4RDQuiMAiFJmFxUW3EhYG/CBvM",
+	"fNxEOdwBXlaFEZ+nRJuTFEJGri5KT13oNbiLuUhZbNaGnMos1Z7GQ/O30ZO86vRE1S91TNNZHV29Vdvs",
+	"6ALRVSUMRLBFUtNaMKu5mLC0IyS3fdELpiH03C4uSYbcz32cj/WV7ofAJsA0KoAY4BKusKq3NsSs0tK4",
+	"lm7bY+vu7+qb0l7pbinQ7C4nNE6JpHhJiR1L4Q29hGUuCgTvPZBStmemqxSo0oK5T6zMt2J1LWA6riHL",
+	"KNCGW8KRxlqqOCxEfsR7yGWEBC447SN9N2Ui9IzYsDfBIcQiy8hAUQOC4TWgqMYjwextJ0upWsEB/Lms",
+	"OsEF51cX5p/LvU7f9S8NvW+r7WhrjB2bUR7yTcP9VLRs7fA6H0ed2WyaxAW8v7ONV6jNpbOtwGXrPLUm",
+	"DovwcEfVYeX+u4bfGlLOV/HwIu7jrj5ie2rKMJL2Hm04n/c51fYmU4fickvidhul7uC4doRRIQe3Ceu9",
+	"V624mdZerkQ9RtBsofg5yGzzlTA4sl/nRHO0rUmXsxaTCZIlJxmLrXDA212eLg+AXtE4N+0UjJdOcpgj",
+	"Aj0pFqpvZb2742IZDUFpEn/xPiYX9M84MsFkCDUfAepfzPsALXSmG/cdlNURSkfZgjCNIezG5EFgLJvc",
+	"in4b16Ed9Fss9qK4gFvpYakgpio+DoyOgOEhDuoQ/D1ZxJs4DovGFrG9wluGWMTAQS2wkcy5Uwq3EMkl",
+	"Tjevo2hrLG6DbWpjqMyqiIPLhzH2ysyQUnuoKxpPlGtg1UJ7le7XbcTj8KZLKIh2q5DbyiG4DoOUKH1R",
+	"DNWlKxdWP4LsGhZxNQ2nJeVeoc5YmjJ3fQuKmT6m4SfOroDORTw7hF1vPxdIu6tCtVpQbpJ0DTy0KaRN",
+	"++0t6OI/xe1h+zacw+nxO+fitdFwmAvHFIi5Vdnal8S/scvvYd12N/HX1e5q/j/zjD68N7Th7DB2BF86",
+	"J3xztRUAE5GPU1pCyDE1C9s05fj5dRisUnk7nZ+VmwZnASRV1mPDy6qKJhBlBIQRhr1qMF3EBwNvfRRx",
+	"dNZ0eaIKuwS+0CVUoyCMmWvkjtk4anm6sWrCwlmnbHpaa6TCwimGchHsmB6E3pYQbRtMM3LeHpnzqocm",
+	"4k6Ztkup+HWappmPhu4X3hkLGzYTyruThvCKxLOI46fC/1B6ZCqeICNcMUHPgWrMYMZrqO7yM1Rg3JKI",
+	"sQdCexNV1fDuG0zid6UWMsb190EYGON0nXlY7OTNwLMUszG81rZqnt0C3A4oipWHNWTXENl1uNdq5CsV",
+	"b1SyVbc/bVmN7XRuQhwIejZowZ0XDcx6TdZL59Xa/PsiF/yYJ/RqVeyVi3+fuAs838f6ypjVHjU9hLPz",
+	"QjmT1AJu/VdbBljUgHnFtVx2EUBnuxuZQmqF8Y/LqFLy+1dHL/8RhMGnk6O/Hx2/OfrhzasgDN6cHr08",
+	"PvkRv/d/r7EUt1af7PTd+1SPPdl+tfcWY4EzdMH2oTiPCZ0QjLgKKvdkRtNz2DTfWvXMcLdaE/NpnIr4",
+	"SyciP+BJWO3CKHLPVVdimLssKBsdWIK+KCm5CLOz4GG0XRhxVej2oetS811b7u4TKQwTxwQL5YyvIqCq",
+	"YTJu5HArLy0/NtMVMqIlu/IJDoWY65HLq+d7+5ecsxDs3/h/8cV+COz7LAtBJUKHwKngRjhPKaeSxf0Q",
+	"YiPbeHmX/+LdJ2NoUaJzaaSfNMb5YOAvKTsv1e7fqqjscyclNlMq2gj0NxHlzpZ00bYO7J4X9uBWXGyF",
+	"g2S7IL3Vdk+Xs7pTTb/wWndj5f949+qi0GGKnP8ij7+HDV6/MxqJDYnp2NKEZR1U+dJb5sq6HURuI1Oa",
+	"Xn8UDXW/J0T57u5TCruHMNjDRFpruNdkxo319ZW0101fJdbcClfj/6VjP6X2vp1FdIyQG719u/YvreK/",
+	"fYcfhEhv0Pwz07OTPE3VDfqcoADqiAL6WCUo58xRHanA9jqUYHkCsjTqhNtBFfHe8cnHP4TwyfzXD81v",
+	"3JWh6FmafP3uu2eHOKivB+ETi9GjV80s5nma9g2LEhNw6paC3g+np2/6Q3jvHV4ZWQJJlcByGOhRtHAp",
+	"H6jUqIthw6gaGG+dBTNLgYMQlzvs4P0VLbBJui0iaM3x2lgOjE8Hc8G4bsxm8PXdMx9lcmhT3qTIeVIs",
+	"jFOCiUHOAul3H7aVtucaiC2ZtwA+ttvcghSBhHxeFhfR3z0DDCPp35UDtOi2rdp6Sq3VQ2lse8VDKni6",
+	"7LsgobOzvRD2z0M4exrCs/NztIpth7N980sNfP9HB5irwS6P6LYEYB2o/nxYJLuECXMkEMaOZPzeXz+c",
+	"nthoQ8qM5r6JIMxgBCnTZj5sSSCr1beHcamtElJe1JRe4kJE3Y3oVksXJ1wsaJ3SRRLGHymLIxU2DNRr",
+	"5bEUSl1QrqWYL4MwyFS31S7mmmXsV9rhHkwpkZzx6YX09pMxqRW7pG+999KSSpuYOtybJSH5TfagqmkS",
+	"hAFJSNaVjdaJ/jpoXbhXms5bG465WRm5srDt7e7uVkDd66QFIqd0871Bmf3SHfJfDuR2qop4D+waEupO",
+	"efF7fhc2f8f0gZskpSC4XYus37d3eE5YPPMezLorD4OTDovoS8ExeXdsK8/VkUXStKP6TBikRHceT55n",
+	"F9VL4ZtmxtX6d1LonMZs0pVQ2XkXfVfGtQaW665vFI1zyfTSOgLs7S/m53YbsJi0i0XYuJG51gWNUqpW",
+	"KaeoxIL6kh2vmH2m9dxm1DI+Ee15Ks5t/FfB6cnJf1tKUCAuXfWX0znlUNzkQeEq6P0NPQ7w9/1+xN+/",
+	"+vARjt4dO1G6pgZe2KqwGFYMTVvFriMEruKZGALmQVo9lqQLo46OvkY2STEKDiAKhsNhFFyPIr4yExKO",
+	"QEvCUsweT4maYTTglAtJkwMY7Vzu77hQyDnRM+tl9yGVTxSIBUfEHL07tsFqC8k0VX0ziuk8GkbcugWL",
+	"UP6YSInaN4fRfw+cHBscJyNXtuWgkX4iFjzijZalRxP2DF3s7X8Pl0yxcUrh6MOL42OIZ0SS2CVQpooC",
+	"AU4XEWeJWfLnpy9gpCWJ6ZxIyrWfGzLyhaoGAGpubIK5S7+w9wwkTdF1j2NYl03KYuoyrFzNxqM5iWd0",
+	"sD/cDcIgl6mjRXWws7NYLIYEfx4KOd1xfdXOm+MXr04+vMI+5vwwbVSnatBOxSUS7A73bDsxp5zMWXAQ",
+	"PB3uDp8aLkX0DE/XTiJsyMWU6s570L98fPsG5mRqlswTrBCEnpwdN6iNMBsv4T1NRHzoLmLMEJg2YoBK",
+	"zM9VL7RWNJ1Ajwt48fIEVUQb380EP04QM+w9Le97a2X79nd3Gxn1ml7pnZnO0g3p+d01KPyBNUvE3J1n",
+	"u89XCd4CkJ1WVSNkXnmWEbl0Qxuarw+PAnmqDF9MRJwbRds6X85Nb9yJHWmwOFSa8ISkgtPhz9XdWY2m",
+	"D7iwLZH1M7kkFhM3RBnusXV5OfhgnPMkvV/M1bH2pKCnHk7f34BGV6pqJU0bfvQR7Rwtl+ALWzFuWHZG",
+	"9YzmCgyWwMq+g2rBK3M+L7wVZ+teRbwnRa5p6ApNhRCLhPbDVd0ufB79hY/AqPfvh9Xw44upnMeNGaG3",
+	"eqYy7KE5TcR7KC+KGOgVHctJaq1DELmORUb7zQjpC3RUmwEE9IrWzpvbd5LOnP4fBcica5aZLe1NxcUf",
+	"iotQFBoxVcr84v40P7vdsRy0Tvxv3TZvR/HzlDB+Q2Jv0gO9spWGXb2c+6D2yhRZsR5P3DNKUj1zVF3l",
+	"tisZwqlt9NKdis24qRYj8SOXGGrHxDhR/nS4C/7oQY/AP47evoGMzOeMT/sdlQW6eW/naBUxsSC2PpVG",
+	"ErpHDsNUMXcVqvVs5XJvR8zVTkKrt9RzoTq34SWtXA6XdaKXdyiIpWKSUnWTggg3u9wOA5sec2uj03UP",
+	"PaTdFbUaRXlvRKF3qRmmi2ike6gZ5gbbtmYY+k2dbv/Lv/+lHCnvbiblSo3i21O/6fj9FnNVSg2bPntP",
+	"N/cpynFhhy2g66qPdB0Gz7dBRr1YJvbaAkSsn4uNn22xHr/+GscoTzMcn3z83ueRecHGJDiSLzmI2+2C",
+	"L6g6F8mIzvJ0HQexOUX3xj3ITRjH+NY8gASm9x1O/vrtqVQW/HaC/pNOEHLAeoABkH//a+zj6PD6CCoM",
+	"drtj9Ev7HDV0llizS9sT3SBlpjMGuYvFYSUj1zZBUEfjUVg2dv6RkRWoIwxMnEs6KEdDtjAaX1jOMLKs",
+	"wY10YZnDqEuJPZ3/9B9y0MPAL+RmfW6qVNwxJo98Yz7fmE8X8yEVTmBMUGWzq/3J78i4vgEb6rAIGikr",
+	"y8zad3YGxuFssLf/xxD29v94HsIv8Gd7r9672lEubVjBnyEjV/+8+ufO3v4f0c9sIwumUuRzm6mDf0Jv",
+	"VAbDjfplWk6MZQfsTe7Z30I4OXcsOOK2iwuZG9k4aRdxZx9J8GPghb+to4H5NXZMPwBG2Y36Q/jnFQxQ",
+	"tf2njcKJ/wxqZ38Fx7utZVR5Mqdw5tcj/0ol3z2fsxcOdofP8fWccL/z/Rz/YM5+uH9+XXsvp2l+3cyY",
+	"2tLeWKVIrbUwfisbakv+36jUtaUE2M7y2s7IbISMVHT2XvXhGdx764NCHmHHhN7Z3nkIZyfn5iCcxZSl",
+	"vb/tPN3vmxPU/2a7/Wcxf89tgPCaHa6FEwD25ssd7y1Y/v7qy5JUCX/hQbS7HGsVGnmium7EsDx4k1c2",
+	"QpXveM7X8q36TF3lw61PrlbQ/z68cW5cLNxRpCqaEzlvx1pXtsfDUezKjvWW7viiNJ3+UTvZG3ZJHxKZ",
+	"lZo5KxxCZTaGAffecPl5RvEBn3rCh7R1Arscy7aC8zo8/cX83o2rmyxrw+Mcw5sspAwMJlgWbpXHvKSJ",
+	"Im9mDVFg4s1DUsWGNyqqyTG1VypuLTgch30M4D/WU3nccxLuAoloSCnBfGQfPzOx5RW1wEgao3Ba1bbc",
+	"60QShtUte2qWa23+SsSC9w9hZHNuRr5KGbNp9BsJyADlYjYMe6GIb5c/Z/OhfADJzU8Komfro7Jpqzcf",
+	"lmJzm0+M6GK0bc6TaXqD02Sxt1OkMHTfSacpZi18wFa3sbNrL2TcE2cs43IqyRq21LlcFmKn+MI/Wuox",
+	"UXZqYeMr/n+9Eh/1gim3wUfzCR9EyRb6UPG8zT3h0INgDUqf0+qsRigD7jpEdD11bEWmQ9lkp3yYFnOR",
+	"2+h2lcZWqmKNMmIHrpZH6Is2Y2GwSkGQUvVwhcFsgFWj0Fd3mbc19b+wEKMtsISB0kWOMtrYRcx81+12",
+	"WSvt9kRTvEj1W5FMLcXofwTd+KLytx83XOHieW/2ugwRnQi5IDIBwWFkic+6WTi+8oo/YRjVyFLkKOI9",
+	"X1miWf3M1W7rg6I0oYklw1GlSv4Ieg6d+EYMPmRmw+R82qAPXy1fgs0zVyTQVjhXtebO4W32mcbaCEY8",
+	"BbYEBofRQuqRK/qJ+XsY/k9S9iuV6hAKWCwzRasL2/aH8MYlxvO6+y1X1FUxlgRfvNEzKfLpLOJUaZYR",
+	"LeQQPimzLEVSRnm8hIzMVVHAT2vJxrlNpPRVQ5lerjxaP0onrG/nc1+nK1UfUXgAd83mqTFse4WWVpCl",
+	"f9XQJfEV+aWGUv7v/4EKdf37X/bD7T0fj8N5fseukr2tEFh9Qe4RPSw/VkmneG0amhyk5Bbu0FdYfuW5",
+	"iG71aqeon38fjLuDHxy7st8NhtCNj8qz7zvlm++3ulTyr7d+O1q/ay/k+5xXCnQJvpUiVJa8WnUq1js2",
+	"yhJ/t1ch/XOdv5UG6S3XlfgqDNluq/2+9cf1xu+9W76/AcbXm8rWnqpazGS9tXz/W2BURP6AOvwI8+JG",
+	"UKTKAX7hr4it0VgUs2iQ4xMVca/U9ryB5xR/lz3kHq4wnbC+IKeL8mER/5K1FtYjVvGqJUzS2JbKKdNb",
+	"THsyTim+1WGfb5cU1UcFMeGRfcKd4YPslXgVTDG2jzT3h2AUQ5GWu+oAzblmqY3ONjBWfWVDOMEi/pjp",
+	"nmSMu+cTV6nbmFD4QPp2Ld/1kRXuaqLkCo27ur1e206FUr7AIlpWhsJur1/vbSM1K+9sYqctBF/5Ev43",
+	"XeP3qsa7fEvkoD7T8uzcsMhKAA3jdKBzTj2ztxqM5YRY5LXGxW6k2PsE0Z2v7q8NrlSXtfu786iWlyMP",
+	"5RELt2vsELxS/LY3rO2MXb1vvz+X5n/yxt3ZG3pj0NYa4a7ZN9/cN9/cN6F+z74551Bfy65uI63vwTP3",
+	"IEzkm0Pvm0PvMR16687VZkdex7nawrfnSP134uJrYfChXHsPp09t4R2sVPP8HToJ152C+3IL3nb7Slfa",
+	"DvMFqrvdgKecghQLTIBoODx7WMW5H+Jv/ks9I7oR0xbxXqXOc6UIgo1ecwMUxnTC1Bc7jKvQbcOI66O4",
+	"C/uy45gyPvUQCgk5d3/3XCXpMOJFVWnn5/OPg4xFssTH4Qh3T/zZoj5dLrxmZe8HjZKsT7VCVcYNvLe4",
+	"2VpAHl9fmLxq3TUKNJXcvUJqDaZhNuhhfNdvBElUI6Ct+vhAPcAJFE1prFWliCnjkX8LesI4U7PGAzLo",
+	"7V3ah6ZdFMohun3Kd38oLd3FZeU0wyZImsKMXFJHrUM4nmBBd/yswvo8SNcRd6H0SpNlEVbvTCLcf1Az",
+	"sbA+aHP4cknXE6/B0F2Sjurlz73TI/gaNR5gi4ID+D6EKHA1IS/8i0nmh6/X10E9z6j7FcAJSRVtVpPb",
+	"5vnAzo6lh6aRsgAVrwoQBX/9cHrS+QbA5uJt7YPqq5tVDlMRzH9QecJwaMELgTTAiTjWE+3VH/288G8Z",
+	"SqFFP8QLDxJT1fm2KT54WHkAEatVTfBlEWbDA4dwIhw7/HptH0L0vQ8aNf9UyQzEgvshI347U+FVNtfL",
+	"O5gKvzu3/5/uTYygPWCNuLUZGAuiagzNxkE3Gftwa8viheBaitQaGNu61w1fMnQnKV7W+fmLK8auO8A7",
+	"iiGrKTyMIDqpioQp1fBs9xkQjXLAptvHRhr4uMMi2FF2CCIUGVYaUcwTAMLVgkoFz3efFV2Xtp3Rm8wm",
+	"WhHu5Id8omAwcGMPtDXmKi98W4ULUsGnVHoxY2sXw4L4QOCmzGEaCsWqvCddOlD76+XQJ4v8byzjzizj",
+	"5meyMPofns28L4t9V8TIgkpjNDFzAmw+U3kC8IFIfKZvuD33+KDF3N/ldwRjdHGHxtA4Hp4VywPKUpQH",
+	"OzupiEk6E0offL+7u4vH3g3dUkDZJeVUqRCNdmb+RH3N13ALfA1mb8QbS64zybCsbVqmGxads/IJ167K",
+	"fl0lWAv/S2WY0iezAgwsWll5g8XGOvj3WTSZQm80FbYFDAxOil9H/cOI22AMN4DlWmYIZSulujGf7+6B",
+	"0RHdi6OaTC3rcECWDtk2kI2H0Lt0rCGgaDHotAwfOHUvsxW8sRq9UUFyk2ra89eeSK+/7Wa2z9Z68S+j",
+	"mSOACbXGSOC6tLLwiFQmbqfdrll518MrVcPaGRSV4VX1EZV2CiNT0CgKV+RtNAuFFkPWa8Vdn1//vwAA",
+	"AP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

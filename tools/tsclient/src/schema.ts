@@ -652,9 +652,10 @@ export interface components {
         /**
          * @description Scalar values only, as the protocol allows: `kernels` (the kernel
          *     table), `layers` (the layers with a constant weight: MatMul, Gemm, Conv, ...),
-         *     `int8_layers` (those of them on the int8 kernels), and the
-         *     `parameters` of the model's config.yaml. How each layer runs is in
-         *     the model's configuration (GET .../config).
+         *     `int8_layers` (those of them on the int8 kernels: a float32 layer of
+         *     any kind is not counted), and the `parameters` of the model's
+         *     config. How each layer runs, and why, is in the model's
+         *     configuration (GET .../config).
          */
         MetadataParameters: {
             [key: string]: components["schemas"]["ParameterValue"];
@@ -845,8 +846,33 @@ export interface components {
              * @description Columns of the weight (output channels).
              */
             n: number;
-            /** @description How the layer runs, e.g. "int8 per_channel", "int8 per_channel (QDQ weights)", "float32". */
+            /**
+             * @description How the layer runs, e.g. "int8 per_channel", "int8 per_channel (QDQ weights)", "float32":
+             *     it begins with "int8" exactly when the layer runs on the int8 kernels. A float32 layer of
+             *     a quantized model says why: "float32 (small weight)",
+             *     "float32 (input layer: 3 input channels)", "float32 (feeds Log)" (its result reaches a
+             *     range-sensitive operator: Log, Div, Pow, Sqrt, Reciprocal or Exp, before any
+             *     normalization), "float32 (quantize_exclude)" (the model's config excludes the node).
+             */
             kernels: string;
+        };
+        /**
+         * @description How quantserve compiled the version: the quantization asked for (the server's
+         *     --quantize, or the config's quantize key or parameter), its scheme when int8, the nodes the
+         *     config's quantize_exclude parameter keeps in float32, how many layers run on the int8
+         *     kernels (the int8_layers of the model's metadata) and the nodes of those layers. Each
+         *     layer's kernels, and why a float32 one is float32, are in quantization.
+         */
+        QuantserveConfiguration: {
+            /** @enum {string} */
+            quantize: "int8" | "none";
+            scheme?: components["schemas"]["Scheme"];
+            quantize_exclude: string[];
+            /** Format: int64 */
+            layers: number;
+            /** Format: int64 */
+            int8_layers: number;
+            int8_nodes: string[];
         };
         /** @description Which versions of the model load; exactly one member. */
         VersionPolicy: {
@@ -882,10 +908,14 @@ export interface components {
             quantization: components["schemas"]["LayerQuantization"][];
             /** @description The model's config file (config.yaml or config.pbtxt), if it has one. */
             config_file?: string;
-            /** @description The parameters of the model's config.yaml. */
+            /**
+             * @description The parameters of the model's config (config.yaml or config.pbtxt); quantize
+             *     (int8 or none) and quantize_exclude (node names, comma-separated) set how it compiles.
+             */
             parameters?: {
                 [key: string]: string;
             };
+            quantserve: components["schemas"]["QuantserveConfiguration"];
         };
     };
     responses: {
