@@ -53,6 +53,12 @@ type Table struct {
 	ConvHard      func(dst []float32, a, b, lo, hi, d float32, mode int)
 	ScaleRows     func(dst, s []float32)
 	PoolSum       func(x []float32) float64
+	// The fused activations' epilogues and the float32 operators they
+	// replace, each giving its reference's bits: kernels.LeakyRelu (the
+	// LeakyRelu operator's loop) and kernels.MaxMinConst (a Max or Min
+	// with a constant, as Go's max and min compute it).
+	LeakyRelu   func(dst, src []float32, alpha float32)
+	MaxMinConst func(dst []float32, c float32, isMin bool)
 
 	supported func() bool
 }
@@ -83,6 +89,8 @@ var generic = &Table{
 	ConvHard:      kernels.ConvHard,
 	ScaleRows:     kernels.ScaleRows,
 	PoolSum:       kernels.PoolSum,
+	LeakyRelu:     kernels.LeakyRelu,
+	MaxMinConst:   kernels.MaxMinConst,
 
 	supported: func() bool { return true },
 }

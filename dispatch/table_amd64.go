@@ -51,6 +51,8 @@ func isaTables() []*Table {
 		ConvHard:      amd64.ConvHardAVX2,
 		ScaleRows:     amd64.ScaleRowsAVX2,
 		PoolSum:       amd64.PoolSumAVX2,
+		LeakyRelu:     amd64.LeakyReluAVX512,
+		MaxMinConst:   amd64.MaxMinConstAVX512,
 
 		supported: func() bool { return avx512(cpuid.AVX512VNNI) },
 	}, {
@@ -75,6 +77,8 @@ func isaTables() []*Table {
 		ConvHard:      amd64.ConvHardAVX2,
 		ScaleRows:     amd64.ScaleRowsAVX2,
 		PoolSum:       amd64.PoolSumAVX2,
+		LeakyRelu:     amd64.LeakyReluAVX512,
+		MaxMinConst:   amd64.MaxMinConstAVX512,
 
 		supported: func() bool { return avx512() },
 	}, {
@@ -100,6 +104,8 @@ func isaTables() []*Table {
 		ConvHard:      amd64.ConvHardAVX2,
 		ScaleRows:     amd64.ScaleRowsAVX2,
 		PoolSum:       amd64.PoolSumAVX2,
+		LeakyRelu:     amd64.LeakyReluAVX2,
+		MaxMinConst:   amd64.MaxMinConstAVX2,
 
 		supported: func() bool { return avx2() && cpuid.CPU.Supports(cpuid.AVXVNNI) },
 	}, {
@@ -124,6 +130,8 @@ func isaTables() []*Table {
 		ConvHard:      amd64.ConvHardAVX2,
 		ScaleRows:     amd64.ScaleRowsAVX2,
 		PoolSum:       amd64.PoolSumAVX2,
+		LeakyRelu:     amd64.LeakyReluAVX2,
+		MaxMinConst:   amd64.MaxMinConstAVX2,
 
 		supported: avx2,
 	}}

@@ -41,6 +41,8 @@ func isaTables() []*Table {
 			ConvHard:      kernels.ConvHard,
 			ScaleRows:     kernels.ScaleRows,
 			PoolSum:       kernels.PoolSum,
+			LeakyRelu:     arm64.LeakyReluNEON,
+			MaxMinConst:   arm64.MaxMinConstNEON,
 
 			supported: func() bool {
 				return arm64.Available && cpuid.CPU.Supports(append(features, cpuid.ASIMD)...)

@@ -18,6 +18,7 @@ import (
 //	Conv → BatchNormalization          folded into the weights at load
 //	     → Add or Sum with a residual  added as the product is written
 //	     → an activation               applied as the product is written
+//	     → Max or Min with a constant  bounded then, with the operator's bits
 //
 // each step optional but in that order (the activations: Relu, LeakyRelu,
 // Clip, HardSigmoid, HardSwish, and HardSwish as exporters spell it out,
@@ -105,6 +106,12 @@ func fuseConvs(r *rewriter) bool {
 				parts[len(parts)-1] = "HardSwish"
 			}
 			last = nodes[len(nodes)-1]
+		}
+		if b, v, ok := matchConvBound(r, last.Outputs[0]); ok {
+			attrs = append(attrs, &onnxpb.Attribute{Name: "bound", Type: onnxpb.AttrString, S: []byte(b.OpType)},
+				&onnxpb.Attribute{Name: "bound_value", Type: onnxpb.AttrFloat, F: v})
+			absorbed, parts = append(absorbed, b), append(parts, b.OpType)
+			last = b
 		}
 		if len(absorbed) == 0 {
 			continue
@@ -268,6 +275,23 @@ func matchConvActivation(r *rewriter, x string) ([]*onnxpb.Attribute, []*onnxpb.
 		return nil, nil
 	}
 	return []*onnxpb.Attribute{str("activation", "HardSwishParts"), floats(c, lo, hi, d, div)}, []*onnxpb.Node{add, clip, mul, scale}
+}
+
+// matchConvBound matches a Max or Min of value x (read by nothing else)
+// and a float32 constant of one element c, which FusedConv applies after
+// its activation with the operator's bits. A NaN c is left to the
+// operator: which NaN it gives depends on the order of the operands.
+// Before opset 8 Max and Min did not broadcast.
+func matchConvBound(r *rewriter, x string) (*onnxpb.Node, float32, bool) {
+	n := r.onlyReader(x)
+	if !r.is(n, "Max") && !r.is(n, "Min") || r.opset(n) < 8 || len(n.Inputs) != 2 || len(n.Outputs) != 1 || n.Outputs[0] == "" || len(n.Attributes) > 0 {
+		return nil, 0, false
+	}
+	c, ok := r.scalarOther(n, x)
+	if !ok || c != c {
+		return nil, 0, false
+	}
+	return n, c, true
 }
 
 // clipBounds returns a Clip node's bounds when they are constants (±Inf

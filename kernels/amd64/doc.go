@@ -2,8 +2,9 @@
 // integer and float tiles, the AVX-VNNI (VEX ymm vpdpbusd) integer tile,
 // the AVX-512 VNNI (zmm vpdpbusd) integer tile and the AVX-512 float tile
 // (vnni_amd64.s, written by _gen), the AVX2 vector math of the
-// transformer paths, and the AVX2 kernels of the convolution and pooling
-// paths (conv_amd64.s, hand-written). Each is the twin of a pure-Go
+// transformer paths, the AVX2 kernels of the convolution and pooling
+// paths (conv_amd64.s, hand-written), and LeakyRelu and the bound of a Max
+// or Min with a constant in AVX2 and AVX-512 (leaky_amd64.s, hand-written). Each is the twin of a pure-Go
 // reference in package kernels and is tested against it on every CPU that
 // has its features.
 // Package dispatch calls a kernel only on CPUs (and OSes, through XCR0)

@@ -13,12 +13,14 @@ import (
 // quantserve.FusedConv is a Conv with a constant float32 weight and what
 // the graph compiler's convolution rewrites found after it, in one node:
 //
-//	Y = act(conv(X, W·s) + (B·s + t) + R)
+//	Y = bound(act(conv(X, W·s) + (B·s + t) + R))
 //
 // where s and t fold an inference BatchNormalization (s = scale/√(var+ε),
 // t = bias − mean·s) into the weights at load, R is an optional residual
-// added as each tile of the product is written, and act an optional
-// activation applied then. The inputs are X, W, B, the BatchNormalization's
+// added as each tile of the product is written, act an optional
+// activation applied then, and bound an optional Max(·, c) or Min(·, c)
+// with a constant c (bound "Max" or "Min", bound_value c), with the Max
+// and Min operators' bits. The inputs are X, W, B, the BatchNormalization's
 // scale, bias, mean and var, R, and a channel scale of X (absent ones
 // empty), at the positions FusedX ... FusedXScale.
 //
@@ -61,13 +63,16 @@ var recyclable = []int{FusedX, FusedResidual, FusedXScale}
 
 // FusedConvAttrs are FusedConv's attributes: Conv's, the folded
 // BatchNormalization's epsilon, the activation and its parameters, the
-// layouts, the names of the nodes fused (for errors and metadata) and the
-// inputs this node is the last reader of.
+// Max or Min folded after it and its constant, the layouts, the names of
+// the nodes fused (for errors and metadata) and the inputs this node is
+// the last reader of.
 type FusedConvAttrs struct {
 	ConvAttrs
 	Epsilon          float32   `onnx:"epsilon" default:"1e-05"`
 	Activation       string    `onnx:"activation"`
 	ActivationParams []float32 `onnx:"activation_params"`
+	Bound            string    `onnx:"bound"`
+	BoundValue       float32   `onnx:"bound_value"`
 	Fused            []string  `onnx:"fused"`
 	NHWCIn           bool      `onnx:"nhwc_in"`
 	NHWCOut          bool      `onnx:"nhwc_out"`
@@ -144,6 +149,9 @@ func buildFusedConv(n *ops.Node, at *FusedConvAttrs) (ops.Operator, error) {
 	}
 	act, err := parseActivation(at.Activation, at.ActivationParams)
 	if err != nil {
+		return nil, err
+	}
+	if act, err = act.withBound(at.Bound, at.BoundValue); err != nil {
 		return nil, err
 	}
 	has := func(i int) bool { return i < len(n.Inputs) && n.Inputs[i] != "" }

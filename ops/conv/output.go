@@ -19,12 +19,25 @@ const (
 	actHardSigmoid    // p[0] alpha, p[1] beta
 	actHardSwish      // x·HardSigmoid(x) with alpha 1/6, beta 1/2
 	actHardSwishParts // (x·Clip(x + p[0], p[1], p[2])) / p[3] (· p[3] when p[4] is 0)
+	actBound          // none: only the bound
 )
 
-// activation is an activation with its parameters.
+// boundKind is a Max or Min with a constant folded after the activation.
+type boundKind uint8
+
+const (
+	boundNone boundKind = iota
+	boundMax            // y = max(y, c): a lower bound
+	boundMin            // y = min(y, c): an upper bound
+)
+
+// activation is an activation with its parameters, then the bound of a
+// folded Max or Min with the constant c.
 type activation struct {
-	kind actKind
-	p    [5]float32
+	kind  actKind
+	p     [5]float32
+	bound boundKind
+	c     float32
 }
 
 func parseActivation(name string, params []float32) (activation, error) {
@@ -47,6 +60,26 @@ func parseActivation(name string, params []float32) (activation, error) {
 	return a, nil
 }
 
+// withBound returns a followed by op ("" for none, "Max" or "Min") with
+// the constant c.
+func (a activation) withBound(op string, c float32) (activation, error) {
+	switch op {
+	case "":
+		return a, nil
+	case "Max":
+		a.bound = boundMax
+	case "Min":
+		a.bound = boundMin
+	default:
+		return activation{}, fmt.Errorf("bound %q is not one FusedConv applies (Max or Min)", op)
+	}
+	a.c = c
+	if a.kind == actNone {
+		a.kind = actBound
+	}
+	return a, nil
+}
+
 // clamp returns the bounds Relu and Clip clamp to (±Inf for the other
 // activations) and whether apply has work left after clamping.
 func (a *activation) clamp() (lo, hi float32, rest bool) {
@@ -60,7 +93,7 @@ func (a *activation) clamp() (lo, hi float32, rest bool) {
 	default:
 		rest = true
 	}
-	return lo, hi, rest
+	return lo, hi, rest || a.bound != boundNone
 }
 
 // apply computes v = act(v) in place, each activation as its operator
@@ -68,21 +101,23 @@ func (a *activation) clamp() (lo, hi float32, rest bool) {
 // kernels.ConvFinish does, and the HardSigmoid family, which clamps as
 // kernels.ConvHard does (each keeps a negative zero and NaN where Go's max
 // and min would give +0 and NaN: equal values all the same); those run on
-// tb's kernels.
+// tb's kernels. Then the bound, as the Max or Min operator computes it
+// (kernels.MaxMinConst: the same bits).
 func (a *activation) apply(v []float32, tb *dispatch.Table) {
-	hard := tb.ConvHard
-	switch a.kind {
-	case actRelu, actClip:
+	if a.kind == actRelu || a.kind == actClip {
 		lo, hi, _ := a.clamp()
 		tb.ConvFinish(v, nil, nil, lo, hi)
+	}
+	a.rest(v, tb)
+}
+
+// rest computes what the clamp of clamp() leaves of apply: the
+// activations other than Relu and Clip, then the bound.
+func (a *activation) rest(v []float32, tb *dispatch.Table) {
+	hard := tb.ConvHard
+	switch a.kind {
 	case actLeakyRelu:
-		alpha := a.p[0]
-		for i, x := range v {
-			if x < 0 {
-				x *= alpha
-			}
-			v[i] = x
-		}
+		tb.LeakyRelu(v, v, a.p[0])
 	case actHardSigmoid:
 		hard(v, a.p[0], a.p[1], 0, 1, 1, kernels.HardT)
 	case actHardSwish:
@@ -94,6 +129,9 @@ func (a *activation) apply(v []float32, tb *dispatch.Table) {
 		} else {
 			hard(v, 1, c, lo, hi, d, kernels.HardXTMul)
 		}
+	}
+	if a.bound != boundNone {
+		tb.MaxMinConst(v, a.c, a.bound == boundMin)
 	}
 }
 
@@ -144,7 +182,7 @@ func (o *output) finish(dst, bias, res []float32) {
 	lo, hi, rest := o.act.clamp()
 	o.tb.ConvFinish(dst, bias, res, lo, hi)
 	if rest {
-		o.act.apply(dst, o.tb)
+		o.act.rest(dst, o.tb)
 	}
 }
 

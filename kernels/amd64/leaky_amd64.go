@@ -1,0 +1,77 @@
+//go:build gc && !purego
+
+package amd64
+
+import "github.com/quantserve/quantserve/kernels"
+
+// leakyReluAVX2 computes kernels.LeakyRelu(dst, src, alpha). Requires
+// AVX2, len(dst) == len(src) and a multiple of 8.
+//
+//go:noescape
+func leakyReluAVX2(dst, src []float32, alpha float32)
+
+// leakyReluAVX512 computes kernels.LeakyRelu(dst, src, alpha), the values
+// after the last whole 16 under a mask. Requires AVX-512 F and len(dst)
+// == len(src).
+//
+//go:noescape
+func leakyReluAVX512(dst, src []float32, alpha float32)
+
+// maxMinConstAVX2 computes kernels.MaxMinConst(dst, c, sign == 0), the
+// sequence Go compiles min and max to (sign 0x80000000: max). Requires
+// AVX2 and len(dst) a multiple of 8.
+//
+//go:noescape
+func maxMinConstAVX2(dst []float32, c float32, sign uint32)
+
+// maxMinConstAVX512 is maxMinConstAVX2 on zmm, the values after the last
+// whole 16 under a mask. Requires AVX-512 F.
+//
+//go:noescape
+func maxMinConstAVX512(dst []float32, c float32, sign uint32)
+
+// LeakyReluAVX2 computes kernels.LeakyRelu(dst, src, alpha). Requires
+// AVX2.
+func LeakyReluAVX2(dst, src []float32, alpha float32) {
+	dst = dst[:len(src)] // Go checks the bounds the assembly trusts
+	n := len(src) &^ 7
+	if n > 0 {
+		leakyReluAVX2(dst[:n], src[:n], alpha)
+	}
+	kernels.LeakyRelu(dst[n:], src[n:], alpha)
+}
+
+// LeakyReluAVX512 computes kernels.LeakyRelu(dst, src, alpha). Requires
+// AVX-512 F.
+func LeakyReluAVX512(dst, src []float32, alpha float32) {
+	dst = dst[:len(src)] // Go checks the bounds the assembly trusts
+	if len(src) > 0 {
+		leakyReluAVX512(dst, src, alpha)
+	}
+}
+
+// maxSign is the sign flip that makes maxMinConst's min a max.
+func maxSign(isMin bool) uint32 {
+	if isMin {
+		return 0
+	}
+	return 1 << 31
+}
+
+// MaxMinConstAVX2 computes kernels.MaxMinConst(dst, c, isMin). Requires
+// AVX2.
+func MaxMinConstAVX2(dst []float32, c float32, isMin bool) {
+	n := len(dst) &^ 7
+	if n > 0 {
+		maxMinConstAVX2(dst[:n], c, maxSign(isMin))
+	}
+	kernels.MaxMinConst(dst[n:], c, isMin)
+}
+
+// MaxMinConstAVX512 computes kernels.MaxMinConst(dst, c, isMin).
+// Requires AVX-512 F.
+func MaxMinConstAVX512(dst []float32, c float32, isMin bool) {
+	if len(dst) > 0 {
+		maxMinConstAVX512(dst, c, maxSign(isMin))
+	}
+}

@@ -1,0 +1,20 @@
+//go:build !amd64 || !gc || purego
+
+package amd64
+
+import "github.com/quantserve/quantserve/kernels"
+
+// LeakyReluAVX2 forwards to kernels.LeakyRelu in builds without assembly.
+func LeakyReluAVX2(dst, src []float32, alpha float32) { kernels.LeakyRelu(dst, src, alpha) }
+
+// LeakyReluAVX512 forwards to kernels.LeakyRelu in builds without
+// assembly.
+func LeakyReluAVX512(dst, src []float32, alpha float32) { kernels.LeakyRelu(dst, src, alpha) }
+
+// MaxMinConstAVX2 forwards to kernels.MaxMinConst in builds without
+// assembly.
+func MaxMinConstAVX2(dst []float32, c float32, isMin bool) { kernels.MaxMinConst(dst, c, isMin) }
+
+// MaxMinConstAVX512 forwards to kernels.MaxMinConst in builds without
+// assembly.
+func MaxMinConstAVX512(dst []float32, c float32, isMin bool) { kernels.MaxMinConst(dst, c, isMin) }
