@@ -55,8 +55,8 @@
 //
 // # Exactness
 //
-// Activations are quantized per row to unsigned bytes with a zero point
-// of 0 (rows with no negative value) or 64, which every table's int32
+// Activations are quantized per row to unsigned bytes in [0, 127] with a
+// zero point of their own (quant.RowParams), which every table's int32
 // arithmetic multiplies exactly; the epilogue's float32 operations run in
 // the reference's order, so every table returns the same bits for the
 // same product. Blocking along K keeps int32 partial sums, so it changes

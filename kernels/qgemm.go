@@ -4,11 +4,12 @@ package kernels
 //
 // Weights B are int8 in [-127, 127], K×N, quantized per output channel (or
 // per block of 32 along K). Activations are quantized per row to unsigned
-// bytes u with a zero point zp: zp = 0 for rows with no negative value
-// (u in [0, 127], the precision of symmetric int8 for post-ReLU values) and
-// zp = 64 otherwise (u in [0, 128]). Every product u·b therefore fits the
-// u8×s8 pair sums of x86's vpmaddubsw without saturating
-// (2·128·127 = 32512 < 32767), which is what makes the AVX2 kernel exact.
+// bytes u in [0, 127] with a zero point zp where the row's 0 falls: the
+// row's range [min(lo, 0), max(hi, 0)] spread over 127 steps
+// (quant.RowParams), zp = 0 for rows with no negative value. Every product
+// u·b therefore fits the u8×s8 pair sums of x86's vpmaddubsw without
+// saturating (2·127·127 = 32258 < 32767), which is what makes the AVX2
+// kernel exact.
 //
 // The integer result is
 //

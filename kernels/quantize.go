@@ -22,16 +22,12 @@ func MinMax(x []float32) (lo, hi float32, finite bool) {
 	return lo, hi, finite
 }
 
-// QuantizeU8 writes u[i] = clamp(roundEven(x[i]*inv), lo, hi) + zp for
-// each i, where the product is a float32 multiplication and [lo, hi] is
-// [0, 127] when zp == 0 and [-64, 64] when zp == 64. It requires
-// len(u) >= len(x) and finite x.
+// QuantizeU8 writes u[i] = clamp(roundEven(x[i]*inv), -zp, 127-zp) + zp
+// for each i, where the product is a float32 multiplication: bytes in
+// [0, 127]. It requires len(u) >= len(x), finite x and zp in [0, 127].
 func QuantizeU8(x []float32, inv float32, zp int32, u []uint8) {
 	u = u[:len(x)]
-	lo, hi := float32(0), float32(127)
-	if zp != 0 {
-		lo, hi = -64, 64
-	}
+	lo, hi := float32(-zp), float32(127-zp)
 	for i, v := range x {
 		q := v * inv
 		q = min(max(q, lo), hi)

@@ -13,9 +13,10 @@
 // subnormals included) quantizes to zeros with s = 0. NaN or ±Inf in a
 // weight is an error.
 //
-// Activations are quantized per row at run time (RowParams): rows with no
-// negative value to u = round(x/s) in [0, 127] with s = max/127, others to
-// u = round(x/s) + 64 in [0, 128] with s = max|x|/64. The zero point (0 or
-// 64) keeps every u8×s8 product pair inside 16 bits, which is what lets the
-// AVX2 kernel be exact; post-ReLU activations lose nothing against int8.
+// Activations are quantized per row at run time (RowParams) to
+// u = round(x/s) + zp in [0, 127] with s = (hi - lo)/127 over the row's
+// range widened to hold 0, and zp where 0 falls (0 for rows with no
+// negative value). Bytes of at most 127 keep every u8×s8 product pair
+// inside 16 bits, which is what lets the AVX2 kernel be exact; post-ReLU
+// activations lose nothing against int8.
 package quant

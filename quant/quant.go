@@ -159,20 +159,30 @@ func maxAbs(x []float32, from, to, stride int) float32 {
 
 func finite(v float32) bool { return v == v && v <= math.MaxFloat32 && v >= -math.MaxFloat32 }
 
+// ActivationLevels is the number of steps a row of activations is
+// quantized to: unsigned bytes in [0, 127], whose products with int8
+// weights every kernel table sums exactly (x86's vpmaddubsw saturates
+// pairs past 32,767: 2·127·127 is below it, 2·255·127 is not).
+const ActivationLevels = 127
+
 // RowParams returns the activation quantization of a row whose values lie
-// in [lo, hi]: its scale, the reciprocal the kernels multiply by, and the
-// zero point (0 when lo >= 0, else 64). A row below MinScaleRange in
-// magnitude gets scale 0, inv 0 and zero point 0: it quantizes to zeros.
+// in [lo, hi]: the range widened to hold 0, [min(lo, 0), max(hi, 0)],
+// spread over ActivationLevels steps with the zero point where 0 falls
+// (0 for a row with no negative value, 127 for one with no positive
+// value). It returns the scale, the reciprocal the kernels multiply by and
+// the zero point: a value x quantizes to clamp(roundEven(x·inv), -zp,
+// 127-zp) + zp. A row spanning less than MinScaleRange gets scale 0, inv 0
+// and zero point 0: it quantizes to zeros.
 func RowParams(lo, hi float32) (scale, inv float32, zp int32) {
-	if lo >= 0 {
-		if hi < MinScaleRange {
-			return 0, 0, 0
-		}
-		return hi / 127, 127 / hi, 0
-	}
-	m := max(-lo, hi)
-	if m < MinScaleRange {
+	lo, hi = min(lo, 0), max(hi, 0)
+	span := hi - lo
+	if span < MinScaleRange || !finite(span) {
 		return 0, 0, 0
 	}
-	return m / 64, 64 / m, 64
+	if lo == 0 {
+		return hi / ActivationLevels, ActivationLevels / hi, 0
+	}
+	scale, inv = span/ActivationLevels, ActivationLevels/span
+	z := math.RoundToEven(float64(-lo * inv))
+	return scale, inv, int32(min(max(z, 0), ActivationLevels))
 }

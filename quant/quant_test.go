@@ -82,33 +82,47 @@ func TestWeightEdgeCases(t *testing.T) {
 	}
 }
 
+// TestRowParamsBound: every value of a row, quantized as the kernels do
+// (clamp(roundEven(x·inv), -zp, 127-zp)), comes back within half a step;
+// the zero point is 0 exactly for rows with no negative value; and the
+// step is (max - min)/127 of the range widened to 0: for a skewed row far
+// finer than a symmetric scheme's max|x|/64, for a symmetric one at most
+// 128/127 of it.
 func TestRowParamsBound(t *testing.T) {
 	r := rand.New(rand.NewPCG(2, 2))
-	for trial := 0; trial < 2000; trial++ {
+	for trial := 0; trial < 3000; trial++ {
 		row := make([]float32, 1+r.IntN(40))
-		signed := trial%2 == 0
+		shift := []float64{0, 0, 3, -3}[trial%4] // signed, non-negative, skewed up, skewed down
 		for i := range row {
-			row[i] = float32(r.NormFloat64() * math.Exp(r.NormFloat64()*4))
-			if !signed {
-				row[i] = float32(math.Abs(float64(row[i])))
+			v := r.NormFloat64() * math.Exp(r.NormFloat64()*4)
+			switch {
+			case trial%4 == 1:
+				v = math.Abs(v)
+			case shift != 0:
+				v = (v/4 + shift) * math.Abs(v)
 			}
+			row[i] = float32(v)
 		}
 		lo, hi := row[0], row[0]
 		for _, v := range row {
 			lo, hi = min(lo, v), max(hi, v)
 		}
 		s, inv, zp := RowParams(lo, hi)
-		if (zp == 64) != (lo < 0) {
-			t.Fatalf("zp %d for lo %g", zp, lo)
+		if zp < 0 || zp > ActivationLevels || lo >= 0 && zp != 0 || hi <= 0 && lo < 0 && zp != ActivationLevels {
+			t.Fatalf("zp %d for [%g, %g]", zp, lo, hi)
+		}
+		span := float64(max(hi, 0)) - float64(min(lo, 0))
+		if span > 0 && math.Abs(float64(s)-span/ActivationLevels) > span*0x1p-20 {
+			t.Fatalf("[%g, %g]: scale %g, want %g", lo, hi, s, span/ActivationLevels)
+		}
+		if old := float64(max(-lo, hi)) / 64; lo < 0 && float64(s) > old*128/127 {
+			t.Fatalf("[%g, %g]: step %g, the symmetric scheme's %g", lo, hi, s, old)
 		}
 		for _, v := range row {
-			q := math.RoundToEven(float64(v * inv))
-			if zp == 0 && (q < 0 || q > 127) || zp == 64 && (q < -64 || q > 64) {
-				t.Fatalf("row value %g quantizes to %g (zp %d)", v, q, zp)
-			}
+			q := min(max(math.RoundToEven(float64(v*inv)), float64(-zp)), float64(ActivationLevels-zp))
 			// float32 product rounding adds at most 2^-16 of a step
 			if d := math.Abs(float64(v) - q*float64(s)); d > float64(s)*(0.5+0x1p-16) {
-				t.Fatalf("value %g: error %g > s/2 (s %g)", v, d, s)
+				t.Fatalf("value %g in [%g, %g]: error %g > s/2 (s %g, zp %d)", v, lo, hi, d, s, zp)
 			}
 		}
 	}

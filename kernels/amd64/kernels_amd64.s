@@ -418,21 +418,14 @@ TEXT ·quantizeU8AVX2(SB), NOSPLIT, $0-56
 	MOVL         zp+28(FP), AX
 	VMOVD        AX, X1
 	VPBROADCASTD X1, Y1
-	// clamp range: [0, 127] when zp == 0, else [-64, 64]
-	TESTL        AX, AX
-	JNZ          qsigned
-	MOVL         $0x00000000, AX  // 0.0
-	MOVL         $0x42fe0000, BX  // 127.0
-	JMP          qrange
-
-qsigned:
-	MOVL $0xc2800000, AX          // -64.0
-	MOVL $0x42800000, BX          // 64.0
-
-qrange:
-	VMOVD        AX, X2
+	// clamp range: [-zp, 127 - zp]
+	MOVL         AX, BX
+	NEGL         BX
+	VCVTSI2SSL   BX, X2, X2
 	VBROADCASTSS X2, Y2           // lo
-	VMOVD        BX, X3
+	MOVL         $127, BX
+	SUBL         AX, BX
+	VCVTSI2SSL   BX, X3, X3
 	VBROADCASTSS X3, Y3           // hi
 	TESTQ        CX, CX
 	JZ           qdone
@@ -442,7 +435,7 @@ qloop:
 	VMAXPS      Y2, Y4, Y4
 	VMINPS      Y3, Y4, Y4        // clamp to [lo, hi]
 	VCVTPS2DQ   Y4, Y4            // round half to even (MXCSR default)
-	VPADDD      Y1, Y4, Y4        // + zp, now in [0, 128]
+	VPADDD      Y1, Y4, Y4        // + zp, now in [0, 127]
 	VEXTRACTI128 $1, Y4, X5
 	VPACKSSDW   X5, X4, X4        // 8 int16
 	VPACKUSWB   X4, X4, X4        // 8 uint8 in the low quadword

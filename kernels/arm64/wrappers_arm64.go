@@ -105,10 +105,7 @@ func QuantizeU8NEON(x []float32, inv float32, zp int32, u []uint8) {
 	u = u[:len(x)]
 	n := len(x) &^ 7
 	if n > 0 {
-		lo, hi := float32(0), float32(127)
-		if zp != 0 {
-			lo, hi = -64, 64
-		}
+		lo, hi := float32(-zp), float32(127-zp)
 		quantizeU8NEON(x[:n], inv, zp, lo, hi, u[:n])
 	}
 	kernels.QuantizeU8(x[n:], inv, zp, u[n:])
