@@ -4,7 +4,10 @@
 // products of ONNX Runtime's quantization tools; and quantserve's own
 // Linear, a MatMul by a constant weight fused with the bias, activation
 // and residual that follow it (what the graph compiler's "linear"
-// rewrite makes).
+// rewrite makes), and DynamicLinear, ONNX Runtime's exported dynamic
+// quantization (DynamicQuantizeLinear, MatMulInteger, Cast and the scale
+// Muls, then bias, Gelu and residual) run as one product on the int8
+// kernels with the unfused graph's exact bits (the "dynamic" rewrite).
 //
 // A product by a constant 2-D float32 weight is a Linear (NewLinear): the
 // weight packed once, at load, for the float kernels, or quantized for

@@ -3,6 +3,8 @@ package matmul
 import (
 	"math"
 
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/kernels"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -28,34 +30,155 @@ func (dynamicQuantizeLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor
 	if !ok {
 		return nil, ops.InputErrorf("DynamicQuantizeLinear takes FP32, got %v", in[0].DType)
 	}
-	var lo, hi float32
-	err := c.InPieces(len(xs), func(p, q int) {
-		for _, v := range xs[p:q] {
-			lo, hi = min(lo, v), max(hi, v)
-		}
-	})
+	q, err := newDynamicQuant(c, xs)
 	if err != nil {
 		return nil, err
 	}
-	scale := (hi - lo) / 255
-	var zp float32
-	if scale != 0 {
-		zp = float32(min(max(math.RoundToEven(float64(0-lo/scale)), 0), 255))
-	}
 	y := make([]uint8, len(xs))
-	if scale != 0 {
-		err := c.InPieces(len(xs), func(p, q int) {
-			for i := p; i < q; i++ {
-				y[i] = uint8(min(max(math.RoundToEven(float64(xs[i]/scale))+float64(zp), 0), 255))
-			}
-		})
-		if err != nil {
-			return nil, err
-		}
+	tmp := c.Scratch(min(len(xs), ops.TickEvery))
+	defer c.Free(tmp)
+	if err := c.InPieces(len(xs), func(p, e int) { q.quantizeWith(q.table, xs[p:e], y[p:e], tmp) }); err != nil {
+		return nil, err
 	}
 	return []*tensor.Tensor{
 		{DType: tensor.Uint8, Shape: in[0].Shape, Data: y},
-		tensor.Scalar(scale),
-		tensor.Scalar(uint8(zp)),
+		tensor.Scalar(q.scale),
+		tensor.Scalar(uint8(q.zp)),
 	}, nil
+}
+
+// dynamicQuant is DynamicQuantizeLinear's choice for one tensor: the
+// scale and zero point of its range, and how its values quantize. The
+// quantserve.DynamicLinear fusion quantizes with the same value, so that
+// the two agree bit for bit.
+type dynamicQuant struct {
+	scale, zp float32
+	hi        float32         // max(x, 0)
+	table     *dispatch.Table // the engine's
+	// fast: every value is finite and the scale normal (or +Inf), so
+	// that x/scale lies within ±256 (or is clamped to it harmlessly) and
+	// rounds with float32 arithmetic; otherwise each value takes the
+	// specification's formula in float64.
+	fast bool
+}
+
+// newDynamicQuant returns the quantization DynamicQuantizeLinear chooses
+// for x: scale (max(x, 0) - min(x, 0)) / 255 in float32, zero point
+// saturate(roundEven(0 - min(x, 0)/scale)) (0 when the scale is 0). The
+// range comes from the table's MinMax when x is finite and from a plain
+// loop otherwise (NaN takes over min and max as Go's min and max have it).
+func newDynamicQuant(c *ops.Context, x []float32) (dynamicQuant, error) {
+	var t *dispatch.Table
+	if c != nil && c.Engine() != nil {
+		t = c.Engine().Table()
+	} else {
+		t = dispatch.Default()
+	}
+	var lo, hi float32
+	finite := true
+	err := c.InPieces(len(x), func(p, q int) {
+		if !finite {
+			return
+		}
+		l, h, ok := t.MinMax(x[p:q])
+		if !ok {
+			finite = false
+			return
+		}
+		lo, hi = min(lo, l), max(hi, h)
+	})
+	if err != nil {
+		return dynamicQuant{}, err
+	}
+	if !finite {
+		lo, hi = 0, 0
+		err := c.InPieces(len(x), func(p, q int) {
+			for _, v := range x[p:q] {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		})
+		if err != nil {
+			return dynamicQuant{}, err
+		}
+	}
+	d := dynamicQuant{scale: (hi - lo) / 255, hi: hi, table: t}
+	if d.scale != 0 {
+		d.zp = float32(min(max(math.RoundToEven(float64(0-lo/d.scale)), 0), 255))
+	}
+	d.fast = finite && d.scale >= math.SmallestNonzeroFloat32*(1<<23) // normal or +Inf
+	return d, nil
+}
+
+// roundMagic is 1.5·2^23: for |q| <= 2^22, (q + roundMagic) rounds q to
+// an integer, ties to even, and holds it in its low mantissa bits.
+const roundMagic = 0x1.8p23
+
+// quantize writes y[i] = saturate(roundEven(x[i]/scale) + zp), the
+// division in float32, for i < len(x) (y[i] = 0 with a zero scale).
+func (d dynamicQuant) quantize(x []float32, y []uint8) {
+	y = y[:len(x)]
+	switch {
+	case d.scale == 0:
+		clear(y)
+	case d.fast:
+		// |x| <= hi - lo and a normal scale is within an ulp of
+		// (hi - lo)/255, so |x/scale| <= 255.0001 (0 for a scale of +Inf):
+		// well inside the rounding trick's range. The zero point and the
+		// trick's offset add as one constant.
+		s, zp := d.scale, int32(d.zp)-0x4b400000
+		for i, v := range x {
+			r := int32(math.Float32bits(v/s+roundMagic)) + zp
+			y[i] = uint8(min(max(r, 0), 255))
+		}
+	default:
+		for i, v := range x {
+			y[i] = uint8(min(max(math.RoundToEven(float64(v/d.scale))+float64(d.zp), 0), 255))
+		}
+	}
+}
+
+// quantizeWith is quantize on table t's vector kernels, tmp (at least
+// len(x) values) its scratch: ConvHard's x·t/d with t = 1 divides (x·1 is
+// x, so the quotient is x/scale rounded once, as in quantize), ConvHard's
+// t = x·1 + 1.5·2^23 rounds it to an integer held in the low mantissa
+// bits and clamps it to [-zp, 255 - zp], and the low byte of those bits
+// plus zp is the byte. The same bytes as quantize: TestDynamicQuantFast.
+func (d dynamicQuant) quantizeWith(t *dispatch.Table, x []float32, y []uint8, tmp []float32) {
+	if !d.fast || d.scale == 0 {
+		d.quantize(x, y)
+		return
+	}
+	y, tmp = y[:len(x)], tmp[:len(x)]
+	copy(tmp, x)
+	zp := float32(d.zp)
+	t.ConvHard(tmp, 0, 1, 1, 1, d.scale, kernels.HardXTDiv)
+	t.ConvHard(tmp, 1, roundMagic, roundMagic-zp, roundMagic+255-zp, 1, kernels.HardT)
+	add := uint32(d.zp)
+	for len(tmp) >= 8 {
+		t, u := tmp[:8:8], y[:8:8]
+		u[0] = uint8(math.Float32bits(t[0]) + add)
+		u[1] = uint8(math.Float32bits(t[1]) + add)
+		u[2] = uint8(math.Float32bits(t[2]) + add)
+		u[3] = uint8(math.Float32bits(t[3]) + add)
+		u[4] = uint8(math.Float32bits(t[4]) + add)
+		u[5] = uint8(math.Float32bits(t[5]) + add)
+		u[6] = uint8(math.Float32bits(t[6]) + add)
+		u[7] = uint8(math.Float32bits(t[7]) + add)
+		tmp, y = tmp[8:], y[8:]
+	}
+	for i, v := range tmp {
+		y[i] = uint8(math.Float32bits(v) + add)
+	}
+}
+
+// wide reports whether some value may quantize to a byte above 128: the
+// largest byte is that of max(x, 0), as quantization keeps order (with
+// NaN or ±Inf in x, any byte may come).
+func (d dynamicQuant) wide() bool {
+	if !d.fast {
+		return true
+	}
+	var b [1]uint8
+	d.quantize([]float32{d.hi}, b[:])
+	return b[0] > 128
 }

@@ -2,7 +2,11 @@
 // default, and float32) and on ONNX Runtime (float32) in one invocation,
 // interleaved model by model and round by round so a noisy neighbour slows
 // both alike, and prints items per second (images or sequences) and the
-// ratio to ONNX Runtime:
+// ratio to ONNX Runtime. For the encoder ONNX Runtime's int8 is the peer
+// too: the model quantized as onnxruntime.quantization.quantize_dynamic
+// writes it (tools/ortquant), run by ONNX Runtime and, as the exported
+// file it is, by quantserve, beside quantserve's own int8 of the float
+// model:
 //
 //	resnet50     ResNet-50 (../shared/models/onnx_light_resnet50: the
 //	             zoo architecture, weights replaced by constants), 224×224
@@ -50,6 +54,7 @@ import (
 	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
+	"github.com/quantserve/quantserve/tools/ortquant/quantize"
 )
 
 //go:embed ort.js
@@ -75,6 +80,11 @@ type bench struct {
 	dtype      string // float32 or int64
 	item       []int  // one item's shape (without the batch axis)
 	idRange    int    // token ids are drawn from [0, idRange)
+	// exported is the model as ONNX Runtime's quantize_dynamic writes it
+	// (nil: not compared in int8 with ONNX Runtime), and exportedPath
+	// its file.
+	exported     []byte
+	exportedPath string
 }
 
 func main() {
@@ -116,6 +126,15 @@ func main() {
 		if err := os.WriteFile(b.path, b.data, 0o644); err != nil {
 			log.Fatal(err)
 		}
+		if name == "encoder" {
+			if b.exported, _, err = quantize.Dynamic(b.data); err != nil {
+				log.Fatal(err)
+			}
+			b.exportedPath = filepath.Join(tmp, name+"-quantize_dynamic.onnx")
+			if err := os.WriteFile(b.exportedPath, b.exported, 0o644); err != nil {
+				log.Fatal(err)
+			}
+		}
 		benches = append(benches, b)
 	}
 	if *profile {
@@ -128,11 +147,21 @@ func main() {
 	defer os.Remove(filepath.Join(*ortDir, "modelbench-ort.js"))
 	o := startORT()
 	exec := gemm.New(dispatch.Default(), *threads)
-	fmt.Printf("# quantserve (%s, %d thread(s)) vs ONNX Runtime (float32, %d thread(s)), best of %d interleaved rounds of %v, items/s\n",
+	fmt.Printf("# quantserve (%s, %d thread(s)) vs ONNX Runtime (%d thread(s)), best of %d interleaved rounds of %v, items/s\n",
 		dispatch.Default().Name, *threads, *threads, *rounds, *minTime)
-	fmt.Printf("%-10s %5s %14s %14s %14s %10s %10s\n", "model", "batch", "quantserve i8", "quantserve f32", "onnxruntime", "i8/ort", "f32/ort")
+	fmt.Printf("# qs i8: quantserve's int8 of the float model; qs exp i8: quantserve on the file quantize_dynamic writes (tools/ortquant),\n")
+	fmt.Printf("# which ort i8 runs; i8/ort8 and exp/ort8 compare with ort i8, the rest with ort f32\n")
+	fmt.Printf("%-10s %5s %10s %10s %10s %10s %10s %8s %8s %8s %8s\n", "model", "batch",
+		"qs i8", "qs f32", "ort f32", "qs exp i8", "ort i8", "i8/ort", "f32/ort", "i8/ort8", "exp/ort8")
 	for _, b := range benches {
 		o.call(map[string]any{"cmd": "load", "name": b.name, "path": b.path, "threads": *threads})
+		var exported *model.Model
+		if b.exported != nil {
+			o.call(map[string]any{"cmd": "load", "name": b.name + "-i8", "path": b.exportedPath, "threads": *threads})
+			if exported, err = model.LoadWith(b.exported, model.Options{Exec: exec}); err != nil {
+				log.Fatal(err)
+			}
+		}
 		i8, err := model.LoadWith(b.data, model.Options{Exec: exec, Quantize: true, Scheme: quant.PerChannel})
 		if err != nil {
 			log.Fatal(err)
@@ -146,14 +175,34 @@ func main() {
 			fmt.Sscan(bs, &n)
 			shape := append([]int{n}, b.item...)
 			in := makeInput(b, shape)
-			var best [3]float64
+			ortRun := func(name string) float64 {
+				res := o.call(map[string]any{"cmd": "run", "name": name, "input": b.input, "type": b.dtype, "shape": shape, "range": b.idRange, "mintime": minTime.Seconds()})
+				return float64(n) * res["iters"].(float64) / res["seconds"].(float64)
+			}
+			var best [5]float64 // qs i8, qs f32, ort f32, qs exported i8, ort i8
 			for r := 0; r < *rounds; r++ {
 				best[0] = max(best[0], float64(n)*run(i8, b.input, in))
 				best[1] = max(best[1], float64(n)*run(f32, b.input, in))
-				res := o.call(map[string]any{"cmd": "run", "name": b.name, "input": b.input, "type": b.dtype, "shape": shape, "range": b.idRange, "mintime": minTime.Seconds()})
-				best[2] = max(best[2], float64(n)*res["iters"].(float64)/res["seconds"].(float64))
+				best[2] = max(best[2], ortRun(b.name))
+				if exported != nil {
+					best[3] = max(best[3], float64(n)*run(exported, b.input, in))
+					best[4] = max(best[4], ortRun(b.name+"-i8"))
+				}
 			}
-			fmt.Printf("%-10s %5d %14.2f %14.2f %14.2f %9.2fx %9.2fx\n", b.name, n, best[0], best[1], best[2], best[0]/best[2], best[1]/best[2])
+			col := func(v float64) string {
+				if v == 0 {
+					return "-"
+				}
+				return fmt.Sprintf("%.2f", v)
+			}
+			ratio := func(a, b float64) string {
+				if a == 0 || b == 0 {
+					return "-"
+				}
+				return fmt.Sprintf("%.2fx", a/b)
+			}
+			fmt.Printf("%-10s %5d %10s %10s %10s %10s %10s %8s %8s %8s %8s\n", b.name, n, col(best[0]), col(best[1]), col(best[2]), col(best[3]), col(best[4]),
+				ratio(best[0], best[2]), ratio(best[1], best[2]), ratio(best[0], best[4]), ratio(best[3], best[4]))
 		}
 	}
 }
