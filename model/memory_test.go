@@ -195,3 +195,44 @@ func TestModelKeepsNoFileBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestManyNodesLoadInBoundedMemory: a graph of 50,000 small nodes (a file
+// of 35 bytes a node) loads allocating at most 2.5 KiB a node in all and
+// keeping at most 512 bytes a node: a file of many nodes costs memory in
+// proportion to its nodes, not to their count squared or to the number of
+// rewrite rules.
+func TestManyNodesLoadInBoundedMemory(t *testing.T) {
+	const n = 50000
+	g := onnxbuild.Graph{
+		Inputs:  []onnxbuild.IO{onnxbuild.V("x", tensor.Float32, 4)},
+		Outputs: []onnxbuild.IO{onnxbuild.V("y", tensor.Float32, 4)},
+		Inits:   map[string]*tensor.Tensor{"c": tensor.From([]int{4}, []float32{1, 2, 3, 4})},
+	}
+	prev := "x"
+	for i := range n {
+		out := fmt.Sprintf("v%d", i)
+		if i == n-1 {
+			out = "y"
+		}
+		g.Nodes = append(g.Nodes, onnxbuild.Node{Op: "Add", Inputs: []string{prev, "c"}, Outputs: []string{out}})
+		prev = out
+	}
+	data := g.Bytes()
+	g = onnxbuild.Graph{}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	m, err := model.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	kept := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("%d nodes, a file of %d bytes: %d bytes allocated loading (%d a node), %d kept (%d a node)", n, len(data), allocated, allocated/n, kept, kept/n)
+	if allocated > n*2560 || kept > n*512 {
+		t.Errorf("loading %d nodes allocated %d bytes and kept %d: want at most %d and %d", n, allocated, kept, n*2560, n*512)
+	}
+	runtime.KeepAlive(m)
+}

@@ -74,12 +74,20 @@ func applyRewrites(g *onnxpb.Graph, opsets map[string]int64) bool {
 	return any
 }
 
+// index builds the indexes anew; each rule sees the graph as the rules
+// before it left it. The maps are reused from rule to rule: a large graph
+// is indexed many times.
 func (r *rewriter) index() {
-	r.inits = map[string]*onnxpb.Tensor{}
+	if r.inits == nil {
+		r.inits, r.used, r.prod, r.dead = map[string]*onnxpb.Tensor{}, map[string]int{}, map[string]*onnxpb.Node{}, map[*onnxpb.Node]bool{}
+	}
+	clear(r.inits)
+	clear(r.used)
+	clear(r.prod)
+	clear(r.dead)
 	for _, p := range r.g.Initializers {
 		r.inits[p.Name] = p
 	}
-	r.used, r.prod, r.dead = map[string]int{}, map[string]*onnxpb.Node{}, map[*onnxpb.Node]bool{}
 	for _, n := range r.g.Nodes {
 		for _, in := range n.Inputs {
 			r.used[in]++

@@ -462,8 +462,16 @@ func layoutConvs(r *rewriter) bool {
 		n   *onnxpb.Node
 		pos int
 	}
-	readers := map[string][]use{}
 	fused := map[string]*onnxpb.Node{} // by output
+	for _, n := range r.g.Nodes {
+		if !r.dead[n] && isFusedConv(n) && len(n.Outputs) == 1 && fusedConvCanNHWC(n) {
+			fused[n.Outputs[0]] = n
+		}
+	}
+	if len(fused) == 0 {
+		return false
+	}
+	readers := map[string][]use{}
 	for _, n := range r.g.Nodes {
 		if r.dead[n] {
 			continue
@@ -472,9 +480,6 @@ func layoutConvs(r *rewriter) bool {
 			if in != "" {
 				readers[in] = append(readers[in], use{n, i})
 			}
-		}
-		if isFusedConv(n) && len(n.Outputs) == 1 && fusedConvCanNHWC(n) {
-			fused[n.Outputs[0]] = n
 		}
 	}
 	nhwc := map[string]bool{}
