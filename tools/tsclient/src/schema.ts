@@ -939,8 +939,9 @@ export interface components {
         };
         /**
          * @description Too many work requests in flight (--max-inflight), or those in flight
-         *     hold the server's memory budget (--max-inflight-bytes); retry after
-         *     Retry-After seconds.
+         *     hold the server's memory budget (--max-inflight-bytes) so that this
+         *     one's values do not fit beside them (the error names the node); retry
+         *     after Retry-After seconds.
          */
         Busy: {
             headers: {
@@ -1092,8 +1093,10 @@ export interface components {
         };
         /**
          * @description The body is larger than the server's --max-body-bytes, or the request
-         *     (body and decoded tensors) needs more memory than --max-inflight-bytes
-         *     allows in all. A client that sends its whole body before reading still
+         *     (its body, decoded tensors, the values the model makes for it, its
+         *     outputs and encoded answer) needs more memory than one request may
+         *     hold (--max-request-bytes, all of --max-inflight-bytes by default);
+         *     the error names the node and the size it needed. A client that sends its whole body before reading still
          *     reads this answer: the server reads and discards the rest of the body
          *     (for a bounded time and size) before it closes the connection.
          */
