@@ -79,6 +79,9 @@ func layerCount(m *model.Model) string {
 // their test sets against ONNX Runtime, and the models of
 // internal/onnxbuild the tests use (against ONNX Runtime where
 // model/testdata holds its outputs, else against quantserve in float32).
+// Models with two or more test sets are measured a second time with
+// static activations calibrated on their first set (rows marked
+// staticSuffix).
 func accuracyRows(t *testing.T) []accRow {
 	load := func(data []byte, q bool) *model.Model {
 		m, err := model.LoadWith(data, model.Options{Quantize: q, Scheme: quant.PerChannel})
@@ -108,18 +111,27 @@ func accuracyRows(t *testing.T) []accRow {
 		}
 		m := load(data, true)
 		sets, _ := filepath.Glob(filepath.Join(dir, "test_data_set_*"))
-		for _, set := range sets {
+		inputs := func(m *model.Model, set string) map[string]*tensor.Tensor {
 			in := map[string]*tensor.Tensor{}
 			for i, spec := range m.Inputs {
 				in[spec.Name] = readTensor(t, filepath.Join(set, fmt.Sprintf("input_%d.pb", i)))
 			}
-			out := run(m, in)
-			for i, spec := range m.Outputs {
-				want := readTensor(t, filepath.Join(set, fmt.Sprintf("output_%d.pb", i)))
-				wv, gv := want.Data.([]float32), out[spec.Name].Data.([]float32)
-				rows = append(rows, accRow{filepath.Base(dir), filepath.Base(set), spec.Name, "ONNX Runtime", layerCount(m),
-					compare(gv, wv), topAgreement(gv, wv, want.Shape[want.Rank()-1])})
+			return in
+		}
+		measure := func(m *model.Model, name string) {
+			for _, set := range sets {
+				out := run(m, inputs(m, set))
+				for i, spec := range m.Outputs {
+					want := readTensor(t, filepath.Join(set, fmt.Sprintf("output_%d.pb", i)))
+					wv, gv := want.Data.([]float32), out[spec.Name].Data.([]float32)
+					rows = append(rows, accRow{name, filepath.Base(set), spec.Name, "ONNX Runtime", layerCount(m),
+						compare(gv, wv), topAgreement(gv, wv, want.Shape[want.Rank()-1])})
+				}
 			}
+		}
+		measure(m, filepath.Base(dir))
+		if len(sets) >= 2 { // static activations, calibrated on test_data_set_0
+			measure(calibrated(t, data, func(m *model.Model) { run(m, inputs(m, sets[0])) }), filepath.Base(dir)+staticSuffix)
 		}
 	}
 
@@ -140,33 +152,16 @@ func accuracyRows(t *testing.T) []accRow {
 		name, testdata string
 		config         onnxbuild.VADConfig
 	}{{"onnxbuild VAD", "testdata/vad", onnxbuild.DefaultVAD}, {"onnxbuild VAD (STFT)", "testdata/vad-stft", stft}} {
-		m := load(onnxbuild.VAD(v.config).Bytes(), true)
-		var h, c *tensor.Tensor
-		for chunk := range 2 { // the second chunk carries the model's own state
+		vadInputs := func(chunk int) map[string]*tensor.Tensor {
 			dir := filepath.Join(v.testdata, fmt.Sprintf("test_data_set_%d", chunk))
-			in := map[string]*tensor.Tensor{"input": readTensor(t, filepath.Join(dir, "input_0.pb")),
+			return map[string]*tensor.Tensor{"input": readTensor(t, filepath.Join(dir, "input_0.pb")),
 				"h": readTensor(t, filepath.Join(dir, "input_1.pb")), "c": readTensor(t, filepath.Join(dir, "input_2.pb"))}
-			if chunk > 0 {
-				in["h"], in["c"] = h, c
-			}
-			out := run(m, in)
-			h, c = out["hn"], out["cn"]
-			for i, name := range []string{"output", "hn", "cn"} {
-				wv := readTensor(t, filepath.Join(dir, fmt.Sprintf("output_%d.pb", i))).Data.([]float32)
-				gv := out[name].Data.([]float32)
-				top := "-"
-				if name == "output" { // speech or not: the probability against 0.5
-					same := 0
-					for j := range wv {
-						if (gv[j] > 0.5) == (wv[j] > 0.5) {
-							same++
-						}
-					}
-					top = fmt.Sprintf("%d/%d", same, len(wv))
-				}
-				rows = append(rows, accRow{v.name, fmt.Sprintf("%s chunk %d", v.testdata, chunk), name, "ONNX Runtime", layerCount(m), compare(gv, wv), top})
-			}
 		}
+		data := onnxbuild.VAD(v.config).Bytes()
+		rows = append(rows, vadRows(t, v.name, v.testdata, load(data, true), vadInputs, run)...)
+		// static activations, calibrated on chunk 0
+		st := calibrated(t, data, func(m *model.Model) { run(m, vadInputs(0)) })
+		rows = append(rows, vadRows(t, v.name+staticSuffix, v.testdata, st, vadInputs, run)...)
 	}
 
 	mlp := onnxbuild.MLP([]int{784, 128, 10}, 1).Bytes()
@@ -257,4 +252,73 @@ func TestInt8AccuracyTable(t *testing.T) {
 // TestSharedModels).
 func shortSkip(name string) bool {
 	return testing.Short() && strings.HasPrefix(name, "onnx_light_") && name != "onnx_light_squeezenet"
+}
+
+// staticSuffix marks the rows of a model run with static activations,
+// calibrated on its first test set.
+const staticSuffix = " (static)"
+
+// calibrated compiles data as the server does with parameters.calibration
+// static: int8 per channel, the int8 layers measuring their activations'
+// ranges while sample runs them, then the model again with those ranges
+// fixed.
+func calibrated(t *testing.T, data []byte, sample func(m *model.Model)) *model.Model {
+	t.Helper()
+	measure := model.Measure()
+	m, err := model.LoadWith(data, model.Options{Quantize: true, Scheme: quant.PerChannel, Calibration: measure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample(m)
+	cal, err := model.Static(measure.Ranges())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := model.LoadWith(data, model.Options{Quantize: true, Scheme: quant.PerChannel, Calibration: cal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	static := 0
+	for _, l := range st.Layers {
+		if strings.Contains(l.Kernels, "(static activations)") {
+			static++
+		}
+	}
+	if static == 0 || static != len(cal.Ranges()) {
+		t.Fatalf("%d layers say they run with static activations, %d were calibrated", static, len(cal.Ranges()))
+	}
+	return st
+}
+
+// vadRows measures a voice-activity detector on its two chunks, the
+// second carrying the model's own state.
+func vadRows(t *testing.T, name, testdata string, m *model.Model, inputs func(chunk int) map[string]*tensor.Tensor,
+	run func(*model.Model, map[string]*tensor.Tensor) map[string]*tensor.Tensor) []accRow {
+	var rows []accRow
+	var h, c *tensor.Tensor
+	for chunk := range 2 {
+		dir := filepath.Join(testdata, fmt.Sprintf("test_data_set_%d", chunk))
+		in := inputs(chunk)
+		if chunk > 0 {
+			in["h"], in["c"] = h, c
+		}
+		out := run(m, in)
+		h, c = out["hn"], out["cn"]
+		for i, output := range []string{"output", "hn", "cn"} {
+			wv := readTensor(t, filepath.Join(dir, fmt.Sprintf("output_%d.pb", i))).Data.([]float32)
+			gv := out[output].Data.([]float32)
+			top := "-"
+			if output == "output" { // speech or not: the probability against 0.5
+				same := 0
+				for j := range wv {
+					if (gv[j] > 0.5) == (wv[j] > 0.5) {
+						same++
+					}
+				}
+				top = fmt.Sprintf("%d/%d", same, len(wv))
+			}
+			rows = append(rows, accRow{name, fmt.Sprintf("%s chunk %d", testdata, chunk), output, "ONNX Runtime", layerCount(m), compare(gv, wv), top})
+		}
+	}
+	return rows
 }

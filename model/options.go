@@ -31,6 +31,11 @@ type Options struct {
 	// their input values are checked before they run; others once run,
 	// their output dropped if too large.
 	MaxFoldBytes int64
+	// Calibration, when not nil, measures the activation ranges of the
+	// int8 layers (Measure) or quantizes their activations with the
+	// per-tensor parameters of calibrated ranges (Static: static
+	// quantization); nil quantizes them per row at run time.
+	Calibration *Calibration
 
 	plan quantPlan // the policy's decisions, set by compile (planQuantization)
 }

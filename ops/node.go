@@ -74,6 +74,30 @@ func (n *Node) KeepFloat() string {
 	return ""
 }
 
+// ActivationSource is implemented by a graph compiler's record of a node
+// (Node.Host) that says how the activations of the node's int8 products
+// are quantized: with per-tensor parameters calibrated at load (static
+// quantization), or per row while their range is measured (calibration).
+type ActivationSource interface {
+	// Activations returns the node's activation quantization, or nil for
+	// the default: per row, nothing measured.
+	Activations() *gemm.Activations
+}
+
+// Activations returns how a builder that runs a product on the int8
+// kernels quantizes its activations (gemm.Engine.QuantizeRowsAs): nil,
+// the default, per row; a static *gemm.Activations, with the parameters
+// the compiler's calibration fixed for the node (the builder's layer then
+// says "(static activations)"); a measuring one, per row while their
+// range is recorded. Without a compiler that calibrates (Host nil, as in
+// opstest) it returns nil.
+func (n *Node) Activations() *gemm.Activations {
+	if a, ok := n.Host.(ActivationSource); ok {
+		return a.Activations()
+	}
+	return nil
+}
+
 // Graph compiles g, a graph attribute of the node, with the compiler's
 // Subgraph.
 func (n *Node) Graph(g *onnxpb.Graph) (Graph, error) {

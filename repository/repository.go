@@ -552,7 +552,11 @@ func (r *Repository) loadVersion(ctx context.Context, name string, number int64,
 	r.log.Info("loading model", "model", name, "version", number)
 	ctx, cancel := context.WithTimeoutCause(ctx, r.loadTimeout, fmt.Errorf("the load took longer than its deadline (%v)", r.loadTimeout))
 	defer cancel()
-	v, err := buildVersion(ctx, name, number, data, opts, cfg, r.log)
+	opts, cal, err := calibrate(ctx, r.versionDir(name, number), data, opts, cfg)
+	var v *Version
+	if err == nil {
+		v, err = buildVersion(ctx, name, number, data, opts, cfg, r.log)
+	}
 	if err == nil && check {
 		err = cfg.checkModel(v.Model)
 	}
@@ -577,6 +581,10 @@ func (r *Repository) loadVersion(ctx context.Context, name string, number int64,
 		attrs = append(attrs, "max_batch_size", bc.MaxBatchSize, "max_queue_delay", bc.MaxQueueDelay, "instances", bc.Instances)
 	} else if v.instances != nil {
 		attrs = append(attrs, "instances", cap(v.instances))
+	}
+	if cal != nil {
+		attrs = append(attrs, "calibration", CalibrationStatic, "calibration_sets", cal.sets,
+			"static_layers", fmt.Sprintf("%d/%d", staticLayers(m.Layers), cal.int8), "calibration_time", cal.took.Round(time.Microsecond))
 	}
 	if len(m.Unfolded) > 0 {
 		attrs = append(attrs, "unfolded", m.Unfolded)

@@ -468,9 +468,12 @@ func (c *Config) CheckBatch(shapes [][]int) error {
 //
 //	parameters { key: "quantize" value { string_value: "none" } }          # int8 or none
 //	parameters { key: "quantize_exclude" value { string_value: "a,b" } }   # node names
+//	parameters { key: "calibration" value { string_value: "static" } }     # static or dynamic
 //
 // quantize_exclude is ONNX Runtime's nodes_to_exclude: the products of
-// the nodes named stay float32 (model.Options.QuantizeExclude).
+// the nodes named stay float32 (model.Options.QuantizeExclude);
+// calibration static fixes the int8 layers' activation quantization from
+// sample inputs at load (see CalibrationParameter).
 const (
 	QuantizeParameter        = "quantize"
 	QuantizeExcludeParameter = "quantize_exclude"
@@ -497,6 +500,9 @@ func (c *Config) loadOptions(def model.Options) (model.Options, error) {
 			return opts, fmt.Errorf("%s: parameters.quantize %q: int8 or none", c.File, q)
 		}
 	}
+	if _, err := c.staticCalibration(); err != nil {
+		return opts, err
+	}
 	if x, ok := c.Parameters[QuantizeExcludeParameter]; ok {
 		opts.QuantizeExclude = nil
 		for name := range strings.SplitSeq(x, ",") {
@@ -513,7 +519,7 @@ func (c *Config) loadOptions(def model.Options) (model.Options, error) {
 // that set how the model compiles.
 func compileOnly(params map[string]string) bool {
 	for k := range params {
-		if k != QuantizeParameter && k != QuantizeExcludeParameter {
+		if k != QuantizeParameter && k != QuantizeExcludeParameter && k != CalibrationParameter {
 			return false
 		}
 	}

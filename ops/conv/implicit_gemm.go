@@ -140,7 +140,7 @@ func (cw *gemmWeights) gemmTo(e *gemm.Engine, s *scratch, gi int, a []float32, m
 	}
 	if cw.q != nil {
 		w := cw.q[gi]
-		if err := e.QuantizeRows(&s.qrows, a, m, w.K, w.K); err != nil {
+		if err := e.QuantizeRowsAs(&s.qrows, a, m, w.K, w.K, cw.act); err != nil {
 			if errors.Is(err, gemm.ErrNotFinite) {
 				return ops.InputErrorf("%v", err)
 			}

@@ -25,6 +25,7 @@ type gemmWeights struct {
 	k, n       int
 	q          []*gemm.QWeights
 	f          []*gemm.FWeights
+	act        *gemm.Activations // how q's activations quantize (nil: per row)
 }
 
 // groupMatrix returns group gi's product matrix of weight w (M×Cg×kk).
@@ -213,6 +214,11 @@ func holdWeight(n *ops.Node, w *tensor.Tensor, group int, adjoint bool) (*held, 
 		var err error
 		if h.w, err = prepareWeights(data, shape, group, adjoint, quantize, n.Scheme); err != nil {
 			return nil, layer{}, fmt.Errorf("weight %q: %w", n.Inputs[1], err)
+		}
+		if quantize { // the node's calibration, if any (ops.Node.Activations)
+			if h.w.act = n.Activations(); h.w.act.Static() {
+				kernels += " (static activations)"
+			}
 		}
 		l.kernels = kernels
 		if dispatch.AutodiffBuilt {

@@ -20,6 +20,7 @@ type Linear struct {
 	k, n int
 	q    *gemm.QWeights
 	f    *gemm.FWeights
+	act  *gemm.Activations // how q's activations quantize (nil: per row)
 
 	// For backward passes (builds with the autodiff tag): the weight as
 	// loaded, and Wᵀ packed on first use.
@@ -40,6 +41,9 @@ type Linear struct {
 // ops.MinQuantizedWeights values with its scheme, and the rest run on the
 // float kernels. A product the compiler's quantization policy keeps in
 // float32 (n.KeepFloat) runs on the float kernels, its layer saying why.
+// An int8 product quantizes its activations as n.Activations says: per
+// row by default, or with the per-tensor parameters a calibration fixed,
+// its layer then saying "(static activations)".
 //
 // NewLinear tells n's compiler that the operator holds input wi
 // (n.HoldInputs) and reports the product among the model's layers
@@ -100,6 +104,15 @@ func NewLinear(n *ops.Node, wi int, w *tensor.Tensor, qdq *ops.QDQWeight) (*Line
 		if dispatch.AutodiffBuilt {
 			l.wf = data
 		}
+		n.AddLayer(k, cols, kernels)
+		return l, nil
+	}
+	if l.act = n.Activations(); l.act.Static() {
+		if iw != nil {
+			kernels = "int8 " + iw.Scheme.String() + " (QDQ weights, static activations)"
+		} else {
+			kernels += " (static activations)"
+		}
 	}
 	n.AddLayer(k, cols, kernels)
 	return l, nil
@@ -138,7 +151,7 @@ func (l *Linear) Apply(c *ops.Context, a *tensor.Tensor) (*tensor.Tensor, error)
 	}
 	e := c.Engine()
 	if l.q != nil {
-		if err := e.QMatMul(ad, m, l.q, out); err != nil {
+		if err := e.QMatMulAs(ad, m, l.q, out, l.act); err != nil {
 			if errors.Is(err, gemm.ErrNotFinite) {
 				return nil, ops.InputErrorf("%v", err)
 			}

@@ -1,0 +1,201 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/quantserve/quantserve/kernels"
+	"github.com/quantserve/quantserve/quant"
+)
+
+// Activations says how one layer's activation rows are quantized when not
+// row by row: with fixed per-tensor parameters calibrated beforehand
+// (static quantization, as ONNX Runtime's static QDQ models run: a value
+// outside the calibrated range clamps to its end), or per row while the
+// range of every row quantized is measured (calibration). A nil
+// *Activations is the default: per row, nothing measured.
+//
+// A static Activations is immutable; a measuring one is safe for
+// concurrent use.
+type Activations struct {
+	static     bool
+	lo, hi     float32 // static: the calibrated range
+	scale, inv float32
+	zp         int32
+
+	mu       sync.Mutex // measuring: guards the fields below
+	seen     bool
+	minV     float32
+	maxV     float32
+	measured int64 // rows
+}
+
+// StaticActivations returns fixed parameters for activations calibrated
+// to lie in [lo, hi]: quant.RowParams(lo, hi), the range widened to hold
+// 0 and spread over quant.ActivationLevels steps around a zero point of
+// its own, as a row spanning [lo, hi] gets dynamically. A range that is
+// not finite, or with lo > hi, is an error; one spanning less than
+// quant.MinScaleRange quantizes every value to 0.
+func StaticActivations(lo, hi float32) (*Activations, error) {
+	if !finite32(lo) || !finite32(hi) || lo > hi {
+		return nil, fmt.Errorf("gemm: activation range [%v, %v] is not a finite range", lo, hi)
+	}
+	s, inv, zp := quant.RowParams(lo, hi)
+	return &Activations{static: true, lo: lo, hi: hi, scale: s, inv: inv, zp: zp}, nil
+}
+
+// MeasureActivations returns Activations that quantize per row, as nil
+// does, and record the range of every row they quantize (Range).
+func MeasureActivations() *Activations { return &Activations{} }
+
+// Static reports whether a holds fixed parameters (false for nil).
+func (a *Activations) Static() bool { return a != nil && a.static }
+
+// Params returns a static a's scale, the reciprocal the kernels multiply
+// by and the zero point.
+func (a *Activations) Params() (scale, inv float32, zp int32) { return a.scale, a.inv, a.zp }
+
+// Range returns the range of the activations: a static a's calibrated
+// range, or the smallest and largest values a measuring a has seen and
+// how many rows held them (0: none yet, and lo = hi = 0).
+func (a *Activations) Range() (lo, hi float32, rows int64) {
+	if a == nil {
+		return 0, 0, 0
+	}
+	if a.static {
+		return a.lo, a.hi, 0
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.minV, a.maxV, a.measured
+}
+
+func (a *Activations) observe(lo, hi float32, rows int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.seen {
+		a.minV, a.maxV, a.seen = lo, hi, true
+	}
+	a.minV, a.maxV = min(a.minV, lo), max(a.maxV, hi)
+	a.measured += int64(rows)
+}
+
+func finite32(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
+
+// QuantizeRowsWith quantizes m rows of k values, row i at x[i*lda:], into
+// dst with the parameters every row shares: scale, its reciprocal inv and
+// zero point zp (in [0, quant.ActivationLevels]), as quant.RowParams gives
+// them. A value quantizes to clamp(roundEven(v·inv), -zp, 127-zp) + zp on
+// the table's QuantizeU8, so every table writes the same bytes, and a row
+// whose own range gives the same parameters quantizes exactly as
+// QuantizeRows quantizes it. A row holding NaN or ±Inf is ErrNotFinite.
+func (e *Engine) QuantizeRowsWith(dst *QRows, x []float32, m, k, lda int, scale, inv float32, zp int32) error {
+	if m < 0 || k < 0 || lda < k || m > 0 && len(x) < (m-1)*lda+k {
+		return fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(x), m, k, lda)
+	}
+	if zp < 0 || zp > quant.ActivationLevels || !finite32(scale) || !finite32(inv) || scale < 0 || inv < 0 {
+		return fmt.Errorf("gemm: activation scale %v (1/%v), zero point %d", scale, inv, zp)
+	}
+	ldu := kernels.PackedKLen(k)
+	dst.m, dst.k, dst.ldu, dst.offOK, dst.wide = m, k, ldu, false, false
+	dst.u = grow(dst.u, paddedRows(m)*ldu)
+	dst.zp = grow(dst.zp, m)
+	dst.scale = grow(dst.scale, m)
+	t := e.t
+	return e.rowsSplit(dst, m, k, func(i int) bool {
+		row := x[i*lda : i*lda+k]
+		if _, _, ok := t.MinMax(row); !ok {
+			return false
+		}
+		u := dst.u[i*ldu : i*ldu+ldu]
+		t.QuantizeU8(row, inv, zp, u)
+		clear(u[k:])
+		dst.zp[i], dst.scale[i] = zp, scale
+		return true
+	})
+}
+
+// rowsSplit runs row(i) for the m rows of dst (k values each), split over
+// e's pool when large, and fails with ErrNotFinite naming the first row
+// of a part that row refused.
+func (e *Engine) rowsSplit(dst *QRows, m, k int, row func(i int) bool) error {
+	parts := 1
+	if m*k >= minParallelQuantize {
+		parts = min(e.pool.Size(), m)
+	}
+	bad := make([]int, max(parts, 1))
+	quantize := func(part, r0, r1 int) {
+		bad[part] = -1
+		for i := r0; i < r1; i++ {
+			if !row(i) {
+				bad[part] = i
+				return
+			}
+		}
+	}
+	var err error
+	if parts <= 1 {
+		err = protect(func() { quantize(0, 0, m) })
+	} else {
+		tasks := make([]func(), parts)
+		for p := range tasks {
+			r0, r1 := span(p, m, parts)
+			tasks[p] = func() { quantize(p, r0, r1) }
+		}
+		err = e.pool.Run(tasks)
+	}
+	if err != nil {
+		dst.m = 0
+		return err
+	}
+	for _, i := range bad {
+		if i >= 0 {
+			dst.m = 0
+			return fmt.Errorf("%w (row %d)", ErrNotFinite, i)
+		}
+	}
+	return nil
+}
+
+// QuantizeRowsAs quantizes m rows of k values as a says: per row
+// (QuantizeRows) for nil, with a's parameters (QuantizeRowsWith) for a
+// static a, per row while recording the rows' range for a measuring a.
+func (e *Engine) QuantizeRowsAs(dst *QRows, x []float32, m, k, lda int, a *Activations) error {
+	switch {
+	case a == nil:
+		return e.QuantizeRows(dst, x, m, k, lda)
+	case a.static:
+		return e.QuantizeRowsWith(dst, x, m, k, lda, a.scale, a.inv, a.zp)
+	}
+	if err := e.QuantizeRows(dst, x, m, k, lda); err != nil {
+		return err
+	}
+	if m == 0 || k == 0 {
+		return nil
+	}
+	lo, hi, _ := e.t.MinMax(x[:k])
+	for i := 1; i < m; i++ {
+		l, h, _ := e.t.MinMax(x[i*lda : i*lda+k])
+		lo, hi = min(lo, l), max(hi, h)
+	}
+	a.observe(lo, hi, m)
+	return nil
+}
+
+// QMatMulAs computes c (m×N, row stride N) = quantize(x) · w for x (m×K,
+// row stride K), its rows quantized as a says (QuantizeRowsAs).
+func (e *Engine) QMatMulAs(x []float32, m int, w *QWeights, c []float32, a *Activations) error {
+	if a == nil {
+		return e.QMatMul(x, m, w, c)
+	}
+	if m == 0 || w.N == 0 {
+		return nil
+	}
+	qa := rowsPool.Get().(*QRows)
+	defer rowsPool.Put(qa)
+	if err := e.QuantizeRowsAs(qa, x, m, w.K, w.K, a); err != nil {
+		return err
+	}
+	return e.QMatMulRows(qa, w, c, w.N)
+}
