@@ -39,14 +39,74 @@ func vecInput(r *rand.Rand, n int, spread float64, special bool) []float32 {
 	return x
 }
 
+// wideInput returns n finite values spanning float32's range: magnitudes
+// from subnormal to 1e30, both zeros, GELU's piece bounds (a = |x|/√2 at
+// 0.5, 1.5, 3 and 5.5, and the far-tail clamp at 10√2), and values around
+// ExpNegMin; in softmax rows of them most exponentials flush to 0.
+func wideInput(r *rand.Rand, n int) []float32 {
+	edges := []float32{0, float32(math.Copysign(0, -1)), 1e-45, -1e-45, 1e-40, -1e-38, 1.1754944e-38,
+		0.70710677, 2.1213202, 4.2426405, 7.7781746, 14.142136, -14.142136, 14.142137,
+		kernels.ExpNegMin, math.Nextafter32(kernels.ExpNegMin, 0), math.Nextafter32(kernels.ExpNegMin, -100),
+		-87, -88, 88, 1e30, -1e30, 3.4028235e38 / 4, -3.4028235e38 / 4}
+	edges = append(edges, geluBoundInputs()...)
+	x := make([]float32, n)
+	for i := range x {
+		switch r.IntN(4) {
+		case 0:
+			x[i] = edges[r.IntN(len(edges))]
+		case 1:
+			x[i] = float32(r.NormFloat64() * 60)
+		default: // any exponent
+			x[i] = float32(math.Ldexp(r.Float64(), r.IntN(240)-140))
+			if r.IntN(2) == 0 {
+				x[i] = -x[i]
+			}
+		}
+	}
+	return x
+}
+
+// geluBoundInputs returns the x of both signs whose a = float32(|x|/√2)
+// (as GELU rounds it) lands exactly on a piece bound, where the piece
+// index switches.
+func geluBoundInputs() []float32 {
+	c := kernels.VecConsts()
+	var xs []float32
+	for b := 0; b < 4; b++ {
+		bound := c[kernels.VecBound+b][0]
+		x := float32(float64(bound) * math.Sqrt2)
+		for range 8 {
+			x = math.Nextafter32(x, 0)
+		}
+		for range 16 {
+			if float32(x*c[kernels.VecInvSq2][0]) == bound {
+				xs = append(xs, x, -x)
+			}
+			x = math.Nextafter32(x, 100)
+		}
+	}
+	return xs
+}
+
+// unaligned returns a copy of v that starts off values into a fresh
+// buffer, so the kernels see inputs at every offset from a 64-byte line.
+func unaligned(v []float32, off int) []float32 {
+	buf := make([]float32, off+len(v))
+	copy(buf[off:], v)
+	return buf[off : off+len(v) : off+len(v)]
+}
+
 // checkVec runs one vector-math case on every table against the
 // reference: bit-identical outputs, guard bands intact, inputs unchanged.
 func checkVec(t *testing.T, r *rand.Rand, n int, special bool) {
 	t.Helper()
-	x := vecInput(r, n, 4, special)
-	bias := vecInput(r, n, 1, special)
-	res := vecInput(r, n, 2, special)
-	scale := float32(r.ExpFloat64())
+	checkVecOn(t, n, float32(r.ExpFloat64()), unaligned(vecInput(r, n, 4, special), r.IntN(16)),
+		unaligned(vecInput(r, n, 1, special), r.IntN(16)), unaligned(vecInput(r, n, 2, special), r.IntN(16)))
+}
+
+// checkVecOn runs checkVec's comparisons on the given inputs.
+func checkVecOn(t *testing.T, n int, scale float32, x, bias, res []float32) {
+	t.Helper()
 
 	wantSoft := slices.Clone(x)
 	kernels.SoftmaxRow(wantSoft, scale)
@@ -66,9 +126,10 @@ func checkVec(t *testing.T, r *rand.Rand, n int, special bool) {
 		}
 	}
 	for _, tb := range Available() {
-		// unaligned: one value into the buffer
+		// unaligned: one value into the buffer, guard bands either side
+		// (17 after it: a masked tail of 16 lanes must not spill)
 		run := func(what string, want []float32, f func(out []float32)) {
-			buf := make([]float32, n+9)
+			buf := make([]float32, n+18)
 			for i := range buf {
 				buf[i] = guard
 			}
@@ -92,16 +153,82 @@ func checkVec(t *testing.T, r *rand.Rand, n int, special bool) {
 }
 
 // TestVecMathEveryTable compares every table's SoftmaxRow, Gelu and
-// AddBias with the reference for every length to 131 (each tail around
-// the 8 and 16 lanes of a step), with and without special values.
+// AddBias with the reference for every length to 200 (each tail around
+// the 8, 16 and 32 lanes of a step) and long rows, on unaligned inputs,
+// with and without special values and across float32's whole range.
 func TestVecMathEveryTable(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
-	for n := 0; n <= 131; n++ {
+	wide := func(n int) {
+		checkVecOn(t, n, float32(r.ExpFloat64()), unaligned(wideInput(r, n), r.IntN(16)),
+			unaligned(wideInput(r, n), r.IntN(16)), unaligned(wideInput(r, n), r.IntN(16)))
+	}
+	for n := 0; n <= 200; n++ {
 		checkVec(t, r, n, false)
 		checkVec(t, r, n, true)
+		wide(n)
 	}
-	for _, n := range []int{256, 1000, 1024} {
+	for _, n := range []int{256, 1000, 1001, 1024, 1031, 4096 + 13} {
+		checkVec(t, r, n, false)
 		checkVec(t, r, n, true)
+		wide(n)
+	}
+	var names []string
+	for _, tb := range Available() {
+		names = append(names, tb.Name)
+	}
+	t.Logf("tables: %v", names)
+}
+
+// TestGeluBitPatternsEveryTable runs every table's Gelu on a comb through
+// all 2³² float32 bit patterns (both signs, subnormals, Inf and NaN
+// payloads included) and compares it with the reference bit for bit.
+func TestGeluBitPatternsEveryTable(t *testing.T) {
+	const step = 4099 // prime: every low-bit residue comes up
+	x := make([]float32, 0, 1<<32/step+1)
+	for b := uint64(0); b < 1<<32; b += step {
+		x = append(x, math.Float32frombits(uint32(b)))
+	}
+	bounds := geluBoundInputs()
+	if len(bounds) == 0 {
+		t.Fatal("no input lands on a GELU piece bound")
+	}
+	x = append(x, bounds...)
+	x = append(x, math.Float32frombits(0xffffffff))
+	want := make([]float32, len(x))
+	kernels.Gelu(want, x, nil)
+	got := make([]float32, len(x))
+	for _, tb := range Available() {
+		tb.Gelu(got, x, nil)
+		if i := sameBits(got, want); i >= 0 {
+			t.Fatalf("%v Gelu(%v = %08x) = %v (%08x), reference %v (%08x)", tb, x[i], math.Float32bits(x[i]), got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+		}
+	}
+}
+
+// TestSoftmaxExpRangeEveryTable runs every table's SoftmaxRow on rows
+// holding a 0 and a comb through the negative float32 values, so that
+// m = 0 and each exponential is ExpNeg of the value itself: the whole
+// domain of ExpNeg, its flush to 0 below ExpNegMin and subnormal
+// arguments, bit for bit against the reference.
+func TestSoftmaxExpRangeEveryTable(t *testing.T) {
+	const step = 1031
+	var all []float32
+	for b := uint64(0x80000000); b < 0xff800000; b += step {
+		all = append(all, math.Float32frombits(uint32(b)))
+	}
+	for _, n := range []int{8, 24, 37, 128, 1000} {
+		for start := 0; start < len(all); start += n - 1 {
+			row := append([]float32{0}, all[start:min(start+n-1, len(all))]...)
+			want := slices.Clone(row)
+			kernels.SoftmaxRow(want, 1)
+			for _, tb := range Available() {
+				got := slices.Clone(row)
+				tb.SoftmaxRow(got, 1)
+				if i := sameBits(got, want); i >= 0 {
+					t.Fatalf("%v SoftmaxRow n=%d [%d] (x %v) = %v, reference %v", tb, len(row), i, row[i], got[i], want[i])
+				}
+			}
+		}
 	}
 }
 
@@ -110,6 +237,19 @@ func TestVecMathEveryTable(t *testing.T) {
 func FuzzVecMath(f *testing.F) {
 	f.Add([]byte{0, 0, 128, 63, 0, 0, 128, 191, 0, 0, 192, 127, 1, 0, 0, 0}, float32(1))
 	f.Add(make([]byte, 4*17), float32(0.125))
+	// 2·27 values: halves of 16 + 8 + 3 (a zmm step, a ymm block, a masked
+	// tail), with ±0, ±Inf, NaN, subnormals and huge values
+	seed := make([]byte, 0, 4*54)
+	for i := range 54 {
+		v := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+			1e-40, -1e-45, 3e38, -3e38, 14.142136, -9.5, 0.70710677, kernels.ExpNegMin, -100}[i%14]
+		if i%5 == 4 {
+			v = float32(i) - 27
+		}
+		seed = binary.LittleEndian.AppendUint32(seed, math.Float32bits(v))
+	}
+	f.Add(seed, float32(0.5))
+	f.Add(seed[:4*16], float32(3))
 	f.Fuzz(func(t *testing.T, data []byte, scale float32) {
 		x := make([]float32, len(data)/4)
 		for i := range x {

@@ -315,7 +315,9 @@ func GeluOne(x float32) float32 {
 	xl := xa - xh
 	hi := float32(xa * xa)
 	lo := float32(float32(float32(xh*xh)-hi)+2*float32(xh*xl)) + float32(xl*xl)
-	e := float32(g*ExpNeg(-float32(0.5*hi))) * (1 - float32(0.5*lo)) // erfc(a)
+	// The product is rounded before 2 - e reads it: unrounded, arm64's
+	// compiler fuses the two into one FMSUB, a different float32.
+	e := float32(float32(g*ExpNeg(-float32(0.5*hi))) * (1 - float32(0.5*lo))) // erfc(a)
 	if x >= 0 {
 		e = 2 - e
 	}

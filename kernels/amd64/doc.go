@@ -1,12 +1,13 @@
 // Package amd64 holds quantserve's amd64 assembly kernels: AVX2 (+FMA)
 // integer and float tiles, the AVX-VNNI (VEX ymm vpdpbusd) integer tile,
 // the AVX-512 VNNI (zmm vpdpbusd) integer tile and the AVX-512 float tile
-// (vnni_amd64.s, written by _gen), the AVX2 vector math of the
-// transformer paths, the AVX2 kernels of the convolution and pooling
+// (vnni_amd64.s, written by _gen), the vector math of the transformer
+// paths (GELU, softmax, bias) in AVX2 (vecmath_amd64.s) and AVX-512
+// (vecmath512_amd64.s), the AVX2 kernels of the convolution and pooling
 // paths (conv_amd64.s, hand-written), and LeakyRelu and the bound of a Max
-// or Min with a constant in AVX2 and AVX-512 (leaky_amd64.s, hand-written). Each is the twin of a pure-Go
-// reference in package kernels and is tested against it on every CPU that
-// has its features.
+// or Min with a constant in AVX2 and AVX-512 (leaky_amd64.s,
+// hand-written). Each is the twin of a pure-Go reference in package
+// kernels and is tested against it on every CPU that has its features.
 // Package dispatch calls a kernel only on CPUs (and OSes, through XCR0)
 // that provide what it needs.
 //

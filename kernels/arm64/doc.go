@@ -1,7 +1,11 @@
 // Package arm64 holds quantserve's NEON assembly kernels: quantized tiles
 // with widening multiplies (SMULL/SADALP) or, where the CPU reports
 // dotprod, SDOT; float tiles with FMLA; row quantization with FCVTNS; and
-// LeakyRelu and the bound of a Max or Min with a constant (leaky_arm64.s).
+// LeakyRelu and the bound of a Max or Min with a constant (leaky_arm64.s);
+// softmax's passes, GELU and the bias addition (vecmath_arm64.s); and the
+// convolution epilogues, row scaling and depthwise taps (conv_arm64.s),
+// with the float instructions Go's assembler lacks encoded in
+// neon_arm64.h.
 // Each is the twin of a pure-Go reference in package kernels, tested
 // against it (on amd64 machines under qemu-aarch64). Package dispatch calls
 // them only on CPUs with the features they need.

@@ -1,0 +1,598 @@
+//go:build gc && !purego
+
+#include "textflag.h"
+
+// The vector math of vecmath_amd64.s on zmm, 16 lanes: every lane runs
+// kernels/vecmath.go's float32 operations in its order, with separate
+// multiplies and adds (no FMA), so the results are the reference's bits.
+// Only AVX-512 F instructions are used (VPANDD and VPXORD where AVX2 has
+// VANDPS and VXORPS, opmasks where it blends). R8 points at
+// kernels.VecConsts(): row r is 8 lanes at r*32(R8); a value broadcast
+// over 8 lanes is read by VBROADCASTSS or an embedded broadcast (.BCST).
+
+#define C_LOG2E 0(R8)
+#define C_MAGIC 32(R8)
+#define C_LN2HI 64(R8)
+#define C_LN2LO 96(R8)
+#define C_P0 128(R8)
+#define C_P1 160(R8)
+#define C_P2 192(R8)
+#define C_P3 224(R8)
+#define C_P4 256(R8)
+#define C_P5 288(R8)
+#define C_EXPMIN 320(R8)
+#define C_EXPBIAS 352(R8)
+#define C_ONE 384(R8)
+#define C_TWO 416(R8)
+#define C_HALF 448(R8)
+#define C_ABS 480(R8)
+#define C_SPLIT 512(R8)
+#define C_SIGN 544(R8)
+#define C_NEGINF 576(R8)
+#define C_INVSQ2 608(R8)
+#define C_MAXX 640(R8)
+#define C_BOUND0 672(R8)
+#define C_BOUND1 704(R8)
+#define C_BOUND2 736(R8)
+#define C_BOUND3 768(R8)
+#define C_MID 800(R8)
+#define C_SCALE 832(R8)
+#define C_C0 864(R8)
+#define C_C1 896(R8)
+#define C_C2 928(R8)
+#define C_C3 960(R8)
+#define C_C4 992(R8)
+#define C_C5 1024(R8)
+#define C_C6 1056(R8)
+#define C_C7 1088(R8)
+#define C_C8 1120(R8)
+#define C_C9 1152(R8)
+
+// EXPCONSTS broadcasts ExpNeg's constants into Z16..Z28 (Z28: 1).
+#define EXPCONSTS \
+	VBROADCASTSS C_LOG2E, Z16 \
+	VBROADCASTSS C_MAGIC, Z17 \
+	VBROADCASTSS C_LN2HI, Z18 \
+	VBROADCASTSS C_LN2LO, Z19 \
+	VBROADCASTSS C_P0, Z20 \
+	VBROADCASTSS C_P1, Z21 \
+	VBROADCASTSS C_P2, Z22 \
+	VBROADCASTSS C_P3, Z23 \
+	VBROADCASTSS C_P4, Z24 \
+	VBROADCASTSS C_P5, Z25 \
+	VBROADCASTSS C_EXPMIN, Z26 \
+	VBROADCASTSS C_EXPBIAS, Z27 \
+	VBROADCASTSS C_ONE, Z28
+
+// EXPNEG1 and EXPNEG2, one after the other, set D = kernels.ExpNeg(D)
+// lane by lane, with EXPCONSTS in Z16..Z28; T1..T5 and K are clobbered.
+// As vecmath_amd64.s's EXPNEG, except that the lanes with d < ExpNegMin
+// (K clear; NaN sets it) are zeroed by the last multiply. Two halves, so
+// that two vectors' chains can alternate.
+#define EXPNEG1(D, T1, T2, T3, T4, T5, K) \
+	VCMPPS   $5, Z26, D, K \
+	VMULPS   Z16, D, T1 \
+	VADDPS   Z17, T1, T1 \
+	VSUBPS   Z17, T1, T2 \
+	VPSUBD   Z27, T1, T1 \
+	VPSLLD   $23, T1, T1 \
+	VMULPS   Z18, T2, T3 \
+	VSUBPS   T3, D, T3 \
+	VMULPS   Z19, T2, T2 \
+	VSUBPS   T2, T3, T3 \
+	VMULPS   T3, T3, T2 \
+	VMULPS   Z20, T3, T4 \
+	VADDPS   Z21, T4, T4
+
+#define EXPNEG2(D, T1, T2, T3, T4, T5, K) \
+	VMULPS   Z22, T3, T5 \
+	VADDPS   Z23, T5, T5 \
+	VMULPS   T2, T4, T4 \
+	VADDPS   T5, T4, T4 \
+	VMULPS   T2, T4, T4 \
+	VMULPS   Z24, T3, T5 \
+	VADDPS   Z25, T5, T5 \
+	VADDPS   T5, T4, T4 \
+	VMULPS   T2, T4, T4 \
+	VADDPS   T3, T4, T4 \
+	VADDPS   Z28, T4, T4 \
+	VMULPS.Z T1, T4, K, D
+
+// EXPNEGM1 and EXPNEGM2 are EXPNEG1 and EXPNEG2 with the constants read
+// from R8 by embedded broadcasts: GELU keeps its registers for two
+// vectors in flight.
+#define EXPNEGM1(D, T1, T2, T3, T4, T5, K) \
+	VCMPPS.BCST $5, C_EXPMIN, D, K \
+	VMULPS.BCST C_LOG2E, D, T1 \
+	VADDPS.BCST C_MAGIC, T1, T1 \
+	VSUBPS.BCST C_MAGIC, T1, T2 \
+	VPSUBD.BCST C_EXPBIAS, T1, T1 \
+	VPSLLD      $23, T1, T1 \
+	VMULPS.BCST C_LN2HI, T2, T3 \
+	VSUBPS      T3, D, T3 \
+	VMULPS.BCST C_LN2LO, T2, T2 \
+	VSUBPS      T2, T3, T3 \
+	VMULPS      T3, T3, T2 \
+	VMULPS.BCST C_P0, T3, T4 \
+	VADDPS.BCST C_P1, T4, T4
+
+#define EXPNEGM2(D, T1, T2, T3, T4, T5, K) \
+	VMULPS.BCST C_P2, T3, T5 \
+	VADDPS.BCST C_P3, T5, T5 \
+	VMULPS      T2, T4, T4 \
+	VADDPS      T5, T4, T4 \
+	VMULPS      T2, T4, T4 \
+	VMULPS.BCST C_P4, T3, T5 \
+	VADDPS.BCST C_P5, T5, T5 \
+	VADDPS      T5, T4, T4 \
+	VMULPS      T2, T4, T4 \
+	VADDPS      T3, T4, T4 \
+	VADDPS.BCST C_ONE, T4, T4 \
+	VMULPS.Z    T1, T4, K, D
+
+// func maxScaledAVX512(x []float32, scale float32, c *[37][8]float32) float32
+// len(x) is a positive multiple of 8. Two zmm maxima take alternate 16s,
+// a last 8 goes to their ymm fold; the order does not matter to a maximum
+// (a NaN y leaves m, as in maxScaledAVX2).
+TEXT ·maxScaledAVX512(SB), NOSPLIT, $0-44
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), DX
+	VBROADCASTSS scale+24(FP), Z14
+	MOVQ         c+32(FP), R8
+	VBROADCASTSS C_NEGINF, Z15
+	VMOVAPS      Z15, Z13
+
+max32:
+	CMPQ   DX, $32
+	JLT    max16
+	VMULPS (SI), Z14, Z0
+	VMULPS 64(SI), Z14, Z1
+	VMAXPS Z15, Z0, Z15    // m = y > m ? y : m
+	VMAXPS Z13, Z1, Z13
+	ADDQ   $128, SI
+	SUBQ   $32, DX
+	JMP    max32
+
+max16:
+	CMPQ   DX, $16
+	JLT    max8
+	VMULPS (SI), Z14, Z0
+	VMAXPS Z15, Z0, Z15
+	ADDQ   $64, SI
+	SUBQ   $16, DX
+
+max8:
+	VMAXPS         Z13, Z15, Z15
+	VEXTRACTF64X4  $1, Z15, Y1
+	VMAXPS         Y1, Y15, Y15
+	TESTQ          DX, DX
+	JZ             maxfold
+	VMULPS         (SI), Y14, Y0
+	VMAXPS         Y15, Y0, Y15
+
+maxfold:
+	VEXTRACTF128 $1, Y15, X1
+	VMAXPS       X1, X15, X0
+	VMOVHLPS     X0, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VMAXSS       X1, X0, X0
+	MOVSS        X0, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func expSumAVX512(x []float32, scale, m float32, c *[37][8]float32) float32
+// len(x) is a positive multiple of 8.
+//   x[j] = ExpNeg(scale·x[j] - m); the zmm accumulator Z12 holds
+//   kernels.ExpSumLanes' two 8-lane accumulators side by side (blocks 2b
+//   in lanes 0-7, 2b+1 in lanes 8-15), so adding 16 values adds a block
+//   to each; a last block (even) goes to the low half, then the halves
+//   are added and folded 8 → 4 → 2 → 1 as expSumAVX2 does.
+TEXT ·expSumAVX512(SB), NOSPLIT, $0-44
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), DX
+	VBROADCASTSS scale+24(FP), Z14
+	VBROADCASTSS m+28(FP), Z15
+	MOVQ         c+32(FP), R8
+	EXPCONSTS
+	VPXORD       Z12, Z12, Z12
+
+exp32:
+	CMPQ    DX, $32
+	JLT     exp16
+	VMULPS  (SI), Z14, Z0
+	VMULPS  64(SI), Z14, Z6
+	VSUBPS  Z15, Z0, Z0
+	VSUBPS  Z15, Z6, Z6
+	EXPNEG1(Z0, Z1, Z2, Z3, Z4, Z5, K2)
+	EXPNEG1(Z6, Z7, Z8, Z9, Z10, Z11, K3)
+	EXPNEG2(Z0, Z1, Z2, Z3, Z4, Z5, K2)
+	EXPNEG2(Z6, Z7, Z8, Z9, Z10, Z11, K3)
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z6, 64(SI)
+	VADDPS  Z0, Z12, Z12 // the accumulator takes the 16s in order
+	VADDPS  Z6, Z12, Z12
+	ADDQ    $128, SI
+	SUBQ    $32, DX
+	JMP     exp32
+
+exp16:
+	CMPQ DX, $16
+	JLT  exptail
+
+expone:
+	VMULPS  (SI), Z14, Z0
+	VSUBPS  Z15, Z0, Z0
+	EXPNEG1(Z0, Z1, Z2, Z3, Z4, Z5, K2)
+	EXPNEG2(Z0, Z1, Z2, Z3, Z4, Z5, K2)
+	VMOVUPS Z0, (SI)
+	VADDPS  Z0, Z12, Z12
+	ADDQ    $64, SI
+	SUBQ    $16, DX
+
+exptail:
+	VEXTRACTF64X4 $1, Z12, Y13 // the odd blocks' lanes
+	TESTQ         DX, DX
+	JZ            expfold
+	VMULPS        (SI), Y14, Y0 // upper lanes zeroed: computed, not stored
+	VSUBPS        Y15, Y0, Y0
+	EXPNEG1(Z0, Z1, Z2, Z3, Z4, Z5, K2)
+	EXPNEG2(Z0, Z1, Z2, Z3, Z4, Z5, K2)
+	VMOVUPS       Y0, (SI)
+	VADDPS        Y0, Y12, Y12
+
+expfold:
+	VADDPS       Y13, Y12, Y12
+	VEXTRACTF128 $1, Y12, X1
+	VADDPS       X1, X12, X0   // lane i + lane i+4
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0    // + 2 lanes on
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0    // + 1 lane on
+	MOVSS        X0, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func scaleAVX512(x []float32, s float32)
+// x[j] *= s for every j, 32 then 16 at a time, the last len(x) mod 16
+// under a mask.
+TEXT ·scaleAVX512(SB), NOSPLIT, $0-28
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), DX
+	VBROADCASTSS s+24(FP), Z15
+
+scale32:
+	CMPQ    DX, $32
+	JLT     scale16
+	VMULPS  (SI), Z15, Z0
+	VMULPS  64(SI), Z15, Z1
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    $128, SI
+	SUBQ    $32, DX
+	JMP     scale32
+
+scale16:
+	CMPQ    DX, $16
+	JLT     scaletail
+	VMULPS  (SI), Z15, Z0
+	VMOVUPS Z0, (SI)
+	ADDQ    $64, SI
+	SUBQ    $16, DX
+
+scaletail:
+	TESTQ     DX, DX
+	JZ        scaledone
+	MOVQ      DX, CX
+	MOVL      $1, R11
+	SHLL      CX, R11
+	DECL      R11
+	KMOVW     R11, K1
+	VMOVUPS.Z (SI), K1, Z0 // lanes past the end read as 0, touching nothing
+	VMULPS    Z15, Z0, Z0
+	VMOVUPS   Z0, K1, (SI)
+
+scaledone:
+	VZEROUPPER
+	RET
+
+// func addBiasAVX512(y, bias, res []float32)
+// len(bias) >= len(y); res is empty or at least as long as y.
+//   y[j] = (y[j] + bias[j]) + res[j], 32 then 16 at a time, the last
+//   len(y) mod 16 under a mask.
+TEXT ·addBiasAVX512(SB), NOSPLIT, $0-72
+	MOVQ  y_base+0(FP), DI
+	MOVQ  y_len+8(FP), DX
+	MOVQ  bias_base+24(FP), BX
+	MOVQ  res_base+48(FP), SI
+	MOVQ  res_len+56(FP), AX
+	TESTQ AX, AX
+	JNZ   res32
+
+add32:
+	CMPQ    DX, $32
+	JLT     add16
+	VMOVUPS (DI), Z0
+	VMOVUPS 64(DI), Z1
+	VADDPS  (BX), Z0, Z0
+	VADDPS  64(BX), Z1, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ    $128, DI
+	ADDQ    $128, BX
+	SUBQ    $32, DX
+	JMP     add32
+
+add16:
+	CMPQ    DX, $16
+	JLT     addtail
+	VMOVUPS (DI), Z0
+	VADDPS  (BX), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, DI
+	ADDQ    $64, BX
+	SUBQ    $16, DX
+
+addtail:
+	TESTQ     DX, DX
+	JZ        adddone
+	MOVQ      DX, CX
+	MOVL      $1, R11
+	SHLL      CX, R11
+	DECL      R11
+	KMOVW     R11, K1
+	VMOVUPS.Z (DI), K1, Z0 // lanes past the end read as 0, touching nothing
+	VADDPS.Z  (BX), Z0, K1, Z0
+	VMOVUPS   Z0, K1, (DI)
+
+adddone:
+	VZEROUPPER
+	RET
+
+res32:
+	CMPQ    DX, $32
+	JLT     res16
+	VMOVUPS (DI), Z0
+	VMOVUPS 64(DI), Z1
+	VADDPS  (BX), Z0, Z0
+	VADDPS  64(BX), Z1, Z1
+	VADDPS  (SI), Z0, Z0
+	VADDPS  64(SI), Z1, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ    $128, DI
+	ADDQ    $128, BX
+	ADDQ    $128, SI
+	SUBQ    $32, DX
+	JMP     res32
+
+res16:
+	CMPQ    DX, $16
+	JLT     restail
+	VMOVUPS (DI), Z0
+	VADDPS  (BX), Z0, Z0
+	VADDPS  (SI), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, DI
+	ADDQ    $64, BX
+	ADDQ    $64, SI
+	SUBQ    $16, DX
+
+restail:
+	TESTQ     DX, DX
+	JZ        adddone
+	MOVQ      DX, CX
+	MOVL      $1, R11
+	SHLL      CX, R11
+	DECL      R11
+	KMOVW     R11, K1
+	VMOVUPS.Z (DI), K1, Z0
+	VADDPS.Z  (BX), Z0, K1, Z0
+	VADDPS.Z  (SI), Z0, K1, Z0
+	VMOVUPS   Z0, K1, (DI)
+	JMP       adddone
+
+// GELU in stages, each on one vector's registers, so that two vectors'
+// stages can alternate (the dependency chains are long; two in flight
+// keep the FP pipes busy). Registers of a vector: X the input (then the
+// output), XA, AR, IX, T, T2, T4, T8, H, L and R0..R4; KE and KS its
+// opmasks. Z30 holds 1/2, Z31 the row C9 with its upper lanes zeroed.
+
+// GELU1: xa = min(|x|, maxX); x² = hi + lo exactly (xh = the high 12
+// bits of xa, xl = xa - xh); H = -hi/2.
+#define GELU1(X, XA, T4, T8, H, L, R0) \
+	VPANDD.BCST C_ABS, X, XA \
+	VMINPS.BCST C_MAXX, XA, XA \
+	VPANDD.BCST C_SPLIT, XA, T4 \
+	VSUBPS      T4, XA, T8 \
+	VMULPS      XA, XA, H \
+	VMULPS      T4, T4, L \
+	VSUBPS      H, L, L \
+	VMULPS      T8, T4, R0 \
+	VADDPS      R0, R0, R0 \
+	VADDPS      R0, L, L \
+	VMULPS      T8, T8, T8 \
+	VADDPS      T8, L, L \
+	VMULPS      Z30, H, H \
+	VPXORD.BCST C_SIGN, H, H
+
+// GELU2: L = 1 - lo/2; a = xa/√2; IX = Σ (a >= bound), a masked -(-1)
+// per bound (T is all ones meanwhile).
+#define GELU2(XA, AR, IX, T, L, KS) \
+	VMULPS            Z30, L, L \
+	VBROADCASTSS      C_ONE, T \
+	VSUBPS            L, T, L \
+	VMULPS.BCST       C_INVSQ2, XA, AR \
+	VPXORD            IX, IX, IX \
+	VPTERNLOGD        $0xff, T, T, T \
+	VCMPPS.BCST       $13, C_BOUND0, AR, KS \
+	VPSUBD            T, IX, KS, IX \
+	VCMPPS.BCST       $13, C_BOUND1, AR, KS \
+	VPSUBD            T, IX, KS, IX \
+	VCMPPS.BCST       $13, C_BOUND2, AR, KS \
+	VPSUBD            T, IX, KS, IX \
+	VCMPPS.BCST       $13, C_BOUND3, AR, KS \
+	VPSUBD            T, IX, KS, IX
+
+// GELU3: t = (a - mid)·scale; t2, t4, t8; q0 = c1·t + c0,
+// q1 = c3·t + c2, R0 = r0 = q1·t2 + q0. The pieces' rows are read 16
+// lanes at a time by VPERMPS (indices below 5 pick the row's own lanes).
+#define GELU3(AR, IX, T, T2, T4, T8, R0, R1, R2) \
+	VPERMPS C_MID, IX, T \
+	VSUBPS  T, AR, T \
+	VPERMPS C_SCALE, IX, T2 \
+	VMULPS  T2, T, T \
+	VMULPS  T, T, T2 \
+	VMULPS  T2, T2, T4 \
+	VMULPS  T4, T4, T8 \
+	VPERMPS C_C1, IX, R0 \
+	VMULPS  T, R0, R0 \
+	VPERMPS C_C0, IX, R1 \
+	VADDPS  R1, R0, R0 \
+	VPERMPS C_C3, IX, R1 \
+	VMULPS  T, R1, R1 \
+	VPERMPS C_C2, IX, R2 \
+	VADDPS  R2, R1, R1 \
+	VMULPS  T2, R1, R1 \
+	VADDPS  R0, R1, R0
+
+// GELU4: q2, q3, R1 = r1 = q3·t2 + q2; q4 = c9·t + c8.
+#define GELU4(IX, T, T2, R1, R2, R3, R4) \
+	VPERMPS C_C5, IX, R1 \
+	VMULPS  T, R1, R1 \
+	VPERMPS C_C4, IX, R2 \
+	VADDPS  R2, R1, R1 \
+	VPERMPS C_C7, IX, R2 \
+	VMULPS  T, R2, R2 \
+	VPERMPS C_C6, IX, R3 \
+	VADDPS  R3, R2, R2 \
+	VMULPS  T2, R2, R2 \
+	VADDPS  R1, R2, R1 \
+	VPERMPS Z31, IX, R2 \
+	VMULPS  T, R2, R2 \
+	VPERMPS C_C8, IX, R3 \
+	VADDPS  R3, R2, R2
+
+// GELU5: g = (r1·t4 + r0) + q4·t8; e = (g·e**(-hi/2))·(1 - lo/2) =
+// erfc(a); X = (x/2)·(x >= 0 ? 2 - e : e).
+#define GELU5(X, T2, T4, T8, H, L, R0, R1, R2, R3, KS) \
+	VMULPS       T4, R1, R1 \
+	VADDPS       R0, R1, R1 \
+	VMULPS       T8, R2, R2 \
+	VADDPS       R2, R1, T2 \
+	VMULPS       H, T2, T2 \
+	VMULPS       L, T2, T2 \
+	VBROADCASTSS C_TWO, R0 \
+	VPXORD       R3, R3, R3 \
+	VCMPPS       $13, R3, X, KS \
+	VSUBPS       T2, R0, KS, T2 \
+	VMULPS       Z30, X, X \
+	VMULPS       T2, X, X
+
+// The stages of one vector: A in Z0..Z14 with K2, K3; B in Z15..Z29
+// with K4, K5.
+#define GELU_A1 GELU1(Z0, Z1, Z6, Z7, Z8, Z9, Z10)
+#define GELU_A2 EXPNEGM1(Z8, Z10, Z11, Z12, Z13, Z14, K2)
+#define GELU_A3 EXPNEGM2(Z8, Z10, Z11, Z12, Z13, Z14, K2)
+#define GELU_A4 GELU2(Z1, Z2, Z3, Z4, Z9, K3)
+#define GELU_A5 GELU3(Z2, Z3, Z4, Z5, Z6, Z7, Z10, Z11, Z12)
+#define GELU_A6 GELU4(Z3, Z4, Z5, Z11, Z12, Z13, Z14)
+#define GELU_A7 GELU5(Z0, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, K3)
+#define GELU_B1 GELU1(Z15, Z16, Z21, Z22, Z23, Z24, Z25)
+#define GELU_B2 EXPNEGM1(Z23, Z25, Z26, Z27, Z28, Z29, K4)
+#define GELU_B3 EXPNEGM2(Z23, Z25, Z26, Z27, Z28, Z29, K4)
+#define GELU_B4 GELU2(Z16, Z17, Z18, Z19, Z24, K5)
+#define GELU_B5 GELU3(Z17, Z18, Z19, Z20, Z21, Z22, Z25, Z26, Z27)
+#define GELU_B6 GELU4(Z18, Z19, Z20, Z26, Z27, Z28, Z29)
+#define GELU_B7 GELU5(Z15, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, K5)
+
+// func geluAVX512(dst, src, bias []float32, c *[37][8]float32)
+// len(dst) >= len(src); bias is empty or at least as long as src. Per
+// lane, as geluAVX2 (and kernels.GeluOne):
+//   xa = min(|x|, maxX); x² = hi + lo exactly (xa split in 12-bit halves)
+//   a = xa/√2; piece i = #bounds <= a; t = (a - mid[i])·scale[i]
+//   g = Σ c[i][k]·t^k by Estrin's scheme
+//   e = (g·ExpNeg(-hi/2))·(1 - lo/2) = erfc(a)
+//   gelu = (x/2)·(x >= 0 ? 2 - e : e)
+// 32 at a time as two vectors whose stages alternate, then 16 at a time
+// under the mask K1: all lanes, then the last len(src) mod 16 (lanes past
+// the end compute gelu(0) and are neither read nor stored).
+TEXT ·geluAVX512(SB), NOSPLIT, $0-80
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), DX
+	MOVQ         bias_base+48(FP), BX
+	MOVQ         bias_len+56(FP), AX
+	MOVQ         c+72(FP), R8
+	VBROADCASTSS C_HALF, Z30
+	VMOVUPS      C_C9, Y31
+
+gelu32:
+	CMPQ    DX, $32
+	JLT     gelu16
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z15
+	TESTQ   AX, AX
+	JZ      gelu32nobias
+	VADDPS  (BX), Z0, Z0
+	VADDPS  64(BX), Z15, Z15
+	ADDQ    $128, BX
+
+gelu32nobias:
+	GELU_A1
+	GELU_B1
+	GELU_A2
+	GELU_B2
+	GELU_A3
+	GELU_B3
+	GELU_A4
+	GELU_B4
+	GELU_A5
+	GELU_B5
+	GELU_A6
+	GELU_B6
+	GELU_A7
+	GELU_B7
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z15, 64(DI)
+	ADDQ    $128, SI
+	ADDQ    $128, DI
+	SUBQ    $32, DX
+	JMP     gelu32
+
+gelu16:
+	TESTQ DX, DX
+	JZ    geludone
+	MOVL  $0xffff, R11
+	CMPQ  DX, $16
+	JGE   gelumask
+	MOVQ  DX, CX
+	MOVL  $1, R11
+	SHLL  CX, R11
+	DECL  R11
+
+gelumask:
+	KMOVW     R11, K1
+	VMOVUPS.Z (SI), K1, Z0 // lanes past the end read as 0, touching nothing
+	TESTQ     AX, AX
+	JZ        gelu16nobias
+	VADDPS.Z  (BX), Z0, K1, Z0
+	ADDQ      $64, BX
+
+gelu16nobias:
+	GELU_A1
+	GELU_A2
+	GELU_A3
+	GELU_A4
+	GELU_A5
+	GELU_A6
+	GELU_A7
+	VMOVUPS Z0, K1, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	SUBQ    $16, DX
+	JG      gelu16
+
+geludone:
+	VZEROUPPER
+	RET

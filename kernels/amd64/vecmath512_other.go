@@ -1,0 +1,15 @@
+//go:build !amd64 || !gc || purego
+
+package amd64
+
+import "github.com/quantserve/quantserve/kernels"
+
+// SoftmaxRowAVX512 forwards to kernels.SoftmaxRow in builds without
+// assembly.
+func SoftmaxRowAVX512(x []float32, scale float32) { kernels.SoftmaxRow(x, scale) }
+
+// AddBiasAVX512 forwards to kernels.AddBias in builds without assembly.
+func AddBiasAVX512(y, bias, res []float32) { kernels.AddBias(y, bias, res) }
+
+// GeluAVX512 forwards to kernels.Gelu in builds without assembly.
+func GeluAVX512(dst, src, bias []float32) { kernels.Gelu(dst, src, bias) }

@@ -1,0 +1,329 @@
+//go:build gc && !purego
+
+#include "textflag.h"
+#include "neon_arm64.h"
+
+// Vector math of the transformer paths (kernels/vecmath.go is the spec):
+// every lane runs the reference's float32 operations in its order, with
+// separate multiplies and adds (FMUL then FADD, never FMLA), so the
+// results are the reference's bits. The constants come from neonConsts
+// (vecmath_arm64.go), one row of 4 lanes per 16 bytes:
+//
+//	V16..V27  rows 0..11: log2e, magic, ln2hi, ln2lo, p0..p5, expMin,
+//	          expBias (ExpNeg's), loaded once by LOADEXP
+//	V28..V31  rows 12..15: maxX, split mask, 1/√2, 0.5 (GELU's)
+//	rows 16..19 the GELU pieces' bounds, 20..21 the TBL index constants,
+//	22.. the pieces' tables (8 lanes, two rows each): mid, scale, c0..c9
+
+// LOADEXP loads rows 0..11 of the constants at R2 into V16..V27 (R9
+// scratch).
+#define LOADEXP \
+	MOVD R2, R9                                      \
+	VLD1.P 64(R9), [V16.S4, V17.S4, V18.S4, V19.S4] \
+	VLD1.P 64(R9), [V20.S4, V21.S4, V22.S4, V23.S4] \
+	VLD1.P 64(R9), [V24.S4, V25.S4, V26.S4, V27.S4]
+
+// EXPNEG sets D = kernels.ExpNeg(D) lane by lane; T1..T5 are clobbered.
+//
+//	t = d·log2e + magic; n = t - magic; 2^k from t's bits
+//	r = (d - n·ln2hi) - n·ln2lo; r2 = r·r
+//	p = ((p0·r + p1)·r2 + (p2·r + p3))·r2 + (p4·r + p5)
+//	e = ((p·r2 + r) + 1)·2^k; lanes with d < ExpNegMin become 0 (NaN
+//	stays NaN)
+#define EXPNEG(D, T1, T2, T3, T4, T5) \
+	V_FMUL(T1, D, 16)  \
+	V_FADD(T1, T1, 17) \
+	V_FSUB(T2, T1, 17) \
+	V_SUB(T1, T1, 27)  \
+	V_SHL(T1, T1, 23)  \
+	V_FMUL(T3, T2, 18) \
+	V_FSUB(T3, D, T3)  \
+	V_FMUL(T2, T2, 19) \
+	V_FSUB(T3, T3, T2) \
+	V_FMUL(T2, T3, T3) \
+	V_FMUL(T4, 20, T3) \
+	V_FADD(T4, T4, 21) \
+	V_FMUL(T5, 22, T3) \
+	V_FADD(T5, T5, 23) \
+	V_FMUL(T4, T4, T2) \
+	V_FADD(T4, T4, T5) \
+	V_FMUL(T4, T4, T2) \
+	V_FMUL(T5, 24, T3) \
+	V_FADD(T5, T5, 25) \
+	V_FADD(T4, T4, T5) \
+	V_FMUL(T4, T4, T2) \
+	V_FADD(T4, T4, T3) \
+	V_FMOV1(T5)        \
+	V_FADD(T4, T4, T5) \
+	V_FMUL(T4, T4, T1) \
+	V_FCMGT(D, 26, D)  \
+	V_BIC(D, T4, D)
+
+// func maxScaledNEON(x []float32, scale float32, m *[8]float32)
+//
+// len(x) is a positive multiple of 8. Lane l of m gets the largest
+// float32(scale·x[j]) over the j = l mod 8, NaN ignored (-Inf for none):
+// y > m ? y : m, by FCMGT and BIT.
+TEXT ·maxScaledNEON(SB), NOSPLIT, $0-40
+	MOVD  x_base+0(FP), R0
+	MOVD  x_len+8(FP), R3
+	FMOVS scale+24(FP), F7
+	VDUP  V7.S[0], V7.S4
+	MOVD  m+32(FP), R1
+	VLD1  (R1), [V4.S4, V5.S4] // -Inf
+
+maxloop:
+	VLD1.P 32(R0), [V0.S4, V1.S4]
+	V_FMUL(0, 0, 7)
+	V_FMUL(1, 1, 7)
+	V_FCMGT(2, 0, 4)
+	V_BIT(4, 0, 2)
+	V_FCMGT(3, 1, 5)
+	V_BIT(5, 1, 3)
+	SUB    $8, R3
+	CBNZ   R3, maxloop
+	VST1   [V4.S4, V5.S4], (R1)
+	RET
+
+// EXPBLOCK runs ExpNeg(scale·x - m) on the 8 values at R0, stores them
+// and adds them to the accumulators LO (lanes 0-3) and HI (lanes 4-7).
+// V6 holds scale, V7 m.
+#define EXPBLOCK(LO, HI) \
+	VLD1 (R0), [V0.S4, V1.S4]            \
+	V_FMUL(0, 0, 6)                      \
+	V_FSUB(0, 0, 7)                      \
+	V_FMUL(1, 1, 6)                      \
+	V_FSUB(1, 1, 7)                      \
+	EXPNEG(0, 2, 3, 4, 5, 8)             \
+	EXPNEG(1, 9, 10, 11, 14, 15)         \
+	VST1.P [V0.S4, V1.S4], 32(R0)        \
+	V_FADD(LO, LO, 0)                    \
+	V_FADD(HI, HI, 1)
+
+// func expSumNEON(x []float32, scale, m float32, c *[neonRows][4]float32, s *[8]float32)
+//
+// len(x) is a positive multiple of 8. x[j] = ExpNeg(scale·x[j] - m);
+// blocks of 8 alternate between two 8-lane accumulators (V12/V13 and
+// V28/V29), whose lane-by-lane sum goes to s for kernels.FoldLanes.
+TEXT ·expSumNEON(SB), NOSPLIT, $0-48
+	MOVD  x_base+0(FP), R0
+	MOVD  x_len+8(FP), R3
+	FMOVS scale+24(FP), F6
+	VDUP  V6.S[0], V6.S4
+	FMOVS m+28(FP), F7
+	VDUP  V7.S[0], V7.S4
+	MOVD  c+32(FP), R2
+	MOVD  s+40(FP), R1
+	LOADEXP
+	VEOR  V12.B16, V12.B16, V12.B16
+	VEOR  V13.B16, V13.B16, V13.B16
+	VEOR  V28.B16, V28.B16, V28.B16
+	VEOR  V29.B16, V29.B16, V29.B16
+	CMP   $16, R3
+	BLT   exptail
+
+exploop:
+	EXPBLOCK(12, 13)
+	EXPBLOCK(28, 29)
+	SUB $16, R3
+	CMP $16, R3
+	BGE exploop
+
+exptail:
+	CBZ R3, expdone
+	EXPBLOCK(12, 13)
+
+expdone:
+	V_FADD(12, 12, 28)
+	V_FADD(13, 13, 29)
+	VST1 [V12.S4, V13.S4], (R1)
+	RET
+
+// func scaleNEON(x []float32, s float32)
+//
+// len(x) is a positive multiple of 8: x[j] *= s.
+TEXT ·scaleNEON(SB), NOSPLIT, $0-28
+	MOVD  x_base+0(FP), R0
+	MOVD  x_len+8(FP), R3
+	FMOVS s+24(FP), F7
+	VDUP  V7.S[0], V7.S4
+	MOVD  R0, R1
+
+scaleloop:
+	VLD1.P 32(R0), [V0.S4, V1.S4]
+	V_FMUL(0, 0, 7)
+	V_FMUL(1, 1, 7)
+	VST1.P [V0.S4, V1.S4], 32(R1)
+	SUB    $8, R3
+	CBNZ   R3, scaleloop
+	RET
+
+// func addBiasNEON(y, bias, res []float32)
+//
+// len(y) is a positive multiple of 8; len(bias) >= len(y); res is empty
+// or as long as y: y[j] = (y[j] + bias[j]) + res[j].
+TEXT ·addBiasNEON(SB), NOSPLIT, $0-72
+	MOVD y_base+0(FP), R0
+	MOVD y_len+8(FP), R3
+	MOVD bias_base+24(FP), R4
+	MOVD res_base+48(FP), R5
+	MOVD res_len+56(FP), R6
+	MOVD R0, R1
+	CBNZ R6, addres
+
+addloop:
+	VLD1.P 32(R0), [V0.S4, V1.S4]
+	VLD1.P 32(R4), [V2.S4, V3.S4]
+	V_FADD(0, 0, 2)
+	V_FADD(1, 1, 3)
+	VST1.P [V0.S4, V1.S4], 32(R1)
+	SUB    $8, R3
+	CBNZ   R3, addloop
+	RET
+
+addres:
+	VLD1.P 32(R0), [V0.S4, V1.S4]
+	VLD1.P 32(R4), [V2.S4, V3.S4]
+	VLD1.P 32(R5), [V4.S4, V5.S4]
+	V_FADD(0, 0, 2)
+	V_FADD(1, 1, 3)
+	V_FADD(0, 0, 4)
+	V_FADD(1, 1, 5)
+	VST1.P [V0.S4, V1.S4], 32(R1)
+	SUB    $8, R3
+	CBNZ   R3, addres
+	RET
+
+// PIECE sets D to the next row of the pieces' tables (at R10, advanced)
+// looked up by the byte indexes in V8; V12/V13 are scratch.
+#define PIECE(D) \
+	VLD1.P 32(R10), [V12.S4, V13.S4] \
+	V_TBL2(D, 12, 8)
+
+// func geluNEON(dst, src, bias []float32, c *[neonRows][4]float32)
+//
+// len(src) is a positive multiple of 4, len(dst) >= len(src); bias is
+// empty or at least as long as src. Per lane, as kernels.GeluOne:
+//
+//	xa = |x| < maxX ? |x| : maxX (NaN too); x² = hi + lo exactly (xa
+//	split in 12-bit halves)
+//	a = xa/√2; piece i = #bounds <= a; t = (a - mid[i])·scale[i]
+//	g = Σ c[i][k]·t^k by Estrin's scheme
+//	e = (g·ExpNeg(-hi/2))·(1 - lo/2) = erfc(a)
+//	gelu = (x/2)·(x >= 0 ? 2 - e : e)
+//
+// The piece's constants come from 8-lane tables by TBL, with byte
+// indexes 4i..4i+3 in each lane.
+TEXT ·geluNEON(SB), NOSPLIT, $0-80
+	MOVD dst_base+0(FP), R0
+	MOVD src_base+24(FP), R1
+	MOVD src_len+32(FP), R3
+	MOVD bias_base+48(FP), R4
+	MOVD bias_len+56(FP), R5
+	MOVD c+72(FP), R2
+	LOADEXP
+	VLD1 (R9), [V28.S4, V29.S4, V30.S4, V31.S4] // rows 12..15
+	ADD  $256, R2, R11                          // bounds, then TBL constants
+	ADD  $352, R2, R12                          // the pieces' tables
+
+geluloop:
+	VLD1.P 16(R1), [V0.S4]
+	CBZ    R5, gelunobias
+	VLD1.P 16(R4), [V1.S4]
+	V_FADD(0, 0, 1)
+
+gelunobias:
+	V_FABS(1, 0)
+	V_FCMGT(2, 28, 1)
+	V_BIF(1, 28, 2)    // xa
+
+	// x² = hi + lo: xh = the high 12 bits of xa, xl = xa - xh
+	V_AND(2, 1, 29)    // xh
+	V_FSUB(3, 1, 2)    // xl
+	V_FMUL(4, 1, 1)    // hi
+	V_FMUL(5, 2, 2)
+	V_FSUB(5, 5, 4)    // xh·xh - hi
+	V_FMUL(6, 2, 3)
+	V_FADD(6, 6, 6)    // 2·(xh·xl)
+	V_FADD(5, 5, 6)
+	V_FMUL(3, 3, 3)
+	V_FADD(5, 5, 3)    // lo
+	V_FMUL(4, 4, 31)
+	V_FNEG(4, 4)       // -hi/2
+	EXPNEG(4, 2, 3, 6, 7, 8)
+	V_FMUL(5, 5, 31)
+	V_FMOV1(6)
+	V_FSUB(5, 6, 5)    // 1 - lo/2
+
+	// piece index i = Σ (a >= bound), then byte indexes 4i + (0,1,2,3)
+	V_FMUL(2, 1, 30)   // a
+	VLD1 (R11), [V8.S4, V9.S4, V10.S4, V11.S4]
+	V_FCMGE(8, 2, 8)
+	V_FCMGE(9, 2, 9)
+	V_FCMGE(10, 2, 10)
+	V_FCMGE(11, 2, 11)
+	V_ADD(8, 8, 9)
+	V_ADD(10, 10, 11)
+	V_ADD(8, 8, 10)
+	V_NEG(8, 8)        // i
+	ADD  $64, R11, R9
+	VLD1 (R9), [V9.S4, V10.S4]
+	V_MUL(8, 8, 9)
+	V_ADD(8, 8, 10)    // TBL indexes
+	MOVD R12, R10
+
+	// t = (a - mid)·scale; t2, t4, t8
+	PIECE(9)
+	V_FSUB(2, 2, 9)
+	PIECE(9)
+	V_FMUL(2, 2, 9)    // t
+	V_FMUL(3, 2, 2)    // t2
+	V_FMUL(6, 3, 3)    // t4
+	V_FMUL(7, 6, 6)    // t8
+
+	// q_k = c[2k+1]·t + c[2k]; r0 = q1·t2 + q0; r1 = q3·t2 + q2
+	PIECE(9)
+	PIECE(10)
+	V_FMUL(10, 10, 2)
+	V_FADD(10, 10, 9)  // q0
+	PIECE(9)
+	PIECE(11)
+	V_FMUL(11, 11, 2)
+	V_FADD(11, 11, 9)  // q1
+	V_FMUL(11, 11, 3)
+	V_FADD(10, 11, 10) // r0
+	PIECE(9)
+	PIECE(11)
+	V_FMUL(11, 11, 2)
+	V_FADD(11, 11, 9)  // q2
+	PIECE(9)
+	PIECE(14)
+	V_FMUL(14, 14, 2)
+	V_FADD(14, 14, 9)  // q3
+	V_FMUL(14, 14, 3)
+	V_FADD(11, 14, 11) // r1
+	PIECE(9)
+	PIECE(14)
+	V_FMUL(14, 14, 2)
+	V_FADD(14, 14, 9)  // q4
+
+	// g = (r1·t4 + r0) + q4·t8
+	V_FMUL(11, 11, 6)
+	V_FADD(11, 11, 10)
+	V_FMUL(14, 14, 7)
+	V_FADD(11, 11, 14)
+
+	V_FMUL(11, 11, 4)  // g·e**(-hi/2)
+	V_FMUL(11, 11, 5)  // erfc(a)
+
+	V_FMOV2(12)
+	V_FSUB(12, 12, 11) // 2 - erfc(a)
+	V_FCMGEZ(13, 0)    // x >= 0
+	V_BIT(11, 12, 13)
+	V_FMUL(0, 0, 31)   // x/2
+	V_FMUL(0, 0, 11)
+	VST1.P [V0.S4], 16(R0)
+
+	SUB  $4, R3
+	CBNZ R3, geluloop
+	RET

@@ -1,0 +1,15 @@
+//go:build !arm64 || !gc || purego
+
+package arm64
+
+import "github.com/quantserve/quantserve/kernels"
+
+// SoftmaxRowNEON forwards to kernels.SoftmaxRow in builds without
+// assembly.
+func SoftmaxRowNEON(x []float32, scale float32) { kernels.SoftmaxRow(x, scale) }
+
+// AddBiasNEON forwards to kernels.AddBias in builds without assembly.
+func AddBiasNEON(y, bias, res []float32) { kernels.AddBias(y, bias, res) }
+
+// GeluNEON forwards to kernels.Gelu in builds without assembly.
+func GeluNEON(dst, src, bias []float32) { kernels.Gelu(dst, src, bias) }
