@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/kernels"
@@ -88,12 +89,19 @@ func (e *Engine) run(units, macs int, f func(u0, u1 int)) error {
 	if parts <= 1 {
 		return protect(func() { f(0, units) })
 	}
-	tasks := make([]func(), parts)
-	for i := range tasks {
-		u0, u1 := span(i, units, parts)
-		tasks[i] = func() { f(u0, u1) }
-	}
-	return e.pool.Run(tasks)
+	// Chunks of units are claimed as the caller and the workers free to
+	// help come to them: a worker that starts late takes what is left.
+	chunk := max(1, units/(4*parts))
+	var next atomic.Int64
+	return e.pool.share(parts-1, func() {
+		for {
+			u0 := int(next.Add(int64(chunk))) - chunk
+			if u0 >= units {
+				return
+			}
+			f(u0, min(u0+chunk, units))
+		}
+	})
 }
 
 // QRows are activation rows quantized for the int8 kernels: per row, bytes

@@ -220,3 +220,17 @@ func TestSerial(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkForkJoin is the cost of splitting a loop across two cores and
+// joining it: Parallel on four units of no work. Run it on a machine with
+// two real cores; on SMT siblings it measures the hand-off only.
+func BenchmarkForkJoin(b *testing.B) {
+	e := New(dispatch.Default(), 2)
+	defer e.Close()
+	nop := func(*Engine, int, int) error { return nil }
+	for b.Loop() {
+		if err := e.Parallel(4, 1<<30, nop); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

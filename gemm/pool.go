@@ -2,8 +2,11 @@ package gemm
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // PanicError is a panic recovered from a product's task: a broken
@@ -18,9 +21,18 @@ func (e *PanicError) Error() string {
 	return fmt.Sprintf("gemm: internal error: %v\n%s", e.Value, e.Stack)
 }
 
-// Pool runs tasks on a fixed number of worker goroutines, so products
-// split across cores never oversubscribe the CPU, however many requests
-// run at once.
+// Pool runs tasks on the goroutine that asks and a fixed number of worker
+// goroutines, so products split across cores never oversubscribe the CPU,
+// however many requests run at once.
+//
+// A pool of n has n-1 workers: the caller is the n-th. Work is claimed
+// from a shared counter, by the caller first and by the workers that are
+// free to help: a caller never waits for a worker busy with another
+// request's work (it does the work itself), and a worker that starts late
+// finds the work done and returns at once. A worker done with a task
+// spins briefly, looking for the next, before it parks: the products of
+// one model run follow each other closely, and waking a parked thread
+// costs more than most of them.
 //
 // Close stops the workers. A closed pool still runs every task it is
 // given, on the goroutine that calls Run, one after another: an engine
@@ -34,12 +46,16 @@ type Pool struct {
 	workers sync.WaitGroup
 }
 
-// NewPool starts n workers (n >= 1), which run until Close.
+// spinFor is how long a worker looks for its next task before it parks.
+const spinFor = 50 * time.Microsecond
+
+// NewPool returns a pool of parallelism n (n >= 1): n-1 workers, which
+// run until Close, and the caller of each Run.
 func NewPool(n int) *Pool {
 	n = max(n, 1)
-	p := &Pool{n: n, tasks: make(chan func()), quit: make(chan struct{})}
-	p.workers.Add(n)
-	for i := 0; i < n; i++ {
+	p := &Pool{n: n, tasks: make(chan func(), n), quit: make(chan struct{})}
+	p.workers.Add(n - 1)
+	for i := 0; i < n-1; i++ {
 		go p.work()
 	}
 	return p
@@ -55,12 +71,35 @@ func (p *Pool) work() {
 			return
 		default:
 		}
+		if f := p.spin(); f != nil {
+			f()
+			continue
+		}
 		select {
 		case f := <-p.tasks:
 			f()
 		case <-p.quit:
 			return
 		}
+	}
+}
+
+// spin looks for a task for spinFor, yielding the core to other
+// goroutines as it goes, and returns it, or nil.
+func (p *Pool) spin() func() {
+	deadline := time.Now().Add(spinFor)
+	for {
+		select {
+		case f := <-p.tasks:
+			return f
+		case <-p.quit:
+			return nil
+		default:
+		}
+		if time.Now().After(deadline) {
+			return nil
+		}
+		runtime.Gosched()
 	}
 }
 
@@ -73,40 +112,86 @@ func (p *Pool) Close() {
 	p.workers.Wait()
 }
 
-// Size returns the number of workers: the parallelism Run had before
-// Close, which callers use to split their work.
+// Size returns the pool's parallelism (its workers and the caller): what
+// Run had before Close, which callers use to split their work.
 func (p *Pool) Size() int { return p.n }
 
-// Run runs every task and returns when all have finished. A task that
-// panics is recovered where it ran; Run returns the first such panic as a
+// Run runs every task and returns when all have finished: the caller
+// and the workers free to help claim them one by one. A task that panics
+// is recovered where it ran; Run returns the first such panic as a
 // *PanicError (the other tasks still run to their end). After Close, the
 // tasks run on the caller, in order.
 func (p *Pool) Run(tasks []func()) error {
 	errs := make([]error, len(tasks))
-	if len(tasks) == 1 {
-		errs[0] = protect(tasks[0])
-		return errs[0]
-	}
-	var wg sync.WaitGroup
-	wg.Add(len(tasks))
-	for i, t := range tasks {
-		job := func() {
-			defer wg.Done()
-			errs[i] = protect(t)
-		}
-		select {
-		case p.tasks <- job:
-		case <-p.quit:
-			job()
+	var next atomic.Int64
+	claim := func() {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(tasks) {
+				return
+			}
+			errs[i] = protect(tasks[i])
 		}
 	}
-	wg.Wait()
+	if err := p.share(min(p.n, len(tasks))-1, claim); err != nil {
+		return err
+	}
 	for _, err := range errs {
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// share runs f on the caller and on up to helpers of the pool's workers
+// that are free to help, and returns when every run that started has
+// returned: f is a loop that claims its own work, so however many runs
+// start, each part of the work runs once. The caller does not wait for a
+// worker to take a run: a run no worker has started when the caller's
+// own is done never starts. A run that panics is recovered where it ran;
+// share returns the first such panic as a *PanicError. After Close only
+// the caller runs f.
+func (p *Pool) share(helpers int, f func()) error {
+	var (
+		mu      sync.Mutex
+		done    bool
+		started sync.WaitGroup
+		errMu   sync.Mutex
+		first   error
+	)
+	record := func(err error) {
+		if err != nil {
+			errMu.Lock()
+			if first == nil {
+				first = err
+			}
+			errMu.Unlock()
+		}
+	}
+	for i := 0; i < helpers; i++ {
+		job := func() {
+			mu.Lock()
+			if done {
+				mu.Unlock()
+				return
+			}
+			started.Add(1)
+			mu.Unlock()
+			defer started.Done()
+			record(protect(f))
+		}
+		select {
+		case p.tasks <- job:
+		default: // every worker busy and the queue full: the caller works alone
+		}
+	}
+	record(protect(f))
+	mu.Lock()
+	done = true
+	mu.Unlock()
+	started.Wait()
+	return first
 }
 
 // protect runs f, returning a panic as a *PanicError.
@@ -117,38 +202,6 @@ func protect(f func()) (err error) {
 		}
 	}()
 	f()
-	return nil
-}
-
-// share runs f on the caller and, at the same time, on up to helpers of
-// the pool's workers, and returns when every run has returned: f is a
-// loop that claims its own work, so however many runs start, each part
-// of the work runs once. A worker is handed its run as soon as it is
-// free (the caller waits for that, as Run does, and then runs f itself).
-// A run that panics is recovered where it ran; share returns the first
-// such panic as a *PanicError. After Close only the caller runs f.
-func (p *Pool) share(helpers int, f func()) error {
-	errs := make([]error, helpers+1)
-	var wg sync.WaitGroup
-	for i := 1; i <= helpers; i++ {
-		wg.Add(1)
-		job := func() {
-			defer wg.Done()
-			errs[i] = protect(f)
-		}
-		select {
-		case p.tasks <- job:
-		case <-p.quit:
-			wg.Done() // closed: the caller's run does the work
-		}
-	}
-	errs[0] = protect(f)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
