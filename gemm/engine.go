@@ -168,49 +168,19 @@ func (e *Engine) QuantizeRows(dst *QRows, a []float32, m, k, lda int) error {
 	dst.zp = grow(dst.zp, m)
 	dst.scale = grow(dst.scale, m)
 	t := e.t
-	parts := 1
-	if m*k >= minParallelQuantize {
-		parts = min(e.pool.Size(), m)
-	}
-	bad := make([]int, max(parts, 1))
-	quantize := func(part, r0, r1 int) {
-		bad[part] = -1
-		for i := r0; i < r1; i++ {
-			row := a[i*lda : i*lda+k]
-			lo, hi, finite := t.MinMax(row)
-			if !finite {
-				bad[part] = i
-				return
-			}
-			s, inv, zp := quant.RowParams(lo, hi)
-			u := dst.u[i*ldu : i*ldu+ldu]
-			t.QuantizeU8(row, inv, zp, u)
-			clear(u[k:])
-			dst.zp[i], dst.scale[i] = zp, s
+	return e.rowsSplit(dst, m, k, func(i int) bool {
+		row := a[i*lda : i*lda+k]
+		lo, hi, finite := t.MinMax(row)
+		if !finite {
+			return false
 		}
-	}
-	var err error
-	if parts <= 1 {
-		err = protect(func() { quantize(0, 0, m) })
-	} else {
-		tasks := make([]func(), parts)
-		for p := range tasks {
-			r0, r1 := span(p, m, parts)
-			tasks[p] = func() { quantize(p, r0, r1) }
-		}
-		err = e.pool.Run(tasks)
-	}
-	if err != nil {
-		dst.m = 0
-		return err
-	}
-	for _, i := range bad {
-		if i >= 0 {
-			dst.m = 0
-			return fmt.Errorf("%w (row %d)", ErrNotFinite, i)
-		}
-	}
-	return nil
+		s, inv, zp := quant.RowParams(lo, hi)
+		u := dst.u[i*ldu : i*ldu+ldu]
+		t.QuantizeU8(row, inv, zp, u)
+		clear(u[k:])
+		dst.zp[i], dst.scale[i] = zp, s
+		return true
+	})
 }
 
 var rowsPool = sync.Pool{New: func() any { return new(QRows) }}
