@@ -13,17 +13,14 @@ import (
 // are FLOAT [-1, 4] (batchable along dimension 0); only the run's context
 // stops it.
 func EndlessLoop() Graph {
-	vi := func(name string, dt onnxpb.DataType) *onnxpb.ValueInfo {
-		return &onnxpb.ValueInfo{Name: name, Type: &onnxpb.Type{Kind: onnxpb.TypeTensor, ElemType: dt}}
-	}
 	body := &onnxpb.Graph{
 		Name:   "body",
-		Inputs: []*onnxpb.ValueInfo{vi("i", onnxpb.Int64), vi("c", onnxpb.Bool), vi("v", onnxpb.Float)},
+		Inputs: []*onnxpb.ValueInfo{loopVI("i", onnxpb.Int64), loopVI("c", onnxpb.Bool), loopVI("v", onnxpb.Float)},
 		Nodes: []*onnxpb.Node{
 			{OpType: "Identity", Inputs: []string{"c"}, Outputs: []string{"c2"}},
 			{OpType: "Identity", Inputs: []string{"v"}, Outputs: []string{"v2"}},
 		},
-		Outputs: []*onnxpb.ValueInfo{vi("c2", onnxpb.Bool), vi("v2", onnxpb.Float)},
+		Outputs: []*onnxpb.ValueInfo{loopVI("c2", onnxpb.Bool), loopVI("v2", onnxpb.Float)},
 	}
 	return Graph{
 		Opset:   16,
@@ -277,18 +274,15 @@ func ShapeBombs() map[string]ShapeBomb {
 // scanLoop is a Loop of a value-driven trip count whose body passes x on
 // and stacks it as a scan output: y is [trips, len(x)].
 func scanLoop() Graph {
-	vi := func(name string, dt onnxpb.DataType) *onnxpb.ValueInfo {
-		return &onnxpb.ValueInfo{Name: name, Type: &onnxpb.Type{Kind: onnxpb.TypeTensor, ElemType: dt}}
-	}
 	body := &onnxpb.Graph{
 		Name:   "body",
-		Inputs: []*onnxpb.ValueInfo{vi("i", onnxpb.Int64), vi("c", onnxpb.Bool), vi("v", onnxpb.Float)},
+		Inputs: []*onnxpb.ValueInfo{loopVI("i", onnxpb.Int64), loopVI("c", onnxpb.Bool), loopVI("v", onnxpb.Float)},
 		Nodes: []*onnxpb.Node{
 			{OpType: "Identity", Inputs: []string{"c"}, Outputs: []string{"c2"}},
 			{OpType: "Identity", Inputs: []string{"v"}, Outputs: []string{"v2"}},
 			{OpType: "Identity", Inputs: []string{"v"}, Outputs: []string{"s"}},
 		},
-		Outputs: []*onnxpb.ValueInfo{vi("c2", onnxpb.Bool), vi("v2", onnxpb.Float), vi("s", onnxpb.Float)},
+		Outputs: []*onnxpb.ValueInfo{loopVI("c2", onnxpb.Bool), loopVI("v2", onnxpb.Float), loopVI("s", onnxpb.Float)},
 	}
 	return Graph{
 		Opset:   21,
@@ -297,4 +291,9 @@ func scanLoop() Graph {
 		Nodes: []Node{{Op: "Loop", Inputs: []string{"trips", "", "x"}, Outputs: []string{"last", "y"},
 			Attrs: []*onnxpb.Attribute{{Name: "body", Type: onnxpb.AttrGraph, G: body}}}},
 	}
+}
+
+// loopVI is a body value of a Loop: a tensor of type dt, shape unknown.
+func loopVI(name string, dt onnxpb.DataType) *onnxpb.ValueInfo {
+	return &onnxpb.ValueInfo{Name: name, Type: &onnxpb.Type{Kind: onnxpb.TypeTensor, ElemType: dt}}
 }
