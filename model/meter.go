@@ -38,26 +38,25 @@ func FreshBytes(outputs, inputs map[string]*tensor.Tensor) int64 {
 	for _, t := range outputs {
 		outs = append(outs, t)
 	}
-	n, _ := freshBytes(outs, in)
+	var n int64
+	for j := range outs {
+		n += freshBytes(outs, j, in)
+	}
 	return n
 }
 
 // BudgetOf returns the budget runs under ctx charge, nil for none.
 func BudgetOf(ctx context.Context) Budget { return ops.BudgetOf(ctx) }
 
-// freshBytes returns the bytes of memory outs hold that none of in holds:
-// an output that is an input, or a view of one (Reshape, Identity, a
-// slice), costs nothing.
-func freshBytes(outs, in []*tensor.Tensor) (total int64, each []int64) {
-	each = make([]int64, len(outs))
-	for j, t := range outs {
-		if t == nil || t.Len() == 0 || sharesMemory(t, in) || sharesMemory(t, outs[:j]) {
-			continue
-		}
-		each[j] = ops.SizeOf(t)
-		total += each[j]
+// freshBytes returns the bytes of memory outs[j] holds that none of in
+// and no earlier output holds: an output that is an input, or a view of
+// one (Reshape, Identity, a slice), costs nothing.
+func freshBytes(outs []*tensor.Tensor, j int, in []*tensor.Tensor) int64 {
+	t := outs[j]
+	if t == nil || t.Len() == 0 || sharesMemory(t, in) || sharesMemory(t, outs[:j]) {
+		return 0
 	}
-	return total, each
+	return ops.SizeOf(t)
 }
 
 // sharesMemory reports whether t's elements lie within the memory of one

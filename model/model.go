@@ -665,18 +665,17 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 		if prof != nil {
 			prof.p.add(st.name, st.desc.Type, time.Since(prof.start), prof.probe.Take())
 		}
+		var made int64 // fresh bytes of the outputs the graph keeps
 		if err == nil && meter != nil {
-			made, each := freshBytes(outs, args)
-			if err = meter.Settle(made); err == nil {
-				for j, s := range st.out {
-					if s >= 0 && j < len(each) {
-						meter.Release(held[s]) // a value written twice (Loop-carried state)
-						held[s] = each[j]
-					}
+			for j, s := range st.out {
+				if s >= 0 && j < len(outs) {
+					held[s] = freshBytes(outs, j, args)
+					made += held[s]
 				}
 			}
-		} else if err != nil {
-			meter.Settle(0)
+		}
+		if serr := meter.Settle(made); err == nil {
+			err = serr
 		}
 		if err != nil {
 			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
