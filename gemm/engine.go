@@ -105,8 +105,9 @@ func (e *Engine) run(units, macs int, f func(u0, u1 int)) error {
 }
 
 // QRows are activation rows quantized for the int8 kernels: per row, bytes
-// u with a zero point (0 or 64) and a scale. The zero value is ready to use;
-// QuantizeRows reuses its buffers.
+// u with a zero point and a scale (in [0, 127] from QuantizeRows, see
+// quant.RowParams; any byte from LoadU8 and LoadS8). The zero value is
+// ready to use; QuantizeRows reuses its buffers.
 type QRows struct {
 	m, k, ldu int
 	u         []uint8

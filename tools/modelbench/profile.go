@@ -37,15 +37,16 @@ func profileAll(benches []bench) {
 				fmt.Sscan(bs, &n)
 				in := makeInput(b, append([]int{n}, b.item...))
 				p, runs := profileRuns(m, b.input, in)
-				fmt.Printf("\n## %s %s batch %d: %d runs, %.2f ms a run, serial fraction %.1f%%\n", b.name, kind.name, n, runs, ms(total(p))/float64(runs), 100*p.SerialFraction())
+				t := total(p)
+				fmt.Printf("\n## %s %s batch %d: %d runs, %.2f ms a run, serial fraction %.1f%%\n", b.name, kind.name, n, runs, ms(t)/float64(runs), 100*p.SerialFraction())
 				fmt.Printf("%-24s %6s %10s %7s %9s\n", "operator", "nodes", "ms/run", "share", "parallel")
 				for i, o := range p.ByOp() {
 					if i == *top {
 						break
 					}
-					fmt.Printf("%-24s %6d %10.3f %6.1f%% %8.1f%%\n", o.Op, o.Runs/runs, ms(o.Time)/float64(runs), 100*float64(o.Time)/float64(total(p)), 100*float64(o.Parallel)/float64(max(o.Time, 1)))
+					fmt.Printf("%-24s %6d %10.3f %6.1f%% %8.1f%%\n", o.Op, o.Runs/runs, ms(o.Time)/float64(runs), 100*float64(o.Time)/float64(t), 100*float64(o.Parallel)/float64(max(o.Time, 1)))
 				}
-				summary = append(summary, fmt.Sprintf("%-10s %-8s %5d %10.2f %9.1f%%", b.name, kind.name, n, ms(total(p))/float64(runs), 100*p.SerialFraction()))
+				summary = append(summary, fmt.Sprintf("%-10s %-8s %5d %10.2f %9.1f%%", b.name, kind.name, n, ms(t)/float64(runs), 100*p.SerialFraction()))
 			}
 		}
 	}
