@@ -34,7 +34,7 @@ func (e *Engine) Parallel(n, work int, f func(e *Engine, u0, u1 int) error) erro
 	e.note(n, work)
 	threads := e.pool.Size()
 	parts := threads
-	if threads <= 1 || n < 2*threads || work < minParallelMACs {
+	if threads <= 1 || n < 2*threads || work < MinParallelWork {
 		parts = 1
 	}
 	chunk := 1

@@ -47,7 +47,7 @@ func TestParallelRunsEveryUnitOnce(t *testing.T) {
 	for _, threads := range []int{1, 2, 3, 4} {
 		e := newEngine(t, tb, threads)
 		for _, n := range []int{0, 1, 2, 3, 7, 8, 64, 1000} {
-			for _, work := range []int{0, 1000, minParallelMACs - 1, minParallelMACs, 1 << 30} {
+			for _, work := range []int{0, 1000, MinParallelWork - 1, MinParallelWork, 1 << 30} {
 				r, err := runParallel(e, n, work)
 				if err != nil {
 					t.Fatalf("threads %d n %d work %d: %v", threads, n, work, err)
@@ -62,7 +62,7 @@ func TestParallelRunsEveryUnitOnce(t *testing.T) {
 						t.Fatalf("threads %d n %d work %d: chunk %v", threads, n, work, ch)
 					}
 				}
-				split := threads > 1 && n >= 2*threads && work >= minParallelMACs
+				split := threads > 1 && n >= 2*threads && work >= MinParallelWork
 				want := e
 				if split {
 					want = e.Serial()

@@ -108,7 +108,7 @@ func TestPoolCloseDuringRun(t *testing.T) {
 func TestEngineClose(t *testing.T) {
 	before := runtime.NumGoroutine()
 	m, k, n := 256, 96, 80 // split across the workers while they run
-	if m*k*n < minParallelMACs {
+	if m*k*n < MinParallelWork {
 		t.Fatal("the product no longer splits across workers: grow it")
 	}
 	for _, tb := range dispatch.Available() {

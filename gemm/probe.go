@@ -1,7 +1,7 @@
 package gemm
 
 // A Probe records whether the work an engine was given could run on more
-// than one core: a product of at least minParallelMACs multiply-adds, or
+// than one core: a product of at least MinParallelWork multiply-adds, or
 // a Parallel loop of at least two units and as much work. It is what a
 // profile asks of each step of a model ("did it run in parallel, or could
 // it with more threads"). A Probe is not safe for concurrent use: one
@@ -26,7 +26,7 @@ func (e *Engine) Probed(p *Probe) *Engine {
 
 // note tells the probe about work of macs multiply-adds over units.
 func (e *Engine) note(units, macs int) {
-	if e.probe != nil && units >= 2 && macs >= minParallelMACs {
+	if e.probe != nil && units >= 2 && macs >= MinParallelWork {
 		e.probe.split = true
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/quant"
 )
 
 // TestProbe: a probed engine reports work that splits (a Parallel loop of
@@ -15,13 +16,13 @@ func TestProbe(t *testing.T) {
 		var p Probe
 		pe := e.Probed(&p)
 		nop := func(*Engine, int, int) error { return nil }
-		if err := pe.Parallel(64, minParallelMACs/2, nop); err != nil || p.Take() {
+		if err := pe.Parallel(64, MinParallelWork/2, nop); err != nil || p.Take() {
 			t.Errorf("threads %d: a small loop counted as splitting (%v)", threads, err)
 		}
-		if err := pe.Parallel(1, 4*minParallelMACs, nop); err != nil || p.Take() {
+		if err := pe.Parallel(1, 4*MinParallelWork, nop); err != nil || p.Take() {
 			t.Errorf("threads %d: a loop of one unit counted as splitting (%v)", threads, err)
 		}
-		if err := pe.Parallel(64, 4*minParallelMACs, nop); err != nil || !p.Take() {
+		if err := pe.Parallel(64, 4*MinParallelWork, nop); err != nil || !p.Take() {
 			t.Errorf("threads %d: a large loop not counted (%v)", threads, err)
 		}
 		if p.Take() {
@@ -36,6 +37,27 @@ func TestProbe(t *testing.T) {
 		}
 		if err := pe.MatMul(a[:k], 1, w, c[:n]); err != nil || p.Take() {
 			t.Errorf("threads %d: a one-row product counted (%v)", threads, err)
+		}
+		// The same product in int8 is a quarter of the work: under the
+		// threshold at 64×256×32, over it at 64×256×128.
+		for _, q := range []struct {
+			n     int
+			split bool
+		}{{32, false}, {128, true}} {
+			if m*k*q.n < MinParallelWork || (m*k*q.n/qMACsPerUnit >= MinParallelWork) == !q.split {
+				t.Fatalf("%d×%d×%d no longer tells int8 work from float32 work: change it", m, k, q.n)
+			}
+			qw, err := quant.QuantizeWeights(make([]float32, k*q.n), k, q.n, quant.PerChannel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pw, err := PackQ(qw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := pe.QMatMul(a, m, pw, c[:m*q.n]); err != nil || p.Take() != q.split {
+				t.Errorf("threads %d: an int8 product of %d multiply-adds counted %v, want %v (%v)", threads, m*k*q.n, !q.split, q.split, err)
+			}
 		}
 		if err := e.MatMul(a, m, w, c); err != nil || p.Take() {
 			t.Errorf("threads %d: the unprobed engine reported to the probe (%v)", threads, err)

@@ -29,7 +29,9 @@ func (dw *depthwiseWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float3
 	o.tb = engine(c).Table()
 	taps := o.tb.ConvTaps
 	finish := o.res != nil || o.act.kind != actNone
-	return run(c, g.Batch*g.M, g.Batch*g.M*outSize*kk, func(_ *gemm.Engine, s *scratch, task int) error {
+	// Per plane: its taps, its padded or phase-split copy, its finish.
+	work := g.Batch * g.M * (outSize*kk*tapCost + p.phaseLen()*gatherCost + outSize*finishCost)
+	return run(c, g.Batch*g.M, work, func(_ *gemm.Engine, s *scratch, task int) error {
 		b, m := task/g.M, task%g.M
 		ch := m / mg
 		var bv float32
@@ -80,25 +82,35 @@ func (p *plane) padDims() (hp, wp int) {
 	return (p.oh-1)*p.sh + (p.kh-1)*p.dh + 1, p.ow + (p.kw-1)*p.dw
 }
 
-// runPadded is run for unit stride along the row: it copies x into pad
-// with the padding as zeros, then runs one taps call per output row and
-// kernel row, with no border columns (the padding's products are zeros).
-func (p *plane) runPadded(out, x, w []float32, b float32, pad []float32, taps func(dst, src, w []float32, step int)) {
-	hp, wp := p.padDims()
-	pad = pad[:hp*wp]
-	clear(pad)
-	left := min(p.pw, wp)
-	n := max(0, min(p.w, wp-left))
-	for iy := max(0, -p.ph); iy < p.h && iy+p.ph < hp; iy++ {
-		py := iy + p.ph
-		copy(pad[py*wp+left:py*wp+left+n], x[iy*p.w:iy*p.w+n])
+// prepare writes what add reads of the plane x into buf (phaseLen
+// values): with unit stride along the row, x with the padding as zeros
+// (every tap of every output falls inside it); otherwise the columns of x
+// split into sw phases, each a unit-stride row.
+func (p *plane) prepare(x, buf []float32) {
+	if p.sw == 1 {
+		hp, wp := p.padDims()
+		pad := buf[:hp*wp]
+		clear(pad)
+		left := min(p.pw, wp)
+		n := max(0, min(p.w, wp-left))
+		for iy := max(0, -p.ph); iy < p.h && iy+p.ph < hp; iy++ {
+			py := iy + p.ph
+			copy(pad[py*wp+left:py*wp+left+n], x[iy*p.w:iy*p.w+n])
+		}
+		return
 	}
-	fill(out[:p.oh*p.ow], b)
-	for oy := 0; oy < p.oh; oy++ {
-		orow := out[oy*p.ow : (oy+1)*p.ow]
-		for ky := 0; ky < p.kh; ky++ {
-			py := oy*p.sh + ky*p.dh
-			taps(orow, pad[py*wp:], w[ky*p.kw:(ky+1)*p.kw], p.dw)
+	pl := p.phaseRow()
+	for iy := 0; iy < p.h; iy++ {
+		row := x[iy*p.w : (iy+1)*p.w]
+		for ph := 0; ph < p.sw; ph++ {
+			dst := buf[(ph*p.h+iy)*pl : (ph*p.h+iy+1)*pl]
+			for j := range dst {
+				if c := j*p.sw + ph; c < p.w {
+					dst[j] = row[c]
+				} else {
+					dst[j] = 0
+				}
+			}
 		}
 	}
 }
@@ -116,34 +128,33 @@ func fill(dst []float32, v float32) {
 
 func (p *plane) phaseRow() int { return (p.w + p.sw - 1) / p.sw }
 
-// run computes out (oh×ow) = b + Σ w·x over one plane, a kernel row at a
-// time: with unit stride along the row on a padded copy (runPadded); with
-// stride sw, each tap reads a unit-stride run of the phase its offset
-// falls in.
-func (p *plane) run(out, x, w []float32, b float32, phases []float32, taps func(dst, src, w []float32, step int)) {
+// run computes out (oh×ow) = b + Σ w·x over one plane.
+func (p *plane) run(out, x, w []float32, b float32, buf []float32, taps func(dst, src, w []float32, step int)) {
+	p.prepare(x, buf)
+	fill(out[:p.oh*p.ow], b)
+	p.add(out, w, buf, taps)
+}
+
+// add adds Σ w·x to out (oh×ow), x as prepare left it in buf, a kernel
+// row at a time: with unit stride along the row, one taps call per output
+// row and kernel row, with no border columns (the padding's products are
+// zeros); with stride sw, each tap reads a unit-stride run of the phase
+// its offset falls in.
+func (p *plane) add(out, w, buf []float32, taps func(dst, src, w []float32, step int)) {
 	if p.sw == 1 {
-		p.runPadded(out, x, w, b, phases, taps)
+		_, wp := p.padDims()
+		for oy := 0; oy < p.oh; oy++ {
+			orow := out[oy*p.ow : (oy+1)*p.ow]
+			for ky := 0; ky < p.kh; ky++ {
+				py := oy*p.sh + ky*p.dh
+				taps(orow, buf[py*wp:], w[ky*p.kw:(ky+1)*p.kw], p.dw)
+			}
+		}
 		return
 	}
 	pl := p.phaseRow()
-	if p.sw > 1 {
-		for iy := 0; iy < p.h; iy++ {
-			row := x[iy*p.w : (iy+1)*p.w]
-			for ph := 0; ph < p.sw; ph++ {
-				dst := phases[(ph*p.h+iy)*pl : (ph*p.h+iy+1)*pl]
-				for j := range dst {
-					if c := j*p.sw + ph; c < p.w {
-						dst[j] = row[c]
-					} else {
-						dst[j] = 0
-					}
-				}
-			}
-		}
-	}
 	for oy := 0; oy < p.oh; oy++ {
 		orow := out[oy*p.ow : (oy+1)*p.ow]
-		fill(orow, b)
 		for ky := 0; ky < p.kh; ky++ {
 			iy := oy*p.sh - p.ph + ky*p.dh
 			if iy < 0 || iy >= p.h {
@@ -162,7 +173,7 @@ func (p *plane) run(out, x, w []float32, b float32, phases []float32, taps func(
 				}
 				lo, hi := max(0, -base), min(p.ow, n-base)
 				if lo < hi {
-					prow := phases[(ph*p.h+iy)*pl : (ph*p.h+iy+1)*pl]
+					prow := buf[(ph*p.h+iy)*pl : (ph*p.h+iy+1)*pl]
 					taps(orow[lo:hi], prow[lo+base:], wrow[kx:kx+1], 0)
 				}
 			}

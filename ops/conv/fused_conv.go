@@ -3,6 +3,7 @@ package conv
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/arith"
@@ -93,6 +94,31 @@ type fusedConv struct {
 	act     activation
 	layouts output
 	recycle []int
+	// kept is the geometry of the last input shape the node ran on, with
+	// its taps: a model's node sees one shape run after run.
+	kept atomic.Pointer[keptGeometry]
+}
+
+// keptGeometry is a geometry with the input shape it was made for.
+type keptGeometry struct {
+	shape []int
+	g     *Geometry
+}
+
+// geometry returns the geometry of input shape x: the kept one when x
+// is the shape it was made for.
+func (f *fusedConv) geometry(x []int) (*Geometry, error) {
+	if k := f.kept.Load(); k != nil && slices.Equal(k.shape, x) {
+		return k.g, nil
+	}
+	x = slices.Clone(x) // the geometry keeps slices of it
+	g, err := f.at.Geometry(x, f.wShape)
+	if err != nil {
+		return nil, err
+	}
+	g.taps = newTaps(g)
+	f.kept.Store(&keptGeometry{shape: x, g: g})
+	return g, nil
 }
 
 // foldBatchNorm folds an inference BatchNormalization (scale, bias, mean,
@@ -255,7 +281,7 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor) (*tensor.Tens
 	if lay.nhwcIn {
 		shape = nchwShape(x.Shape)
 	}
-	g, err := f.at.Geometry(shape, f.wShape)
+	g, err := f.geometry(shape)
 	if err != nil {
 		return nil, err
 	}
@@ -297,6 +323,8 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor) (*tensor.Tens
 	switch {
 	case held != nil && held.dw != nil && !o.nhwcIn && !o.nhwcOut && (o.res == nil || !o.nhwcRes):
 		err = held.dw.forwardTo(c, g, xv, y, o)
+	case held != nil && held.planar != nil && !o.nhwcIn && o.xscale == nil && (o.res == nil || !o.nhwcRes):
+		err = held.planar.planarTo(c, g, xv, y, o)
 	case held != nil && held.w != nil:
 		err = held.w.forwardTo(c, g, xv, y, o)
 	default:

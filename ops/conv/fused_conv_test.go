@@ -92,6 +92,10 @@ func TestFusedConv(t *testing.T) {
 		{name: "channel scale", c: 16, m: 32, group: 1, scaleX: true, bn: true},
 		{name: "grouped", c: 16, m: 32, group: 4, bn: true, res: "same"},
 		{name: "depthwise", c: 16, m: 16, group: 16, bn: true, res: "same"},
+		{name: "first conv", c: 3, m: 8, group: 1, bn: true, res: "same"},       // plane by plane
+		{name: "first conv broadcast", c: 3, m: 16, group: 1, res: "broadcast"}, // plane by plane
+		{name: "first conv scaled", c: 3, m: 8, group: 1, scaleX: true},         // a product
+		{name: "first conv channels-last", c: 2, m: 8, group: 1, nhwc: true},    // a product
 	} {
 		xs, ws := []int{n, c.c, 9, 10}, []int{c.m, c.c / c.group, 3, 3}
 		ys := []int{n, c.m, 9, 10}

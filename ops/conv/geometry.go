@@ -44,6 +44,8 @@ type Geometry struct {
 	In, Out, Kernel    []int
 	Strides, Dilations []int
 	PadBegin           []int
+
+	taps *taps // made once for a geometry kept across runs (keptGeometry)
 }
 
 // InSize, OutSize and KernelSize are the products of In, Out and Kernel.

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/kernels"
 	"github.com/quantserve/quantserve/ops"
 )
 
@@ -30,10 +31,11 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 		o.finishAll(g, y)
 		return nil
 	}
-	taps := newTaps(g)
-	tile := tileRows(max(cw.k, cw.n))
-	tiles := (outSize + tile - 1) / tile
+	taps := tapsOf(g)
 	direct := g.direct()
+	work := cw.work(g, direct, o.nhwcIn)
+	tile := splitTile(tileRows(max(cw.k, cw.n)), outSize, g.Batch*g.Group, work)
+	tiles := (outSize + tile - 1) / tile
 	img := inSize * g.C
 	xt := x
 	if !o.nhwcIn {
@@ -49,7 +51,7 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 		}
 	}
 	per := tiles * g.Group
-	return run(c, g.Batch*per, g.Batch*outSize*cw.k*g.M, func(e *gemm.Engine, s *scratch, task int) error {
+	return run(c, g.Batch*per, work, func(e *gemm.Engine, s *scratch, task int) error {
 		b, gi, p0 := task/per, task%per/tiles, task%tiles*tile
 		n := min(tile, outSize-p0)
 		xb := xt[b*img : (b+1)*img]
@@ -130,6 +132,30 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 		}
 		return nil
 	})
+}
+
+// work is the cost of the convolution in units of a float32 multiply-add
+// (gemm.MinParallelWork): the product, whose kernels compute whole panels
+// of columns and pay a block's fixed cost per value they write (an int8
+// multiply-add a quarter of a float32 one, its rows quantized first), the
+// image moved channels-last or its im2col rows gathered, and every output
+// value finished and moved to its layout.
+func (cw *gemmWeights) work(g *Geometry, direct, nhwcIn bool) int {
+	positions := g.Batch * g.OutSize()
+	inputs := positions * cw.k * g.Group // the im2col values
+	cols := (g.mg() + kernels.PanelN - 1) / kernels.PanelN * kernels.PanelN
+	k := cw.k
+	if cw.q != nil {
+		k = k/qMACsPerUnit + quantizeCost
+	}
+	w := positions * g.Group * cols * (k + blockCost)
+	if !nhwcIn {
+		w += g.Batch * g.InSize() * g.C * gatherCost
+	}
+	if !direct {
+		w += inputs * gatherCost
+	}
+	return w + positions*g.M*finishCost
 }
 
 // gemmTo computes group gi's product of m rows a into c (row stride ldc)

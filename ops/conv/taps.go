@@ -20,6 +20,15 @@ type taps struct {
 	runLin []int
 }
 
+// tapsOf returns g's taps: those made with g when it is kept across runs,
+// new ones otherwise.
+func tapsOf(g *Geometry) *taps {
+	if g.taps != nil {
+		return g.taps
+	}
+	return newTaps(g)
+}
+
 func newTaps(g *Geometry) *taps {
 	d := len(g.In)
 	kk := g.KernelSize()

@@ -55,6 +55,56 @@ func grow[T any](s []T, n int) []T {
 // tileBudget bounds a tile's buffers (elements of its widest matrix).
 const tileBudget = 1 << 15
 
+// Costs of a convolution's passes beside its product, per value, in units
+// of a float32 multiply-add on the kernels (gemm.MinParallelWork's unit),
+// by which a small convolution, whose product is the least of its work,
+// says what it costs as a whole.
+const (
+	// gatherCost is an im2col value gathered (or a plane's value copied
+	// into its padded or phase-split copy): a scattered load and store.
+	gatherCost = 4
+	// quantizeCost is an activation value quantized for the int8 tiles
+	// (its row's range, then the byte).
+	quantizeCost = 2
+	// blockCost is what a product's kernel block costs per value of C
+	// it writes beside its multiply-adds (loading and storing its tile,
+	// the calls): the product of a small convolution, whose K is tens,
+	// runs at a fraction of the kernels' rate.
+	blockCost = 32
+	// finishCost is an output value finished (bias, activation,
+	// residual) and moved into its layout.
+	finishCost = 8
+	// tapCost is a multiply-add of a depthwise convolution: taps run a
+	// kernel row over an output row, a few values to a call.
+	tapCost = 4
+	// qMACsPerUnit is the int8 multiply-adds of the tiles that cost one
+	// unit (the gemm package splits its int8 products at the same rate).
+	qMACsPerUnit = 4
+)
+
+// minSplitTiles is the fewest tiles a convolution large enough to split
+// across cores is cut into (while they keep minTileRows rows): units for
+// two to four cores, each claiming two or more.
+const (
+	minSplitTiles = 8
+	minTileRows   = 24
+)
+
+// splitTile returns the output positions per tile for tiles of at most
+// tile positions over groups (image, group) pairs of size positions each:
+// when work reaches gemm.MinParallelWork and the tiles would be too few to
+// spread over cores, shorter ones, but never under minTileRows or off a
+// multiple of 12 (whole row tiles of every table).
+func splitTile(tile, size, groups, work int) int {
+	if work < gemm.MinParallelWork || groups >= minSplitTiles {
+		return tile
+	}
+	per := (minSplitTiles + groups - 1) / groups // tiles wanted per group
+	t := (size + per - 1) / per
+	t = (t + 11) / 12 * 12
+	return max(min(t, tile), min(minTileRows, tile))
+}
+
 // tileRows returns the output positions per tile for rows of width w: a
 // multiple of 12 (whole row tiles of every table) between 24 and 240.
 func tileRows(w int) int {

@@ -155,6 +155,7 @@ func kernelsFor(n *ops.Node, cg, k, cols int) (bool, string) {
 type held struct {
 	w      *gemmWeights
 	dw     *depthwiseWeights
+	planar *depthwiseWeights // beside w: the weight's planes (planar)
 	dtype  tensor.DataType
 	shape  []int
 	kernel []float32 // autodiff builds: the weight in float32 (dequantized when int8)
@@ -221,6 +222,10 @@ func holdWeight(n *ops.Node, w *tensor.Tensor, group int, adjoint bool) (*held, 
 			}
 		}
 		l.kernels = kernels
+		if !adjoint && !quantize && planar(shape, group) {
+			h.planar = &depthwiseWeights{w: data}
+			l.kernels += ", plane by plane"
+		}
 		if dispatch.AutodiffBuilt {
 			h.kernel = data
 			if quantize {

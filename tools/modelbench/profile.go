@@ -1,9 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"flag"
 	"fmt"
 	"log"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +16,8 @@ import (
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
+
+var nodes = flag.Int("nodes", 0, "with -profile, also list this many of the slowest nodes of each run")
 
 // profileAll profiles every model, int8 and float32, at every batch size.
 func profileAll(benches []bench) {
@@ -45,6 +50,14 @@ func profileAll(benches []bench) {
 						break
 					}
 					fmt.Printf("%-24s %6d %10.3f %6.1f%% %8.1f%%\n", o.Op, o.Runs/runs, ms(o.Time)/float64(runs), 100*float64(o.Time)/float64(t), 100*float64(o.Parallel)/float64(max(o.Time, 1)))
+				}
+				if *nodes > 0 {
+					slowest := p.Nodes()
+					slices.SortStableFunc(slowest, func(a, b model.NodeTime) int { return cmp.Compare(b.Time, a.Time) })
+					fmt.Printf("\n%-32s %-20s %10s %9s\n", "slowest nodes", "operator", "us/run", "parallel")
+					for _, nd := range slowest[:min(*nodes, len(slowest))] {
+						fmt.Printf("%-32s %-20s %10.1f %8.1f%%\n", nd.Node, nd.Op, 1000*ms(nd.Time)/float64(runs), 100*float64(nd.Parallel)/float64(max(nd.Time, 1)))
+					}
 				}
 				summary = append(summary, fmt.Sprintf("%-10s %-8s %5d %10.2f %9.1f%%", b.name, kind.name, n, ms(t)/float64(runs), 100*p.SerialFraction()))
 			}
