@@ -224,7 +224,6 @@ func holdWeight(n *ops.Node, w *tensor.Tensor, group int, adjoint bool) (*held, 
 		l.kernels = kernels
 		if !adjoint && !quantize && planar(shape, group) {
 			h.planar = &depthwiseWeights{w: data}
-			l.kernels += ", plane by plane"
 		}
 		if dispatch.AutodiffBuilt {
 			h.kernel = data
