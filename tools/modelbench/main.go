@@ -2,11 +2,17 @@
 // default, and float32) and on ONNX Runtime (float32) in one invocation,
 // interleaved model by model and round by round so a noisy neighbour slows
 // both alike, and prints items per second (images or sequences) and the
-// ratio to ONNX Runtime. For the encoder ONNX Runtime's int8 is the peer
-// too: the model quantized as onnxruntime.quantization.quantize_dynamic
-// writes it (tools/ortquant), run by ONNX Runtime and, as the exported
-// file it is, by quantserve, beside quantserve's own int8 of the float
-// model:
+// ratio to ONNX Runtime. ONNX Runtime's int8 is the peer too: each model
+// quantized as its users quantize it with onnxruntime.quantization
+// (tools/ortquant), run by ONNX Runtime and, as the exported file it is,
+// by quantserve, beside quantserve's own int8 of the float model. The
+// encoder as quantize_dynamic writes it; the CNNs as quantize_static
+// writes them (QDQ, INT8 weights per channel, UINT8 activations
+// calibrated on the model's test_data_set inputs), which ONNX Runtime
+// fuses into QLinearConv and quantserve loads with its default int8
+// (the products on the file's INT8 weights). Before timing, both run the
+// CNNs' QDQ files on the reference input and the top classes and the
+// largest difference are printed:
 //
 //	resnet50     ResNet-50 (../shared/models/onnx_light_resnet50: the
 //	             zoo architecture, weights replaced by constants), 224×224
@@ -40,6 +46,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -80,11 +87,15 @@ type bench struct {
 	dtype      string // float32 or int64
 	item       []int  // one item's shape (without the batch axis)
 	idRange    int    // token ids are drawn from [0, idRange)
-	// exported is the model as ONNX Runtime's quantize_dynamic writes it
-	// (nil: not compared in int8 with ONNX Runtime), and exportedPath
-	// its file.
+	// exported is the model as ONNX Runtime's quantization tool writes
+	// it (nil: not compared in int8 with ONNX Runtime), and exportedPath
+	// its file; static says it is quantize_static's QDQ form, ref the
+	// reference input it is checked on.
 	exported     []byte
 	exportedPath string
+	static       bool
+	ref          *tensor.Tensor
+	dir          string // the directory of a CNN's model.onnx and test_data_set_*
 }
 
 func main() {
@@ -114,6 +125,9 @@ func main() {
 		default:
 			log.Fatalf("modelbench: unknown model %q", name)
 		}
+		if name != "encoder" {
+			b.dir = filepath.Dir(b.path)
+		}
 		if b.data, err = os.ReadFile(b.path); err != nil {
 			log.Fatal(err)
 		}
@@ -126,12 +140,8 @@ func main() {
 		if err := os.WriteFile(b.path, b.data, 0o644); err != nil {
 			log.Fatal(err)
 		}
-		if name == "encoder" {
-			if b.exported, _, err = quantize.Dynamic(b.data); err != nil {
-				log.Fatal(err)
-			}
-			b.exportedPath = filepath.Join(tmp, name+"-quantize_dynamic.onnx")
-			if err := os.WriteFile(b.exportedPath, b.exported, 0o644); err != nil {
+		if !*profile {
+			if err := exportInt8(&b, tmp); err != nil {
 				log.Fatal(err)
 			}
 		}
@@ -149,8 +159,9 @@ func main() {
 	exec := gemm.New(dispatch.Default(), *threads)
 	fmt.Printf("# quantserve (%s, %d thread(s)) vs ONNX Runtime (%d thread(s)), best of %d interleaved rounds of %v, items/s\n",
 		dispatch.Default().Name, *threads, *threads, *rounds, *minTime)
-	fmt.Printf("# qs i8: quantserve's int8 of the float model; qs exp i8: quantserve on the file quantize_dynamic writes (tools/ortquant),\n")
-	fmt.Printf("# which ort i8 runs; i8/ort8 and exp/ort8 compare with ort i8, the rest with ort f32\n")
+	fmt.Printf("# qs i8: quantserve's int8 of the float model; qs exp i8: quantserve on the file ONNX Runtime's quantization writes\n")
+	fmt.Printf("# (tools/ortquant: quantize_dynamic for the encoder, quantize_static QDQ per channel for the CNNs), which ort i8 runs;\n")
+	fmt.Printf("# i8/ort8 and exp/ort8 compare with ort i8, the rest with ort f32\n")
 	fmt.Printf("%-10s %5s %10s %10s %10s %10s %10s %8s %8s %8s %8s\n", "model", "batch",
 		"qs i8", "qs f32", "ort f32", "qs exp i8", "ort i8", "i8/ort", "f32/ort", "i8/ort8", "exp/ort8")
 	for _, b := range benches {
@@ -158,8 +169,15 @@ func main() {
 		var exported *model.Model
 		if b.exported != nil {
 			o.call(map[string]any{"cmd": "load", "name": b.name + "-i8", "path": b.exportedPath, "threads": *threads})
-			if exported, err = model.LoadWith(b.exported, model.Options{Exec: exec}); err != nil {
+			opts := model.Options{Exec: exec}
+			if b.static {
+				opts.Quantize, opts.Scheme = true, quant.PerChannel
+			}
+			if exported, err = model.LoadWith(b.exported, opts); err != nil {
 				log.Fatal(err)
+			}
+			if b.ref != nil {
+				checkAgainstORT(o, b, exported)
 			}
 		}
 		i8, err := model.LoadWith(b.data, model.Options{Exec: exec, Quantize: true, Scheme: quant.PerChannel})
@@ -205,6 +223,74 @@ func main() {
 				ratio(best[0], best[2]), ratio(best[1], best[2]), ratio(best[0], best[4]), ratio(best[3], best[4]))
 		}
 	}
+}
+
+// exportInt8 writes b's model as ONNX Runtime's users quantize it: the
+// encoder with quantize_dynamic, a CNN with quantize_static (QDQ, per
+// channel) calibrated on its test_data_set inputs, the first of which is
+// the reference input.
+func exportInt8(b *bench, tmp string) error {
+	var err error
+	suffix := "-quantize_dynamic.onnx"
+	if b.dir == "" {
+		b.exported, _, err = quantize.Dynamic(b.data)
+	} else {
+		var inputs []map[string]*tensor.Tensor
+		if inputs, err = quantize.TestDataInputs(b.data, b.dir); err != nil {
+			return err
+		}
+		if len(inputs) == 0 {
+			return fmt.Errorf("modelbench: %s: no test_data_set_* to calibrate on", b.dir)
+		}
+		var st *quantize.StaticStats
+		if b.exported, st, err = quantize.Static(b.data, inputs); err != nil {
+			return err
+		}
+		b.static, b.ref, suffix = true, inputs[0][b.input], "-quantize_static.onnx"
+		fmt.Printf("# %s: quantize_static on %d calibration inputs: %d activations, %d weights, %d biases quantized, %d Relu/Clip removed\n",
+			b.name, len(inputs), st.Activations, st.Weights, st.Biases, st.Removed)
+	}
+	if err != nil {
+		return err
+	}
+	b.exportedPath = filepath.Join(tmp, b.name+suffix)
+	return os.WriteFile(b.exportedPath, b.exported, 0o644)
+}
+
+// checkAgainstORT runs the exported model on the reference input in both
+// runtimes and prints the top class of each item and the largest
+// difference between the answers (the first output).
+func checkAgainstORT(o *ortProc, b bench, m *model.Model) {
+	out, err := m.Run(context.Background(), map[string]*tensor.Tensor{b.input: b.ref}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	name := m.Outputs[0].Name
+	got := out[name].Data.([]float32)
+	res := o.call(map[string]any{"cmd": "infer", "name": b.name + "-i8", "input": b.input, "shape": b.ref.Shape, "data": b.ref.Data, "output": name})
+	raw := res["output"].([]any)
+	if len(raw) != len(got) {
+		log.Fatalf("modelbench: %s: ONNX Runtime answered %d values, quantserve %d", b.name, len(raw), len(got))
+	}
+	classes := out[name].Shape[len(out[name].Shape)-1]
+	var maxDiff float64
+	var qsTop, ortTop []int
+	for row := 0; row < len(got)/classes; row++ {
+		qb, ob := 0, 0
+		for j := 0; j < classes; j++ {
+			i := row*classes + j
+			v := raw[i].(float64)
+			maxDiff = max(maxDiff, math.Abs(float64(got[i])-v))
+			if got[i] > got[row*classes+qb] {
+				qb = j
+			}
+			if v > raw[row*classes+ob].(float64) {
+				ob = j
+			}
+		}
+		qsTop, ortTop = append(qsTop, qb), append(ortTop, ob)
+	}
+	fmt.Printf("# %s QDQ file on the reference input: top class quantserve %v, ONNX Runtime %v; max |difference| %.4f\n", b.name, qsTop, ortTop, maxDiff)
 }
 
 // dynamicBatch returns the model with dimension 0 of every graph input

@@ -4,6 +4,8 @@
 //   {"cmd":"load","name":N,"path":P,"threads":T}          -> {"ok":true}
 //   {"cmd":"run","name":N,"input":I,"type":"float32"|"int64","shape":[..],"range":R,"mintime":S}
 //        -> {"iters":n,"seconds":s}  (after one warm-up run)
+//   {"cmd":"infer","name":N,"input":I,"shape":[..],"data":[..],"output":O}  (float32 input)
+//        -> {"output":[..]}  (output O's values)
 const ort = require('onnxruntime-node');
 const readline = require('readline');
 const sessions = new Map();
@@ -26,6 +28,11 @@ rl.on('line', async (line) => {
       return;
     }
     const s = sessions.get(c.name);
+    if (c.cmd === 'infer') {
+      const r = await s.run({ [c.input]: new ort.Tensor('float32', Float32Array.from(c.data), c.shape) });
+      console.log(JSON.stringify({ output: Array.from(r[c.output].data) }));
+      return;
+    }
     const feeds = { [c.input]: input(c.type, c.shape, c.range) };
     await s.run(feeds);
     let n = 0;

@@ -1,6 +1,8 @@
 // Package quantize rewrites float ONNX models into the int8 forms ONNX
 // Runtime's quantization tool writes, so that both runtimes can be timed
-// on the files their users would have.
+// on the files their users would have: Dynamic (quantize_dynamic, for
+// transformers) and Static (quantize_static's QDQ form with per-channel
+// weights and calibrated activations, for CNNs; see static.go).
 //
 // Dynamic is onnxruntime.quantization.quantize_dynamic with its defaults
 // (weight_type QInt8, per_channel False, reduce_range False, activations
