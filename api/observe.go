@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,7 +27,8 @@ import (
 // id), and its count and latency in /metrics with bounded labels. An
 // inference's span carries its model and version. Probes (health checks
 // and /metrics scrapes, HTTP or gRPC) get no span and log at debug level:
-// they are counted in /metrics all the same.
+// they are counted in /metrics all the same. Over HTTP an answer of known
+// length is sent before any of that is recorded (sendAnswer).
 
 // requestIDHeader carries the request id both ways (gRPC: the metadata
 // key x-request-id).
@@ -141,6 +143,7 @@ func (s *server) observe(next http.Handler) http.Handler {
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		defer func() {
 			d := time.Since(start)
+			sendAnswer(w, ww)
 			route := info.route
 			if route == "" {
 				if rc := chi.RouteContext(ctx); rc != nil {
@@ -169,7 +172,12 @@ func (s *server) observe(next http.Handler) http.Handler {
 			} else if rc := chi.RouteContext(ctx); rc != nil {
 				model, version = rc.URLParam("model"), rc.URLParam("version")
 			}
-			attrs := []slog.Attr{slog.String("method", method), slog.String("route", route), slog.String("path", r.URL.Path)}
+			if !s.log.Enabled(ctx, logLevel(probe)) {
+				return // a probe's line at info level: nothing to build
+			}
+			// room for every attribute logRequest adds: one allocation
+			attrs := make([]slog.Attr, 0, 16)
+			attrs = append(attrs, slog.String("method", method), slog.String("route", route), slog.String("path", r.URL.Path))
 			s.logRequest(ctx, probe, attrs, model, version, slog.Int("status", status), d, info.id,
 				slog.Int("bytes", ww.BytesWritten()), slog.String("remote", r.RemoteAddr))
 		}()
@@ -177,13 +185,37 @@ func (s *server) observe(next http.Handler) http.Handler {
 	})
 }
 
+// logLevel is the level of a request's log line.
+func logLevel(probe bool) slog.Level {
+	if probe {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
+}
+
+// sendAnswer sends a complete answer to the client before the request's
+// span, metrics and log line are recorded, so their cost (and a log
+// writer's lock) is no part of the answer's latency. An answer is complete
+// when its status and Content-Length are set and that many bytes are
+// written; any other is left to net/http, which sets its length, or
+// chunks it, once the handler returns.
+func sendAnswer(w http.ResponseWriter, ww middleware.WrapResponseWriter) {
+	if ww.Status() == 0 {
+		return
+	}
+	n, err := strconv.Atoi(w.Header().Get("Content-Length"))
+	if err != nil || n != ww.BytesWritten() {
+		return
+	}
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
 // logRequest writes a request's one line at info level, a probe's at
 // debug level.
 func (s *server) logRequest(ctx context.Context, probe bool, attrs []slog.Attr, model, version string, status slog.Attr, d time.Duration, id string, extra ...slog.Attr) {
-	level := slog.LevelInfo
-	if probe {
-		level = slog.LevelDebug
-	}
+	level := logLevel(probe)
 	if !s.log.Enabled(ctx, level) {
 		return
 	}

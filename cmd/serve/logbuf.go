@@ -10,20 +10,32 @@ import (
 
 // Under load the server logs a line per request; written one at a time,
 // each is a system call. logBuffer gathers lines and writes them together:
-// at most logFlushEvery after the first one waiting, at once when
+// at most logFlushEvery after the first one waiting, as soon as
 // logBufferSize bytes wait, and at once after a line at warn level or
 // above, so warnings and errors (a panic's stack) are never held back.
+//
+// A request's goroutine only appends its line: the write of a full buffer
+// runs on a goroutine of its own while new lines go to a second buffer,
+// so a slow or descheduled write (a busy terminal, a pipe, a loaded
+// machine) holds no request, nor the logger's lock that every request
+// takes. Only when logBufferMax bytes wait (the output has fallen far
+// behind) does a line wait for the write, which bounds the memory held.
 
 const (
 	logFlushEvery = 50 * time.Millisecond
 	logBufferSize = 32 << 10
+	logBufferMax  = 8 * logBufferSize
 )
 
 type logBuffer struct {
-	mu    sync.Mutex
+	mu     sync.Mutex // guards buf, timer and kicked
+	buf    []byte
+	timer  *time.Timer // pending flush, nil when buf is empty
+	kicked bool        // a flush of a full buffer is on its way
+
+	wmu   sync.Mutex // held while writing: the writes go out in order
 	w     io.Writer
-	buf   []byte
-	timer *time.Timer // pending flush, nil when buf is empty
+	spare []byte // the buffer last written, reused for the next lines
 }
 
 func newLogBuffer(w io.Writer) *logBuffer { return &logBuffer{w: w} }
@@ -31,37 +43,44 @@ func newLogBuffer(w io.Writer) *logBuffer { return &logBuffer{w: w} }
 // Write takes one log line (slog handlers write each record whole).
 func (b *logBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.buf = append(b.buf, p...)
-	if len(b.buf) >= logBufferSize {
-		return len(p), b.flushLocked()
-	}
-	if b.timer == nil {
+	switch n := len(b.buf); {
+	case n >= logBufferMax:
+		b.mu.Unlock()
+		return len(p), b.Flush()
+	case n >= logBufferSize:
+		if !b.kicked {
+			b.kicked = true
+			go b.Flush()
+		}
+	case b.timer == nil:
 		b.timer = time.AfterFunc(logFlushEvery, func() { b.Flush() })
 	}
+	b.mu.Unlock()
 	return len(p), nil
 }
 
-// Flush writes what waits.
+// Flush writes what waits, after any write already under way.
 func (b *logBuffer) Flush() error {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.flushLocked()
-}
-
-func (b *logBuffer) flushLocked() error {
 	if b.timer != nil {
 		b.timer.Stop()
 		b.timer = nil
 	}
-	if len(b.buf) == 0 {
+	b.kicked = false
+	out := b.buf
+	b.buf = b.spare[:0]
+	b.mu.Unlock()
+	b.spare = nil
+	if len(out) == 0 {
+		b.spare = out
 		return nil
 	}
-	_, err := b.w.Write(b.buf)
-	if cap(b.buf) > 4*logBufferSize {
-		b.buf = nil // one long line (a stack) does not stay held
-	} else {
-		b.buf = b.buf[:0]
+	_, err := b.w.Write(out)
+	if cap(out) <= 4*logBufferSize {
+		b.spare = out[:0] // one long line (a stack) does not stay held
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -70,13 +71,20 @@ func TestLogBuffer(t *testing.T) {
 		t.Fatalf("n=4 missing: %q", out.String())
 	}
 
-	// A full buffer is written at once.
+	// A full buffer is written.
 	before := len(out.String())
 	for i := 0; len(out.String()) == before; i++ {
-		if i > 2*logBufferSize/40 {
+		if i > logBufferMax/40 {
 			t.Fatalf("%d lines and nothing written", i)
 		}
 		log.Info("request", "padding", strings.Repeat("x", 20))
+		if i > logBufferSize/40 {
+			select {
+			case <-out.wrote:
+			case <-time.After(10 * time.Second):
+				t.Fatal("a full buffer was never written")
+			}
+		}
 	}
 	log.Info("last", "n", 5)
 	if err := flush(); err != nil {
@@ -84,5 +92,71 @@ func TestLogBuffer(t *testing.T) {
 	}
 	if !strings.HasSuffix(out.String(), "msg=last n=5\n") {
 		t.Fatalf("flush left the last line behind: %q", out.String()[max(0, len(out.String())-80):])
+	}
+}
+
+// gatedWriter blocks each write until the test opens its gate.
+type gatedWriter struct {
+	lockedBuffer
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (g *gatedWriter) Write(p []byte) (int, error) {
+	g.entered <- struct{}{}
+	<-g.gate
+	return g.lockedBuffer.Write(p)
+}
+
+// TestLogBufferNeverWaitsForAWrite: while a full buffer is being written
+// (here, a write that does not return), requests go on logging into the
+// second buffer; nothing is lost or reordered once the write returns.
+func TestLogBufferNeverWaitsForAWrite(t *testing.T) {
+	g := &gatedWriter{entered: make(chan struct{}), gate: make(chan struct{})}
+	log, flush, err := newLogger("text", slog.LevelInfo, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Repeat("x", 100)
+	n := 0
+	for ; n*len(line) < logBufferSize; n++ {
+		log.Info("request", "n", n, "pad", line)
+	}
+	select {
+	case <-g.entered: // the full buffer's write, blocked
+	case <-time.After(10 * time.Second):
+		t.Fatal("a full buffer was never written")
+	}
+	// Well under logBufferMax: none of these lines may wait for the write.
+	done := make(chan int)
+	go func() {
+		m := n
+		for ; m < n+logBufferSize/len(line); m++ {
+			log.Info("request", "n", m, "pad", line)
+		}
+		done <- m
+	}()
+	select {
+	case n = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("logging waited for a write under way")
+	}
+	close(g.gate) // every write from here on returns
+	go func() {
+		for range g.entered {
+		}
+	}()
+	if err := flush(); err != nil {
+		t.Fatal(err)
+	}
+	close(g.entered)
+	got := g.String()
+	at := 0
+	for i := range n {
+		j := strings.Index(got[at:], fmt.Sprintf(" n=%d ", i))
+		if j < 0 {
+			t.Fatalf("line n=%d missing or out of order", i)
+		}
+		at += j
 	}
 }

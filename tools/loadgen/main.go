@@ -28,6 +28,13 @@
 // whether or not earlier ones were answered, and latency counts from when
 // each was due.
 //
+// With -tail it measures the tail of small inferences against the
+// server's cheapest route: rounds of -c connections on GET
+// /v2/health/live, then on the infer requests, alternated for -d in all,
+// and prints infer p50/p90/p99, health p99 and their ratio (see tail.go):
+//
+//	go run -C tools ./loadgen -tail -c 8 -d 60s
+//
 // With -suite it runs the serving benchmark and writes the repository's
 // BENCHMARKS.md and its charts (see suite.go):
 //
@@ -78,6 +85,11 @@ type config struct {
 	grpc     string
 	gconns   int
 	model    string
+	tail     tailConfig
+	// finish lets the requests in flight at the end of the run finish
+	// (uncounted) instead of cutting them, so that nothing of this run
+	// overlaps the next one (-tail's phases).
+	finish bool
 }
 
 type headerList []string
@@ -114,6 +126,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&c.rate, "rate", 0, "open loop: send this many requests per second for -d, answered or not (0: closed loop)")
 	fs.IntVar(&c.maxOpen, "max-open", 1024, "open loop: most requests outstanding; a request due beyond it is counted as dropped")
 	c.suite.flags(fs)
+	c.tail.flags(fs)
 	fs.StringVar(&c.bare, "bare", "", "serve the decode-only handler on this address (the suite's ceiling; used by -suite)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -126,6 +139,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if c.suite.on {
 		return runSuite(&c.suite, stdout, stderr)
+	}
+	if c.tail.on {
+		return runTail(&c, stdout)
 	}
 	if c.conns < 1 || c.duration <= 0 || c.gconns < 1 {
 		return fmt.Errorf("-c, -d and -grpc-conns must be positive")
@@ -382,6 +398,8 @@ type report struct {
 	Errors      map[string]int `json:"errors"`
 	LatencyMS   latencies      `json:"latency_ms"`
 	Memory      *memory        `json:"memory,omitempty"`
+
+	lat []time.Duration // every answer's latency, sorted (closed loop)
 }
 
 type latencies struct {
@@ -430,6 +448,10 @@ func load(ctx context.Context, c *config, sc *scenario) (*report, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.duration)
 	defer cancel()
 	end, _ := ctx.Deadline()
+	callCtx := ctx
+	if c.finish {
+		callCtx = context.WithoutCancel(ctx) // each call still has -timeout
+	}
 	workers := make([]*worker, c.conns)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -444,7 +466,7 @@ func load(ctx context.Context, c *config, sc *scenario) (*report, error) {
 			over := func() bool { return ctx.Err() != nil || !time.Now().Before(end) }
 			for !over() {
 				t0 := time.Now()
-				status, kind := callers[i].call(ctx)
+				status, kind := callers[i].call(callCtx)
 				if over() {
 					return // cut by the end of the run: not counted
 				}
@@ -486,6 +508,7 @@ func load(ctx context.Context, c *config, sc *scenario) (*report, error) {
 		}
 	}
 	slices.Sort(all)
+	rep.lat = all
 	rep.Requests = len(all)
 	rep.Seconds = elapsed.Seconds()
 	rep.PerSecond = float64(len(all)) / elapsed.Seconds()
