@@ -64,6 +64,8 @@ type graph struct {
 	constants    []constSlot
 	captures     []capture    // values of enclosing graphs this graph reads
 	releaseAfter [][]int      // slots that die after step i
+	recycleAfter [][]int      // of those, and of values never read, the ones the arena may reuse (plan.go)
+	arenas       sync.Pool    // *ops.Arena, one per run
 	exec         *gemm.Engine // the engine its operators run on
 }
 
@@ -300,6 +302,7 @@ func (c *compiler) compileGraph(g *onnxpb.Graph, main bool) error {
 	}
 	c.g.pruneConstants()
 	c.g.planRelease()
+	c.g.planRecycle()
 	return nil
 }
 
@@ -644,6 +647,9 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 	}
 	// A subgraph run within a run that keeps every value must not recycle
 	// the values it reads either.
+	arena := g.arena(ctx, keep) // nil when the run keeps every value
+	defer g.endArena(arena)
+	ctx = ops.WithArena(ctx, arena)
 	oc := ops.NewContext(ctx, exec, keep == nil || valuesKept(ctx)).Metered(meter)
 	args := make([]*tensor.Tensor, 0, 8)
 	for i, st := range g.steps {
@@ -686,10 +692,14 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 		for j, s := range st.out {
 			if s >= 0 && j < len(outs) {
 				vals[s] = outs[j]
+				arena.Hold(outs[j])
 			}
 		}
 		if keep == nil {
 			continue
+		}
+		if arena != nil {
+			g.recycle(arena, i, vals, keep)
 		}
 		for _, s := range g.releaseAfter[i] {
 			if !keep(s) {

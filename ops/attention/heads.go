@@ -102,7 +102,7 @@ func attentionIn[T float32 | float64](a *attentionCall, toT func(*tensor.Tensor)
 		scale = float64(*a.at.Scale)
 	}
 	rows := &attnRows[T]{scale: T(scale), softcap: T(a.at.Softcap), bias: bias, mode: a.at.QKMatMulOutputMode, soft: a.soft}
-	yd := make([]T, sh.b*sh.hq*sh.sq*sh.dv)
+	yd := ops.Output[T](a.pace, sh.b*sh.hq*sh.sq*sh.dv) // every head's rows are written
 	y := headMajor(yd, sh.hq, sh.sq, sh.dv)
 	yShape := []int{sh.b, sh.hq, sh.sq, sh.dv}
 	if a.rank3 {

@@ -186,7 +186,7 @@ func (dp *dynamicProduct) run(c *ops.Context, qa *gemm.QRows, xshape []int, m in
 	if err := c.ReserveTensor(tensor.Float32, shape); err != nil {
 		return nil, err
 	}
-	out := make([]float32, size)
+	out := c.Float32Output(size) // the products write every element
 	if size == 0 {
 		return &tensor.Tensor{DType: tensor.Float32, Shape: shape, Data: out}, nil
 	}

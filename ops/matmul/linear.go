@@ -144,9 +144,10 @@ func (l *Linear) Apply(c *ops.Context, a *tensor.Tensor) (*tensor.Tensor, error)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float32, size)
+	out := c.Float32Output(size) // the product writes every element
 	if m == 0 || l.k == 0 || l.n == 0 {
 		// an empty product, or a sum over nothing: zeros of the right shape
+		clear(out)
 		return tensor.From(shape, out), nil
 	}
 	e := c.Engine()

@@ -142,9 +142,12 @@ func batchedGemm[T tensor.Numeric](oc *ops.Context, a, b []T, as, bs, batch []in
 	if err := oc.Reserve(int64(total) * int64(tensor.DTypeOf[T]().Size())); err != nil {
 		return nil, err
 	}
-	c := make([]T, total)
+	c := ops.Output[T](oc, total) // each product writes every element of its block
 	if m == 0 || n == 0 {
 		return c, nil
+	}
+	if k == 0 {
+		clear(c) // a sum over nothing
 	}
 	if len(batch) == 0 {
 		if err := gemm(oc, m, n, k, a, k, b, n, c, n); err != nil {

@@ -80,7 +80,12 @@ func (o *layerNormOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 				return nil, err
 			}
 		}
-		out := make([]float32, len(xd))
+		var out []float32
+		if x.DType == tensor.Float32 {
+			out = c.Float32Output(len(xd)) // every row is written
+		} else {
+			out = make([]float32, len(xd))
+		}
 		if err := layerNormRows(xd, out, nr, sc, b, o.eps, mean, inv, c); err != nil {
 			return nil, err
 		}

@@ -66,7 +66,12 @@ func (o *rmsNormOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float32, len(xd))
+	var out []float32
+	if scale.DType == tensor.Float32 {
+		out = c.Float32Output(len(xd)) // every row is written
+	} else {
+		out = make([]float32, len(xd))
+	}
 	if err := rmsNormRows(xd, out, nr, sc, o.eps, c); err != nil {
 		return nil, err
 	}

@@ -117,7 +117,7 @@ func softmax[T float32 | float64](x []T, outer, dim, inner int, oc *ops.Context)
 // softmax32 normalises x viewed as [outer, dim, inner] along dim with
 // soft, a kernel table's SoftmaxRow; strided rows go through a buffer.
 func softmax32(x []float32, outer, dim, inner int, soft func([]float32, float32), oc *ops.Context) ([]float32, error) {
-	r := make([]float32, len(x))
+	r := oc.Float32Output(len(x)) // every element is written
 	if inner == 1 {
 		err := oc.ParallelRows(outer, dim*ops.ScalarCost, func(o0, o1 int) {
 			copy(r[o0*dim:o1*dim], x[o0*dim:o1*dim])

@@ -1,0 +1,5 @@
+//go:build !race
+
+package model_test
+
+const planRace = false
