@@ -2,6 +2,7 @@ package activation
 
 import (
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -28,7 +29,7 @@ func buildClip6(n *ops.Node, at *ClipAttrs) (ops.Operator, error) {
 }
 
 func (c clip6) Run(oc *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(floatMap32(oc, "Clip", in[0], c.k32, c.f64))
+	return ops.Result(floatMap32(oc, "Clip", in[0], cheapCost, c.k32, c.f64))
 }
 
 func (c clip6) k32(dst, src []float32) { clipSlice(dst, src, c.lo, c.hi) }
@@ -102,10 +103,10 @@ func halfBoundTo32(b *tensor.Tensor) *tensor.Tensor {
 
 // clipOf bounds x to [lo, hi] (absent bounds do not bound); when lo > hi
 // every value becomes hi, as ONNX (min then max) specifies. NaN stays NaN.
-// It goes piece by piece under the request.
+// It goes in pieces split across the engine's cores under the request.
 func clipOf[T tensor.Numeric](c *ops.Context, x []T, lo, hi *tensor.Tensor) ([]T, error) {
 	r := make([]T, len(x))
-	err := c.InPieces(len(x), func(p, q int) {
+	err := elem.InRanges(c, len(x), cheapCost, func(p, q int) {
 		dst, src := r[p:q], x[p:q]
 		switch {
 		case lo != nil && hi != nil:

@@ -3,17 +3,36 @@ package activation
 import (
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/arith"
+	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
+// Costs of one element of an activation's float32 loop, in the units of
+// ops.ParallelFor's work (see ops.ScalarCost), from which a loop decides
+// whether it splits across cores. Measured here against the sgemm
+// kernel's ~50 multiply-adds a ns: Relu ~0.8 ns an element, HardSwish
+// ~1.5, the LeakyRelu kernel ~0.25, with the output's allocation.
+const (
+	// kernelCost is an element of a table's vector kernel (LeakyRelu).
+	kernelCost = 2 * ops.VectorCost
+	// cheapCost is a scalar Go loop's compare, select or multiply-add.
+	cheapCost = ops.ScalarCost / 2
+	// expCost is an exponential, a tanh or an erf per element, or a
+	// chain of several operations (HardSwish).
+	expCost = ops.ScalarCost
+)
+
 // floatMap32 applies an activation to a floating-point tensor: k32 (when
-// not nil) fills dst from src for a float32 tensor; every other type
-// goes through f in float64, rounded once. It goes piece by piece under
-// the request and stops with the request's error once the request ends.
-func floatMap32(c *ops.Context, op string, x *tensor.Tensor, k32 func(dst, src []float32), f func(float64) float64) (*tensor.Tensor, error) {
+// not nil) fills dst from src for a float32 tensor, each element costing
+// cost, in contiguous pieces split across the engine's cores
+// (elem.InRanges: k32 computes each element from its own input, so the
+// split changes no bit); every other type goes through f
+// in float64, rounded once. It stops with the request's error once the
+// request ends.
+func floatMap32(c *ops.Context, op string, x *tensor.Tensor, cost int, k32 func(dst, src []float32), f func(float64) float64) (*tensor.Tensor, error) {
 	if d, ok := x.Data.([]float32); ok && k32 != nil {
-		r := make([]float32, len(d))
-		if err := c.InPieces(len(d), func(lo, hi int) { k32(r[lo:hi], d[lo:hi]) }); err != nil {
+		r := c.Float32Output(len(d)) // k32 writes every element
+		if err := elem.InRanges(c, len(d), cost, func(lo, hi int) { k32(r[lo:hi], d[lo:hi]) }); err != nil {
 			return nil, err
 		}
 		return &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: r}, nil
@@ -22,17 +41,20 @@ func floatMap32(c *ops.Context, op string, x *tensor.Tensor, k32 func(dst, src [
 }
 
 // floatFunc is an activation without attributes over floating-point
-// types: k32 (if any) for float32, f in float64 otherwise.
+// types: k32 (if any) for float32, an element costing cost, f in float64
+// otherwise.
 type floatFunc struct {
-	op  string
-	k32 func(dst, src []float32)
-	f   func(float64) float64
+	op   string
+	cost int
+	k32  func(dst, src []float32)
+	f    func(float64) float64
 }
 
 // floatBuilder returns the builder of the activation op: k32 for float32
-// tensors (nil: f for them too), f for the other floating-point types.
-func floatBuilder(op string, k32 func(dst, src []float32), f func(float64) float64) func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
-	a := &floatFunc{op: op, k32: k32, f: f}
+// tensors (nil: f for them too), an element costing cost, f for the
+// other floating-point types.
+func floatBuilder(op string, cost int, k32 func(dst, src []float32), f func(float64) float64) func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
+	a := &floatFunc{op: op, cost: cost, k32: k32, f: f}
 	return func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
 		if err := n.CheckArity(1, 1, 1, 1); err != nil {
 			return nil, err
@@ -42,5 +64,5 @@ func floatBuilder(op string, k32 func(dst, src []float32), f func(float64) float
 }
 
 func (a *floatFunc) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(floatMap32(c, a.op, in[0], a.k32, a.f))
+	return ops.Result(floatMap32(c, a.op, in[0], a.cost, a.k32, a.f))
 }

@@ -38,10 +38,10 @@ func buildGelu(n *ops.Node, at *GeluAttrs) (ops.Operator, error) {
 
 func (g gelu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if g.tanh {
-		return ops.Result(floatMap32(c, "Gelu", in[0], geluTanhSlice, geluTanh))
+		return ops.Result(floatMap32(c, "Gelu", in[0], expCost, geluTanhSlice, geluTanh))
 	}
 	k := c.Engine().Table().Gelu
-	return ops.Result(floatMap32(c, "Gelu", in[0], func(dst, src []float32) { k(dst, src, nil) }, geluExact))
+	return ops.Result(floatMap32(c, "Gelu", in[0], expCost, func(dst, src []float32) { k(dst, src, nil) }, geluExact))
 }
 
 // geluExact is x·Φ(x) = 0.5·x·erfc(-x/√2).

@@ -12,7 +12,7 @@ var HardSigmoid = ops.Op{
 
 // HardSwish is the HardSwish operator.
 var HardSwish = ops.Op{
-	ops.Register(ops.Descriptor{Type: "HardSwish", Since: 14, Fold: true}, floatBuilder("HardSwish", hardSwishSlice, hardSwish)),
+	ops.Register(ops.Descriptor{Type: "HardSwish", Since: 14, Fold: true}, floatBuilder("HardSwish", expCost, hardSwishSlice, hardSwish)),
 }
 
 // HardSigmoidAttrs are HardSigmoid's attributes: max(0, min(1, alpha·x + beta)).
@@ -32,7 +32,7 @@ func buildHardSigmoid(n *ops.Node, at *HardSigmoidAttrs) (ops.Operator, error) {
 }
 
 func (h hardSigmoid) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(floatMap32(c, "HardSigmoid", in[0], h.k32, h.f64))
+	return ops.Result(floatMap32(c, "HardSigmoid", in[0], expCost, h.k32, h.f64))
 }
 
 func (h hardSigmoid) k32(dst, src []float32) {

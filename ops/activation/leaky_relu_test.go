@@ -91,7 +91,7 @@ func BenchmarkLeakyRelu(b *testing.B) {
 					b.Fatal(err)
 				}
 			}, func() {
-				if _, err := floatMap32(ctx, "LeakyRelu", x, loop.k32, loop.f64); err != nil {
+				if _, err := floatMap32(ctx, "LeakyRelu", x, kernelCost, loop.k32, loop.f64); err != nil {
 					b.Fatal(err)
 				}
 			})

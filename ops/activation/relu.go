@@ -3,6 +3,7 @@ package activation
 import (
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/arith"
+	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -33,8 +34,8 @@ func (relu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	var err error
 	switch d := x.Data.(type) {
 	case []float32:
-		r := make([]float32, len(d))
-		err = c.InPieces(len(d), func(lo, hi int) { reluSlice(r[lo:hi], d[lo:hi]) })
+		r := c.Float32Output(len(d)) // every element is written
+		err = elem.InRanges(c, len(d), cheapCost, func(lo, hi int) { reluSlice(r[lo:hi], d[lo:hi]) })
 		out = r
 	case []float64:
 		out, err = reluOf(c, d)
@@ -57,11 +58,11 @@ func (relu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return []*tensor.Tensor{{DType: x.DType, Shape: x.Shape, Data: out}}, nil
 }
 
-// reluOf is max(x, 0), NaN staying NaN, piece by piece under the
-// request.
+// reluOf is max(x, 0), NaN staying NaN, in pieces split across the
+// engine's cores under the request.
 func reluOf[T tensor.Numeric](c *ops.Context, x []T) ([]T, error) {
 	r := make([]T, len(x))
-	err := c.InPieces(len(x), func(lo, hi int) {
+	err := elem.InRanges(c, len(x), cheapCost, func(lo, hi int) {
 		dst, src := r[lo:hi], x[lo:hi]
 		for i, v := range src {
 			dst[i] = max(v, 0)
@@ -99,7 +100,7 @@ func buildLeakyRelu(n *ops.Node, at *LeakyReluAttrs) (ops.Operator, error) {
 
 func (l leakyRelu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	k, a := c.Engine().Table().LeakyRelu, l.alpha
-	return ops.Result(floatMap32(c, "LeakyRelu", in[0], func(dst, src []float32) { k(dst, src, a) }, l.f64))
+	return ops.Result(floatMap32(c, "LeakyRelu", in[0], kernelCost, func(dst, src []float32) { k(dst, src, a) }, l.f64))
 }
 
 // k32 is LeakyRelu's float32 loop, which kernels.LeakyRelu and every

@@ -9,7 +9,7 @@ import (
 
 // Sigmoid is the Sigmoid operator.
 var Sigmoid = ops.Op{
-	ops.Register(ops.Descriptor{Type: "Sigmoid", Since: 1, Fold: true}, floatBuilder("Sigmoid", sigmoidSlice, ops.Sigmoid)),
+	ops.Register(ops.Descriptor{Type: "Sigmoid", Since: 1, Fold: true}, floatBuilder("Sigmoid", expCost, sigmoidSlice, ops.Sigmoid)),
 }
 
 // Sigmoidf returns 1/(1+e**-x) in float32 for a float64 argument, through

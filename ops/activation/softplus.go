@@ -9,12 +9,12 @@ import (
 // Softplus and Mish, x·tanh(softplus(x)).
 // Softplus is the Softplus operator.
 var Softplus = ops.Op{
-	ops.Register(ops.Descriptor{Type: "Softplus", Since: 1, Fold: true}, floatBuilder("Softplus", nil, softplus)),
+	ops.Register(ops.Descriptor{Type: "Softplus", Since: 1, Fold: true}, floatBuilder("Softplus", expCost, nil, softplus)),
 }
 
 // Mish is the Mish operator.
 var Mish = ops.Op{
-	ops.Register(ops.Descriptor{Type: "Mish", Since: 18, Fold: true}, floatBuilder("Mish", nil, mish)),
+	ops.Register(ops.Descriptor{Type: "Mish", Since: 18, Fold: true}, floatBuilder("Mish", expCost, nil, mish)),
 }
 
 // softplus is log(1 + e**x), computed without overflow.

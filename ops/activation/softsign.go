@@ -8,7 +8,7 @@ import (
 
 // Softsign is the Softsign operator.
 var Softsign = ops.Op{
-	ops.Register(ops.Descriptor{Type: "Softsign", Since: 1, Fold: true}, floatBuilder("Softsign", nil, softsign)),
+	ops.Register(ops.Descriptor{Type: "Softsign", Since: 1, Fold: true}, floatBuilder("Softsign", cheapCost, nil, softsign)),
 }
 
 // softsign is x/(1 + |x|).

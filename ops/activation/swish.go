@@ -26,7 +26,7 @@ func buildSwish(n *ops.Node, at *SwishAttrs) (ops.Operator, error) {
 }
 
 func (s swish) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(floatMap32(c, "Swish", in[0], s.k32, s.f64))
+	return ops.Result(floatMap32(c, "Swish", in[0], expCost, s.k32, s.f64))
 }
 
 func (s swish) k32(dst, src []float32) {

@@ -9,7 +9,7 @@ import (
 
 // Tanh is the Tanh operator.
 var Tanh = ops.Op{
-	ops.Register(ops.Descriptor{Type: "Tanh", Since: 1, Fold: true}, floatBuilder("Tanh", tanhSlice, math.Tanh)),
+	ops.Register(ops.Descriptor{Type: "Tanh", Since: 1, Fold: true}, floatBuilder("Tanh", expCost, tanhSlice, math.Tanh)),
 }
 
 // tanhC are the Taylor coefficients of tanh: tanh x = x + x·Σ c[i]·x^(2i+2).

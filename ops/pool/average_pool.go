@@ -2,6 +2,7 @@ package pool
 
 import (
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -85,27 +86,29 @@ func avgPool[T tensor.Float](x []T, g *Geometry, include bool, oc *ops.Context) 
 }
 
 // avgPoolND is the reference for average pooling: any rank, window by
-// window, summing in row-major kernel order.
+// window, summing in row-major kernel order. The outputs split across
+// the engine's cores, each computed alone.
 func avgPoolND[T tensor.Float](x, y []T, g *Geometry, include bool, oc *ops.Context) error {
 	w := g.Windows()
 	is, os := g.InSize(), g.OutSize()
-	for p := 0; p < g.Planes(); p++ {
-		xp := x[p*is : (p+1)*is]
-		for o := 0; o < os; o++ {
+	if os == 0 {
+		return nil
+	}
+	return elem.InRanges(oc, len(y), tapCost*g.kernelTaps(), func(i0, i1 int) {
+		w := w.fork()
+		for i := i0; i < i1; i++ {
+			p, o := i/os, i%os
+			xp := x[p*is : (p+1)*is]
 			var s T
 			offs := w.At(o)
-			if err := oc.Tick(len(offs)); err != nil {
-				return err
-			}
 			for _, off := range offs {
 				s += xp[off]
 			}
 			if include {
-				y[p*os+o] = s / T(w.area)
+				y[i] = s / T(w.area)
 			} else {
-				y[p*os+o] = s / T(len(offs))
+				y[i] = s / T(len(offs))
 			}
 		}
-	}
-	return nil
+	})
 }

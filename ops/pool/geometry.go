@@ -219,6 +219,18 @@ func (g *Geometry) Windows() *Windows {
 	return w
 }
 
+// fork returns an enumerator of the same windows with scratch of its
+// own, for a chunk of a loop split across cores: At reuses its scratch,
+// so one enumerator serves one goroutine.
+func (w *Windows) fork() *Windows {
+	r := len(w.tabs)
+	return &Windows{tabs: w.tabs, inStride: w.inStride, outDims: w.outDims, steps: w.steps,
+		counts: make([]int, r), k: make([]int, r)}
+}
+
+// kernelTaps returns the taps of a whole window, the most any window has.
+func (g *Geometry) kernelTaps() int { return max(ops.ProdInts(g.Kernel), 1) }
+
 // At returns the offsets of output position o's window (o an offset
 // within one output plane), in row-major kernel order; the slice is
 // reused by the next call. Area is then the number of the window's

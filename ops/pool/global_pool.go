@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -90,40 +91,50 @@ func (o *globalPoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tenso
 
 // globalPool returns each plane's mean (avg) or maximum (NaN if it holds
 // one).
-// Means add in float64, four lanes at a time.
+// Means add in float64, four lanes at a time. The planes split across
+// the engine's cores, each summed alone.
 func globalPool[T tensor.Float](x []T, planes, size int, avg bool, sum32 func([]float32) float64, oc *ops.Context) ([]T, error) {
 	y := make([]T, planes)
-	for p := range y {
-		if err := oc.Tick(size); err != nil {
-			return nil, err
+	cost := tapCost
+	if _, ok := any(x).([]float32); ok && avg {
+		cost = ops.VectorCost // the engine's PoolSum kernel
+	}
+	err := elem.InRanges(oc, planes, cost*size, func(p0, p1 int) {
+		for p := p0; p < p1; p++ {
+			y[p] = globalPlane(x[p*size:(p+1)*size], avg, sum32)
 		}
-		row := x[p*size : (p+1)*size]
-		if r32, ok := any(row).([]float32); ok && avg {
-			y[p] = T(sum32(r32) / float64(size))
-			continue
-		}
-		if avg {
-			var s0, s1, s2, s3 float64
-			i := 0
-			for ; i+4 <= len(row); i += 4 {
-				s0 += float64(row[i])
-				s1 += float64(row[i+1])
-				s2 += float64(row[i+2])
-				s3 += float64(row[i+3])
-			}
-			for ; i < len(row); i++ {
-				s0 += float64(row[i])
-			}
-			y[p] = T((s0 + s1 + s2 + s3) / float64(size))
-			continue
-		}
-		m := T(math.Inf(-1))
-		for _, v := range row {
-			m = max(m, v)
-		}
-		y[p] = m
+	})
+	if err != nil {
+		return nil, err
 	}
 	return y, nil
+}
+
+// globalPlane returns the mean (avg) or the maximum of one plane.
+func globalPlane[T tensor.Float](row []T, avg bool, sum32 func([]float32) float64) T {
+	size := len(row)
+	if r32, ok := any(row).([]float32); ok && avg {
+		return T(sum32(r32) / float64(size))
+	}
+	if avg {
+		var s0, s1, s2, s3 float64
+		i := 0
+		for ; i+4 <= len(row); i += 4 {
+			s0 += float64(row[i])
+			s1 += float64(row[i+1])
+			s2 += float64(row[i+2])
+			s3 += float64(row[i+3])
+		}
+		for ; i < len(row); i++ {
+			s0 += float64(row[i])
+		}
+		return T((s0 + s1 + s2 + s3) / float64(size))
+	}
+	m := T(math.Inf(-1))
+	for _, v := range row {
+		m = max(m, v)
+	}
+	return m
 }
 
 // globalLpPoolOp is a compiled GlobalLpPool.
@@ -146,16 +157,14 @@ func (o *globalLpPoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 		return nil, err
 	}
 	return ops.Result(poolFloats("GlobalLpPool", x, out, func(xs, y []float64) error {
-		for pl := 0; pl < planes; pl++ {
-			if err := c.Tick(size); err != nil {
-				return err
+		return elem.InRanges(c, planes, lpCost(o.p)*size, func(p0, p1 int) {
+			for pl := p0; pl < p1; pl++ {
+				var s float64
+				for _, v := range xs[pl*size : (pl+1)*size] {
+					s += lpPow(v, o.p)
+				}
+				y[pl] = lpRoot(s, o.p)
 			}
-			var s float64
-			for _, v := range xs[pl*size : (pl+1)*size] {
-				s += lpPow(v, o.p)
-			}
-			y[pl] = lpRoot(s, o.p)
-		}
-		return nil
+		})
 	}))
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -53,22 +54,31 @@ func (l *lpPoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 	w := g.Windows()
 	is, os := g.InSize(), g.OutSize()
 	return ops.Result(poolFloats("LpPool", x, g.OutShape(), func(xs []float64, y []float64) error {
-		for pl := 0; pl < g.Planes(); pl++ {
-			xp := xs[pl*is : (pl+1)*is]
-			for o := 0; o < os; o++ {
-				offs := w.At(o)
-				if err := c.Tick(len(offs)); err != nil {
-					return err
-				}
+		if os == 0 {
+			return nil
+		}
+		return elem.InRanges(c, len(y), lpCost(l.p)*g.kernelTaps(), func(i0, i1 int) {
+			w := w.fork()
+			for i := i0; i < i1; i++ {
+				pl, o := i/os, i%os
+				xp := xs[pl*is : (pl+1)*is]
 				var s float64
-				for _, off := range offs {
+				for _, off := range w.At(o) {
 					s += lpPow(xp[off], l.p)
 				}
-				y[pl*os+o] = lpRoot(s, l.p)
+				y[i] = lpRoot(s, l.p)
 			}
-		}
-		return nil
+		})
 	}))
+}
+
+// lpCost is the cost of one element of an Lp pool: a product for p 1 and
+// 2, a math.Pow otherwise.
+func lpCost(p float64) int {
+	if p == 1 || p == 2 {
+		return tapCost
+	}
+	return ops.ScalarCost
 }
 
 // lpPow returns |v|^p.

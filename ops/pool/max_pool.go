@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -133,23 +134,26 @@ func maxPool[T tensor.Numeric](x []T, g *Geometry, wantIdx bool, oc *ops.Context
 }
 
 // maxPoolND is the reference every pooling path is tested against: any
-// rank, any type, window by window.
+// rank, any type, window by window. The outputs split across the
+// engine's cores, each computed alone.
 func maxPoolND[T tensor.Numeric](x, y []T, idx []int64, g *Geometry, oc *ops.Context) error {
 	w := g.Windows()
 	is, os := g.InSize(), g.OutSize()
 	low := lowest[T]()
-	for p := 0; p < g.Planes(); p++ {
-		xp := x[p*is : (p+1)*is]
-		for o := 0; o < os; o++ {
+	if os == 0 {
+		return nil
+	}
+	return elem.InRanges(oc, len(y), tapCost*g.kernelTaps(), func(i0, i1 int) {
+		w := w.fork()
+		for i := i0; i < i1; i++ {
+			p, o := i/os, i%os
+			xp := x[p*is : (p+1)*is]
 			offs := w.At(o)
-			if err := oc.Tick(len(offs)); err != nil {
-				return err
-			}
 			m := low
 			for _, off := range offs {
 				m = max(m, xp[off])
 			}
-			y[p*os+o] = m
+			y[i] = m
 			if idx == nil {
 				continue
 			}
@@ -160,10 +164,9 @@ func maxPoolND[T tensor.Numeric](x, y []T, idx []int64, g *Geometry, oc *ops.Con
 					break
 				}
 			}
-			idx[p*os+o] = best
+			idx[i] = best
 		}
-	}
-	return nil
+	})
 }
 
 // columnMajor rewrites row-major plane offsets in idx (flat input

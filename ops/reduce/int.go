@@ -62,6 +62,7 @@ func reduceInt[T tensor.Integer](kind reduceKind, x []T, g *reduceGeom) []T {
 		fillInts(g, acc, hi)
 	}
 	_, innerRed := g.inner()
+	g.cost = chainCost
 	g.walk(func(i, o, n int, _ bool) {
 		if innerRed {
 			a := acc[o]
@@ -76,6 +77,7 @@ func reduceInt[T tensor.Integer](kind reduceKind, x []T, g *reduceGeom) []T {
 			a[j] = step(a[j], v)
 		}
 	})
+	g.cost = 0
 	if kind == reduceMean && g.count > 0 {
 		c := T(g.count)
 		g.pieces(len(acc), func(p, q int) {

@@ -17,22 +17,26 @@ func logSumExpFloat[T float32 | float64](x []T, g *reduceGeom) []float64 {
 	acc := make([]float64, g.n)
 	_, innerRed := g.inner()
 	m := extremeFloat(true, x, g)
-	var t float64 // a reduced run's sum so far
-	g.walk(func(i, o, n int, end bool) {
-		if innerRed {
-			if t = rowSumExp(t, x[i:i+n], m[o]); end {
-				acc[o] += t
-				t = 0
+	g.cost = ops.ScalarCost // an exponential per element
+	g.walkEach(func() walkFunc {
+		var t float64 // a reduced run's sum so far
+		return func(i, o, n int, end bool) {
+			if innerRed {
+				if t = rowSumExp(t, x[i:i+n], m[o]); end {
+					acc[o] += t
+					t = 0
+				}
+				return
 			}
-			return
-		}
-		a, mm := acc[o:o+n], m[o:o+n]
-		for j, v := range x[i : i+n] {
-			if !math.IsInf(mm[j], 0) {
-				a[j] += math.Exp(float64(v) - mm[j])
+			a, mm := acc[o:o+n], m[o:o+n]
+			for j, v := range x[i : i+n] {
+				if !math.IsInf(mm[j], 0) {
+					a[j] += math.Exp(float64(v) - mm[j])
+				}
 			}
 		}
 	})
+	g.cost = 0
 	g.pieces(len(acc), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if math.IsInf(m[i], 0) || math.IsNaN(m[i]) {

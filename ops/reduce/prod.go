@@ -16,6 +16,7 @@ func prodFloat[T float32 | float64](x []T, g *reduceGeom) []float64 {
 		}
 	})
 	_, innerRed := g.inner()
+	g.cost = chainCost
 	g.walk(func(i, o, n int, _ bool) {
 		if innerRed {
 			p := acc[o]
@@ -30,5 +31,6 @@ func prodFloat[T float32 | float64](x []T, g *reduceGeom) []float64 {
 			a[j] *= float64(v)
 		}
 	})
+	g.cost = 0
 	return acc
 }

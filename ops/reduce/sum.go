@@ -28,11 +28,13 @@ func sumFloat[T float32 | float64](kind reduceKind, x []T, g *reduceGeom) []floa
 	// mapped by sq (v², else |v| if abs, else v).
 	sumRuns := func(row func(total float64, x []T) float64, abs, sq bool) {
 		if innerRed {
-			var t float64
-			g.walk(func(i, o, n int, end bool) {
-				if t = row(t, x[i:i+n]); end {
-					acc[o] += t
-					t = 0
+			g.walkEach(func() walkFunc {
+				var t float64
+				return func(i, o, n int, end bool) {
+					if t = row(t, x[i:i+n]); end {
+						acc[o] += t
+						t = 0
+					}
 				}
 			})
 			return

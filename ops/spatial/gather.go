@@ -2,8 +2,10 @@ package spatial
 
 import (
 	"slices"
+	"sort"
 
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/elem"
 	tensorops "github.com/quantserve/quantserve/ops/tensor"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -98,12 +100,26 @@ func segments(src []int) []segment {
 	return segs
 }
 
+// Costs of one output element, in the units of ops.ParallelFor's work
+// (see ops.ScalarCost), from which the loops of this package decide
+// whether they split across cores: those of ops/tensor's copies.
+const (
+	// runCost is an element of a run moved by copy().
+	runCost = ops.ScalarCost / 4
+	// gatherCost is an element read one at a time through an index.
+	gatherCost = ops.ScalarCost / 2
+	// tapCost is a tap of an interpolation: a multiply-add in a plain
+	// loop.
+	tapCost = ops.ScalarCost / 4
+)
+
 // gatherAxes is gather on a slice: rows along the last axis are built by
 // copying runs (when the source map has long runs: Pad, crops) or by a
 // per-element gather (Resize), and a row whose source row is that of the
-// row before (nearest upsampling repeats rows) is copied from it. Rows
-// longer than ops.TickEvery are built in pieces; it stops with the
-// request's error once the request ends.
+// row before (nearest upsampling repeats rows) is copied from it.
+// Contiguous ranges of the output, which may cut rows, split across the
+// engine's cores (elem.InRanges), each element built alone. It stops with
+// the request's error once the request ends.
 func gatherAxes[T any](oc *ops.Context, xs []T, in, out []int, n int, src [][]int, fill T) ([]T, error) {
 	res := make([]T, n)
 	if n == 0 {
@@ -114,81 +130,112 @@ func gatherAxes[T any](oc *ops.Context, xs []T, in, out []int, n int, src [][]in
 		res[0] = xs[0]
 		return res, nil
 	}
-	st := tensor.Strides(in)
-	w := out[r-1]
-	last := src[r-1]
-	segs := segments(last)
-	bySegs := len(segs)*4 <= w
-	hasFill := slices.ContainsFunc(last, func(s int) bool { return s < 0 })
+	g := &gatherRows[T]{xs: xs, res: res, out: out, src: src, fill: fill, st: tensor.Strides(in), w: out[r-1], last: src[r-1]}
+	g.segs = segments(g.last)
+	g.bySegs = len(g.segs)*4 <= g.w
+	g.hasFill = slices.ContainsFunc(g.last, func(s int) bool { return s < 0 })
+	cost := gatherCost
+	if g.bySegs {
+		cost = runCost
+	}
+	if err := elem.InRanges(oc, n, cost, g.build); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// gatherRows is what gatherAxes builds its rows from.
+type gatherRows[T any] struct {
+	xs, res []T
+	out     []int
+	src     [][]int
+	fill    T
+	st      []int // the input's strides
+	w       int   // the length of a row
+	last    []int // the last axis's source map
+	segs    []segment
+	bySegs  bool // copy the last axis by segments
+	hasFill bool // the last axis's map holds fill
+}
+
+// build builds the output elements [e0, e1): the columns of each row
+// that fall in it. A row repeating the source row of the row before is
+// copied from it when this call built those columns of it.
+func (g *gatherRows[T]) build(e0, e1 int) {
+	r, w := len(g.out), g.w
 	idx := make([]int, r-1)
-	prevBase, prevRow := 0, -1
-	for row := 0; row*w < n; row++ {
+	for d, rem := r-2, e0/w; d >= 0; d-- {
+		idx[d] = rem % g.out[d]
+		rem /= g.out[d]
+	}
+	prevBase, prevRow, prevLo, prevHi := 0, -1, 0, 0
+	for row := e0 / w; row*w < e1; row++ {
+		lo, hi := max(e0-row*w, 0), min(e1-row*w, w)
 		base := 0
 		for d := 0; d < r-1; d++ {
-			s := src[d][idx[d]]
+			s := g.src[d][idx[d]]
 			if s < 0 {
 				base = -1
 				break
 			}
-			base += s * st[d]
+			base += s * g.st[d]
 		}
-		k := 0 // the first segment that ends after lo
-		for lo := 0; lo < w; lo += ops.TickEvery {
-			hi := min(lo+ops.TickEvery, w)
-			if err := oc.Tick(hi - lo); err != nil {
-				return nil, err
-			}
-			dst := res[row*w+lo : row*w+hi]
-			switch {
-			case prevRow >= 0 && base == prevBase:
-				copy(dst, res[prevRow*w+lo:prevRow*w+hi])
-			case base < 0:
-				for i := range dst {
-					dst[i] = fill
-				}
-			case bySegs:
-				for k < len(segs) && segs[k].at+segs[k].n <= lo {
-					k++
-				}
-				for _, sg := range segs[k:] {
-					if sg.at >= hi {
-						break
-					}
-					p, q := max(sg.at, lo), min(sg.at+sg.n, hi)
-					if sg.src < 0 {
-						for i := p; i < q; i++ {
-							dst[i-lo] = fill
-						}
-					} else {
-						at := base + sg.src + p - sg.at
-						copy(dst[p-lo:q-lo], xs[at:at+q-p])
-					}
-				}
-			case hasFill:
-				for i, s := range last[lo:hi] {
-					if s < 0 {
-						dst[i] = fill
-					} else {
-						dst[i] = xs[base+s]
-					}
-				}
-			default:
-				row := xs[base:]
-				for i, s := range last[lo:hi] {
-					dst[i] = row[s]
-				}
-			}
+		dst := g.res[row*w+lo : row*w+hi]
+		if prevRow >= 0 && base == prevBase && prevLo <= lo && hi <= prevHi {
+			copy(dst, g.res[prevRow*w+lo:prevRow*w+hi])
+		} else {
+			g.cols(dst, base, lo, hi)
 		}
-		prevBase, prevRow = base, row
+		prevBase, prevRow, prevLo, prevHi = base, row, lo, hi
 		for d := r - 2; d >= 0; d-- {
 			idx[d]++
-			if idx[d] < out[d] {
+			if idx[d] < g.out[d] {
 				break
 			}
 			idx[d] = 0
 		}
 	}
-	return res, nil
+}
+
+// cols builds the columns [lo, hi) of a row reading the input row at
+// base (fill for base < 0) into dst.
+func (g *gatherRows[T]) cols(dst []T, base, lo, hi int) {
+	xs, fill := g.xs, g.fill
+	switch {
+	case base < 0:
+		for i := range dst {
+			dst[i] = fill
+		}
+	case g.bySegs:
+		k := sort.Search(len(g.segs), func(i int) bool { return g.segs[i].at+g.segs[i].n > lo })
+		for _, sg := range g.segs[k:] {
+			if sg.at >= hi {
+				break
+			}
+			p, q := max(sg.at, lo), min(sg.at+sg.n, hi)
+			if sg.src < 0 {
+				for i := p; i < q; i++ {
+					dst[i-lo] = fill
+				}
+			} else {
+				at := base + sg.src + p - sg.at
+				copy(dst[p-lo:q-lo], xs[at:at+q-p])
+			}
+		}
+	case g.hasFill:
+		for i, s := range g.last[lo:hi] {
+			if s < 0 {
+				dst[i] = fill
+			} else {
+				dst[i] = xs[base+s]
+			}
+		}
+	default:
+		row := xs[base:]
+		for i, s := range g.last[lo:hi] {
+			dst[i] = row[s]
+		}
+	}
 }
 
 // scalarAs converts a one-element numeric tensor to type dt (strings and

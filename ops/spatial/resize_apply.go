@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/elem"
 	tensorops "github.com/quantserve/quantserve/ops/tensor"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -193,59 +194,52 @@ func resizeWeights[T float32 | float64](ax *ResizeAxis) []T {
 	return w
 }
 
-// resizePass resamples the middle axis of src viewed as (outer, in, inner).
+// resizePass resamples the middle axis of src viewed as (outer, in,
+// inner). Contiguous ranges of the output, which may cut its rows of
+// inner elements, split across the engine's cores (elem.InRanges), each
+// element computed alone with its taps in order.
 func resizePass[T float32 | float64](oc *ops.Context, src []T, outer, in, inner int, ax *ResizeAxis) ([]T, error) {
 	out := ax.Out
 	dst := make([]T, outer*out*inner)
 	w := resizeWeights[T](ax)
 	taps := ax.Taps
-	for o := 0; o < outer; o++ {
-		s := src[o*in*inner : (o+1)*in*inner]
-		d := dst[o*out*inner : (o+1)*out*inner]
-		if inner == 1 {
-			for j := range d {
-				if err := oc.Tick(taps); err != nil {
-					return nil, err
-				}
+	err := elem.InRanges(oc, len(dst), taps*tapCost, func(e0, e1 int) {
+		for r := e0 / inner; r*inner < e1; r++ {
+			o, j := r/out, r%out
+			lo, hi := max(e0-r*inner, 0), min(e1-r*inner, inner)
+			s := src[o*in*inner : (o+1)*in*inner]
+			row := dst[r*inner+lo : r*inner+hi]
+			if inner == 1 {
 				var acc T
 				for k := j * taps; k < (j+1)*taps; k++ {
 					acc += w[k] * s[ax.Index[k]]
 				}
-				d[j] = acc
+				row[0] = acc
+				continue
 			}
-			continue
-		}
-		// Rows longer than the span between two looks at the request
-		// go in pieces.
-		span := max(ops.TickEvery/taps, 1)
-		for j := 0; j < out; j++ {
-			for lo := 0; lo < inner; lo += span {
-				hi := min(lo+span, inner)
-				if err := oc.Tick(taps * (hi - lo)); err != nil {
-					return nil, err
+			if taps == 2 {
+				i0, i1 := ax.Index[2*j], ax.Index[2*j+1]
+				w0, w1 := w[2*j], w[2*j+1]
+				a, b := s[i0*inner+lo:i0*inner+hi], s[i1*inner+lo:i1*inner+hi]
+				for i := range row {
+					row[i] = w0*a[i] + w1*b[i]
 				}
-				row := d[j*inner+lo : j*inner+hi]
-				if taps == 2 {
-					i0, i1 := ax.Index[2*j], ax.Index[2*j+1]
-					w0, w1 := w[2*j], w[2*j+1]
-					a, b := s[i0*inner+lo:i0*inner+hi], s[i1*inner+lo:i1*inner+hi]
-					for i := range row {
-						row[i] = w0*a[i] + w1*b[i]
-					}
+				continue
+			}
+			for k := j * taps; k < (j+1)*taps; k++ {
+				wk := w[k]
+				if wk == 0 {
 					continue
 				}
-				for k := j * taps; k < (j+1)*taps; k++ {
-					wk := w[k]
-					if wk == 0 {
-						continue
-					}
-					a := s[ax.Index[k]*inner+lo : ax.Index[k]*inner+hi]
-					for i := range row {
-						row[i] += wk * a[i]
-					}
+				a := s[ax.Index[k]*inner+lo : ax.Index[k]*inner+hi]
+				for i := range row {
+					row[i] += wk * a[i]
 				}
 			}
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return dst, nil
 }
@@ -253,7 +247,10 @@ func resizePass[T float32 | float64](oc *ops.Context, src []T, outer, in, inner 
 // resizeBilinear2D resizes planes of ih×iw float32 pixels to
 // ya.Out×xa.Out with two taps per axis. Each output row blends two
 // horizontally resized input rows; those are computed once and kept while
-// consecutive output rows read them.
+// consecutive output rows read them. The planes split across the
+// engine's cores (elem.InRanges), and when there are too few of them to
+// share, the output rows of each: a range starting mid-plane resizes its
+// first input rows again, which gives the same bits.
 func resizeBilinear2D(oc *ops.Context, src []float32, planes, ih, iw int, ya, xa *ResizeAxis) ([]float32, error) {
 	oh, ow := ya.Out, xa.Out
 	dst := make([]float32, planes*oh*ow)
@@ -264,59 +261,80 @@ func resizeBilinear2D(oc *ops.Context, src []float32, planes, ih, iw int, ya, xa
 		wx0[x], wx1[x] = float32(xa.Weight[2*x]), float32(xa.Weight[2*x+1])
 	}
 	wy := resizeWeights[float32](ya)
-	var cache [2][]float32
-	cache[0], cache[1] = make([]float32, ow), make([]float32, ow)
-	for p := 0; p < planes; p++ {
-		in := src[p*ih*iw : (p+1)*ih*iw]
-		out := dst[p*oh*ow : (p+1)*oh*ow]
-		held := [2]int{-1, -1}
-		row := func(y, keep int) []float32 {
-			if held[0] == y {
-				return cache[0]
+	rowsPer := oh // output rows a unit holds: a plane, or one row
+	if planes < 8 {
+		rowsPer = 1
+	}
+	err := elem.InRanges(oc, planes*oh/rowsPer, rowsPer*4*ow*tapCost, func(u0, u1 int) {
+		var cache [2][]float32
+		cache[0], cache[1] = make([]float32, ow), make([]float32, ow)
+		for r, end := u0*rowsPer, u1*rowsPer; r < end; {
+			p, first := r/oh, r%oh
+			last := min(oh, first+end-r)
+			r += last - first
+			in := src[p*ih*iw : (p+1)*ih*iw]
+			out := dst[p*oh*ow : (p+1)*oh*ow]
+			held := [2]int{-1, -1}
+			row := func(y, keep int) []float32 {
+				if held[0] == y {
+					return cache[0]
+				}
+				if held[1] == y {
+					return cache[1]
+				}
+				slot := 0
+				if held[0] == keep {
+					slot = 1
+				}
+				h := cache[slot]
+				resizeRow(h, in[y*iw:(y+1)*iw], x0, x1, wx0, wx1)
+				held[slot] = y
+				return h
 			}
-			if held[1] == y {
-				return cache[1]
-			}
-			slot := 0
-			if held[0] == keep {
-				slot = 1
-			}
-			h, line := cache[slot], in[y*iw:(y+1)*iw]
-			for x := range h {
-				h[x] = wx0[x]*line[x0[x]] + wx1[x]*line[x1[x]]
-			}
-			held[slot] = y
-			return h
-		}
-		for oy := 0; oy < oh; oy++ {
-			if err := oc.Tick(4 * ow); err != nil {
-				return nil, err
-			}
-			y0, y1 := ya.Index[2*oy], ya.Index[2*oy+1]
-			w0, w1 := wy[2*oy], wy[2*oy+1]
-			o := out[oy*ow : (oy+1)*ow]
-			switch {
-			case w1 == 0 || y0 == y1 && w0+w1 == 1:
-				r0 := row(y0, -1)
-				if w0+w1 == 1 {
-					copy(o, r0)
-				} else {
-					for x := range o {
-						o[x] = (w0 + w1) * r0[x]
+			for oy := first; oy < last; oy++ {
+				y0, y1 := ya.Index[2*oy], ya.Index[2*oy+1]
+				w0, w1 := wy[2*oy], wy[2*oy+1]
+				o := out[oy*ow : (oy+1)*ow]
+				switch {
+				case w1 == 0 || y0 == y1 && w0+w1 == 1:
+					r0 := row(y0, -1)
+					if w0+w1 == 1 {
+						copy(o, r0)
+					} else {
+						for x := range o {
+							o[x] = (w0 + w1) * r0[x]
+						}
 					}
-				}
-			case w0 == 0:
-				copy(o, row(y1, -1))
-			default:
-				r0 := row(y0, -1)
-				r1 := row(y1, y0)
-				for x := range o {
-					o[x] = w0*r0[x] + w1*r1[x]
+				case w0 == 0:
+					copy(o, row(y1, -1))
+				default:
+					blendRow(o, row(y0, -1), row(y1, y0), w0, w1)
 				}
 			}
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return dst, nil
+}
+
+// resizeRow sets h[x] = wx0[x]·line[x0[x]] + wx1[x]·line[x1[x]]: one
+// input row resized horizontally with two taps.
+func resizeRow(h, line []float32, x0, x1 []int, wx0, wx1 []float32) {
+	n := len(h)
+	x0, x1, wx0, wx1 = x0[:n], x1[:n], wx0[:n], wx1[:n]
+	for x := range h {
+		h[x] = wx0[x]*line[x0[x]] + wx1[x]*line[x1[x]]
+	}
+}
+
+// blendRow sets o = w0·r0 + w1·r1.
+func blendRow(o, r0, r1 []float32, w0, w1 float32) {
+	r0, r1 = r0[:len(o)], r1[:len(o)]
+	for x := range o {
+		o[x] = w0*r0[x] + w1*r1[x]
+	}
 }
 
 // resizeExtrapolate writes the extrapolation value where any axis samples

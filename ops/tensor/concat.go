@@ -3,8 +3,10 @@ package tensor
 import (
 	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -60,27 +62,35 @@ func (op concat) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, err
 	if total == 0 { // the dimensions of an empty result need not multiply
 		return []*tensor.Tensor{{DType: first.DType, Shape: shape, Data: out}}, nil
 	}
-	outer := 1
-	for _, d := range shape[:a] {
-		outer *= d
-	}
 	inner := 1
 	for _, d := range shape[a+1:] {
 		inner *= d
 	}
-	pos := 0
-	for o := 0; o < outer; o++ {
-		for _, t := range in {
-			chunk := t.Shape[a] * inner
-			for k := 0; k < chunk; k += ops.TickEvery {
-				n := min(ops.TickEvery, chunk-k)
-				if err := c.Tick(n); err != nil {
-					return nil, err
-				}
-				mv.CopyN(out, pos+k, t.Data, o*chunk+k, n)
-			}
-			pos += chunk
-		}
+	if err := concatInto(c, mv, out, total, in, a, shape[a]*inner, inner); err != nil {
+		return nil, err
 	}
 	return []*tensor.Tensor{{DType: first.DType, Shape: shape, Data: out}}, nil
+}
+
+// concatInto fills out (n elements > 0), rows of row elements (one per
+// index of the axes before a), each row the inputs' rows (their
+// Shape[a]·inner elements) one after another, in contiguous ranges of
+// out split across the engine's cores (elem.InRanges).
+func concatInto(c *ops.Context, mv Mover, out any, n int, in []*tensor.Tensor, a, row, inner int) error {
+	starts := make([]int, len(in)+1) // where each input's part of a row starts
+	for i, t := range in {
+		starts[i+1] = starts[i] + t.Shape[a]*inner
+	}
+	copyRange := func(lo, hi int) {
+		for pos := lo; pos < hi; {
+			o, w := pos/row, pos%row
+			k := sort.Search(len(in), func(i int) bool { return starts[i+1] > w })
+			part := starts[k+1] - starts[k]
+			off := w - starts[k]
+			n := min(part-off, hi-pos)
+			mv.CopyN(out, pos, in[k].Data, o*part+off, n)
+			pos += n
+		}
+	}
+	return elem.InRanges(c, n, runCost, copyRange)
 }
