@@ -9,12 +9,18 @@ import (
 // whatever the caller's f does first) stays a small part of its cost.
 const parallelGrain = 1 << 14
 
+// serialGrain is the work of a chunk of a loop that runs on the caller
+// alone: the loop looks at its request (ops.Context.ParallelFor) between
+// chunks, about every 20 µs, and pays a call for each.
+const serialGrain = 1 << 20
+
 // Parallel runs f over the units [0, n) of a loop whose units are
 // independent (each writes a part of the output of its own), in chunks
 // of consecutive units, and returns the first error f returned. work is
 // the whole loop's cost in multiply-adds (or units as costly): a chunk
-// holds about parallelGrain of it, but no more than a quarter of a
-// runner's share of the units.
+// split across cores holds about parallelGrain of it, but no more than a
+// quarter of a runner's share of the units; one on the caller alone
+// about serialGrain, but no more than a quarter of the units.
 //
 // With one thread, fewer than two units per thread, or less work than a
 // product splits across cores for, the chunks run in order on the
@@ -37,23 +43,20 @@ func (e *Engine) Parallel(n, work int, f func(e *Engine, u0, u1 int) error) erro
 	if threads <= 1 || n < 2*threads || work < MinParallelWork {
 		parts = 1
 	}
-	chunk := 1
-	if work > 0 {
-		chunk = int(min((int64(parallelGrain)*int64(n)+int64(work)-1)/int64(work), int64(n)))
-	}
-	chunk = max(1, min(chunk, n/(4*parts)))
 	if parts == 1 {
-		for u := 0; u < n; u += chunk {
-			var err error
-			if perr := protect(func() { err = f(e, u, min(u+chunk, n)) }); perr != nil {
-				return perr
+		chunk := max(1, min(unitsOf(serialGrain, n, work), n/4))
+		var err error
+		perr := protect(func() {
+			for u := 0; u < n && err == nil; u += chunk {
+				err = f(e, u, min(u+chunk, n))
 			}
-			if err != nil {
-				return err
-			}
+		})
+		if perr != nil {
+			return perr
 		}
-		return nil
+		return err
 	}
+	chunk := max(1, min(unitsOf(parallelGrain, n, work), n/(4*parts)))
 	serial := e.Serial()
 	var next atomic.Int64
 	var failed atomic.Pointer[error]
@@ -64,7 +67,7 @@ func (e *Engine) Parallel(n, work int, f func(e *Engine, u0, u1 int) error) erro
 				return
 			}
 			if err := f(serial, u0, min(u0+chunk, n)); err != nil {
-				failed.CompareAndSwap(nil, &err)
+				fail(&failed, err)
 				return
 			}
 		}
@@ -76,6 +79,22 @@ func (e *Engine) Parallel(n, work int, f func(e *Engine, u0, u1 int) error) erro
 		return *p
 	}
 	return nil
+}
+
+// unitsOf returns how many of a loop's n units, of work in all, hold about
+// grain of it (at least one, at most n).
+func unitsOf(grain, n, work int) int {
+	if work <= 0 {
+		return 1
+	}
+	return int(max(1, min((int64(grain)*int64(n)+int64(work)-1)/int64(work), int64(n))))
+}
+
+// fail records a chunk's error as the loop's first, if none is yet. (Taken
+// out of the claim loop, the error escapes to the heap only when there is
+// one: in the loop it was allocated for every chunk.)
+func fail(failed *atomic.Pointer[error], err error) {
+	failed.CompareAndSwap(nil, &err)
 }
 
 // Serial returns an engine on e's table that runs every product on the
