@@ -191,3 +191,62 @@ func TestBatchingConfigErrors(t *testing.T) {
 		t.Errorf("without batching: %d %s", r.status, r.body)
 	}
 }
+
+// TestBatchingManyClientsOverHTTP: 32 clients, each sending requests one
+// after another, to a model batching with the default instances and no
+// queue delay (batches then form while others execute and wait for their
+// end): every answer equals, bit for bit, the same model's without
+// batching, and /metrics counts every request once and no more executions
+// than requests.
+func TestBatchingManyClientsOverHTTP(t *testing.T) {
+	onnx := onnxbuild.MLP([]int{256, 128, 16}, 6).Bytes()
+	dir := writeRepo(t, map[string]map[int][]byte{"batched": {1: onnx}, "plain": {1: onnx}},
+		map[string]string{"batched": "max_batch_size: 16\ndynamic_batching: {}\n"})
+	url := testServer(t, openRepo(t, dir), 0)
+	const clients, each = 32, 3
+	rng := rand.New(rand.NewPCG(3, 3))
+	bodies := make([]string, clients*each)
+	for i := range bodies {
+		bodies[i] = mlpRow(rng, 256)
+	}
+	got := make([]response, len(bodies))
+	var wg sync.WaitGroup
+	for c := 0; c < clients; c++ {
+		wg.Go(func() {
+			for i := c * each; i < (c+1)*each; i++ {
+				resp, err := http.Post(url+"/v2/models/batched/infer", "application/json", strings.NewReader(bodies[i]))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				var m map[string]any
+				err = json.NewDecoder(resp.Body).Decode(&m)
+				resp.Body.Close()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				raw, _ := json.Marshal(m["outputs"])
+				got[i] = response{status: resp.StatusCode, body: raw}
+			}
+		})
+	}
+	wg.Wait()
+	for i, body := range bodies {
+		want := do(t, "POST", url+"/v2/models/plain/infer", body)
+		if got[i].status != 200 || want.status != 200 {
+			t.Fatalf("request %d: status %d, without batching %d: %s", i, got[i].status, want.status, want.body)
+		}
+		wantOut, _ := json.Marshal(want.json(t)["outputs"])
+		if string(got[i].body) != string(wantOut) {
+			t.Fatalf("request %d: batched answer\n%s\ndiffers from\n%s", i, got[i].body, wantOut)
+		}
+	}
+	m := scrape(t, url)
+	if n := m["quantserve_batch_requests_total"]; n != clients*each {
+		t.Errorf("metrics: %v requests, want %d", n, clients*each)
+	}
+	if e := m["quantserve_batch_executions_total"]; e < 1 || e > clients*each || m["quantserve_batch_waiting"] != 0 {
+		t.Errorf("metrics: %v executions, %v waiting", e, m["quantserve_batch_waiting"])
+	}
+}

@@ -46,9 +46,13 @@ type Config struct {
 	// than the server's --max-inflight.
 	MaxQueueSize int
 	// Instances is how many batches of the model may execute at once (as
-	// Triton's instance_group count); 0 means GOMAXPROCS: a model whose
-	// operators run a batch on one core still uses every core, one batch
-	// each, while large products split over the cores within a batch.
+	// Triton's instance_group count): every free instance takes the next
+	// batch. 0 means up to GOMAXPROCS, but a batch that is neither full
+	// nor of a preferred size then starts only when no other execution
+	// runs: the operators split an execution over the engine's cores, so
+	// partial batches running side by side would only share the cores and
+	// split the waiting requests into smaller batches, each streaming
+	// every weight; full batches still run side by side on free instances.
 	Instances int
 }
 
@@ -89,17 +93,25 @@ type Batcher struct {
 	outputs   []string // every output of the model, in order
 	slots     chan struct{}
 	wake      chan struct{}
+	// gated: Instances was not given, and a partial batch waits while
+	// another executes (see Config.Instances).
+	gated bool
 
-	mu       sync.Mutex
-	queue    []*request
-	running  bool // a scheduler goroutine exists
-	disabled error
-	st       counters
+	mu        sync.Mutex
+	queue     []*request
+	running   bool // a scheduler goroutine exists
+	executing int  // batches executing now
+	disabled  error
+	st        counters
 
 	// Tests hold an execution between its batch's forming and the model
-	// run, see the context it runs under, and see how the run ended.
+	// run, see the context it runs under, see how the run ended, and see
+	// the scheduler wait for a running execution.
 	beforeRun func(ctx context.Context)
 	afterRun  func(error)
+	// parked sees the requests waiting when the scheduler waits for a
+	// running execution's end (b.mu held).
+	parked func(waiting int)
 }
 
 // New returns a batcher for m with cfg, which must be Enabled.
@@ -110,10 +122,11 @@ func New(m *model.Model, cfg Config) (*Batcher, error) {
 	if !cfg.Enabled() {
 		return nil, fmt.Errorf("batching: the configuration does not batch (max_batch_size %d, dynamic_batching %v)", cfg.MaxBatchSize, cfg.Dynamic)
 	}
-	if cfg.Instances == 0 {
+	gated := cfg.Instances == 0
+	if gated {
 		cfg.Instances = runtime.GOMAXPROCS(0)
 	}
-	b := &Batcher{m: m, cfg: cfg, slots: make(chan struct{}, cfg.Instances), wake: make(chan struct{}, 1)}
+	b := &Batcher{m: m, cfg: cfg, slots: make(chan struct{}, cfg.Instances), wake: make(chan struct{}, 1), gated: gated}
 	b.preferred = slices.Clone(cfg.PreferredBatchSizes)
 	slices.Sort(b.preferred)
 	slices.Reverse(b.preferred)
@@ -188,7 +201,7 @@ func (b *Batcher) Run(ctx context.Context, inputs map[string]*tensor.Tensor, out
 		return nil, err
 	}
 	r.enq = time.Now()
-	if b.cfg.MaxQueueDelay == 0 && !b.running && len(b.queue) == 0 {
+	if b.cfg.MaxQueueDelay == 0 && !b.running && len(b.queue) == 0 && !b.waits(r.rows) {
 		select {
 		case b.slots <- struct{}{}:
 			// An instance is idle and nothing waits: the scheduler would
@@ -196,6 +209,7 @@ func (b *Batcher) Run(ctx context.Context, inputs map[string]*tensor.Tensor, out
 			// without two goroutine hand-offs.
 			bt := &batch{reqs: []*request{r}, rows: r.rows, live: 1}
 			r.batch = bt
+			b.executing++
 			b.mu.Unlock()
 			return b.runInline(ctx, bt, inputs, outputs)
 		default:
@@ -355,6 +369,15 @@ func (b *Batcher) schedule() {
 			if bt, wait = b.form(time.Now()); bt != nil {
 				break
 			}
+			if wait <= 0 { // until a request comes or an execution ends
+				if b.parked != nil {
+					b.parked(len(b.queue))
+				}
+				b.mu.Unlock()
+				<-b.wake
+				b.mu.Lock()
+				continue
+			}
 			b.mu.Unlock()
 			if timer == nil {
 				timer = time.NewTimer(wait)
@@ -368,6 +391,7 @@ func (b *Batcher) schedule() {
 			timer.Stop()
 			b.mu.Lock()
 		}
+		b.executing++
 		b.mu.Unlock()
 		go func() {
 			defer func() { <-b.slots }()
@@ -377,8 +401,16 @@ func (b *Batcher) schedule() {
 	}
 }
 
+// waits reports whether a batch of rows rows that is not of a preferred
+// size must wait for the executions running now to end (see
+// Config.Instances). Called with b.mu held.
+func (b *Batcher) waits(rows int) bool {
+	return b.gated && b.executing > 0 && rows < b.cfg.MaxBatchSize
+}
+
 // form returns the batch to send now, taken out of the queue, or how long
-// to wait for more requests. Called with b.mu held and a non-empty queue.
+// to wait for more requests (0: until a request comes or an execution
+// ends). Called with b.mu held and a non-empty queue.
 func (b *Batcher) form(now time.Time) (*batch, time.Duration) {
 	head := b.queue[0]
 	idx := []int{0}
@@ -400,7 +432,8 @@ func (b *Batcher) form(now time.Time) (*batch, time.Duration) {
 	n := len(idx)
 	if !full {
 		waited := now.Sub(head.enq)
-		if waited < b.cfg.MaxQueueDelay {
+		partial := b.waits(rows)
+		if partial || waited < b.cfg.MaxQueueDelay {
 			// A preferred size can go now: the largest one reached.
 			n = 0
 			for _, p := range b.preferred {
@@ -414,6 +447,9 @@ func (b *Batcher) form(now time.Time) (*batch, time.Duration) {
 				if n > 0 {
 					break
 				}
+			}
+			if n == 0 && partial {
+				return nil, 0
 			}
 			if n == 0 {
 				return nil, b.cfg.MaxQueueDelay - waited
@@ -535,6 +571,7 @@ func (b *Batcher) execute(parent context.Context, bt *batch) error {
 	d := time.Since(start)
 
 	b.mu.Lock()
+	b.executing--
 	for _, r := range bt.reqs {
 		b.st.queue.add(start.Sub(r.enq))
 	}
@@ -549,6 +586,12 @@ func (b *Batcher) execute(parent context.Context, bt *batch) error {
 		b.st.retried += int64(len(bt.reqs))
 	}
 	b.mu.Unlock()
+	if b.gated {
+		select { // a partial batch may be waiting for this execution's end
+		case b.wake <- struct{}{}:
+		default:
+		}
+	}
 
 	off := 0
 	for _, r := range bt.reqs {

@@ -22,7 +22,11 @@
 // reaches a preferred size (the largest one it can), or when the oldest
 // request has waited MaxQueueDelay; otherwise it waits for more. While
 // executions run, new requests gather in the queue, so the batch size
-// follows the load even with no delay. A request of more rows than
+// follows the load even with no delay. With the default instances, a
+// batch that is neither full nor of a preferred size also waits until no
+// other execution runs: an execution already spreads over the engine's
+// cores, and one batch of all the waiting requests streams the weights
+// once where several smaller ones running side by side stream them each. A request of more rows than
 // MaxBatchSize, or one that cannot be stacked (a missing input, a wrong
 // datatype or shape: the model's own error is then the answer), runs
 // alone, at once, on its caller's goroutine. A queue of MaxQueueSize
