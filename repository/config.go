@@ -39,7 +39,8 @@ import (
 //	  max_queue_size: 0                # waiting requests before 503 (0: --max-inflight);
 //	                                   # Triton's default_queue_policy.max_queue_size also works
 //	instance_group:           # copies of the model executing at once (default:
-//	  - {kind: KIND_CPU, count: 2}  # unbounded without batching, one batch per core with it)
+//	  - {kind: KIND_CPU, count: 2}  # unbounded without batching, one batch per core with it,
+//	                                # a partial batch only when none runs)
 //	input:                    # declared inputs and outputs, checked against the model
 //	  - {name: x, data_type: TYPE_FP32, dims: [3, 224, 224]}
 //	model_warmup:             # requests run at load, before the model is ready
