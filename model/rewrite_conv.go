@@ -19,13 +19,17 @@ import (
 //	     → Add or Sum with a residual  added as the product is written
 //	     → an activation               applied as the product is written
 //	     → Max or Min with a constant  bounded then, with the operator's bits
+//	     → QuantizeDequantize          a static QDQ file's activation pair
+//	                                   (the "qdq" rule's node), its bits
 //
 // each step optional but in that order (the activations: Relu, LeakyRelu,
-// Clip, HardSigmoid, HardSwish, and HardSwish as exporters spell it out,
-// x·Clip(x + 3, 0, 6)/6). Then the layout rule lets fused convolutions
-// hand their outputs to each other channels-last (NHWC), so no image is
-// transposed between two convolutions; every value another operator or
-// the caller reads stays in ONNX's NCHW.
+// Clip, HardSigmoid, HardSwish, HardSwish as exporters spell it out,
+// x·Clip(x + 3, 0, 6)/6, and in static QDQ files that with a pair after
+// the convolution and after each of its steps, matchConvHardSwishQDQ).
+// Then the layout rule lets fused convolutions hand their outputs to each
+// other channels-last (NHWC), so no image is transposed between two
+// convolutions; every value another operator or the caller reads stays in
+// ONNX's NCHW.
 
 func init() {
 	registerRewrite("conv-fuse", fuseConvs)
@@ -98,7 +102,11 @@ func fuseConvs(r *rewriter) bool {
 				cur, last = add.Outputs[0], add
 			}
 		}
-		if act, nodes := matchConvActivation(r, cur); act != nil {
+		if act, nodes := matchConvHardSwishQDQ(r, cur); act != nil {
+			attrs = append(attrs, act...)
+			absorbed, parts = append(absorbed, nodes...), append(parts, "HardSwishQDQ")
+			last = nodes[len(nodes)-1]
+		} else if act, nodes := matchConvActivation(r, cur); act != nil {
 			attrs = append(attrs, act...)
 			absorbed = append(absorbed, nodes...)
 			parts = append(parts, nodes[0].OpType)
@@ -112,6 +120,11 @@ func fuseConvs(r *rewriter) bool {
 				&onnxpb.Attribute{Name: "bound_value", Type: onnxpb.AttrFloat, F: v})
 			absorbed, parts = append(absorbed, b), append(parts, b.OpType)
 			last = b
+		}
+		if q, n := matchConvQDQ(r, last.Outputs[0]); n != nil {
+			attrs = append(attrs, q...)
+			absorbed, parts = append(absorbed, n), append(parts, "QuantizeDequantize")
+			last = n
 		}
 		if len(absorbed) == 0 {
 			continue
@@ -128,6 +141,28 @@ func fuseConvs(r *rewriter) bool {
 			r.remove(n)
 		}
 		r.useDomain()
+		changed = true
+	}
+	// A convolution fused before the "qdq" rule made the pair after it.
+	for _, n := range r.g.Nodes {
+		if r.dead[n] || !isFusedConv(n) || len(n.Outputs) != 1 || attrOf(n, "qdq_scales") != nil {
+			continue
+		}
+		q, p := matchConvQDQ(r, n.Outputs[0])
+		if p == nil {
+			continue
+		}
+		attrs := append(slices.Clone(n.Attributes), q...)
+		for j, a := range attrs {
+			if a.Name == "fused" {
+				f := *a
+				f.Strings = append(slices.Clone(a.Strings), []byte("QuantizeDequantize"))
+				attrs[j] = &f
+			}
+		}
+		fused := &onnxpb.Node{Name: n.Name, OpType: n.OpType, Domain: n.Domain, Inputs: n.Inputs, Outputs: slices.Clone(p.Outputs), Attributes: attrs}
+		r.g.Nodes[slices.Index(r.g.Nodes, p)] = fused
+		r.remove(n)
 		changed = true
 	}
 	return changed

@@ -22,7 +22,10 @@ import (
 // constants folds at load). The node computes what the pair did, bit for
 // bit. The products around it are left to the other rules; the
 // "qdq-weights" rule below folds the convolutions' weight and bias
-// DequantizeLinears so that the convolution rules see constants.
+// DequantizeLinears so that the convolution rules see constants, and
+// the "conv-fuse" rule then takes the pair after a convolution into the
+// fused convolution as its last output stage (matchConvQDQ), with
+// HardSwish spelled out between pairs (matchConvHardSwishQDQ).
 
 func init() {
 	registerRewrite("qdq", func(r *rewriter) bool {
@@ -235,4 +238,191 @@ func dequantized(x, scale, zp *tensor.Tensor, axis int64) *tensor.Tensor {
 		out[i] = float32(v) * ss[s]
 	}
 	return tensor.From(slices.Clone(x.Shape), out)
+}
+
+// isQDQ reports whether n is a quantserve.QuantizeDequantize the "qdq"
+// rule made.
+func isQDQ(r *rewriter, n *onnxpb.Node) bool {
+	return n != nil && !r.dead[n] && n.OpType == "QuantizeDequantize" && n.Domain == rewriteDomain
+}
+
+// matchConvQDQ matches a QuantizeDequantize that alone reads value x and
+// returns the FusedConv attributes of its pair (qdq_scales, its
+// qdq_zero_points and qdq_type: conv.FusedConv applies it last, with the
+// node's bits) and the node, or nil.
+func matchConvQDQ(r *rewriter, x string) ([]*onnxpb.Attribute, *onnxpb.Node) {
+	n := r.onlyReader(x)
+	if !isQDQ(r, n) || len(n.Inputs) != 5 || n.Inputs[0] != x || len(n.Outputs) != 1 || n.Outputs[0] == "" || len(n.Attributes) > 0 {
+		return nil, nil
+	}
+	scale := func(name string) (float32, bool) {
+		t := r.constant(name)
+		if t == nil || t.DType != tensor.Float32 || t.Len() != 1 || t.Rank() > 1 {
+			return 0, false
+		}
+		return t.Data.([]float32)[0], true
+	}
+	zt := tensor.Uint8
+	zero := func(name string) (int64, bool) {
+		if name == "" {
+			return 0, true
+		}
+		t := r.constant(name)
+		if t == nil || t.DType != zt || t.Len() != 1 || t.Rank() > 1 {
+			return 0, false
+		}
+		return int64(t.Float64s()[0]), true
+	}
+	if t := r.constant(n.Inputs[2]); t != nil && t.DType == tensor.Int8 {
+		zt = tensor.Int8
+	}
+	qs, ok1 := scale(n.Inputs[1])
+	ds, ok2 := scale(n.Inputs[3])
+	qz, ok3 := zero(n.Inputs[2])
+	dz, ok4 := zero(n.Inputs[4])
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return nil, nil
+	}
+	typ := "uint8"
+	if zt == tensor.Int8 {
+		typ = "int8"
+	}
+	return []*onnxpb.Attribute{
+		{Name: "qdq_scales", Type: onnxpb.AttrFloats, Floats: []float32{qs, ds}},
+		{Name: "qdq_zero_points", Type: onnxpb.AttrInts, Ints: []int64{qz, dz}},
+		{Name: "qdq_type", Type: onnxpb.AttrString, S: []byte(typ)},
+	}, n
+}
+
+// matchConvHardSwishQDQ matches HardSwish as exporters spell it out with
+// a static QDQ file's pairs between the steps (its Clip removed: the
+// second pair saturates), on a convolution's output x:
+//
+//	a = QDQ(x)   b = QDQ(Add(a, c))   m = QDQ(Mul(a, b))   y = Div(m, d) (or Mul)
+//
+// c and d float32 constants of one element (or DequantizeLinears of
+// such), each value read by the nodes shown alone. It returns FusedConv's
+// attributes of activation HardSwishQDQ and the nodes it spans, the last
+// the Div or Mul by d, or nil.
+func matchConvHardSwishQDQ(r *rewriter, x string) ([]*onnxpb.Attribute, []*onnxpb.Node) {
+	q0a, q0 := matchConvQDQ(r, x)
+	if q0 == nil {
+		return nil, nil
+	}
+	a := q0.Outputs[0]
+	if r.used[a] != 2 {
+		return nil, nil
+	}
+	var add, mul *onnxpb.Node
+	for _, n := range r.g.Nodes {
+		if r.dead[n] || !slices.Contains(n.Inputs, a) {
+			continue
+		}
+		switch {
+		case r.is(n, "Add"):
+			add = n
+		case r.is(n, "Mul"):
+			mul = n
+		}
+	}
+	binary := func(n *onnxpb.Node) bool {
+		return n != nil && r.opset(n) >= 7 && len(n.Attributes) == 0 && len(n.Inputs) == 2 && len(n.Outputs) == 1 && n.Outputs[0] != ""
+	}
+	if !binary(add) || !binary(mul) {
+		return nil, nil
+	}
+	c, cdq, ok := r.qdqScalarOther(add, a)
+	if !ok {
+		return nil, nil
+	}
+	q1a, q1 := matchConvQDQ(r, add.Outputs[0])
+	if q1 == nil {
+		return nil, nil
+	}
+	b := q1.Outputs[0]
+	if !(mul.Inputs[0] == a && mul.Inputs[1] == b || mul.Inputs[1] == a && mul.Inputs[0] == b) || r.used[b] != 1 {
+		return nil, nil
+	}
+	q2a, q2 := matchConvQDQ(r, mul.Outputs[0])
+	if q2 == nil {
+		return nil, nil
+	}
+	m := q2.Outputs[0]
+	scale := r.onlyReader(m)
+	var div float32
+	switch {
+	case r.is(scale, "Div") && scale.Inputs[0] == m:
+		div = 1
+	case r.is(scale, "Mul"):
+	default:
+		return nil, nil
+	}
+	if !binary(scale) {
+		return nil, nil
+	}
+	d, ddq, ok := r.qdqScalarOther(scale, m)
+	if !ok {
+		return nil, nil
+	}
+	var scales []float32
+	var zps []int64
+	typ := ""
+	for _, q := range [][]*onnxpb.Attribute{q0a, q1a, q2a} {
+		scales, zps = append(scales, q[0].Floats...), append(zps, q[1].Ints...)
+		if typ != "" && typ != string(q[2].S) {
+			return nil, nil
+		}
+		typ = string(q[2].S)
+	}
+	return []*onnxpb.Attribute{
+		{Name: "activation", Type: onnxpb.AttrString, S: []byte("HardSwishQDQ")},
+		{Name: "activation_params", Type: onnxpb.AttrFloats, Floats: []float32{c, d, div}},
+		{Name: "activation_qdq_scales", Type: onnxpb.AttrFloats, Floats: scales},
+		{Name: "activation_qdq_zero_points", Type: onnxpb.AttrInts, Ints: zps},
+		{Name: "activation_qdq_type", Type: onnxpb.AttrString, S: []byte(typ)},
+	}, append(slices.DeleteFunc([]*onnxpb.Node{cdq, ddq}, func(n *onnxpb.Node) bool { return n == nil }), q0, add, q1, mul, q2, scale)
+}
+
+// qdqScalarOther returns the constant float32 scalar a binary node n
+// combines with x: a constant (see outputScalar), or a DequantizeLinear
+// of per-tensor constants (a static QDQ file's quantized constant
+// operand), computed as the operator does; the DequantizeLinear too when
+// n alone reads it.
+func (r *rewriter) qdqScalarOther(n *onnxpb.Node, x string) (float32, *onnxpb.Node, bool) {
+	o := otherInput(n, x)
+	if o == "" {
+		return 0, nil, false
+	}
+	if v, ok := r.outputScalar(o); ok {
+		return v, nil, true
+	}
+	d := r.prod[o]
+	if !r.is(d, "DequantizeLinear") || len(d.Inputs) < 2 || len(d.Inputs) > 3 || len(d.Outputs) != 1 {
+		return 0, nil, false
+	}
+	for _, a := range d.Attributes {
+		if a.Name != "axis" && !(a.Name == "output_dtype" && a.I == int64(onnxpb.Float)) {
+			return 0, nil, false
+		}
+	}
+	var in [3]*tensor.Tensor
+	for i, name := range d.Inputs {
+		if name == "" {
+			continue
+		}
+		if p := r.inits[name]; p == nil || p.External || !qdqScalar(p, p.DataType) {
+			return 0, nil, false
+		}
+		if in[i] = r.constant(name); in[i] == nil {
+			return 0, nil, false
+		}
+	}
+	y := dequantized(in[0], in[1], in[2], 0)
+	if y == nil || y.Rank() > 3 {
+		return 0, nil, false
+	}
+	if r.used[o] != 1 {
+		d = nil
+	}
+	return y.Data.([]float32)[0], d, true
 }

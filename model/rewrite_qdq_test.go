@@ -90,9 +90,9 @@ func qdqCNN() onnxbuild.Graph {
 
 // TestQDQRewrite: every activation pair of a QDQ network runs as one
 // QuantizeDequantize, the weights' DequantizeLinears fold so that the
-// first convolution absorbs its Relu, and the answers are the unrewritten
-// graph's bit for bit, in float32 and with the products on the int8
-// kernels.
+// convolutions absorb the first Relu and the pairs after them, and the
+// answers are the unrewritten graph's bit for bit, in float32 and with
+// the products on the int8 kernels.
 func TestQDQRewrite(t *testing.T) {
 	data := qdqCNN().Bytes()
 	r := rand.New(rand.NewPCG(8, 1))
@@ -110,7 +110,9 @@ func TestQDQRewrite(t *testing.T) {
 		for _, s := range fused.Steps() {
 			steps[s.Op]++
 		}
-		if steps["QuantizeDequantize"] != 5 || steps["QuantizeLinear"] != 0 || steps["DequantizeLinear"] != 0 || steps["FusedConv"] != 1 || steps["Conv"] != 2 || steps["Relu"] != 0 {
+		// Each convolution absorbs the pair after it (the first its Relu
+		// too); the input's and the Add's pairs stay.
+		if steps["QuantizeDequantize"] != 2 || steps["QuantizeLinear"] != 0 || steps["DequantizeLinear"] != 0 || steps["FusedConv"] != 3 || steps["Conv"] != 0 || steps["Relu"] != 0 {
 			t.Fatalf("quantize=%v: steps %v", opts.Quantize, steps)
 		}
 		opts.Unrewritten = true
@@ -184,7 +186,8 @@ func TestQDQRewriteLeaves(t *testing.T) {
 }
 
 // TestQDQRewriteKeepsConvFusion: a pair after a convolution with a float
-// weight leaves the convolution free to absorb its Relu, and the answer
+// weight leaves the convolution free to absorb its Relu, then the pair
+// (fused before the pair's node was made), and the answer
 // is the unrewritten graph's within one quantization step (the fused
 // convolution's sums may round differently).
 func TestQDQRewriteKeepsConvFusion(t *testing.T) {
@@ -213,8 +216,8 @@ func TestQDQRewriteKeepsConvFusion(t *testing.T) {
 	for _, s := range m.Steps() {
 		ops = append(ops, s.Op)
 	}
-	if len(ops) != 2 || ops[0] != "FusedConv" || ops[1] != "QuantizeDequantize" {
-		t.Fatalf("steps %v, want FusedConv then QuantizeDequantize", ops)
+	if len(ops) != 1 || ops[0] != "FusedConv" {
+		t.Fatalf("steps %v, want one FusedConv", ops)
 	}
 	plain, err := model.LoadWith(g.Bytes(), model.Options{Unrewritten: true})
 	if err != nil {
@@ -236,6 +239,123 @@ func TestQDQRewriteKeepsConvFusion(t *testing.T) {
 	for i, v := range b["y"].Data.([]float32) {
 		if d := math.Abs(float64(a["y"].Data.([]float32)[i] - v)); d > 0.0100001 {
 			t.Fatalf("y[%d] = %v fused, %v unfused", i, a["y"].Data.([]float32)[i], v)
+		}
+	}
+}
+
+// TestQDQRewriteHardSwish: HardSwish spelled out with a pair after the
+// convolution and after each step (Add of 3, an INT8 constant behind a
+// DequantizeLinear; Mul; Div by 6 or Mul by 1/6; the Clip removed), as
+// quantize_static writes MobileNetV3's, runs
+// inside the convolution, a plain and a depthwise one, and the answers
+// are the unrewritten graph's bit for bit, in float32 and int8.
+func TestQDQRewriteHardSwish(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 4))
+	inits := map[string]*tensor.Tensor{
+		"three_q": tensor.Scalar(int8(127)), "three_s": tensor.Scalar(float32(3.0 / 127)), "six": tensor.Scalar(float32(6)),
+		"sixth": tensor.Scalar(float32(1.0 / 6)),
+	}
+	weight := func(name string, m, c int) {
+		q := make([]int8, m*c*9)
+		for i := range q {
+			q[i] = int8(r.IntN(255) - 127)
+		}
+		s := make([]float32, m)
+		for i := range s {
+			s[i] = float32(0.003 + 0.01*r.Float64())
+		}
+		inits[name+"_q"], inits[name+"_s"], inits[name+"_z"] = tensor.From([]int{m, c, 3, 3}, q), tensor.From([]int{m}, s), tensor.From([]int{m}, make([]int8, m))
+		b := make([]float32, m)
+		for i := range b {
+			b[i] = float32(r.NormFloat64() * 0.3)
+		}
+		inits[name+"_b"] = tensor.From([]int{m}, b)
+	}
+	weight("w1", 8, 3)
+	weight("w2", 8, 1)
+	var nodes []onnxbuild.Node
+	qdq := func(v string, s float32, z uint8) string {
+		inits[v+"_qs"], inits[v+"_qz"] = tensor.Scalar(s), tensor.Scalar(z)
+		nodes = append(nodes,
+			onnxbuild.Node{Op: "QuantizeLinear", Inputs: []string{v, v + "_qs", v + "_qz"}, Outputs: []string{v + "_q"}},
+			onnxbuild.Node{Op: "DequantizeLinear", Inputs: []string{v + "_q", v + "_qs", v + "_qz"}, Outputs: []string{v + "_dq"}})
+		return v + "_dq"
+	}
+	conv := func(x, w, y string, group int64) {
+		nodes = append(nodes,
+			onnxbuild.Node{Op: "DequantizeLinear", Inputs: []string{w + "_q", w + "_s", w + "_z"}, Outputs: []string{w}, Attrs: []*onnxpb.Attribute{onnxbuild.IntAttr("axis", 0)}},
+			onnxbuild.Node{Op: "Conv", Inputs: []string{x, w, w + "_b"}, Outputs: []string{y},
+				Attrs: []*onnxpb.Attribute{onnxbuild.IntsAttr("pads", 1, 1, 1, 1), onnxbuild.IntAttr("group", group)}})
+	}
+	hardSwish := func(x, y string, div bool) string {
+		a := qdq(x, 0.04, 120)
+		b := qdq(y+"_add", 6.0/255, 0)
+		nodes = append(nodes[:len(nodes)-2], append([]onnxbuild.Node{{Op: "Add", Inputs: []string{a, "three"}, Outputs: []string{y + "_add"}}}, nodes[len(nodes)-2:]...)...)
+		m := qdq(y+"_mul", 0.09, 30)
+		nodes = append(nodes[:len(nodes)-2], append([]onnxbuild.Node{{Op: "Mul", Inputs: []string{b, a}, Outputs: []string{y + "_mul"}}}, nodes[len(nodes)-2:]...)...)
+		if div {
+			nodes = append(nodes, onnxbuild.Node{Op: "Div", Inputs: []string{m, "six"}, Outputs: []string{y}})
+		} else {
+			nodes = append(nodes, onnxbuild.Node{Op: "Mul", Inputs: []string{"sixth", m}, Outputs: []string{y}})
+		}
+		return qdq(y, 0.02, 20)
+	}
+	// quantize_static writes the Add's constant as a quantized one.
+	nodes = append(nodes, onnxbuild.Node{Op: "DequantizeLinear", Inputs: []string{"three_q", "three_s"}, Outputs: []string{"three"}})
+	x := qdq("x", 0.01, 128)
+	conv(x, "w1", "c1", 1)
+	h1 := hardSwish("c1", "h1", true)
+	conv(h1, "w2", "c2", 8)
+	h2 := hardSwish("c2", "h2", false)
+	nodes = append(nodes, onnxbuild.Node{Op: "Identity", Inputs: []string{h2}, Outputs: []string{"y"}})
+	g := onnxbuild.Graph{
+		Opset:   13,
+		Inputs:  []onnxbuild.IO{onnxbuild.V("x", tensor.Float32, -1, 3, 10, 12)},
+		Outputs: []onnxbuild.IO{onnxbuild.V("y", tensor.Float32, -1, 8, 10, 12)},
+		Nodes:   nodes,
+		Inits:   inits,
+	}
+	data := g.Bytes()
+	xv := make([]float32, 2*3*10*12)
+	for i := range xv {
+		xv[i] = float32(r.NormFloat64())
+	}
+	in := map[string]*tensor.Tensor{"x": tensor.From([]int{2, 3, 10, 12}, xv)}
+	for _, opts := range []model.Options{{}, {Quantize: true, Scheme: quant.PerChannel}} {
+		fused, err := model.LoadWith(data, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps := map[string]int{}
+		for _, s := range fused.Steps() {
+			steps[s.Op]++
+		}
+		if steps["FusedConv"] != 2 || steps["QuantizeDequantize"] != 1 || steps["Add"]+steps["Mul"]+steps["Div"]+steps["Conv"]+steps["DequantizeLinear"] != 0 {
+			t.Fatalf("quantize=%v: steps %v", opts.Quantize, steps)
+		}
+		opts.Unrewritten = true
+		plain, err := model.LoadWith(data, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := fused.Run(context.Background(), in, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := plain.Run(context.Background(), in, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := a["y"].Data.([]float32), b["y"].Data.([]float32)
+		levels := map[float32]bool{}
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("quantize=%v: y[%d] = %v fused, %v unfused", opts.Quantize, i, got[i], want[i])
+			}
+			levels[want[i]] = true
+		}
+		if len(levels) < 10 {
+			t.Fatalf("quantize=%v: %d distinct values: too few to compare", opts.Quantize, len(levels))
 		}
 	}
 }

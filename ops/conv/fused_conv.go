@@ -14,14 +14,22 @@ import (
 // quantserve.FusedConv is a Conv with a constant float32 weight and what
 // the graph compiler's convolution rewrites found after it, in one node:
 //
-//	Y = bound(act(conv(X, W·s) + (B·s + t) + R))
+//	Y = qdq(bound(act(conv(X, W·s) + (B·s + t) + R)))
 //
 // where s and t fold an inference BatchNormalization (s = scale/√(var+ε),
 // t = bias − mean·s) into the weights at load, R is an optional residual
 // added as each tile of the product is written, act an optional
 // activation applied then, and bound an optional Max(·, c) or Min(·, c)
 // with a constant c (bound "Max" or "Min", bound_value c), with the Max
-// and Min operators' bits. The inputs are X, W, B, the BatchNormalization's
+// and Min operators' bits, and qdq an optional per-tensor QuantizeLinear
+// -> DequantizeLinear pair through uint8 or int8 (qdq_type), with
+// qdq_scales [quantize, dequantize] and qdq_zero_points likewise, with
+// quantserve.QuantizeDequantize's bits (quant.FakeQuant). Activation
+// HardSwishQDQ is HardSwish as exporters spell it out with a static QDQ
+// file's pairs between its steps: activation_params [c, d, 1 for a Div
+// by d or 0 for a Mul], activation_qdq_scales and _zero_points three
+// pairs (after the convolution, the Add of c, the Mul), of
+// activation_qdq_type. The inputs are X, W, B, the BatchNormalization's
 // scale, bias, mean and var, R, and a channel scale of X (absent ones
 // empty), at the positions FusedX ... FusedXScale.
 //
@@ -64,7 +72,8 @@ var recyclable = []int{FusedX, FusedResidual, FusedXScale}
 
 // FusedConvAttrs are FusedConv's attributes: Conv's, the folded
 // BatchNormalization's epsilon, the activation and its parameters, the
-// Max or Min folded after it and its constant, the layouts, the names of
+// Max or Min folded after it and its constant, the QuantizeLinear ->
+// DequantizeLinear pair folded after that, the layouts, the names of
 // the nodes fused (for errors and metadata) and the inputs this node is
 // the last reader of.
 type FusedConvAttrs struct {
@@ -74,6 +83,12 @@ type FusedConvAttrs struct {
 	ActivationParams []float32 `onnx:"activation_params"`
 	Bound            string    `onnx:"bound"`
 	BoundValue       float32   `onnx:"bound_value"`
+	QDQScales        []float32 `onnx:"qdq_scales"`
+	QDQZeroPoints    []int64   `onnx:"qdq_zero_points"`
+	QDQType          string    `onnx:"qdq_type"`
+	ActQDQScales     []float32 `onnx:"activation_qdq_scales"`
+	ActQDQZeroPoints []int64   `onnx:"activation_qdq_zero_points"`
+	ActQDQType       string    `onnx:"activation_qdq_type"`
 	Fused            []string  `onnx:"fused"`
 	NHWCIn           bool      `onnx:"nhwc_in"`
 	NHWCOut          bool      `onnx:"nhwc_out"`
@@ -178,6 +193,12 @@ func buildFusedConv(n *ops.Node, at *FusedConvAttrs) (ops.Operator, error) {
 		return nil, err
 	}
 	if act, err = act.withBound(at.Bound, at.BoundValue); err != nil {
+		return nil, err
+	}
+	if act, err = act.withHardSwishQDQ(at.ActQDQScales, at.ActQDQZeroPoints, at.ActQDQType); err != nil {
+		return nil, err
+	}
+	if act, err = act.withQDQ(at.QDQScales, at.QDQZeroPoints, at.QDQType); err != nil {
 		return nil, err
 	}
 	has := func(i int) bool { return i < len(n.Inputs) && n.Inputs[i] != "" }

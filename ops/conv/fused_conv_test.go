@@ -245,9 +245,127 @@ func TestFusedConvBadNodes(t *testing.T) {
 		{"activation", []*onnxpb.Attribute{opstest.AttrString("activation", "Tanh")}, []*tensor.Tensor{nil, w}, 2, nil},
 		{"activation parameters", []*onnxpb.Attribute{opstest.AttrString("activation", "Clip"), opstest.AttrFloats("activation_params", 1)}, []*tensor.Tensor{nil, w}, 2, nil},
 		{"kernel_shape", []*onnxpb.Attribute{opstest.AttrInts("kernel_shape", 2, 2)}, []*tensor.Tensor{nil, w}, 2, nil},
+		{"qdq type", qdqAttrs([]float32{0.1, 0.1}, []int64{0, 0}, "int16"), []*tensor.Tensor{nil, w}, 2, nil},
+		{"qdq scales", qdqAttrs([]float32{0.1}, []int64{0, 0}, "uint8"), []*tensor.Tensor{nil, w}, 2, nil},
+		{"qdq zero point", qdqAttrs([]float32{0.1, 0.1}, []int64{-1, 0}, "uint8"), []*tensor.Tensor{nil, w}, 2, nil},
+		{"qdq without type", qdqAttrs([]float32{0.1, 0.1}, []int64{0, 0}, ""), []*tensor.Tensor{nil, w}, 2, nil},
+		{"HardSwishQDQ without pairs", []*onnxpb.Attribute{opstest.AttrString("activation", "HardSwishQDQ"), opstest.AttrFloats("activation_params", 3, 6, 1)}, []*tensor.Tensor{nil, w}, 2, nil},
+		{"HardSwishQDQ pairs", []*onnxpb.Attribute{opstest.AttrString("activation", "HardSwishQDQ"), opstest.AttrFloats("activation_params", 3, 6, 1),
+			opstest.AttrFloats("activation_qdq_scales", 1, 1, 1, 1), opstest.AttrInts("activation_qdq_zero_points", 0, 0, 0, 0), opstest.AttrString("activation_qdq_type", "uint8")}, []*tensor.Tensor{nil, w}, 2, nil},
+		{"pairs without HardSwishQDQ", []*onnxpb.Attribute{opstest.AttrString("activation", "Relu"), opstest.AttrFloats("activation_qdq_scales", 1, 1)}, []*tensor.Tensor{nil, w}, 2, nil},
 	} {
 		if _, err := compile(spec{domain: ops.RewriteDomain, op: FusedConvType, opset: 1, attrs: c.attrs, inputs: c.inputs, consts: c.consts, absent: c.absent}); err == nil {
 			t.Errorf("%s: built", c.name)
+		}
+	}
+}
+
+// qdqAttrs are FusedConv's attributes of a QuantizeLinear ->
+// DequantizeLinear pair.
+func qdqAttrs(scales []float32, zps []int64, typ string) []*onnxpb.Attribute {
+	a := []*onnxpb.Attribute{opstest.AttrFloats("qdq_scales", scales...), opstest.AttrInts("qdq_zero_points", zps...)}
+	if typ != "" {
+		a = append(a, opstest.AttrString("qdq_type", typ))
+	}
+	return a
+}
+
+// TestFusedConvQDQ: a FusedConv with a pair (qdq_scales, ...) gives the
+// same node's output without it through quant.FakeQuant (the arithmetic
+// of quantserve.QuantizeDequantize, which its tests hold to the two ONNX
+// operators) bit for bit: with and without an activation and a residual
+// (of the output's shape, or one that broadcasts), grouped, depthwise,
+// plane by plane and channels-last, through UINT8 and INT8, float32 and
+// int8, on every table.
+func TestFusedConvQDQ(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 3))
+	const n = 2
+	for _, c := range []struct {
+		name        string
+		c, m, group int
+		act, res    string
+		nhwc        bool
+	}{
+		{name: "plain", c: 16, m: 32, group: 1},
+		{name: "relu residual", c: 16, m: 16, group: 1, act: "Relu", res: "same"},
+		{name: "channels-last", c: 16, m: 16, group: 1, res: "same", nhwc: true},
+		{name: "broadcast residual", c: 8, m: 16, group: 1, act: "Relu", res: "broadcast"},
+		{name: "grouped", c: 16, m: 32, group: 4},
+		{name: "depthwise", c: 16, m: 16, group: 16},
+		{name: "depthwise relu", c: 16, m: 16, group: 16, act: "Relu"},
+		{name: "first conv", c: 3, m: 8, group: 1},
+	} {
+		xs, ws, ys := []int{n, c.c, 9, 10}, []int{c.m, c.c / c.group, 3, 3}, []int{n, c.m, 9, 10}
+		x := tensor.From(xs, randomFloats(r, xs))
+		w := tensor.From(ws, randomFloats(r, ws))
+		b := tensor.From([]int{c.m}, randomFloats(r, []int{c.m}))
+		var res *tensor.Tensor
+		switch c.res {
+		case "same":
+			res = tensor.From(ys, randomFloats(r, ys))
+		case "broadcast":
+			res = tensor.From([]int{1, c.m, 1, 1}, randomFloats(r, []int{1, c.m, 1, 1}))
+		}
+		attrs := []*onnxpb.Attribute{opstest.AttrInts("pads", 1, 1, 1, 1), opstest.AttrInt("group", int64(c.group))}
+		if c.act != "" {
+			attrs = append(attrs, opstest.AttrString("activation", c.act))
+		}
+		in := make([]*tensor.Tensor, FusedInputs)
+		in[FusedX], in[FusedW], in[FusedB], in[FusedResidual] = x, w, b, res
+		if c.nhwc {
+			attrs = append(attrs, opstest.AttrInt("nhwc_in", 1), opstest.AttrInt("nhwc_out", 1), opstest.AttrInt("nhwc_residual", 1))
+			in[FusedX], in[FusedResidual] = toNHWC(x), toNHWC(res)
+		}
+		var absent []int
+		for i, v := range in {
+			if v == nil {
+				absent = append(absent, i)
+			}
+		}
+		consts := make([]*tensor.Tensor, FusedInputs)
+		consts[FusedW], consts[FusedB] = w, b
+		for _, p := range []struct {
+			typ    string
+			scales []float32
+			zps    []int64
+			signed bool
+		}{
+			{"uint8", []float32{0.05, 0.05}, []int64{128, 128}, false},
+			{"uint8", []float32{0.03, 0.031}, []int64{0, 3}, false},
+			{"int8", []float32{0.04, 0.04}, []int64{-3, -3}, true},
+		} {
+			fq := quant.NewFakeQuant(p.scales[0], float64(p.zps[0]), p.scales[1], float64(p.zps[1]), p.signed)
+			for _, e := range engines() {
+				for _, q := range []bool{false, true} {
+					name := fmt.Sprintf("%s %s %v %s int8=%v", c.name, p.typ, p.scales, engineName(e), q)
+					run := func(attrs []*onnxpb.Attribute) *tensor.Tensor {
+						cp := mustCompile(t, spec{domain: ops.RewriteDomain, op: FusedConvType, opset: 1, attrs: attrs, inputs: FusedInputs, consts: consts,
+							absent: absent, engine: e, quantize: q, scheme: quant.PerChannel})
+						y, err := cp.run1(in...)
+						if err != nil {
+							t.Fatalf("%s: %v", name, err)
+						}
+						return y
+					}
+					plain := run(attrs)
+					got := run(append(slices.Clone(attrs), qdqAttrs(p.scales, p.zps, p.typ)...))
+					if !slices.Equal(got.Shape, plain.Shape) {
+						t.Fatalf("%s: shape %v, without the pair %v", name, got.Shape, plain.Shape)
+					}
+					want := slices.Clone(plain.Data.([]float32))
+					fq.Apply(want, want)
+					levels := map[float32]bool{}
+					for i, v := range got.Data.([]float32) {
+						if math.Float32bits(v) != math.Float32bits(want[i]) {
+							t.Fatalf("%s: y[%d] = %v, want %v (%v before the pair)", name, i, v, want[i], plain.Data.([]float32)[i])
+						}
+						levels[v] = true
+					}
+					if len(levels) < 8 {
+						t.Fatalf("%s: %d distinct levels: too few to compare", name, len(levels))
+					}
+				}
+			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/kernels"
+	"github.com/quantserve/quantserve/quant"
 )
 
 // actKind is an activation a convolution's output stage applies.
@@ -19,7 +20,8 @@ const (
 	actHardSigmoid    // p[0] alpha, p[1] beta
 	actHardSwish      // x·HardSigmoid(x) with alpha 1/6, beta 1/2
 	actHardSwishParts // (x·Clip(x + p[0], p[1], p[2])) / p[3] (· p[3] when p[4] is 0)
-	actBound          // none: only the bound
+	actBound          // none: only the bound, or the fake quantization
+	actHardSwishQDQ   // HardSwishParts through QDQ pairs hq (see hardSwishQDQ)
 )
 
 // boundKind is a Max or Min with a constant folded after the activation.
@@ -32,12 +34,15 @@ const (
 )
 
 // activation is an activation with its parameters, then the bound of a
-// folded Max or Min with the constant c.
+// folded Max or Min with the constant c, then a QuantizeLinear ->
+// DequantizeLinear pair (fq, nil for none).
 type activation struct {
 	kind  actKind
 	p     [5]float32
 	bound boundKind
 	c     float32
+	fq    *quant.FakeQuant
+	hq    [3]*quant.FakeQuant // actHardSwishQDQ's pairs
 }
 
 func parseActivation(name string, params []float32) (activation, error) {
@@ -47,6 +52,7 @@ func parseActivation(name string, params []float32) (activation, error) {
 	}{
 		"": {actNone, 0}, "Relu": {actRelu, 0}, "LeakyRelu": {actLeakyRelu, 1}, "Clip": {actClip, 2},
 		"HardSigmoid": {actHardSigmoid, 2}, "HardSwish": {actHardSwish, 0}, "HardSwishParts": {actHardSwishParts, 5},
+		"HardSwishQDQ": {actHardSwishQDQ, 3},
 	}
 	k, ok := kinds[name]
 	if !ok {
@@ -80,6 +86,103 @@ func (a activation) withBound(op string, c float32) (activation, error) {
 	return a, nil
 }
 
+// newFakeQuant returns the pair of scales [quantize, dequantize] and
+// zero points likewise (integers of typ, "uint8" or "int8").
+func newFakeQuant(scales []float32, zps []int64, typ string) (*quant.FakeQuant, error) {
+	var lo, hi int64
+	switch typ {
+	case "uint8":
+		lo, hi = 0, math.MaxUint8
+	case "int8":
+		lo, hi = math.MinInt8, math.MaxInt8
+	default:
+		return nil, fmt.Errorf("qdq type %q is not one FusedConv applies (uint8 or int8)", typ)
+	}
+	if len(scales) != 2 || len(zps) != 2 {
+		return nil, fmt.Errorf("a QDQ pair takes 2 scales and 2 zero points (quantize, dequantize), got %d and %d", len(scales), len(zps))
+	}
+	for _, z := range zps {
+		if z < lo || z > hi {
+			return nil, fmt.Errorf("qdq zero point %d is not a %s", z, typ)
+		}
+	}
+	return quant.NewFakeQuant(scales[0], float64(zps[0]), scales[1], float64(zps[1]), typ == "int8"), nil
+}
+
+// withHardSwishQDQ gives HardSwishQDQ its three pairs: scales and zero
+// points two by two, as newFakeQuant takes them, all of type typ. Other
+// activations take none.
+func (a activation) withHardSwishQDQ(scales []float32, zps []int64, typ string) (activation, error) {
+	if a.kind != actHardSwishQDQ {
+		if len(scales) != 0 || len(zps) != 0 || typ != "" {
+			return activation{}, fmt.Errorf("activation_qdq_* go with activation HardSwishQDQ only")
+		}
+		return a, nil
+	}
+	if len(scales) != 6 || len(zps) != 6 {
+		return activation{}, fmt.Errorf("HardSwishQDQ takes 3 pairs: 6 scales and 6 zero points, got %d and %d", len(scales), len(zps))
+	}
+	for i := range a.hq {
+		var err error
+		if a.hq[i], err = newFakeQuant(scales[2*i:2*i+2], zps[2*i:2*i+2], typ); err != nil {
+			return activation{}, err
+		}
+	}
+	return a, nil
+}
+
+// hardSwishQDQ computes in place HardSwish as exporters spell it out
+// (x·Clip(x + c, ...)/d, or ·d) with a static QDQ file's pairs between
+// the steps, the Clip being the second pair's saturation, each step the
+// float32 operation of its node:
+//
+//	a = hq[0](x);  b = hq[1](a + c);  m = hq[2](a · b);  y = m / d (m · d when p[2] is 0)
+func (a *activation) hardSwishQDQ(v []float32) {
+	c, d, div := a.p[0], a.p[1], a.p[2] != 0
+	a.hq[0].Apply(v, v)
+	var buf [256]float32
+	for len(v) > 0 {
+		n := min(len(v), len(buf))
+		x, t := v[:n], buf[:n]
+		for i := range t {
+			t[i] = float32(x[i] + c)
+		}
+		a.hq[1].Apply(t, t)
+		for i := range t {
+			t[i] = float32(x[i] * t[i])
+		}
+		a.hq[2].Apply(t, t)
+		if div {
+			for i := range x {
+				x[i] = float32(t[i] / d)
+			}
+		} else {
+			for i := range x {
+				x[i] = float32(t[i] * d)
+			}
+		}
+		v = v[n:]
+	}
+}
+
+// withQDQ returns a followed by a per-tensor QuantizeLinear ->
+// DequantizeLinear pair: scales [quantize, dequantize], zero points
+// likewise (integers of typ), typ "uint8" or "int8". No scales: none.
+func (a activation) withQDQ(scales []float32, zps []int64, typ string) (activation, error) {
+	if len(scales) == 0 && len(zps) == 0 && typ == "" {
+		return a, nil
+	}
+	fq, err := newFakeQuant(scales, zps, typ)
+	if err != nil {
+		return activation{}, err
+	}
+	a.fq = fq
+	if a.kind == actNone {
+		a.kind = actBound
+	}
+	return a, nil
+}
+
 // clamp returns the bounds Relu and Clip clamp to (±Inf for the other
 // activations) and whether apply has work left after clamping.
 func (a *activation) clamp() (lo, hi float32, rest bool) {
@@ -93,7 +196,7 @@ func (a *activation) clamp() (lo, hi float32, rest bool) {
 	default:
 		rest = true
 	}
-	return lo, hi, rest || a.bound != boundNone
+	return lo, hi, rest || a.bound != boundNone || a.fq != nil
 }
 
 // apply computes v = act(v) in place, each activation as its operator
@@ -102,7 +205,8 @@ func (a *activation) clamp() (lo, hi float32, rest bool) {
 // kernels.ConvHard does (each keeps a negative zero and NaN where Go's max
 // and min would give +0 and NaN: equal values all the same); those run on
 // tb's kernels. Then the bound, as the Max or Min operator computes it
-// (kernels.MaxMinConst: the same bits).
+// (kernels.MaxMinConst: the same bits). Then the pair, as
+// quantserve.QuantizeDequantize computes it (quant.FakeQuant).
 func (a *activation) apply(v []float32, tb *dispatch.Table) {
 	if a.kind == actRelu || a.kind == actClip {
 		lo, hi, _ := a.clamp()
@@ -112,7 +216,7 @@ func (a *activation) apply(v []float32, tb *dispatch.Table) {
 }
 
 // rest computes what the clamp of clamp() leaves of apply: the
-// activations other than Relu and Clip, then the bound.
+// activations other than Relu and Clip, then the bound and the pair.
 func (a *activation) rest(v []float32, tb *dispatch.Table) {
 	hard := tb.ConvHard
 	switch a.kind {
@@ -129,14 +233,20 @@ func (a *activation) rest(v []float32, tb *dispatch.Table) {
 		} else {
 			hard(v, 1, c, lo, hi, d, kernels.HardXTMul)
 		}
+	case actHardSwishQDQ:
+		a.hardSwishQDQ(v)
 	}
 	if a.bound != boundNone {
 		tb.MaxMinConst(v, a.c, a.bound == boundMin)
 	}
+	if a.fq != nil {
+		a.fq.Apply(v, v)
+	}
 }
 
 // output finishes a convolution's product: y = act(product + bias +
-// res), with x, y and res laid out as it says.
+// res) (act with its bound and pair), with x, y and res laid out as it
+// says.
 type output struct {
 	bias                     []float32 // nil or M values
 	res                      []float32 // nil, or a residual of y's size
