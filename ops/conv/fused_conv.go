@@ -338,7 +338,7 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor) (*tensor.Tens
 	if o.pooled {
 		y = getBuf(size)
 	} else {
-		y = make([]float32, size)
+		y = c.Float32Output(size) // every path writes every value
 	}
 	xv := x.Data.([]float32)
 	switch {
