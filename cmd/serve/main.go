@@ -177,7 +177,7 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.Int64Var(&c.maxBodyBytes, "max-body-bytes", api.DefaultMaxBodyBytes, "largest accepted request body in bytes (env QUANTSERVE_MAX_BODY_BYTES)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error (env QUANTSERVE_LOG_LEVEL)")
 	fs.StringVar(&c.kernels, "kernels", "auto", "kernel table: auto, "+strings.Join(dispatch.Names(), ", ")+" (env QUANTSERVE_KERNELS)")
-	fs.IntVar(&c.threads, "threads", runtime.GOMAXPROCS(0), "cores a matrix product may use (env QUANTSERVE_THREADS)")
+	fs.IntVar(&c.threads, "threads", runtime.GOMAXPROCS(0), "cores one operator (a product, a convolution, an element-wise loop) may use (env QUANTSERVE_THREADS)")
 	fs.StringVar(&c.quantize, "quantize", "int8", "weights of MatMul/Gemm and Conv layers: int8 or none (env QUANTSERVE_QUANTIZE)")
 	fs.StringVar(&c.quantizeScheme, "quantize-scheme", "per_channel", "int8 weight scales: per_channel, per_block or per_tensor (env QUANTSERVE_QUANTIZE_SCHEME)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "bearer token that enables POST /v2/repository/models/{m}/load and /unload; empty disables them (env QUANTSERVE_ADMIN_TOKEN)")
