@@ -1,79 +1,16 @@
 package pool
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"testing"
 
-	"github.com/quantserve/quantserve/dispatch"
-	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
-
-// splitRun runs op on in on a one-thread engine and on a two-thread one
-// whose probe must see the loop split, and fails unless both give the
-// same bits in every output.
-func splitRun(t *testing.T, what string, op ops.Operator, in ...*tensor.Tensor) {
-	t.Helper()
-	one, two := gemm.New(dispatch.Default(), 1), gemm.New(dispatch.Default(), 2)
-	defer one.Close()
-	defer two.Close()
-	want, err := op.Run(ops.NewContext(context.Background(), one, false), in)
-	if err != nil {
-		t.Fatalf("%s on one thread: %v", what, err)
-	}
-	var probe gemm.Probe
-	got, err := op.Run(ops.NewContext(context.Background(), two.Probed(&probe), false), in)
-	if err != nil {
-		t.Fatalf("%s on two threads: %v", what, err)
-	}
-	if !probe.Take() {
-		t.Errorf("%s: the two-thread run gave its engine no loop that splits", what)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d outputs on two threads, %d on one", what, len(got), len(want))
-	}
-	for i := range want {
-		if !reflect.DeepEqual(got[i].Shape, want[i].Shape) || !sameData(got[i].Data, want[i].Data) {
-			t.Errorf("%s: output %d differs between two threads and one", what, i)
-		}
-	}
-}
-
-// sameData reports whether a and b hold the same bits (NaNs included).
-func sameData(a, b any) bool {
-	switch a := a.(type) {
-	case []float32:
-		b := b.([]float32)
-		if len(a) != len(b) {
-			return false
-		}
-		for i := range a {
-			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-				return false
-			}
-		}
-		return true
-	case []float64:
-		b := b.([]float64)
-		if len(a) != len(b) {
-			return false
-		}
-		for i := range a {
-			if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return reflect.DeepEqual(a, b)
-}
 
 // randTensor returns a tensor of shape with values in [-4, 4), a few of
 // them NaN, in dt (float32 or float64).
@@ -132,6 +69,6 @@ func TestSplitMatchesSerial(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		splitRun(t, fmt.Sprintf("%s %v on %v %v", tc.op, tc.attrs, tc.in.DType, tc.in.Shape), op, tc.in)
+		opstest.SplitRun(t, fmt.Sprintf("%s %v on %v %v", tc.op, tc.attrs, tc.in.DType, tc.in.Shape), op, tc.in)
 	}
 }
