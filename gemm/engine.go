@@ -75,11 +75,12 @@ func (e *Engine) Threads() int { return e.pool.Size() }
 // (BenchmarkForkJoin) and saves 2.5 µs.
 const MinParallelWork = 1 << 18
 
-// qMACsPerUnit is how many int8 multiply-adds cost one unit of work: the
+// QMACsPerUnit is how many int8 multiply-adds cost one unit of work (the
+// unit of MinParallelWork; convolutions state their int8 work in it): the
 // int8 kernels do four for each float32 one (a VNNI instruction sums 4
 // byte products per lane where FMA does one), so an int8 product splits
 // at four times as many multiply-adds as a float32 one.
-const qMACsPerUnit = 4
+const QMACsPerUnit = 4
 
 // rowChunk is the number of rows whose tiles pass over one K block of a
 // panel group before the next group: a multiple of the table's MR.
@@ -89,7 +90,7 @@ func rowChunk(mr int) int { return mr * max(1, 96/mr) }
 func span(i, n, parts int) (int, int) { return i * n / parts, (i + 1) * n / parts }
 
 // run splits units of work over the pool when macs (in units of a float32
-// multiply-add: see qMACsPerUnit) is large enough and runs f on each range
+// multiply-add: see QMACsPerUnit) is large enough and runs f on each range
 // of units, recovering panics.
 func (e *Engine) run(units, macs int, f func(u0, u1 int)) error {
 	e.note(units, macs)
@@ -248,7 +249,7 @@ func (e *Engine) QMatMulRows(qa *QRows, w *QWeights, c []float32, ldc int) error
 	}
 	parts := w.parts()
 	passes := nkb * len(parts)
-	return e.run(chunks*ng, m*n*w.K*len(parts)/qMACsPerUnit, func(u0, u1 int) {
+	return e.run(chunks*ng, m*n*w.K*len(parts)/QMACsPerUnit, func(u0, u1 int) {
 		accStr := t.NP * kernels.PanelN
 		var acc []int32
 		var fsum []float32
@@ -533,7 +534,7 @@ func (e *Engine) QMatMulInt32(qa *QRows, w *QWeights, out []int32, ldo int) erro
 	passes := len(splits) * len(parts) * nkb
 	// Each pass sums (u - QOffset)·W: add QOffset·colsum back per pass.
 	back := t.QOffset * int32(len(splits))
-	return e.run(chunks*ng, m*n*w.K*passes/nkb/qMACsPerUnit, func(u0, u1 int) {
+	return e.run(chunks*ng, m*n*w.K*passes/nkb/QMACsPerUnit, func(u0, u1 int) {
 		var scratch []int32
 		q := new(kernels.QBlock)
 		for unit := u0; unit < u1; unit++ {

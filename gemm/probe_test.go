@@ -44,7 +44,7 @@ func TestProbe(t *testing.T) {
 			n     int
 			split bool
 		}{{32, false}, {128, true}} {
-			if m*k*q.n < MinParallelWork || (m*k*q.n/qMACsPerUnit >= MinParallelWork) == !q.split {
+			if m*k*q.n < MinParallelWork || (m*k*q.n/QMACsPerUnit >= MinParallelWork) == !q.split {
 				t.Fatalf("%d×%d×%d no longer tells int8 work from float32 work: change it", m, k, q.n)
 			}
 			qw, err := quant.QuantizeWeights(make([]float32, k*q.n), k, q.n, quant.PerChannel)

@@ -146,7 +146,7 @@ func (cw *gemmWeights) work(g *Geometry, direct, nhwcIn bool) int {
 	cols := (g.mg() + kernels.PanelN - 1) / kernels.PanelN * kernels.PanelN
 	k := cw.k
 	if cw.q != nil {
-		k = k/qMACsPerUnit + quantizeCost
+		k = k/gemm.QMACsPerUnit + quantizeCost
 	}
 	w := positions * g.Group * cols * (k + blockCost)
 	if !nhwcIn {

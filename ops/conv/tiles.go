@@ -77,9 +77,6 @@ const (
 	// tapCost is a multiply-add of a depthwise convolution: taps run a
 	// kernel row over an output row, a few values to a call.
 	tapCost = 4
-	// qMACsPerUnit is the int8 multiply-adds of the tiles that cost one
-	// unit (the gemm package splits its int8 products at the same rate).
-	qMACsPerUnit = 4
 )
 
 // minSplitTiles is the fewest tiles a convolution large enough to split
