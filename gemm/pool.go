@@ -30,9 +30,13 @@ func (e *PanicError) Error() string {
 // free to help: a caller never waits for a worker busy with another
 // request's work (it does the work itself), and a worker that starts late
 // finds the work done and returns at once. A worker done with a task
-// spins briefly, looking for the next, before it parks: the products of
-// one model run follow each other closely, and waking a parked thread
-// costs more than most of them.
+// spins (yielding to other goroutines) for spinFor, looking for the next,
+// before it parks: the parallel loops of one model run follow each other
+// within tens to hundreds of microseconds, and a parked worker handed
+// work takes ~120 µs to run on a virtual machine (the idle vCPU must be
+// woken), longer than most of them: the caller has done the work alone
+// by then. The caller, done with its own share, likewise spins for the
+// helpers' last chunks before it parks (joinSpin).
 //
 // Close stops the workers. A closed pool still runs every task it is
 // given, on the goroutine that calls Run, one after another: an engine
@@ -46,8 +50,12 @@ type Pool struct {
 	workers sync.WaitGroup
 }
 
-// spinFor is how long a worker looks for its next task before it parks.
-const spinFor = 50 * time.Microsecond
+// spinFor is how long a worker looks for its next task before it parks:
+// longer than the gaps between one model run's parallel loops. With 50 µs
+// the worker of two threads parked ~6 times in each run of the int8
+// encoder and two threads were slower than one; with 500 µs it never
+// parks in a run (1.38x one thread), and 1 or 2 ms gain nothing more.
+const spinFor = 500 * time.Microsecond
 
 // NewPool returns a pool of parallelism n (n >= 1): n-1 workers, which
 // run until Close, and the caller of each Run.
@@ -154,11 +162,15 @@ func (p *Pool) Run(tasks []func()) error {
 // the caller runs f.
 func (p *Pool) share(helpers int, f func()) error {
 	var (
-		mu      sync.Mutex
-		done    bool
-		started sync.WaitGroup
-		errMu   sync.Mutex
-		first   error
+		// state counts the helpers' runs that started and have not
+		// returned; closed is set once the caller's own run is done, after
+		// which no run starts.
+		state atomic.Int64
+		errMu sync.Mutex
+		first error
+		// parked is closed by the last run to return once the caller has
+		// stopped spinning for them and waits.
+		parked chan struct{}
 	)
 	record := func(err error) {
 		if err != nil {
@@ -169,17 +181,24 @@ func (p *Pool) share(helpers int, f func()) error {
 			errMu.Unlock()
 		}
 	}
+	if helpers > 0 {
+		parked = make(chan struct{})
+	}
 	for i := 0; i < helpers; i++ {
 		job := func() {
-			mu.Lock()
-			if done {
-				mu.Unlock()
-				return
+			for {
+				s := state.Load()
+				if s&shareClosed != 0 {
+					return
+				}
+				if state.CompareAndSwap(s, s+1) {
+					break
+				}
 			}
-			started.Add(1)
-			mu.Unlock()
-			defer started.Done()
 			record(protect(f))
+			if state.Add(-1) == shareClosed|shareWaiting {
+				close(parked)
+			}
 		}
 		select {
 		case p.tasks <- job:
@@ -187,12 +206,45 @@ func (p *Pool) share(helpers int, f func()) error {
 		}
 	}
 	record(protect(f))
-	mu.Lock()
-	done = true
-	mu.Unlock()
-	started.Wait()
+	if helpers == 0 {
+		return first
+	}
+	if state.Or(shareClosed) != 0 {
+		// A helper is still in its run: its last chunk, most often, which
+		// ends in microseconds. Spin for it (a parked caller costs two
+		// thread hand-offs), then park.
+		deadline := time.Now().Add(joinSpin)
+		for state.Load() != shareClosed {
+			if time.Now().After(deadline) {
+				if state.Or(shareWaiting)&^shareClosed != 0 {
+					if joinParks != nil {
+						joinParks()
+					}
+					<-parked
+				}
+				break
+			}
+			runtime.Gosched()
+		}
+	}
+	errMu.Lock()
+	defer errMu.Unlock()
 	return first
 }
+
+// The flags of share's state, above its count of running helpers.
+const (
+	shareClosed  = 1 << 62
+	shareWaiting = 1 << 61
+)
+
+// joinSpin is how long the caller of share spins for helpers still
+// running before it parks.
+const joinSpin = 50 * time.Microsecond
+
+// joinParks, when set (by tests), is called as share's caller parks to
+// wait for a helper.
+var joinParks func()
 
 // protect runs f, returning a panic as a *PanicError.
 func protect(f func()) (err error) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -164,5 +165,42 @@ func TestEngineClose(t *testing.T) {
 	}
 	if Default() != d {
 		t.Fatal("Default changed")
+	}
+}
+
+// goid returns the calling goroutine's id, read from its stack header.
+func goid() string {
+	var b [64]byte
+	f := strings.Fields(string(b[:runtime.Stack(b[:], false)]))
+	return f[1]
+}
+
+// TestShareWaitsForLateHelper: share returns only after every helper's
+// run has returned, also when a helper outlasts the caller's spin and the
+// caller parks for it; and the park is woken by the helper's return.
+func TestShareWaitsForLateHelper(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	release := make(chan struct{})
+	joinParks = func() { close(release) }
+	defer func() { joinParks = nil }()
+	caller := goid()
+	var entered sync.WaitGroup
+	entered.Add(2)
+	var helperDone atomic.Bool
+	err := p.share(1, func() {
+		entered.Done()
+		entered.Wait() // both runs started: the helper cannot miss its turn
+		if goid() == caller {
+			return
+		}
+		<-release // until the caller has given up spinning and parks
+		helperDone.Store(true)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !helperDone.Load() {
+		t.Fatal("share returned before its helper's run did")
 	}
 }
