@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -71,6 +72,40 @@ func runAsync(b *Batcher, in map[string]*tensor.Tensor) chan gateAnswer {
 	return c
 }
 
+// runBeside holds b's executions, sends a request of first rows and
+// waits for its execution to start, then one of second rows, and waits
+// for a second execution to start beside the first (the test fails by
+// its deadline otherwise); it then lets both end and fails unless both
+// are answered without error.
+func runBeside(t *testing.T, b *Batcher, rng *rand.Rand, first, second int) {
+	t.Helper()
+	started, resume := heldRuns(b)
+	answers := []chan gateAnswer{runAsync(b, mixedInputs(rng, first))}
+	<-started
+	answers = append(answers, runAsync(b, mixedInputs(rng, second)))
+	<-started
+	close(resume)
+	for _, a := range answers {
+		if got := <-a; got.err != nil {
+			t.Fatal(got.err)
+		}
+	}
+}
+
+// wantAlone waits for each request's answer and fails unless it is what
+// m gives the request run alone.
+func wantAlone(t *testing.T, m *model.Model, reqs []map[string]*tensor.Tensor, answers []chan gateAnswer) {
+	t.Helper()
+	for i, a := range answers {
+		got := <-a
+		if got.err != nil {
+			t.Fatal(got.err)
+		}
+		want, _ := m.Run(context.Background(), reqs[i], nil)
+		sameOutputs(t, fmt.Sprintf("request %d", i), got.outs, want)
+	}
+}
+
 // TestPartialBatchWaitsForTheRunningOne: with the default instances, the
 // requests arriving while a batch executes wait for its end, however
 // long they have waited, and then go together as one batch, each with
@@ -99,14 +134,7 @@ func TestPartialBatchWaitsForTheRunningOne(t *testing.T) {
 		t.Fatalf("%d more executions started beside the running one", n)
 	}
 	close(resume)
-	for i, a := range answers {
-		got := <-a
-		if got.err != nil {
-			t.Fatal(got.err)
-		}
-		want, _ := m.Run(context.Background(), reqs[i], nil)
-		sameOutputs(t, fmt.Sprintf("request %d", i), got.outs, want)
-	}
+	wantAlone(t, m, reqs, answers)
 	st := b.Stats()
 	if st.Executions != 2 || st.Requests != 4 || len(st.Batches) != 2 || st.Batches[0].Size != 1 || st.Batches[1].Size != 6 {
 		t.Errorf("stats %+v: want a batch of 1, then one of 6", st)
@@ -134,14 +162,7 @@ func TestFullBatchRunsBesideTheRunningOne(t *testing.T) {
 	answers = append(answers, runAsync(b, reqs[2]))
 	<-started // 1 + 2 rows: full, beside the first
 	close(resume)
-	for i, a := range answers {
-		got := <-a
-		if got.err != nil {
-			t.Fatal(got.err)
-		}
-		want, _ := m.Run(context.Background(), reqs[i], nil)
-		sameOutputs(t, fmt.Sprintf("request %d", i), got.outs, want)
-	}
+	wantAlone(t, m, reqs, answers)
 	if st := b.Stats(); st.Executions != 2 || len(st.Batches) != 1 || st.Batches[0].Size != 3 || st.Batches[0].Count != 2 {
 		t.Errorf("stats %+v: want two batches of 3", st)
 	}
@@ -156,18 +177,7 @@ func TestPreferredSizeRunsBesideTheRunningOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	started, resume := heldRuns(b)
-	rng := rand.New(rand.NewPCG(13, 13))
-	first := runAsync(b, mixedInputs(rng, 1))
-	<-started
-	second := runAsync(b, mixedInputs(rng, 2))
-	<-started // two rows: the preferred size
-	close(resume)
-	for _, a := range []chan gateAnswer{first, second} {
-		if got := <-a; got.err != nil {
-			t.Fatal(got.err)
-		}
-	}
+	runBeside(t, b, rand.New(rand.NewPCG(13, 13)), 1, 2) // two rows: the preferred size
 	if st := b.Stats(); st.Executions != 2 || st.Requests != 2 {
 		t.Errorf("stats %+v", st)
 	}
@@ -182,18 +192,7 @@ func TestExplicitInstancesRunPartialBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	started, resume := heldRuns(b)
-	rng := rand.New(rand.NewPCG(14, 14))
-	first := runAsync(b, mixedInputs(rng, 1))
-	<-started
-	second := runAsync(b, mixedInputs(rng, 1))
-	<-started // a batch of one row on the second instance
-	close(resume)
-	for _, a := range []chan gateAnswer{first, second} {
-		if got := <-a; got.err != nil {
-			t.Fatal(got.err)
-		}
-	}
+	runBeside(t, b, rand.New(rand.NewPCG(14, 14)), 1, 1) // one row on the second instance
 	if st := b.Stats(); st.Executions != 2 || st.Batches[0].Size != 1 || st.Batches[0].Count != 2 {
 		t.Errorf("stats %+v", st)
 	}

@@ -649,8 +649,7 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 	// the values it reads either.
 	arena := g.arena(ctx, keep) // nil when the run keeps every value
 	defer g.endArena(arena)
-	ctx = ops.WithArena(ctx, arena)
-	oc := ops.NewContext(ctx, exec, keep == nil || valuesKept(ctx)).Metered(meter)
+	oc := ops.NewContext(ctx, exec, keep == nil || valuesKept(ctx)).Metered(meter).WithArena(arena)
 	args := make([]*tensor.Tensor, 0, 8)
 	for i, st := range g.steps {
 		if err := ctx.Err(); err != nil {

@@ -217,6 +217,27 @@ func foldableBN(r *rewriter, bn *onnxpb.Node, cf *constFinder) bool {
 	return true
 }
 
+// addAndMul returns the Add and the Mul that read x when x has two
+// readers (a HardSwish written out: x·Clip(x + c, lo, hi) / d); either
+// is nil when no live reader of x is of its type.
+func (r *rewriter) addAndMul(x string) (add, mul *onnxpb.Node) {
+	if r.used[x] != 2 {
+		return nil, nil
+	}
+	for _, n := range r.g.Nodes {
+		if r.dead[n] || !slices.Contains(n.Inputs, x) {
+			continue
+		}
+		switch {
+		case r.is(n, "Add"):
+			add = n
+		case r.is(n, "Mul"):
+			mul = n
+		}
+	}
+	return add, mul
+}
+
 // matchConvActivation matches an activation reading value x (and nothing
 // else reading x) and returns its attributes for FusedConv and the nodes
 // it spans, or nil.
@@ -259,21 +280,7 @@ func matchConvActivation(r *rewriter, x string) ([]*onnxpb.Attribute, []*onnxpb.
 		return nil, nil
 	}
 	// x·Clip(x + c, lo, hi) / d (or · d): two nodes read x.
-	if r.used[x] != 2 {
-		return nil, nil
-	}
-	var add, mul *onnxpb.Node
-	for _, n := range r.g.Nodes {
-		if r.dead[n] || !slices.Contains(n.Inputs, x) {
-			continue
-		}
-		switch {
-		case r.is(n, "Add"):
-			add = n
-		case r.is(n, "Mul"):
-			mul = n
-		}
-	}
+	add, mul := r.addAndMul(x)
 	if add == nil || mul == nil || r.opset(add) < 7 || len(add.Attributes) > 0 || len(add.Inputs) != 2 || len(add.Outputs) != 1 {
 		return nil, nil
 	}

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"context"
 	"math/bits"
 	"reflect"
 	"slices"
@@ -63,22 +62,13 @@ type arenaBuf struct {
 	free   bool // in the free list
 }
 
-type arenaKey struct{}
-
-// WithArena returns ctx whose runs' operators take float32 outputs from
-// a; a nil a stops a run from using an Arena of an enclosing run (the
-// graph executor sets it for every graph it runs, subgraphs included).
-func WithArena(ctx context.Context, a *Arena) context.Context {
-	return context.WithValue(ctx, arenaKey{}, a)
-}
-
-// arena returns the Arena of c's run, or nil.
-func (c *Context) arena() *Arena {
-	if c == nil || c.ctx == nil {
-		return nil
-	}
-	a, _ := c.ctx.Value(arenaKey{}).(*Arena)
-	return a
+// WithArena returns a Context like c whose operators take float32
+// outputs from a (none when a is nil). The graph executor sets it for
+// every graph it runs, subgraphs included, each on a Context of its own.
+func (c *Context) WithArena(a *Arena) *Context {
+	d := *c
+	d.arena = a
+	return &d
 }
 
 // Float32Output returns n float32 values for an output of the operator:
@@ -86,8 +76,8 @@ func (c *Context) arena() *Arena {
 // memory otherwise. Its contents are unspecified: the operator writes
 // every element (or clears it). Its capacity is n.
 func (c *Context) Float32Output(n int) []float32 {
-	if a := c.arena(); a != nil && n >= minArenaLen && n <= maxArenaLen {
-		return a.take(n)
+	if c != nil && c.arena != nil && n >= minArenaLen && n <= maxArenaLen {
+		return c.arena.take(n)
 	}
 	return make([]float32, n)
 }

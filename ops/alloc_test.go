@@ -27,7 +27,7 @@ func first(t *tensor.Tensor) *float32 { return unsafe.SliceData(t.Data.([]float3
 // class; a live view keeps it; Reset forgets what is still held.
 func TestArenaReuse(t *testing.T) {
 	a := NewArena()
-	c := NewContext(WithArena(context.Background(), a), nil, false)
+	c := NewContext(context.Background(), nil, false).WithArena(a)
 	x, err := c.NewFloat32([]int{4, 100})
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func TestNoArena(t *testing.T) {
 	if b := c.Float32Output(1000); len(b) != 1000 || b[0] != 0 {
 		t.Fatal("a nil Context's output")
 	}
-	d := NewContext(WithArena(context.Background(), nil), nil, false)
+	d := NewContext(context.Background(), nil, false).WithArena(nil)
 	if b := d.Float32Output(1000); len(b) != 1000 || b[999] != 0 {
 		t.Fatal("an output without an Arena")
 	}

@@ -29,6 +29,7 @@ type Context struct {
 	keepVals bool
 	work     int    // units of work counted by Tick since its last look
 	meter    *Meter // the run's account with its budget (Reserve)
+	arena    *Arena // the run's recycled float32 outputs (Float32Output)
 }
 
 // NewContext returns the Context of one run on engine e (gemm.Default()

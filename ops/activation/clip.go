@@ -2,7 +2,6 @@ package activation
 
 import (
 	"github.com/quantserve/quantserve/ops"
-	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -106,7 +105,7 @@ func halfBoundTo32(b *tensor.Tensor) *tensor.Tensor {
 // It goes in pieces split across the engine's cores under the request.
 func clipOf[T tensor.Numeric](c *ops.Context, x []T, lo, hi *tensor.Tensor) ([]T, error) {
 	r := make([]T, len(x))
-	err := elem.InRanges(c, len(x), cheapCost, func(p, q int) {
+	err := c.ParallelRows(len(x), cheapCost, func(p, q int) {
 		dst, src := r[p:q], x[p:q]
 		switch {
 		case lo != nil && hi != nil:

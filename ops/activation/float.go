@@ -3,7 +3,6 @@ package activation
 import (
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/arith"
-	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -25,14 +24,14 @@ const (
 // floatMap32 applies an activation to a floating-point tensor: k32 (when
 // not nil) fills dst from src for a float32 tensor, each element costing
 // cost, in contiguous pieces split across the engine's cores
-// (elem.InRanges: k32 computes each element from its own input, so the
+// (ops.Context.ParallelRows: k32 computes each element from its own input, so the
 // split changes no bit); every other type goes through f
 // in float64, rounded once. It stops with the request's error once the
 // request ends.
 func floatMap32(c *ops.Context, op string, x *tensor.Tensor, cost int, k32 func(dst, src []float32), f func(float64) float64) (*tensor.Tensor, error) {
 	if d, ok := x.Data.([]float32); ok && k32 != nil {
 		r := c.Float32Output(len(d)) // k32 writes every element
-		if err := elem.InRanges(c, len(d), cost, func(lo, hi int) { k32(r[lo:hi], d[lo:hi]) }); err != nil {
+		if err := c.ParallelRows(len(d), cost, func(lo, hi int) { k32(r[lo:hi], d[lo:hi]) }); err != nil {
 			return nil, err
 		}
 		return &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: r}, nil

@@ -3,7 +3,6 @@ package activation
 import (
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/arith"
-	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -35,7 +34,7 @@ func (relu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	switch d := x.Data.(type) {
 	case []float32:
 		r := c.Float32Output(len(d)) // every element is written
-		err = elem.InRanges(c, len(d), cheapCost, func(lo, hi int) { reluSlice(r[lo:hi], d[lo:hi]) })
+		err = c.ParallelRows(len(d), cheapCost, func(lo, hi int) { reluSlice(r[lo:hi], d[lo:hi]) })
 		out = r
 	case []float64:
 		out, err = reluOf(c, d)
@@ -62,7 +61,7 @@ func (relu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 // engine's cores under the request.
 func reluOf[T tensor.Numeric](c *ops.Context, x []T) ([]T, error) {
 	r := make([]T, len(x))
-	err := elem.InRanges(c, len(x), cheapCost, func(lo, hi int) {
+	err := c.ParallelRows(len(x), cheapCost, func(lo, hi int) {
 		dst, src := r[lo:hi], x[lo:hi]
 		for i, v := range src {
 			dst[i] = max(v, 0)

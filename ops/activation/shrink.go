@@ -3,7 +3,6 @@ package activation
 import (
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/arith"
-	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -75,7 +74,7 @@ func (s shrink) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 
 func shrinkInt[T tensor.Integer](c *ops.Context, x []T, f func(float64) float64) ([]T, error) {
 	r := make([]T, len(x))
-	err := elem.InRanges(c, len(x), cheapCost, func(lo, hi int) {
+	err := c.ParallelRows(len(x), cheapCost, func(lo, hi int) {
 		dst, src := r[lo:hi], x[lo:hi]
 		for i, v := range src {
 			dst[i] = T(f(float64(v)))

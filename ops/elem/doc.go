@@ -4,8 +4,8 @@
 // run, in pieces counted with the request's Context.Tick so that a
 // cancelled request stops within about ops.TickEvery elements; Map2 and
 // MapFunc compute a binary operation over contiguous ranges of the
-// output split across the engine's cores by InRanges (which any loop of
-// independent units can use), looking at the request between chunks. The
+// output split across the engine's cores by ops.Context.ParallelRows,
+// looking at the request between chunks. The
 // math operators (Add, Mul, Pow, Mod, PRelu, ...) and the comparison and
 // selection operators of ops/logic share it.
 package elem

@@ -47,9 +47,9 @@ const elemCost = ops.ScalarCost / 2
 // Map2 computes a broadcast binary operation piece by piece under the
 // request: kernel gets the output piece r and the operands from their
 // offsets, which advance by ia and ib (1 or 0) per element. Contiguous
-// ranges of the output split across the engine's cores (InRanges);
-// kernel must compute each element from its operands alone, so that the
-// split changes no bit. It returns the
+// ranges of the output split across the engine's cores
+// (ops.Context.ParallelRows); kernel must compute each element from its
+// operands alone, so that the split changes no bit. It returns the
 // output's shape and data, or the request's error once it ends.
 func Map2[A, B, R tensor.Elem](c *ops.Context, a []A, b []B, as, bs []int, kernel func(r []R, a []A, b []B, ia, ib int)) ([]int, []R, error) {
 	l, err := NewLayout(as, bs)
@@ -60,7 +60,7 @@ func Map2[A, B, R tensor.Elem](c *ops.Context, a []A, b []B, as, bs []int, kerne
 		return nil, nil, err
 	}
 	r := ops.Output[R](c, l.n) // kernel writes every element
-	err = InRanges(c, l.n, elemCost, func(i0, i1 int) { map2Range(l, i0, i1, r, a, b, kernel) })
+	err = c.ParallelRows(l.n, elemCost, func(i0, i1 int) { map2Range(l, i0, i1, r, a, b, kernel) })
 	if err != nil {
 		return nil, nil, err
 	}

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
-	"sync/atomic"
 	"testing"
 
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -46,9 +45,6 @@ func broadcastRef(a, b []float32, as, bs []int, f func(x, y float32) float32) []
 // its stack), at sizes whose chunks start mid-run.
 func TestMap2Split(t *testing.T) {
 	r := rand.New(rand.NewPCG(20, 2))
-	one, two := gemm.New(dispatch.Default(), 1), gemm.New(dispatch.Default(), 2)
-	defer one.Close()
-	defer two.Close()
 	f := func(x, y float32) float32 { return x*3 - y }
 	kernel := func(r, a, b []float32, ia, ib int) {
 		pa, pb := 0, 0
@@ -76,25 +72,16 @@ func TestMap2Split(t *testing.T) {
 			b[i] = float32(r.NormFloat64())
 		}
 		want := broadcastRef(a, b, as, bs, f)
-		for _, e := range []*gemm.Engine{one, two} {
-			var probe gemm.Probe
-			c := ops.NewContext(context.Background(), e.Probed(&probe), false)
-			shape, got, err := Map2(c, a, b, as, bs, kernel)
+		what := fmt.Sprintf("%v with %v", as, bs)
+		got := opstest.SplitRun(t, what, opstest.Func(func(c *ops.Context, _ []*tensor.Tensor) ([]*tensor.Tensor, error) {
+			shape, r, err := Map2(c, a, b, as, bs, kernel)
 			if err != nil {
-				t.Fatal(err)
+				return nil, err
 			}
-			what := fmt.Sprintf("%v with %v on %d thread(s)", as, bs, e.Threads())
-			if split := probe.Take(); !split {
-				t.Errorf("%s: the loop gave its engine no work that splits", what)
-			}
-			if ops.ProdInts(shape) != len(want) || len(got) != len(want) {
-				t.Fatalf("%s: shape %v, %d elements, want %d", what, shape, len(got), len(want))
-			}
-			for i := range want {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%s: [%d] = %v, the reference %v", what, i, got[i], want[i])
-				}
-			}
+			return []*tensor.Tensor{tensor.From(shape, r)}, nil
+		}))[0]
+		if ops.ProdInts(got.Shape) != len(want) || !opstest.SameBits(got.Data, want) {
+			t.Fatalf("%s: shape %v, %d elements, differs from the reference", what, got.Shape, got.Len())
 		}
 	}
 }
@@ -109,37 +96,5 @@ func TestMap2Cancelled(t *testing.T) {
 	_, _, err := MapFunc(ops.NewContext(ctx, two, false), a, a[:1], []int{len(a)}, []int{1}, func(x, y float32) float32 { return x + y })
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Map2 under a cancelled request: %v", err)
-	}
-}
-
-// TestInRanges: InRanges visits every unit of [0, n) exactly once, in
-// ranges that do not overlap, whether the loop runs whole on the caller
-// (at most RangeWork), in blocks on one core, or split across two.
-func TestInRanges(t *testing.T) {
-	one, two := gemm.New(dispatch.Default(), 1), gemm.New(dispatch.Default(), 2)
-	defer one.Close()
-	defer two.Close()
-	const cost = 7
-	for _, n := range []int{0, 1, RangeWork / cost, RangeWork/cost + 1, 3*RangeWork/cost - 5, 40*RangeWork/cost + 13} {
-		for _, e := range []*gemm.Engine{one, two} {
-			seen := make([]atomic.Int32, n)
-			err := InRanges(ops.NewContext(context.Background(), e, false), n, cost, func(lo, hi int) {
-				if lo < 0 || hi > n || lo >= hi {
-					t.Errorf("n=%d: range [%d, %d)", n, lo, hi)
-					return
-				}
-				for i := lo; i < hi; i++ {
-					seen[i].Add(1)
-				}
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range seen {
-				if k := seen[i].Load(); k != 1 {
-					t.Fatalf("n=%d on %d thread(s): unit %d visited %d times", n, e.Threads(), i, k)
-				}
-			}
-		}
 	}
 }

@@ -12,26 +12,37 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// SplitRun runs op on in on a one-thread engine and on a two-thread one
-// whose probe must see the loop split, and fails unless both give the
-// same bits in every output.
-func SplitRun(t testing.TB, what string, op ops.Operator, in ...*tensor.Tensor) {
+// SplitRun runs op on in on a one-thread engine and on a two-thread one,
+// whose probes must each see a loop that splits, and fails unless both
+// give the same bits in every output. It returns the two-thread run's
+// outputs.
+func SplitRun(t testing.TB, what string, op ops.Operator, in ...*tensor.Tensor) []*tensor.Tensor {
+	t.Helper()
+	return ThreadsAgree(t, what, true, op, in...)
+}
+
+// ThreadsAgree is SplitRun for an operator whose loops split only when
+// split says so: it fails unless one thread and two give the same bits
+// in every output, and, with split, unless each run's probe saw a loop
+// that splits.
+func ThreadsAgree(t testing.TB, what string, split bool, op ops.Operator, in ...*tensor.Tensor) []*tensor.Tensor {
 	t.Helper()
 	one, two := gemm.New(dispatch.Default(), 1), gemm.New(dispatch.Default(), 2)
 	defer one.Close()
 	defer two.Close()
-	want, err := op.Run(ops.NewContext(context.Background(), one, false), in)
-	if err != nil {
-		t.Fatalf("%s on one thread: %v", what, err)
+	var outs [2][]*tensor.Tensor
+	for i, e := range []*gemm.Engine{one, two} {
+		var probe gemm.Probe
+		got, err := op.Run(ops.NewContext(context.Background(), e.Probed(&probe), false), in)
+		if err != nil {
+			t.Fatalf("%s on %d thread(s): %v", what, e.Threads(), err)
+		}
+		if split && !probe.Take() {
+			t.Errorf("%s: the %d-thread run gave its engine no loop that splits", what, e.Threads())
+		}
+		outs[i] = got
 	}
-	var probe gemm.Probe
-	got, err := op.Run(ops.NewContext(context.Background(), two.Probed(&probe), false), in)
-	if err != nil {
-		t.Fatalf("%s on two threads: %v", what, err)
-	}
-	if !probe.Take() {
-		t.Errorf("%s: the two-thread run gave its engine no loop that splits", what)
-	}
+	want, got := outs[0], outs[1]
 	if len(got) != len(want) {
 		t.Fatalf("%s: %d outputs on two threads, %d on one", what, len(got), len(want))
 	}
@@ -40,14 +51,22 @@ func SplitRun(t testing.TB, what string, op ops.Operator, in ...*tensor.Tensor) 
 			t.Errorf("%s: output %d differs between two threads and one", what, i)
 		}
 	}
+	return got
 }
+
+// Func is an operator that runs a function of the Context and the
+// inputs: a family's own routine under SplitRun, say.
+type Func func(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error)
+
+// Run calls f.
+func (f Func) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) { return f(c, in) }
 
 // SameBits reports whether a and b hold the same bits (NaNs included).
 func SameBits(a, b any) bool {
 	switch a := a.(type) {
 	case []float32:
-		b := b.([]float32)
-		if len(a) != len(b) {
+		b, ok := b.([]float32)
+		if !ok || len(a) != len(b) {
 			return false
 		}
 		for i := range a {
@@ -57,8 +76,8 @@ func SameBits(a, b any) bool {
 		}
 		return true
 	case []float64:
-		b := b.([]float64)
-		if len(a) != len(b) {
+		b, ok := b.([]float64)
+		if !ok || len(a) != len(b) {
 			return false
 		}
 		for i := range a {

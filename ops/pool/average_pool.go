@@ -2,7 +2,6 @@ package pool
 
 import (
 	"github.com/quantserve/quantserve/ops"
-	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -94,7 +93,7 @@ func avgPoolND[T tensor.Float](x, y []T, g *Geometry, include bool, oc *ops.Cont
 	if os == 0 {
 		return nil
 	}
-	return elem.InRanges(oc, len(y), tapCost*g.kernelTaps(), func(i0, i1 int) {
+	return oc.ParallelRows(len(y), tapCost*g.kernelTaps(), func(i0, i1 int) {
 		w := w.fork()
 		for i := i0; i < i1; i++ {
 			p, o := i/os, i%os

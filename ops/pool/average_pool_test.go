@@ -1,9 +1,10 @@
 package pool
 
 import (
-	"github.com/quantserve/quantserve/ops/opstest"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/quantserve/quantserve/ops/opstest"
 )
 
 // BenchmarkAveragePool is a 3×3 stride-1 average over 1×256×28×28 (an

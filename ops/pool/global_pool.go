@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/ops"
-	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -99,7 +98,7 @@ func globalPool[T tensor.Float](x []T, planes, size int, avg bool, sum32 func([]
 	if _, ok := any(x).([]float32); ok && avg {
 		cost = ops.VectorCost // the engine's PoolSum kernel
 	}
-	err := elem.InRanges(oc, planes, cost*size, func(p0, p1 int) {
+	err := oc.ParallelRows(planes, cost*size, func(p0, p1 int) {
 		for p := p0; p < p1; p++ {
 			y[p] = globalPlane(x[p*size:(p+1)*size], avg, sum32)
 		}
@@ -157,7 +156,7 @@ func (o *globalLpPoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 		return nil, err
 	}
 	return ops.Result(poolFloats("GlobalLpPool", x, out, func(xs, y []float64) error {
-		return elem.InRanges(c, planes, lpCost(o.p)*size, func(p0, p1 int) {
+		return c.ParallelRows(planes, lpCost(o.p)*size, func(p0, p1 int) {
 			for pl := p0; pl < p1; pl++ {
 				var s float64
 				for _, v := range xs[pl*size : (pl+1)*size] {

@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/ops"
-	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -57,7 +56,7 @@ func (l *lpPoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, e
 		if os == 0 {
 			return nil
 		}
-		return elem.InRanges(c, len(y), lpCost(l.p)*g.kernelTaps(), func(i0, i1 int) {
+		return c.ParallelRows(len(y), lpCost(l.p)*g.kernelTaps(), func(i0, i1 int) {
 			w := w.fork()
 			for i := i0; i < i1; i++ {
 				pl, o := i/os, i%os

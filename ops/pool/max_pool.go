@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/ops"
-	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -143,7 +142,7 @@ func maxPoolND[T tensor.Numeric](x, y []T, idx []int64, g *Geometry, oc *ops.Con
 	if os == 0 {
 		return nil
 	}
-	return elem.InRanges(oc, len(y), tapCost*g.kernelTaps(), func(i0, i1 int) {
+	return oc.ParallelRows(len(y), tapCost*g.kernelTaps(), func(i0, i1 int) {
 		w := w.fork()
 		for i := i0; i < i1; i++ {
 			p, o := i/os, i%os

@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/ops"
-	"github.com/quantserve/quantserve/ops/elem"
 )
 
 // poolKind selects what pool2D computes.
@@ -29,7 +28,7 @@ const tapCost = ops.ScalarCost / 2
 // and 2 per output instead of 9 per output. Max gives the bits
 // maxPoolND gives (the builtin max is exact in any order); sums add in
 // another order than avgPoolND, so they agree within rounding. The output
-// rows of every plane split across the engine's cores (elem.InRanges),
+// rows of every plane split across the engine's cores (ops.Context.ParallelRows),
 // each row computed alone, so the split changes no bit.
 func pool2D(x, y []float32, g *Geometry, kind poolKind, oc *ops.Context) error {
 	if len(y) == 0 {
@@ -45,7 +44,7 @@ func pool2D(x, y []float32, g *Geometry, kind poolKind, oc *ops.Context) error {
 		folded += W * rs.n
 	}
 	rowCost := tapCost * (folded/OH + OW*kw)
-	return elem.InRanges(oc, g.Planes()*OH, rowCost, func(r0, r1 int) {
+	return oc.ParallelRows(g.Planes()*OH, rowCost, func(r0, r1 int) {
 		tmp := oc.Scratch(W)
 		defer oc.Free(tmp)
 		for r := r0; r < r1; r++ {

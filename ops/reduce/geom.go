@@ -2,7 +2,6 @@ package reduce
 
 import (
 	"github.com/quantserve/quantserve/ops"
-	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -94,13 +93,21 @@ const colBlock = 1024
 
 // pieces calls f on the pieces [lo, hi) of [0, n) (the loops over whole
 // outputs or inputs that come before or after the walk, each element
-// computed from its own inputs), split across the engine's cores
-// (elem.InRanges); it stops as walk does, recording the error in g.err.
+// computed from its own inputs): less than a chunk in one piece on the
+// caller, counted with the run's Tick as walk counts a small input, a
+// longer loop split across the engine's cores (ops.Context.ParallelRows).
+// It stops as walk does, recording the error in g.err.
 func (g *reduceGeom) pieces(n int, f func(lo, hi int)) {
-	if g.err != nil {
+	if g.err != nil || n <= 0 {
 		return
 	}
-	g.err = elem.InRanges(g.c, n, sumCost, f)
+	if n < chunk {
+		if g.err = g.c.Tick(n); g.err == nil {
+			f(0, n)
+		}
+		return
+	}
+	g.err = g.c.ParallelRows(n, sumCost, f)
 }
 
 // walkFunc is what walk calls for each chunk of a run: f(i, o, n, end).
@@ -147,13 +154,13 @@ func (g *reduceGeom) walkEach(mk func() walkFunc) {
 	case total < chunk:
 		g.walkPart(0, g.dims[0], 0, inner, true, mk())
 	case r >= 2 && !g.red[0] && g.dims[0] >= 4:
-		g.err = elem.InRanges(g.c, g.dims[0], cost*g.inStr[0], func(u0, u1 int) {
+		g.err = g.c.ParallelRows(g.dims[0], cost*g.inStr[0], func(u0, u1 int) {
 			g.walkPart(u0, u1, 0, inner, false, mk())
 		})
 	case !innerRed && inner >= 2*colBlock:
 		rows := total / inner
 		blocks := (inner + colBlock - 1) / colBlock
-		g.err = elem.InRanges(g.c, blocks, cost*rows*colBlock, func(b0, b1 int) {
+		g.err = g.c.ParallelRows(blocks, cost*rows*colBlock, func(b0, b1 int) {
 			g.walkPart(0, g.dims[0], b0*colBlock, min(b1*colBlock, inner), false, mk())
 		})
 	default:

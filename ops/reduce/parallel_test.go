@@ -1,16 +1,13 @@
 package reduce
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"testing"
 
-	"github.com/quantserve/quantserve/dispatch"
-	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -23,9 +20,6 @@ import (
 // the same.
 func TestSplitMatchesSerial(t *testing.T) {
 	r := rand.New(rand.NewPCG(20, 4))
-	one, two := gemm.New(dispatch.Default(), 1), gemm.New(dispatch.Default(), 2)
-	defer one.Close()
-	defer two.Close()
 	for _, tc := range []struct {
 		shape []int
 		red   []bool
@@ -49,45 +43,11 @@ func TestSplitMatchesSerial(t *testing.T) {
 		for _, x := range []*tensor.Tensor{tensor.From(tc.shape, f32), tensor.From(tc.shape, f64), tensor.From(tc.shape, i32)} {
 			for _, kind := range reduceKinds {
 				what := fmt.Sprintf("%s of %v %v over %v", kindName(kind), x.DType, tc.shape, tc.red)
-				want, err := reduceTensor(ops.NewContext(context.Background(), one, false), "op", kind, x, tc.red, true)
-				if err != nil {
-					t.Fatalf("%s: %v", what, err)
-				}
-				var probe gemm.Probe
-				got, err := reduceTensor(ops.NewContext(context.Background(), two.Probed(&probe), false), "op", kind, x, tc.red, true)
-				if err != nil {
-					t.Fatalf("%s: %v", what, err)
-				}
-				if split := probe.Take(); tc.split && !split {
-					t.Errorf("%s: the two-thread run gave its engine no loop that splits", what)
-				}
-				if !reflect.DeepEqual(got.Shape, want.Shape) || !sameBits(got.Data, want.Data) {
-					t.Errorf("%s: two threads differ from one", what)
-				}
+				opstest.ThreadsAgree(t, what, tc.split, opstest.Func(func(c *ops.Context, _ []*tensor.Tensor) ([]*tensor.Tensor, error) {
+					y, err := reduceTensor(c, "op", kind, x, tc.red, true)
+					return []*tensor.Tensor{y}, err
+				}))
 			}
 		}
 	}
-}
-
-// sameBits reports whether a and b hold the same bits (NaNs included).
-func sameBits(a, b any) bool {
-	switch a := a.(type) {
-	case []float32:
-		b := b.([]float32)
-		for i := range a {
-			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-				return false
-			}
-		}
-		return len(a) == len(b)
-	case []float64:
-		b := b.([]float64)
-		for i := range a {
-			if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-				return false
-			}
-		}
-		return len(a) == len(b)
-	}
-	return reflect.DeepEqual(a, b)
 }

@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/quantserve/quantserve/ops"
-	"github.com/quantserve/quantserve/ops/elem"
 	tensorops "github.com/quantserve/quantserve/ops/tensor"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -118,8 +117,8 @@ const (
 // per-element gather (Resize), and a row whose source row is that of the
 // row before (nearest upsampling repeats rows) is copied from it.
 // Contiguous ranges of the output, which may cut rows, split across the
-// engine's cores (elem.InRanges), each element built alone. It stops with
-// the request's error once the request ends.
+// engine's cores (ops.Context.ParallelRows), each element built alone.
+// It stops with the request's error once the request ends.
 func gatherAxes[T any](oc *ops.Context, xs []T, in, out []int, n int, src [][]int, fill T) ([]T, error) {
 	res := make([]T, n)
 	if n == 0 {
@@ -138,7 +137,7 @@ func gatherAxes[T any](oc *ops.Context, xs []T, in, out []int, n int, src [][]in
 	if g.bySegs {
 		cost = runCost
 	}
-	if err := elem.InRanges(oc, n, cost, g.build); err != nil {
+	if err := oc.ParallelRows(n, cost, g.build); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -3,7 +3,6 @@ package spatial
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -24,9 +23,8 @@ import (
 // resized alone (small enough to run whole on the caller).
 func TestResizeSplit(t *testing.T) {
 	r := rand.New(rand.NewPCG(20, 6))
-	one, two := gemm.New(dispatch.Default(), 1), gemm.New(dispatch.Default(), 2)
+	one := gemm.New(dispatch.Default(), 1)
 	defer one.Close()
-	defer two.Close()
 	f32 := func(shape ...int) *tensor.Tensor {
 		d := make([]float32, ops.ProdInts(shape))
 		for i := range d {
@@ -56,21 +54,7 @@ func TestResizeSplit(t *testing.T) {
 			t.Fatalf("%s: %v", tc.op, err)
 		}
 		what := fmt.Sprintf("%s %v of %v", tc.op, tc.attrs, tc.x.Shape)
-		var outs [2]*tensor.Tensor
-		for i, e := range []*gemm.Engine{one, two} {
-			var probe gemm.Probe
-			y, err := op.Run(ops.NewContext(context.Background(), e.Probed(&probe), false), in)
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-			if !probe.Take() {
-				t.Errorf("%s on %d thread(s): no loop that splits", what, e.Threads())
-			}
-			outs[i] = y[0]
-		}
-		if !slices.Equal(outs[0].Shape, outs[1].Shape) || !sameFloat32s(outs[0].Data.([]float32), outs[1].Data.([]float32)) {
-			t.Errorf("%s: two threads differ from one", what)
-		}
+		split := opstest.SplitRun(t, what, op, in...)[0]
 		if tc.lead == 0 {
 			continue
 		}
@@ -89,12 +73,8 @@ func TestResizeSplit(t *testing.T) {
 			}
 			whole = append(whole, y[0].Data.([]float32)...)
 		}
-		if !sameFloat32s(outs[1].Data.([]float32), whole) {
+		if !opstest.SameBits(split.Data, whole) {
 			t.Errorf("%s: the split differs from the slices resized alone", what)
 		}
 	}
-}
-
-func sameFloat32s(a, b []float32) bool {
-	return slices.EqualFunc(a, b, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
 }

@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/quantserve/quantserve/ops"
-	"github.com/quantserve/quantserve/ops/elem"
 	tensorops "github.com/quantserve/quantserve/ops/tensor"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -196,14 +195,14 @@ func resizeWeights[T float32 | float64](ax *ResizeAxis) []T {
 
 // resizePass resamples the middle axis of src viewed as (outer, in,
 // inner). Contiguous ranges of the output, which may cut its rows of
-// inner elements, split across the engine's cores (elem.InRanges), each
+// inner elements, split across the engine's cores (ParallelRows), each
 // element computed alone with its taps in order.
 func resizePass[T float32 | float64](oc *ops.Context, src []T, outer, in, inner int, ax *ResizeAxis) ([]T, error) {
 	out := ax.Out
 	dst := make([]T, outer*out*inner)
 	w := resizeWeights[T](ax)
 	taps := ax.Taps
-	err := elem.InRanges(oc, len(dst), taps*tapCost, func(e0, e1 int) {
+	err := oc.ParallelRows(len(dst), taps*tapCost, func(e0, e1 int) {
 		for r := e0 / inner; r*inner < e1; r++ {
 			o, j := r/out, r%out
 			lo, hi := max(e0-r*inner, 0), min(e1-r*inner, inner)
@@ -248,7 +247,7 @@ func resizePass[T float32 | float64](oc *ops.Context, src []T, outer, in, inner 
 // ya.Out×xa.Out with two taps per axis. Each output row blends two
 // horizontally resized input rows; those are computed once and kept while
 // consecutive output rows read them. The planes split across the
-// engine's cores (elem.InRanges), and when there are too few of them to
+// engine's cores (ParallelRows), and when there are too few of them to
 // share, the output rows of each: a range starting mid-plane resizes its
 // first input rows again, which gives the same bits.
 func resizeBilinear2D(oc *ops.Context, src []float32, planes, ih, iw int, ya, xa *ResizeAxis) ([]float32, error) {
@@ -265,7 +264,7 @@ func resizeBilinear2D(oc *ops.Context, src []float32, planes, ih, iw int, ya, xa
 	if planes < 8 {
 		rowsPer = 1
 	}
-	err := elem.InRanges(oc, planes*oh/rowsPer, rowsPer*4*ow*tapCost, func(u0, u1 int) {
+	err := oc.ParallelRows(planes*oh/rowsPer, rowsPer*4*ow*tapCost, func(u0, u1 int) {
 		var cache [2][]float32
 		cache[0], cache[1] = make([]float32, ow), make([]float32, ow)
 		for r, end := u0*rowsPer, u1*rowsPer; r < end; {

@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/quantserve/quantserve/ops"
-	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -75,7 +74,7 @@ func (op concat) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, err
 // concatInto fills out (n elements > 0), rows of row elements (one per
 // index of the axes before a), each row the inputs' rows (their
 // Shape[a]·inner elements) one after another, in contiguous ranges of
-// out split across the engine's cores (elem.InRanges).
+// out split across the engine's cores (ops.Context.ParallelRows).
 func concatInto(c *ops.Context, mv Mover, out any, n int, in []*tensor.Tensor, a, row, inner int) error {
 	starts := make([]int, len(in)+1) // where each input's part of a row starts
 	for i, t := range in {
@@ -92,5 +91,5 @@ func concatInto(c *ops.Context, mv Mover, out any, n int, in []*tensor.Tensor, a
 			pos += n
 		}
 	}
-	return elem.InRanges(c, n, runCost, copyRange)
+	return c.ParallelRows(n, runCost, copyRange)
 }

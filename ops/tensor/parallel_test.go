@@ -52,9 +52,6 @@ func naiveConcat[T any](ins [][]T, shapes [][]int, a int) []T {
 // 0), several types.
 func TestMovesSplit(t *testing.T) {
 	r := rand.New(rand.NewPCG(20, 5))
-	one, two := gemm.New(dispatch.Default(), 1), gemm.New(dispatch.Default(), 2)
-	defer one.Close()
-	defer two.Close()
 	f32 := func(shape ...int) *tensor.Tensor {
 		d := make([]float32, ops.ProdInts(shape))
 		for i := range d {
@@ -120,19 +117,10 @@ func TestMovesSplit(t *testing.T) {
 			t.Fatalf("%s: %v", tc.op, err)
 		}
 		what := fmt.Sprintf("%s %v of %v %v", tc.op, tc.attrs, tc.in[0].DType, tc.in[0].Shape)
-		for _, e := range []*gemm.Engine{one, two} {
-			var probe gemm.Probe
-			got, err := op.Run(ops.NewContext(context.Background(), e.Probed(&probe), false), tc.in)
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-			if !probe.Take() {
-				t.Errorf("%s: the copy gave its engine no loop that splits", what)
-			}
-			for i, w := range tc.want {
-				if !reflect.DeepEqual(got[i].Data, w) {
-					t.Errorf("%s on %d thread(s): output %d differs from the element-by-element reference", what, e.Threads(), i)
-				}
+		got := opstest.SplitRun(t, what, op, tc.in...)
+		for i, w := range tc.want {
+			if !reflect.DeepEqual(got[i].Data, w) {
+				t.Errorf("%s: output %d differs from the element-by-element reference", what, i)
 			}
 		}
 	}

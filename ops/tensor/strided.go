@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"github.com/quantserve/quantserve/ops"
-	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -51,7 +50,7 @@ const (
 // from src at base + Σ index·strides. Dimensions that are contiguous in
 // src are merged first, so the inner loop is one copy() per run. A long
 // copy splits into contiguous ranges of dst across the engine's cores
-// (elem.InRanges), each element moved alone, so the split changes
+// (ops.Context.ParallelRows), each element moved alone, so the split changes
 // nothing; a copy without a request (nil c) runs on the caller.
 func stridedCopy[T any](c *ops.Context, dst, src []T, shape, strides []int, base int) error {
 	shape, strides = coalesceStrides(shape, strides)
@@ -68,7 +67,7 @@ func stridedCopy[T any](c *ops.Context, dst, src []T, shape, strides []int, base
 	if strides[rank-1] != 1 {
 		cost = gatherCost
 	}
-	return elem.InRanges(c, len(dst), cost, func(lo, hi int) { stridedRange(dst, src, shape, strides, base, lo, hi) })
+	return c.ParallelRows(len(dst), cost, func(lo, hi int) { stridedRange(dst, src, shape, strides, base, lo, hi) })
 }
 
 // stridedRange fills dst[lo:hi] as stridedCopy fills dst (shape and
