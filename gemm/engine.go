@@ -165,9 +165,11 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// minParallelQuantize is the number of values below which rows are
-// quantized on one core.
-const minParallelQuantize = 1 << 16
+// quantizeCost is the work (in MinParallelWork's units) of quantizing
+// one value of a row: its share of the row's min/max pass and of the
+// quantizing pass, both vector kernels. Rows of 32 K values and more
+// split.
+const quantizeCost = 8
 
 // QuantizeRows quantizes m rows of k values, row i at a[i*lda:], into dst
 // with e's table. A row holding NaN or ±Inf is ErrNotFinite.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/quantserve/quantserve/kernels"
 	"github.com/quantserve/quantserve/quant"
@@ -117,43 +118,32 @@ func (e *Engine) QuantizeRowsWith(dst *QRows, x []float32, m, k, lda int, scale,
 }
 
 // rowsSplit runs row(i) for the m rows of dst (k values each), split over
-// e's pool when large, and fails with ErrNotFinite naming the first row
-// of a part that row refused.
+// e's pool when large (a loop of Parallel, each value costing
+// quantizeCost), and fails with ErrNotFinite naming the first row row
+// refused (the first of those it came to, when several are).
 func (e *Engine) rowsSplit(dst *QRows, m, k int, row func(i int) bool) error {
-	parts := 1
-	if m*k >= minParallelQuantize {
-		parts = min(e.pool.Size(), m)
-	}
-	bad := make([]int, max(parts, 1))
-	quantize := func(part, r0, r1 int) {
-		bad[part] = -1
+	bad := atomic.Int64{}
+	bad.Store(-1)
+	err := e.Parallel(m, m*k*quantizeCost, func(_ *Engine, r0, r1 int) error {
 		for i := r0; i < r1; i++ {
 			if !row(i) {
-				bad[part] = i
-				return
+				for {
+					b := bad.Load()
+					if b >= 0 && b <= int64(i) || bad.CompareAndSwap(b, int64(i)) {
+						break
+					}
+				}
+				return ErrNotFinite
 			}
 		}
-	}
-	var err error
-	if parts <= 1 {
-		err = protect(func() { quantize(0, 0, m) })
-	} else {
-		tasks := make([]func(), parts)
-		for p := range tasks {
-			r0, r1 := span(p, m, parts)
-			tasks[p] = func() { quantize(p, r0, r1) }
-		}
-		err = e.pool.Run(tasks)
-	}
+		return nil
+	})
 	if err != nil {
 		dst.m = 0
-		return err
-	}
-	for _, i := range bad {
-		if i >= 0 {
-			dst.m = 0
+		if i := bad.Load(); i >= 0 {
 			return fmt.Errorf("%w (row %d)", ErrNotFinite, i)
 		}
+		return err
 	}
 	return nil
 }

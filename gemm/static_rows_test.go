@@ -54,7 +54,7 @@ func TestQuantizeRowsWithMatchesDynamic(t *testing.T) {
 // products agree on every table.
 func TestQuantizeRowsWithClamps(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	const m, k, lda, n = 70, 1000, 1003, 19 // m·k past minParallelQuantize: split
+	const m, k, lda, n = 70, 1000, 1003, 19 // m·k·quantizeCost past MinParallelWork: split
 	x := make([]float32, (m-1)*lda+k)
 	for i := range x {
 		x[i] = float32(r.NormFloat64() * 2)

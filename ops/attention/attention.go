@@ -91,9 +91,9 @@ func (op *attentionOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tenso
 		return nil, err
 	}
 	if a.q.DType == tensor.Float64 {
-		return attentionIn(a, float64s, newAttnRef[float64])
+		return attentionIn(a, float64s, refKernels[float64])
 	}
-	return attentionIn(a, float32s, engineKernels(c.Engine()))
+	return attentionIn(a, float32s, f32Kernels)
 }
 
 // engineKernels returns the float kernels of engine e.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/quantserve/quantserve/dispatch"
@@ -86,7 +87,7 @@ func TestAttentionKernelsMatchReference(t *testing.T) {
 		if err := a.check(); err != nil {
 			t.Fatal(err)
 		}
-		got, err := attentionIn(a, float32s, newAttnRef[float32])
+		got, err := attentionIn(a, float32s, refKernels[float32])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +95,7 @@ func TestAttentionKernelsMatchReference(t *testing.T) {
 		// A few query rows at a time (down to one), on the kernels.
 		for _, chunk := range []int{1, 2 * a.sh.t} {
 			a.chunk = chunk
-			got, err := attentionIn(a, float32s, engineKernels(gemm.Default()))
+			got, err := attentionIn(a, float32s, f32Kernels)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -254,10 +255,45 @@ func BenchmarkAttention(b *testing.B) {
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := attentionIn(a, float32s, newAttnRef[float32]); err != nil {
+			if _, err := attentionIn(a, float32s, refKernels[float32]); err != nil {
 				b.Fatal(err)
 			}
 		}
 		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 	})
+}
+
+// TestAttentionHeadsAcrossCores: the heads of an attention large enough
+// to split run across cores and give the bits one core gives: with one
+// output (the fast softmax rows), with every output (present keys and
+// values, the scores), causal, and with two query heads per key/value
+// head.
+func TestAttentionHeadsAcrossCores(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	const b, hq, sq, d = 2, 4, 96, 32
+	q := tensor.From([]int{b, hq, sq, d}, randFloats(r, b*hq*sq*d, 0))
+	for _, c := range []struct {
+		name    string
+		hkv     int
+		causal  bool
+		outputs int
+	}{
+		{"one output", hq, false, 1},
+		{"every output", hq, false, 4},
+		{"causal", hq, true, 1},
+		{"grouped query heads", hq / 2, false, 1},
+	} {
+		k := tensor.From([]int{b, c.hkv, sq, d}, randFloats(r, b*c.hkv*sq*d, 0))
+		v := tensor.From([]int{b, c.hkv, sq, d}, randFloats(r, b*c.hkv*sq*d, 0.5))
+		n := attentionNode(&AttentionAttrs{IsCausal: c.causal})
+		n.Outputs = c.outputs
+		op := compile(t, n, 3)
+		present := opstest.Func(func(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+			out, err := op.Run(c, in)
+			return slices.DeleteFunc(out, func(x *tensor.Tensor) bool { return x == nil }), err
+		})
+		if got := opstest.SplitRun(t, c.name, present, q, k, v); len(got) != c.outputs {
+			t.Errorf("%s: %d outputs, want %d", c.name, len(got), c.outputs)
+		}
+	}
 }

@@ -3,6 +3,8 @@ package attention
 import (
 	"math"
 
+	"github.com/quantserve/quantserve/gemm"
+
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -12,45 +14,71 @@ import (
 // runAttention's chunk is this bound.
 const attnChunk = 1 << 16
 
-// runAttention runs every head: for each batch and key/value head, the
-// keys and values are prepared once, then each query head of the group
-// takes its scores, rows and output, a block of query rows at a time. qk,
-// when not nil, receives qk_matmul_output (b, hq, sq, t). It stops with
-// the request's error when pace says so.
-func runAttention[T float32 | float64](sh attnShape, q, y attnView[T], kern attnKernels[T], rows *attnRows[T], qk []T, chunk int, pace *ops.Context) error {
+// kernelsOn makes the product kernels one runner of a head loop uses,
+// running its products on e.
+type kernelsOn[T float32 | float64] func(e *gemm.Engine, sh attnShape, k, v attnView[T]) attnKernels[T]
+
+// softmaxCost is the work (ops.ParallelFor's units) of a score's scaling,
+// masking and softmax, beside the d + dv multiply-adds of its products.
+const softmaxCost = ops.ScalarCost / 4
+
+// runAttention runs every head: the heads (of every batch) split across
+// the engine's cores, each runner with kernels of its own (newKern); a
+// head's keys and values are prepared once per runner for the query heads
+// of their group it takes in a row, then each query head takes its
+// scores, rows and output, a block of query rows at a time. qk, when not
+// nil, receives qk_matmul_output (b, hq, sq, t). It stops with the
+// request's error once the request ends.
+func runAttention[T float32 | float64](sh attnShape, q, k, v, y attnView[T], newKern kernelsOn[T], rows *attnRows[T], qk []T, chunk int, pace *ops.Context) error {
 	chunk = max(1, min(sh.sq, chunk/max(sh.t, 1)))
-	s, free := scratch[T](pace, chunk*sh.t)
-	defer free()
 	rep := sh.hq / sh.hkv
-	for b := 0; b < sh.b; b++ {
-		for g := 0; g < sh.hkv; g++ {
-			kern.prepareK(b, g)
-			kern.prepareV(b, g)
-			for r := 0; r < rep; r++ {
-				h := g*rep + r
-				for i0 := 0; i0 < sh.sq; i0 += chunk {
-					m := min(chunk, sh.sq-i0)
-					if err := pace.Tick(m * sh.t * (sh.d + sh.dv)); err != nil {
-						return err
-					}
-					sm := s[:m*sh.t]
-					kern.qk(q.data[q.at(b, h)+i0*q.ss:], q.ss, m, sm)
-					var qkh []T
-					if qk != nil {
-						qkh = qk[((b*sh.hq+h)*sh.sq+i0)*sh.t:]
-					}
-					rows.apply(sm, sh.t, b, h, i0, qkh)
-					kern.pv(sm, m, y.data[y.at(b, h)+i0*y.ss:], y.ss)
+	heads := sh.b * sh.hq
+	work := int(min(int64(heads)*int64(sh.sq)*int64(sh.t)*int64(sh.d+sh.dv+softmaxCost), math.MaxInt))
+	return pace.ParallelFor(heads, work, func(e *gemm.Engine, u0, u1 int) error {
+		kern := newKern(e, sh, k, v)
+		s, free := scratch[T](pace, chunk*sh.t)
+		defer free()
+		prepared := -1
+		for u := u0; u < u1; u++ {
+			b, h := u/sh.hq, u%sh.hq
+			g := h / rep
+			if kv := b*sh.hkv + g; kv != prepared {
+				kern.prepareK(b, g)
+				kern.prepareV(b, g)
+				prepared = kv
+			}
+			for i0 := 0; i0 < sh.sq; i0 += chunk {
+				if err := requestErr(pace); err != nil {
+					return err
 				}
+				m := min(chunk, sh.sq-i0)
+				sm := s[:m*sh.t]
+				kern.qk(q.data[q.at(b, h)+i0*q.ss:], q.ss, m, sm)
+				var qkh []T
+				if qk != nil {
+					qkh = qk[((b*sh.hq+h)*sh.sq+i0)*sh.t:]
+				}
+				rows.apply(sm, sh.t, b, h, i0, qkh)
+				kern.pv(sm, m, y.data[y.at(b, h)+i0*y.ss:], y.ss)
 			}
 		}
+		return kern.err()
+	})
+}
+
+// requestErr returns the error of c's request once it has ended (nil for
+// a nil Context or one without a request): safe for concurrent use, where
+// Tick is not.
+func requestErr(c *ops.Context) error {
+	if c == nil || c.Context() == nil {
+		return nil
 	}
-	return nil
+	return c.Err()
 }
 
 // attentionIn computes Attention in T: toT converts a floating-point
 // tensor's values, newKern makes the product kernels.
-func attentionIn[T float32 | float64](a *attentionCall, toT func(*tensor.Tensor) []T, newKern func(attnShape, attnView[T], attnView[T]) attnKernels[T]) ([]*tensor.Tensor, error) {
+func attentionIn[T float32 | float64](a *attentionCall, toT func(*tensor.Tensor) []T, newKern kernelsOn[T]) ([]*tensor.Tensor, error) {
 	sh := a.sh
 	qd, kd, vd := toT(a.q), toT(a.k), toT(a.v)
 	var q, k, v attnView[T]
@@ -117,11 +145,7 @@ func attentionIn[T float32 | float64](a *attentionCall, toT func(*tensor.Tensor)
 	if chunk == 0 {
 		chunk = attnChunk
 	}
-	kern := newKern(sh, k, v)
-	if err := runAttention(sh, q, y, kern, rows, qk, chunk, a.pace); err != nil {
-		return nil, err
-	}
-	if err := kern.err(); err != nil {
+	if err := runAttention(sh, q, k, v, y, newKern, rows, qk, chunk, a.pace); err != nil {
 		return nil, err
 	}
 

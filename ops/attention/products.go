@@ -33,6 +33,11 @@ func newAttnF32(exec *gemm.Engine, k, v attnView[float32], sh attnShape) *attnF3
 	return &attnF32{exec: exec, k: k, v: v, sh: sh}
 }
 
+// f32Kernels is a kernelsOn of the float kernels of e.
+func f32Kernels(e *gemm.Engine, sh attnShape, k, v attnView[float32]) attnKernels[float32] {
+	return newAttnF32(e, k, v, sh)
+}
+
 func (a *attnF32) err() error { return a.failed }
 
 func (a *attnF32) matmul(x []float32, m, ldx int, w *gemm.FWeights, y []float32, ldy int) {
@@ -88,6 +93,11 @@ type attnRef[T float32 | float64] struct {
 	sh   attnShape
 	kb   int // base of the current key head
 	vb   int // and value head
+}
+
+// refKernels is a kernelsOn of the plain loops: they need no engine.
+func refKernels[T float32 | float64](_ *gemm.Engine, sh attnShape, k, v attnView[T]) attnKernels[T] {
+	return newAttnRef(sh, k, v)
 }
 
 // newAttnRef returns the loops over keys k and values v.

@@ -44,12 +44,12 @@ func Trace(at *AttentionAttrs, in []*tensor.Tensor) (*Forward, error) {
 	modes := *at
 	modes.QKMatMulOutputMode = 0
 	a.at = &modes
-	scores, err := attentionIn(a, float64s, newAttnRef[float64])
+	scores, err := attentionIn(a, float64s, refKernels[float64])
 	if err != nil {
 		return nil, err
 	}
 	modes.QKMatMulOutputMode = 3
-	probs, err := attentionIn(a, float64s, newAttnRef[float64])
+	probs, err := attentionIn(a, float64s, refKernels[float64])
 	if err != nil {
 		return nil, err
 	}

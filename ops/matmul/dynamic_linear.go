@@ -256,7 +256,7 @@ func (dp *dynamicProduct) finish(c *ops.Context, out []float32, shape []int, m i
 	tb := c.Engine().Table()
 	bias := dp.bias
 	if bias != nil || dp.gelu || rd != nil {
-		err := c.ParallelRows(m, n, func(r0, r1 int) {
+		err := c.ParallelRows(m, n*epilogueCost(dp.gelu), func(r0, r1 int) {
 			for i := r0; i < r1; i++ {
 				row := out[i*n : (i+1)*n]
 				var rr []float32

@@ -136,34 +136,47 @@ func (f *fusedLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 	tb := c.Engine().Table()
 	yd := y.Data.([]float32)
 	cols := f.lin.n
-	for r := 0; r*cols < len(yd); r++ {
-		if err := c.Tick(cols); err != nil {
-			return nil, err
-		}
-		row := yd[r*cols : (r+1)*cols]
-		var rr []float32
-		if rd != nil {
-			rr = rd[r*cols : (r+1)*cols]
-		}
-		switch {
-		case f.act == "Gelu":
-			tb.Gelu(row, row, bias)
-		case bias != nil && (f.act != "" || rr == nil):
-			tb.AddBias(row, bias, nil)
-		case bias != nil:
-			tb.AddBias(row, bias, rr) // (y + bias) + residual
-			continue
-		}
-		if f.act == "Relu" {
-			for i, v := range row {
-				row[i] = max(v, 0)
+	err = c.ParallelRows(len(yd)/max(cols, 1), cols*epilogueCost(f.act == "Gelu"), func(r0, r1 int) {
+		for r := r0; r < r1; r++ {
+			row := yd[r*cols : (r+1)*cols]
+			var rr []float32
+			if rd != nil {
+				rr = rd[r*cols : (r+1)*cols]
+			}
+			switch {
+			case f.act == "Gelu":
+				tb.Gelu(row, row, bias)
+			case bias != nil && (f.act != "" || rr == nil):
+				tb.AddBias(row, bias, nil)
+			case bias != nil:
+				tb.AddBias(row, bias, rr) // (y + bias) + residual
+				continue
+			}
+			if f.act == "Relu" {
+				for i, v := range row {
+					row[i] = max(v, 0)
+				}
+			}
+			if rr != nil {
+				tb.AddBias(row, rr, nil)
 			}
 		}
-		if rr != nil {
-			tb.AddBias(row, rr, nil)
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return []*tensor.Tensor{y}, nil
+}
+
+// epilogueCost is the work (ops.ParallelFor's units) of a product's
+// epilogue on one output value: an erf Gelu's vector kernel costs about
+// as much as a scalar transcendental (measured against the int8 product
+// it follows), a bias, Relu or residual add a few vector passes.
+func epilogueCost(gelu bool) int {
+	if gelu {
+		return ops.ScalarCost
+	}
+	return 2 * ops.VectorCost
 }
 
 // addRows adds bias (nil: nothing) to each row of y, counting each row

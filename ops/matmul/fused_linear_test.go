@@ -9,6 +9,7 @@ import (
 
 	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -187,6 +188,29 @@ func TestFusedLinearRefusals(t *testing.T) {
 	} {
 		if _, err := run(op, nil, c.in...); !errors.Is(err, ops.ErrInput) {
 			t.Errorf("%s: %v, want an input error", c.name, err)
+		}
+	}
+}
+
+// TestFusedLinearEpilogueAcrossCores: the fused epilogue (bias, Gelu,
+// residual) of a product with enough rows to split it across cores gives
+// on two the bits it gives on one, which follow the definition.
+func TestFusedLinearEpilogueAcrossCores(t *testing.T) {
+	const m, k, n = 64, 96, 100 // m·n values of Gelu: past a split's work
+	r := rand.New(rand.NewPCG(13, 13))
+	x, w, bias, res := randFloats(r, m, k), randFloats(r, k, n), randFloats(r, n), randFloats(r, m, n)
+	for _, quantize := range []bool{false, true} {
+		s := spec{domain: ops.RewriteDomain, op: "Linear", opset: 1, inputs: 4, consts: []*tensor.Tensor{nil, w, bias, nil}, quantize: quantize, scheme: quant.PerChannel,
+			attrs: []*onnxpb.Attribute{{Name: "activation", Type: onnxpb.AttrString, S: []byte("Gelu")}, attrInt("opset", 20)}}
+		op, _ := mustCompile(t, s)
+		y := opstest.SplitRun(t, "Linear with Gelu", op, x, nil, nil, res)[0].Data.([]float32)
+		mm, _ := mustCompile(t, spec{op: "MatMul", opset: 20, inputs: 2, consts: []*tensor.Tensor{nil, w}, quantize: quantize, scheme: quant.PerChannel})
+		y0 := run1(t, mm, nil, x, w).Data.([]float32)
+		for i, v := range y0 {
+			want := gelu(float64(v)+float64(bias.Data.([]float32)[i%n])) + float64(res.Data.([]float32)[i])
+			if d := math.Abs(float64(y[i]) - want); d > 1e-5*(1+math.Abs(want)) {
+				t.Fatalf("quantize %v: y[%d] = %v, want %v", quantize, i, y[i], want)
+			}
 		}
 	}
 }
