@@ -93,7 +93,7 @@ func span(i, n, parts int) (int, int) { return i * n / parts, (i + 1) * n / part
 // multiply-add: see QMACsPerUnit) is large enough and runs f on each range
 // of units, recovering panics.
 func (e *Engine) run(units, macs int, f func(u0, u1 int)) error {
-	e.note(units, macs)
+	defer e.noted(e.note(units, macs))
 	parts := 1
 	if macs >= MinParallelWork {
 		parts = min(e.pool.Size(), units)

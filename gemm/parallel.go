@@ -37,7 +37,7 @@ func (e *Engine) Parallel(n, work int, f func(e *Engine, u0, u1 int) error) erro
 	if n <= 0 {
 		return nil
 	}
-	e.note(n, work)
+	defer e.noted(e.note(n, work))
 	threads := e.pool.Size()
 	parts := threads
 	if threads <= 1 || n < 2*threads || work < MinParallelWork {

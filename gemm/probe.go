@@ -1,13 +1,22 @@
 package gemm
 
+import "time"
+
 // A Probe records whether the work an engine was given could run on more
 // than one core: a product of at least MinParallelWork multiply-adds, or
 // a Parallel loop of at least two units and as much work. It is what a
 // profile asks of each step of a model ("did it run in parallel, or could
 // it with more threads"). A Probe is not safe for concurrent use: one
 // goroutine gives an engine work and reads the probe.
+//
+// It also times that work: the wall time from the start to the end of
+// each product or loop large enough to split (the outermost, when one
+// runs inside another on the caller), which more threads would shorten,
+// where a step's other work is serial.
 type Probe struct {
 	split bool
+	time  time.Duration
+	depth int // splittable work running on the caller, outermost first
 }
 
 // Take reports whether work that could split has been seen since the last
@@ -18,15 +27,41 @@ func (p *Probe) Take() bool {
 	return s
 }
 
+// TakeTime returns the time spent in work that could split since the
+// last TakeTime, and starts over.
+func (p *Probe) TakeTime() time.Duration {
+	d := p.time
+	p.time = 0
+	return d
+}
+
 // Probed returns an engine like e (same table, same workers) whose
 // products and Parallel loops report to p. It needs no Close.
 func (e *Engine) Probed(p *Probe) *Engine {
 	return &Engine{t: e.t, pool: e.pool, kcBytes: e.kcBytes, shared: true, probe: p}
 }
 
-// note tells the probe about work of macs multiply-adds over units.
-func (e *Engine) note(units, macs int) {
-	if e.probe != nil && units >= 2 && macs >= MinParallelWork {
-		e.probe.split = true
+// note tells the probe about work of macs multiply-adds over units, and
+// starts its clock when the work could split and is not inside other such
+// work; noted, given what note returned, stops it:
+//
+//	defer e.noted(e.note(units, macs))
+func (e *Engine) note(units, macs int) (start time.Time, timed bool) {
+	if e.probe == nil || units < 2 || macs < MinParallelWork {
+		return time.Time{}, false
+	}
+	e.probe.split = true
+	e.probe.depth++
+	return time.Now(), e.probe.depth == 1
+}
+
+// noted ends what note started.
+func (e *Engine) noted(start time.Time, timed bool) {
+	if start.IsZero() {
+		return
+	}
+	e.probe.depth--
+	if timed {
+		e.probe.time += time.Since(start)
 	}
 }

@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"testing"
+	"time"
 
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/quant"
@@ -61,6 +62,43 @@ func TestProbe(t *testing.T) {
 		}
 		if err := e.MatMul(a, m, w, c); err != nil || p.Take() {
 			t.Errorf("threads %d: the unprobed engine reported to the probe (%v)", threads, err)
+		}
+		e.Close()
+	}
+}
+
+// TestProbeTime: the probe times work that could split, and only the
+// outermost of work nested on the caller: a small loop adds nothing, a
+// large one some time, and a large loop whose chunks run large products
+// (on the caller, with one thread) no more than the wall time around it.
+func TestProbeTime(t *testing.T) {
+	for _, threads := range []int{1, 2} {
+		e := New(dispatch.Default(), threads)
+		var p Probe
+		pe := e.Probed(&p)
+		nop := func(*Engine, int, int) error { return nil }
+		if err := pe.Parallel(64, MinParallelWork/2, nop); err != nil || p.TakeTime() != 0 {
+			t.Errorf("threads %d: a small loop timed (%v)", threads, err)
+		}
+		const m, k, n = 64, 256, 128
+		a := make([]float32, m*k)
+		c := make([]float32, 4*m*n)
+		w := PackF(k, n, make([]float32, k*n), n)
+		start := time.Now()
+		err := pe.Parallel(4, 4*m*k*n, func(ce *Engine, u0, u1 int) error {
+			for u := u0; u < u1; u++ {
+				if err := ce.MatMul(a, m, w, c[u*m*n:(u+1)*m*n]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		wall := time.Since(start)
+		if got := p.TakeTime(); err != nil || got <= 0 || got > wall {
+			t.Errorf("threads %d: a loop of products timed %v in %v of wall time (%v)", threads, got, wall, err)
+		}
+		if p.TakeTime() != 0 {
+			t.Errorf("threads %d: TakeTime did not start over", threads)
 		}
 		e.Close()
 	}

@@ -668,7 +668,9 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 		}
 		outs, err := st.op.Run(oc, args)
 		if prof != nil {
-			prof.p.add(st.name, st.desc.Type, time.Since(prof.start), prof.probe.Take())
+			d := time.Since(prof.start)
+			prof.probe.Take()
+			prof.p.add(st.name, st.desc.Type, d, prof.probe.TakeTime())
 		}
 		var made int64 // fresh bytes of the outputs the graph keeps
 		if err == nil && meter != nil {

@@ -24,10 +24,10 @@ type NodeTime struct {
 	Node, Op string
 	Runs     int
 	Time     time.Duration
-	// Parallel is the time of runs in which the node gave its engine
-	// work that splits across cores (a product or a ParallelFor loop
-	// large enough; gemm.Probe): with more threads that time shrinks,
-	// the rest is serial.
+	// Parallel is the part of Time spent in work that splits across
+	// cores (a product or a ParallelFor loop large enough, timed from its
+	// start to its end; gemm.Probe): with more threads that time shrinks,
+	// the rest of the node's time is serial.
 	Parallel time.Duration
 }
 
@@ -43,7 +43,7 @@ func profileOf(ctx context.Context) *Profile {
 	return p
 }
 
-func (p *Profile) add(node, op string, d time.Duration, parallel bool) {
+func (p *Profile) add(node, op string, d, parallel time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.nodes == nil {
@@ -57,9 +57,7 @@ func (p *Profile) add(node, op string, d time.Duration, parallel bool) {
 	}
 	n.Runs++
 	n.Time += d
-	if parallel {
-		n.Parallel += d
-	}
+	n.Parallel += min(parallel, d)
 }
 
 // Nodes returns the nodes' times in the order they first ran.
@@ -97,9 +95,8 @@ func (p *Profile) ByOp() []NodeTime {
 	return out
 }
 
-// SerialFraction returns the share of the profiled time spent in steps
-// that gave their engine no work that splits: the part more threads
-// cannot shorten.
+// SerialFraction returns the share of the profiled time spent outside
+// work that splits across cores: the part more threads cannot shorten.
 func (p *Profile) SerialFraction() float64 {
 	var total, par time.Duration
 	for _, n := range p.Nodes() {

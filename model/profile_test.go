@@ -14,9 +14,9 @@ import (
 
 // TestProfileRecordsEveryStep: a profiled run of the encoder on one
 // thread records each step of the graph once per run, under its operator;
-// its products (8 M multiply-adds and more) count as work that splits,
-// its element-wise steps do not; the serial fraction is what the
-// non-parallel steps took. The answer is the unprofiled run's.
+// its products (8 M multiply-adds and more) spend time in work that
+// splits, no more than the step took, its views none; the serial
+// fraction is the time outside such work. The answer is the unprofiled run's.
 func TestProfileRecordsEveryStep(t *testing.T) {
 	c := onnxbuild.DefaultEncoder
 	e := gemm.New(dispatch.Default(), 1)
@@ -55,7 +55,7 @@ func TestProfileRecordsEveryStep(t *testing.T) {
 		}
 		switch n.Op {
 		case "MatMul", "Gemm", "FusedLinear":
-			if n.Parallel != n.Time {
+			if n.Parallel <= 0 || n.Parallel > n.Time {
 				t.Errorf("%s (%s): %v of %v counted as work that splits", n.Node, n.Op, n.Parallel, n.Time)
 			}
 		case "Reshape", "Shape", "Unsqueeze": // views and metadata: no loop
