@@ -25,7 +25,9 @@ import (
 // DequantizeLinears so that the convolution rules see constants, and
 // the "conv-fuse" rule then takes the pair after a convolution into the
 // fused convolution as its last output stage (matchConvQDQ), with
-// HardSwish spelled out between pairs (matchConvHardSwishQDQ).
+// HardSwish spelled out between pairs (matchConvHardSwishQDQ); the
+// "qdq-residual" rule then takes a residual block's Add (with its
+// activation and pair) into the convolution whose pair the Add reads.
 
 func init() {
 	registerRewrite("qdq", func(r *rewriter) bool {
@@ -240,6 +242,109 @@ func dequantized(x, scale, zp *tensor.Tensor, axis int64) *tensor.Tensor {
 	return tensor.From(slices.Clone(x.Shape), out)
 }
 
+// The "qdq-residual" rewrite takes a static QDQ file's residual block,
+// after the "conv-fuse" rule gave a convolution the pair after it, into
+// that convolution:
+//
+//	c = FusedConv(...) with the pair p last   (its qdq_* attributes)
+//	s = Add(c, r) or Sum(c, r)                r any other value
+//	a = an activation of s (Relu, ...)        optional (matchConvActivation)
+//	y = QuantizeDequantize(a)                 optional (matchConvQDQ)
+//
+// becomes one FusedConv with p as its residual pair (residual_qdq_*),
+// applied before r is added, r its residual, the activation and the last
+// pair its own: the same float32 operations in the same order (an Add
+// of two values is the same whichever comes first), so its output is the
+// unfused graph's bit for bit. c must be read by the Add alone and
+// carry no residual, activation or bound of its own.
+func init() {
+	registerRewrite("qdq-residual", func(r *rewriter) bool {
+		changed := false
+		for _, n := range slices.Clone(r.g.Nodes) {
+			if r.fuseResidualQDQ(n) {
+				changed = true
+			}
+		}
+		return changed
+	})
+}
+
+// fuseResidualQDQ takes the residual Add or Sum add, when it matches,
+// into the fused convolution computing one of its operands, and reports
+// whether it did.
+func (r *rewriter) fuseResidualQDQ(add *onnxpb.Node) bool {
+	if r.dead[add] || !(r.is(add, "Add") && r.opset(add) >= 7 || r.is(add, "Sum") && r.opset(add) >= 8) ||
+		len(add.Inputs) != 2 || len(add.Outputs) != 1 || add.Outputs[0] == "" || add.Inputs[0] == add.Inputs[1] || len(add.Attributes) > 0 {
+		return false
+	}
+	var c *onnxpb.Node
+	res := ""
+	for i, x := range add.Inputs {
+		p := r.prod[x]
+		if p == nil || r.dead[p] || !isFusedConv(p) || len(p.Outputs) != 1 || r.used[x] != 1 || attrOf(p, "qdq_scales") == nil ||
+			attrOf(p, "residual_qdq_scales") != nil || attrOf(p, "activation") != nil || attrOf(p, "bound") != nil ||
+			len(p.Inputs) > fusedResidual && p.Inputs[fusedResidual] != "" {
+			continue
+		}
+		if o := add.Inputs[1-i]; o != "" && !r.constantish(o) {
+			c, res = p, o
+			break
+		}
+	}
+	if c == nil {
+		return false
+	}
+	var attrs []*onnxpb.Attribute
+	fused := []string{add.OpType}
+	for _, a := range c.Attributes {
+		switch a.Name {
+		case "qdq_scales", "qdq_zero_points", "qdq_type":
+			b := *a
+			b.Name = "residual_" + a.Name
+			attrs = append(attrs, &b)
+		case "fused":
+			fused = append(bytesToStrings(a.Strings), fused...)
+		default:
+			attrs = append(attrs, a)
+		}
+	}
+	absorbed, last := []*onnxpb.Node{add}, add
+	if act, nodes := matchConvActivation(r, add.Outputs[0]); act != nil {
+		attrs = append(attrs, act...)
+		absorbed, last = append(absorbed, nodes...), nodes[len(nodes)-1]
+		fused = append(fused, nodes[0].OpType)
+		if len(nodes) > 1 {
+			fused[len(fused)-1] = "HardSwish"
+		}
+	}
+	if q, n := matchConvQDQ(r, last.Outputs[0]); n != nil {
+		attrs = append(attrs, q...)
+		absorbed, last = append(absorbed, n), n
+		fused = append(fused, "QuantizeDequantize")
+	}
+	attrs = append(attrs, &onnxpb.Attribute{Name: "fused", Type: onnxpb.AttrStrings, Strings: stringsToBytes(fused)})
+	inputs := slices.Clone(c.Inputs)
+	for len(inputs) <= fusedResidual {
+		inputs = append(inputs, "")
+	}
+	inputs[fusedResidual] = res
+	n := &onnxpb.Node{Name: c.Name, OpType: c.OpType, Domain: c.Domain, Inputs: inputs, Outputs: slices.Clone(last.Outputs), Attributes: attrs}
+	r.g.Nodes[slices.Index(r.g.Nodes, last)] = n
+	r.remove(c)
+	for _, a := range absorbed {
+		r.remove(a)
+	}
+	return true
+}
+
+func bytesToStrings(b [][]byte) []string {
+	s := make([]string, len(b))
+	for i, v := range b {
+		s[i] = string(v)
+	}
+	return s
+}
+
 // isQDQ reports whether n is a quantserve.QuantizeDequantize the "qdq"
 // rule made.
 func isQDQ(r *rewriter, n *onnxpb.Node) bool {
@@ -310,21 +415,7 @@ func matchConvHardSwishQDQ(r *rewriter, x string) ([]*onnxpb.Attribute, []*onnxp
 		return nil, nil
 	}
 	a := q0.Outputs[0]
-	if r.used[a] != 2 {
-		return nil, nil
-	}
-	var add, mul *onnxpb.Node
-	for _, n := range r.g.Nodes {
-		if r.dead[n] || !slices.Contains(n.Inputs, a) {
-			continue
-		}
-		switch {
-		case r.is(n, "Add"):
-			add = n
-		case r.is(n, "Mul"):
-			mul = n
-		}
-	}
+	add, mul := r.addAndMul(a)
 	binary := func(n *onnxpb.Node) bool {
 		return n != nil && r.opset(n) >= 7 && len(n.Attributes) == 0 && len(n.Inputs) == 2 && len(n.Outputs) == 1 && n.Outputs[0] != ""
 	}

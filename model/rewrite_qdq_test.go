@@ -13,107 +13,118 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// qdqCNN is a small convolutional network in the QDQ form static
-// quantizers write: every activation behind a QuantizeLinear ->
-// DequantizeLinear pair (UINT8, one shared by two readers), weights INT8
-// per output channel behind a DequantizeLinear, biases INT32; the first
-// Relu kept (the second's range is the pair's), an Add of two quantized
-// branches, then a GlobalAveragePool whose output is the graph's.
-func qdqCNN() onnxbuild.Graph {
-	r := rand.New(rand.NewPCG(4, 2))
-	w := func(m, c int) (*tensor.Tensor, *tensor.Tensor, *tensor.Tensor) {
-		q := make([]int8, m*c*9)
-		for i := range q {
-			q[i] = int8(r.IntN(255) - 127)
-		}
-		s := make([]float32, m)
-		for i := range s {
-			s[i] = float32(0.002 + 0.01*r.Float64())
-		}
-		return tensor.From([]int{m, c, 3, 3}, q), tensor.From([]int{m}, s), tensor.From([]int{m}, make([]int8, m))
+// qdqNet builds networks in the QDQ form static quantizers write: every
+// activation behind a QuantizeLinear -> DequantizeLinear pair, weights
+// INT8 per output channel behind a DequantizeLinear.
+type qdqNet struct {
+	r     *rand.Rand
+	inits map[string]*tensor.Tensor
+	nodes []onnxbuild.Node
+}
+
+func newQDQNet(seed uint64) *qdqNet {
+	return &qdqNet{r: rand.New(rand.NewPCG(seed, 2)), inits: map[string]*tensor.Tensor{}}
+}
+
+// weight adds a weight name of m×c/group×3×3 INT8 values with a scale per
+// output channel, and its bias: INT32 behind a DequantizeLinear when
+// quantized (as quantize_static writes it), FP32 otherwise. It returns
+// the values the convolution reads.
+func (q *qdqNet) weight(name string, m, c int, quantizedBias bool) (w, b string) {
+	v := make([]int8, m*c*9)
+	for i := range v {
+		v[i] = int8(q.r.IntN(255) - 127)
 	}
-	inits := map[string]*tensor.Tensor{}
-	for _, l := range []struct {
-		name string
-		m, c int
-	}{{"w1", 8, 3}, {"w2", 8, 8}, {"w3", 8, 8}} {
-		inits[l.name+"_q"], inits[l.name+"_s"], inits[l.name+"_z"] = w(l.m, l.c)
-		b := make([]int32, l.m)
-		for i := range b {
-			b[i] = int32(r.IntN(2001) - 1000)
-		}
-		inits[l.name+"_b"], inits[l.name+"_bz"] = tensor.From([]int{l.m}, b), tensor.From([]int{l.m}, make([]int32, l.m))
-		inits[l.name+"_bs"] = tensor.From([]int{l.m}, make([]float32, l.m))
-		for i, s := range inits[l.name+"_s"].Data.([]float32) {
-			inits[l.name+"_bs"].Data.([]float32)[i] = s * 0.02
-		}
+	s := make([]float32, m)
+	for i := range s {
+		s[i] = float32(0.002 + 0.01*q.r.Float64())
 	}
-	for name, p := range map[string]struct {
-		s float32
-		z uint8
-	}{"x": {0.008, 128}, "a1": {0.02, 0}, "a2": {0.03, 0}, "a3": {0.05, 100}, "a4": {0.04, 90}, "y": {0.01, 3}} {
-		inits[name+"_s"], inits[name+"_z"] = tensor.Scalar(p.s), tensor.Scalar(p.z)
-	}
-	axis := onnxbuild.IntAttr("axis", 0)
-	pads := onnxbuild.IntsAttr("pads", 1, 1, 1, 1)
-	qdq := func(v string) []onnxbuild.Node {
-		return []onnxbuild.Node{
-			{Op: "QuantizeLinear", Inputs: []string{v, v + "_s", v + "_z"}, Outputs: []string{v + "_q"}},
-			{Op: "DequantizeLinear", Inputs: []string{v + "_q", v + "_s", v + "_z"}, Outputs: []string{v + "_dq"}},
+	q.inits[name+"_q"], q.inits[name+"_s"], q.inits[name+"_z"] = tensor.From([]int{m, c, 3, 3}, v), tensor.From([]int{m}, s), tensor.From([]int{m}, make([]int8, m))
+	axis := []*onnxpb.Attribute{onnxbuild.IntAttr("axis", 0)}
+	q.nodes = append(q.nodes, onnxbuild.Node{Op: "DequantizeLinear", Inputs: []string{name + "_q", name + "_s", name + "_z"}, Outputs: []string{name}, Attrs: axis})
+	if !quantizedBias {
+		bias := make([]float32, m)
+		for i := range bias {
+			bias[i] = float32(q.r.NormFloat64() * 0.3)
 		}
+		q.inits[name+"_b"] = tensor.From([]int{m}, bias)
+		return name, name + "_b"
 	}
-	conv := func(x, w, y string) []onnxbuild.Node {
-		return []onnxbuild.Node{
-			{Op: "DequantizeLinear", Inputs: []string{w + "_q", w + "_s", w + "_z"}, Outputs: []string{w}, Attrs: []*onnxpb.Attribute{axis}},
-			{Op: "DequantizeLinear", Inputs: []string{w + "_b", w + "_bs", w + "_bz"}, Outputs: []string{w + "_bias"}, Attrs: []*onnxpb.Attribute{axis}},
-			{Op: "Conv", Inputs: []string{x, w, w + "_bias"}, Outputs: []string{y}, Attrs: []*onnxpb.Attribute{pads}},
-		}
+	bias, bs := make([]int32, m), make([]float32, m)
+	for i := range bias {
+		bias[i], bs[i] = int32(q.r.IntN(2001)-1000), s[i]*0.02
 	}
-	var nodes []onnxbuild.Node
-	add := func(n ...[]onnxbuild.Node) {
-		for _, l := range n {
-			nodes = append(nodes, l...)
-		}
-	}
-	add(qdq("x"), conv("x_dq", "w1", "c1"), []onnxbuild.Node{{Op: "Relu", Inputs: []string{"c1"}, Outputs: []string{"a1"}}}, qdq("a1"),
-		conv("a1_dq", "w2", "a2"), qdq("a2"), conv("a2_dq", "w3", "a3"), qdq("a3"),
-		[]onnxbuild.Node{{Op: "Add", Inputs: []string{"a3_dq", "a2_dq"}, Outputs: []string{"a4"}}}, qdq("a4"),
-		[]onnxbuild.Node{{Op: "GlobalAveragePool", Inputs: []string{"a4_dq"}, Outputs: []string{"y"}}})
+	q.inits[name+"_bq"], q.inits[name+"_bs"], q.inits[name+"_bz"] = tensor.From([]int{m}, bias), tensor.From([]int{m}, bs), tensor.From([]int{m}, make([]int32, m))
+	q.nodes = append(q.nodes, onnxbuild.Node{Op: "DequantizeLinear", Inputs: []string{name + "_bq", name + "_bs", name + "_bz"}, Outputs: []string{name + "_b"}, Attrs: axis})
+	return name, name + "_b"
+}
+
+// conv adds y = Conv(x) with a new 3×3 weight w (padded, of group
+// groups, its bias quantized or not).
+func (q *qdqNet) conv(x, w, y string, m, c, group int, quantizedBias bool) string {
+	wv, bv := q.weight(w, m, c/group, quantizedBias)
+	q.nodes = append(q.nodes, onnxbuild.Node{Op: "Conv", Inputs: []string{x, wv, bv}, Outputs: []string{y},
+		Attrs: []*onnxpb.Attribute{onnxbuild.IntsAttr("pads", 1, 1, 1, 1), onnxbuild.IntAttr("group", int64(group))}})
+	return y
+}
+
+// qdq adds v's pair through UINT8 with scale s and zero point z and
+// returns its output.
+func (q *qdqNet) qdq(v string, s float32, z uint8) string {
+	q.inits[v+"_qs"], q.inits[v+"_qz"] = tensor.Scalar(s), tensor.Scalar(z)
+	q.nodes = append(q.nodes,
+		onnxbuild.Node{Op: "QuantizeLinear", Inputs: []string{v, v + "_qs", v + "_qz"}, Outputs: []string{v + "_q"}},
+		onnxbuild.Node{Op: "DequantizeLinear", Inputs: []string{v + "_q", v + "_qs", v + "_qz"}, Outputs: []string{v + "_dq"}})
+	return v + "_dq"
+}
+
+// node adds a node of one output and returns it.
+func (q *qdqNet) node(op string, out string, in ...string) string {
+	q.nodes = append(q.nodes, onnxbuild.Node{Op: op, Inputs: in, Outputs: []string{out}})
+	return out
+}
+
+// graph returns the network with input x of 3 channels and output y of
+// 8, both images of any batch.
+func (q *qdqNet) graph(outShape ...int) []byte {
 	return onnxbuild.Graph{
 		Opset:   13,
 		Inputs:  []onnxbuild.IO{onnxbuild.V("x", tensor.Float32, -1, 3, 10, 12)},
-		Outputs: []onnxbuild.IO{onnxbuild.V("y", tensor.Float32, -1, 8, 1, 1)},
-		Nodes:   nodes,
-		Inits:   inits,
-	}
+		Outputs: []onnxbuild.IO{onnxbuild.V("y", tensor.Float32, append([]int{-1}, outShape...)...)},
+		Nodes:   q.nodes,
+		Inits:   q.inits,
+	}.Bytes()
 }
 
-// TestQDQRewrite: every activation pair of a QDQ network runs as one
-// QuantizeDequantize, the weights' DequantizeLinears fold so that the
-// convolutions absorb the first Relu and the pairs after them, and the
-// answers are the unrewritten graph's bit for bit, in float32 and with
-// the products on the int8 kernels.
-func TestQDQRewrite(t *testing.T) {
-	data := qdqCNN().Bytes()
-	r := rand.New(rand.NewPCG(8, 1))
+// qdqInput is a batch of two 3×10×12 images.
+func qdqInput(seed uint64) map[string]*tensor.Tensor {
+	r := rand.New(rand.NewPCG(seed, 1))
 	x := make([]float32, 2*3*10*12)
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
 	}
-	in := map[string]*tensor.Tensor{"x": tensor.From([]int{2, 3, 10, 12}, x)}
+	return map[string]*tensor.Tensor{"x": tensor.From([]int{2, 3, 10, 12}, x)}
+}
+
+// checkQDQBits loads data with the rewrites and without, in float32 and
+// with the products on the int8 kernels, checks the rewritten graph's
+// steps (the count of each op steps names), and that both answer y alike
+// bit for bit, with at least minLevels distinct values.
+func checkQDQBits(t *testing.T, data []byte, in map[string]*tensor.Tensor, steps map[string]int, minLevels int) {
+	t.Helper()
 	for _, opts := range []model.Options{{}, {Quantize: true, Scheme: quant.PerChannel}} {
 		fused, err := model.LoadWith(data, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		steps := map[string]int{}
+		have := map[string]int{}
 		for _, s := range fused.Steps() {
-			steps[s.Op]++
+			have[s.Op]++
 		}
-		// Each convolution absorbs the pair after it (the first its Relu
-		// too); the input's and the Add's pairs stay.
-		if steps["QuantizeDequantize"] != 2 || steps["QuantizeLinear"] != 0 || steps["DequantizeLinear"] != 0 || steps["FusedConv"] != 3 || steps["Conv"] != 0 || steps["Relu"] != 0 {
-			t.Fatalf("quantize=%v: steps %v", opts.Quantize, steps)
+		for op, n := range steps {
+			if have[op] != n {
+				t.Fatalf("quantize=%v: steps %v, want %d %s", opts.Quantize, have, n, op)
+			}
 		}
 		opts.Unrewritten = true
 		plain, err := model.LoadWith(data, opts)
@@ -129,19 +140,38 @@ func TestQDQRewrite(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, want := a["y"].Data.([]float32), b["y"].Data.([]float32)
-		nonzero := 0
+		levels := map[float32]bool{}
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("quantize=%v: y[%d] = %v fused, %v unfused", opts.Quantize, i, got[i], want[i])
 			}
-			if want[i] != 0 {
-				nonzero++
-			}
+			levels[want[i]] = true
 		}
-		if nonzero < len(want)/2 {
-			t.Fatalf("quantize=%v: y = %v: the network computes too little to compare", opts.Quantize, want)
+		if len(levels) < minLevels {
+			t.Fatalf("quantize=%v: %d distinct values: too few to compare", opts.Quantize, len(levels))
 		}
 	}
+}
+
+// TestQDQRewrite: a small network (UINT8 pairs, one shared by two
+// readers; INT32 biases; the first Relu kept, the second's range the
+// pair's; an Add of two quantized branches, then a GlobalAveragePool
+// whose output is the graph's): every activation pair runs as one
+// QuantizeDequantize, the weights' DequantizeLinears fold so that the
+// convolutions absorb the first Relu, the pairs after them and the Add
+// with its pair, and the answers are the unrewritten graph's bit for bit,
+// in float32 and with the products on the int8 kernels.
+func TestQDQRewrite(t *testing.T) {
+	q := newQDQNet(4)
+	x := q.qdq("x", 0.008, 128)
+	a1 := q.qdq(q.node("Relu", "a1", q.conv(x, "w1", "c1", 8, 3, 1, true)), 0.02, 0)
+	a2 := q.qdq(q.conv(a1, "w2", "a2", 8, 8, 1, true), 0.03, 0)
+	a3 := q.qdq(q.conv(a2, "w3", "a3", 8, 8, 1, true), 0.05, 100)
+	a4 := q.qdq(q.node("Add", "a4", a3, a2), 0.04, 90)
+	q.node("GlobalAveragePool", "y", a4)
+	// The input's pair stays.
+	checkQDQBits(t, q.graph(8, 1, 1), qdqInput(8), map[string]int{"QuantizeDequantize": 1, "QuantizeLinear": 0, "DequantizeLinear": 0,
+		"FusedConv": 3, "Conv": 0, "Relu": 0, "Add": 0}, 8)
 }
 
 // TestQDQRewriteLeaves: a pair whose quantized value something else reads
@@ -250,112 +280,57 @@ func TestQDQRewriteKeepsConvFusion(t *testing.T) {
 // inside the convolution, a plain and a depthwise one, and the answers
 // are the unrewritten graph's bit for bit, in float32 and int8.
 func TestQDQRewriteHardSwish(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 4))
-	inits := map[string]*tensor.Tensor{
-		"three_q": tensor.Scalar(int8(127)), "three_s": tensor.Scalar(float32(3.0 / 127)), "six": tensor.Scalar(float32(6)),
-		"sixth": tensor.Scalar(float32(1.0 / 6)),
-	}
-	weight := func(name string, m, c int) {
-		q := make([]int8, m*c*9)
-		for i := range q {
-			q[i] = int8(r.IntN(255) - 127)
-		}
-		s := make([]float32, m)
-		for i := range s {
-			s[i] = float32(0.003 + 0.01*r.Float64())
-		}
-		inits[name+"_q"], inits[name+"_s"], inits[name+"_z"] = tensor.From([]int{m, c, 3, 3}, q), tensor.From([]int{m}, s), tensor.From([]int{m}, make([]int8, m))
-		b := make([]float32, m)
-		for i := range b {
-			b[i] = float32(r.NormFloat64() * 0.3)
-		}
-		inits[name+"_b"] = tensor.From([]int{m}, b)
-	}
-	weight("w1", 8, 3)
-	weight("w2", 8, 1)
-	var nodes []onnxbuild.Node
-	qdq := func(v string, s float32, z uint8) string {
-		inits[v+"_qs"], inits[v+"_qz"] = tensor.Scalar(s), tensor.Scalar(z)
-		nodes = append(nodes,
-			onnxbuild.Node{Op: "QuantizeLinear", Inputs: []string{v, v + "_qs", v + "_qz"}, Outputs: []string{v + "_q"}},
-			onnxbuild.Node{Op: "DequantizeLinear", Inputs: []string{v + "_q", v + "_qs", v + "_qz"}, Outputs: []string{v + "_dq"}})
-		return v + "_dq"
-	}
-	conv := func(x, w, y string, group int64) {
-		nodes = append(nodes,
-			onnxbuild.Node{Op: "DequantizeLinear", Inputs: []string{w + "_q", w + "_s", w + "_z"}, Outputs: []string{w}, Attrs: []*onnxpb.Attribute{onnxbuild.IntAttr("axis", 0)}},
-			onnxbuild.Node{Op: "Conv", Inputs: []string{x, w, w + "_b"}, Outputs: []string{y},
-				Attrs: []*onnxpb.Attribute{onnxbuild.IntsAttr("pads", 1, 1, 1, 1), onnxbuild.IntAttr("group", group)}})
-	}
+	q := newQDQNet(9)
+	q.inits["three_q"], q.inits["three_s"] = tensor.Scalar(int8(127)), tensor.Scalar(float32(3.0/127))
+	q.inits["six"], q.inits["sixth"] = tensor.Scalar(float32(6)), tensor.Scalar(float32(1.0/6))
 	hardSwish := func(x, y string, div bool) string {
-		a := qdq(x, 0.04, 120)
-		b := qdq(y+"_add", 6.0/255, 0)
-		nodes = append(nodes[:len(nodes)-2], append([]onnxbuild.Node{{Op: "Add", Inputs: []string{a, "three"}, Outputs: []string{y + "_add"}}}, nodes[len(nodes)-2:]...)...)
-		m := qdq(y+"_mul", 0.09, 30)
-		nodes = append(nodes[:len(nodes)-2], append([]onnxbuild.Node{{Op: "Mul", Inputs: []string{b, a}, Outputs: []string{y + "_mul"}}}, nodes[len(nodes)-2:]...)...)
+		a := q.qdq(x, 0.04, 120)
+		b := q.qdq(q.node("Add", y+"_add", a, "three"), 6.0/255, 0)
+		m := q.qdq(q.node("Mul", y+"_mul", b, a), 0.09, 30)
 		if div {
-			nodes = append(nodes, onnxbuild.Node{Op: "Div", Inputs: []string{m, "six"}, Outputs: []string{y}})
+			q.node("Div", y, m, "six")
 		} else {
-			nodes = append(nodes, onnxbuild.Node{Op: "Mul", Inputs: []string{"sixth", m}, Outputs: []string{y}})
+			q.node("Mul", y, "sixth", m)
 		}
-		return qdq(y, 0.02, 20)
+		return q.qdq(y, 0.02, 20)
 	}
 	// quantize_static writes the Add's constant as a quantized one.
-	nodes = append(nodes, onnxbuild.Node{Op: "DequantizeLinear", Inputs: []string{"three_q", "three_s"}, Outputs: []string{"three"}})
-	x := qdq("x", 0.01, 128)
-	conv(x, "w1", "c1", 1)
-	h1 := hardSwish("c1", "h1", true)
-	conv(h1, "w2", "c2", 8)
-	h2 := hardSwish("c2", "h2", false)
-	nodes = append(nodes, onnxbuild.Node{Op: "Identity", Inputs: []string{h2}, Outputs: []string{"y"}})
-	g := onnxbuild.Graph{
-		Opset:   13,
-		Inputs:  []onnxbuild.IO{onnxbuild.V("x", tensor.Float32, -1, 3, 10, 12)},
-		Outputs: []onnxbuild.IO{onnxbuild.V("y", tensor.Float32, -1, 8, 10, 12)},
-		Nodes:   nodes,
-		Inits:   inits,
-	}
-	data := g.Bytes()
-	xv := make([]float32, 2*3*10*12)
-	for i := range xv {
-		xv[i] = float32(r.NormFloat64())
-	}
-	in := map[string]*tensor.Tensor{"x": tensor.From([]int{2, 3, 10, 12}, xv)}
-	for _, opts := range []model.Options{{}, {Quantize: true, Scheme: quant.PerChannel}} {
-		fused, err := model.LoadWith(data, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		steps := map[string]int{}
-		for _, s := range fused.Steps() {
-			steps[s.Op]++
-		}
-		if steps["FusedConv"] != 2 || steps["QuantizeDequantize"] != 1 || steps["Add"]+steps["Mul"]+steps["Div"]+steps["Conv"]+steps["DequantizeLinear"] != 0 {
-			t.Fatalf("quantize=%v: steps %v", opts.Quantize, steps)
-		}
-		opts.Unrewritten = true
-		plain, err := model.LoadWith(data, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := fused.Run(context.Background(), in, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := plain.Run(context.Background(), in, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, want := a["y"].Data.([]float32), b["y"].Data.([]float32)
-		levels := map[float32]bool{}
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("quantize=%v: y[%d] = %v fused, %v unfused", opts.Quantize, i, got[i], want[i])
-			}
-			levels[want[i]] = true
-		}
-		if len(levels) < 10 {
-			t.Fatalf("quantize=%v: %d distinct values: too few to compare", opts.Quantize, len(levels))
-		}
-	}
+	q.node("DequantizeLinear", "three", "three_q", "three_s")
+	x := q.qdq("x", 0.01, 128)
+	h1 := hardSwish(q.conv(x, "w1", "c1", 8, 3, 1, false), "h1", true)
+	h2 := hardSwish(q.conv(h1, "w2", "c2", 8, 8, 8, false), "h2", false)
+	q.node("Identity", "y", h2)
+	checkQDQBits(t, q.graph(8, 10, 12), qdqInput(1), map[string]int{"FusedConv": 2, "QuantizeDequantize": 1, "Add": 0, "Mul": 0, "Div": 0,
+		"Conv": 0, "DequantizeLinear": 0}, 10)
+}
+
+// TestQDQRewriteResidual: residual blocks as quantize_static writes
+// ResNet's (conv -> pair -> Sum with another convolution's pair -> Relu
+// -> pair; an Add with a pair two readers share; an Add without Relu or
+// a pair after it; a depthwise convolution; a residual broadcast from a
+// pooled value) run inside the convolutions, and the answers are the
+// unrewritten graph's bit for bit, in float32 and int8.
+func TestQDQRewriteResidual(t *testing.T) {
+	q := newQDQNet(11)
+	x := q.qdq("x", 0.01, 128)
+	a1 := q.qdq(q.node("Relu", "a1", q.conv(x, "w1", "c1", 8, 3, 1, true)), 0.02, 0)
+	// Block 1: two branches, summed.
+	b1 := q.qdq(q.conv(q.qdq(q.conv(a1, "w2", "c2", 8, 8, 1, true), 0.02, 0), "w3", "c3", 8, 8, 1, true), 0.03, 130)
+	s1 := q.qdq(q.conv(a1, "w4", "c4", 8, 8, 1, true), 0.025, 120)
+	r1 := q.qdq(q.node("Relu", "r1", q.node("Sum", "s1", b1, s1)), 0.03, 0)
+	// Block 2: the block's input is its shortcut too.
+	b2 := q.qdq(q.conv(r1, "w5", "c5", 8, 8, 1, true), 0.04, 128)
+	r2 := q.qdq(q.node("Relu", "r2", q.node("Add", "s2", r1, b2)), 0.035, 0)
+	// Block 3: depthwise, no Relu; then an Add with no pair after it.
+	b3 := q.qdq(q.conv(r2, "w6", "c6", 8, 8, 8, false), 0.03, 128)
+	r3 := q.qdq(q.node("Add", "s3", b3, r2), 0.05, 128)
+	b4 := q.qdq(q.conv(r3, "w7", "c7", 8, 8, 1, true), 0.04, 128)
+	s4 := q.node("Add", "s4", b4, r3)
+	// Block 4: the residual a pooled [N, 8, 1, 1] value, broadcast.
+	g := q.node("GlobalAveragePool", "g", s4)
+	b5 := q.qdq(q.conv(s4, "w8", "c8", 8, 8, 1, true), 0.04, 128)
+	r5 := q.qdq(q.node("Relu", "r5", q.node("Add", "s5", b5, g)), 0.03, 0)
+	q.node("Identity", "y", r5)
+	checkQDQBits(t, q.graph(8, 10, 12), qdqInput(3), map[string]int{"FusedConv": 8, "QuantizeDequantize": 1, "Add": 0, "Sum": 0, "Relu": 0,
+		"Conv": 0}, 20)
 }

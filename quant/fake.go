@@ -19,7 +19,19 @@ type FakeQuant struct {
 	lo, hi float32 // the integer type's range
 	table  [256]float32
 	nanTo  int // the table index a NaN lands on
+	// ApplyVector's constants, fakeChunk each: 1.5·2^23, then qz − dz −
+	// 1.5·2^23, then ds; and its bounds lo − dz, hi − dz.
+	magic, shift, ds [fakeChunk]float32
+	vlo, vhi         float32
+	// ApplyTable's: qz − lo − 1.5·2^23, fakeChunk times.
+	ishift [fakeChunk]float32
+	// scalar: qs is 0 or NaN, and a finite x/qs may be NaN (0/0): the
+	// vector steps would not see it, Apply runs instead.
+	scalar bool
 }
+
+// fakeChunk is how many values ApplyVector passes to a kernel at once.
+const fakeChunk = 512
 
 // NewFakeQuant returns the pair with quantize scale qs and zero point qz,
 // dequantize scale ds and zero point dz, through INT8 when signed and
@@ -32,6 +44,14 @@ func NewFakeQuant(qs float32, qz float64, ds float32, dz float64, signed bool) *
 	f := &FakeQuant{scale: qs, zp: float32(qz), lo: float32(lo), hi: float32(hi)}
 	for i := range f.table {
 		f.table[i] = float32(float64(int(lo)+i)-dz) * ds
+	}
+	for i := range f.magic {
+		f.magic[i], f.shift[i], f.ds[i] = fakeMagic, float32(qz-dz-fakeMagic), ds
+	}
+	f.vlo, f.vhi = float32(lo-dz), float32(hi-dz)
+	f.scalar = !(qs != 0 && qs == qs)
+	for i := range f.ishift {
+		f.ishift[i] = float32(qz - lo - fakeMagic)
 	}
 	nan := math.NaN()
 	if signed {
@@ -77,17 +97,120 @@ func (f *FakeQuant) Apply(dst, src []float32) {
 	}
 }
 
+// FakeQuantKernels are the element-wise kernels ApplyVector runs on, a
+// kernel table's (dispatch.Table), each with its reference's bits:
+//
+//	MinMax  kernels.MinMax: whether every value is finite
+//	Hard    kernels.ConvHard: mode 2 sets dst[i] = float32(x·t)/d, t = clamp(x·a + b, lo, hi)
+//	Finish  kernels.ConvFinish: dst[i] = clamp(dst[i] + bias[i] + res[i], lo, hi)
+//	Scale   kernels.ScaleRows: dst[r·len(s) + c] *= s[c]
+type FakeQuantKernels struct {
+	MinMax func(x []float32) (lo, hi float32, finite bool)
+	Hard   func(dst []float32, a, b, lo, hi, d float32, mode int)
+	Finish func(dst, bias, res []float32, lo, hi float32)
+	Scale  func(dst, s []float32)
+}
+
+// hardXTDiv is kernels.HardXTDiv, the ConvHard mode that divides.
+const hardXTDiv = 2
+
+// ApplyVector computes what Apply does, bit for bit, on k's vector
+// kernels, fakeChunk values at a time (dst may be src; otherwise they
+// must not overlap). A chunk of finite values goes through three passes:
+//
+//  1. t = x/qs: Hard with a = 0, b = lo = hi = 1 computes float32(x·1)/qs,
+//     QuantizeLinear's division itself (a vector division rounds as the
+//     scalar one does);
+//  2. u = clamp((t + 1.5·2^23) + (qz − dz − 1.5·2^23), lo − dz, hi − dz):
+//     below 2^22 in magnitude the first sum rounds t to an integer half
+//     to even and the second, exact, leaves roundEven(t) + qz − dz, which
+//     the integer bounds then clamp as Apply clamps roundEven(t) to [lo −
+//     qz, hi − qz]; larger quotients (and infinite ones) stay beyond the
+//     bound of their sign, and clamp alike;
+//  3. y = u · ds: u is the integer q − dz, exactly, so y is the table's
+//     float32(q − dz) · ds.
+//
+// A chunk holding an infinity or a NaN (which step 1 would turn to NaN:
+// x·0) runs through Apply, and so does all of x when qs is 0 or NaN (a
+// finite x/qs may then be NaN, 0/0). With any other qs a finite x gives
+// a finite or infinite quotient, never NaN.
+func (f *FakeQuant) ApplyVector(dst, src []float32, k FakeQuantKernels) {
+	dst = dst[:len(src)]
+	for len(src) > 0 {
+		n := min(len(src), fakeChunk)
+		s, d := src[:n:n], dst[:n:n]
+		if !f.vectorizes(s, k) {
+			f.Apply(d, s)
+		} else {
+			if &d[0] != &s[0] {
+				copy(d, s)
+			}
+			k.Hard(d, 0, 1, 1, 1, f.scale, hardXTDiv)
+			k.Finish(d, f.magic[:n], f.shift[:n], f.vlo, f.vhi)
+			k.Scale(d, f.ds[:n])
+		}
+		src, dst = src[n:], dst[n:]
+	}
+}
+
+// vectorizes reports whether the vector steps compute the chunk s: a
+// scale other than 0 and NaN, and finite values.
+func (f *FakeQuant) vectorizes(s []float32, k FakeQuantKernels) bool {
+	if f.scalar {
+		return false
+	}
+	_, _, finite := k.MinMax(s)
+	return finite
+}
+
+// Table returns the pair's 256 outputs, by the integer's offset from the
+// type's least (0 for UINT8, -128 for INT8).
+func (f *FakeQuant) Table() [256]float32 { return f.table }
+
+// ApplyTable sets dst[i] = lut[j], j the index in Table of the pair's
+// output for src[i] (dst may be src; otherwise they must not overlap):
+// any function of the pair's output, tabulated. It finds j as
+// ApplyVector finds the integer (steps 1 and 2, with the bounds 0 and
+// 255 and the shift qz − lo − 1.5·2^23), then looks it up; a chunk
+// holding an infinity or a NaN runs one value at a time.
+func (f *FakeQuant) ApplyTable(dst, src []float32, lut *[256]float32, k FakeQuantKernels) {
+	dst = dst[:len(src)]
+	for len(src) > 0 {
+		n := min(len(src), fakeChunk)
+		s, d := src[:n:n], dst[:n:n]
+		if !f.vectorizes(s, k) {
+			for i, x := range s {
+				d[i] = lut[f.index(x/f.scale)]
+			}
+		} else {
+			if &d[0] != &s[0] {
+				copy(d, s)
+			}
+			k.Hard(d, 0, 1, 1, 1, f.scale, hardXTDiv)
+			k.Finish(d, f.magic[:n], f.ishift[:n], 0, 255)
+			for i, u := range d {
+				d[i] = lut[uint8(int32(u))]
+			}
+		}
+		src, dst = src[n:], dst[n:]
+	}
+}
+
 // Value returns the pair's y for one x, as Apply computes it.
 func (f *FakeQuant) Value(x float32) float32 { return f.one(x / f.scale) }
 
 // one returns y for the quotient t = x/qs.
-func (f *FakeQuant) one(t float32) float32 {
+func (f *FakeQuant) one(t float32) float32 { return f.table[f.index(t)] }
+
+// index returns the table index of the quotient t = x/qs: the integer
+// q's offset from the type's least.
+func (f *FakeQuant) index(t float32) uint8 {
 	if !(t < 0x1p21 && t > -0x1p21) {
 		return f.far(t)
 	}
 	k := int32(math.Float32bits(t+fakeMagic)) - fakeMagicBits
 	ka, kb := int32(f.lo-f.zp), int32(f.hi-f.zp)
-	return f.table[uint8(min(max(k, ka), kb)-ka)]
+	return uint8(min(max(k, ka), kb) - ka)
 }
 
 // Rounding by addition: for |t| < 2^22, t + fakeMagic is fakeMagic +
@@ -97,13 +220,13 @@ const (
 	fakeMagicBits = 0x4B400000
 )
 
-// far returns the value of a quotient beyond ±2^21: a bound, or NaN's.
-func (f *FakeQuant) far(t float32) float32 {
+// far returns the index of a quotient beyond ±2^21: a bound, or NaN's.
+func (f *FakeQuant) far(t float32) uint8 {
 	switch {
 	case t > 0:
-		return f.table[255]
+		return 255
 	case t < 0:
-		return f.table[0]
+		return 0
 	}
-	return f.table[f.nanTo]
+	return uint8(f.nanTo)
 }

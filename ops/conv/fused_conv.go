@@ -29,7 +29,13 @@ import (
 // file's pairs between its steps: activation_params [c, d, 1 for a Div
 // by d or 0 for a Mul], activation_qdq_scales and _zero_points three
 // pairs (after the convolution, the Add of c, the Mul), of
-// activation_qdq_type. The inputs are X, W, B, the BatchNormalization's
+// activation_qdq_type. residual_qdq_scales, _zero_points and _type are
+// a pair applied before R is added (a static QDQ file's pair after the
+// convolution, whose output the residual Add reads):
+//
+//	Y = qdq(bound(act(rqdq(conv(X, W·s) + (B·s + t)) + R)))
+//
+// with quantserve.QuantizeDequantize's bits too. The inputs are X, W, B, the BatchNormalization's
 // scale, bias, mean and var, R, and a channel scale of X (absent ones
 // empty), at the positions FusedX ... FusedXScale.
 //
@@ -89,6 +95,9 @@ type FusedConvAttrs struct {
 	ActQDQScales     []float32 `onnx:"activation_qdq_scales"`
 	ActQDQZeroPoints []int64   `onnx:"activation_qdq_zero_points"`
 	ActQDQType       string    `onnx:"activation_qdq_type"`
+	ResQDQScales     []float32 `onnx:"residual_qdq_scales"`
+	ResQDQZeroPoints []int64   `onnx:"residual_qdq_zero_points"`
+	ResQDQType       string    `onnx:"residual_qdq_type"`
 	Fused            []string  `onnx:"fused"`
 	NHWCIn           bool      `onnx:"nhwc_in"`
 	NHWCOut          bool      `onnx:"nhwc_out"`
@@ -201,7 +210,11 @@ func buildFusedConv(n *ops.Node, at *FusedConvAttrs) (ops.Operator, error) {
 	if act, err = act.withQDQ(at.QDQScales, at.QDQZeroPoints, at.QDQType); err != nil {
 		return nil, err
 	}
+	act = act.tabulate()
 	has := func(i int) bool { return i < len(n.Inputs) && n.Inputs[i] != "" }
+	if act, err = act.withResidualQDQ(at.ResQDQScales, at.ResQDQZeroPoints, at.ResQDQType, has(FusedResidual)); err != nil {
+		return nil, err
+	}
 	w := n.Const(FusedW)
 	if w == nil || w.DType != tensor.Float32 || w.Rank() < 3 {
 		return nil, fmt.Errorf("FusedConv needs a constant float32 weight of rank 3 or more")
@@ -341,10 +354,21 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor) (*tensor.Tens
 		y = c.Float32Output(size) // every path writes every value
 	}
 	xv := x.Data.([]float32)
+	dw := held != nil && held.dw != nil && !o.nhwcIn && !o.nhwcOut && (o.res == nil || !o.nhwcRes)
+	planar := !dw && held != nil && held.planar != nil && !o.nhwcIn && o.xscale == nil && (o.res == nil || !o.nhwcRes)
+	// The plane kernels finish plane by plane, often a few dozen values:
+	// a QDQ output stage (a dozen kernel calls) runs once over all of y
+	// instead, y and the residual alike laid out (NCHW, or NHWC without
+	// a residual), on the planes' conv + bias.
+	var whole *output
+	if (dw || planar) && o.act.quantizes() {
+		whole = &output{act: o.act, res: o.res, tb: o.tb}
+		o.act, o.res = activation{}, nil
+	}
 	switch {
-	case held != nil && held.dw != nil && !o.nhwcIn && !o.nhwcOut && (o.res == nil || !o.nhwcRes):
+	case dw:
 		err = held.dw.forwardTo(c, g, xv, y, o)
-	case held != nil && held.planar != nil && !o.nhwcIn && o.xscale == nil && (o.res == nil || !o.nhwcRes):
+	case planar:
 		err = held.planar.planarTo(c, g, xv, y, o)
 	case held != nil && held.w != nil:
 		err = held.w.forwardTo(c, g, xv, y, o)
@@ -370,6 +394,9 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor) (*tensor.Tens
 			}
 		}
 	}
+	if err == nil && whole != nil {
+		err = whole.finishWhole(c, y)
+	}
 	if err != nil {
 		if o.pooled {
 			putBuf(y)
@@ -379,6 +406,9 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor) (*tensor.Tens
 	out := &tensor.Tensor{DType: tensor.Float32, Shape: outShape, Data: y}
 	if late == nil {
 		return out, nil
+	}
+	if act.rq != nil { // the pair before the residual
+		act.rq.ApplyVector(y, y, fakeKernels(o.tb))
 	}
 	// Broadcast as Add does, in NCHW.
 	if o.nhwcOut {

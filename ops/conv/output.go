@@ -6,6 +6,7 @@ import (
 
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/kernels"
+	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/quant"
 )
 
@@ -21,7 +22,7 @@ const (
 	actHardSwish      // x·HardSigmoid(x) with alpha 1/6, beta 1/2
 	actHardSwishParts // (x·Clip(x + p[0], p[1], p[2])) / p[3] (· p[3] when p[4] is 0)
 	actBound          // none: only the bound, or the fake quantization
-	actHardSwishQDQ   // HardSwishParts through QDQ pairs hq (see hardSwishQDQ)
+	actHardSwishQDQ   // HardSwishParts through QDQ pairs hq (see tabulate)
 )
 
 // boundKind is a Max or Min with a constant folded after the activation.
@@ -35,7 +36,9 @@ const (
 
 // activation is an activation with its parameters, then the bound of a
 // folded Max or Min with the constant c, then a QuantizeLinear ->
-// DequantizeLinear pair (fq, nil for none).
+// DequantizeLinear pair (fq, nil for none). rq is a pair the output
+// stage applies before it adds the residual (nil for none): output.finish
+// applies it, apply and rest do not.
 type activation struct {
 	kind  actKind
 	p     [5]float32
@@ -43,6 +46,10 @@ type activation struct {
 	c     float32
 	fq    *quant.FakeQuant
 	hq    [3]*quant.FakeQuant // actHardSwishQDQ's pairs
+	// lut is actHardSwishQDQ's output, with the bound and fq, for each
+	// of hq[0]'s 256 outputs (see tabulate).
+	lut *[256]float32
+	rq  *quant.FakeQuant
 }
 
 func parseActivation(name string, params []float32) (activation, error) {
@@ -131,38 +138,47 @@ func (a activation) withHardSwishQDQ(scales []float32, zps []int64, typ string) 
 	return a, nil
 }
 
-// hardSwishQDQ computes in place HardSwish as exporters spell it out
-// (x·Clip(x + c, ...)/d, or ·d) with a static QDQ file's pairs between
-// the steps, the Clip being the second pair's saturation, each step the
-// float32 operation of its node:
+// tabulate returns a ready to run: HardSwishQDQ with its bound and pair
+// tabulated. Everything after its first pair is a function of that
+// pair's output, one of 256 values, so each of them goes once through
+// the steps as their nodes compute them,
 //
 //	a = hq[0](x);  b = hq[1](a + c);  m = hq[2](a · b);  y = m / d (m · d when p[2] is 0)
-func (a *activation) hardSwishQDQ(v []float32) {
-	c, d, div := a.p[0], a.p[1], a.p[2] != 0
-	a.hq[0].Apply(v, v)
-	var buf [256]float32
-	for len(v) > 0 {
-		n := min(len(v), len(buf))
-		x, t := v[:n], buf[:n]
-		for i := range t {
-			t[i] = float32(x[i] + c)
-		}
-		a.hq[1].Apply(t, t)
-		for i := range t {
-			t[i] = float32(x[i] * t[i])
-		}
-		a.hq[2].Apply(t, t)
-		if div {
-			for i := range x {
-				x[i] = float32(t[i] / d)
-			}
-		} else {
-			for i := range x {
-				x[i] = float32(t[i] * d)
-			}
-		}
-		v = v[n:]
+//
+// (HardSwish as exporters spell it out, x·Clip(x + c, ...)/d or ·d, with
+// a static QDQ file's pairs between the steps, the Clip the second
+// pair's saturation), then the bound (kernels.MaxMinConst) and fq, and
+// the stage is hq[0]'s quantization and a look-up (FakeQuant.ApplyTable):
+// the same bits.
+func (a activation) tabulate() activation {
+	if a.kind != actHardSwishQDQ {
+		return a
 	}
+	c, d, div := a.p[0], a.p[1], a.p[2] != 0
+	lut := a.hq[0].Table()
+	for i, x := range lut {
+		b := a.hq[1].Value(float32(x + c))
+		m := a.hq[2].Value(float32(x * b))
+		y := []float32{float32(m * d)}
+		if div {
+			y[0] = float32(m / d)
+		}
+		if a.bound != boundNone {
+			kernels.MaxMinConst(y, a.c, a.bound == boundMin)
+		}
+		if a.fq != nil {
+			y[0] = a.fq.Value(y[0])
+		}
+		lut[i] = y[0]
+	}
+	a.lut = &lut
+	return a
+}
+
+// fakeKernels returns the kernels of tb quant.FakeQuant.ApplyVector runs
+// on.
+func fakeKernels(tb *dispatch.Table) quant.FakeQuantKernels {
+	return quant.FakeQuantKernels{MinMax: tb.MinMax, Hard: tb.ConvHard, Finish: tb.ConvFinish, Scale: tb.ScaleRows}
 }
 
 // withQDQ returns a followed by a per-tensor QuantizeLinear ->
@@ -177,6 +193,27 @@ func (a activation) withQDQ(scales []float32, zps []int64, typ string) (activati
 		return activation{}, err
 	}
 	a.fq = fq
+	if a.kind == actNone {
+		a.kind = actBound
+	}
+	return a, nil
+}
+
+// withResidualQDQ returns a with the pair applied before the residual is
+// added: scales, zero points and typ as withQDQ takes them (none: no
+// pair). A pair needs a residual.
+func (a activation) withResidualQDQ(scales []float32, zps []int64, typ string, residual bool) (activation, error) {
+	if len(scales) == 0 && len(zps) == 0 && typ == "" {
+		return a, nil
+	}
+	if !residual {
+		return activation{}, fmt.Errorf("residual_qdq_* go with a residual input")
+	}
+	fq, err := newFakeQuant(scales, zps, typ)
+	if err != nil {
+		return activation{}, err
+	}
+	a.rq = fq
 	if a.kind == actNone {
 		a.kind = actBound
 	}
@@ -233,14 +270,15 @@ func (a *activation) rest(v []float32, tb *dispatch.Table) {
 		} else {
 			hard(v, 1, c, lo, hi, d, kernels.HardXTMul)
 		}
-	case actHardSwishQDQ:
-		a.hardSwishQDQ(v)
+	case actHardSwishQDQ: // with the bound and the pair
+		a.hq[0].ApplyTable(v, v, a.lut, fakeKernels(tb))
+		return
 	}
 	if a.bound != boundNone {
 		tb.MaxMinConst(v, a.c, a.bound == boundMin)
 	}
 	if a.fq != nil {
-		a.fq.Apply(v, v)
+		a.fq.ApplyVector(v, v, fakeKernels(tb))
 	}
 }
 
@@ -288,8 +326,63 @@ func repeatBias(bias []float32, rows int) []float32 {
 
 // finish finishes values dst of the product in place: bias and res are
 // nil or as long as dst.
+//
+// With a QDQ pair it runs qdqChunk values at a time, each through every
+// step while it is in cache.
 func (o *output) finish(dst, bias, res []float32) {
+	if o.act.rq == nil && o.act.fq == nil && o.act.kind != actHardSwishQDQ || len(dst) <= qdqChunk {
+		o.finishChunk(dst, bias, res)
+		return
+	}
+	for at := 0; at < len(dst); at += qdqChunk {
+		end := min(at+qdqChunk, len(dst))
+		var b, r []float32
+		if bias != nil {
+			b = bias[at:end]
+		}
+		if res != nil {
+			r = res[at:end]
+		}
+		o.finishChunk(dst[at:end], b, r)
+	}
+}
+
+// qdqChunk is how many values finish passes through its steps at once
+// when it applies a QDQ pair.
+const qdqChunk = 512
+
+// qdqFinishCost is one value's cost of a finish with QDQ pairs (see
+// ops.ScalarCost): a dozen vector passes.
+const qdqFinishCost = 12 * ops.VectorCost
+
+// quantizes reports whether the stage applies a QDQ pair.
+func (a *activation) quantizes() bool {
+	return a.fq != nil || a.rq != nil || a.kind == actHardSwishQDQ
+}
+
+// finishWhole finishes all of y, a product with its bias added, as finish
+// does (o.res nil or laid out as y), split across the engine's cores.
+func (o *output) finishWhole(c *ops.Context, y []float32) error {
+	chunks := (len(y) + qdqChunk - 1) / qdqChunk
+	return c.ParallelRows(chunks, qdqChunk*qdqFinishCost, func(lo, hi int) {
+		a, b := lo*qdqChunk, min(hi*qdqChunk, len(y))
+		var r []float32
+		if o.res != nil {
+			r = o.res[a:b]
+		}
+		o.finish(y[a:b], nil, r)
+	})
+}
+
+// finishChunk is finish on one run of values.
+func (o *output) finishChunk(dst, bias, res []float32) {
 	lo, hi, rest := o.act.clamp()
+	if o.act.rq != nil { // the pair before the residual: (dst + bias) + res as two Adds
+		inf := float32(math.Inf(1))
+		o.tb.ConvFinish(dst, bias, nil, -inf, inf)
+		o.act.rq.ApplyVector(dst, dst, fakeKernels(o.tb))
+		bias = nil
+	}
 	o.tb.ConvFinish(dst, bias, res, lo, hi)
 	if rest {
 		o.act.rest(dst, o.tb)
@@ -299,6 +392,22 @@ func (o *output) finish(dst, bias, res []float32) {
 // finishAll finishes all of y, a product of zero (no input channels).
 func (o *output) finishAll(g *Geometry, y []float32) {
 	outSize := g.OutSize()
+	if o.act.rq != nil { // the bias, the pair, then the residual below
+		for b := 0; b < g.Batch; b++ {
+			for i := 0; i < outSize; i++ {
+				for m := 0; m < g.M; m++ {
+					at := (b*g.M+m)*outSize + i
+					if o.nhwcOut {
+						at = (b*outSize+i)*g.M + m
+					}
+					if o.bias != nil {
+						y[at] += o.bias[m]
+					}
+				}
+			}
+		}
+		o.act.rq.ApplyVector(y, y, fakeKernels(o.tb))
+	}
 	for b := 0; b < g.Batch; b++ {
 		for i := 0; i < outSize; i++ {
 			for m := 0; m < g.M; m++ {
@@ -307,7 +416,7 @@ func (o *output) finishAll(g *Geometry, y []float32) {
 					at = (b*outSize+i)*g.M + m
 				}
 				v := y[at]
-				if o.bias != nil {
+				if o.bias != nil && o.act.rq == nil {
 					v += o.bias[m]
 				}
 				if o.res != nil {

@@ -24,10 +24,12 @@ import (
 //	y = float32(float64(q) - dz) · ds                     (as DequantizeLinear)
 //
 // so the node's output is the pair's bit for bit (quant.FakeQuant, which
-// the fused convolution's output stage shares).
+// the fused convolution's output stage shares), on the engine's vector
+// kernels (quant.FakeQuant.ApplyVector).
 
-// qdqCost is one element's cost (see ops.ScalarCost): a division.
-const qdqCost = ops.ScalarCost / 4
+// qdqCost is one element's cost (see ops.ScalarCost): four vector passes
+// (one a division) and a scalar check.
+const qdqCost = 4 * ops.VectorCost
 
 func init() {
 	ops.Register(ops.Descriptor{Domain: ops.RewriteDomain, Type: "QuantizeDequantize", Since: 1, Fold: true}, buildQuantizeDequantize)
@@ -85,7 +87,9 @@ func (f *quantizeDequantize) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor
 		return nil, ops.InputErrorf("QuantizeLinear takes FP32 x, got %v", in[0].DType)
 	}
 	out := c.Float32Output(len(x))
-	err := c.ParallelRows(len(x), qdqCost, func(lo, hi int) { f.fq.Apply(out[lo:hi], x[lo:hi]) })
+	tb := c.Engine().Table()
+	k := quant.FakeQuantKernels{MinMax: tb.MinMax, Hard: tb.ConvHard, Finish: tb.ConvFinish, Scale: tb.ScaleRows}
+	err := c.ParallelRows(len(x), qdqCost, func(lo, hi int) { f.fq.ApplyVector(out[lo:hi], x[lo:hi], k) })
 	if err != nil {
 		return nil, err
 	}

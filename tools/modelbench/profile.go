@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -17,7 +18,10 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-var nodes = flag.Int("nodes", 0, "with -profile, also list this many of the slowest nodes of each run")
+var (
+	nodes    = flag.Int("nodes", 0, "with -profile, also list this many of the slowest nodes of each run")
+	exported = flag.Bool("exported", false, "with -profile, also profile the file ONNX Runtime's quantization writes (quantize_static QDQ for the CNNs, quantize_dynamic for the encoder), as the column qs exp i8 runs it")
+)
 
 // profileAll profiles every model, int8 and float32, at every batch size.
 func profileAll(benches []bench) {
@@ -25,15 +29,33 @@ func profileAll(benches []bench) {
 	defer exec.Close()
 	fmt.Printf("# quantserve profile (%s, %d thread(s)), %v per run\n", dispatch.Default().Name, *threads, *minTime)
 	var summary []string
+	tmp, err := os.MkdirTemp("", "modelbench-profile")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
 	for _, b := range benches {
-		for _, kind := range []struct {
+		type kind struct {
 			name string
+			data []byte
 			opts model.Options
-		}{
-			{"int8", model.Options{Exec: exec, Quantize: true, Scheme: quant.PerChannel}},
-			{"float32", model.Options{Exec: exec}},
-		} {
-			m, err := model.LoadWith(b.data, kind.opts)
+		}
+		kinds := []kind{
+			{"int8", b.data, model.Options{Exec: exec, Quantize: true, Scheme: quant.PerChannel}},
+			{"float32", b.data, model.Options{Exec: exec}},
+		}
+		if *exported {
+			if err := exportInt8(&b, tmp); err != nil {
+				log.Fatal(err)
+			}
+			opts := model.Options{Exec: exec}
+			if b.static {
+				opts.Quantize, opts.Scheme = true, quant.PerChannel
+			}
+			kinds = append(kinds, kind{"exp i8", b.exported, opts})
+		}
+		for _, kind := range kinds {
+			m, err := model.LoadWith(kind.data, kind.opts)
 			if err != nil {
 				log.Fatal(err)
 			}
