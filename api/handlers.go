@@ -203,16 +203,24 @@ func (c *httpInfer) encode(req *oip.InferRequest, resp *oip.InferResponse) error
 // write sends the encoded answer.
 func (c *httpInfer) write(w http.ResponseWriter) {
 	b := *c.answer
+	h := w.Header()
 	if c.binary {
-		w.Header().Set(binaryHeader, strconv.Itoa(c.jsonLen))
-		w.Header().Set("Content-Type", "application/octet-stream")
+		h.Set(binaryHeader, strconv.Itoa(c.jsonLen))
+		h["Content-Type"] = octetStreamType
 	} else {
-		w.Header().Set("Content-Type", "application/json")
+		h["Content-Type"] = jsonType
 	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
 }
+
+// The Content-Type values of infer answers, shared by every answer's
+// header (net/http only reads them; Header.Add would copy on append).
+var (
+	jsonType        = []string{"application/json"}
+	octetStreamType = []string{"application/octet-stream"}
+)
 
 // free gives the answer's buffer back.
 func (c *httpInfer) free() {

@@ -1,16 +1,18 @@
 package api
 
 import (
+	"bufio"
 	"context"
-	"crypto/rand"
+	"io"
 	"log/slog"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -91,7 +93,27 @@ func requestID(given string) string {
 	if validRequestID(given) {
 		return given
 	}
-	return rand.Text()
+	return newRequestID()
+}
+
+// idAlphabet is RFC 4648 base32's.
+const idAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+
+// newRequestID returns 26 base32 characters (130 random bits), as
+// crypto/rand.Text does, drawn from the runtime's per-thread ChaCha8
+// generator (seeded from the system's entropy): a request id has to be
+// unique, not secret, and this takes no system call and no lock.
+func newRequestID() string {
+	var b [26]byte
+	var x uint64
+	for i := range b {
+		if i%12 == 0 {
+			x = rand.Uint64()
+		}
+		b[i] = idAlphabet[x&31]
+		x >>= 5
+	}
+	return string(b[:])
 }
 
 func validRequestID(id string) bool {
@@ -115,32 +137,137 @@ func propagatorOf(p propagation.TextMapPropagator) propagation.TextMapPropagator
 	return p
 }
 
-// tracerOf returns the tracer requests' spans start from.
+// tracerOf returns the tracer requests' spans start from: without a
+// provider, an idsOnlyTracer.
 func tracerOf(tp trace.TracerProvider) trace.Tracer {
 	if tp == nil {
-		tp = telemetry.IDsOnlyTracerProvider()
+		return idsOnlyTracer{telemetry.IDsOnlyTracerProvider().Tracer(tracerName)}
 	}
-	return tp.Tracer("github.com/quantserve/quantserve/api")
+	return tp.Tracer(tracerName)
 }
+
+const tracerName = "github.com/quantserve/quantserve/api"
+
+// idsOnlyTracer starts spans that are never sampled, recorded or
+// exported (telemetry.IDsOnlyTracerProvider): only their ids are used, so
+// observe gives them no attributes.
+type idsOnlyTracer struct{ trace.Tracer }
+
+// serverSpan is the option of every server span, as a slice the calls to
+// Start share.
+var serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+
+// reqState is what observe allocates for a request, in one piece: its
+// info, the context carrying it and the writer recording the answer.
+type reqState struct {
+	info reqInfo
+	ctx  infoCtx
+	w    statusWriter
+}
+
+// infoCtx is a context carrying a request's info (infoOf), as
+// context.WithValue(parent, reqInfoKey{}, info) would.
+type infoCtx struct {
+	context.Context
+	info *reqInfo
+}
+
+func (c *infoCtx) Value(key any) any {
+	if _, ok := key.(reqInfoKey); ok {
+		return c.info
+	}
+	return c.Context.Value(key)
+}
+
+// statusWriter records the status and length of an answer. It passes
+// flushes, ReadFrom and hijacks on, and Unwrap gives http.ResponseController
+// the writer beneath (deadlines).
+type statusWriter struct {
+	http.ResponseWriter
+	status      int
+	bytes       int
+	wroteHeader bool
+}
+
+// WriteHeader passes an informational (1xx) status on and the first final
+// one, which it records; later ones are superfluous and dropped.
+func (w *statusWriter) WriteHeader(code int) {
+	if code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = code, true
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+func (w *statusWriter) ReadFrom(r io.Reader) (int64, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	n, err := io.Copy(w.ResponseWriter, r)
+	w.bytes += int(n)
+	return n, err
+}
+
+func (w *statusWriter) Flush() {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Status is the answer's status, 0 before one is written.
+func (w *statusWriter) Status() int { return w.status }
+
+// BytesWritten is the length of the body written so far.
+func (w *statusWriter) BytesWritten() int { return w.bytes }
 
 // observe is the outermost HTTP middleware: request id, server span,
 // request log line and request metrics.
 func (s *server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		info := &reqInfo{id: requestID(r.Header.Get(requestIDHeader))}
+		_, idsOnly := s.tracer.(idsOnlyTracer)
+		rs := &reqState{}
+		info := &rs.info
+		info.id = requestID(r.Header.Get(requestIDHeader))
 		w.Header().Set(requestIDHeader, info.id)
 		method := telemetry.Method(r.Method)
 		ctx := s.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 		probe := isProbe(r.Method, r.URL.Path)
 		span := trace.SpanFromContext(ctx) // a probe's: nothing records it
-		if !probe {
+		switch {
+		case probe:
+		case idsOnly: // nothing reads its attributes
+			ctx, span = s.tracer.Start(ctx, method, serverSpan...)
+		default:
 			ctx, span = s.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
 				attribute.String("http.request.method", method), attribute.String("url.path", r.URL.Path),
 				attribute.String("request.id", info.id)))
 		}
-		ctx = context.WithValue(ctx, reqInfoKey{}, info)
-		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		rs.ctx = infoCtx{Context: ctx, info: info}
+		ctx = &rs.ctx
+		rs.w.ResponseWriter = w
+		ww := &rs.w
 		defer func() {
 			d := time.Since(start)
 			sendAnswer(w, ww)
@@ -154,7 +281,7 @@ func (s *server) observe(next http.Handler) http.Handler {
 			if status == 0 {
 				status = http.StatusOK // nothing written: net/http answers 200
 			}
-			if !probe {
+			if !probe && span.IsRecording() {
 				if route != "" {
 					span.SetName(method + " " + route)
 					span.SetAttributes(attribute.String("http.route", route))
@@ -163,6 +290,8 @@ func (s *server) observe(next http.Handler) http.Handler {
 				if status >= 500 {
 					span.SetStatus(codes.Error, http.StatusText(status))
 				}
+			}
+			if !probe {
 				span.End()
 			}
 			s.tel.Request(ctx, route, method, status, d)
@@ -199,7 +328,7 @@ func logLevel(probe bool) slog.Level {
 // when its status and Content-Length are set and that many bytes are
 // written; any other is left to net/http, which sets its length, or
 // chunks it, once the handler returns.
-func sendAnswer(w http.ResponseWriter, ww middleware.WrapResponseWriter) {
+func sendAnswer(w http.ResponseWriter, ww *statusWriter) {
 	if ww.Status() == 0 {
 		return
 	}

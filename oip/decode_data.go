@@ -30,12 +30,12 @@ func (d *decoder) tensorData(idx int, name, dtName string, shape []int) (any, er
 	var data any
 	switch dt {
 	case tensor.Float32:
-		data, err = decodeArray(d, shape, n, func(d *decoder) (float32, error) {
+		data, err = decodeArrayFast(d, shape, n, func(d *decoder) (float32, error) {
 			f, err := d.float(32)
 			return float32(f), err
-		})
+		}, floatRun[float32])
 	case tensor.Float64:
-		data, err = decodeArray(d, shape, n, func(d *decoder) (float64, error) { return d.float(64) })
+		data, err = decodeArrayFast(d, shape, n, func(d *decoder) (float64, error) { return d.float(64) }, floatRun[float64])
 	case tensor.Float16:
 		data, err = decodeArray(d, shape, n, func(d *decoder) (tensor.F16, error) {
 			h, err := d.half(f16Format)
@@ -119,7 +119,7 @@ func (d *decoder) elemErr(err error, lit numLit, dtype string) error {
 
 func (d *decoder) float(bits int) (float64, error) {
 	d.ws()
-	if f, end, ok := parseFloatFast(d.b, d.i); ok {
+	if f, end, ok := parseFloatFast(d.b, d.i); ok && (bits == 64 || !float32Midpoint(f)) {
 		d.i = end
 		return f, nil
 	}
@@ -207,6 +207,58 @@ func (d *decoder) boolean() (bool, error) {
 // decodeArray decodes flat or nested data into a slice of n elements. Nested
 // data must follow the shape exactly.
 func decodeArray[T any](d *decoder, shape []int, n int, elem func(*decoder) (T, error)) ([]T, error) {
+	return decodeArrayFast(d, shape, n, elem, nil)
+}
+
+// floatRun decodes the common run of a flat FP32 or FP64 array in one
+// loop: numbers the fast path takes, each followed by ',' or the closing
+// ']' (whitespace allowed around them). d.i is at an element. It stops at
+// the first element it cannot take that way, before it, leaving that
+// element and its errors to the general loop; done says it consumed the
+// closing ']'. Each value is parseFloatFast's, taken only where that is
+// exactly what decoder.float gives.
+func floatRun[T float32 | float64](d *decoder, out []T, n int) ([]T, bool) {
+	b := d.b
+	i := d.i
+	for len(out) < n {
+		at := i
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		f, end, ok := parseFloatFast(b, i)
+		if !ok || float32Midpoint(f) {
+			// A float32 midpoint is left to decoder.float (for FP64 it
+			// is just as exact there).
+			d.i = at
+			return out, false
+		}
+		i = end
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
+		switch b[i] {
+		case ',':
+			out = append(out, T(f))
+			i++
+		case ']':
+			d.i = i + 1
+			return append(out, T(f)), true
+		default:
+			d.i = at
+			return out, false
+		}
+		d.i = i
+	}
+	return out, false
+}
+
+// decodeArrayFast is decodeArray with fast, when not nil, taking the run
+// of a flat array's elements it can (see floatRun) before the general loop
+// goes on from where it stopped.
+func decodeArrayFast[T any](d *decoder, shape []int, n int, elem func(*decoder) (T, error), fast func(*decoder, []T, int) ([]T, bool)) ([]T, error) {
 	out := make([]T, 0, n)
 	d.ws()
 	if d.i >= len(d.b) || d.b[d.i] != '[' {
@@ -221,7 +273,7 @@ func decodeArray[T any](d *decoder, shape []int, n int, elem func(*decoder) (T, 
 			return nil, semantic("data is nested but shape %s has rank %d", tensor.ShapeString(shape), len(shape))
 		}
 		var err error
-		out, err = decodeNested(d, shape, out, elem)
+		out, err = decodeNested(d, shape, out, elem, fast)
 		return out, err
 	}
 	d.i++
@@ -229,7 +281,11 @@ func decodeArray[T any](d *decoder, shape []int, n int, elem func(*decoder) (T, 
 	if d.i < len(d.b) && d.b[d.i] == ']' {
 		d.i++
 	} else {
-		for {
+		done := false
+		if fast != nil {
+			out, done = fast(d, out, n)
+		}
+		for !done {
 			if len(out) == n {
 				return nil, semantic("shape %s needs %d elements, data has more", tensor.ShapeString(shape), n)
 			}
@@ -259,7 +315,7 @@ func decodeArray[T any](d *decoder, shape []int, n int, elem func(*decoder) (T, 
 	return out, nil
 }
 
-func decodeNested[T any](d *decoder, shape []int, out []T, elem func(*decoder) (T, error)) ([]T, error) {
+func decodeNested[T any](d *decoder, shape []int, out []T, elem func(*decoder) (T, error), fast func(*decoder, []T, int) ([]T, bool)) ([]T, error) {
 	d.ws()
 	if d.i >= len(d.b) || d.b[d.i] != '[' {
 		if len(shape) > 0 && d.i < len(d.b) && d.b[d.i] != ']' {
@@ -273,7 +329,14 @@ func decodeNested[T any](d *decoder, shape []int, out []T, elem func(*decoder) (
 	if d.i < len(d.b) && d.b[d.i] == ']' {
 		d.i++
 	} else {
-		for {
+		done := false
+		if len(shape) == 1 && fast != nil {
+			// A row: fast takes what it can of at most shape[0] elements.
+			before := len(out)
+			out, done = fast(d, out, before+shape[0])
+			count = len(out) - before
+		}
+		for !done {
 			if count == shape[0] {
 				return nil, semantic("nested data does not match the shape: more than %d entries at a dimension of size %d", shape[0], shape[0])
 			}
@@ -287,7 +350,7 @@ func decodeNested[T any](d *decoder, shape []int, out []T, elem func(*decoder) (
 				v, err = elem(d)
 				out = append(out, v)
 			} else {
-				out, err = decodeNested(d, shape[1:], out, elem)
+				out, err = decodeNested(d, shape[1:], out, elem, fast)
 			}
 			if err != nil {
 				return nil, err

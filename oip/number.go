@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/big"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -26,8 +27,8 @@ var float64Pow10 = [...]float64{
 
 // fast returns the value when Clinger's fast path applies: mant and
 // 10^|exp10| are exact in float64, so one multiply or divide gives the
-// correctly rounded float64. Rounding that to float32 is also correct
-// (53 >= 2·24+2, so double rounding is harmless for one operation).
+// correctly rounded float64. Rounding that to float32 is correct too
+// unless it is a float32 midpoint (see float32Midpoint).
 func (n *numLit) fast() (float64, bool) {
 	if n.trunc {
 		return 0, false
@@ -57,7 +58,7 @@ func (n *numLit) fast() (float64, bool) {
 // Fast-path values are at most 2^53·10^22 < MaxFloat32 in magnitude and at
 // least 10^-22, so they are always normal float32 values.
 func (n *numLit) float(bits int) (float64, error) {
-	if f, ok := n.fast(); ok {
+	if f, ok := n.fast(); ok && (bits == 64 || !float32Midpoint(f)) {
 		return f, nil
 	}
 	f, err := strconv.ParseFloat(string(n.lit), bits)
@@ -145,9 +146,10 @@ func toInt(neg bool, mag uint64, lo int64, hi uint64) (int64, error) {
 }
 
 // parseFloatFast parses the JSON number at b[i:] when it has at most 19
-// digits and Clinger's fast path applies, reading fraction digits eight at
-// a time. ok is false for anything else (the caller then takes the general
-// path from i, which also reports syntax errors).
+// digits and Clinger's fast path applies, reading digits up to eight at a
+// time. ok is false for anything else (the caller then takes the general
+// path from i, which also reports syntax errors). f is the correctly
+// rounded float64: see float32Midpoint for rounding it on to float32.
 func parseFloatFast(b []byte, i int) (f float64, end int, ok bool) {
 	neg := false
 	if i < len(b) && b[i] == '-' {
@@ -163,10 +165,9 @@ func parseFloatFast(b []byte, i int) (f float64, end int, ok bool) {
 	case c == '0':
 		i++
 	case c >= '1' && c <= '9':
-		for ; i < len(b) && b[i]-'0' < 10; i++ {
-			mant = mant*10 + uint64(b[i]-'0')
-			nd++
-		}
+		start := i
+		i, mant = digitRuns(b, i, 0)
+		nd = i - start
 	default:
 		return 0, 0, false
 	}
@@ -174,17 +175,7 @@ func parseFloatFast(b []byte, i int) (f float64, end int, ok bool) {
 	if i < len(b) && b[i] == '.' {
 		i++
 		start := i
-		for len(b)-i >= 8 {
-			v := binary.LittleEndian.Uint64(b[i:])
-			if !eightDigits(v) {
-				break
-			}
-			mant = mant*1e8 + eightDigitsValue(v)
-			i += 8
-		}
-		for ; i < len(b) && b[i]-'0' < 10; i++ {
-			mant = mant*10 + uint64(b[i]-'0')
-		}
+		i, mant = digitRuns(b, i, mant)
 		nf := i - start
 		if nf == 0 {
 			return 0, 0, false
@@ -237,19 +228,58 @@ func parseFloatFast(b []byte, i int) (f float64, end int, ok bool) {
 	return f, i, true
 }
 
-// eightDigits reports whether the eight bytes of v (little-endian) are all
-// ASCII digits.
-func eightDigits(v uint64) bool {
-	return (v&0xF0F0F0F0F0F0F0F0)|(((v+0x0606060606060606)&0xF0F0F0F0F0F0F0F0)>>4) == 0x3333333333333333
+// float32Midpoint reports whether f, a float64 of normal float32
+// magnitude, lies exactly halfway between two float32 neighbours: the 29
+// bits float64 carries beyond float32 read 1<<28. When f is the correctly
+// rounded float64 of a decimal x, float32(f) is x's correctly rounded
+// float32 unless f is such a midpoint: f is never further from x than a
+// midpoint between them (a midpoint is itself a float64), so only f landing
+// on one can turn the float32 rounding (ties to even there) the wrong way.
+func float32Midpoint(f float64) bool {
+	return math.Float64bits(f)&(1<<29-1) == 1<<28
 }
 
-// eightDigitsValue returns the number written by eight ASCII digits packed
-// little-endian in v (first digit in the low byte).
-func eightDigitsValue(v uint64) uint64 {
-	v -= 0x3030303030303030
-	v = v*10 + v>>8
-	v = ((v&0x000000FF000000FF)*(100+(1000000<<32)) + (v>>16&0x000000FF000000FF)*(1+(10000<<32))) >> 32
-	return v
+// uint64Pow10 holds 10^0 to 10^8.
+var uint64Pow10 = [9]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
+
+// digitRuns reads the ASCII digits at b[i:] into mant (mant·10^k + their
+// value, modulo 2^64 past 19 digits: the caller counts them) and returns
+// the index after them. Eight bytes are looked at a time while eight
+// remain.
+func digitRuns(b []byte, i int, mant uint64) (int, uint64) {
+	for len(b)-i >= 8 {
+		k, v := digitRun(binary.LittleEndian.Uint64(b[i:]))
+		mant = mant*uint64Pow10[k] + v
+		i += k
+		if k < 8 {
+			return i, mant
+		}
+	}
+	for ; i < len(b) && b[i]-'0' < 10; i++ {
+		mant = mant*10 + uint64(b[i]-'0')
+	}
+	return i, mant
+}
+
+// digitRun returns how many of the eight bytes of v (little-endian: the
+// first byte lowest) are ASCII digits before the first that is not, and
+// the number those digits write. A byte is a digit when its high nibble is
+// 3 both before and after adding 6; the sum carries out of a byte only
+// from a byte above 0xF9, never from a digit, so no byte before the first
+// non-digit is misread. Shifting the digits to the top of the word puts
+// zeros (leading zeros, valueless) in front of them; the multiplies then
+// combine the eight digit bytes pairwise into one number (first digit
+// most significant).
+func digitRun(v uint64) (k int, val uint64) {
+	t := (v & 0xF0F0F0F0F0F0F0F0) | (((v + 0x0606060606060606) & 0xF0F0F0F0F0F0F0F0) >> 4)
+	k = bits.TrailingZeros64(t^0x3333333333333333) >> 3
+	w := (v - 0x3030303030303030) << (8 * (8 - k) & 63)
+	if k == 0 {
+		w = 0
+	}
+	w = w*10 + w>>8
+	w = ((w&0x000000FF000000FF)*(100+(1000000<<32)) + (w>>16&0x000000FF000000FF)*(1+(10000<<32))) >> 32
+	return k, w
 }
 
 // cmpLiteral compares the exact value of a JSON number literal with f (a

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -179,45 +180,58 @@ func stopHTTP(ctx context.Context, srv *http.Server, l *drainListener, conns *co
 	return srv.Shutdown(ctx)
 }
 
-// connCounter tracks connections by state (http.Server.ConnState).
+// connCounter tracks connections by state (http.Server.ConnState) with no
+// shared write on the request path: a keep-alive connection goes Active
+// and Idle once per request, and each change is one lock-free sync.Map
+// load and an atomic store into the connection's own state. Accepting and
+// closing a connection add and delete its entry; counting ranges over
+// them (at shutdown only). Only while waitRequests waits does a change
+// also take the lock that wakes it.
 type connCounter struct {
+	conns sync.Map // net.Conn -> *atomic.Int32: its http.ConnState
+
+	waiting atomic.Bool // set by waitRequests: changes wake it
 	mu      sync.Mutex
-	states  map[net.Conn]http.ConnState
 	changed chan struct{} // closed at the next change, when someone waits
 }
 
 func (c *connCounter) track(conn net.Conn, st http.ConnState) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.states == nil {
-		c.states = map[net.Conn]http.ConnState{}
+	switch st {
+	case http.StateNew:
+		e := new(atomic.Int32)
+		e.Store(int32(st))
+		c.conns.Store(conn, e)
+	case http.StateClosed, http.StateHijacked: // no longer the server's
+		c.conns.Delete(conn)
+	default:
+		if v, ok := c.conns.Load(conn); ok {
+			v.(*atomic.Int32).Store(int32(st))
+		}
 	}
-	if st == http.StateClosed || st == http.StateHijacked {
-		delete(c.states, conn)
-	} else {
-		c.states[conn] = st
-	}
-	if c.changed != nil {
-		close(c.changed)
-		c.changed = nil
+	if c.waiting.Load() {
+		c.mu.Lock()
+		if c.changed != nil {
+			close(c.changed)
+			c.changed = nil
+		}
+		c.mu.Unlock()
 	}
 }
 
 // count returns the number of connections in state st.
 func (c *connCounter) count(st http.ConnState) int {
 	n := 0
-	for _, s := range c.states {
-		if s == st {
+	c.conns.Range(func(_, v any) bool {
+		if v.(*atomic.Int32).Load() == int32(st) {
 			n++
 		}
-	}
+		return true
+	})
 	return n
 }
 
 // active returns the number of connections serving a request.
 func (c *connCounter) active() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	return c.count(http.StateActive)
 }
 
@@ -227,16 +241,18 @@ func (c *connCounter) active() int {
 func (c *connCounter) waitRequests(ctx context.Context) error {
 	for {
 		c.mu.Lock()
-		n := c.count(http.StateNew)
-		if n == 0 {
-			c.mu.Unlock()
-			return nil
-		}
 		if c.changed == nil {
 			c.changed = make(chan struct{})
 		}
 		changed := c.changed
 		c.mu.Unlock()
+		// Announced before the count is read: a change after the read
+		// sees waiting and closes changed (or one closed it already).
+		c.waiting.Store(true)
+		n := c.count(http.StateNew)
+		if n == 0 {
+			return nil
+		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
