@@ -104,6 +104,9 @@ func (f *FakeQuant) Apply(dst, src []float32) {
 //	Hard    kernels.ConvHard: mode 2 sets dst[i] = float32(x·t)/d, t = clamp(x·a + b, lo, hi)
 //	Finish  kernels.ConvFinish: dst[i] = clamp(dst[i] + bias[i] + res[i], lo, hi)
 //	Scale   kernels.ScaleRows: dst[r·len(s) + c] *= s[c]
+//
+// The zero value holds none: ApplyVector and ApplyTable then run the
+// scalar loop, faster than three passes of pure-Go kernels.
 type FakeQuantKernels struct {
 	MinMax func(x []float32) (lo, hi float32, finite bool)
 	Hard   func(dst []float32, a, b, lo, hi, d float32, mode int)
@@ -156,7 +159,7 @@ func (f *FakeQuant) ApplyVector(dst, src []float32, k FakeQuantKernels) {
 // vectorizes reports whether the vector steps compute the chunk s: a
 // scale other than 0 and NaN, and finite values.
 func (f *FakeQuant) vectorizes(s []float32, k FakeQuantKernels) bool {
-	if f.scalar {
+	if f.scalar || k.MinMax == nil {
 		return false
 	}
 	_, _, finite := k.MinMax(s)

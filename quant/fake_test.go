@@ -80,8 +80,11 @@ func TestFakeQuantApplyVectorMatchesPair(t *testing.T) {
 		{0, 0.0235, 0, 0, false},   // a zero scale: 0/0 is NaN
 		{float32(math.Inf(1)), 0.5, 3, 3, true},
 	}
-	for _, tb := range dispatch.Available() {
-		k := quant.FakeQuantKernels{MinMax: tb.MinMax, Hard: tb.ConvHard, Finish: tb.ConvFinish, Scale: tb.ScaleRows}
+	for _, tb := range append(dispatch.Available(), nil) {
+		name, k := "no kernels", quant.FakeQuantKernels{} // the scalar loop
+		if tb != nil {
+			name, k = tb.Name, quant.FakeQuantKernels{MinMax: tb.MinMax, Hard: tb.ConvHard, Finish: tb.ConvFinish, Scale: tb.ScaleRows}
+		}
 		for ci, c := range cases {
 			f := quant.NewFakeQuant(c.qs, float64(c.qz), c.ds, float64(c.dz), c.signed)
 			x := fakeInputs(rng, c.qs, 3000)
@@ -102,11 +105,11 @@ func TestFakeQuantApplyVectorMatchesPair(t *testing.T) {
 					w := math.Float32bits(want[i])
 					if math.Float32bits(got[i]) != w || math.Float32bits(scalar[i]) != w || math.Float32bits(inPlace[i]) != w {
 						t.Fatalf("%s case %d n %d: x=%g (%#x): ApplyVector %g, in place %g, Apply %g, the pair %g",
-							tb.Name, ci, n, src[i], math.Float32bits(src[i]), got[i], inPlace[i], scalar[i], want[i])
+							name, ci, n, src[i], math.Float32bits(src[i]), got[i], inPlace[i], scalar[i], want[i])
 					}
 				}
 				if got[n] != 42 {
-					t.Fatalf("%s: ApplyVector wrote past dst", tb.Name)
+					t.Fatalf("%s: ApplyVector wrote past dst", name)
 				}
 				// Any function of the output, tabulated.
 				var lut [256]float32
@@ -118,7 +121,7 @@ func TestFakeQuantApplyVectorMatchesPair(t *testing.T) {
 				for i, v := range src {
 					_, j := pairValueIndex(v, c.qs, c.qz, c.dz, c.ds, c.signed)
 					if tab[i] != lut[j] {
-						t.Fatalf("%s case %d n %d: x=%g: ApplyTable %g, want lut[%d] = %g", tb.Name, ci, n, v, tab[i], j, lut[j])
+						t.Fatalf("%s case %d n %d: x=%g: ApplyTable %g, want lut[%d] = %g", name, ci, n, v, tab[i], j, lut[j])
 					}
 				}
 				if normal := c.qs != 0 && !math.IsInf(float64(c.qs), 0); normal && f.Table() != tableOf(c.qs, c.qz, c.dz, c.ds, c.signed) {

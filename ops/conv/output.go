@@ -175,17 +175,11 @@ func (a activation) tabulate() activation {
 	return a
 }
 
-// fakeKernels returns the kernels of tb quant.FakeQuant.ApplyVector runs
-// on.
-func fakeKernels(tb *dispatch.Table) quant.FakeQuantKernels {
-	return quant.FakeQuantKernels{MinMax: tb.MinMax, Hard: tb.ConvHard, Finish: tb.ConvFinish, Scale: tb.ScaleRows}
-}
-
 // withQDQ returns a followed by a per-tensor QuantizeLinear ->
 // DequantizeLinear pair: scales [quantize, dequantize], zero points
 // likewise (integers of typ), typ "uint8" or "int8". No scales: none.
 func (a activation) withQDQ(scales []float32, zps []int64, typ string) (activation, error) {
-	if len(scales) == 0 && len(zps) == 0 && typ == "" {
+	if noPair(scales, zps, typ) {
 		return a, nil
 	}
 	fq, err := newFakeQuant(scales, zps, typ)
@@ -193,17 +187,14 @@ func (a activation) withQDQ(scales []float32, zps []int64, typ string) (activati
 		return activation{}, err
 	}
 	a.fq = fq
-	if a.kind == actNone {
-		a.kind = actBound
-	}
-	return a, nil
+	return a.bounded(), nil
 }
 
 // withResidualQDQ returns a with the pair applied before the residual is
 // added: scales, zero points and typ as withQDQ takes them (none: no
 // pair). A pair needs a residual.
 func (a activation) withResidualQDQ(scales []float32, zps []int64, typ string, residual bool) (activation, error) {
-	if len(scales) == 0 && len(zps) == 0 && typ == "" {
+	if noPair(scales, zps, typ) {
 		return a, nil
 	}
 	if !residual {
@@ -214,10 +205,21 @@ func (a activation) withResidualQDQ(scales []float32, zps []int64, typ string, r
 		return activation{}, err
 	}
 	a.rq = fq
+	return a.bounded(), nil
+}
+
+// noPair reports whether scales, zero points and typ describe no pair.
+func noPair(scales []float32, zps []int64, typ string) bool {
+	return len(scales) == 0 && len(zps) == 0 && typ == ""
+}
+
+// bounded returns a, which holds a pair: with no activation, a bound (the
+// kind that applies only the pairs and bounds).
+func (a activation) bounded() activation {
 	if a.kind == actNone {
 		a.kind = actBound
 	}
-	return a, nil
+	return a
 }
 
 // clamp returns the bounds Relu and Clip clamp to (±Inf for the other
@@ -271,14 +273,14 @@ func (a *activation) rest(v []float32, tb *dispatch.Table) {
 			hard(v, 1, c, lo, hi, d, kernels.HardXTMul)
 		}
 	case actHardSwishQDQ: // with the bound and the pair
-		a.hq[0].ApplyTable(v, v, a.lut, fakeKernels(tb))
+		a.hq[0].ApplyTable(v, v, a.lut, ops.FakeQuantKernels(tb))
 		return
 	}
 	if a.bound != boundNone {
 		tb.MaxMinConst(v, a.c, a.bound == boundMin)
 	}
 	if a.fq != nil {
-		a.fq.ApplyVector(v, v, fakeKernels(tb))
+		a.fq.ApplyVector(v, v, ops.FakeQuantKernels(tb))
 	}
 }
 
@@ -380,7 +382,7 @@ func (o *output) finishChunk(dst, bias, res []float32) {
 	if o.act.rq != nil { // the pair before the residual: (dst + bias) + res as two Adds
 		inf := float32(math.Inf(1))
 		o.tb.ConvFinish(dst, bias, nil, -inf, inf)
-		o.act.rq.ApplyVector(dst, dst, fakeKernels(o.tb))
+		o.act.rq.ApplyVector(dst, dst, ops.FakeQuantKernels(o.tb))
 		bias = nil
 	}
 	o.tb.ConvFinish(dst, bias, res, lo, hi)
@@ -406,7 +408,7 @@ func (o *output) finishAll(g *Geometry, y []float32) {
 				}
 			}
 		}
-		o.act.rq.ApplyVector(y, y, fakeKernels(o.tb))
+		o.act.rq.ApplyVector(y, y, ops.FakeQuantKernels(o.tb))
 	}
 	for b := 0; b < g.Batch; b++ {
 		for i := 0; i < outSize; i++ {
