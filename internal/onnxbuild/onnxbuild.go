@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/onnx/onnxpb"
@@ -42,6 +43,15 @@ type Graph struct {
 	Domains map[string]int64
 }
 
+// nodeSuffix names node i after its operator: a letter for the first 26
+// (what tests refer to), then its index.
+func nodeSuffix(i int) string {
+	if i < 26 {
+		return string(rune('a' + i))
+	}
+	return strconv.Itoa(i)
+}
+
 // Bytes encodes g as a model.onnx file.
 func (g Graph) Bytes() []byte {
 	opset := g.Opset
@@ -50,7 +60,7 @@ func (g Graph) Bytes() []byte {
 	}
 	pg := &onnxpb.Graph{Name: "test"}
 	for i, n := range g.Nodes {
-		pg.Nodes = append(pg.Nodes, &onnxpb.Node{OpType: n.Op, Domain: n.Domain, Name: n.Op + "_" + string(rune('a'+i)), Inputs: n.Inputs, Outputs: n.Outputs, Attributes: n.Attrs})
+		pg.Nodes = append(pg.Nodes, &onnxpb.Node{OpType: n.Op, Domain: n.Domain, Name: n.Op + "_" + nodeSuffix(i), Inputs: n.Inputs, Outputs: n.Outputs, Attributes: n.Attrs})
 	}
 	for name, t := range g.Inits {
 		pg.Initializers = append(pg.Initializers, model.TensorToONNX(name, t))
