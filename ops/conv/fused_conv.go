@@ -408,7 +408,7 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor) (*tensor.Tens
 		return out, nil
 	}
 	if act.rq != nil { // the pair before the residual
-		act.rq.ApplyVector(y, y, ops.FakeQuantKernels(o.tb))
+		act.rq.ApplyVector(y, y, o.tb.FakeQuantKernels())
 	}
 	// Broadcast as Add does, in NCHW.
 	if o.nhwcOut {

@@ -273,14 +273,14 @@ func (a *activation) rest(v []float32, tb *dispatch.Table) {
 			hard(v, 1, c, lo, hi, d, kernels.HardXTMul)
 		}
 	case actHardSwishQDQ: // with the bound and the pair
-		a.hq[0].ApplyTable(v, v, a.lut, ops.FakeQuantKernels(tb))
+		a.hq[0].ApplyTable(v, v, a.lut, tb.FakeQuantKernels())
 		return
 	}
 	if a.bound != boundNone {
 		tb.MaxMinConst(v, a.c, a.bound == boundMin)
 	}
 	if a.fq != nil {
-		a.fq.ApplyVector(v, v, ops.FakeQuantKernels(tb))
+		a.fq.ApplyVector(v, v, tb.FakeQuantKernels())
 	}
 }
 
@@ -382,7 +382,7 @@ func (o *output) finishChunk(dst, bias, res []float32) {
 	if o.act.rq != nil { // the pair before the residual: (dst + bias) + res as two Adds
 		inf := float32(math.Inf(1))
 		o.tb.ConvFinish(dst, bias, nil, -inf, inf)
-		o.act.rq.ApplyVector(dst, dst, ops.FakeQuantKernels(o.tb))
+		o.act.rq.ApplyVector(dst, dst, o.tb.FakeQuantKernels())
 		bias = nil
 	}
 	o.tb.ConvFinish(dst, bias, res, lo, hi)
@@ -408,7 +408,7 @@ func (o *output) finishAll(g *Geometry, y []float32) {
 				}
 			}
 		}
-		o.act.rq.ApplyVector(y, y, ops.FakeQuantKernels(o.tb))
+		o.act.rq.ApplyVector(y, y, o.tb.FakeQuantKernels())
 	}
 	for b := 0; b < g.Batch; b++ {
 		for i := 0; i < outSize; i++ {

@@ -88,7 +88,7 @@ func (f *quantizeDequantize) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor
 	}
 	out := c.Float32Output(len(x))
 	tb := c.Engine().Table()
-	k := ops.FakeQuantKernels(tb)
+	k := tb.FakeQuantKernels()
 	err := c.ParallelRows(len(x), qdqCost, func(lo, hi int) { f.fq.ApplyVector(out[lo:hi], x[lo:hi], k) })
 	if err != nil {
 		return nil, err
