@@ -391,6 +391,14 @@ func (o *output) finishChunk(dst, bias, res []float32) {
 	}
 }
 
+// outAt is the index in the output of image b's channel m at position i.
+func (o *output) outAt(g *Geometry, b, i, m int) int {
+	if o.nhwcOut {
+		return (b*g.OutSize()+i)*g.M + m
+	}
+	return (b*g.M+m)*g.OutSize() + i
+}
+
 // finishAll finishes all of y, a product of zero (no input channels).
 func (o *output) finishAll(g *Geometry, y []float32) {
 	outSize := g.OutSize()
@@ -398,12 +406,8 @@ func (o *output) finishAll(g *Geometry, y []float32) {
 		for b := 0; b < g.Batch; b++ {
 			for i := 0; i < outSize; i++ {
 				for m := 0; m < g.M; m++ {
-					at := (b*g.M+m)*outSize + i
-					if o.nhwcOut {
-						at = (b*outSize+i)*g.M + m
-					}
 					if o.bias != nil {
-						y[at] += o.bias[m]
+						y[o.outAt(g, b, i, m)] += o.bias[m]
 					}
 				}
 			}
@@ -413,10 +417,7 @@ func (o *output) finishAll(g *Geometry, y []float32) {
 	for b := 0; b < g.Batch; b++ {
 		for i := 0; i < outSize; i++ {
 			for m := 0; m < g.M; m++ {
-				at := (b*g.M+m)*outSize + i
-				if o.nhwcOut {
-					at = (b*outSize+i)*g.M + m
-				}
+				at := o.outAt(g, b, i, m)
 				v := y[at]
 				if o.bias != nil && o.act.rq == nil {
 					v += o.bias[m]
