@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -287,6 +288,11 @@ func refConvert(dt tensor.DataType, flat []any) (any, error) {
 			out.([]tensor.BF16)[i] = tensor.BF16(h)
 		default:
 			r, ok := new(big.Rat).SetString(s)
+			if !ok && zeroSignificand(s) {
+				// big.Rat refuses an exponent past an int's range, but a
+				// zero times any power of ten is the integer 0
+				r, ok = new(big.Rat), true
+			}
 			if !ok || !r.IsInt() {
 				return nil, fmt.Errorf("not an integer")
 			}
@@ -407,4 +413,14 @@ func sameTensorBits(a, b *tensor.Tensor) error {
 		}
 	}
 	return nil
+}
+
+// zeroSignificand reports whether the JSON number s has only zeros before
+// its exponent.
+func zeroSignificand(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		s = s[:i]
+	}
+	return s != "" && strings.Trim(s, "0.") == ""
 }
