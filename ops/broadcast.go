@@ -5,14 +5,31 @@ import (
 )
 
 // BroadcastShapes returns the multidirectional (numpy) broadcast of every
-// shape given (variadic Min, Max, Sum, Mean; Where).
+// shape given (variadic Min, Max, Sum, Mean; Where), in one allocation:
+// elementwise operators call it once per run.
 func BroadcastShapes(shapes ...[]int) ([]int, error) {
-	out := []int{}
+	n := 0
 	for _, s := range shapes {
-		var err error
-		if out, err = BroadcastShape(out, s); err != nil {
-			return nil, err
+		n = max(n, len(s))
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = 1
+	}
+	r := 0 // the broadcast so far is out[n-r:]
+	for _, s := range shapes {
+		at := out[n-len(s):]
+		for j, d := range s {
+			if o := at[j]; o != d && o != 1 && d != 1 {
+				return nil, InputErrorf("shapes %s and %s cannot be broadcast", tensor.ShapeString(out[n-r:]), tensor.ShapeString(s))
+			}
 		}
+		for j, d := range s {
+			if d != 1 {
+				at[j] = d
+			}
+		}
+		r = max(r, len(s))
 	}
 	return out, nil
 }

@@ -87,32 +87,7 @@ func (p *plane) padDims() (hp, wp int) {
 // (every tap of every output falls inside it); otherwise the columns of x
 // split into sw phases, each a unit-stride row.
 func (p *plane) prepare(x, buf []float32) {
-	if p.sw == 1 {
-		hp, wp := p.padDims()
-		pad := buf[:hp*wp]
-		clear(pad)
-		left := min(p.pw, wp)
-		n := max(0, min(p.w, wp-left))
-		for iy := max(0, -p.ph); iy < p.h && iy+p.ph < hp; iy++ {
-			py := iy + p.ph
-			copy(pad[py*wp+left:py*wp+left+n], x[iy*p.w:iy*p.w+n])
-		}
-		return
-	}
-	pl := p.phaseRow()
-	for iy := 0; iy < p.h; iy++ {
-		row := x[iy*p.w : (iy+1)*p.w]
-		for ph := 0; ph < p.sw; ph++ {
-			dst := buf[(ph*p.h+iy)*pl : (ph*p.h+iy+1)*pl]
-			for j := range dst {
-				if c := j*p.sw + ph; c < p.w {
-					dst[j] = row[c]
-				} else {
-					dst[j] = 0
-				}
-			}
-		}
-	}
+	p.prepareRows(x, buf, 0, p.prepRows())
 }
 
 // fill sets every value of dst to v.

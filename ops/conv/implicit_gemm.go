@@ -42,11 +42,12 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 		xt = c.Scratch(g.Batch * img)
 		defer c.Free(xt)
 		for b := 0; b < g.Batch; b++ {
-			if err := channelsLast(c, xt[b*img:], x[b*img:], g.C, inSize); err != nil {
-				return err
+			var scale []float32 // as Mul does, before the product
+			if o.xscale != nil {
+				scale = o.xscale[b*g.C : (b+1)*g.C]
 			}
-			if o.xscale != nil { // as Mul does, before the product
-				tb.ScaleRows(xt[b*img:(b+1)*img], o.xscale[b*g.C:(b+1)*g.C])
+			if err := transposeScaled(c, xt[b*img:], x[b*img:], g.C, inSize, scale); err != nil {
+				return err
 			}
 		}
 	}

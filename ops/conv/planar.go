@@ -43,8 +43,11 @@ func (dw *depthwiseWeights) planarTo(c *ops.Context, g *Geometry, x, y []float32
 	taps := o.tb.ConvTaps
 	prep := c.Scratch(g.Batch * g.C * pl)
 	defer c.Free(prep)
-	err := run(c, g.Batch*g.C, g.Batch*g.C*pl*gatherCost, func(_ *gemm.Engine, _ *scratch, task int) error {
-		p.prepare(x[task*inSize:][:inSize], prep[task*pl:][:pl])
+	// A few input planes (3: RGB) split by rows.
+	rows := p.prepRows()
+	err := run(c, g.Batch*g.C*rows, g.Batch*g.C*pl*transposeCost, func(_ *gemm.Engine, _ *scratch, task int) error {
+		i, r := task/rows, task%rows
+		p.prepareRows(x[i*inSize:][:inSize], prep[i*pl:][:pl], r, r+1)
 		return nil
 	})
 	if err != nil {
@@ -84,4 +87,55 @@ func (dw *depthwiseWeights) planarTo(c *ops.Context, g *Geometry, x, y []float32
 		}
 	}
 	return nil
+}
+
+// prepRows is the number of rows prepare writes: the padded copy's, or
+// the input's (each split into its phases).
+func (p *plane) prepRows() int {
+	if p.sw == 1 {
+		hp, _ := p.padDims()
+		return hp
+	}
+	return p.h
+}
+
+// prepareRows is prepare on its rows [r0, r1) alone (see prepRows).
+func (p *plane) prepareRows(x, buf []float32, r0, r1 int) {
+	if p.sw == 1 {
+		hp, wp := p.padDims()
+		pad := buf[:hp*wp]
+		left := min(p.pw, wp)
+		n := max(0, min(p.w, wp-left))
+		for py := r0; py < r1; py++ {
+			row := pad[py*wp : (py+1)*wp]
+			iy := py - p.ph
+			if iy < 0 || iy >= p.h || n == 0 {
+				clear(row)
+				continue
+			}
+			clear(row[:left])
+			copy(row[left:left+n], x[iy*p.w:iy*p.w+n])
+			clear(row[left+n:])
+		}
+		return
+	}
+	pl := p.phaseRow()
+	whole := p.w / p.sw // columns every phase has
+	for iy := r0; iy < r1; iy++ {
+		row := x[iy*p.w : (iy+1)*p.w]
+		for ph := 0; ph < p.sw; ph++ {
+			dst := buf[(ph*p.h+iy)*pl : (ph*p.h+iy+1)*pl]
+			src := row[ph:]
+			for j := range whole {
+				dst[j] = src[j*p.sw]
+			}
+			for j := whole; j < pl; j++ {
+				if c := j*p.sw + ph; c < p.w {
+					dst[j] = row[c]
+				} else {
+					dst[j] = 0
+				}
+			}
+		}
+	}
 }

@@ -51,15 +51,17 @@ func TestSmallConvsSplit(t *testing.T) {
 	for _, c := range []struct {
 		c, m, group, h, w, k, stride int
 		nhwcIn, nhwcOut, split       bool
+		scaled                       bool // x times a per-channel scale first (an SE block's Mul)
 	}{
-		{3, 8, 1, 48, 192, 3, 2, false, true, true},      // the image's first conv
-		{8, 8, 1, 24, 96, 1, 1, true, false, true},       // pointwise, 8 channels
-		{8, 8, 8, 24, 96, 3, 2, false, false, true},      // depthwise, stride 2
-		{32, 8, 1, 6, 96, 1, 1, false, true, true},       // pointwise down to 8
-		{16, 88, 1, 3, 96, 1, 1, true, false, true},      // pointwise up to 88
-		{200, 200, 200, 2, 96, 5, 1, false, false, true}, // depthwise 5×5
-		{88, 22, 1, 1, 1, 1, 1, false, true, false},      // squeeze
-		{22, 88, 1, 1, 1, 1, 1, true, false, false},      // excite
+		{3, 8, 1, 48, 192, 3, 2, false, true, true, false},      // the image's first conv
+		{8, 8, 1, 24, 96, 1, 1, true, false, true, false},       // pointwise, 8 channels
+		{8, 8, 8, 24, 96, 3, 2, false, false, true, false},      // depthwise, stride 2
+		{32, 8, 1, 6, 96, 1, 1, false, true, true, false},       // pointwise down to 8
+		{16, 88, 1, 3, 96, 1, 1, true, false, true, false},      // pointwise up to 88
+		{200, 200, 200, 2, 96, 5, 1, false, false, true, false}, // depthwise 5×5
+		{88, 22, 1, 1, 1, 1, 1, false, true, false, false},      // squeeze
+		{22, 88, 1, 1, 1, 1, 1, true, false, false, false},      // excite
+		{200, 32, 1, 2, 96, 1, 1, false, true, true, true},      // pointwise of an SE block's scaled image
 	} {
 		name := fmt.Sprintf("%d-%d_g%d_%dx%d_k%d_s%d", c.c, c.m, c.group, c.h, c.w, c.k, c.stride)
 		t.Run(name, func(t *testing.T) {
@@ -82,6 +84,15 @@ func TestSmallConvsSplit(t *testing.T) {
 			}
 			in := make([]*tensor.Tensor, FusedInputs)
 			in[FusedX], in[FusedW], in[FusedB] = x, w, bias
+			xref := x.Data.([]float32)
+			if c.scaled {
+				sv := randomFloats(r, []int{c.c})
+				in[FusedXScale] = tensor.From([]int{1, c.c, 1, 1}, sv)
+				xref = slices.Clone(xref)
+				for i := range xref {
+					xref[i] *= sv[i/(c.h*c.w)]
+				}
+			}
 			var absent []int
 			for i, v := range in {
 				if v == nil {
@@ -89,7 +100,7 @@ func TestSmallConvsSplit(t *testing.T) {
 				}
 			}
 			// HardSwish of the definition, channels-last when the node is.
-			ref := refConvolve(x.Data.([]float32), []int{1, c.c, c.h, c.w}, w.Data.([]float32), ws, bias.Data.([]float32), c.group,
+			ref := refConvolve(xref, []int{1, c.c, c.h, c.w}, w.Data.([]float32), ws, bias.Data.([]float32), c.group,
 				[]int{c.stride, c.stride}, []int{1, 1}, []int{int(p), int(p), int(p), int(p)}, false)
 			if c.nhwcIn {
 				ref = refConvolve(nchw(x.Data.([]float32), c.h*c.w, c.c), []int{1, c.c, c.h, c.w}, w.Data.([]float32), ws, bias.Data.([]float32), c.group,

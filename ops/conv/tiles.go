@@ -112,15 +112,39 @@ func tileRows(w int) int {
 // transposeTo writes dst (cols×rows) = srcᵀ for src rows×cols, in
 // parallel stripes of columns when large, on the engine's kernels.
 func transposeTo(c *ops.Context, dst, src []float32, rows, cols int) error {
+	return transposeScaled(c, dst, src, rows, cols, nil)
+}
+
+// transposeCost is a value transposed (a strided load or store on the
+// kernels, about 0.3 ns): the cost by which a layout change splits.
+const transposeCost = 16
+
+// transposeScaled is transposeTo, then, with scale (nil, or rows
+// values), each row of dst multiplied by it (ScaleRows, as Mul does) in
+// the same stripe while it is in cache. The stripes are at most 256
+// columns and, so that a plane of a few hundred positions splits too,
+// at most an eighth of them (but not under 32).
+func transposeScaled(c *ops.Context, dst, src []float32, rows, cols int, scale []float32) error {
+	tb := engine(c).Table()
 	if rows == 1 || cols == 1 {
 		copy(dst, src[:rows*cols])
+		if scale != nil {
+			tb.ScaleRows(dst[:rows*cols], scale[:rows])
+		}
 		return nil
 	}
-	transpose := engine(c).Table().TransposeCols
-	const stripe = 256
+	stripe := min(256, max(32, (cols+7)/8))
 	n := (cols + stripe - 1) / stripe
-	return run(c, n, rows*cols*8, func(_ *gemm.Engine, _ *scratch, i int) error {
-		transpose(dst, src, rows, cols, 0, i*stripe, min((i+1)*stripe, cols))
+	work := rows * cols * transposeCost
+	if scale != nil {
+		work += rows * cols * ops.VectorCost
+	}
+	return run(c, n, work, func(_ *gemm.Engine, _ *scratch, i int) error {
+		c0, c1 := i*stripe, min((i+1)*stripe, cols)
+		tb.TransposeCols(dst, src, rows, cols, 0, c0, c1)
+		if scale != nil {
+			tb.ScaleRows(dst[c0*rows:c1*rows], scale[:rows])
+		}
 		return nil
 	})
 }

@@ -13,10 +13,11 @@ import (
 // operand over NCHW gives C runs of H·W with that operand fixed within
 // each; a last-axis vector gives runs in which both operands advance.
 type Layout struct {
-	shape []int   // the broadcast output shape
-	n     int     // its element count
-	dims  []int   // the merged dimensions walked
-	st    [][]int // strides over dims: the output's first, then each operand's
+	shape []int    // the broadcast output shape
+	n     int      // its element count
+	dims  []int    // the merged dimensions walked
+	st    [][]int  // strides over dims: the output's first, then each operand's
+	st3   [3][]int // st's array for up to two operands
 }
 
 // NewLayout returns the walk over operands of the given shapes, or an
@@ -31,32 +32,66 @@ func NewLayout(shapes ...[]int) (*Layout, error) {
 	if err != nil {
 		return nil, ops.InputErrorf("%v", err)
 	}
-	all := make([][]int, len(shapes)+1)
-	all[0] = tensor.Strides(out)
-	for k, s := range shapes {
-		all[k+1] = tensor.BroadcastStrides(s, out)
+	// One allocation holds every operand's strides over out (all), the
+	// merged strides and the merged dimensions: a small operation's
+	// layout costs a few allocations, not one per operand and dimension.
+	r, k := len(out), len(shapes)+1
+	buf := make([]int, 2*k*r+max(r, 1)+k)
+	var all3 [3][]int
+	all := all3[:0]
+	if k > len(all3) {
+		all = make([][]int, 0, k)
 	}
-	l := &Layout{shape: out, n: n, st: make([][]int, len(all))}
+	all = all[:k]
+	all[0] = buf[:r]
+	for i, s := r-1, 1; i >= 0; i-- {
+		all[0][i] = s
+		s *= out[i]
+	}
+	for j, sh := range shapes {
+		st := buf[(j+1)*r : (j+2)*r]
+		for i, s := r-1, 1; i >= 0; i-- {
+			d := i - (r - len(sh))
+			if d < 0 {
+				continue
+			}
+			if sh[d] != 1 {
+				st[i] = s
+			}
+			s *= sh[d]
+		}
+		all[j+1] = st
+	}
+	merged := buf[k*r : 2*k*r+k]
+	l := &Layout{shape: out, n: n, dims: buf[2*k*r+k:][:0]}
+	l.st = l.st3[:0]
+	if k > len(l.st3) {
+		l.st = make([][]int, 0, k)
+	}
+	l.st = l.st[:k]
+	for j := range l.st {
+		l.st[j] = merged[j*(r+1) : j*(r+1) : (j+1)*(r+1)]
+	}
 	for d, size := range out {
 		if size == 1 {
 			continue
 		}
 		if last := len(l.dims) - 1; last >= 0 && l.mergeable(all, last, d) {
 			l.dims[last] *= size
-			for k := range all {
-				l.st[k][last] = all[k][d]
+			for j := range all {
+				l.st[j][last] = all[j][d]
 			}
 			continue
 		}
 		l.dims = append(l.dims, size)
-		for k := range all {
-			l.st[k] = append(l.st[k], all[k][d])
+		for j := range all {
+			l.st[j] = append(l.st[j], all[j][d])
 		}
 	}
 	if len(l.dims) == 0 { // every dimension is 1: one run of one element
-		l.dims = []int{1}
-		for k := range l.st {
-			l.st[k] = []int{0}
+		l.dims = append(l.dims, 1)
+		for j := range l.st {
+			l.st[j] = append(l.st[j], 0)
 		}
 	}
 	return l, nil

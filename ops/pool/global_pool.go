@@ -96,7 +96,10 @@ func globalPool[T tensor.Float](x []T, planes, size int, avg bool, sum32 func([]
 	y := make([]T, planes)
 	cost := tapCost
 	if _, ok := any(x).([]float32); ok && avg {
-		cost = ops.VectorCost // the engine's PoolSum kernel
+		// The engine's PoolSum kernel: each value widened to float64 and
+		// added, with a plane's partial sums combined at its end (about
+		// 0.15 ns a value on AVX2 for planes of a few hundred).
+		cost = 2 * ops.VectorCost
 	}
 	err := oc.ParallelRows(planes, cost*size, func(p0, p1 int) {
 		for p := p0; p < p1; p++ {
