@@ -50,9 +50,16 @@ func (c *Context) Context() context.Context { return c.ctx }
 func (c *Context) Engine() *gemm.Engine { return c.engine }
 
 // Err returns the request's error once it is cancelled or past its
-// deadline. Operators that loop long look at it through Tick, or at
-// every step when each step is long.
-func (c *Context) Err() error { return c.ctx.Err() }
+// deadline (nil for a nil Context or one without a request). Operators
+// that loop long look at it through Tick, or at every step when each
+// step is long; unlike Tick it is safe for concurrent use, so the chunks
+// of a loop split across cores may call it.
+func (c *Context) Err() error {
+	if c == nil || c.ctx == nil {
+		return nil
+	}
+	return c.ctx.Err()
+}
 
 // KeepValues reports whether the run keeps every value, so an operator
 // must not recycle the memory of the values it reads.

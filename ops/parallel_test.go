@@ -143,3 +143,25 @@ func TestParallelRows(t *testing.T) {
 		t.Errorf("a cancelled request: err %v, ran %v", err, ran)
 	}
 }
+
+// TestContextErr: Err gives the request's error once it ends, and nil
+// for a nil Context or one without a request (a loop's chunks call it
+// from any goroutine).
+func TestContextErr(t *testing.T) {
+	var none *Context
+	if err := none.Err(); err != nil {
+		t.Errorf("nil Context: %v", err)
+	}
+	if err := new(Context).Err(); err != nil {
+		t.Errorf("no request: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := NewContext(ctx, nil, false)
+	if err := c.Err(); err != nil {
+		t.Errorf("running request: %v", err)
+	}
+	cancel()
+	if err := c.Err(); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled request: %v, want context.Canceled", err)
+	}
+}

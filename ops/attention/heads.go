@@ -48,7 +48,7 @@ func runAttention[T float32 | float64](sh attnShape, q, k, v, y attnView[T], new
 				prepared = kv
 			}
 			for i0 := 0; i0 < sh.sq; i0 += chunk {
-				if err := requestErr(pace); err != nil {
+				if err := pace.Err(); err != nil {
 					return err
 				}
 				m := min(chunk, sh.sq-i0)
@@ -64,16 +64,6 @@ func runAttention[T float32 | float64](sh attnShape, q, k, v, y attnView[T], new
 		}
 		return kern.err()
 	})
-}
-
-// requestErr returns the error of c's request once it has ended (nil for
-// a nil Context or one without a request): safe for concurrent use, where
-// Tick is not.
-func requestErr(c *ops.Context) error {
-	if c == nil || c.Context() == nil {
-		return nil
-	}
-	return c.Err()
 }
 
 // attentionIn computes Attention in T: toT converts a floating-point

@@ -252,31 +252,12 @@ func (dp *dynamicProduct) finish(c *ops.Context, out []float32, shape []int, m i
 		// takes it once the rest is done
 		rd = nil
 	}
-	n := dp.p.n
-	tb := c.Engine().Table()
-	bias := dp.bias
-	if bias != nil || dp.gelu || rd != nil {
-		err := c.ParallelRows(m, n*epilogueCost(dp.gelu), func(r0, r1 int) {
-			for i := r0; i < r1; i++ {
-				row := out[i*n : (i+1)*n]
-				var rr []float32
-				if rd != nil {
-					rr = rd[i*n : (i+1)*n]
-				}
-				switch {
-				case dp.gelu:
-					tb.Gelu(row, row, bias) // Gelu(y + bias)
-					if rr != nil {
-						tb.AddBias(row, rr, nil)
-					}
-				case bias != nil:
-					tb.AddBias(row, bias, rr) // (y + bias) + residual
-				case rr != nil:
-					tb.AddBias(row, rr, nil)
-				}
-			}
-		})
-		if err != nil {
+	if dp.bias != nil || dp.gelu || rd != nil {
+		act := ""
+		if dp.gelu {
+			act = "Gelu"
+		}
+		if err := epilogue(c, out[:m*dp.p.n], dp.p.n, dp.bias, rd, act); err != nil {
 			return nil, err
 		}
 	}

@@ -133,26 +133,36 @@ func (f *fusedLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 			return []*tensor.Tensor{y}, nil
 		}
 	}
+	if err := epilogue(c, y.Data.([]float32), f.lin.n, bias, rd, f.act); err != nil {
+		return nil, err
+	}
+	return []*tensor.Tensor{y}, nil
+}
+
+// epilogue finishes the rows of a product y (cols values each): y + bias
+// (bias nil or cols values), or Gelu(y + bias) as tb.Gelu computes it,
+// then Relu, then + res (nil or as long as y); with a bias, a residual
+// and no activation, (y + bias) + res in one pass. The rows split across
+// the engine's cores.
+func epilogue(c *ops.Context, y []float32, cols int, bias, res []float32, act string) error {
 	tb := c.Engine().Table()
-	yd := y.Data.([]float32)
-	cols := f.lin.n
-	err = c.ParallelRows(len(yd)/max(cols, 1), cols*epilogueCost(f.act == "Gelu"), func(r0, r1 int) {
+	return c.ParallelRows(len(y)/max(cols, 1), cols*epilogueCost(act == "Gelu"), func(r0, r1 int) {
 		for r := r0; r < r1; r++ {
-			row := yd[r*cols : (r+1)*cols]
+			row := y[r*cols : (r+1)*cols]
 			var rr []float32
-			if rd != nil {
-				rr = rd[r*cols : (r+1)*cols]
+			if res != nil {
+				rr = res[r*cols : (r+1)*cols]
 			}
 			switch {
-			case f.act == "Gelu":
+			case act == "Gelu":
 				tb.Gelu(row, row, bias)
-			case bias != nil && (f.act != "" || rr == nil):
+			case bias != nil && (act != "" || rr == nil):
 				tb.AddBias(row, bias, nil)
 			case bias != nil:
 				tb.AddBias(row, bias, rr) // (y + bias) + residual
 				continue
 			}
-			if f.act == "Relu" {
+			if act == "Relu" {
 				for i, v := range row {
 					row[i] = max(v, 0)
 				}
@@ -162,10 +172,6 @@ func (f *fusedLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 			}
 		}
 	})
-	if err != nil {
-		return nil, err
-	}
-	return []*tensor.Tensor{y}, nil
 }
 
 // epilogueCost is the work (ops.ParallelFor's units) of a product's
