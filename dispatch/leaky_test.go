@@ -162,9 +162,68 @@ func TestMaxMinConstEveryTable(t *testing.T) {
 	}
 }
 
+// TestMaxPairEveryTable compares every table's MaxPair with the
+// reference bit for bit (NaN payloads included) on every length to 131
+// and a few long ones, with NaNs, both zeros and infinities on either
+// side, dst apart from and the same as a or b, and sentinels around dst.
+func TestMaxPairEveryTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(34, 34))
+	negZero := float32(math.Copysign(0, -1))
+	for _, n := range leakyLengths() {
+		a, b := leakyInput(r, n), leakyInput(r, n)
+		for i := range b { // pairs the random values rarely make
+			switch i % 7 {
+			case 0:
+				b[i] = a[i]
+			case 1:
+				a[i], b[i] = 0, negZero
+			case 2:
+				a[i], b[i] = negZero, 0
+			case 3:
+				b[i] = math.Float32frombits(0xffc00123)
+			}
+		}
+		want := make([]float32, n)
+		kernels.MaxPair(want, a, b)
+		for i, v := range want {
+			x, y := a[i], b[i]
+			switch {
+			case x != x || y != y:
+				if v == v {
+					t.Fatalf("reference max of %v and %v = %v, want NaN", x, y, v)
+				}
+			case x == 0 && y == 0:
+				if math.Signbit(float64(v)) != (math.Signbit(float64(x)) && math.Signbit(float64(y))) {
+					t.Fatalf("reference max of %v and %v = %v", x, y, v)
+				}
+			case v != float32(math.Max(float64(x), float64(y))):
+				t.Fatalf("reference max of %v and %v = %v", x, y, v)
+			}
+		}
+		for _, tb := range Available() {
+			for _, shift := range []int{0, 1} {
+				got, outside := inGuard(make([]float32, n), shift)
+				tb.MaxPair(got, a, b)
+				if i := diffBits(got, want); i >= 0 {
+					t.Fatalf("%v n=%d: dst[%d] = %#x, reference %#x (a %#x, b %#x)", tb, n, i, math.Float32bits(got[i]), math.Float32bits(want[i]), math.Float32bits(a[i]), math.Float32bits(b[i]))
+				}
+				if i := outside(); i >= 0 {
+					t.Fatalf("%v n=%d: wrote outside dst at %d", tb, n, i)
+				}
+			}
+			inPlace := slices.Clone(a)
+			tb.MaxPair(inPlace, inPlace, b)
+			if i := diffBits(inPlace, want); i >= 0 {
+				t.Fatalf("%v n=%d, dst = a: dst[%d] = %#x, reference %#x", tb, n, i, math.Float32bits(inPlace[i]), math.Float32bits(want[i]))
+			}
+		}
+	}
+}
+
 // FuzzLeakyRelu decodes bytes into float32 values (any bit pattern) and
-// compares every table's LeakyRelu and MaxMinConst with the references
-// bit for bit.
+// compares every table's LeakyRelu, MaxMinConst and MaxPair (the first
+// half of the values against the second) with the references bit for
+// bit.
 func FuzzLeakyRelu(f *testing.F) {
 	f.Add([]byte{0, 0, 128, 191, 1, 0, 128, 127, 0, 0, 0, 128, 1, 0, 0, 0, 205, 204, 204, 190}, float32(0.01), float32(-0.4), false)
 	f.Add(make([]byte, 4*67), float32(math.NaN()), float32(0), true)
@@ -182,6 +241,14 @@ func FuzzLeakyRelu(f *testing.F) {
 			tb.LeakyRelu(got, x, alpha)
 			if i := diffBits(got, want); i >= 0 {
 				t.Fatalf("%v LeakyRelu[%d] = %#x, reference %#x (x = %#x)", tb, i, math.Float32bits(got[i]), math.Float32bits(want[i]), math.Float32bits(x[i]))
+			}
+			half := len(x) / 2
+			wantP := make([]float32, half)
+			kernels.MaxPair(wantP, x[:half], x[half:])
+			gotP := make([]float32, half)
+			tb.MaxPair(gotP, x[:half], x[half:])
+			if i := diffBits(gotP, wantP); i >= 0 {
+				t.Fatalf("%v MaxPair[%d] = %#x, reference %#x (a %#x, b %#x)", tb, i, math.Float32bits(gotP[i]), math.Float32bits(wantP[i]), math.Float32bits(x[i]), math.Float32bits(x[half+i]))
 			}
 			got = slices.Clone(x)
 			tb.MaxMinConst(got, c, isMin)

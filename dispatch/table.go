@@ -59,6 +59,9 @@ type Table struct {
 	// with a constant, as Go's max and min compute it).
 	LeakyRelu   func(dst, src []float32, alpha float32)
 	MaxMinConst func(dst []float32, c float32, isMin bool)
+	// The pooling paths' maximum of two rows, with Go's max's bits
+	// (kernels.MaxPair).
+	MaxPair func(dst, a, b []float32)
 
 	supported func() bool
 }
@@ -91,6 +94,7 @@ var generic = &Table{
 	PoolSum:       kernels.PoolSum,
 	LeakyRelu:     kernels.LeakyRelu,
 	MaxMinConst:   kernels.MaxMinConst,
+	MaxPair:       kernels.MaxPair,
 
 	supported: func() bool { return true },
 }

@@ -53,6 +53,7 @@ func isaTables() []*Table {
 		PoolSum:       amd64.PoolSumAVX2,
 		LeakyRelu:     amd64.LeakyReluAVX512,
 		MaxMinConst:   amd64.MaxMinConstAVX512,
+		MaxPair:       amd64.MaxPairAVX2,
 
 		supported: func() bool { return avx512(cpuid.AVX512VNNI) },
 	}, {
@@ -79,6 +80,7 @@ func isaTables() []*Table {
 		PoolSum:       amd64.PoolSumAVX2,
 		LeakyRelu:     amd64.LeakyReluAVX512,
 		MaxMinConst:   amd64.MaxMinConstAVX512,
+		MaxPair:       amd64.MaxPairAVX2,
 
 		supported: func() bool { return avx512() },
 	}, {
@@ -106,6 +108,7 @@ func isaTables() []*Table {
 		PoolSum:       amd64.PoolSumAVX2,
 		LeakyRelu:     amd64.LeakyReluAVX2,
 		MaxMinConst:   amd64.MaxMinConstAVX2,
+		MaxPair:       amd64.MaxPairAVX2,
 
 		supported: func() bool { return avx2() && cpuid.CPU.Supports(cpuid.AVXVNNI) },
 	}, {
@@ -132,6 +135,7 @@ func isaTables() []*Table {
 		PoolSum:       amd64.PoolSumAVX2,
 		LeakyRelu:     amd64.LeakyReluAVX2,
 		MaxMinConst:   amd64.MaxMinConstAVX2,
+		MaxPair:       amd64.MaxPairAVX2,
 
 		supported: avx2,
 	}}

@@ -43,6 +43,7 @@ func isaTables() []*Table {
 			PoolSum:       kernels.PoolSum,
 			LeakyRelu:     arm64.LeakyReluNEON,
 			MaxMinConst:   arm64.MaxMinConstNEON,
+			MaxPair:       arm64.MaxPairNEON,
 
 			supported: func() bool {
 				return arm64.Available && cpuid.CPU.Supports(append(features, cpuid.ASIMD)...)

@@ -42,3 +42,15 @@ func MaxMinConst(dst []float32, c float32, isMin bool) {
 		dst[i] = max(v, c)
 	}
 }
+
+// MaxPair sets dst[i] = max(a[i], b[i]) as the MaxPool and Max operators
+// compute float32 values, with Go's built-in max (see MaxMinConst: a NaN
+// operand gives a NaN, -0 orders below +0, and the SIMD twins compute
+// the compiler's instructions lane by lane). dst may be a or b; len(a)
+// and len(b) >= len(dst).
+func MaxPair(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = max(a[i], b[i])
+	}
+}

@@ -30,6 +30,13 @@ func maxMinConstAVX2(dst []float32, c float32, sign uint32)
 //go:noescape
 func maxMinConstAVX512(dst []float32, c float32, sign uint32)
 
+// maxPairAVX2 computes kernels.MaxPair(dst, a, b), the sequence Go
+// compiles max to. Requires AVX2, len(a) and len(b) >= len(dst), and
+// len(dst) a multiple of 8.
+//
+//go:noescape
+func maxPairAVX2(dst, a, b []float32)
+
 // LeakyReluAVX2 computes kernels.LeakyRelu(dst, src, alpha). Requires
 // AVX2.
 func LeakyReluAVX2(dst, src []float32, alpha float32) {
@@ -74,4 +81,14 @@ func MaxMinConstAVX512(dst []float32, c float32, isMin bool) {
 	if len(dst) > 0 {
 		maxMinConstAVX512(dst, c, maxSign(isMin))
 	}
+}
+
+// MaxPairAVX2 computes kernels.MaxPair(dst, a, b). Requires AVX2.
+func MaxPairAVX2(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)] // Go checks the bounds the assembly trusts
+	n := len(dst) &^ 7
+	if n > 0 {
+		maxPairAVX2(dst[:n], a[:n], b[:n])
+	}
+	kernels.MaxPair(dst[n:], a[n:], b[n:])
 }

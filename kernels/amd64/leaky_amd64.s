@@ -290,3 +290,70 @@ zmtail:
 zmdone:
 	VZEROUPPER
 	RET
+
+// func maxPairAVX2(dst, a, b []float32)
+//
+// For every i < len(dst) (a multiple of 8), 16 then 8 at a time, Go's
+// max(a[i], b[i]) as the compiler writes it for amd64 (see
+// maxMinConstAVX2: the min of the negated values, negated):
+//
+//	x, y := a[i] ^ 1<<31, b[i] ^ 1<<31    (on the bits)
+//	m := x < y ? x : y                     // VMINPS y, x: MINSS x, y
+//	dst[i] = ((m < x ? m : x) | m) ^ 1<<31 // VMINPS x, m; VORPS; VXORPS
+//
+// Register contract: DI dst, SI a, BX b, CX len(dst), AX the index, Y10
+// the sign bit.
+TEXT ·maxPairAVX2(SB), NOSPLIT, $0-72
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), SI
+	MOVQ         b_base+48(FP), BX
+	MOVL         $0x80000000, AX
+	MOVL         AX, X10
+	VPBROADCASTD X10, Y10
+	XORQ         AX, AX
+
+mp16:
+	LEAQ    16(AX), R10
+	CMPQ    R10, CX
+	JGT     mp8
+	VMOVUPS (SI)(AX*4), Y0
+	VMOVUPS 32(SI)(AX*4), Y1
+	VMOVUPS (BX)(AX*4), Y2
+	VMOVUPS 32(BX)(AX*4), Y3
+	VXORPS  Y10, Y0, Y0     // x
+	VXORPS  Y10, Y1, Y1
+	VXORPS  Y10, Y2, Y2     // y
+	VXORPS  Y10, Y3, Y3
+	VMINPS  Y2, Y0, Y4      // m = x < y ? x : y
+	VMINPS  Y3, Y1, Y5
+	VMINPS  Y0, Y4, Y0      // m < x ? m : x
+	VMINPS  Y1, Y5, Y1
+	VORPS   Y4, Y0, Y0      // | m
+	VORPS   Y5, Y1, Y1
+	VXORPS  Y10, Y0, Y0     // ^ sign
+	VXORPS  Y10, Y1, Y1
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	MOVQ    R10, AX
+	JMP     mp16
+
+mp8:
+	LEAQ    8(AX), R10
+	CMPQ    R10, CX
+	JGT     mpdone
+	VMOVUPS (SI)(AX*4), Y0
+	VMOVUPS (BX)(AX*4), Y2
+	VXORPS  Y10, Y0, Y0
+	VXORPS  Y10, Y2, Y2
+	VMINPS  Y2, Y0, Y4
+	VMINPS  Y0, Y4, Y0
+	VORPS   Y4, Y0, Y0
+	VXORPS  Y10, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	MOVQ    R10, AX
+	JMP     mp8
+
+mpdone:
+	VZEROUPPER
+	RET

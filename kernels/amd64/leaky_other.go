@@ -18,3 +18,6 @@ func MaxMinConstAVX2(dst []float32, c float32, isMin bool) { kernels.MaxMinConst
 // MaxMinConstAVX512 forwards to kernels.MaxMinConst in builds without
 // assembly.
 func MaxMinConstAVX512(dst []float32, c float32, isMin bool) { kernels.MaxMinConst(dst, c, isMin) }
+
+// MaxPairAVX2 forwards to kernels.MaxPair in builds without assembly.
+func MaxPairAVX2(dst, a, b []float32) { kernels.MaxPair(dst, a, b) }

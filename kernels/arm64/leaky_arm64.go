@@ -16,6 +16,12 @@ func leakyReluNEON(dst, src []float32, alpha float32)
 //go:noescape
 func maxMinConstNEON(dst []float32, c float32, isMin bool)
 
+// maxPairNEON computes kernels.MaxPair(dst, a, b) with FMAX. Requires
+// ASIMD, len(a) and len(b) >= len(dst), and len(dst) a multiple of 8.
+//
+//go:noescape
+func maxPairNEON(dst, a, b []float32)
+
 // LeakyReluNEON computes kernels.LeakyRelu(dst, src, alpha). Requires
 // ASIMD.
 func LeakyReluNEON(dst, src []float32, alpha float32) {
@@ -35,4 +41,14 @@ func MaxMinConstNEON(dst []float32, c float32, isMin bool) {
 		maxMinConstNEON(dst[:n], c, isMin)
 	}
 	kernels.MaxMinConst(dst[n:], c, isMin)
+}
+
+// MaxPairNEON computes kernels.MaxPair(dst, a, b). Requires ASIMD.
+func MaxPairNEON(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)] // Go checks the bounds the assembly trusts
+	n := len(dst) &^ 7
+	if n > 0 {
+		maxPairNEON(dst[:n], a[:n], b[:n])
+	}
+	kernels.MaxPair(dst[n:], a[n:], b[n:])
 }

@@ -80,3 +80,31 @@ minloop:
 
 mmdone:
 	RET
+
+// func maxPairNEON(dst, a, b []float32)
+//
+// For every i < len(dst) (a multiple of 8), 8 at a time, with the
+// instruction Go compiles max to on arm64 (FMAXS), a[i] the first
+// operand:
+//
+//	dst[i] = max(a[i], b[i])   // FMAX
+//
+// Register contract: R0 a, R1 b, R2 dst, R3 values left.
+TEXT ·maxPairNEON(SB), NOSPLIT, $0-72
+	MOVD dst_base+0(FP), R2
+	MOVD dst_len+8(FP), R3
+	MOVD a_base+24(FP), R0
+	MOVD b_base+48(FP), R1
+	CBZ  R3, mpdone
+
+mploop:
+	VLD1.P 32(R0), [V4.S4, V5.S4]
+	VLD1.P 32(R1), [V6.S4, V7.S4]
+	WORD   $0x4e26f484 // FMAX V4.4S, V4.4S, V6.4S
+	WORD   $0x4e27f4a5 // FMAX V5.4S, V5.4S, V7.4S
+	VST1.P [V4.S4, V5.S4], 32(R2)
+	SUB    $8, R3
+	CBNZ   R3, mploop
+
+mpdone:
+	RET

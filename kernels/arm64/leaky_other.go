@@ -10,3 +10,6 @@ func LeakyReluNEON(dst, src []float32, alpha float32) { kernels.LeakyRelu(dst, s
 // MaxMinConstNEON forwards to kernels.MaxMinConst in builds without
 // assembly.
 func MaxMinConstNEON(dst []float32, c float32, isMin bool) { kernels.MaxMinConst(dst, c, isMin) }
+
+// MaxPairNEON forwards to kernels.MaxPair in builds without assembly.
+func MaxPairNEON(dst, a, b []float32) { kernels.MaxPair(dst, a, b) }

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -8,6 +9,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/opstest"
@@ -40,10 +43,16 @@ func poolSpecCase(r *rand.Rand, rank int) (*spec, []int) {
 // TestPool2DMatchesReference runs the 2-D float32 path (separable,
 // unrolled interiors) and the N-d reference on the same random inputs and
 // geometries, NaN and infinities among the values: max pooling must give
-// the same bits, average pooling the same values within float32
-// rounding of a window's sum.
+// the same bits (on every kernel table), average pooling the same values
+// within float32 rounding of a window's sum.
 func TestPool2DMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
+	var tables []*ops.Context
+	for _, tb := range dispatch.Available() {
+		e := gemm.New(tb, 1)
+		defer e.Close()
+		tables = append(tables, ops.NewContext(context.Background(), e, false))
+	}
 	for iter := 0; iter < 500; iter++ {
 		s, shape := poolSpecCase(r, 2)
 		if iter%7 == 0 { // the shapes a CNN runs: 3×3 and 2×2 interiors
@@ -72,6 +81,11 @@ func TestPool2DMatchesReference(t *testing.T) {
 		pool2D(x, fast, g, poolMax, nil)
 		maxPoolND(x, ref, nil, g, nil)
 		sameBits(t, fmt.Sprintf("max %+v %v", *s, shape), fast, ref)
+		for _, oc := range tables { // each table's MaxPair
+			clear(fast)
+			pool2D(x, fast, g, poolMax, oc)
+			sameBits(t, fmt.Sprintf("max on %v %+v %v", oc.Engine().Table(), *s, shape), fast, ref)
+		}
 		for _, include := range []bool{false, true} {
 			kind := poolAvg
 			if include {

@@ -3,6 +3,7 @@ package pool
 import (
 	"math"
 
+	"github.com/quantserve/quantserve/kernels"
 	"github.com/quantserve/quantserve/ops"
 )
 
@@ -44,9 +45,14 @@ func pool2D(x, y []float32, g *Geometry, kind poolKind, oc *ops.Context) error {
 		folded += W * rs.n
 	}
 	rowCost := tapCost * (folded/OH + OW*kw)
+	maxPair := kernels.MaxPair
+	if oc != nil && oc.Engine() != nil {
+		maxPair = oc.Engine().Table().MaxPair
+	}
 	return oc.ParallelRows(g.Planes()*OH, rowCost, func(r0, r1 int) {
-		tmp := oc.Scratch(W)
+		tmp, pairs := oc.Scratch(W), oc.Scratch(W)
 		defer oc.Free(tmp)
+		defer oc.Free(pairs)
 		for r := r0; r < r1; r++ {
 			p, oh := r/OH, r%OH
 			rs := rows[oh]
@@ -69,10 +75,14 @@ func pool2D(x, y []float32, g *Geometry, kind poolKind, oc *ops.Context) error {
 				ih := rs.first + r*dh
 				return xp[ih*W : (ih+1)*W]
 			}
-			foldRows(tmp, rs.n, row, kind == poolMax)
+			if kind == poolMax {
+				foldMax(tmp, rs.n, row, maxPair)
+			} else {
+				foldSum(tmp, rs.n, row)
+			}
 			switch kind {
 			case poolMax:
-				maxCols(tmp, yr, cols, interior, kw, sw, dw)
+				maxCols(tmp, yr, cols, interior, kw, sw, dw, pairs, maxPair)
 			default:
 				sumCols(tmp, yr, cols, interior, kw, sw, dw)
 				if kind == poolAvg {
@@ -89,9 +99,23 @@ func pool2D(x, y []float32, g *Geometry, kind poolKind, oc *ops.Context) error {
 	})
 }
 
-// foldRows sets tmp to the columnwise max (or sum) of rows row(0) to
-// row(n-1), n >= 1, in one pass for the common two and three rows.
-func foldRows(tmp []float32, n int, row func(r int) []float32, isMax bool) {
+// foldMax sets tmp to the columnwise max of rows row(0) to row(n-1), n
+// >= 1, a pair of rows at a time on maxPair (kernels.MaxPair: the
+// builtin max's bits).
+func foldMax(tmp []float32, n int, row func(r int) []float32, maxPair func(dst, a, b []float32)) {
+	if n == 1 {
+		copy(tmp, row(0))
+		return
+	}
+	maxPair(tmp, row(0), row(1))
+	for r := 2; r < n; r++ {
+		maxPair(tmp, tmp, row(r))
+	}
+}
+
+// foldSum sets tmp to the columnwise sum of rows row(0) to row(n-1), n
+// >= 1, in one pass for the common two and three rows.
+func foldSum(tmp []float32, n int, row func(r int) []float32) {
 	r0 := row(0)[:len(tmp)]
 	start := 1
 	switch {
@@ -100,39 +124,20 @@ func foldRows(tmp []float32, n int, row func(r int) []float32, isMax bool) {
 		return
 	case n >= 3:
 		r1, r2 := row(1)[:len(tmp)], row(2)[:len(tmp)]
-		if isMax {
-			for i := range tmp {
-				tmp[i] = max(r0[i], r1[i], r2[i])
-			}
-		} else {
-			for i := range tmp {
-				tmp[i] = r0[i] + r1[i] + r2[i]
-			}
+		for i := range tmp {
+			tmp[i] = r0[i] + r1[i] + r2[i]
 		}
 		start = 3
 	default:
 		r1 := row(1)[:len(tmp)]
-		if isMax {
-			for i := range tmp {
-				tmp[i] = max(r0[i], r1[i])
-			}
-		} else {
-			for i := range tmp {
-				tmp[i] = r0[i] + r1[i]
-			}
+		for i := range tmp {
+			tmp[i] = r0[i] + r1[i]
 		}
 		start = 2
 	}
 	for r := start; r < n; r++ {
-		xr := row(r)[:len(tmp)]
-		if isMax {
-			for i, v := range xr {
-				tmp[i] = max(tmp[i], v)
-			}
-		} else {
-			for i, v := range xr {
-				tmp[i] += v
-			}
+		for i, v := range row(r)[:len(tmp)] {
+			tmp[i] += v
 		}
 	}
 }
@@ -153,7 +158,7 @@ func poolInterior(cols []poolSpan, k int) [2]int {
 
 // maxCols sets yr[ow] to the maximum of row over window ow's columns (-Inf
 // for a window over padding only).
-func maxCols(row, yr []float32, cols []poolSpan, interior [2]int, k, sw, dw int) {
+func maxCols(row, yr []float32, cols []poolSpan, interior [2]int, k, sw, dw int, pairs []float32, maxPair func(dst, a, b []float32)) {
 	edge := func(ow int) {
 		cs := cols[ow]
 		m := float32(math.Inf(-1))
@@ -169,15 +174,20 @@ func maxCols(row, yr []float32, cols []poolSpan, interior [2]int, k, sw, dw int)
 	if lo < hi {
 		c := cols[lo].first
 		switch {
-		case k == 3 && dw == 1:
-			_ = row[c+(hi-lo-1)*sw+2]
-			for ow := lo; ow < hi; ow, c = ow+1, c+sw {
-				yr[ow] = max(row[c], row[c+1], row[c+2])
+		case (k == 2 || k == 3) && dw == 1:
+			// The windows' maxima for every column on the vector
+			// kernel, max(max(row[c], row[c+1]), row[c+2]) as the
+			// builtin computes max(row[c], row[c+1], row[c+2]), then
+			// the windows' columns picked out.
+			last := c + (hi-lo-1)*sw
+			n := last - c + 1
+			p := pairs[:n]
+			maxPair(p, row[c:c+n], row[c+1:c+1+n])
+			if k == 3 {
+				maxPair(p, p, row[c+2:c+2+n])
 			}
-		case k == 2 && dw == 1:
-			_ = row[c+(hi-lo-1)*sw+1]
-			for ow := lo; ow < hi; ow, c = ow+1, c+sw {
-				yr[ow] = max(row[c], row[c+1])
+			for ow, j := lo, 0; ow < hi; ow, j = ow+1, j+sw {
+				yr[ow] = p[j]
 			}
 		default:
 			for ow := lo; ow < hi; ow++ {
