@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/kernels"
@@ -32,7 +33,13 @@ type Engine struct {
 // New returns an Engine on table t using at most threads cores. Its
 // workers run until Close.
 func New(t *dispatch.Table, threads int) *Engine {
-	return &Engine{t: t, pool: NewPool(threads), kcBytes: 64 << 10}
+	return NewSpin(t, threads, DefaultSpin)
+}
+
+// NewSpin is New with workers that spin for spin after each task before
+// they park (NewPoolSpin).
+func NewSpin(t *dispatch.Table, threads int, spin time.Duration) *Engine {
+	return &Engine{t: t, pool: NewPoolSpin(threads, spin), kcBytes: 64 << 10}
 }
 
 // Close stops the engine's workers and waits for the tasks they are

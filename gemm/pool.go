@@ -30,7 +30,8 @@ func (e *PanicError) Error() string {
 // free to help: a caller never waits for a worker busy with another
 // request's work (it does the work itself), and a worker that starts late
 // finds the work done and returns at once. A worker done with a task
-// spins (yielding to other goroutines) for spinFor, looking for the next,
+// spins (yielding to other goroutines) for a while (DefaultSpin, or
+// NewPoolSpin's), looking for the next,
 // before it parks: the parallel loops of one model run follow each other
 // within tens to hundreds of microseconds, and a parked worker handed
 // work takes ~120 µs to run on a virtual machine (the idle vCPU must be
@@ -44,24 +45,32 @@ func (e *PanicError) Error() string {
 // done) returns the same results, only on one core.
 type Pool struct {
 	n       int
+	spinFor time.Duration // how long a worker done with a task looks for the next
 	tasks   chan func()
 	quit    chan struct{} // closed by Close
 	once    sync.Once
 	workers sync.WaitGroup
 }
 
-// spinFor is how long a worker looks for its next task before it parks:
-// longer than the gaps between one model run's parallel loops. With 50 µs
-// the worker of two threads parked ~6 times in each run of the int8
-// encoder and two threads were slower than one; with 500 µs it never
+// DefaultSpin is how long a worker looks for its next task before it
+// parks: longer than the gaps between one model run's parallel loops.
+// With 50 µs the worker of two threads parked ~6 times in each run of the
+// int8 encoder and two threads were slower than one; with 500 µs it never
 // parks in a run (1.38x one thread), and 1 or 2 ms gain nothing more.
-const spinFor = 500 * time.Microsecond
+// The spin yields the core to any other goroutine, but the OS counts it
+// as busy: a host shared with other work may prefer less (NewPoolSpin).
+const DefaultSpin = 500 * time.Microsecond
 
 // NewPool returns a pool of parallelism n (n >= 1): n-1 workers, which
-// run until Close, and the caller of each Run.
-func NewPool(n int) *Pool {
+// run until Close, and the caller of each Run. Its workers spin for
+// DefaultSpin after each task.
+func NewPool(n int) *Pool { return NewPoolSpin(n, DefaultSpin) }
+
+// NewPoolSpin is NewPool with workers that look for their next task for
+// spin (0: they park at once) before they park.
+func NewPoolSpin(n int, spin time.Duration) *Pool {
 	n = max(n, 1)
-	p := &Pool{n: n, tasks: make(chan func(), n), quit: make(chan struct{})}
+	p := &Pool{n: n, spinFor: max(spin, 0), tasks: make(chan func(), n), quit: make(chan struct{})}
 	p.workers.Add(n - 1)
 	for i := 0; i < n-1; i++ {
 		go p.work()
@@ -92,10 +101,13 @@ func (p *Pool) work() {
 	}
 }
 
-// spin looks for a task for spinFor, yielding the core to other
+// spin looks for a task for p.spinFor, yielding the core to other
 // goroutines as it goes, and returns it, or nil.
 func (p *Pool) spin() func() {
-	deadline := time.Now().Add(spinFor)
+	if p.spinFor <= 0 {
+		return nil
+	}
+	deadline := time.Now().Add(p.spinFor)
 	for {
 		select {
 		case f := <-p.tasks:

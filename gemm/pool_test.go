@@ -204,3 +204,54 @@ func TestShareWaitsForLateHelper(t *testing.T) {
 		t.Fatal("share returned before its helper's run did")
 	}
 }
+
+// TestPoolWithoutSpin: workers that park at once after each task
+// (NewPoolSpin with 0) still run every task of every Run exactly once,
+// run after run, and an engine on such a pool gives the products' bits
+// of one that spins.
+func TestPoolWithoutSpin(t *testing.T) {
+	p := NewPoolSpin(3, 0)
+	defer p.Close()
+	for round := 0; round < 200; round++ {
+		var runs [16]atomic.Int32
+		tasks := make([]func(), len(runs))
+		for i := range tasks {
+			tasks[i] = func() { runs[i].Add(1) }
+		}
+		if err := p.Run(tasks); err != nil {
+			t.Fatal(err)
+		}
+		for i := range runs {
+			if n := runs[i].Load(); n != 1 {
+				t.Fatalf("round %d: task %d ran %d times", round, i, n)
+			}
+		}
+	}
+	m, k, n := 256, 96, 80
+	if m*k*n < MinParallelWork {
+		t.Fatal("the product no longer splits across workers: grow it")
+	}
+	a, wf := make([]float32, m*k), make([]float32, k*n)
+	for i := range a {
+		a[i] = float32(i%7) - 3
+	}
+	for i := range wf {
+		wf[i] = float32(i%13) - 6
+	}
+	fw := PackF(k, n, wf, n)
+	spinning, parking := New(dispatch.Default(), 2), NewSpin(dispatch.Default(), 2, 0)
+	defer spinning.Close()
+	defer parking.Close()
+	want, got := make([]float32, m*n), make([]float32, m*n)
+	for round := 0; round < 20; round++ {
+		if err := spinning.MatMul(a, m, fw, want); err != nil {
+			t.Fatal(err)
+		}
+		if err := parking.MatMul(a, m, fw, got); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: the engine without spin gives other bits", round)
+		}
+	}
+}
