@@ -62,6 +62,11 @@ type Table struct {
 	// The pooling paths' maximum of two rows, with Go's max's bits
 	// (kernels.MaxPair).
 	MaxPair func(dst, a, b []float32)
+	// A layer normalization's row statistics and normalization, each
+	// with its reference's bits (kernels.LayerNormSums,
+	// kernels.LayerNormApply).
+	LayerNormSums  func(x []float32, shift float32) (s1, s2 float64)
+	LayerNormApply func(y, x, scale, bias []float32, mean, inv float32)
 
 	supported func() bool
 }
@@ -85,16 +90,18 @@ var generic = &Table{
 	Gelu:       kernels.Gelu,
 	AddBias:    kernels.AddBias,
 
-	ConvTaps:      kernels.ConvTaps,
-	TransposeCols: kernels.TransposeCols[float32],
-	Transpose8:    kernels.Transpose8,
-	ConvFinish:    kernels.ConvFinish,
-	ConvHard:      kernels.ConvHard,
-	ScaleRows:     kernels.ScaleRows,
-	PoolSum:       kernels.PoolSum,
-	LeakyRelu:     kernels.LeakyRelu,
-	MaxMinConst:   kernels.MaxMinConst,
-	MaxPair:       kernels.MaxPair,
+	ConvTaps:       kernels.ConvTaps,
+	TransposeCols:  kernels.TransposeCols[float32],
+	Transpose8:     kernels.Transpose8,
+	ConvFinish:     kernels.ConvFinish,
+	ConvHard:       kernels.ConvHard,
+	ScaleRows:      kernels.ScaleRows,
+	PoolSum:        kernels.PoolSum,
+	LeakyRelu:      kernels.LeakyRelu,
+	MaxMinConst:    kernels.MaxMinConst,
+	MaxPair:        kernels.MaxPair,
+	LayerNormSums:  kernels.LayerNormSums,
+	LayerNormApply: kernels.LayerNormApply,
 
 	supported: func() bool { return true },
 }

@@ -34,16 +34,18 @@ func isaTables() []*Table {
 			Gelu:       arm64.GeluNEON,
 			AddBias:    arm64.AddBiasNEON,
 
-			ConvTaps:      arm64.ConvTapsNEON,
-			TransposeCols: kernels.TransposeCols[float32],
-			Transpose8:    kernels.Transpose8,
-			ConvFinish:    arm64.ConvFinishNEON,
-			ConvHard:      arm64.ConvHardNEON,
-			ScaleRows:     arm64.ScaleRowsNEON,
-			PoolSum:       kernels.PoolSum,
-			LeakyRelu:     arm64.LeakyReluNEON,
-			MaxMinConst:   arm64.MaxMinConstNEON,
-			MaxPair:       arm64.MaxPairNEON,
+			ConvTaps:       arm64.ConvTapsNEON,
+			TransposeCols:  kernels.TransposeCols[float32],
+			Transpose8:     kernels.Transpose8,
+			ConvFinish:     arm64.ConvFinishNEON,
+			ConvHard:       arm64.ConvHardNEON,
+			ScaleRows:      arm64.ScaleRowsNEON,
+			PoolSum:        kernels.PoolSum,
+			LeakyRelu:      arm64.LeakyReluNEON,
+			MaxMinConst:    arm64.MaxMinConstNEON,
+			MaxPair:        arm64.MaxPairNEON,
+			LayerNormSums:  arm64.LayerNormSumsNEON,
+			LayerNormApply: arm64.LayerNormApplyNEON,
 
 			supported: func() bool {
 				return arm64.Available && cpuid.CPU.Supports(append(features, cpuid.ASIMD)...)

@@ -3,6 +3,7 @@ package norm
 import (
 	"math"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/reduce"
 	"github.com/quantserve/quantserve/tensor"
@@ -88,9 +89,13 @@ func (p lnParam[T]) row(r, inner int) []T {
 }
 
 // layerNormRows computes y = (x - mean)·invStd·scale + bias row by row,
-// recording each row's mean and 1/sqrt(variance + eps).
+// recording each row's mean and 1/sqrt(variance + eps). float32 rows run
+// on the engine's kernels (kernels.LayerNormSums, LayerNormApply).
 func layerNormRows[T float32 | float64](x, y []T, nr *lnRows, scale, bias lnParam[T], eps T, mean, inv []float32, oc *ops.Context) error {
 	inner := nr.inner
+	if x32, ok := any(x).([]float32); ok {
+		return layerNormRows32(x32, any(y).([]float32), nr, any(scale).(lnParam[float32]), any(bias).(lnParam[float32]), float32(eps), mean, inv, oc)
+	}
 	return oc.ParallelRows(nr.outer, 2*inner*ops.ScalarCost, func(r0, r1 int) {
 		for r := r0; r < r1; r++ {
 			xr := x[r*inner : (r+1)*inner]
@@ -111,6 +116,31 @@ func layerNormRows[T float32 | float64](x, y []T, nr *lnRows, scale, bias lnPara
 			for j, xv := range xr {
 				yr[j] = (xv-mt)*is*sc[j] + b[j]
 			}
+		}
+	})
+}
+
+// layerNormRows32 is layerNormRows on float32 rows, each a pass for its
+// statistics and one to normalize it on the engine's vector kernels.
+func layerNormRows32(x, y []float32, nr *lnRows, scale, bias lnParam[float32], eps float32, mean, inv []float32, oc *ops.Context) error {
+	inner := nr.inner
+	tb := dispatch.Default()
+	if oc != nil && oc.Engine() != nil {
+		tb = oc.Engine().Table()
+	}
+	return oc.ParallelRows(nr.outer, 2*inner*ops.VectorCost, func(r0, r1 int) {
+		for r := r0; r < r1; r++ {
+			xr := x[r*inner : (r+1)*inner]
+			yr := y[r*inner : r*inner+len(xr)]
+			m, is := float32(math.NaN()), float32(math.NaN())
+			if len(xr) > 0 {
+				s1, s2 := tb.LayerNormSums(xr, xr[0])
+				m1 := s1 / float64(inner)
+				v := max(s2/float64(inner)-m1*m1, 0)
+				m, is = float32(float64(xr[0])+m1), float32(1/math.Sqrt(v+float64(eps)))
+			}
+			mean[r], inv[r] = m, is
+			tb.LayerNormApply(yr, xr, scale.row(r, inner), bias.row(r, inner), m, is)
 		}
 	})
 }
