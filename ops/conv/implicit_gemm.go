@@ -33,6 +33,9 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 	}
 	taps := tapsOf(g)
 	direct := g.direct()
+	if inSize == 1 && outSize == 1 && g.Group == 1 && direct {
+		return cw.pointwise(c, g, x, y, o)
+	}
 	work := cw.work(g, direct, o.nhwcIn)
 	tile := splitTile(tileRows(max(cw.k, cw.n)), outSize, g.Batch*g.Group, work)
 	tiles := (outSize + tile - 1) / tile
@@ -133,6 +136,33 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 		}
 		return nil
 	})
+}
+
+// pointwise is forwardTo for one position per image (an SE block's
+// squeeze and excite, on a pooled vector): x is Batch×C and y Batch×M in
+// either layout, so the convolution is one product of Batch rows on the
+// caller, with no layout change and no tiles, finished row by row.
+func (cw *gemmWeights) pointwise(c *ops.Context, g *Geometry, x, y []float32, o *output) error {
+	a := x[:g.Batch*g.C]
+	if o.xscale != nil { // as Mul does, before the product
+		a = c.Scratch(len(a))
+		defer c.Free(a)
+		copy(a, x)
+		o.tb.ScaleRows(a, o.xscale[:len(a)])
+	}
+	s := getScratch()
+	defer putScratch(s)
+	if err := cw.gemmTo(engine(c), s, 0, a, g.Batch, y, g.M); err != nil {
+		return err
+	}
+	for b := 0; b < g.Batch; b++ {
+		var res []float32
+		if o.res != nil {
+			res = o.res[b*g.M : (b+1)*g.M]
+		}
+		o.finish(y[b*g.M:(b+1)*g.M], o.bias, res)
+	}
+	return nil
 }
 
 // work is the cost of the convolution in units of a float32 multiply-add

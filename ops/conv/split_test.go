@@ -62,6 +62,7 @@ func TestSmallConvsSplit(t *testing.T) {
 		{88, 22, 1, 1, 1, 1, 1, false, true, false, false},      // squeeze
 		{22, 88, 1, 1, 1, 1, 1, true, false, false, false},      // excite
 		{200, 32, 1, 2, 96, 1, 1, false, true, true, true},      // pointwise of an SE block's scaled image
+		{22, 88, 1, 1, 1, 1, 1, false, false, false, true},      // one position, scaled
 	} {
 		name := fmt.Sprintf("%d-%d_g%d_%dx%d_k%d_s%d", c.c, c.m, c.group, c.h, c.w, c.k, c.stride)
 		t.Run(name, func(t *testing.T) {
