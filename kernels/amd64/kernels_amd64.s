@@ -384,16 +384,59 @@ f1done:
 	RET
 
 // func minMax8AVX2(x []float32, out *[24]float32)
+//
+// Lane minimums, maximums and Σ x·0 (0 unless some x is NaN or ±Inf) of
+// x (len(x) a multiple of 8, at least 8): 32 at a time in four
+// independent sets of lanes (one chain of VMINPS would wait on its own
+// latency), then 8 at a time, the sets combined at the end.
 TEXT ·minMax8AVX2(SB), NOSPLIT, $0-32
 	MOVQ    x_base+0(FP), SI
 	MOVQ    x_len+8(FP), CX
 	MOVQ    out+24(FP), DX
-	VMOVUPS (SI), Y0          // lane minimums
-	VMOVAPS Y0, Y1            // lane maximums
-	VXORPS  Y2, Y2, Y2        // Σ x·0: stays 0 unless some x is NaN or ±Inf
+	VMOVUPS (SI), Y0          // lane minimums (sets: Y0, Y6, Y8, Y10)
+	VMOVAPS Y0, Y1            // lane maximums (sets: Y1, Y7, Y9, Y11)
+	VMOVAPS Y0, Y6
+	VMOVAPS Y0, Y7
+	VMOVAPS Y0, Y8
+	VMOVAPS Y0, Y9
+	VMOVAPS Y0, Y10
+	VMOVAPS Y0, Y11
+	VXORPS  Y2, Y2, Y2        // Σ x·0 (sets: Y2, Y12, Y13, Y14)
+	VXORPS  Y12, Y12, Y12
+	VXORPS  Y13, Y13, Y13
+	VXORPS  Y14, Y14, Y14
 	VXORPS  Y3, Y3, Y3        // zero
 
-mmloop:
+mm32:
+	CMPQ    CX, $32
+	JLT     mm8
+	VMOVUPS (SI), Y4
+	VMINPS  Y4, Y0, Y0
+	VMAXPS  Y4, Y1, Y1
+	VMULPS  Y3, Y4, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 32(SI), Y4
+	VMINPS  Y4, Y6, Y6
+	VMAXPS  Y4, Y7, Y7
+	VMULPS  Y3, Y4, Y5
+	VADDPS  Y5, Y12, Y12
+	VMOVUPS 64(SI), Y4
+	VMINPS  Y4, Y8, Y8
+	VMAXPS  Y4, Y9, Y9
+	VMULPS  Y3, Y4, Y5
+	VADDPS  Y5, Y13, Y13
+	VMOVUPS 96(SI), Y4
+	VMINPS  Y4, Y10, Y10
+	VMAXPS  Y4, Y11, Y11
+	VMULPS  Y3, Y4, Y5
+	VADDPS  Y5, Y14, Y14
+	ADDQ    $128, SI
+	SUBQ    $32, CX
+	JMP     mm32
+
+mm8:
+	TESTQ   CX, CX
+	JZ      mmdone
 	VMOVUPS (SI), Y4
 	VMINPS  Y4, Y0, Y0
 	VMAXPS  Y4, Y1, Y1
@@ -401,8 +444,18 @@ mmloop:
 	VADDPS  Y5, Y2, Y2
 	ADDQ    $32, SI
 	SUBQ    $8, CX
-	JNZ     mmloop
+	JMP     mm8
 
+mmdone:
+	VMINPS  Y6, Y0, Y0
+	VMINPS  Y8, Y0, Y0
+	VMINPS  Y10, Y0, Y0
+	VMAXPS  Y7, Y1, Y1
+	VMAXPS  Y9, Y1, Y1
+	VMAXPS  Y11, Y1, Y1
+	VADDPS  Y12, Y2, Y2
+	VADDPS  Y13, Y2, Y2
+	VADDPS  Y14, Y2, Y2
 	VMOVUPS Y0, (DX)
 	VMOVUPS Y1, 32(DX)
 	VMOVUPS Y2, 64(DX)
@@ -410,6 +463,8 @@ mmloop:
 	RET
 
 // func quantizeU8AVX2(x []float32, inv float32, zp int32, u []uint8)
+//
+// kernels.QuantizeU8 on len(x) a multiple of 8: 16 at a time, then 8.
 TEXT ·quantizeU8AVX2(SB), NOSPLIT, $0-56
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -430,7 +485,32 @@ TEXT ·quantizeU8AVX2(SB), NOSPLIT, $0-56
 	TESTQ        CX, CX
 	JZ           qdone
 
+q16:
+	CMPQ        CX, $16
+	JLT         qloop
+	VMULPS      (SI), Y0, Y4      // x·inv
+	VMULPS      32(SI), Y0, Y5
+	VMAXPS      Y2, Y4, Y4
+	VMAXPS      Y2, Y5, Y5
+	VMINPS      Y3, Y4, Y4        // clamp to [lo, hi]
+	VMINPS      Y3, Y5, Y5
+	VCVTPS2DQ   Y4, Y4            // round half to even (MXCSR default)
+	VCVTPS2DQ   Y5, Y5
+	VPADDD      Y1, Y4, Y4        // + zp, now in [0, 127]
+	VPADDD      Y1, Y5, Y5
+	VPACKSSDW   Y5, Y4, Y4        // 16 int16, per 128-bit lane: 0-3 8-11 | 4-7 12-15
+	VPERMQ      $0xD8, Y4, Y4     // 0-3 4-7 | 8-11 12-15
+	VEXTRACTI128 $1, Y4, X5
+	VPACKUSWB   X5, X4, X4        // 16 uint8
+	VMOVDQU     X4, (DI)
+	ADDQ        $64, SI
+	ADDQ        $16, DI
+	SUBQ        $16, CX
+	JMP         q16
+
 qloop:
+	TESTQ       CX, CX
+	JZ          qdone
 	VMULPS      (SI), Y0, Y4      // x·inv
 	VMAXPS      Y2, Y4, Y4
 	VMINPS      Y3, Y4, Y4        // clamp to [lo, hi]
@@ -443,7 +523,7 @@ qloop:
 	ADDQ        $32, SI
 	ADDQ        $8, DI
 	SUBQ        $8, CX
-	JNZ         qloop
+	JMP         qloop
 
 qdone:
 	VZEROUPPER
