@@ -44,8 +44,9 @@ type Table struct {
 	// The convolution and pooling paths' kernels, each giving its
 	// reference's bits (kernels.TransposeCols, kernels.Transpose8,
 	// kernels.ConvFinish, kernels.ConvHard, kernels.ScaleRows,
-	// kernels.PoolSum) but ConvTaps, whose fused multiply-adds keep
-	// kernels.ConvTaps's sums within the rounding it states.
+	// kernels.PoolSum) but ConvTaps and DepthwiseRows, whose fused
+	// multiply-adds keep kernels.ConvTaps's and kernels.DepthwiseRows's
+	// sums within the rounding each states.
 	ConvTaps      func(dst, src, w []float32, step int)
 	TransposeCols func(dst, src []float32, rows, cols, r0, c0, c1 int)
 	Transpose8    func(dst, src []float32, ldd, lds, n int)
@@ -53,6 +54,7 @@ type Table struct {
 	ConvHard      func(dst []float32, a, b, lo, hi, d float32, mode int)
 	ScaleRows     func(dst, s []float32)
 	PoolSum       func(x []float32) float64
+	DepthwiseRows func(dst, src, w []float32, offs []int, step, channels int)
 	// The fused activations' epilogues and the float32 operators they
 	// replace, each giving its reference's bits: kernels.LeakyRelu (the
 	// LeakyRelu operator's loop) and kernels.MaxMinConst (a Max or Min
@@ -102,6 +104,7 @@ var generic = &Table{
 	MaxPair:        kernels.MaxPair,
 	LayerNormSums:  kernels.LayerNormSums,
 	LayerNormApply: kernels.LayerNormApply,
+	DepthwiseRows:  kernels.DepthwiseRows,
 
 	supported: func() bool { return true },
 }

@@ -56,6 +56,7 @@ func isaTables() []*Table {
 		MaxPair:        amd64.MaxPairAVX2,
 		LayerNormSums:  amd64.LayerNormSumsAVX2,
 		LayerNormApply: amd64.LayerNormApplyAVX2,
+		DepthwiseRows:  amd64.DepthwiseRowsAVX2,
 
 		supported: func() bool { return avx512(cpuid.AVX512VNNI) },
 	}, {
@@ -85,6 +86,7 @@ func isaTables() []*Table {
 		MaxPair:        amd64.MaxPairAVX2,
 		LayerNormSums:  amd64.LayerNormSumsAVX2,
 		LayerNormApply: amd64.LayerNormApplyAVX2,
+		DepthwiseRows:  amd64.DepthwiseRowsAVX2,
 
 		supported: func() bool { return avx512() },
 	}, {
@@ -115,6 +117,7 @@ func isaTables() []*Table {
 		MaxPair:        amd64.MaxPairAVX2,
 		LayerNormSums:  amd64.LayerNormSumsAVX2,
 		LayerNormApply: amd64.LayerNormApplyAVX2,
+		DepthwiseRows:  amd64.DepthwiseRowsAVX2,
 
 		supported: func() bool { return avx2() && cpuid.CPU.Supports(cpuid.AVXVNNI) },
 	}, {
@@ -144,6 +147,7 @@ func isaTables() []*Table {
 		MaxPair:        amd64.MaxPairAVX2,
 		LayerNormSums:  amd64.LayerNormSumsAVX2,
 		LayerNormApply: amd64.LayerNormApplyAVX2,
+		DepthwiseRows:  amd64.DepthwiseRowsAVX2,
 
 		supported: avx2,
 	}}

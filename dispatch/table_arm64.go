@@ -46,6 +46,7 @@ func isaTables() []*Table {
 			MaxPair:        arm64.MaxPairNEON,
 			LayerNormSums:  arm64.LayerNormSumsNEON,
 			LayerNormApply: arm64.LayerNormApplyNEON,
+			DepthwiseRows:  arm64.DepthwiseRowsNEON,
 
 			supported: func() bool {
 				return arm64.Available && cpuid.CPU.Supports(append(features, cpuid.ASIMD)...)

@@ -435,10 +435,11 @@ func TestFusedConvRewrites(t *testing.T) {
 		if !slices.EqualFunc(fused, wantFused, slices.Equal) {
 			t.Errorf("int8=%v: fused %q, want %q", q, fused, wantFused)
 		}
-		// Channels-last h1..h4 and the squeeze's hidden layer; h5 adds a
+		// Channels-last h1..h4, h6 (which the depthwise convolution reads
+		// channels-last) and the squeeze's hidden layer; h5 adds a
 		// residual from the caller (NCHW), so it is written NCHW.
-		if nhwcOut != 5 {
-			t.Errorf("int8=%v: %d convolutions write channels-last, want 5", q, nhwcOut)
+		if nhwcOut != 6 {
+			t.Errorf("int8=%v: %d convolutions write channels-last, want 6", q, nhwcOut)
 		}
 		// The depthwise output, read by global pooling and the scaled
 		// convolution, lives in a pooled buffer.

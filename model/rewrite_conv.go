@@ -506,7 +506,7 @@ func layoutConvs(r *rewriter) bool {
 	}
 	fused := map[string]*onnxpb.Node{} // by output
 	for _, n := range r.g.Nodes {
-		if !r.dead[n] && isFusedConv(n) && len(n.Outputs) == 1 && fusedConvCanNHWC(n) {
+		if !r.dead[n] && isFusedConv(n) && len(n.Outputs) == 1 && r.fusedConvCanNHWC(n) {
 			fused[n.Outputs[0]] = n
 		}
 	}
@@ -537,7 +537,7 @@ func layoutConvs(r *rewriter) bool {
 			keep := len(readers[v]) > 0
 			for _, u := range readers[v] {
 				switch {
-				case !isFusedConv(u.n) || !fusedConvCanNHWC(u.n):
+				case !isFusedConv(u.n) || !r.fusedConvCanNHWC(u.n):
 					keep = false
 				case u.pos == fusedX && fusedConvScalesX(u.n):
 					keep = false // the scaled image is laid out channels-last as it is scaled
@@ -659,9 +659,27 @@ func isFusedConv(n *onnxpb.Node) bool {
 }
 
 // fusedConvCanNHWC reports whether a fused convolution runs channels-last:
-// one group, over the implicit GEMM.
-func fusedConvCanNHWC(n *onnxpb.Node) bool {
-	return fusedAttrInt(n, "group") <= 1
+// one group, over the implicit GEMM, or a depthwise convolution of one
+// output channel per input channel over one or two spatial axes (a
+// constant weight [group, 1, kernel...]), on the channels-last depthwise
+// kernel. Other grouped convolutions stay NCHW.
+func (r *rewriter) fusedConvCanNHWC(n *onnxpb.Node) bool {
+	group := fusedAttrInt(n, "group")
+	if group <= 1 {
+		return true
+	}
+	if len(n.Inputs) <= fusedW {
+		return false
+	}
+	w := r.inits[n.Inputs[fusedW]]
+	if c := r.prod[n.Inputs[fusedW]]; w == nil && r.is(c, "Constant") && len(c.Attributes) == 1 && c.Attributes[0].Name == "value" {
+		w = c.Attributes[0].T // exporters' Constant nodes
+	}
+	if w == nil || w.DataType != onnxpb.Float {
+		return false
+	}
+	d := w.Dims
+	return (len(d) == 3 || len(d) == 4) && d[0] == group && d[1] == 1
 }
 
 func fusedAttrInt(n *onnxpb.Node, name string) int64 {

@@ -121,6 +121,23 @@ type fusedConv struct {
 	// kept is the geometry of the last input shape the node ran on, with
 	// its taps: a model's node sees one shape run after run.
 	kept atomic.Pointer[keptGeometry]
+	// dwt is the weight of a depthwise convolution of one output channel
+	// per input channel tap-major (nhwcWeights), for the channels-last
+	// path (nil for any other weight); dwKept is that path's plan for the
+	// last geometry it ran on.
+	dwt    []float32
+	dwKept atomic.Pointer[dwPlan]
+}
+
+// dwPlan returns the channels-last depthwise plan of geometry g (one the
+// node keeps, made by geometry).
+func (f *fusedConv) dwPlan(g *Geometry) *dwPlan {
+	if pl := f.dwKept.Load(); pl != nil && pl.g == g {
+		return pl
+	}
+	pl := newDWPlan(g, f.layouts.nhwcIn)
+	f.dwKept.Store(pl)
+	return pl
 }
 
 // keptGeometry is a geometry with the input shape it was made for.
@@ -254,6 +271,9 @@ func buildFusedConv(n *ops.Node, at *FusedConvAttrs) (ops.Operator, error) {
 	if h == nil {
 		f.w = w // the kernels hold none of it: each run reads it
 	}
+	if h != nil && h.dw != nil && w.Shape[0] == group && w.Shape[1] == 1 {
+		f.dwt = nhwcWeights(h.dw.w, group, ops.ProdInts(w.Shape[2:]))
+	}
 	var names []string
 	for _, i := range at.RecycleInputs {
 		if p := int(i); slices.Contains(recyclable, p) && p < len(n.Inputs) && n.Inputs[p] != "" && !slices.Contains(names, n.Inputs[p]) {
@@ -355,19 +375,24 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor) (*tensor.Tens
 	}
 	xv := x.Data.([]float32)
 	dw := held != nil && held.dw != nil && !o.nhwcIn && !o.nhwcOut && (o.res == nil || !o.nhwcRes)
-	planar := !dw && held != nil && held.planar != nil && !o.nhwcIn && o.xscale == nil && (o.res == nil || !o.nhwcRes)
+	// A depthwise convolution with a channels-last side runs channels-last
+	// (one output channel per input channel, the residual in y's layout).
+	dwNHWC := held != nil && held.dw != nil && f.dwt != nil && (o.nhwcIn || o.nhwcOut) && runsNHWC(g) && (o.res == nil || o.nhwcRes == o.nhwcOut)
+	planar := !dw && !dwNHWC && held != nil && held.planar != nil && !o.nhwcIn && o.xscale == nil && (o.res == nil || !o.nhwcRes)
 	// The plane kernels finish plane by plane, often a few dozen values:
 	// a QDQ output stage (a dozen kernel calls) runs once over all of y
-	// instead, y and the residual alike laid out (NCHW, or NHWC without
-	// a residual), on the planes' conv + bias.
+	// instead, y and the residual alike laid out (NCHW, or NHWC: without
+	// a residual but channels-last depthwise), on the planes' conv + bias.
 	var whole *output
-	if (dw || planar) && o.act.quantizes() {
+	if (dw || dwNHWC || planar) && o.act.quantizes() {
 		whole = &output{act: o.act, res: o.res, tb: o.tb}
 		o.act, o.res = activation{}, nil
 	}
 	switch {
 	case dw:
 		err = held.dw.forwardTo(c, g, xv, y, o)
+	case dwNHWC:
+		err = forwardNHWC(c, f.dwPlan(g), f.dwt, xv, y, o)
 	case planar:
 		err = held.planar.planarTo(c, g, xv, y, o)
 	case held != nil && held.w != nil:

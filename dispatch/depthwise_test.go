@@ -1,0 +1,191 @@
+package dispatch
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/quantserve/quantserve/kernels"
+)
+
+// depthwiseDef is kernels.DepthwiseRows's definition, written out as its
+// doc comment states it, in float64 sums of each value's terms: the
+// magnitude that scales the rounding it allows.
+func depthwiseDef(init, src, w []float32, offs []int, step, channels int) (want, mag []float64) {
+	want, mag = make([]float64, len(init)), make([]float64, len(init))
+	for p := 0; p < len(init)/channels; p++ {
+		for c := 0; c < channels; c++ {
+			i := p*channels + c
+			want[i], mag[i] = float64(init[i]), math.Abs(float64(init[i]))
+			for t, off := range offs {
+				v := float64(w[t*channels+c]) * float64(src[p*step+off+c])
+				want[i] += v
+				mag[i] += math.Abs(v)
+			}
+		}
+	}
+	return want, mag
+}
+
+// depthwiseClose returns the first index where got is not within
+// DepthwiseRows's stated rounding of want (mag: the sum of the terms'
+// magnitudes), or -1.
+func depthwiseClose(got, want []float32, mag []float64) int {
+	for i := range got {
+		if d := math.Abs(float64(got[i]) - float64(want[i])); !(d <= 1e-6*mag[i]+1e-7) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestDepthwiseRowsEveryTable runs every table's DepthwiseRows on channel
+// counts around the vector widths (16, 8, 4 and the tails), pixel counts
+// around the four-pixel blocks, one to nine taps at scattered and
+// overlapping offsets, steps of a stride-1 and a stride-2 row and
+// unaligned ones, with aligned and unaligned slices (depthwiseCase).
+func TestDepthwiseRowsEveryTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 21))
+	for _, channels := range []int{1, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 20, 24, 31, 32, 33, 40, 48, 88} {
+		for _, pixels := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 13} {
+			for _, taps := range []int{1, 2, 3, 5, 9} {
+				for _, step := range []int{channels, 2 * channels, channels + 3, 0} {
+					for _, shift := range []int{0, 1} {
+						depthwiseCase(t, r, channels, pixels, taps, step, shift)
+					}
+				}
+			}
+		}
+	}
+}
+
+// FuzzDepthwiseRows decodes bytes into a DepthwiseRows problem (channels,
+// pixels, taps, step, alignment, values) and compares every table with
+// the reference (depthwiseCase).
+func FuzzDepthwiseRows(f *testing.F) {
+	f.Add(uint8(8), uint8(5), uint8(9), uint8(16), false, int64(1))
+	f.Add(uint8(33), uint8(13), uint8(25), uint8(35), true, int64(2))
+	f.Fuzz(func(t *testing.T, channels8, pixels8, taps8, step8 uint8, unaligned bool, seed int64) {
+		channels := 1 + int(channels8)%96
+		shift := 0
+		if unaligned {
+			shift = 1
+		}
+		r := rand.New(rand.NewPCG(uint64(seed), 3))
+		depthwiseCase(t, r, channels, int(pixels8)%24, 1+int(taps8)%25, int(step8)%(3*channels+1), shift)
+	})
+}
+
+// depthwiseCase runs every table's DepthwiseRows on random values of the
+// shape given, offsets scattered and overlapping: within the stated
+// rounding of the reference, which is within it of the definition, with
+// guard bands around dst and the inputs checked unmodified.
+func depthwiseCase(t *testing.T, r *rand.Rand, channels, pixels, taps, step, shift int) {
+	t.Helper()
+	offs := make([]int, taps)
+	for i := range offs {
+		offs[i] = r.IntN(4*channels + 5)
+	}
+	nsrc := slices.Max(offs) + channels
+	if pixels > 0 {
+		nsrc += (pixels - 1) * step
+	}
+	src := vecInput(r, shift+nsrc, 1, false)[shift:]
+	w := vecInput(r, taps*channels, 1, false)
+	init := vecInput(r, pixels*channels, 1, false)
+	def, mag := depthwiseDef(init, src, w, offs, step, channels)
+	want := slices.Clone(init)
+	kernels.DepthwiseRows(want, src, w, offs, step, channels)
+	what := fmt.Sprintf("channels=%d pixels=%d taps=%d step=%d shift=%d", channels, pixels, taps, step, shift)
+	for i := range want {
+		if d := math.Abs(float64(want[i]) - def[i]); !(d <= 1e-6*mag[i]+1e-7) {
+			t.Fatalf("reference %s: dst[%d] = %v, definition %v", what, i, want[i], def[i])
+		}
+	}
+	srcCopy, wCopy, offsCopy := slices.Clone(src), slices.Clone(w), slices.Clone(offs)
+	for _, tb := range Available() {
+		dst, outside := inGuard(init, shift)
+		tb.DepthwiseRows(dst, src, w, offs, step, channels)
+		if i := depthwiseClose(dst, want, mag); i >= 0 {
+			t.Fatalf("%v %s: dst[%d] = %v, reference %v", tb, what, i, dst[i], want[i])
+		}
+		if i := outside(); i >= 0 {
+			t.Fatalf("%v %s: wrote outside dst at %d", tb, what, i)
+		}
+		if diffBits(src, srcCopy) >= 0 || diffBits(w, wCopy) >= 0 || !slices.Equal(offs, offsCopy) {
+			t.Fatalf("%v %s: inputs modified", tb, what)
+		}
+	}
+}
+
+// TestDepthwiseRowsSpecials: NaN, subnormals and zeros of either sign
+// among the inputs give NaN where the reference gives NaN and its value
+// within rounding elsewhere, on every table (but where terms overflow or
+// are infinite, which fused multiply-adds may round otherwise).
+func TestDepthwiseRowsSpecials(t *testing.T) {
+	r := rand.New(rand.NewPCG(22, 22))
+	for _, channels := range []int{8, 12, 16, 40} {
+		for _, pixels := range []int{1, 4, 6} {
+			offs := []int{0, channels, 2 * channels, 5 * channels}
+			step := channels
+			src := vecInput(r, (pixels-1)*step+offs[3]+channels, 1, true)
+			w := vecInput(r, len(offs)*channels, 1, true)
+			init := vecInput(r, pixels*channels, 1, true)
+			want := slices.Clone(init)
+			kernels.DepthwiseRows(want, src, w, offs, step, channels)
+			_, mag := depthwiseDef(init, src, w, offs, step, channels)
+			for _, tb := range Available() {
+				got := slices.Clone(init)
+				tb.DepthwiseRows(got, src, w, offs, step, channels)
+				for i := range got {
+					g, wv := float64(got[i]), float64(want[i])
+					switch {
+					case g == wv:
+					case math.IsInf(mag[i], 0):
+						// Terms that overflow: whether a fused multiply-add
+						// brings a sum back is the rounding's business.
+					case math.IsNaN(wv) || math.IsNaN(g):
+						if math.IsNaN(wv) != math.IsNaN(g) {
+							t.Fatalf("%v channels=%d pixels=%d: dst[%d] = %v, reference %v", tb, channels, pixels, i, g, wv)
+						}
+					case !(math.Abs(g-wv) <= 1e-6*mag[i]+1e-7):
+						t.Fatalf("%v channels=%d pixels=%d: dst[%d] = %v, reference %v", tb, channels, pixels, i, g, wv)
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkDepthwiseRows runs every table's DepthwiseRows on output rows
+// of 96 pixels of a 3×3 and a 5×5 kernel over a padded channels-last
+// image (the rows of PaddleOCR's depthwise convolutions), reporting
+// GOP/s (2 operations per multiply-add).
+func BenchmarkDepthwiseRows(b *testing.B) {
+	r := rand.New(rand.NewPCG(23, 23))
+	for _, c := range []struct{ channels, k int }{{8, 3}, {32, 3}, {88, 5}, {200, 5}} {
+		const pixels = 96
+		cols := pixels + c.k - 1
+		var offs []int
+		for ky := 0; ky < c.k; ky++ {
+			for kx := 0; kx < c.k; kx++ {
+				offs = append(offs, (ky*cols+kx)*c.channels)
+			}
+		}
+		src := vecInput(r, c.k*cols*c.channels, 1, false)
+		w := vecInput(r, len(offs)*c.channels, 1, false)
+		dst := make([]float32, pixels*c.channels)
+		for _, tb := range Available() {
+			b.Run(fmt.Sprintf("c%d_k%d/%s", c.channels, c.k, tb), func(b *testing.B) {
+				b.SetBytes(int64(4 * len(dst)))
+				b.ReportAllocs()
+				for b.Loop() {
+					tb.DepthwiseRows(dst, src, w, offs, c.channels, c.channels)
+				}
+				b.ReportMetric(2*float64(len(dst)*len(offs))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+			})
+		}
+	}
+}

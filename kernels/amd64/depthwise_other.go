@@ -1,0 +1,11 @@
+//go:build !amd64 || !gc || purego
+
+package amd64
+
+import "github.com/quantserve/quantserve/kernels"
+
+// DepthwiseRowsAVX2 forwards to kernels.DepthwiseRows in builds without
+// assembly.
+func DepthwiseRowsAVX2(dst, src, w []float32, offs []int, step, channels int) {
+	kernels.DepthwiseRows(dst, src, w, offs, step, channels)
+}

@@ -1,0 +1,48 @@
+package kernels
+
+// DepthwiseRows adds the kernel taps of a channels-last depthwise
+// convolution to a run of output pixels, each of channels values:
+//
+//	for p := 0; p < len(dst)/channels; p++ {
+//		for t := range offs {
+//			for c := 0; c < channels; c++ {
+//				dst[p*channels+c] += w[t*channels+c] * src[p*step+offs[t]+c]
+//			}
+//		}
+//	}
+//
+// (each dst value gets its taps added in the order of offs). src is a
+// channels-last image the taps never leave (a zero-padded copy, so there
+// are no borders): pixel p's tap t reads the channels at p·step + offs[t];
+// w holds each tap's channels-wide weights. Preconditions: channels >= 1,
+// len(dst) a multiple of channels, step >= 0, every offs[t] >= 0,
+// len(w) >= len(offs)·channels and len(src) >= (len(dst)/channels − 1)·step
+// + max(offs) + channels. A twin that fuses each multiply-add
+// (vfmadd231ps, fmla, as the compiler may on some architectures) agrees
+// within rounding, as ConvTaps's do: |Δ| ≤ 1e-6·(|dst[i]| + Σ_t |w·src|)
+// + 1e-7.
+func DepthwiseRows(dst, src, w []float32, offs []int, step, channels int) {
+	DepthwiseRowsCols(dst, src, w, offs, step, channels, 0)
+}
+
+// DepthwiseRowsCols is DepthwiseRows on channels [c0, channels) of every
+// pixel only: what a twin whose vectors cover the first c0 channels
+// leaves. 0 <= c0 <= channels.
+func DepthwiseRowsCols(dst, src, w []float32, offs []int, step, channels, c0 int) {
+	if channels <= 0 || c0 >= channels || len(dst) < channels || len(offs) == 0 {
+		return
+	}
+	n := len(dst) / channels
+	w = w[:len(offs)*channels]
+	for p := 0; p < n; p++ {
+		d := dst[p*channels+c0 : (p+1)*channels]
+		base := p*step + c0
+		for t, off := range offs {
+			s := src[base+off:][:len(d)]
+			wt := w[t*channels+c0:][:len(d)]
+			for c := range d {
+				d[c] += wt[c] * s[c]
+			}
+		}
+	}
+}

@@ -1,0 +1,204 @@
+package conv
+
+import (
+	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/ops"
+)
+
+// A depthwise convolution whose input or output is channels-last runs
+// channels-last: each output row of pixels is one call of the table's
+// DepthwiseRows over the input laid out channels-last with its padding as
+// zeros (no borders), every tap a vector of channels. The input is copied
+// (and, from NCHW, transposed) into that padded image once; an input
+// already channels-last with no padding to add is read where it is. An
+// NCHW output is transposed row by row as it is written.
+
+// rowTapCost is a multiply-add of a channels-last depthwise convolution
+// in units of a float32 multiply-add on the kernels: DepthwiseRows runs
+// whole vectors of channels, several pixels at a time.
+const rowTapCost = 1
+
+// nhwcWeights returns w (M×kk, one plane per channel) tap-major, as
+// DepthwiseRows reads it: value t·M + m is channel m's tap t.
+func nhwcWeights(w []float32, m, kk int) []float32 {
+	out := make([]float32, m*kk)
+	for ch := 0; ch < m; ch++ {
+		for t, v := range w[ch*kk : (ch+1)*kk] {
+			out[t*m+ch] = v
+		}
+	}
+	return out
+}
+
+// dwPlan is how a channels-last depthwise convolution of geometry g reads
+// its input: the image the taps read has rows×cols pixels (the padded
+// copy, or x itself when padded is false), and tap t of an output pixel
+// reads offs[t] values past the pixel's first.
+type dwPlan struct {
+	g          *Geometry
+	p          plane
+	rows, cols int
+	padded     bool
+	offs       []int
+}
+
+// newDWPlan returns the plan of geometry g for input laid out
+// channels-last (nhwcIn) or not.
+func newDWPlan(g *Geometry, nhwcIn bool) *dwPlan {
+	p := plane2D(g)
+	hp, wp := p.oh, p.ow
+	if p.oh > 0 && p.ow > 0 {
+		hp, wp = (p.oh-1)*p.sh+(p.kh-1)*p.dh+1, (p.ow-1)*p.sw+(p.kw-1)*p.dw+1
+	}
+	pl := &dwPlan{g: g, p: p, rows: hp, cols: wp, padded: true}
+	if nhwcIn && p.ph == 0 && p.pw == 0 && hp <= p.h && wp <= p.w {
+		pl.rows, pl.cols, pl.padded = p.h, p.w, false // every tap inside x
+	}
+	for ky := 0; ky < p.kh; ky++ {
+		for kx := 0; kx < p.kw; kx++ {
+			pl.offs = append(pl.offs, (ky*p.dh*pl.cols+kx*p.dw)*g.C)
+		}
+	}
+	return pl
+}
+
+// runsNHWC reports whether a depthwise convolution of geometry g runs
+// channels-last: one output channel per input channel.
+func runsNHWC(g *Geometry) bool {
+	return g.Group == g.C && g.M == g.C && g.cg() == 1 && len(g.In) <= 2
+}
+
+// forwardNHWC computes y = o.finish(conv(x)) for a depthwise geometry of
+// one output channel per input channel (runsNHWC) with the tap-major
+// weights wt, x and y laid out as o says (o.res in y's layout). Images go
+// a few at a time, as many as padBudget holds padded: tasks are (image,
+// row) pairs, first the rows of their padded copies, then the output
+// rows, which read the copies while they are in cache.
+func forwardNHWC(c *ops.Context, pl *dwPlan, wt, x, y []float32, o *output) error {
+	g := pl.g
+	ch, outSize := g.C, g.OutSize()
+	if g.Batch == 0 || ch == 0 || outSize == 0 {
+		return nil
+	}
+	o.tb = engine(c).Table()
+	img := pl.rows * pl.cols * ch
+	per, src := g.Batch, x
+	if pl.padded {
+		per = max(1, min(g.Batch, padBudget/max(img, 1)))
+		src = c.Scratch(per * img)
+		defer c.Free(src)
+	}
+	for b0 := 0; b0 < g.Batch; b0 += per {
+		n := min(per, g.Batch-b0)
+		if pl.padded {
+			if err := padNHWC(c, pl, x, src, b0, n, o); err != nil {
+				return err
+			}
+		}
+		if err := rowsNHWC(c, pl, wt, src, y, b0, n, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// padBudget bounds the padded copies of the images a channels-last
+// depthwise convolution takes at once (values): a few hundred KiB, which
+// stay in cache for the rows that read them.
+const padBudget = 1 << 16
+
+// padNHWC writes images [b0, b0+n) of x (laid out as o says), padded as pl
+// says, into src, channels-last: one task per padded row.
+func padNHWC(c *ops.Context, pl *dwPlan, x, src []float32, b0, n int, o *output) error {
+	p, ch, inSize := &pl.p, pl.g.C, pl.g.InSize()
+	tb := o.tb
+	cost := 1 // copied rows
+	if !o.nhwcIn {
+		cost = gatherCost
+	}
+	return run(c, n*pl.rows, n*pl.rows*pl.cols*ch*cost, func(_ *gemm.Engine, _ *scratch, task int) error {
+		i, py := task/pl.rows, task%pl.rows
+		b := b0 + i
+		dst := src[(i*pl.rows+py)*pl.cols*ch:][:pl.cols*ch]
+		iy := py - p.ph
+		if iy < 0 || iy >= p.h {
+			clear(dst)
+			return nil
+		}
+		left := min(p.pw, pl.cols)
+		cols := max(0, min(p.w, pl.cols-left))
+		clear(dst[:left*ch])
+		if o.nhwcIn {
+			copy(dst[left*ch:(left+cols)*ch], x[((b*p.h+iy)*p.w)*ch:][:cols*ch])
+		} else if cols > 0 {
+			transposeStrided(tb, dst[left*ch:(left+cols)*ch], ch, x[b*ch*inSize+iy*p.w:], inSize, ch, cols)
+		}
+		clear(dst[(left+cols)*ch:])
+		return nil
+	})
+}
+
+// rowsNHWC computes and finishes the output rows of images [b0, b0+n),
+// their inputs in src as pl says (padded copies from image b0 on, or x
+// itself): one task per output row.
+func rowsNHWC(c *ops.Context, pl *dwPlan, wt, src, y []float32, b0, n int, o *output) error {
+	g, p := pl.g, &pl.p
+	ch, outSize := g.C, g.OutSize()
+	tb := o.tb
+	first := 0 // src's first image
+	if pl.padded {
+		first = b0
+	}
+	finish := o.res != nil || o.act.kind != actNone
+	rowLen := p.ow * ch
+	work := n * outSize * ch * (len(pl.offs)*rowTapCost + finishCost)
+	if !o.nhwcOut {
+		work += n * outSize * ch * gatherCost
+	}
+	step := p.sw * ch
+	return run(c, n*p.oh, work, func(_ *gemm.Engine, s *scratch, task int) error {
+		b, oy := b0+task/p.oh, task%p.oh
+		at := (b*outSize + oy*p.ow) * ch // the row's first value, channels-last
+		var row []float32
+		if o.nhwcOut {
+			row = y[at:][:rowLen]
+		} else {
+			s.out = grow(s.out, rowLen)
+			row = s.out
+		}
+		if o.bias != nil { // the bias once, then doubled
+			copy(row[:ch], o.bias)
+			for i := ch; i < rowLen; i *= 2 {
+				copy(row[i:], row[:i])
+			}
+		} else {
+			clear(row)
+		}
+		tb.DepthwiseRows(row, src[((b-first)*pl.rows+oy*p.sh)*pl.cols*ch:], wt, pl.offs, step, ch)
+		if o.nhwcOut {
+			if finish {
+				var res []float32
+				if o.res != nil {
+					res = o.res[at:][:rowLen]
+				}
+				o.finish(row, nil, res)
+			}
+			return nil
+		}
+		planes := y[b*ch*outSize+oy*p.ow:]
+		if o.res == nil {
+			if finish {
+				o.finish(row, nil, nil)
+			}
+			transposeStrided(tb, planes, outSize, row, ch, p.ow, ch)
+			return nil
+		}
+		// An NCHW residual is added to the planes (then the activation).
+		transposeStrided(tb, planes, outSize, row, ch, p.ow, ch)
+		for m := 0; m < ch; m++ {
+			at := (b*ch+m)*outSize + oy*p.ow
+			o.finish(y[at:at+p.ow], nil, o.res[at:at+p.ow])
+		}
+		return nil
+	})
+}
