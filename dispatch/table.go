@@ -69,6 +69,11 @@ type Table struct {
 	// kernels.LayerNormApply).
 	LayerNormSums  func(x []float32, shift float32) (s1, s2 float64)
 	LayerNormApply func(y, x, scale, bias []float32, mean, inv float32)
+	// A QuantizeLinear -> DequantizeLinear pair in one pass, and a
+	// function of its output tabulated, each giving its reference's bits
+	// and count (kernels.FakeQuant, kernels.FakeQuantTable).
+	FakeQuant      func(dst, src []float32, qs, shift, lo, hi, ds float32) int
+	FakeQuantTable func(dst, src []float32, qs, shift float32, lut *[256]float32) int
 
 	supported func() bool
 }
@@ -105,6 +110,8 @@ var generic = &Table{
 	LayerNormSums:  kernels.LayerNormSums,
 	LayerNormApply: kernels.LayerNormApply,
 	DepthwiseRows:  kernels.DepthwiseRows,
+	FakeQuant:      kernels.FakeQuant,
+	FakeQuantTable: kernels.FakeQuantTable,
 
 	supported: func() bool { return true },
 }

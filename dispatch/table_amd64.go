@@ -57,6 +57,8 @@ func isaTables() []*Table {
 		LayerNormSums:  amd64.LayerNormSumsAVX2,
 		LayerNormApply: amd64.LayerNormApplyAVX2,
 		DepthwiseRows:  amd64.DepthwiseRowsAVX2,
+		FakeQuant:      amd64.FakeQuantAVX2,
+		FakeQuantTable: amd64.FakeQuantTableAVX2,
 
 		supported: func() bool { return avx512(cpuid.AVX512VNNI) },
 	}, {
@@ -87,6 +89,8 @@ func isaTables() []*Table {
 		LayerNormSums:  amd64.LayerNormSumsAVX2,
 		LayerNormApply: amd64.LayerNormApplyAVX2,
 		DepthwiseRows:  amd64.DepthwiseRowsAVX2,
+		FakeQuant:      amd64.FakeQuantAVX2,
+		FakeQuantTable: amd64.FakeQuantTableAVX2,
 
 		supported: func() bool { return avx512() },
 	}, {
@@ -118,6 +122,8 @@ func isaTables() []*Table {
 		LayerNormSums:  amd64.LayerNormSumsAVX2,
 		LayerNormApply: amd64.LayerNormApplyAVX2,
 		DepthwiseRows:  amd64.DepthwiseRowsAVX2,
+		FakeQuant:      amd64.FakeQuantAVX2,
+		FakeQuantTable: amd64.FakeQuantTableAVX2,
 
 		supported: func() bool { return avx2() && cpuid.CPU.Supports(cpuid.AVXVNNI) },
 	}, {
@@ -148,6 +154,8 @@ func isaTables() []*Table {
 		LayerNormSums:  amd64.LayerNormSumsAVX2,
 		LayerNormApply: amd64.LayerNormApplyAVX2,
 		DepthwiseRows:  amd64.DepthwiseRowsAVX2,
+		FakeQuant:      amd64.FakeQuantAVX2,
+		FakeQuantTable: amd64.FakeQuantTableAVX2,
 
 		supported: avx2,
 	}}

@@ -47,6 +47,8 @@ func isaTables() []*Table {
 			LayerNormSums:  arm64.LayerNormSumsNEON,
 			LayerNormApply: arm64.LayerNormApplyNEON,
 			DepthwiseRows:  arm64.DepthwiseRowsNEON,
+			FakeQuant:      arm64.FakeQuantNEON,
+			FakeQuantTable: arm64.FakeQuantTableNEON,
 
 			supported: func() bool {
 				return arm64.Available && cpuid.CPU.Supports(append(features, cpuid.ASIMD)...)

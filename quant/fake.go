@@ -19,19 +19,14 @@ type FakeQuant struct {
 	lo, hi float32 // the integer type's range
 	table  [256]float32
 	nanTo  int // the table index a NaN lands on
-	// ApplyVector's constants, fakeChunk each: 1.5·2^23, then qz − dz −
-	// 1.5·2^23, then ds; and its bounds lo − dz, hi − dz.
-	magic, shift, ds [fakeChunk]float32
-	vlo, vhi         float32
-	// ApplyTable's: qz − lo − 1.5·2^23, fakeChunk times.
-	ishift [fakeChunk]float32
+	// The one-pass kernels' constants: qz − dz − 1.5·2^23 and the bounds
+	// lo − dz, hi − dz for the output; qz − lo − 1.5·2^23 for the index.
+	shift, vlo, vhi, ds float32
+	ishift              float32
 	// scalar: qs is 0 or NaN, and a finite x/qs may be NaN (0/0): the
-	// vector steps would not see it, Apply runs instead.
+	// kernels would not see it, Apply runs instead.
 	scalar bool
 }
-
-// fakeChunk is how many values ApplyVector passes to a kernel at once.
-const fakeChunk = 512
 
 // NewFakeQuant returns the pair with quantize scale qs and zero point qz,
 // dequantize scale ds and zero point dz, through INT8 when signed and
@@ -45,14 +40,9 @@ func NewFakeQuant(qs float32, qz float64, ds float32, dz float64, signed bool) *
 	for i := range f.table {
 		f.table[i] = float32(float64(int(lo)+i)-dz) * ds
 	}
-	for i := range f.magic {
-		f.magic[i], f.shift[i], f.ds[i] = fakeMagic, float32(qz-dz-fakeMagic), ds
-	}
-	f.vlo, f.vhi = float32(lo-dz), float32(hi-dz)
+	f.shift, f.vlo, f.vhi, f.ds = float32(qz-dz-fakeMagic), float32(lo-dz), float32(hi-dz), ds
+	f.ishift = float32(qz - lo - fakeMagic)
 	f.scalar = !(qs != 0 && qs == qs)
-	for i := range f.ishift {
-		f.ishift[i] = float32(qz - lo - fakeMagic)
-	}
 	nan := math.NaN()
 	if signed {
 		f.nanTo = int(int8(nan)) - int(lo)
@@ -97,33 +87,25 @@ func (f *FakeQuant) Apply(dst, src []float32) {
 	}
 }
 
-// FakeQuantKernels are the element-wise kernels ApplyVector runs on, a
-// kernel table's (dispatch.Table), each with its reference's bits:
+// FakeQuantKernels are the kernels ApplyVector and ApplyTable run on, a
+// kernel table's (dispatch.Table), each with its reference's bits and
+// count:
 //
-//	MinMax  kernels.MinMax: whether every value is finite
-//	Hard    kernels.ConvHard: mode 2 sets dst[i] = float32(x·t)/d, t = clamp(x·a + b, lo, hi)
-//	Finish  kernels.ConvFinish: dst[i] = clamp(dst[i] + bias[i] + res[i], lo, hi)
-//	Scale   kernels.ScaleRows: dst[r·len(s) + c] *= s[c]
+//	Pair   kernels.FakeQuant: the pair's outputs, up to the first value that is not finite
+//	Table  kernels.FakeQuantTable: lut[the pair's index], likewise
 //
 // The zero value holds none: ApplyVector and ApplyTable then run the
-// scalar loop, faster than three passes of pure-Go kernels.
+// scalar loop.
 type FakeQuantKernels struct {
-	MinMax func(x []float32) (lo, hi float32, finite bool)
-	Hard   func(dst []float32, a, b, lo, hi, d float32, mode int)
-	Finish func(dst, bias, res []float32, lo, hi float32)
-	Scale  func(dst, s []float32)
+	Pair  func(dst, src []float32, qs, shift, lo, hi, ds float32) int
+	Table func(dst, src []float32, qs, shift float32, lut *[256]float32) int
 }
 
-// hardXTDiv is kernels.HardXTDiv, the ConvHard mode that divides.
-const hardXTDiv = 2
-
-// ApplyVector computes what Apply does, bit for bit, on k's vector
-// kernels, fakeChunk values at a time (dst may be src; otherwise they
-// must not overlap). A chunk of finite values goes through three passes:
+// ApplyVector computes what Apply does, bit for bit, on k.Pair, one pass
+// over the values (dst may be src; otherwise they must not overlap):
 //
-//  1. t = x/qs: Hard with a = 0, b = lo = hi = 1 computes float32(x·1)/qs,
-//     QuantizeLinear's division itself (a vector division rounds as the
-//     scalar one does);
+//  1. t = x/qs, QuantizeLinear's division itself (a vector division
+//     rounds as the scalar one does);
 //  2. u = clamp((t + 1.5·2^23) + (qz − dz − 1.5·2^23), lo − dz, hi − dz):
 //     below 2^22 in magnitude the first sum rounds t to an integer half
 //     to even and the second, exact, leaves roundEven(t) + qz − dz, which
@@ -133,37 +115,39 @@ const hardXTDiv = 2
 //  3. y = u · ds: u is the integer q − dz, exactly, so y is the table's
 //     float32(q − dz) · ds.
 //
-// A chunk holding an infinity or a NaN (which step 1 would turn to NaN:
-// x·0) runs through Apply, and so does all of x when qs is 0 or NaN (a
-// finite x/qs may then be NaN, 0/0). With any other qs a finite x gives
-// a finite or infinite quotient, never NaN.
+// The kernel stops before a value that is not finite: a NaN (or an
+// infinity over an infinite qs) makes a NaN quotient, which step 2 would
+// leave NaN where the pair's integer conversion gives an integer. Apply
+// computes it and the values not finite right after it, and the kernel
+// resumes. All of x runs through Apply when qs is 0 or NaN (a finite
+// x/qs may then be NaN, 0/0). With any other qs a finite x gives a
+// finite or infinite quotient, never NaN.
 func (f *FakeQuant) ApplyVector(dst, src []float32, k FakeQuantKernels) {
 	dst = dst[:len(src)]
-	for len(src) > 0 {
-		n := min(len(src), fakeChunk)
-		s, d := src[:n:n], dst[:n:n]
-		if !f.vectorizes(s, k) {
-			f.Apply(d, s)
-		} else {
-			if &d[0] != &s[0] {
-				copy(d, s)
-			}
-			k.Hard(d, 0, 1, 1, 1, f.scale, hardXTDiv)
-			k.Finish(d, f.magic[:n], f.shift[:n], f.vlo, f.vhi)
-			k.Scale(d, f.ds[:n])
+	if f.scalar || k.Pair == nil {
+		f.Apply(dst, src)
+		return
+	}
+	for {
+		n := k.Pair(dst, src, f.scale, f.shift, f.vlo, f.vhi, f.ds)
+		if n == len(src) {
+			return
 		}
+		src, dst = src[n:], dst[n:]
+		n = nonFinite(src)
+		f.Apply(dst[:n], src[:n])
 		src, dst = src[n:], dst[n:]
 	}
 }
 
-// vectorizes reports whether the vector steps compute the chunk s: a
-// scale other than 0 and NaN, and finite values.
-func (f *FakeQuant) vectorizes(s []float32, k FakeQuantKernels) bool {
-	if f.scalar || k.MinMax == nil {
-		return false
+// nonFinite returns how many values s begins with that are not finite
+// (NaN or ±Inf), at least one: s[0] is not finite.
+func nonFinite(s []float32) int {
+	n := 1
+	for n < len(s) && math.Float32bits(s[n])&0x7f800000 == 0x7f800000 {
+		n++
 	}
-	_, _, finite := k.MinMax(s)
-	return finite
+	return n
 }
 
 // Table returns the pair's 256 outputs, by the integer's offset from the
@@ -172,28 +156,28 @@ func (f *FakeQuant) Table() [256]float32 { return f.table }
 
 // ApplyTable sets dst[i] = lut[j], j the index in Table of the pair's
 // output for src[i] (dst may be src; otherwise they must not overlap):
-// any function of the pair's output, tabulated. It finds j as
+// any function of the pair's output, tabulated. It finds j on k.Table as
 // ApplyVector finds the integer (steps 1 and 2, with the bounds 0 and
-// 255 and the shift qz − lo − 1.5·2^23), then looks it up; a chunk
-// holding an infinity or a NaN runs one value at a time.
+// 255 and the shift qz − lo − 1.5·2^23), then looks it up, in one pass;
+// values that are not finite, and all of them when qs is 0 or NaN, run
+// one at a time.
 func (f *FakeQuant) ApplyTable(dst, src []float32, lut *[256]float32, k FakeQuantKernels) {
 	dst = dst[:len(src)]
-	for len(src) > 0 {
-		n := min(len(src), fakeChunk)
-		s, d := src[:n:n], dst[:n:n]
-		if !f.vectorizes(s, k) {
-			for i, x := range s {
-				d[i] = lut[f.index(x/f.scale)]
-			}
-		} else {
-			if &d[0] != &s[0] {
-				copy(d, s)
-			}
-			k.Hard(d, 0, 1, 1, 1, f.scale, hardXTDiv)
-			k.Finish(d, f.magic[:n], f.ishift[:n], 0, 255)
-			for i, u := range d {
-				d[i] = lut[uint8(int32(u))]
-			}
+	if f.scalar || k.Table == nil {
+		for i, x := range src {
+			dst[i] = lut[f.index(x/f.scale)]
+		}
+		return
+	}
+	for {
+		n := k.Table(dst, src, f.scale, f.ishift, lut)
+		if n == len(src) {
+			return
+		}
+		src, dst = src[n:], dst[n:]
+		n = nonFinite(src)
+		for i, x := range src[:n] {
+			dst[i] = lut[f.index(x/f.scale)]
 		}
 		src, dst = src[n:], dst[n:]
 	}

@@ -83,7 +83,7 @@ func TestFakeQuantApplyVectorMatchesPair(t *testing.T) {
 	for _, tb := range append(dispatch.Available(), nil) {
 		name, k := "no kernels", quant.FakeQuantKernels{} // the scalar loop
 		if tb != nil {
-			name, k = tb.Name, quant.FakeQuantKernels{MinMax: tb.MinMax, Hard: tb.ConvHard, Finish: tb.ConvFinish, Scale: tb.ScaleRows}
+			name, k = tb.Name, tb.FakeQuantKernels()
 		}
 		for ci, c := range cases {
 			f := quant.NewFakeQuant(c.qs, float64(c.qz), c.ds, float64(c.dz), c.signed)
@@ -161,12 +161,58 @@ func BenchmarkFakeQuant(b *testing.B) {
 		}
 	})
 	for _, tb := range dispatch.Available() {
-		k := quant.FakeQuantKernels{MinMax: tb.MinMax, Hard: tb.ConvHard, Finish: tb.ConvFinish, Scale: tb.ScaleRows}
+		k := tb.FakeQuantKernels()
 		b.Run("ApplyVector/"+tb.Name, func(b *testing.B) {
 			b.SetBytes(int64(4 * len(x)))
 			for b.Loop() {
 				f.ApplyVector(y, x, k)
 			}
 		})
+	}
+}
+
+// TestFakeQuantNonFiniteRuns: values that are not finite alone, in runs,
+// alternating with finite ones, at the kernels' block edges and filling
+// all of x: ApplyVector and ApplyTable, in place, give Apply's and the
+// scalar loop's values on every table.
+func TestFakeQuantNonFiniteRuns(t *testing.T) {
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	f := quant.NewFakeQuant(0.05, 3, 0.05, 3, true)
+	var lut [256]float32
+	for i := range lut {
+		lut[i] = float32(i) - 100
+	}
+	patterns := map[string]func(i int) bool{
+		"none":        func(int) bool { return false },
+		"all":         func(int) bool { return true },
+		"alternating": func(i int) bool { return i%2 == 0 },
+		"edges":       func(i int) bool { return i == 7 || i == 8 || i == 31 || i == 32 || i == 33 || i == 64 },
+		"run":         func(i int) bool { return i >= 5 && i < 45 },
+		"last":        func(i int) bool { return i == 99 },
+	}
+	for name, bad := range patterns {
+		x := make([]float32, 100)
+		for i := range x {
+			x[i] = float32(i-50) * 0.037
+			if bad(i) {
+				x[i] = [...]float32{nan, inf, -inf}[i%3]
+			}
+		}
+		want := make([]float32, len(x))
+		f.Apply(want, x)
+		wantT := make([]float32, len(x))
+		f.ApplyTable(wantT, x, &lut, quant.FakeQuantKernels{})
+		for _, tb := range dispatch.Available() {
+			k := tb.FakeQuantKernels()
+			got := append([]float32(nil), x...)
+			f.ApplyVector(got, got, k)
+			tab := append([]float32(nil), x...)
+			f.ApplyTable(tab, tab, &lut, k)
+			for i := range x {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) || tab[i] != wantT[i] {
+					t.Fatalf("%s %s: x[%d]=%g: ApplyVector %g, Apply %g; ApplyTable %g, the scalar loop %g", tb, name, i, x[i], got[i], want[i], tab[i], wantT[i])
+				}
+			}
+		}
 	}
 }

@@ -1,0 +1,46 @@
+//go:build gc && !purego
+
+package amd64
+
+import "github.com/quantserve/quantserve/kernels"
+
+// fakeQuantAVX2 computes kernels.FakeQuant(dst, src, qs, shift, lo, hi,
+// ds) in blocks of 32 and 8, returning the start of the first block that
+// holds a value that is not finite (len(src) if none) with nothing of it
+// written. Requires AVX2, len(dst) == len(src) and a multiple of 8.
+//
+//go:noescape
+func fakeQuantAVX2(dst, src []float32, qs, shift, lo, hi, ds float32) int
+
+// fakeQuantTableAVX2 computes kernels.FakeQuantTable(dst, src, qs,
+// shift, lut) in blocks of 32 and 8 (the look-ups one at a time),
+// returning as fakeQuantAVX2 does. Requires AVX2, len(dst) == len(src)
+// and a multiple of 8.
+//
+//go:noescape
+func fakeQuantTableAVX2(dst, src []float32, qs, shift float32, lut *[256]float32) int
+
+// FakeQuantAVX2 computes kernels.FakeQuant(dst, src, qs, shift, lo, hi,
+// ds): the same bits in dst and the same count. Requires AVX2.
+func FakeQuantAVX2(dst, src []float32, qs, shift, lo, hi, ds float32) int {
+	dst = dst[:len(src)] // Go checks the bounds the assembly trusts
+	n := len(src) &^ 7
+	if n > 0 {
+		// The reference finishes the block the assembly stopped at,
+		// up to its first value that is not finite, or the tail.
+		n = fakeQuantAVX2(dst[:n], src[:n], qs, shift, lo, hi, ds)
+	}
+	return n + kernels.FakeQuant(dst[n:], src[n:], qs, shift, lo, hi, ds)
+}
+
+// FakeQuantTableAVX2 computes kernels.FakeQuantTable(dst, src, qs,
+// shift, lut): the same values in dst and the same count. Requires AVX2.
+func FakeQuantTableAVX2(dst, src []float32, qs, shift float32, lut *[256]float32) int {
+	dst = dst[:len(src)] // Go checks the bounds the assembly trusts
+	_ = lut[0]           // and that lut is not nil
+	n := len(src) &^ 7
+	if n > 0 {
+		n = fakeQuantTableAVX2(dst[:n], src[:n], qs, shift, lut)
+	}
+	return n + kernels.FakeQuantTable(dst[n:], src[n:], qs, shift, lut)
+}
