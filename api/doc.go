@@ -10,5 +10,6 @@
 // deadline and a memory budget before it takes a work slot, and gives the
 // slot back when the answer starts; gRPC's ModelInfer takes the same steps
 // (service.go, grpc.go). Every request gets a request id, a server span and
-// one log line (observe.go); CORS is in cors.go.
+// one log line (observe.go; successful requests' lines rate-limited,
+// reqlog.go); CORS is in cors.go.
 package api

@@ -390,45 +390,92 @@ func (c metadataCarrier) Keys() []string {
 	return keys
 }
 
+// grpcCall is what observing a call allocates, in one piece: its info,
+// the context carrying it, and what its end records.
+type grpcCall struct {
+	info       reqInfo
+	ctx        infoCtx
+	s          *server
+	start      time.Time
+	fullMethod string
+	probe      bool
+	span       trace.Span
+	own        bool // span is the call's own, to end
+}
+
 // grpcStart begins a call's observation: request id (from metadata
 // x-request-id, returned in the response header), server span (parent
-// from traceparent), request info. end finishes it with the call's error.
-func (s *server) grpcStart(ctx context.Context, fullMethod string) (context.Context, func(err error) error) {
-	start := time.Now()
-	md, _ := metadata.FromIncomingContext(ctx)
-	info := &reqInfo{id: requestID(metadataCarrier(md).Get(grpcMetadataRequestID))}
-	grpc.SetHeader(ctx, metadata.Pairs(grpcMetadataRequestID, info.id))
-	service, method, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
-	ctx = s.prop.Extract(ctx, metadataCarrier(md))
-	probe := grpcProbes[fullMethod]
-	span := trace.SpanFromContext(ctx) // a probe's: nothing records it
-	if !probe {
-		ctx, span = s.tracer.Start(ctx, strings.TrimPrefix(fullMethod, "/"), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+// from the trace context the propagator reads, when the call carries
+// any), request info, as observe does for HTTP: the span's attributes
+// are set only when it records. The call's end finishes it with the
+// call's error.
+func (s *server) grpcStart(ctx context.Context, fullMethod string) (context.Context, *grpcCall) {
+	c := &grpcCall{s: s, start: time.Now(), fullMethod: fullMethod, probe: grpcProbes[fullMethod]}
+	info := &c.info
+	var given string
+	if v := metadata.ValueFromIncomingContext(ctx, grpcMetadataRequestID); len(v) > 0 {
+		given = v[0]
+	}
+	info.id = requestID(given)
+	grpc.SetHeader(ctx, metadata.MD{grpcMetadataRequestID: []string{info.id}})
+	if s.carriesMD(ctx) {
+		md, _ := metadata.FromIncomingContext(ctx)
+		ctx = s.prop.Extract(ctx, metadataCarrier(md))
+	}
+	c.span = trace.SpanFromContext(ctx) // a probe's: nothing records it
+	name := strings.TrimPrefix(fullMethod, "/")
+	_, idsOnly := s.tracer.(idsOnlyTracer)
+	c.own = !c.probe && !idsOnly
+	switch {
+	case c.probe, idsOnly: // an idsOnly span is started for the log line only (idsOf)
+	default:
+		service, method, _ := strings.Cut(name, "/")
+		ctx, c.span = s.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
 			attribute.String("rpc.system", "grpc"), attribute.String("rpc.service", service), attribute.String("rpc.method", method),
 			attribute.String("request.id", info.id)))
 	}
-	ctx = context.WithValue(ctx, reqInfoKey{}, info)
-	return ctx, func(err error) error {
-		d := time.Since(start)
-		if err != nil {
-			err = s.grpcStatus(ctx, fullMethod, err)
+	c.ctx = infoCtx{Context: ctx, info: info}
+	return &c.ctx, c
+}
+
+// carriesMD tells whether a call's metadata holds any key the propagator
+// reads (carries, for gRPC).
+func (s *server) carriesMD(ctx context.Context) bool {
+	for _, k := range s.propMD {
+		if len(metadata.ValueFromIncomingContext(ctx, k)) > 0 {
+			return true
 		}
-		code := status.Code(err)
-		if !probe {
-			span.SetAttributes(attribute.Int("rpc.grpc.status_code", int(code)))
-			if code != codes.OK {
-				span.SetStatus(otelcodes.Error, status.Convert(err).Message())
-			}
-			span.End()
-		}
-		s.tel.GRPCRequest(ctx, fullMethod, code.String(), d)
-		if info.model != "" {
-			s.tel.InferenceLatency(ctx, info.model, info.version, d)
-		}
-		s.logRequest(ctx, probe, []slog.Attr{slog.String("method", "grpc"), slog.String("route", fullMethod)},
-			info.model, info.version, slog.String("status", code.String()), d, info.id)
-		return err
 	}
+	return false
+}
+
+// end finishes a call's observation with its error, which it returns as
+// the gRPC status the client gets: span, metrics, log line.
+func (c *grpcCall) end(err error) error {
+	s, ctx, info := c.s, context.Context(&c.ctx), &c.info
+	d := time.Since(c.start)
+	if err != nil {
+		err = s.grpcStatus(ctx, c.fullMethod, err)
+	}
+	code := status.Code(err)
+	if c.own {
+		if c.span.IsRecording() {
+			c.span.SetAttributes(attribute.Int("rpc.grpc.status_code", int(code)))
+			if code != codes.OK {
+				c.span.SetStatus(otelcodes.Error, status.Convert(err).Message())
+			}
+		}
+		c.span.End()
+	}
+	s.tel.GRPCRequest(ctx, c.fullMethod, code.String(), d)
+	if info.model != "" {
+		s.tel.InferenceLatency(ctx, info.model, info.version, d)
+	}
+	if skipped, ok := s.logLine(ctx, c.probe, code != codes.OK, c.start); ok {
+		s.logRequest(ctx, c.probe, s.idsOf(ctx, c.probe, strings.TrimPrefix(c.fullMethod, "/")), []slog.Attr{slog.String("method", "grpc"), slog.String("route", c.fullMethod)},
+			info.model, info.version, slog.String("status", code.String()), d, info.id, skipped)
+	}
+	return err
 }
 
 // grpcStatus converts an error of the api's handlers into a gRPC status
@@ -451,7 +498,7 @@ func (s *server) grpcStatus(ctx context.Context, fullMethod string, err error) e
 }
 
 func (s *server) grpcUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
-	ctx, end := s.grpcStart(ctx, info.FullMethod)
+	ctx, call := s.grpcStart(ctx, info.FullMethod)
 	defer func() {
 		if p := recover(); p != nil {
 			resp, err = nil, s.panicked(ctx, slog.String("method", info.FullMethod), p)
@@ -459,18 +506,18 @@ func (s *server) grpcUnary(ctx context.Context, req any, info *grpc.UnaryServerI
 		if a, ok := resp.(*grpcAnswer); ok && a != nil && err != nil { // an answer that will not be sent
 			a.release()
 		}
-		err = end(err)
+		err = call.end(err)
 	}()
 	return handler(ctx, req)
 }
 
 func (s *server) grpcStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
-	ctx, end := s.grpcStart(ss.Context(), info.FullMethod)
+	ctx, call := s.grpcStart(ss.Context(), info.FullMethod)
 	defer func() {
 		if p := recover(); p != nil {
 			err = s.panicked(ctx, slog.String("method", info.FullMethod), p)
 		}
-		err = end(err)
+		err = call.end(err)
 	}()
 	return handler(srv, &observedStream{ServerStream: ss, ctx: ctx})
 }

@@ -211,8 +211,10 @@ func (in *workInput) settle(ts ...*tensor.Tensor) error {
 // the body, takes a work slot and hands h the body and when it was in.
 func (s *server) work(h workHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rc := http.NewResponseController(w)
-		acct := &account{s: s, ctx: r.Context()}
+		// The account, the answer's writer and the handler's input in one
+		// allocation.
+		ws := &workState{acct: account{s: s, ctx: r.Context()}}
+		rc, acct := http.NewResponseController(w), &ws.acct
 		defer acct.release()
 		if coding := contentCoding(r.Header); coding != "" {
 			w.Header().Set("Accept-Encoding", "identity")
@@ -248,12 +250,11 @@ func (s *server) work(h workHandler) http.Handler {
 		}
 		defer release()
 		defer cancel()
-		sw := &slotWriter{ResponseWriter: w, begin: func() {
-			release()
-			setDeadline(rc.SetWriteDeadline(time.Now().Add(s.ioTimeout)))
-		}}
+		sw := &ws.sw
+		*sw = slotWriter{ResponseWriter: w, release: release, rc: rc, ioTimeout: s.ioTimeout}
 		r = r.WithContext(ctx)
-		if err := h(sw, r, &workInput{body: body, bodyHeld: acct.holding(), acct: acct, received: received}); err != nil {
+		ws.in = workInput{body: body, bodyHeld: acct.holding(), acct: acct, received: received}
+		if err := h(sw, r, &ws.in); err != nil {
 			s.writeError(sw, r, err)
 		}
 		// The answer is written: nothing holds the body any more (decoders
@@ -290,11 +291,18 @@ func bodyCap(n int64) int64 {
 	return n
 }
 
+// bodyHolders are the empty *[]byte the pools' buffers travel in, kept
+// apart from them so that a buffer going back allocates no holder.
+var bodyHolders sync.Pool
+
 // getBody returns a buffer of length l and capacity bodyCap(n).
 func getBody(l int, n int64) []byte {
 	if c := bodyClass(n); c >= 0 {
 		if p, ok := bodyPools[c].Get().(*[]byte); ok {
-			return (*p)[:l]
+			b := (*p)[:l]
+			*p = nil
+			bodyHolders.Put(p)
+			return b
 		}
 		return make([]byte, l, firstChunk<<c)
 	}
@@ -304,8 +312,12 @@ func getBody(l int, n int64) []byte {
 // putBody gives a buffer from getBody back.
 func putBody(b []byte) {
 	if c := bodyClass(int64(cap(b))); c >= 0 && cap(b) == firstChunk<<c {
-		b = b[:0]
-		bodyPools[c].Put(&b)
+		p, ok := bodyHolders.Get().(*[]byte)
+		if !ok {
+			p = new([]byte)
+		}
+		*p = b[:0]
+		bodyPools[c].Put(p)
 	}
 }
 
@@ -401,18 +413,28 @@ func (s *server) refuse(w http.ResponseWriter, r *http.Request, rc *http.Respons
 	io.CopyN(io.Discard, r.Body, lingerBytes)
 }
 
-// slotWriter calls begin before the first byte of the answer is written:
-// the work is done, so its slot goes back, and the write gets a deadline.
+// workState is what the work middleware keeps of a request.
+type workState struct {
+	acct account
+	sw   slotWriter
+	in   workInput
+}
+
+// slotWriter gives the work slot back (release) before the first byte of
+// the answer is written: the work is done; and the write gets a deadline.
 type slotWriter struct {
 	http.ResponseWriter
-	begin   func()
-	started bool
+	release   func()
+	rc        *http.ResponseController
+	ioTimeout time.Duration
+	started   bool
 }
 
 func (w *slotWriter) start() {
 	if !w.started {
 		w.started = true
-		w.begin()
+		w.release()
+		setDeadline(w.rc.SetWriteDeadline(time.Now().Add(w.ioTimeout)))
 	}
 }
 

@@ -26,7 +26,9 @@ import (
 // whose parent is the client's trace context if any (W3C traceparent, or
 // what OTEL_PROPAGATORS names), one log line at info level when it ends
 // (method, route, model, version, status, duration, request id, trace
-// id), and its count and latency in /metrics with bounded labels. An
+// id; a failed request's always, the others' at most
+// Options.RequestLogRate a second: reqlog.go), and its count and latency
+// in /metrics with bounded labels. An
 // inference's span carries its model and version. Probes (health checks
 // and /metrics scrapes, HTTP or gRPC) get no span and log at debug level:
 // they are counted in /metrics all the same. Over HTTP an answer of known
@@ -64,7 +66,9 @@ func infoOf(ctx context.Context) *reqInfo {
 func noteInference(ctx context.Context, model, version string) {
 	in := infoOf(ctx)
 	in.model, in.version = model, version
-	trace.SpanFromContext(ctx).SetAttributes(attribute.String("model", model), attribute.String("version", version))
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(attribute.String("model", model), attribute.String("version", version))
+	}
 }
 
 // probePaths are the HTTP paths of probes (GET or HEAD).
@@ -135,6 +139,27 @@ func propagatorOf(p propagation.TextMapPropagator) propagation.TextMapPropagator
 		return propagation.TraceContext{}
 	}
 	return p
+}
+
+// propFields returns the header names p reads (canonical, as net/http
+// keys a request's headers) and their gRPC metadata keys (lower case).
+func propFields(p propagation.TextMapPropagator) (header, md []string) {
+	for _, f := range p.Fields() {
+		header = append(header, http.CanonicalHeaderKey(f))
+		md = append(md, strings.ToLower(f))
+	}
+	return header, md
+}
+
+// carries tells whether a request's headers hold any field the propagator
+// reads: most carry none, and then there is no trace context to extract.
+func (s *server) carries(h http.Header) bool {
+	for _, k := range s.propHeader {
+		if _, ok := h[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // tracerOf returns the tracer requests' spans start from: without a
@@ -252,13 +277,14 @@ func (s *server) observe(next http.Handler) http.Handler {
 		info.id = requestID(r.Header.Get(requestIDHeader))
 		w.Header().Set(requestIDHeader, info.id)
 		method := telemetry.Method(r.Method)
-		ctx := s.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		ctx := r.Context()
+		if s.carries(r.Header) {
+			ctx = s.prop.Extract(ctx, propagation.HeaderCarrier(r.Header))
+		}
 		probe := isProbe(r.Method, r.URL.Path)
 		span := trace.SpanFromContext(ctx) // a probe's: nothing records it
 		switch {
-		case probe:
-		case idsOnly: // nothing reads its attributes
-			ctx, span = s.tracer.Start(ctx, method, serverSpan...)
+		case probe, idsOnly: // an idsOnly span is started for the log line only (idsOf)
 		default:
 			ctx, span = s.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
 				attribute.String("http.request.method", method), attribute.String("url.path", r.URL.Path),
@@ -291,7 +317,7 @@ func (s *server) observe(next http.Handler) http.Handler {
 					span.SetStatus(codes.Error, http.StatusText(status))
 				}
 			}
-			if !probe {
+			if !probe && !idsOnly {
 				span.End()
 			}
 			s.tel.Request(ctx, route, method, status, d)
@@ -301,13 +327,14 @@ func (s *server) observe(next http.Handler) http.Handler {
 			} else if rc := chi.RouteContext(ctx); rc != nil {
 				model, version = rc.URLParam("model"), rc.URLParam("version")
 			}
-			if !s.log.Enabled(ctx, logLevel(probe)) {
-				return // a probe's line at info level: nothing to build
+			skipped, ok := s.logLine(ctx, probe, status >= 400, start)
+			if !ok {
+				return // a probe's line at info level, or past the rate: nothing to build
 			}
 			// room for every attribute logRequest adds: one allocation
 			attrs := make([]slog.Attr, 0, 16)
 			attrs = append(attrs, slog.String("method", method), slog.String("route", route), slog.String("path", r.URL.Path))
-			s.logRequest(ctx, probe, attrs, model, version, slog.Int("status", status), d, info.id,
+			s.logRequest(ctx, probe, s.idsOf(ctx, probe, method), attrs, model, version, slog.Int("status", status), d, info.id, skipped,
 				slog.Int("bytes", ww.BytesWritten()), slog.String("remote", r.RemoteAddr))
 		}()
 		next.ServeHTTP(ww, r.WithContext(ctx))
@@ -341,13 +368,25 @@ func sendAnswer(w http.ResponseWriter, ww *statusWriter) {
 	}
 }
 
-// logRequest writes a request's one line at info level, a probe's at
-// debug level.
-func (s *server) logRequest(ctx context.Context, probe bool, attrs []slog.Attr, model, version string, status slog.Attr, d time.Duration, id string, extra ...slog.Attr) {
-	level := logLevel(probe)
-	if !s.log.Enabled(ctx, level) {
-		return
+// idsOf returns the trace and span ids a request's log line names: its
+// span's, or a probe's parent's (the client's, if any). Without a
+// provider (idsOnlyTracer) nothing records the request's span, so it is
+// started here, only for the requests whose line is written: its ids are
+// all there is to it (a new span id, the client's trace id if it sent
+// one).
+func (s *server) idsOf(ctx context.Context, probe bool, name string) trace.SpanContext {
+	if _, idsOnly := s.tracer.(idsOnlyTracer); idsOnly && !probe {
+		_, span := s.tracer.Start(ctx, name, serverSpan...)
+		return span.SpanContext()
 	}
+	return trace.SpanContextFromContext(ctx)
+}
+
+// logRequest writes a request's one line at info level, a probe's at
+// debug level, once logLine said to; sc names its trace and span,
+// skipped is the lines held back before it (reqlog.go).
+func (s *server) logRequest(ctx context.Context, probe bool, sc trace.SpanContext, attrs []slog.Attr, model, version string, status slog.Attr, d time.Duration, id string, skipped int64, extra ...slog.Attr) {
+	level := logLevel(probe)
 	if model != "" {
 		attrs = append(attrs, slog.String("model", model))
 		if version != "" {
@@ -355,10 +394,13 @@ func (s *server) logRequest(ctx context.Context, probe bool, attrs []slog.Attr, 
 		}
 	}
 	attrs = append(attrs, status, slog.Duration("duration", d), slog.String("request_id", id))
-	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
+	if sc.HasTraceID() {
 		attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 	}
 	attrs = append(attrs, extra...)
+	if skipped > 0 {
+		attrs = append(attrs, unlogged(skipped))
+	}
 	s.log.LogAttrs(ctx, level, "request", attrs...)
 }
 

@@ -51,6 +51,11 @@ type Options struct {
 	// phase). nil means never.
 	Draining func() bool
 	Logger   *slog.Logger
+	// RequestLogRate bounds the request lines logged a second for
+	// requests that succeed (a failed request's line is always
+	// logged; probes log at debug level, unbounded): 0 means
+	// DefaultRequestLogRate, negative means every request's.
+	RequestLogRate int
 	// TracerProvider receives each request's spans (its parent taken
 	// from a W3C traceparent); nil gives spans trace ids for the log but
 	// records none.
@@ -90,6 +95,9 @@ type server struct {
 	log        *slog.Logger
 	tracer     trace.Tracer
 	prop       propagation.TextMapPropagator
+	propHeader []string // the header names prop reads
+	propMD     []string // their gRPC metadata keys
+	logRate    *lineRate
 	cors       *corsPolicy
 }
 
@@ -147,6 +155,8 @@ func buildServer(opts Options, newTelemetry func(version, kernels string) (*tele
 	}
 	s.tracer = tracerOf(opts.TracerProvider)
 	s.prop = propagatorOf(opts.Propagator)
+	s.propHeader, s.propMD = propFields(s.prop)
+	s.logRate = newLineRate(opts.RequestLogRate)
 	s.cors = newCORSPolicy(opts.CORSOrigins)
 	s.observeBatching()
 	s.observeModels()

@@ -64,6 +64,6 @@ func (t *Telemetry) observeModels(f func() []ModelState) error {
 // startInferences adds zero to a version's inference counters.
 func (t *Telemetry) startInferences(ctx context.Context, model, version string) {
 	for _, ok := range []bool{true, false} {
-		t.inferences.Add(ctx, 0, t.inferenceAttrs(model, version, ok))
+		t.inferences.Add(ctx, 0, t.inferenceAttrs(model, version, ok)...)
 	}
 }

@@ -53,14 +53,13 @@ type Telemetry struct {
 	// read at each scrape, instead of instrument calls on the hot path.
 	inflight, receiving, memory atomic.Int64
 
-	// Attribute sets of the per-request instruments, built once per
-	// label combination (the label sets are bounded) instead of on every
-	// request.
-	attrMu    sync.RWMutex
-	reqAttrs  map[reqKey]reqAttrs
-	infAttrs  map[infKey]metric.MeasurementOption
-	grpcAttrs map[[2]string]reqAttrs                 // method, code
-	latAttrs  map[[2]string]metric.MeasurementOption // model, version
+	// The measurement options of the per-request instruments, built
+	// once per label combination (the label sets are bounded) and read
+	// without a lock.
+	reqAttrs  attrCache[reqKey, reqAttrs]
+	infAttrs  attrCache[infKey, []metric.AddOption]
+	grpcAttrs attrCache[[2]string, reqAttrs]              // method, code
+	latAttrs  attrCache[[2]string, []metric.RecordOption] // model, version
 }
 
 type reqKey struct {
@@ -68,7 +67,13 @@ type reqKey struct {
 	status        int
 }
 
-type reqAttrs struct{ count, latency metric.MeasurementOption }
+// reqAttrs are the options of a request's count and of its latency, as
+// the slices the instruments' variadic calls take whole (passing them on
+// allocates nothing).
+type reqAttrs struct {
+	count   []metric.AddOption
+	latency []metric.RecordOption
+}
 
 type infKey struct {
 	model, version string
@@ -79,24 +84,55 @@ type infKey struct {
 // method name) cannot grow it without bound.
 const maxCachedAttrs = 1024
 
-// cached returns m[k], building it with mk the first time.
-func cached[K comparable, V any](mu *sync.RWMutex, m *map[K]V, k K, mk func() V) V {
-	mu.RLock()
-	v, ok := (*m)[k]
-	mu.RUnlock()
-	if ok {
-		return v
+// attrCache maps label values to what their measurements take. Every
+// request reads it (an atomic load and a map lookup: no lock, nothing
+// shared written); a new key copies the map under mu, which only the
+// first requests of each label combination take.
+type attrCache[K comparable, V any] struct {
+	mu sync.Mutex // held by writers
+	m  atomic.Pointer[map[K]V]
+}
+
+// get returns the value of k, made by mk the first time. mk takes the key
+// (a function value that captures nothing allocates nothing).
+func (c *attrCache[K, V]) get(k K, mk func(K) V) V {
+	if m := c.m.Load(); m != nil {
+		if v, ok := (*m)[k]; ok {
+			return v
+		}
 	}
-	v = mk()
-	mu.Lock()
-	if *m == nil {
-		*m = map[K]V{}
+	return c.add(k, mk)
+}
+
+func (c *attrCache[K, V]) add(k K, mk func(K) V) V {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.m.Load()
+	if old != nil {
+		if v, ok := (*old)[k]; ok {
+			return v
+		}
 	}
-	if len(*m) < maxCachedAttrs {
-		(*m)[k] = v
+	v := mk(k)
+	if old != nil && len(*old) >= maxCachedAttrs {
+		return v // built for this measurement only
 	}
-	mu.Unlock()
+	m := make(map[K]V, 1+lenOf(old))
+	if old != nil {
+		for k, v := range *old {
+			m[k] = v
+		}
+	}
+	m[k] = v
+	c.m.Store(&m)
 	return v
+}
+
+func lenOf[K comparable, V any](m *map[K]V) int {
+	if m == nil {
+		return 0
+	}
+	return len(*m)
 }
 
 // New returns telemetry on its own registry (so servers in one process,
@@ -215,15 +251,16 @@ func (t *Telemetry) Request(ctx context.Context, route, method string, status in
 	if route == "" {
 		route = "unmatched"
 	}
-	method = Method(method)
-	a := cached(&t.attrMu, &t.reqAttrs, reqKey{route, method, status}, func() reqAttrs {
-		return reqAttrs{
-			count:   metric.WithAttributes(attribute.String("route", route), attribute.String("method", method), attribute.String("code", strconv.Itoa(status))),
-			latency: metric.WithAttributes(attribute.String("route", route), attribute.String("method", method)),
-		}
-	})
-	t.requests.Add(ctx, 1, a.count)
-	t.duration.Record(ctx, d.Seconds(), a.latency)
+	a := t.reqAttrs.get(reqKey{route, Method(method), status}, httpAttrs)
+	t.requests.Add(ctx, 1, a.count...)
+	t.duration.Record(ctx, d.Seconds(), a.latency...)
+}
+
+func httpAttrs(k reqKey) reqAttrs {
+	return reqAttrs{
+		count:   []metric.AddOption{metric.WithAttributes(attribute.String("route", k.route), attribute.String("method", k.method), attribute.String("code", strconv.Itoa(k.status)))},
+		latency: []metric.RecordOption{metric.WithAttributes(attribute.String("route", k.route), attribute.String("method", k.method))},
+	}
 }
 
 // GRPCRequest records one gRPC call: its full method name (only the
@@ -232,14 +269,16 @@ func (t *Telemetry) GRPCRequest(ctx context.Context, method, code string, d time
 	if t == nil {
 		return
 	}
-	a := cached(&t.attrMu, &t.grpcAttrs, [2]string{method, code}, func() reqAttrs {
-		return reqAttrs{
-			count:   metric.WithAttributes(attribute.String("method", method), attribute.String("code", code)),
-			latency: metric.WithAttributes(attribute.String("method", method)),
-		}
-	})
-	t.grpcCalls.Add(ctx, 1, a.count)
-	t.grpcTime.Record(ctx, d.Seconds(), a.latency)
+	a := t.grpcAttrs.get([2]string{method, code}, grpcAttrs)
+	t.grpcCalls.Add(ctx, 1, a.count...)
+	t.grpcTime.Record(ctx, d.Seconds(), a.latency...)
+}
+
+func grpcAttrs(k [2]string) reqAttrs {
+	return reqAttrs{
+		count:   []metric.AddOption{metric.WithAttributes(attribute.String("method", k[0]), attribute.String("code", k[1]))},
+		latency: []metric.RecordOption{metric.WithAttributes(attribute.String("method", k[0]))},
+	}
 }
 
 // InferenceLatency records the latency of one inference request on a
@@ -248,10 +287,11 @@ func (t *Telemetry) InferenceLatency(ctx context.Context, model, version string,
 	if t == nil {
 		return
 	}
-	a := cached(&t.attrMu, &t.latAttrs, [2]string{model, version}, func() metric.MeasurementOption {
-		return metric.WithAttributes(attribute.String("model", model), attribute.String("version", version))
-	})
-	t.modelTime.Record(ctx, d.Seconds(), a)
+	t.modelTime.Record(ctx, d.Seconds(), t.latAttrs.get([2]string{model, version}, latencyAttrs)...)
+}
+
+func latencyAttrs(k [2]string) []metric.RecordOption {
+	return []metric.RecordOption{metric.WithAttributes(attribute.String("model", k[0]), attribute.String("version", k[1]))}
 }
 
 // Inference records one inference on a model version, ok or failed.
@@ -259,18 +299,20 @@ func (t *Telemetry) Inference(ctx context.Context, model, version string, ok boo
 	if t == nil {
 		return
 	}
-	t.inferences.Add(ctx, 1, t.inferenceAttrs(model, version, ok))
+	t.inferences.Add(ctx, 1, t.inferenceAttrs(model, version, ok)...)
 }
 
 // inferenceAttrs returns the attributes of a version's inference counter.
-func (t *Telemetry) inferenceAttrs(model, version string, ok bool) metric.MeasurementOption {
-	return cached(&t.attrMu, &t.infAttrs, infKey{model, version, ok}, func() metric.MeasurementOption {
-		outcome := "ok"
-		if !ok {
-			outcome = "error"
-		}
-		return metric.WithAttributes(attribute.String("model", model), attribute.String("version", version), attribute.String("outcome", outcome))
-	})
+func (t *Telemetry) inferenceAttrs(model, version string, ok bool) []metric.AddOption {
+	return t.infAttrs.get(infKey{model, version, ok}, inferenceAttrs)
+}
+
+func inferenceAttrs(k infKey) []metric.AddOption {
+	outcome := "ok"
+	if !k.ok {
+		outcome = "error"
+	}
+	return []metric.AddOption{metric.WithAttributes(attribute.String("model", k.model), attribute.String("version", k.version), attribute.String("outcome", outcome))}
 }
 
 // InFlight adds delta to the number of work requests in flight.

@@ -88,6 +88,7 @@ type config struct {
 	grpcAddr       string
 	grpcMaxStreams int
 	logFormat      string
+	requestLogRate int
 	corsOrigins    string
 	cors           []string // corsOrigins, parsed
 	tlsCert        string
@@ -159,6 +160,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if c.logFormat != "text" && c.logFormat != "json" {
 		return nil, fmt.Errorf("--log-format %q: json or text", c.logFormat)
 	}
+	if c.requestLogRate < 0 {
+		return nil, fmt.Errorf("--request-log-rate must not be negative (0 logs every request)")
+	}
 	if c.cors, err = api.ParseCORSOrigins(c.corsOrigins); err != nil {
 		return nil, fmt.Errorf("--cors-origins: %v", err)
 	}
@@ -193,6 +197,7 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.StringVar(&c.grpcAddr, "grpc-addr", ":8001", "gRPC listen address (Open Inference Protocol, grpc.health.v1); off disables gRPC (env QUANTSERVE_GRPC_ADDR)")
 	fs.IntVar(&c.grpcMaxStreams, "grpc-max-streams", api.DefaultGRPCMaxStreams, "gRPC calls one connection may have open at once (HTTP/2 MAX_CONCURRENT_STREAMS); a client waits for one to end before starting more (env QUANTSERVE_GRPC_MAX_STREAMS)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log lines as text (key=value) or json (env QUANTSERVE_LOG_FORMAT)")
+	fs.IntVar(&c.requestLogRate, "request-log-rate", api.DefaultRequestLogRate, "request lines logged a second at most for requests that succeed (a failed request's line always is; the next one logged after some were left out counts them: unlogged=N); 0 logs every request (env QUANTSERVE_REQUEST_LOG_RATE)")
 	fs.StringVar(&c.corsOrigins, "cors-origins", "", "comma-separated origins browsers may call from (https://app.example.com), or *; empty disables CORS (env QUANTSERVE_CORS_ORIGINS)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS and gRPC over TLS; reread when it changes (env QUANTSERVE_TLS_CERT)")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key file of --tls-cert (env QUANTSERVE_TLS_KEY)")
@@ -307,7 +312,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	conns := &connCounter{}
 	front := api.New(api.Options{Repository: repo, Version: buildVersion(), Kernels: table.String(), Exec: exec, AdminToken: c.adminToken,
 		MaxInFlight: c.maxInFlight, RequestTimeout: c.requestTimeout, MaxBodyBytes: c.maxBodyBytes, MaxInflightBytes: budget, MaxRequestBytes: perRequest,
-		Draining: draining.Load, Logger: log, TracerProvider: tracing.Provider, Propagator: tracing.Propagator, CORSOrigins: c.cors})
+		Draining: draining.Load, Logger: log, RequestLogRate: requestLogRate(c.requestLogRate), TracerProvider: tracing.Provider, Propagator: tracing.Propagator, CORSOrigins: c.cors})
 	srv := &http.Server{
 		Handler:   front.Handler(),
 		TLSConfig: tlsCfg,
@@ -466,4 +471,13 @@ func runtimeInfo() string {
 		}
 	}
 	return s + ", " + strconv.Itoa(os.Getpagesize()/1024) + "K pages"
+}
+
+// requestLogRate is api.Options.RequestLogRate for --request-log-rate,
+// whose 0 logs every request.
+func requestLogRate(flag int) int {
+	if flag == 0 {
+		return -1
+	}
+	return flag
 }

@@ -42,7 +42,7 @@ var flagGroups = []flagGroup{
 	{"Limits", []string{"max-body-bytes", "max-inflight", "max-inflight-bytes", "max-request-bytes", "request-timeout", "memory-limit", "gc-min-heap"}},
 	{"gRPC", []string{"grpc-addr", "grpc-max-streams"}},
 	{"Shutdown", []string{"drain-delay", "shutdown-timeout"}},
-	{"Telemetry", []string{"log-level", "log-format"}},
+	{"Telemetry", []string{"log-level", "log-format", "request-log-rate"}},
 	{"TLS", []string{"tls-cert", "tls-key"}},
 	{"Admin", []string{"admin-token"}},
 	{"Other", []string{"version"}},
