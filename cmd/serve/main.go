@@ -1,7 +1,7 @@
 // Command serve runs the quantserve model server.
 //
 //	serve [--addr :8000] [--model-repository DIR|FILE.onnx] [--model-name NAME] [--max-body-bytes N] [--log-level info]
-//	      [--kernels auto|avx512vnni|avx512|avxvnni|avx2|i8mm|sdot|neon|generic] [--threads N] [--quantize int8|none]
+//	      [--kernels auto|avx512vnni|avx512|avxvnni|avx2|i8mm|sdot|neon|generic] [--threads N] [--spin D] [--quantize int8|none]
 //	      [--quantize-scheme per_channel|per_block|per_tensor] [--admin-token T]
 //	      [--max-inflight N] [--max-inflight-bytes SIZE] [--max-request-bytes SIZE] [--request-timeout D]
 //	      [--memory-limit SIZE] [--gc-min-heap SIZE] [--drain-delay D] [--shutdown-timeout D]
@@ -73,6 +73,7 @@ type config struct {
 	logLevel       string
 	kernels        string
 	threads        int
+	spin           time.Duration
 	quantize       string
 	quantizeScheme string
 	adminToken     string
@@ -148,6 +149,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if c.threads < 1 {
 		return nil, fmt.Errorf("--threads must be at least 1")
 	}
+	if c.spin < 0 {
+		return nil, fmt.Errorf("--spin must not be negative (0: workers park at once)")
+	}
 	if c.grpcMaxStreams < 1 {
 		return nil, fmt.Errorf("--grpc-max-streams must be at least 1")
 	}
@@ -182,6 +186,7 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error (env QUANTSERVE_LOG_LEVEL)")
 	fs.StringVar(&c.kernels, "kernels", "auto", "kernel table: auto, "+strings.Join(dispatch.Names(), ", ")+" (env QUANTSERVE_KERNELS)")
 	fs.IntVar(&c.threads, "threads", runtime.GOMAXPROCS(0), "cores one operator (a product, a convolution, an element-wise loop) may use (env QUANTSERVE_THREADS)")
+	fs.DurationVar(&c.spin, "spin", gemm.DefaultSpin, "how long a worker of --threads looks for its next task after one before it parks (yielding the core meanwhile; the OS counts it busy); 0 parks at once, for hosts shared with other work (env QUANTSERVE_SPIN)")
 	fs.StringVar(&c.quantize, "quantize", "int8", "weights of MatMul/Gemm and Conv layers: int8 or none (env QUANTSERVE_QUANTIZE)")
 	fs.StringVar(&c.quantizeScheme, "quantize-scheme", "per_channel", "int8 weight scales: per_channel, per_block or per_tensor (env QUANTSERVE_QUANTIZE_SCHEME)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "bearer token that enables POST /v2/repository/models/{m}/load and /unload; empty disables them (env QUANTSERVE_ADMIN_TOKEN)")
@@ -235,9 +240,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer flushLog()
 	slog.SetDefault(log)
 
-	log.Info("kernels", "table", table.String(), "cpu", dispatch.CPU(), "threads", c.threads, "quantize", c.quantize, "scheme", c.quantizeScheme)
+	log.Info("kernels", "table", table.String(), "cpu", dispatch.CPU(), "threads", c.threads, "spin", c.spin, "quantize", c.quantize, "scheme", c.quantizeScheme)
 	scheme, _ := quant.ParseScheme(c.quantizeScheme)
-	exec := gemm.New(table, c.threads)
+	exec := gemm.NewSpin(table, c.threads, c.spin)
 	opts := repository.Options{Log: log, ModelName: c.modelName, LoadTimeout: c.loadTimeout, Model: model.Options{
 		Exec:     exec,
 		Quantize: c.quantize == "int8",

@@ -38,7 +38,7 @@ type flagGroup struct {
 var flagGroups = []flagGroup{
 	{"Serving", []string{"addr", "cors-origins"}},
 	{"Models", []string{"model-repository", "model-name", "model-load-timeout"}},
-	{"Compute", []string{"quantize", "quantize-scheme", "kernels", "threads"}},
+	{"Compute", []string{"quantize", "quantize-scheme", "kernels", "threads", "spin"}},
 	{"Limits", []string{"max-body-bytes", "max-inflight", "max-inflight-bytes", "max-request-bytes", "request-timeout", "memory-limit", "gc-min-heap"}},
 	{"gRPC", []string{"grpc-addr", "grpc-max-streams"}},
 	{"Shutdown", []string{"drain-delay", "shutdown-timeout"}},
