@@ -4,9 +4,12 @@
 // (vnni_amd64.s, written by _gen), the vector math of the transformer
 // paths (GELU, softmax, bias) in AVX2 (vecmath_amd64.s) and AVX-512
 // (vecmath512_amd64.s), the AVX2 kernels of the convolution and pooling
-// paths (conv_amd64.s, hand-written), and LeakyRelu and the bound of a Max
-// or Min with a constant in AVX2 and AVX-512 (leaky_amd64.s,
-// hand-written). Each is the twin of a pure-Go reference in package
+// paths (conv_amd64.s, hand-written), LeakyRelu and the bound of a Max
+// or Min with a constant in AVX2 and AVX-512 and the maximum of two rows
+// in AVX2 (leaky_amd64.s, hand-written), the channels-last depthwise rows
+// (depthwise_amd64.s), a quantize-dequantize pair and its table look-up
+// (fakequant_amd64.s) and a layer normalization's sums and normalization
+// (layernorm_amd64.s), in AVX2. Each is the twin of a pure-Go reference in package
 // kernels and is tested against it on every CPU that has its features.
 // Package dispatch calls a kernel only on CPUs (and OSes, through XCR0)
 // that provide what it needs.

@@ -1,9 +1,13 @@
 // Package arm64 holds quantserve's NEON assembly kernels: quantized tiles
 // with widening multiplies (SMULL/SADALP) or, where the CPU reports
-// dotprod, SDOT; float tiles with FMLA; row quantization with FCVTNS; and
-// LeakyRelu and the bound of a Max or Min with a constant (leaky_arm64.s);
-// softmax's passes, GELU and the bias addition (vecmath_arm64.s); and the
-// convolution epilogues, row scaling and depthwise taps (conv_arm64.s),
+// dotprod, SDOT; float tiles with FMLA; row quantization with FCVTNS;
+// LeakyRelu, the bound of a Max or Min with a constant and the maximum of
+// two rows (leaky_arm64.s); softmax's passes, GELU and the bias addition
+// (vecmath_arm64.s); the convolution epilogues, row scaling and depthwise
+// taps (conv_arm64.s); the channels-last depthwise rows
+// (depthwise_arm64.s); a quantize-dequantize pair and its table look-up
+// (fakequant_arm64.s); and a layer normalization's sums and normalization
+// (layernorm_arm64.s),
 // with the float instructions Go's assembler lacks encoded in
 // neon_arm64.h.
 // Each is the twin of a pure-Go reference in package kernels, tested

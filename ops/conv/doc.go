@@ -17,8 +17,12 @@
 // With a constant weight and quantization on (ops.Node.Quantize), the
 // weights are quantized per output channel at load and the rows per row
 // as they are gathered, on the int8 tiles; otherwise the float tiles run
-// them. A depthwise convolution (one input channel per group) has a
-// direct loop of its own. ConvTranspose is the adjoint of a convolution
+// them. A depthwise convolution (one input channel per group) has direct
+// loops of its own: plane by plane in NCHW, and, when its input or output
+// is channels-last (a FusedConv between pointwise ones), each output row
+// of pixels one call of the table's DepthwiseRows over a zero-padded
+// channels-last copy (depthwise_nhwc.go). A convolution of one position
+// per image is one product. ConvTranspose is the adjoint of a convolution
 // with the same weight layout: its rows are its input positions, the
 // product's columns are (kernel offset, output channel) pairs, and the
 // product is scattered back (col2im) into a channels-last accumulator.
