@@ -46,8 +46,14 @@ func NewContext(ctx context.Context, e *gemm.Engine, keepValues bool) *Context {
 func (c *Context) Context() context.Context { return c.ctx }
 
 // Engine returns the engine products run on: the kernel table of
-// --kernels and the threads of --threads.
-func (c *Context) Engine() *gemm.Engine { return c.engine }
+// --kernels and the threads of --threads; gemm.Default() for a nil
+// Context or one made without an engine.
+func (c *Context) Engine() *gemm.Engine {
+	if c == nil || c.engine == nil {
+		return gemm.Default()
+	}
+	return c.engine
+}
 
 // Err returns the request's error once it is cancelled or past its
 // deadline (nil for a nil Context or one without a request). Operators

@@ -49,13 +49,10 @@ func (c *Context) ParallelRows(rows, rowCost int, f func(r0, r1 int)) error {
 // ParallelFor returns the request's error. Otherwise it returns the first
 // error f returned. A nil Context runs on gemm.Default() and never stops.
 func (c *Context) ParallelFor(n, work int, f func(e *gemm.Engine, i0, i1 int) error) error {
-	e := gemm.Default()
+	e := c.Engine()
 	var ctx context.Context
 	if c != nil {
-		e, ctx = c.engine, c.ctx
-		if e == nil {
-			e = gemm.Default()
-		}
+		ctx = c.ctx
 	}
 	if ctx == nil {
 		return e.Parallel(n, work, f)

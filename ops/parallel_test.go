@@ -165,3 +165,17 @@ func TestContextErr(t *testing.T) {
 		t.Errorf("cancelled request: %v, want context.Canceled", err)
 	}
 }
+
+// TestContextEngine: a nil Context, and one made without an engine, run
+// on gemm.Default(); one made with an engine runs on it.
+func TestContextEngine(t *testing.T) {
+	var none *Context
+	if none.Engine() != gemm.Default() || new(Context).Engine() != gemm.Default() || NewContext(context.Background(), nil, false).Engine() != gemm.Default() {
+		t.Error("a Context without an engine does not run on gemm.Default()")
+	}
+	e := gemm.New(dispatch.Reference(), 1)
+	defer e.Close()
+	if NewContext(context.Background(), e, false).Engine() != e {
+		t.Error("a Context does not run on its engine")
+	}
+}

@@ -18,7 +18,7 @@ func (cw *gemmWeights) adjoint(c *ops.Context, g *Geometry, y, bias, x []float32
 		fillBias(x, bias, g.Batch, g.C, inSize)
 		return nil
 	}
-	e := engine(c)
+	e := c.Engine()
 	taps := newTaps(g)
 	kk := len(taps.lin)
 	tile := tileRows(max(cw.k, cw.n))

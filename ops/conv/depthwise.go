@@ -26,7 +26,7 @@ func (dw *depthwiseWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float3
 		return nil
 	}
 	p := plane2D(g)
-	o.tb = engine(c).Table()
+	o.tb = c.Engine().Table()
 	taps := o.tb.ConvTaps
 	finish := o.res != nil || o.act.kind != actNone
 	// Per plane: its taps, its padded or phase-split copy, its finish.

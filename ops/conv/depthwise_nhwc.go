@@ -82,7 +82,7 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, wt, x, y []float32, o *output) erro
 	if g.Batch == 0 || ch == 0 || outSize == 0 {
 		return nil
 	}
-	o.tb = engine(c).Table()
+	o.tb = c.Engine().Table()
 	img := pl.rows * pl.cols * ch
 	per, src := g.Batch, x
 	if pl.padded {

@@ -341,7 +341,7 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor) (*tensor.Tens
 	}
 	outShape := append([]int{g.Batch, g.M}, g.Out...)
 	size, _ := tensor.NumElements(outShape)
-	o := &output{bias: bias, act: act, nhwcIn: lay.nhwcIn, nhwcOut: lay.nhwcOut, nhwcRes: lay.nhwcRes, pooled: lay.pooled, xscale: xscale, biasRep: lay.biasRep, tb: engine(c).Table()}
+	o := &output{bias: bias, act: act, nhwcIn: lay.nhwcIn, nhwcOut: lay.nhwcOut, nhwcRes: lay.nhwcRes, pooled: lay.pooled, xscale: xscale, biasRep: lay.biasRep, tb: c.Engine().Table()}
 	var late *tensor.Tensor // a residual of another shape (broadcast): added after
 	if res != nil {
 		if res.DType != tensor.Float32 {

@@ -21,7 +21,7 @@ func (cw *gemmWeights) forward(c *ops.Context, g *Geometry, x, bias, y []float32
 func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o *output) error {
 	inSize, outSize := g.InSize(), g.OutSize()
 	mg := g.mg()
-	tb := engine(c).Table()
+	tb := c.Engine().Table()
 	o.tb = tb
 	if g.Batch == 0 || g.M == 0 || outSize == 0 {
 		return nil
@@ -152,7 +152,7 @@ func (cw *gemmWeights) pointwise(c *ops.Context, g *Geometry, x, y []float32, o 
 	}
 	s := getScratch()
 	defer putScratch(s)
-	if err := cw.gemmTo(engine(c), s, 0, a, g.Batch, y, g.M); err != nil {
+	if err := cw.gemmTo(c.Engine(), s, 0, a, g.Batch, y, g.M); err != nil {
 		return err
 	}
 	for b := 0; b < g.Batch; b++ {

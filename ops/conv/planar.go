@@ -39,7 +39,7 @@ func (dw *depthwiseWeights) planarTo(c *ops.Context, g *Geometry, x, y []float32
 	}
 	p := plane2D(g)
 	pl := p.phaseLen()
-	o.tb = engine(c).Table()
+	o.tb = c.Engine().Table()
 	taps := o.tb.ConvTaps
 	prep := c.Scratch(g.Batch * g.C * pl)
 	defer c.Free(prep)

@@ -127,7 +127,7 @@ const transposeCost = 32
 // columns and, so that a plane of a few hundred positions splits too,
 // at most an eighth of them (but not under 32).
 func transposeScaled(c *ops.Context, dst, src []float32, rows, cols int, scale []float32) error {
-	tb := engine(c).Table()
+	tb := c.Engine().Table()
 	if rows == 1 || cols == 1 {
 		copy(dst, src[:rows*cols])
 		if scale != nil {
@@ -154,14 +154,6 @@ func transposeScaled(c *ops.Context, dst, src []float32, rows, cols int, scale [
 // channelsLast writes the image x (c×size) into dst (size×c).
 func channelsLast(c *ops.Context, dst, x []float32, channels, size int) error {
 	return transposeTo(c, dst, x, channels, size)
-}
-
-// engine returns the engine c runs on (gemm.Default() for a nil Context).
-func engine(c *ops.Context) *gemm.Engine {
-	if c == nil || c.Engine() == nil {
-		return gemm.Default()
-	}
-	return c.Engine()
 }
 
 // transposeStrided writes dst[c·ldd + r] = src[r·lds + c] for r < rows,

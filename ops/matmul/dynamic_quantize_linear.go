@@ -68,12 +68,7 @@ type dynamicQuant struct {
 // range comes from the table's MinMax when x is finite and from a plain
 // loop otherwise (NaN takes over min and max as Go's min and max have it).
 func newDynamicQuant(c *ops.Context, x []float32) (dynamicQuant, error) {
-	var t *dispatch.Table
-	if c != nil && c.Engine() != nil {
-		t = c.Engine().Table()
-	} else {
-		t = dispatch.Default()
-	}
+	t := c.Engine().Table()
 	var lo, hi float32
 	finite := true
 	err := c.InPieces(len(x), func(p, q int) {

@@ -3,7 +3,6 @@ package norm
 import (
 	"math"
 
-	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/reduce"
 	"github.com/quantserve/quantserve/tensor"
@@ -124,10 +123,7 @@ func layerNormRows[T float32 | float64](x, y []T, nr *lnRows, scale, bias lnPara
 // statistics and one to normalize it on the engine's vector kernels.
 func layerNormRows32(x, y []float32, nr *lnRows, scale, bias lnParam[float32], eps float32, mean, inv []float32, oc *ops.Context) error {
 	inner := nr.inner
-	tb := dispatch.Default()
-	if oc != nil && oc.Engine() != nil {
-		tb = oc.Engine().Table()
-	}
+	tb := oc.Engine().Table()
 	return oc.ParallelRows(nr.outer, 2*inner*ops.VectorCost, func(r0, r1 int) {
 		for r := r0; r < r1; r++ {
 			xr := x[r*inner : (r+1)*inner]

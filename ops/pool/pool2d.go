@@ -3,7 +3,6 @@ package pool
 import (
 	"math"
 
-	"github.com/quantserve/quantserve/kernels"
 	"github.com/quantserve/quantserve/ops"
 )
 
@@ -45,10 +44,7 @@ func pool2D(x, y []float32, g *Geometry, kind poolKind, oc *ops.Context) error {
 		folded += W * rs.n
 	}
 	rowCost := tapCost * (folded/OH + OW*kw)
-	maxPair := kernels.MaxPair
-	if oc != nil && oc.Engine() != nil {
-		maxPair = oc.Engine().Table().MaxPair
-	}
+	maxPair := oc.Engine().Table().MaxPair
 	return oc.ParallelRows(g.Planes()*OH, rowCost, func(r0, r1 int) {
 		tmp, pairs := oc.Scratch(W), oc.Scratch(W)
 		defer oc.Free(tmp)
