@@ -86,7 +86,7 @@ func (o *layerNormOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 		} else {
 			out = make([]float32, len(xd))
 		}
-		if err := layerNormRows(xd, out, nr, sc, b, o.eps, mean, inv, c); err != nil {
+		if err := layerNormRows32(xd, out, nr, sc, b, o.eps, mean, inv, c); err != nil {
 			return nil, err
 		}
 		y = ops.RoundFloat32s(out, x.DType)

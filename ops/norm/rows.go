@@ -88,13 +88,10 @@ func (p lnParam[T]) row(r, inner int) []T {
 }
 
 // layerNormRows computes y = (x - mean)·invStd·scale + bias row by row,
-// recording each row's mean and 1/sqrt(variance + eps). float32 rows run
-// on the engine's kernels (kernels.LayerNormSums, LayerNormApply).
+// recording each row's mean and 1/sqrt(variance + eps): the float64 rows
+// (float32 rows run on the kernels: layerNormRows32).
 func layerNormRows[T float32 | float64](x, y []T, nr *lnRows, scale, bias lnParam[T], eps T, mean, inv []float32, oc *ops.Context) error {
 	inner := nr.inner
-	if x32, ok := any(x).([]float32); ok {
-		return layerNormRows32(x32, any(y).([]float32), nr, any(scale).(lnParam[float32]), any(bias).(lnParam[float32]), float32(eps), mean, inv, oc)
-	}
 	return oc.ParallelRows(nr.outer, 2*inner*ops.ScalarCost, func(r0, r1 int) {
 		for r := r0; r < r1; r++ {
 			xr := x[r*inner : (r+1)*inner]
