@@ -101,10 +101,7 @@ func span(i, n, parts int) (int, int) { return i * n / parts, (i + 1) * n / part
 // of units, recovering panics.
 func (e *Engine) run(units, macs int, f func(u0, u1 int)) error {
 	defer e.noted(e.note(units, macs))
-	parts := 1
-	if macs >= MinParallelWork {
-		parts = min(e.pool.Size(), units)
-	}
+	parts := e.parts(macs, units)
 	if parts <= 1 {
 		return protect(func() { f(0, units) })
 	}
@@ -256,76 +253,132 @@ func (e *Engine) QMatMulRows(qa *QRows, w *QWeights, c []float32, ldc int) error
 	if kcMax := max(1, e.kcBytes/(t.NP*64)); kq > kcMax && m > t.MR {
 		nkb = (kq + kcMax - 1) / kcMax
 	}
-	parts := w.parts()
-	passes := nkb * len(parts)
-	return e.run(chunks*ng, m*n*w.K*len(parts)/QMACsPerUnit, func(u0, u1 int) {
-		accStr := t.NP * kernels.PanelN
-		var acc []int32
-		var fsum []float32
+	j := qJobs.Get().(*qJob)
+	j.e, j.qa, j.w, j.c, j.ldc, j.off = e, qa, w, c, ldc, off
+	j.parts = append(append(j.parts[:0], w.packed), w.extra...)
+	j.panels, j.ng, j.mc, j.kq, j.pstr, j.nkb = panels, ng, mc, kq, pstr, nkb
+	j.passes = nkb * len(j.parts)
+	err := e.run(chunks*ng, m*n*w.K*len(j.parts)/QMACsPerUnit, j.run)
+	clear(j.parts) // the pool keeps no weights alive
+	*j = qJob{parts: j.parts[:0], run: j.run}
+	qJobs.Put(j)
+	return err
+}
+
+// qJob is one QMatMulRows call: its operands and the shape of its loop,
+// pooled together with the method value the engine runs (a closure over
+// them was a heap allocation a call, and a small model's products run by
+// the thousand a second).
+type qJob struct {
+	e                                     *Engine
+	qa                                    *QRows
+	w                                     *QWeights
+	c                                     []float32
+	ldc                                   int
+	off                                   []int32
+	parts                                 [][]int8
+	panels, ng, mc, kq, pstr, nkb, passes int
+	run                                   func(u0, u1 int)
+}
+
+var qJobs = sync.Pool{New: func() any {
+	j := new(qJob)
+	j.run = j.chunks
+	return j
+}}
+
+// qTask is the scratch of one goroutine's run of a qJob's units: the
+// kernel's argument (which escapes through the table's function value),
+// the accumulators of several passes and the padded last panel's tile.
+type qTask struct {
+	q       kernels.QBlock
+	acc     []int32
+	fsum    []float32
+	scratch []float32
+}
+
+var qTasks = sync.Pool{New: func() any { return new(qTask) }}
+
+// chunks runs units [u0, u1) of j: for each, one row chunk of one panel
+// group.
+func (j *qJob) chunks(u0, u1 int) {
+	e, t, qa, w := j.e, j.e.t, j.qa, j.w
+	m, n, c, ldc, off := qa.m, w.N, j.c, j.ldc, j.off
+	panels, ng, mc, kq, pstr, nkb, passes := j.panels, j.ng, j.mc, j.kq, j.pstr, j.nkb, j.passes
+	task := qTasks.Get().(*qTask)
+	defer qTasks.Put(task)
+	accStr := t.NP * kernels.PanelN
+	var acc []int32
+	var fsum []float32
+	if w.Scheme == quant.PerBlock {
+		task.fsum = grow(task.fsum, t.MR*accStr)
+		fsum = task.fsum
+		clear(fsum)
+	} else if passes > 1 {
+		task.acc = grow(task.acc, mc*accStr)
+		acc = task.acc
+		clear(acc)
+	}
+	q := &task.q
+	for unit := u0; unit < u1; unit++ {
+		ch, g := unit/ng, unit%ng
+		m0, m1 := ch*mc, min(m, (ch+1)*mc)
+		p0, p1 := span(g, panels, ng)
+		c0 := p0 * kernels.PanelN
+		*q = kernels.QBlock{
+			LDU: qa.ldu, B: w.packed[p0*pstr:], PStr: pstr, NP: p1 - p0,
+			AccStr: accStr, SA: qa.scale, Off: off,
+		}
+		// Columns past N (the last panel's padding) go to scratch.
+		cols := min(n-c0, q.NP*kernels.PanelN)
 		if w.Scheme == quant.PerBlock {
-			fsum = make([]float32, t.MR*accStr)
-		} else if passes > 1 {
-			acc = make([]int32, mc*accStr)
+			e.qBlocks(q, qa, w, c, ldc, m0, m1, c0, cols, kq, fsum, &task.scratch)
+			continue
 		}
-		q := new(kernels.QBlock) // one per task: a kernel call's argument escapes
-		for unit := u0; unit < u1; unit++ {
-			ch, g := unit/ng, unit%ng
-			m0, m1 := ch*mc, min(m, (ch+1)*mc)
-			p0, p1 := span(g, panels, ng)
-			c0 := p0 * kernels.PanelN
-			*q = kernels.QBlock{
-				LDU: qa.ldu, B: w.packed[p0*pstr:], PStr: pstr, NP: p1 - p0,
-				AccStr: accStr, SA: qa.scale, Off: off,
+		q.Colsum, q.SB = w.colsum[c0:], w.scales[c0:]
+		for pass := 0; pass < passes; pass++ {
+			part, kb := pass/nkb, pass%nkb
+			g0, g1 := span(kb, kq, nkb)
+			q.KQ = g1 - g0
+			q.B = j.parts[part][p0*pstr+g0*64:]
+			q.Flags = 0
+			if pass > 0 {
+				q.Flags |= kernels.QLoadAcc
 			}
-			// Columns past N (the last panel's padding) go to scratch.
-			cols := min(n-c0, q.NP*kernels.PanelN)
-			if w.Scheme == quant.PerBlock {
-				e.qBlocks(q, qa, w, c, ldc, m0, m1, c0, cols, kq, fsum)
-				continue
+			last := pass == passes-1
+			if last {
+				q.Flags |= kernels.QOutChannel
 			}
-			q.Colsum, q.SB = w.colsum[c0:], w.scales[c0:]
-			for pass := 0; pass < passes; pass++ {
-				part, kb := pass/nkb, pass%nkb
-				g0, g1 := span(kb, kq, nkb)
-				q.KQ = g1 - g0
-				q.B = parts[part][p0*pstr+g0*64:]
-				q.Flags = 0
-				if pass > 0 {
-					q.Flags |= kernels.QLoadAcc
+			for r0 := m0; r0 < m1; r0 += t.MR {
+				q.Rows = min(t.MR, m1-r0)
+				q.U = qa.u[r0*qa.ldu+g0*4:]
+				q.Off, q.SA = off[r0:], qa.scale[r0:]
+				if acc != nil {
+					q.Acc = acc[(r0-m0)*accStr:]
 				}
-				last := pass == passes-1
 				if last {
-					q.Flags |= kernels.QOutChannel
-				}
-				for r0 := m0; r0 < m1; r0 += t.MR {
-					q.Rows = min(t.MR, m1-r0)
-					q.U = qa.u[r0*qa.ldu+g0*4:]
-					q.Off, q.SA = off[r0:], qa.scale[r0:]
-					if acc != nil {
-						q.Acc = acc[(r0-m0)*accStr:]
-					}
-					if last {
-						e.qOut(q, c, ldc, r0, c0, cols)
-					} else {
-						t.QBlock(q)
-					}
+					e.qOut(q, c, ldc, r0, c0, cols, &task.scratch)
+				} else {
+					t.QBlock(q)
 				}
 			}
 		}
-	})
+	}
+	*q = kernels.QBlock{} // the pool keeps no operands alive
 }
 
 // qOut runs q's final call, writing rows r0.. of c at column c0; a block
 // wider than the columns left (the padded last panel) goes through a
-// scratch tile.
-func (e *Engine) qOut(q *kernels.QBlock, c []float32, ldc, r0, c0, cols int) {
+// scratch tile (grown in tile).
+func (e *Engine) qOut(q *kernels.QBlock, c []float32, ldc, r0, c0, cols int, tile *[]float32) {
 	if cols == q.NP*kernels.PanelN {
 		q.C, q.LDC = c[r0*ldc+c0:], ldc
 		e.t.QBlock(q)
 		return
 	}
 	w := q.NP * kernels.PanelN
-	scratch := make([]float32, q.Rows*w)
+	*tile = grow(*tile, q.Rows*w)
+	scratch := *tile
 	q.C, q.LDC = scratch, w
 	e.t.QBlock(q)
 	for r := 0; r < q.Rows; r++ {
@@ -336,7 +389,7 @@ func (e *Engine) qOut(q *kernels.QBlock, c []float32, ldc, r0, c0, cols int) {
 // qBlocks runs rows m0..m1 of one panel group of per-block weights: for
 // each row tile, the blocks of 32 k in order, their scaled sums carried in
 // fsum.
-func (e *Engine) qBlocks(q *kernels.QBlock, qa *QRows, w *QWeights, c []float32, ldc, m0, m1, c0, cols, kq int, fsum []float32) {
+func (e *Engine) qBlocks(q *kernels.QBlock, qa *QRows, w *QWeights, c []float32, ldc, m0, m1, c0, cols, kq int, fsum []float32, tile *[]float32) {
 	t := e.t
 	const kqBlock = quant.BlockSize / kernels.KGroup
 	nb := (kq + kqBlock - 1) / kqBlock
@@ -358,7 +411,7 @@ func (e *Engine) qBlocks(q *kernels.QBlock, qa *QRows, w *QWeights, c []float32,
 			}
 			if blk == nb-1 {
 				q.Flags |= kernels.QFinal
-				e.qOut(q, c, ldc, r0, c0, cols)
+				e.qOut(q, c, ldc, r0, c0, cols, tile)
 			} else {
 				t.QBlock(q)
 			}
@@ -376,13 +429,6 @@ func (e *Engine) qBlocks(q *kernels.QBlock, qa *QRows, w *QWeights, c []float32,
 func (e *Engine) MatMul(a []float32, m int, w *FWeights, c []float32) error {
 	return e.MatMulStrided(a, m, w.K, w, c, w.N)
 }
-
-// fScratch recycles the scratch blocks of MatMulStrided's padded last
-// panels: small convolutions multiply thousands of times per image.
-var fScratch = sync.Pool{New: func() any { return new([]float32) }}
-
-func getFScratch() *[]float32  { return fScratch.Get().(*[]float32) }
-func putFScratch(p *[]float32) { fScratch.Put(p) }
 
 // MatMulStrided computes c[i*ldc+j] = Σ_k a[i*lda+k]·W[k][j] for i < m,
 // j < N. Nothing else of c is written.
@@ -407,57 +453,95 @@ func (e *Engine) MatMulStrided(a []float32, m, lda int, w *FWeights, c []float32
 	if kcMax := max(1, e.kcBytes/(t.FNP*64)); k > kcMax && m > t.FMR {
 		nkb = (k + kcMax - 1) / kcMax
 	}
-	return e.run(chunks*ng, m*n*k, func(u0, u1 int) {
-		var scratch []float32
-		if n%kernels.PanelN != 0 { // a padded last panel: borrow the scratch
-			sp := getFScratch()
-			defer putFScratch(sp)
-			scratch = *sp
-			defer func() { *sp = scratch }()
+	j := fJobs.Get().(*fJob)
+	j.e, j.a, j.lda, j.w, j.c, j.ldc, j.m = e, a, lda, w, c, ldc, m
+	j.panels, j.ng, j.mc, j.pstr, j.nkb = panels, ng, mc, pstr, nkb
+	err := e.run(chunks*ng, m*n*k, j.run)
+	*j = fJob{run: j.run} // the pool keeps no operands alive
+	fJobs.Put(j)
+	return err
+}
+
+// fJob is one MatMulStrided call, pooled with the method value the engine
+// runs, as qJob is.
+type fJob struct {
+	e                         *Engine
+	a                         []float32
+	lda                       int
+	w                         *FWeights
+	c                         []float32
+	ldc, m                    int
+	panels, ng, mc, pstr, nkb int
+	run                       func(u0, u1 int)
+}
+
+var fJobs = sync.Pool{New: func() any {
+	j := new(fJob)
+	j.run = j.chunks
+	return j
+}}
+
+// fTask is the scratch of one goroutine's run of an fJob's units: the
+// kernel's argument and the padded last panel's block. Small
+// convolutions multiply thousands of times per image.
+type fTask struct {
+	f       kernels.FBlock
+	scratch []float32
+}
+
+var fTasks = sync.Pool{New: func() any { return new(fTask) }}
+
+// chunks runs units [u0, u1) of j: for each, one row chunk of one panel
+// group.
+func (j *fJob) chunks(u0, u1 int) {
+	t, a, lda, w, c, ldc, m := j.e.t, j.a, j.lda, j.w, j.c, j.ldc, j.m
+	k, n := w.K, w.N
+	panels, ng, mc, pstr, nkb := j.panels, j.ng, j.mc, j.pstr, j.nkb
+	task := fTasks.Get().(*fTask)
+	defer fTasks.Put(task)
+	f := &task.f
+	for unit := u0; unit < u1; unit++ {
+		ch, g := unit/ng, unit%ng
+		m0, m1 := ch*mc, min(m, (ch+1)*mc)
+		p0, p1 := span(g, panels, ng)
+		c0 := p0 * kernels.PanelN
+		*f = kernels.FBlock{LDA: lda, PStr: pstr, NP: p1 - p0}
+		width := f.NP * kernels.PanelN
+		cols := min(n-c0, width)
+		// The padded last panel writes through a scratch block of the
+		// chunk's rows, copied out after its last K block.
+		out, ldo, o0 := c, ldc, c0
+		if cols < width {
+			task.scratch = grow(task.scratch, (m1-m0)*width)
+			out, ldo, o0 = task.scratch[:(m1-m0)*width], width, 0
 		}
-		f := new(kernels.FBlock)
-		for unit := u0; unit < u1; unit++ {
-			ch, g := unit/ng, unit%ng
-			m0, m1 := ch*mc, min(m, (ch+1)*mc)
-			p0, p1 := span(g, panels, ng)
-			c0 := p0 * kernels.PanelN
-			*f = kernels.FBlock{LDA: lda, PStr: pstr, NP: p1 - p0}
-			width := f.NP * kernels.PanelN
-			cols := min(n-c0, width)
-			// The padded last panel writes through a scratch block of the
-			// chunk's rows, copied out after its last K block.
-			out, ldo, o0 := c, ldc, c0
-			if cols < width {
-				scratch = grow(scratch, (m1-m0)*width)
-				out, ldo, o0 = scratch[:(m1-m0)*width], width, 0
+		for kb := 0; kb < nkb; kb++ {
+			k0, k1 := span(kb, k, nkb)
+			f.K = k1 - k0
+			f.B = w.packed[p0*pstr+k0*kernels.PanelN:]
+			f.Flags = 0
+			if kb > 0 {
+				f.Flags = kernels.FLoadC
 			}
-			for kb := 0; kb < nkb; kb++ {
-				k0, k1 := span(kb, k, nkb)
-				f.K = k1 - k0
-				f.B = w.packed[p0*pstr+k0*kernels.PanelN:]
-				f.Flags = 0
-				if kb > 0 {
-					f.Flags = kernels.FLoadC
+			for r0 := m0; r0 < m1; r0 += t.FMR {
+				f.Rows = min(t.FMR, m1-r0)
+				f.A = a[r0*lda+k0:]
+				f.LDA = lda
+				if cols < width {
+					f.C, f.LDC = out[(r0-m0)*ldo+o0:], ldo
+				} else {
+					f.C, f.LDC = c[r0*ldc+c0:], ldc
 				}
-				for r0 := m0; r0 < m1; r0 += t.FMR {
-					f.Rows = min(t.FMR, m1-r0)
-					f.A = a[r0*lda+k0:]
-					f.LDA = lda
-					if cols < width {
-						f.C, f.LDC = out[(r0-m0)*ldo+o0:], ldo
-					} else {
-						f.C, f.LDC = c[r0*ldc+c0:], ldc
-					}
-					t.FBlock(f)
-				}
-			}
-			if cols < width {
-				for r := m0; r < m1; r++ {
-					copy(c[r*ldc+c0:r*ldc+c0+cols], scratch[(r-m0)*width:])
-				}
+				t.FBlock(f)
 			}
 		}
-	})
+		if cols < width {
+			for r := m0; r < m1; r++ {
+				copy(c[r*ldc+c0:r*ldc+c0+cols], task.scratch[(r-m0)*width:])
+			}
+		}
+	}
+	*f = kernels.FBlock{} // the pool keeps no operands alive
 }
 
 // LoadU8 fills r with m rows of k unsigned bytes, row i at a[i*lda:],

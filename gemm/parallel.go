@@ -22,9 +22,10 @@ const serialGrain = 1 << 20
 // quarter of a runner's share of the units; one on the caller alone
 // about serialGrain, but no more than a quarter of the units.
 //
-// With one thread, fewer than two units per thread, or less work than a
-// product splits across cores for, the chunks run in order on the
-// caller, and f is given e: products inside a chunk split over e's
+// The loop splits over as many cores as have two units each and
+// minPartWork of its work each (Engine.parts), at most e's threads. With
+// one thread, fewer than four units, or less work than a product splits
+// across cores for, the chunks run in order on the caller, and f is given e: products inside a chunk split over e's
 // workers on their own. Otherwise the caller and e's other workers claim
 // chunks one after another until none is left, and f is given
 // e.Serial(): products inside a chunk stay on the goroutine running it,
@@ -38,11 +39,7 @@ func (e *Engine) Parallel(n, work int, f func(e *Engine, u0, u1 int) error) erro
 		return nil
 	}
 	defer e.noted(e.note(n, work))
-	threads := e.pool.Size()
-	parts := threads
-	if threads <= 1 || n < 2*threads || work < MinParallelWork {
-		parts = 1
-	}
+	parts := e.parts(work, n/2)
 	if parts == 1 {
 		chunk := max(1, min(unitsOf(serialGrain, n, work), n/4))
 		var err error
@@ -79,6 +76,24 @@ func (e *Engine) Parallel(n, work int, f func(e *Engine, u0, u1 int) error) erro
 		return *p
 	}
 	return nil
+}
+
+// minPartWork is the least work a core is given when work splits: half
+// of MinParallelWork, so work splits once it is worth two cores, and a
+// loop or product on a server of many cores wakes only as many as its
+// work keeps busy for longer than a fork and join costs.
+const minPartWork = MinParallelWork / 2
+
+// parts returns how many cores work (in multiply-adds, or units as
+// costly) splits over when it has at least two of its units for each:
+// one for less than MinParallelWork, else one for each minPartWork of it,
+// at most e's threads and maxParts.
+func (e *Engine) parts(work, maxParts int) int {
+	threads := e.pool.Size()
+	if threads <= 1 || work < MinParallelWork {
+		return 1
+	}
+	return max(1, min(threads, maxParts, work/minPartWork))
 }
 
 // unitsOf returns how many of a loop's n units, of work in all, hold about

@@ -62,7 +62,7 @@ func TestParallelRunsEveryUnitOnce(t *testing.T) {
 						t.Fatalf("threads %d n %d work %d: chunk %v", threads, n, work, ch)
 					}
 				}
-				split := threads > 1 && n >= 2*threads && work >= MinParallelWork
+				split := threads > 1 && n >= 4 && work >= MinParallelWork
 				want := e
 				if split {
 					want = e.Serial()
@@ -75,6 +75,32 @@ func TestParallelRunsEveryUnitOnce(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPartsFollowWork: work splits over one core for each minPartWork of
+// it, never more cores than the engine has or the caller allows, and not
+// at all below MinParallelWork: a small loop on a server of many cores
+// wakes two, not all of them.
+func TestPartsFollowWork(t *testing.T) {
+	e := newEngine(t, dispatch.Default(), 8)
+	for _, c := range []struct{ work, max, want int }{
+		{0, 100, 1},
+		{MinParallelWork - 1, 100, 1},
+		{MinParallelWork, 100, 2},
+		{3 * minPartWork, 100, 3},
+		{3*minPartWork - 1, 100, 2},
+		{1 << 30, 100, 8},
+		{1 << 30, 3, 3},
+		{1 << 30, 1, 1},
+		{1 << 30, 0, 1},
+	} {
+		if got := e.parts(c.work, c.max); got != c.want {
+			t.Errorf("parts(%d, %d) on 8 threads = %d, want %d", c.work, c.max, got, c.want)
+		}
+	}
+	if got := newEngine(t, dispatch.Default(), 1).parts(1<<30, 100); got != 1 {
+		t.Errorf("one thread: parts = %d, want 1", got)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/quantserve/quantserve/dispatch"
@@ -17,7 +18,8 @@ import (
 )
 
 // The CNN benchmarks run whole exported models from ../shared/models on
-// one core, int8 weights (the default) and float32, and report images/s.
+// GOMAXPROCS cores (-test.cpu 1,2 runs both), int8 weights (the default)
+// and float32, and report images/s.
 // tools/modelbench runs the same models beside ONNX Runtime; these are for
 // profiling (-cpuprofile) and for before/after comparisons of one change.
 
@@ -43,7 +45,7 @@ func benchCNN(b *testing.B, dir string, item []int, batches []int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	exec := gemm.New(dispatch.Default(), 1)
+	exec := gemm.New(dispatch.Default(), runtime.GOMAXPROCS(0))
 	defer exec.Close()
 	for _, v := range []struct {
 		name string

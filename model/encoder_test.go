@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/quantserve/quantserve/dispatch"
@@ -87,7 +88,8 @@ func TestEncoderMatchesONNXRuntime(t *testing.T) {
 }
 
 // BenchmarkEncoder runs the transformer encoder of internal/onnxbuild
-// (tools/modelbench's "encoder") on one thread at batch 1 and 8, with int8
+// (tools/modelbench's "encoder") on GOMAXPROCS threads (-test.cpu 1,2
+// runs both) at batch 1 and 8, with int8
 // weights (the default) and in float32; sequences/s is the figure the
 // table in docs/performance.md reports. It also reports the process's CPU
 // time a run (cpu-ns/op, where the system tells it), the collector's
@@ -95,7 +97,7 @@ func TestEncoderMatchesONNXRuntime(t *testing.T) {
 // figure to compare runs with and without the memory plan by.
 func BenchmarkEncoder(b *testing.B) {
 	data := onnxbuild.Encoder(onnxbuild.DefaultEncoder).Bytes()
-	exec := gemm.New(dispatch.Default(), 1)
+	exec := gemm.New(dispatch.Default(), runtime.GOMAXPROCS(0))
 	defer exec.Close()
 	for _, c := range []struct {
 		name string
