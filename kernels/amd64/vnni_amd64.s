@@ -86,19 +86,23 @@ v5npok:
 	VPXORD Z21, Z21, Z21
 	VPXORD Z22, Z22, Z22
 	VPXORD Z23, Z23, Z23
+	CMPQ AX, $2
+	JLT  v5p1
+	JEQ  v5p2
+v5p3: // 3 panels
 	MOVQ q+0(FP), AX
 	MOVQ 32(AX), AX // rows
 	CMPQ AX, $1
-	JLE  v5h1
+	JLE  v5p3h1
 	CMPQ AX, $2
-	JLE  v5h2
+	JLE  v5p3h2
 	CMPQ AX, $4
-	JLE  v5h4
-v5h8: // 8 rows
+	JLE  v5p3h4
+v5p3h8: // 8 rows
 	XORQ AX, AX // byte offset along the rows
 	CMPQ CX, $2
-	JLT  v5h8tail
-v5h8loop: // two groups of 4 k per iteration
+	JLT  v5p3h8tail
+v5p3h8loop: // two groups of 4 k per iteration
 	PREFETCHT0 512(BX)
 	PREFETCHT0 512(BX)(DI*1)
 	PREFETCHT0 512(DX)
@@ -177,8 +181,8 @@ v5h8loop: // two groups of 4 k per iteration
 	ADDQ $128, DX
 	SUBQ $2, CX
 	CMPQ CX, $2
-	JGE  v5h8loop
-v5h8tail:
+	JGE  v5p3h8loop
+v5p3h8tail:
 	TESTQ CX, CX
 	JZ    v5sums
 	VMOVDQU32 0(BX), Z24
@@ -217,11 +221,11 @@ v5h8tail:
 	VPDPBUSD Z25, Z28, Z22 // acc[7][1] += u·b
 	VPDPBUSD Z26, Z28, Z23 // acc[7][2] += u·b
 	JMP  v5sums
-v5h4: // 4 rows
+v5p3h4: // 4 rows
 	XORQ AX, AX // byte offset along the rows
 	CMPQ CX, $2
-	JLT  v5h4tail
-v5h4loop: // two groups of 4 k per iteration
+	JLT  v5p3h4tail
+v5p3h4loop: // two groups of 4 k per iteration
 	PREFETCHT0 512(BX)
 	PREFETCHT0 512(BX)(DI*1)
 	PREFETCHT0 512(DX)
@@ -268,8 +272,8 @@ v5h4loop: // two groups of 4 k per iteration
 	ADDQ $128, DX
 	SUBQ $2, CX
 	CMPQ CX, $2
-	JGE  v5h4loop
-v5h4tail:
+	JGE  v5p3h4loop
+v5p3h4tail:
 	TESTQ CX, CX
 	JZ    v5sums
 	VMOVDQU32 0(BX), Z24
@@ -292,11 +296,11 @@ v5h4tail:
 	VPDPBUSD Z25, Z28, Z10 // acc[3][1] += u·b
 	VPDPBUSD Z26, Z28, Z11 // acc[3][2] += u·b
 	JMP  v5sums
-v5h2: // 2 rows
+v5p3h2: // 2 rows
 	XORQ AX, AX // byte offset along the rows
 	CMPQ CX, $2
-	JLT  v5h2tail
-v5h2loop: // two groups of 4 k per iteration
+	JLT  v5p3h2tail
+v5p3h2loop: // two groups of 4 k per iteration
 	PREFETCHT0 2048(BX)
 	PREFETCHT0 2048(BX)(DI*1)
 	PREFETCHT0 2048(DX)
@@ -330,8 +334,8 @@ v5h2loop: // two groups of 4 k per iteration
 	ADDQ $128, DX
 	SUBQ $2, CX
 	CMPQ CX, $2
-	JGE  v5h2loop
-v5h2tail:
+	JGE  v5p3h2loop
+v5p3h2tail:
 	TESTQ CX, CX
 	JZ    v5sums
 	VMOVDQU32 0(BX), Z24
@@ -346,11 +350,11 @@ v5h2tail:
 	VPDPBUSD Z25, Z28, Z4 // acc[1][1] += u·b
 	VPDPBUSD Z26, Z28, Z5 // acc[1][2] += u·b
 	JMP  v5sums
-v5h1: // 1 rows
+v5p3h1: // 1 rows
 	XORQ AX, AX // byte offset along the rows
 	CMPQ CX, $2
-	JLT  v5h1tail
-v5h1loop: // two groups of 4 k per iteration
+	JLT  v5p3h1tail
+v5p3h1loop: // two groups of 4 k per iteration
 	PREFETCHT0 2048(BX)
 	PREFETCHT0 2048(BX)(DI*1)
 	PREFETCHT0 2048(DX)
@@ -376,8 +380,8 @@ v5h1loop: // two groups of 4 k per iteration
 	ADDQ $128, DX
 	SUBQ $2, CX
 	CMPQ CX, $2
-	JGE  v5h1loop
-v5h1tail:
+	JGE  v5p3h1loop
+v5p3h1tail:
 	TESTQ CX, CX
 	JZ    v5sums
 	VMOVDQU32 0(BX), Z24
@@ -387,6 +391,423 @@ v5h1tail:
 	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
 	VPDPBUSD Z25, Z27, Z1 // acc[0][1] += u·b
 	VPDPBUSD Z26, Z27, Z2 // acc[0][2] += u·b
+	JMP  v5sums
+v5p2: // 2 panels
+	MOVQ q+0(FP), AX
+	MOVQ 32(AX), AX // rows
+	CMPQ AX, $1
+	JLE  v5p2h1
+	CMPQ AX, $2
+	JLE  v5p2h2
+	CMPQ AX, $4
+	JLE  v5p2h4
+v5p2h8: // 8 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  v5p2h8tail
+v5p2h8loop: // two groups of 4 k per iteration
+	PREFETCHT0 512(BX)
+	PREFETCHT0 512(BX)(DI*1)
+	VMOVDQU32 0(BX), Z24
+	VMOVDQU32 0(BX)(DI*1), Z25
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z25, Z27, Z1 // acc[0][1] += u·b
+	VPBROADCASTD 0(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z25, Z28, Z4 // acc[1][1] += u·b
+	VPBROADCASTD 0(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z6 // acc[2][0] += u·b
+	VPDPBUSD Z25, Z27, Z7 // acc[2][1] += u·b
+	VPBROADCASTD 0(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z9 // acc[3][0] += u·b
+	VPDPBUSD Z25, Z28, Z10 // acc[3][1] += u·b
+	VPBROADCASTD 0(R11)(AX*1), Z27 // row 4: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z12 // acc[4][0] += u·b
+	VPDPBUSD Z25, Z27, Z13 // acc[4][1] += u·b
+	VPBROADCASTD 0(R12)(AX*1), Z28 // row 5: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z15 // acc[5][0] += u·b
+	VPDPBUSD Z25, Z28, Z16 // acc[5][1] += u·b
+	VPBROADCASTD 0(R13)(AX*1), Z27 // row 6: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z18 // acc[6][0] += u·b
+	VPDPBUSD Z25, Z27, Z19 // acc[6][1] += u·b
+	VPBROADCASTD 0(R15)(AX*1), Z28 // row 7: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z21 // acc[7][0] += u·b
+	VPDPBUSD Z25, Z28, Z22 // acc[7][1] += u·b
+	VMOVDQU32 64(BX), Z29
+	VMOVDQU32 64(BX)(DI*1), Z30
+	VPBROADCASTD 4(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z30, Z27, Z1 // acc[0][1] += u·b
+	VPBROADCASTD 4(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z30, Z28, Z4 // acc[1][1] += u·b
+	VPBROADCASTD 4(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z6 // acc[2][0] += u·b
+	VPDPBUSD Z30, Z27, Z7 // acc[2][1] += u·b
+	VPBROADCASTD 4(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z9 // acc[3][0] += u·b
+	VPDPBUSD Z30, Z28, Z10 // acc[3][1] += u·b
+	VPBROADCASTD 4(R11)(AX*1), Z27 // row 4: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z12 // acc[4][0] += u·b
+	VPDPBUSD Z30, Z27, Z13 // acc[4][1] += u·b
+	VPBROADCASTD 4(R12)(AX*1), Z28 // row 5: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z15 // acc[5][0] += u·b
+	VPDPBUSD Z30, Z28, Z16 // acc[5][1] += u·b
+	VPBROADCASTD 4(R13)(AX*1), Z27 // row 6: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z18 // acc[6][0] += u·b
+	VPDPBUSD Z30, Z27, Z19 // acc[6][1] += u·b
+	VPBROADCASTD 4(R15)(AX*1), Z28 // row 7: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z21 // acc[7][0] += u·b
+	VPDPBUSD Z30, Z28, Z22 // acc[7][1] += u·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  v5p2h8loop
+v5p2h8tail:
+	TESTQ CX, CX
+	JZ    v5sums
+	VMOVDQU32 0(BX), Z24
+	VMOVDQU32 0(BX)(DI*1), Z25
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z25, Z27, Z1 // acc[0][1] += u·b
+	VPBROADCASTD 0(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z25, Z28, Z4 // acc[1][1] += u·b
+	VPBROADCASTD 0(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z6 // acc[2][0] += u·b
+	VPDPBUSD Z25, Z27, Z7 // acc[2][1] += u·b
+	VPBROADCASTD 0(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z9 // acc[3][0] += u·b
+	VPDPBUSD Z25, Z28, Z10 // acc[3][1] += u·b
+	VPBROADCASTD 0(R11)(AX*1), Z27 // row 4: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z12 // acc[4][0] += u·b
+	VPDPBUSD Z25, Z27, Z13 // acc[4][1] += u·b
+	VPBROADCASTD 0(R12)(AX*1), Z28 // row 5: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z15 // acc[5][0] += u·b
+	VPDPBUSD Z25, Z28, Z16 // acc[5][1] += u·b
+	VPBROADCASTD 0(R13)(AX*1), Z27 // row 6: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z18 // acc[6][0] += u·b
+	VPDPBUSD Z25, Z27, Z19 // acc[6][1] += u·b
+	VPBROADCASTD 0(R15)(AX*1), Z28 // row 7: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z21 // acc[7][0] += u·b
+	VPDPBUSD Z25, Z28, Z22 // acc[7][1] += u·b
+	JMP  v5sums
+v5p2h4: // 4 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  v5p2h4tail
+v5p2h4loop: // two groups of 4 k per iteration
+	PREFETCHT0 512(BX)
+	PREFETCHT0 512(BX)(DI*1)
+	VMOVDQU32 0(BX), Z24
+	VMOVDQU32 0(BX)(DI*1), Z25
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z25, Z27, Z1 // acc[0][1] += u·b
+	VPBROADCASTD 0(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z25, Z28, Z4 // acc[1][1] += u·b
+	VPBROADCASTD 0(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z6 // acc[2][0] += u·b
+	VPDPBUSD Z25, Z27, Z7 // acc[2][1] += u·b
+	VPBROADCASTD 0(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z9 // acc[3][0] += u·b
+	VPDPBUSD Z25, Z28, Z10 // acc[3][1] += u·b
+	VMOVDQU32 64(BX), Z29
+	VMOVDQU32 64(BX)(DI*1), Z30
+	VPBROADCASTD 4(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z30, Z27, Z1 // acc[0][1] += u·b
+	VPBROADCASTD 4(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z30, Z28, Z4 // acc[1][1] += u·b
+	VPBROADCASTD 4(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z6 // acc[2][0] += u·b
+	VPDPBUSD Z30, Z27, Z7 // acc[2][1] += u·b
+	VPBROADCASTD 4(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z9 // acc[3][0] += u·b
+	VPDPBUSD Z30, Z28, Z10 // acc[3][1] += u·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  v5p2h4loop
+v5p2h4tail:
+	TESTQ CX, CX
+	JZ    v5sums
+	VMOVDQU32 0(BX), Z24
+	VMOVDQU32 0(BX)(DI*1), Z25
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z25, Z27, Z1 // acc[0][1] += u·b
+	VPBROADCASTD 0(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z25, Z28, Z4 // acc[1][1] += u·b
+	VPBROADCASTD 0(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z6 // acc[2][0] += u·b
+	VPDPBUSD Z25, Z27, Z7 // acc[2][1] += u·b
+	VPBROADCASTD 0(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z9 // acc[3][0] += u·b
+	VPDPBUSD Z25, Z28, Z10 // acc[3][1] += u·b
+	JMP  v5sums
+v5p2h2: // 2 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  v5p2h2tail
+v5p2h2loop: // two groups of 4 k per iteration
+	PREFETCHT0 2048(BX)
+	PREFETCHT0 2048(BX)(DI*1)
+	PREFETCHT0 2112(BX)
+	PREFETCHT0 2112(BX)(DI*1)
+	VMOVDQU32 0(BX), Z24
+	VMOVDQU32 0(BX)(DI*1), Z25
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z25, Z27, Z1 // acc[0][1] += u·b
+	VPBROADCASTD 0(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z25, Z28, Z4 // acc[1][1] += u·b
+	VMOVDQU32 64(BX), Z29
+	VMOVDQU32 64(BX)(DI*1), Z30
+	VPBROADCASTD 4(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z30, Z27, Z1 // acc[0][1] += u·b
+	VPBROADCASTD 4(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z30, Z28, Z4 // acc[1][1] += u·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  v5p2h2loop
+v5p2h2tail:
+	TESTQ CX, CX
+	JZ    v5sums
+	VMOVDQU32 0(BX), Z24
+	VMOVDQU32 0(BX)(DI*1), Z25
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z25, Z27, Z1 // acc[0][1] += u·b
+	VPBROADCASTD 0(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z25, Z28, Z4 // acc[1][1] += u·b
+	JMP  v5sums
+v5p2h1: // 1 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  v5p2h1tail
+v5p2h1loop: // two groups of 4 k per iteration
+	PREFETCHT0 2048(BX)
+	PREFETCHT0 2048(BX)(DI*1)
+	PREFETCHT0 2112(BX)
+	PREFETCHT0 2112(BX)(DI*1)
+	VMOVDQU32 0(BX), Z24
+	VMOVDQU32 0(BX)(DI*1), Z25
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z25, Z27, Z1 // acc[0][1] += u·b
+	VMOVDQU32 64(BX), Z29
+	VMOVDQU32 64(BX)(DI*1), Z30
+	VPBROADCASTD 4(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z30, Z27, Z1 // acc[0][1] += u·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  v5p2h1loop
+v5p2h1tail:
+	TESTQ CX, CX
+	JZ    v5sums
+	VMOVDQU32 0(BX), Z24
+	VMOVDQU32 0(BX)(DI*1), Z25
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z25, Z27, Z1 // acc[0][1] += u·b
+	JMP  v5sums
+v5p1: // 1 panels
+	MOVQ q+0(FP), AX
+	MOVQ 32(AX), AX // rows
+	CMPQ AX, $1
+	JLE  v5p1h1
+	CMPQ AX, $2
+	JLE  v5p1h2
+	CMPQ AX, $4
+	JLE  v5p1h4
+v5p1h8: // 8 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  v5p1h8tail
+v5p1h8loop: // two groups of 4 k per iteration
+	PREFETCHT0 512(BX)
+	VMOVDQU32 0(BX), Z24
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPBROADCASTD 0(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z3 // acc[1][0] += u·b
+	VPBROADCASTD 0(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z6 // acc[2][0] += u·b
+	VPBROADCASTD 0(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z9 // acc[3][0] += u·b
+	VPBROADCASTD 0(R11)(AX*1), Z27 // row 4: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z12 // acc[4][0] += u·b
+	VPBROADCASTD 0(R12)(AX*1), Z28 // row 5: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z15 // acc[5][0] += u·b
+	VPBROADCASTD 0(R13)(AX*1), Z27 // row 6: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z18 // acc[6][0] += u·b
+	VPBROADCASTD 0(R15)(AX*1), Z28 // row 7: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z21 // acc[7][0] += u·b
+	VMOVDQU32 64(BX), Z29
+	VPBROADCASTD 4(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z0 // acc[0][0] += u·b
+	VPBROADCASTD 4(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z3 // acc[1][0] += u·b
+	VPBROADCASTD 4(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z6 // acc[2][0] += u·b
+	VPBROADCASTD 4(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z9 // acc[3][0] += u·b
+	VPBROADCASTD 4(R11)(AX*1), Z27 // row 4: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z12 // acc[4][0] += u·b
+	VPBROADCASTD 4(R12)(AX*1), Z28 // row 5: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z15 // acc[5][0] += u·b
+	VPBROADCASTD 4(R13)(AX*1), Z27 // row 6: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z18 // acc[6][0] += u·b
+	VPBROADCASTD 4(R15)(AX*1), Z28 // row 7: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z21 // acc[7][0] += u·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  v5p1h8loop
+v5p1h8tail:
+	TESTQ CX, CX
+	JZ    v5sums
+	VMOVDQU32 0(BX), Z24
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPBROADCASTD 0(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z3 // acc[1][0] += u·b
+	VPBROADCASTD 0(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z6 // acc[2][0] += u·b
+	VPBROADCASTD 0(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z9 // acc[3][0] += u·b
+	VPBROADCASTD 0(R11)(AX*1), Z27 // row 4: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z12 // acc[4][0] += u·b
+	VPBROADCASTD 0(R12)(AX*1), Z28 // row 5: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z15 // acc[5][0] += u·b
+	VPBROADCASTD 0(R13)(AX*1), Z27 // row 6: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z18 // acc[6][0] += u·b
+	VPBROADCASTD 0(R15)(AX*1), Z28 // row 7: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z21 // acc[7][0] += u·b
+	JMP  v5sums
+v5p1h4: // 4 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  v5p1h4tail
+v5p1h4loop: // two groups of 4 k per iteration
+	PREFETCHT0 512(BX)
+	VMOVDQU32 0(BX), Z24
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPBROADCASTD 0(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z3 // acc[1][0] += u·b
+	VPBROADCASTD 0(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z6 // acc[2][0] += u·b
+	VPBROADCASTD 0(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z9 // acc[3][0] += u·b
+	VMOVDQU32 64(BX), Z29
+	VPBROADCASTD 4(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z0 // acc[0][0] += u·b
+	VPBROADCASTD 4(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z3 // acc[1][0] += u·b
+	VPBROADCASTD 4(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z6 // acc[2][0] += u·b
+	VPBROADCASTD 4(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z9 // acc[3][0] += u·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  v5p1h4loop
+v5p1h4tail:
+	TESTQ CX, CX
+	JZ    v5sums
+	VMOVDQU32 0(BX), Z24
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPBROADCASTD 0(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z3 // acc[1][0] += u·b
+	VPBROADCASTD 0(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z6 // acc[2][0] += u·b
+	VPBROADCASTD 0(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z9 // acc[3][0] += u·b
+	JMP  v5sums
+v5p1h2: // 2 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  v5p1h2tail
+v5p1h2loop: // two groups of 4 k per iteration
+	PREFETCHT0 2048(BX)
+	PREFETCHT0 2112(BX)
+	VMOVDQU32 0(BX), Z24
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPBROADCASTD 0(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z3 // acc[1][0] += u·b
+	VMOVDQU32 64(BX), Z29
+	VPBROADCASTD 4(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z0 // acc[0][0] += u·b
+	VPBROADCASTD 4(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z3 // acc[1][0] += u·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  v5p1h2loop
+v5p1h2tail:
+	TESTQ CX, CX
+	JZ    v5sums
+	VMOVDQU32 0(BX), Z24
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPBROADCASTD 0(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z3 // acc[1][0] += u·b
+	JMP  v5sums
+v5p1h1: // 1 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  v5p1h1tail
+v5p1h1loop: // two groups of 4 k per iteration
+	PREFETCHT0 2048(BX)
+	PREFETCHT0 2112(BX)
+	VMOVDQU32 0(BX), Z24
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VMOVDQU32 64(BX), Z29
+	VPBROADCASTD 4(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z0 // acc[0][0] += u·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  v5p1h1loop
+v5p1h1tail:
+	TESTQ CX, CX
+	JZ    v5sums
+	VMOVDQU32 0(BX), Z24
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
 	JMP  v5sums
 v5sums:
 	VMOVDQU32 Z0, 0(SP)
@@ -649,19 +1070,23 @@ f5np1:
 f5np12:
 	MOVQ BX, DX
 f5npok:
+	CMPQ AX, $2
+	JLT  f5p1
+	JEQ  f5p2
+f5p3: // 3 panels
 	MOVQ f+0(FP), AX
 	MOVQ 32(AX), AX // rows
 	CMPQ AX, $1
-	JLE  f5h1
+	JLE  f5p3h1
 	CMPQ AX, $2
-	JLE  f5h2
+	JLE  f5p3h2
 	CMPQ AX, $4
-	JLE  f5h4
-f5h8: // 8 rows
+	JLE  f5p3h4
+f5p3h8: // 8 rows
 	XORQ AX, AX // byte offset along the rows
 	CMPQ CX, $2
-	JLT  f5h8tail
-f5h8loop: // two k per iteration
+	JLT  f5p3h8tail
+f5p3h8loop: // two k per iteration
 	PREFETCHT0 512(BX)
 	PREFETCHT0 512(BX)(DI*1)
 	PREFETCHT0 512(DX)
@@ -740,8 +1165,8 @@ f5h8loop: // two k per iteration
 	ADDQ $128, DX
 	SUBQ $2, CX
 	CMPQ CX, $2
-	JGE  f5h8loop
-f5h8tail:
+	JGE  f5p3h8loop
+f5p3h8tail:
 	TESTQ CX, CX
 	JZ    f5store
 	VMOVUPS 0(BX), Z24
@@ -780,11 +1205,11 @@ f5h8tail:
 	VFMADD231PS Z25, Z28, Z22 // c[7][1] += a·b
 	VFMADD231PS Z26, Z28, Z23 // c[7][2] += a·b
 	JMP  f5store
-f5h4: // 4 rows
+f5p3h4: // 4 rows
 	XORQ AX, AX // byte offset along the rows
 	CMPQ CX, $2
-	JLT  f5h4tail
-f5h4loop: // two k per iteration
+	JLT  f5p3h4tail
+f5p3h4loop: // two k per iteration
 	PREFETCHT0 512(BX)
 	PREFETCHT0 512(BX)(DI*1)
 	PREFETCHT0 512(DX)
@@ -831,8 +1256,8 @@ f5h4loop: // two k per iteration
 	ADDQ $128, DX
 	SUBQ $2, CX
 	CMPQ CX, $2
-	JGE  f5h4loop
-f5h4tail:
+	JGE  f5p3h4loop
+f5p3h4tail:
 	TESTQ CX, CX
 	JZ    f5store
 	VMOVUPS 0(BX), Z24
@@ -855,11 +1280,11 @@ f5h4tail:
 	VFMADD231PS Z25, Z28, Z10 // c[3][1] += a·b
 	VFMADD231PS Z26, Z28, Z11 // c[3][2] += a·b
 	JMP  f5store
-f5h2: // 2 rows
+f5p3h2: // 2 rows
 	XORQ AX, AX // byte offset along the rows
 	CMPQ CX, $2
-	JLT  f5h2tail
-f5h2loop: // two k per iteration
+	JLT  f5p3h2tail
+f5p3h2loop: // two k per iteration
 	PREFETCHT0 2048(BX)
 	PREFETCHT0 2048(BX)(DI*1)
 	PREFETCHT0 2048(DX)
@@ -893,8 +1318,8 @@ f5h2loop: // two k per iteration
 	ADDQ $128, DX
 	SUBQ $2, CX
 	CMPQ CX, $2
-	JGE  f5h2loop
-f5h2tail:
+	JGE  f5p3h2loop
+f5p3h2tail:
 	TESTQ CX, CX
 	JZ    f5store
 	VMOVUPS 0(BX), Z24
@@ -909,11 +1334,11 @@ f5h2tail:
 	VFMADD231PS Z25, Z28, Z4 // c[1][1] += a·b
 	VFMADD231PS Z26, Z28, Z5 // c[1][2] += a·b
 	JMP  f5store
-f5h1: // 1 rows
+f5p3h1: // 1 rows
 	XORQ AX, AX // byte offset along the rows
 	CMPQ CX, $2
-	JLT  f5h1tail
-f5h1loop: // two k per iteration
+	JLT  f5p3h1tail
+f5p3h1loop: // two k per iteration
 	PREFETCHT0 2048(BX)
 	PREFETCHT0 2048(BX)(DI*1)
 	PREFETCHT0 2048(DX)
@@ -939,8 +1364,8 @@ f5h1loop: // two k per iteration
 	ADDQ $128, DX
 	SUBQ $2, CX
 	CMPQ CX, $2
-	JGE  f5h1loop
-f5h1tail:
+	JGE  f5p3h1loop
+f5p3h1tail:
 	TESTQ CX, CX
 	JZ    f5store
 	VMOVUPS 0(BX), Z24
@@ -950,6 +1375,423 @@ f5h1tail:
 	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
 	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
 	VFMADD231PS Z26, Z27, Z2 // c[0][2] += a·b
+	JMP  f5store
+f5p2: // 2 panels
+	MOVQ f+0(FP), AX
+	MOVQ 32(AX), AX // rows
+	CMPQ AX, $1
+	JLE  f5p2h1
+	CMPQ AX, $2
+	JLE  f5p2h2
+	CMPQ AX, $4
+	JLE  f5p2h4
+f5p2h8: // 8 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  f5p2h8tail
+f5p2h8loop: // two k per iteration
+	PREFETCHT0 512(BX)
+	PREFETCHT0 512(BX)(DI*1)
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z25, Z28, Z4 // c[1][1] += a·b
+	VBROADCASTSS 0(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z24, Z27, Z6 // c[2][0] += a·b
+	VFMADD231PS Z25, Z27, Z7 // c[2][1] += a·b
+	VBROADCASTSS 0(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z24, Z28, Z9 // c[3][0] += a·b
+	VFMADD231PS Z25, Z28, Z10 // c[3][1] += a·b
+	VBROADCASTSS 0(R11)(AX*1), Z27 // a[4][k]
+	VFMADD231PS Z24, Z27, Z12 // c[4][0] += a·b
+	VFMADD231PS Z25, Z27, Z13 // c[4][1] += a·b
+	VBROADCASTSS 0(R12)(AX*1), Z28 // a[5][k]
+	VFMADD231PS Z24, Z28, Z15 // c[5][0] += a·b
+	VFMADD231PS Z25, Z28, Z16 // c[5][1] += a·b
+	VBROADCASTSS 0(R13)(AX*1), Z27 // a[6][k]
+	VFMADD231PS Z24, Z27, Z18 // c[6][0] += a·b
+	VFMADD231PS Z25, Z27, Z19 // c[6][1] += a·b
+	VBROADCASTSS 0(R15)(AX*1), Z28 // a[7][k]
+	VFMADD231PS Z24, Z28, Z21 // c[7][0] += a·b
+	VFMADD231PS Z25, Z28, Z22 // c[7][1] += a·b
+	VMOVUPS 64(BX), Z29
+	VMOVUPS 64(BX)(DI*1), Z30
+	VBROADCASTSS 4(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z29, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z30, Z27, Z1 // c[0][1] += a·b
+	VBROADCASTSS 4(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z29, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z30, Z28, Z4 // c[1][1] += a·b
+	VBROADCASTSS 4(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z29, Z27, Z6 // c[2][0] += a·b
+	VFMADD231PS Z30, Z27, Z7 // c[2][1] += a·b
+	VBROADCASTSS 4(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z29, Z28, Z9 // c[3][0] += a·b
+	VFMADD231PS Z30, Z28, Z10 // c[3][1] += a·b
+	VBROADCASTSS 4(R11)(AX*1), Z27 // a[4][k]
+	VFMADD231PS Z29, Z27, Z12 // c[4][0] += a·b
+	VFMADD231PS Z30, Z27, Z13 // c[4][1] += a·b
+	VBROADCASTSS 4(R12)(AX*1), Z28 // a[5][k]
+	VFMADD231PS Z29, Z28, Z15 // c[5][0] += a·b
+	VFMADD231PS Z30, Z28, Z16 // c[5][1] += a·b
+	VBROADCASTSS 4(R13)(AX*1), Z27 // a[6][k]
+	VFMADD231PS Z29, Z27, Z18 // c[6][0] += a·b
+	VFMADD231PS Z30, Z27, Z19 // c[6][1] += a·b
+	VBROADCASTSS 4(R15)(AX*1), Z28 // a[7][k]
+	VFMADD231PS Z29, Z28, Z21 // c[7][0] += a·b
+	VFMADD231PS Z30, Z28, Z22 // c[7][1] += a·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  f5p2h8loop
+f5p2h8tail:
+	TESTQ CX, CX
+	JZ    f5store
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z25, Z28, Z4 // c[1][1] += a·b
+	VBROADCASTSS 0(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z24, Z27, Z6 // c[2][0] += a·b
+	VFMADD231PS Z25, Z27, Z7 // c[2][1] += a·b
+	VBROADCASTSS 0(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z24, Z28, Z9 // c[3][0] += a·b
+	VFMADD231PS Z25, Z28, Z10 // c[3][1] += a·b
+	VBROADCASTSS 0(R11)(AX*1), Z27 // a[4][k]
+	VFMADD231PS Z24, Z27, Z12 // c[4][0] += a·b
+	VFMADD231PS Z25, Z27, Z13 // c[4][1] += a·b
+	VBROADCASTSS 0(R12)(AX*1), Z28 // a[5][k]
+	VFMADD231PS Z24, Z28, Z15 // c[5][0] += a·b
+	VFMADD231PS Z25, Z28, Z16 // c[5][1] += a·b
+	VBROADCASTSS 0(R13)(AX*1), Z27 // a[6][k]
+	VFMADD231PS Z24, Z27, Z18 // c[6][0] += a·b
+	VFMADD231PS Z25, Z27, Z19 // c[6][1] += a·b
+	VBROADCASTSS 0(R15)(AX*1), Z28 // a[7][k]
+	VFMADD231PS Z24, Z28, Z21 // c[7][0] += a·b
+	VFMADD231PS Z25, Z28, Z22 // c[7][1] += a·b
+	JMP  f5store
+f5p2h4: // 4 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  f5p2h4tail
+f5p2h4loop: // two k per iteration
+	PREFETCHT0 512(BX)
+	PREFETCHT0 512(BX)(DI*1)
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z25, Z28, Z4 // c[1][1] += a·b
+	VBROADCASTSS 0(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z24, Z27, Z6 // c[2][0] += a·b
+	VFMADD231PS Z25, Z27, Z7 // c[2][1] += a·b
+	VBROADCASTSS 0(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z24, Z28, Z9 // c[3][0] += a·b
+	VFMADD231PS Z25, Z28, Z10 // c[3][1] += a·b
+	VMOVUPS 64(BX), Z29
+	VMOVUPS 64(BX)(DI*1), Z30
+	VBROADCASTSS 4(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z29, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z30, Z27, Z1 // c[0][1] += a·b
+	VBROADCASTSS 4(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z29, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z30, Z28, Z4 // c[1][1] += a·b
+	VBROADCASTSS 4(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z29, Z27, Z6 // c[2][0] += a·b
+	VFMADD231PS Z30, Z27, Z7 // c[2][1] += a·b
+	VBROADCASTSS 4(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z29, Z28, Z9 // c[3][0] += a·b
+	VFMADD231PS Z30, Z28, Z10 // c[3][1] += a·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  f5p2h4loop
+f5p2h4tail:
+	TESTQ CX, CX
+	JZ    f5store
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z25, Z28, Z4 // c[1][1] += a·b
+	VBROADCASTSS 0(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z24, Z27, Z6 // c[2][0] += a·b
+	VFMADD231PS Z25, Z27, Z7 // c[2][1] += a·b
+	VBROADCASTSS 0(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z24, Z28, Z9 // c[3][0] += a·b
+	VFMADD231PS Z25, Z28, Z10 // c[3][1] += a·b
+	JMP  f5store
+f5p2h2: // 2 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  f5p2h2tail
+f5p2h2loop: // two k per iteration
+	PREFETCHT0 2048(BX)
+	PREFETCHT0 2048(BX)(DI*1)
+	PREFETCHT0 2112(BX)
+	PREFETCHT0 2112(BX)(DI*1)
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z25, Z28, Z4 // c[1][1] += a·b
+	VMOVUPS 64(BX), Z29
+	VMOVUPS 64(BX)(DI*1), Z30
+	VBROADCASTSS 4(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z29, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z30, Z27, Z1 // c[0][1] += a·b
+	VBROADCASTSS 4(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z29, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z30, Z28, Z4 // c[1][1] += a·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  f5p2h2loop
+f5p2h2tail:
+	TESTQ CX, CX
+	JZ    f5store
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z25, Z28, Z4 // c[1][1] += a·b
+	JMP  f5store
+f5p2h1: // 1 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  f5p2h1tail
+f5p2h1loop: // two k per iteration
+	PREFETCHT0 2048(BX)
+	PREFETCHT0 2048(BX)(DI*1)
+	PREFETCHT0 2112(BX)
+	PREFETCHT0 2112(BX)(DI*1)
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	VMOVUPS 64(BX), Z29
+	VMOVUPS 64(BX)(DI*1), Z30
+	VBROADCASTSS 4(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z29, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z30, Z27, Z1 // c[0][1] += a·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  f5p2h1loop
+f5p2h1tail:
+	TESTQ CX, CX
+	JZ    f5store
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	JMP  f5store
+f5p1: // 1 panels
+	MOVQ f+0(FP), AX
+	MOVQ 32(AX), AX // rows
+	CMPQ AX, $1
+	JLE  f5p1h1
+	CMPQ AX, $2
+	JLE  f5p1h2
+	CMPQ AX, $4
+	JLE  f5p1h4
+f5p1h8: // 8 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  f5p1h8tail
+f5p1h8loop: // two k per iteration
+	PREFETCHT0 512(BX)
+	VMOVUPS 0(BX), Z24
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VBROADCASTSS 0(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z24, Z27, Z6 // c[2][0] += a·b
+	VBROADCASTSS 0(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z24, Z28, Z9 // c[3][0] += a·b
+	VBROADCASTSS 0(R11)(AX*1), Z27 // a[4][k]
+	VFMADD231PS Z24, Z27, Z12 // c[4][0] += a·b
+	VBROADCASTSS 0(R12)(AX*1), Z28 // a[5][k]
+	VFMADD231PS Z24, Z28, Z15 // c[5][0] += a·b
+	VBROADCASTSS 0(R13)(AX*1), Z27 // a[6][k]
+	VFMADD231PS Z24, Z27, Z18 // c[6][0] += a·b
+	VBROADCASTSS 0(R15)(AX*1), Z28 // a[7][k]
+	VFMADD231PS Z24, Z28, Z21 // c[7][0] += a·b
+	VMOVUPS 64(BX), Z29
+	VBROADCASTSS 4(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z29, Z27, Z0 // c[0][0] += a·b
+	VBROADCASTSS 4(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z29, Z28, Z3 // c[1][0] += a·b
+	VBROADCASTSS 4(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z29, Z27, Z6 // c[2][0] += a·b
+	VBROADCASTSS 4(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z29, Z28, Z9 // c[3][0] += a·b
+	VBROADCASTSS 4(R11)(AX*1), Z27 // a[4][k]
+	VFMADD231PS Z29, Z27, Z12 // c[4][0] += a·b
+	VBROADCASTSS 4(R12)(AX*1), Z28 // a[5][k]
+	VFMADD231PS Z29, Z28, Z15 // c[5][0] += a·b
+	VBROADCASTSS 4(R13)(AX*1), Z27 // a[6][k]
+	VFMADD231PS Z29, Z27, Z18 // c[6][0] += a·b
+	VBROADCASTSS 4(R15)(AX*1), Z28 // a[7][k]
+	VFMADD231PS Z29, Z28, Z21 // c[7][0] += a·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  f5p1h8loop
+f5p1h8tail:
+	TESTQ CX, CX
+	JZ    f5store
+	VMOVUPS 0(BX), Z24
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VBROADCASTSS 0(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z24, Z27, Z6 // c[2][0] += a·b
+	VBROADCASTSS 0(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z24, Z28, Z9 // c[3][0] += a·b
+	VBROADCASTSS 0(R11)(AX*1), Z27 // a[4][k]
+	VFMADD231PS Z24, Z27, Z12 // c[4][0] += a·b
+	VBROADCASTSS 0(R12)(AX*1), Z28 // a[5][k]
+	VFMADD231PS Z24, Z28, Z15 // c[5][0] += a·b
+	VBROADCASTSS 0(R13)(AX*1), Z27 // a[6][k]
+	VFMADD231PS Z24, Z27, Z18 // c[6][0] += a·b
+	VBROADCASTSS 0(R15)(AX*1), Z28 // a[7][k]
+	VFMADD231PS Z24, Z28, Z21 // c[7][0] += a·b
+	JMP  f5store
+f5p1h4: // 4 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  f5p1h4tail
+f5p1h4loop: // two k per iteration
+	PREFETCHT0 512(BX)
+	VMOVUPS 0(BX), Z24
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VBROADCASTSS 0(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z24, Z27, Z6 // c[2][0] += a·b
+	VBROADCASTSS 0(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z24, Z28, Z9 // c[3][0] += a·b
+	VMOVUPS 64(BX), Z29
+	VBROADCASTSS 4(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z29, Z27, Z0 // c[0][0] += a·b
+	VBROADCASTSS 4(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z29, Z28, Z3 // c[1][0] += a·b
+	VBROADCASTSS 4(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z29, Z27, Z6 // c[2][0] += a·b
+	VBROADCASTSS 4(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z29, Z28, Z9 // c[3][0] += a·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  f5p1h4loop
+f5p1h4tail:
+	TESTQ CX, CX
+	JZ    f5store
+	VMOVUPS 0(BX), Z24
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VBROADCASTSS 0(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z24, Z27, Z6 // c[2][0] += a·b
+	VBROADCASTSS 0(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z24, Z28, Z9 // c[3][0] += a·b
+	JMP  f5store
+f5p1h2: // 2 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  f5p1h2tail
+f5p1h2loop: // two k per iteration
+	PREFETCHT0 2048(BX)
+	PREFETCHT0 2112(BX)
+	VMOVUPS 0(BX), Z24
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VMOVUPS 64(BX), Z29
+	VBROADCASTSS 4(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z29, Z27, Z0 // c[0][0] += a·b
+	VBROADCASTSS 4(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z29, Z28, Z3 // c[1][0] += a·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  f5p1h2loop
+f5p1h2tail:
+	TESTQ CX, CX
+	JZ    f5store
+	VMOVUPS 0(BX), Z24
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	JMP  f5store
+f5p1h1: // 1 rows
+	XORQ AX, AX // byte offset along the rows
+	CMPQ CX, $2
+	JLT  f5p1h1tail
+f5p1h1loop: // two k per iteration
+	PREFETCHT0 2048(BX)
+	PREFETCHT0 2112(BX)
+	VMOVUPS 0(BX), Z24
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VMOVUPS 64(BX), Z29
+	VBROADCASTSS 4(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z29, Z27, Z0 // c[0][0] += a·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  f5p1h1loop
+f5p1h1tail:
+	TESTQ CX, CX
+	JZ    f5store
+	VMOVUPS 0(BX), Z24
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
 	JMP  f5store
 f5store:
 	VMOVUPS Z0, 0(SP)

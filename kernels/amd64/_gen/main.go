@@ -103,36 +103,36 @@ TEXT ·qBlockVNNI512(SB), 0, $1536-8
 	for i := 0; i < 24; i++ {
 		p("\tVPXORD Z%d, Z%d, Z%d", i, i, i)
 	}
-	step := func(rows, ao, bo int, breg [3]int) {
-		p("\tVMOVDQU32 %d(BX), Z%d", bo, breg[0])
-		p("\tVMOVDQU32 %d(BX)(DI*1), Z%d", bo, breg[1])
-		p("\tVMOVDQU32 %d(DX), Z%d", bo, breg[2])
+	step := func(rows, np, ao, bo int, breg [3]int) {
+		loadPanels("VMOVDQU32", np, bo, breg)
 		for r := 0; r < rows; r++ {
 			a := 27 + r%2
 			p("\tVPBROADCASTD %d(%s)(AX*1), Z%d // row %d: u[4g:4g+4] in every lane", ao, rowRegs[r], a, r)
-			for pp := 0; pp < 3; pp++ {
+			for pp := 0; pp < np; pp++ {
 				p("\tVPDPBUSD Z%d, Z%d, Z%d // acc[%d][%d] += u·b", breg[pp], a, 3*r+pp, r, pp)
 			}
 		}
 	}
-	tileHeights("v5", "q", qRows, func(h int, label string) {
-		p("\tCMPQ CX, $2")
-		p("\tJLT  %stail", label)
-		p("%sloop: // two groups of 4 k per iteration", label)
-		prefetch(h)
-		step(h, 0, 0, [3]int{24, 25, 26})
-		step(h, 4, 64, [3]int{29, 30, 31})
-		p("\tADDQ $8, AX")
-		p("\tADDQ $128, BX")
-		p("\tADDQ $128, DX")
-		p("\tSUBQ $2, CX")
-		p("\tCMPQ CX, $2")
-		p("\tJGE  %sloop", label)
-		p("%stail:", label)
-		p("\tTESTQ CX, CX")
-		p("\tJZ    v5sums")
-		step(h, 0, 0, [3]int{24, 25, 26})
-		p("\tJMP  v5sums")
+	panelCounts("v5", func(np int, prefix string) {
+		tileHeights(prefix, "q", qRows, func(h int, label string) {
+			p("\tCMPQ CX, $2")
+			p("\tJLT  %stail", label)
+			p("%sloop: // two groups of 4 k per iteration", label)
+			prefetch(h, np)
+			step(h, np, 0, 0, [3]int{24, 25, 26})
+			step(h, np, 4, 64, [3]int{29, 30, 31})
+			p("\tADDQ $8, AX")
+			p("\tADDQ $128, BX")
+			p("\tADDQ $128, DX")
+			p("\tSUBQ $2, CX")
+			p("\tCMPQ CX, $2")
+			p("\tJGE  %sloop", label)
+			p("%stail:", label)
+			p("\tTESTQ CX, CX")
+			p("\tJZ    v5sums")
+			step(h, np, 0, 0, [3]int{24, 25, 26})
+			p("\tJMP  v5sums")
+		})
 	})
 	p("v5sums:")
 	for r := 0; r < 8; r++ {
@@ -151,17 +151,49 @@ TEXT ·qBlockVNNI512(SB), 0, $1536-8
 // as fast as the bandwidth allows, so they ask 2 KiB (both lines of a
 // later iteration) ahead; taller tiles reuse each line longer and ask for
 // the next lines.
-func prefetch(h int) {
+func prefetch(h, np int) {
+	offs := []int{2048, 2112}
 	if h > 2 {
-		p("\tPREFETCHT0 512(BX)")
-		p("\tPREFETCHT0 512(BX)(DI*1)")
-		p("\tPREFETCHT0 512(DX)")
-		return
+		offs = []int{512}
 	}
-	for _, off := range []int{2048, 2112} {
+	for _, off := range offs {
 		p("\tPREFETCHT0 %d(BX)", off)
-		p("\tPREFETCHT0 %d(BX)(DI*1)", off)
-		p("\tPREFETCHT0 %d(DX)", off)
+		if np > 1 {
+			p("\tPREFETCHT0 %d(BX)(DI*1)", off)
+		}
+		if np > 2 {
+			p("\tPREFETCHT0 %d(DX)", off)
+		}
+	}
+}
+
+// loadPanels loads the np panels' vectors at byte offset off (panel 0 at
+// BX, 1 at BX+DI, 2 at DX) into breg with the move mov.
+func loadPanels(mov string, np, off int, breg [3]int) {
+	p("\t%s %d(BX), Z%d", mov, off, breg[0])
+	if np > 1 {
+		p("\t%s %d(BX)(DI*1), Z%d", mov, off, breg[1])
+	}
+	if np > 2 {
+		p("\t%s %d(DX), Z%d", mov, off, breg[2])
+	}
+}
+
+// panelCounts branches on the block's panel count, in AX (as panels and
+// panelsF leave it), to tiles of 3, 2 or 1 panels, each written by
+// tiles(np, prefix): a block of fewer panels than the register tile (the
+// narrow groups of a product whose panels do not divide by three: N = 64
+// is two groups of two) multiplies only its own, where a 3-panel loop
+// spent a third or two of its multiply-adds on copies of panel 0. Every
+// value is the same sum in the same order either way.
+func panelCounts(prefix string, tiles func(np int, prefix string)) {
+	p("\tCMPQ AX, $2")
+	p("\tJLT  %sp1", prefix)
+	p("\tJEQ  %sp2", prefix)
+	for _, np := range []int{3, 2, 1} {
+		label := fmt.Sprintf("%sp%d", prefix, np)
+		p("%s: // %d panels", label, np)
+		tiles(np, label)
 	}
 }
 
@@ -342,36 +374,36 @@ f5lchunk:
 	setRows(8, "f5rows")
 	p("\tMOVQ %d(DI), CX // k", fK)
 	panelsF()
-	step := func(rows, ao, bo int, breg [3]int) {
-		p("\tVMOVUPS %d(BX), Z%d", bo, breg[0])
-		p("\tVMOVUPS %d(BX)(DI*1), Z%d", bo, breg[1])
-		p("\tVMOVUPS %d(DX), Z%d", bo, breg[2])
+	step := func(rows, np, ao, bo int, breg [3]int) {
+		loadPanels("VMOVUPS", np, bo, breg)
 		for r := 0; r < rows; r++ {
 			a := 27 + r%2
 			p("\tVBROADCASTSS %d(%s)(AX*1), Z%d // a[%d][k]", ao, rowRegs[r], a, r)
-			for pp := 0; pp < 3; pp++ {
+			for pp := 0; pp < np; pp++ {
 				p("\tVFMADD231PS Z%d, Z%d, Z%d // c[%d][%d] += a·b", breg[pp], a, 3*r+pp, r, pp)
 			}
 		}
 	}
-	tileHeights("f5", "f", fRows, func(h int, label string) {
-		p("\tCMPQ CX, $2")
-		p("\tJLT  %stail", label)
-		p("%sloop: // two k per iteration", label)
-		prefetch(h)
-		step(h, 0, 0, [3]int{24, 25, 26})
-		step(h, 4, 64, [3]int{29, 30, 31})
-		p("\tADDQ $8, AX")
-		p("\tADDQ $128, BX")
-		p("\tADDQ $128, DX")
-		p("\tSUBQ $2, CX")
-		p("\tCMPQ CX, $2")
-		p("\tJGE  %sloop", label)
-		p("%stail:", label)
-		p("\tTESTQ CX, CX")
-		p("\tJZ    f5store")
-		step(h, 0, 0, [3]int{24, 25, 26})
-		p("\tJMP  f5store")
+	panelCounts("f5", func(np int, prefix string) {
+		tileHeights(prefix, "f", fRows, func(h int, label string) {
+			p("\tCMPQ CX, $2")
+			p("\tJLT  %stail", label)
+			p("%sloop: // two k per iteration", label)
+			prefetch(h, np)
+			step(h, np, 0, 0, [3]int{24, 25, 26})
+			step(h, np, 4, 64, [3]int{29, 30, 31})
+			p("\tADDQ $8, AX")
+			p("\tADDQ $128, BX")
+			p("\tADDQ $128, DX")
+			p("\tSUBQ $2, CX")
+			p("\tCMPQ CX, $2")
+			p("\tJGE  %sloop", label)
+			p("%stail:", label)
+			p("\tTESTQ CX, CX")
+			p("\tJZ    f5store")
+			step(h, np, 0, 0, [3]int{24, 25, 26})
+			p("\tJMP  f5store")
+		})
 	})
 	p("f5store:")
 	for i := 0; i < 24; i++ {
