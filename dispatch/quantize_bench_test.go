@@ -9,11 +9,11 @@ import (
 )
 
 // BenchmarkQuantizeRow quantizes one activation row (MinMax, then
-// QuantizeU8) of a 3×3×64 convolution's im2col row and of a wider one, on
-// every table.
+// QuantizeU8): a run of three taps of 64 channels, a 3×3×64
+// convolution's im2col row and a wider one, on every table.
 func BenchmarkQuantizeRow(b *testing.B) {
 	r := rand.New(rand.NewPCG(7, 7))
-	for _, n := range []int{576, 4608} {
+	for _, n := range []int{192, 576, 4608} {
 		x := make([]float32, n)
 		for i := range x {
 			x[i] = float32(r.NormFloat64())

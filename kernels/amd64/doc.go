@@ -9,7 +9,9 @@
 // in AVX2 (leaky_amd64.s, hand-written), the channels-last depthwise rows
 // (depthwise_amd64.s), a quantize-dequantize pair and its table look-up
 // (fakequant_amd64.s) and a layer normalization's sums and normalization
-// (layernorm_amd64.s), in AVX2. Each is the twin of a pure-Go reference in package
+// (layernorm_amd64.s), in AVX2, and a row's quantization to bytes in
+// AVX-512 (quantize512_amd64.s; its AVX2 twin is in kernels_amd64.s).
+// Each is the twin of a pure-Go reference in package
 // kernels and is tested against it on every CPU that has its features.
 // Package dispatch calls a kernel only on CPUs (and OSes, through XCR0)
 // that provide what it needs.

@@ -1,0 +1,11 @@
+//go:build !amd64 || !gc || purego
+
+package amd64
+
+import "github.com/quantserve/quantserve/kernels"
+
+// QuantizeU8AVX512 forwards to kernels.QuantizeU8 in builds without
+// assembly.
+func QuantizeU8AVX512(x []float32, inv float32, zp int32, u []uint8) {
+	kernels.QuantizeU8(x, inv, zp, u)
+}
