@@ -19,3 +19,24 @@ func QuantizeU8AVX512(x []float32, inv float32, zp int32, u []uint8) {
 		quantizeU8AVX512(x, inv, zp, u)
 	}
 }
+
+// minMaxAVX512 computes kernels.MinMax(x) for len(x) >= 1 (lo and hi
+// only when finite), the values after the last whole 16 under a mask,
+// reduced in registers. Requires AVX-512 F.
+//
+//go:noescape
+func minMaxAVX512(x []float32) (lo, hi float32, finite bool)
+
+// MinMaxAVX512 returns kernels.MinMax(x) on zmm: four chains of sixteen
+// lanes, a masked tail and the lanes reduced in registers, where the AVX2
+// twin hands its lanes to Go: a row of a few dozen values costs little
+// more than its loads. The smallest and largest values are those of the
+// reference whenever every value is finite (a zero's sign aside, which
+// the row's range ignores: quant.RowParams widens it to hold 0).
+// Requires AVX-512 F.
+func MinMaxAVX512(x []float32) (lo, hi float32, finite bool) {
+	if len(x) == 0 {
+		return 0, 0, true
+	}
+	return minMaxAVX512(x)
+}

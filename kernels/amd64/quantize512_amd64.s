@@ -78,3 +78,139 @@ zqtail:
 zqdone:
 	VZEROUPPER
 	RET
+
+// func minMaxAVX512(x []float32) (lo, hi float32, finite bool)
+//
+// Lane minimums in Z0, Z6, Z8, Z10 and maximums in Z1, Z7, Z9, Z11 (each
+// chain starts from x's first 16 values, or its first under the mask),
+// Σ x·0 in Z2, Z12, Z13, Z14: 0 while every value is finite, NaN after
+// any NaN or ±Inf. The tail's lanes past the end leave the chains as
+// they are (merge masking).
+//
+// Register contract: SI x, CX len(x) >= 1, Z3 zero.
+TEXT ·minMaxAVX512(SB), NOSPLIT, $0-33
+	MOVQ    x_base+0(FP), SI
+	MOVQ    x_len+8(FP), CX
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z2, Z2, Z2
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	CMPQ    CX, $16
+	JGE     zmfull
+	MOVL    $1, R11
+	SHLL    CX, R11
+	DECL    R11
+	KMOVW   R11, K1
+	VBROADCASTSS (SI), Z0        // lanes past the end hold x[0]
+	VMOVUPS (SI), K1, Z0
+	JMP     zmstart
+
+zmfull:
+	VMOVUPS (SI), Z0
+
+zmstart:
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z0, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z0, Z11
+
+zm64:
+	CMPQ    CX, $64
+	JLT     zm16
+	VMOVUPS (SI), Z4
+	VMINPS  Z4, Z0, Z0
+	VMAXPS  Z4, Z1, Z1
+	VMULPS  Z3, Z4, Z5
+	VADDPS  Z5, Z2, Z2
+	VMOVUPS 64(SI), Z4
+	VMINPS  Z4, Z6, Z6
+	VMAXPS  Z4, Z7, Z7
+	VMULPS  Z3, Z4, Z5
+	VADDPS  Z5, Z12, Z12
+	VMOVUPS 128(SI), Z4
+	VMINPS  Z4, Z8, Z8
+	VMAXPS  Z4, Z9, Z9
+	VMULPS  Z3, Z4, Z5
+	VADDPS  Z5, Z13, Z13
+	VMOVUPS 192(SI), Z4
+	VMINPS  Z4, Z10, Z10
+	VMAXPS  Z4, Z11, Z11
+	VMULPS  Z3, Z4, Z5
+	VADDPS  Z5, Z14, Z14
+	ADDQ    $256, SI
+	SUBQ    $64, CX
+	JMP     zm64
+
+zm16:
+	CMPQ    CX, $16
+	JLT     zmtail
+	VMOVUPS (SI), Z4
+	VMINPS  Z4, Z0, Z0
+	VMAXPS  Z4, Z1, Z1
+	VMULPS  Z3, Z4, Z5
+	VADDPS  Z5, Z2, Z2
+	ADDQ    $64, SI
+	SUBQ    $16, CX
+	JMP     zm16
+
+zmtail:
+	TESTQ   CX, CX
+	JZ      zmreduce
+	MOVL    $1, R11
+	SHLL    CX, R11
+	DECL    R11
+	KMOVW   R11, K1
+	VMOVUPS.Z (SI), K1, Z4       // lanes past the end read as 0, touching nothing
+	VMINPS  Z4, Z0, K1, Z0
+	VMAXPS  Z4, Z1, K1, Z1
+	VMULPS  Z3, Z4, Z5
+	VADDPS  Z5, Z2, Z2
+
+zmreduce:
+	VMINPS  Z6, Z0, Z0
+	VMINPS  Z10, Z8, Z8
+	VMINPS  Z8, Z0, Z0
+	VMAXPS  Z7, Z1, Z1
+	VMAXPS  Z11, Z9, Z9
+	VMAXPS  Z9, Z1, Z1
+	VADDPS  Z12, Z2, Z2
+	VADDPS  Z14, Z13, Z13
+	VADDPS  Z13, Z2, Z2
+	// 16 lanes to 1: halves, quarters, then within 128 bits
+	VEXTRACTF32X8 $1, Z0, Y4
+	VMINPS  Y4, Y0, Y0
+	VEXTRACTF32X8 $1, Z1, Y5
+	VMAXPS  Y5, Y1, Y1
+	VEXTRACTF32X8 $1, Z2, Y6
+	VADDPS  Y6, Y2, Y2
+	VEXTRACTF128 $1, Y0, X4
+	VMINPS  X4, X0, X0
+	VEXTRACTF128 $1, Y1, X5
+	VMAXPS  X5, X1, X1
+	VEXTRACTF128 $1, Y2, X6
+	VADDPS  X6, X2, X2
+	VPERMILPS $0x4E, X0, X4
+	VMINPS  X4, X0, X0
+	VPERMILPS $0x4E, X1, X5
+	VMAXPS  X5, X1, X1
+	VPERMILPS $0x4E, X2, X6
+	VADDPS  X6, X2, X2
+	VPERMILPS $0xB1, X0, X4
+	VMINPS  X4, X0, X0
+	VPERMILPS $0xB1, X1, X5
+	VMAXPS  X5, X1, X1
+	VPERMILPS $0xB1, X2, X6
+	VADDPS  X6, X2, X2
+	VMOVSS  X0, lo+24(FP)
+	VMOVSS  X1, hi+28(FP)
+	VUCOMISS X3, X2              // Σ x·0 == 0: ZF set, PF clear
+	SETEQ   AL
+	SETPC   BL
+	ANDB    BL, AL
+	MOVB    AL, finite+32(FP)
+	VZEROUPPER
+	RET

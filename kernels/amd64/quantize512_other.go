@@ -9,3 +9,6 @@ import "github.com/quantserve/quantserve/kernels"
 func QuantizeU8AVX512(x []float32, inv float32, zp int32, u []uint8) {
 	kernels.QuantizeU8(x, inv, zp, u)
 }
+
+// MinMaxAVX512 forwards to kernels.MinMax in builds without assembly.
+func MinMaxAVX512(x []float32) (lo, hi float32, finite bool) { return kernels.MinMax(x) }
