@@ -16,15 +16,17 @@ import (
 
 	"github.com/quantserve/quantserve/defaultmodel"
 	"github.com/quantserve/quantserve/repository"
+	"github.com/quantserve/quantserve/telemetry"
 )
 
 // BenchmarkInferJSON measures the server's cost per request over real
 // HTTP on 127.0.0.1: a keep-alive connection sends MNIST JSON infer
 // requests one after another ("infer"), or GET /v2/health/live, the
-// server's cheapest answer ("live"), through the whole server (observe,
-// limits, the model, the answer, telemetry and the request log lines the
-// default RequestLogRate lets through, formatted at info level and
-// discarded); "infer-log-every" logs every request's line. The client writes prepared
+// server's cheapest answer ("live"), through the whole server as cmd/serve
+// builds it (observe with the IDs-only tracer provider, limits, the
+// model, the answer, telemetry and the request log lines the default
+// RequestLogRate lets through, formatted at info level and discarded);
+// "infer-log-every" logs every request's line. The client writes prepared
 // bytes and reads the answer without allocating, so allocs/op is the
 // server's (and net/http's) per request; cpu-µs/op is the process's
 // user and system CPU time per request, wakeups and system calls
@@ -44,7 +46,8 @@ func BenchmarkInferJSON(b *testing.B) {
 	// The server's default request log rate, and one logging every request.
 	hosts := map[bool]string{}
 	for _, every := range []bool{false, true} {
-		opts := Options{Repository: repo, Logger: quietLog()}
+		// The tracer provider cmd/serve passes when no exporter is set.
+		opts := Options{Repository: repo, Logger: quietLog(), TracerProvider: telemetry.IDsOnlyTracerProvider()}
 		if every {
 			opts.RequestLogRate = -1
 		}

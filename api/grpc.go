@@ -203,12 +203,13 @@ func (g *inferenceService) modelInfer(ctx context.Context, in *inferMessage) (*g
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel, releaseSlot, err := s.admit(ctx)
+	wctx, releaseSlot, err := s.admit(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer cancel()
+	defer wctx.cancel()
 	defer releaseSlot()
+	ctx = wctx
 	c := &grpcInfer{ctx: ctx, conn: in.conn, msg: msg, msgHeld: held, raw: len(msg.GetRawInputContents()) > 0, acct: acct, releaseSlot: releaseSlot}
 	if err := s.inferCore(ctx, msg.GetModelName(), msg.GetModelVersion(), received, c); err != nil {
 		return nil, err

@@ -243,13 +243,13 @@ func (s *server) work(h workHandler) http.Handler {
 		// passing would cancel the request's context.
 		received := time.Now()
 		setDeadline(rc.SetReadDeadline(time.Time{}))
-		ctx, cancel, release, err := s.admit(r.Context())
+		ctx, release, err := s.admit(r.Context())
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 		defer release()
-		defer cancel()
+		defer ctx.cancel()
 		sw := &ws.sw
 		*sw = slotWriter{ResponseWriter: w, release: release, rc: rc, ioTimeout: s.ioTimeout}
 		r = r.WithContext(ctx)

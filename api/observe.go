@@ -163,9 +163,11 @@ func (s *server) carries(h http.Header) bool {
 }
 
 // tracerOf returns the tracer requests' spans start from: without a
-// provider, an idsOnlyTracer.
+// provider, or with telemetry's IDs-only one (cmd/serve's when nothing is
+// exported), an idsOnlyTracer, which starts a span only for a request
+// whose log line is written.
 func tracerOf(tp trace.TracerProvider) trace.Tracer {
-	if tp == nil {
+	if tp == nil || tp == telemetry.IDsOnlyTracerProvider() {
 		return idsOnlyTracer{telemetry.IDsOnlyTracerProvider().Tracer(tracerName)}
 	}
 	return tp.Tracer(tracerName)

@@ -104,10 +104,11 @@ func (s *server) inferCore(ctx context.Context, name, version string, received t
 
 // admit takes a work slot for a request whose input is in, or refuses it
 // at once (CodeUnavailable: no queue), and returns the context its work
-// runs in, bounded by --request-timeout, with the function that gives the
-// slot back (safe to call more than once). The wait is the request's
-// "queue" span.
-func (s *server) admit(ctx context.Context) (context.Context, context.CancelFunc, func(), error) {
+// runs in, bounded by --request-timeout (a deadlineCtx: no timer unless
+// something waits on it; the caller cancels it when done), with the
+// function that gives the slot back (safe to call more than once). The
+// wait is the request's "queue" span.
+func (s *server) admit(ctx context.Context) (*deadlineCtx, func(), error) {
 	_, span := s.step(ctx, "queue")
 	defer span.End()
 	select {
@@ -116,7 +117,7 @@ func (s *server) admit(ctx context.Context) (context.Context, context.CancelFunc
 		s.tel.Rejected(ctx, "inflight")
 		err := &Error{Code: CodeUnavailable, RetryAfter: 1, Msg: fmt.Sprintf("the server is busy: %d requests are in flight (--max-inflight); retry shortly", cap(s.inflight))}
 		span.SetStatus(codes.Error, err.Msg)
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	s.tel.InFlight(1)
 	held := true
@@ -127,8 +128,7 @@ func (s *server) admit(ctx context.Context) (context.Context, context.CancelFunc
 			s.tel.InFlight(-1)
 		}
 	}
-	wctx, cancel := context.WithTimeout(ctx, s.timeout)
-	return wctx, cancel, release, nil
+	return withDeadline(ctx, time.Now().Add(s.timeout)), release, nil
 }
 
 // extensions lists the protocol extensions GET /v2 and gRPC's

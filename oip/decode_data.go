@@ -13,19 +13,19 @@ import (
 // tensorData decodes the data array at d.i for the given datatype and
 // shape into a typed slice.
 func (d *decoder) tensorData(idx int, name, dtName string, shape []int) (any, error) {
-	where := label(idx, name)
+	// The tensor's label is formatted only for an error.
 	dt, ok := tensor.ParseDataType(dtName)
 	if !ok {
-		return nil, semantic("%s: unsupported datatype %q (supported: BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP16, BF16, FP32, FP64, BYTES)", where, dtName)
+		return nil, semantic("%s: unsupported datatype %q (supported: BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP16, BF16, FP32, FP64, BYTES)", label(idx, name), dtName)
 	}
 	n, err := tensor.NumElements(shape)
 	if err != nil {
-		return nil, semantic("%s: shape %s: %v", where, tensor.ShapeString(shape), err)
+		return nil, semantic("%s: shape %s: %v", label(idx, name), tensor.ShapeString(shape), err)
 	}
 	// Each element takes at least two bytes ("1,"), so a body cannot hold
 	// more than this many: refuse before allocating for a lying shape.
 	if limit := (len(d.b)-d.i)/2 + 1; n > limit {
-		return nil, semantic("%s: shape %s needs %d elements, more than the body holds", where, tensor.ShapeString(shape), n)
+		return nil, semantic("%s: shape %s needs %d elements, more than the body holds", label(idx, name), tensor.ShapeString(shape), n)
 	}
 	var data any
 	switch dt {
@@ -81,7 +81,7 @@ func (d *decoder) tensorData(idx int, name, dtName string, shape []int) (any, er
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Offset < 0 {
-			e.Msg = where + ": " + e.Msg
+			e.Msg = label(idx, name) + ": " + e.Msg
 		}
 		return nil, err
 	}
@@ -212,7 +212,8 @@ func decodeArray[T any](d *decoder, shape []int, n int, elem func(*decoder) (T, 
 
 // floatRun decodes the common run of a flat FP32 or FP64 array in one
 // loop: numbers the fast path takes, each followed by ',' or the closing
-// ']' (whitespace allowed around them). d.i is at an element. It stops at
+// ']' (whitespace allowed around them), the elements tightRun takes first
+// and the others one at a time. d.i is at an element. It stops at
 // the first element it cannot take that way, before it, leaving that
 // element and its errors to the general loop; done says it consumed the
 // closing ']'. Each value is parseFloatFast's, taken only where that is
@@ -221,6 +222,15 @@ func floatRun[T float32 | float64](d *decoder, out []T, n int) ([]T, bool) {
 	b := d.b
 	i := d.i
 	for len(out) < n {
+		var closed bool
+		if out, i, closed = tightRun(b, i, out, n); closed {
+			d.i = i
+			return out, true
+		}
+		d.i = i
+		if len(out) == n {
+			break
+		}
 		at := i
 		for i < len(b) && isSpace(b[i]) {
 			i++
