@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/quantserve/quantserve/dispatch"
@@ -106,17 +105,14 @@ func (e *Engine) run(units, macs int, f func(u0, u1 int)) error {
 		return protect(func() { f(0, units) })
 	}
 	// Chunks of units are claimed as the caller and the workers free to
-	// help come to them: a worker that starts late takes what is left.
-	chunk := max(1, units/(4*parts))
-	var next atomic.Int64
-	return e.pool.share(parts-1, func() {
-		for {
-			u0 := int(next.Add(int64(chunk))) - chunk
-			if u0 >= units {
-				return
-			}
-			f(u0, min(u0+chunk, units))
-		}
+	// help come to them, each from its own part first (claims): a worker
+	// that starts late takes what is left.
+	c := newClaims(units, max(1, units/(4*parts)), parts)
+	return e.pool.share(parts-1, func(part int) {
+		c.run(part, func(u0, u1 int) bool {
+			f(u0, u1)
+			return true
+		})
 	})
 }
 

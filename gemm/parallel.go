@@ -55,19 +55,19 @@ func (e *Engine) Parallel(n, work int, f func(e *Engine, u0, u1 int) error) erro
 	}
 	chunk := max(1, min(unitsOf(parallelGrain, n, work), n/(4*parts)))
 	serial := e.Serial()
-	var next atomic.Int64
+	c := newClaims(n, chunk, parts)
 	var failed atomic.Pointer[error]
-	claim := func() {
-		for failed.Load() == nil {
-			u0 := int(next.Add(int64(chunk))) - chunk
-			if u0 >= n {
-				return
+	claim := func(part int) {
+		c.run(part, func(u0, u1 int) bool {
+			if failed.Load() != nil {
+				return false
 			}
-			if err := f(serial, u0, min(u0+chunk, n)); err != nil {
+			if err := f(serial, u0, u1); err != nil {
 				fail(&failed, err)
-				return
+				return false
 			}
-		}
+			return true
+		})
 	}
 	if err := e.pool.share(parts-1, claim); err != nil {
 		return err
@@ -94,6 +94,55 @@ func (e *Engine) parts(work, maxParts int) int {
 		return 1
 	}
 	return max(1, min(threads, maxParts, work/minPartWork))
+}
+
+// claims hands out the chunks of a loop of n units split over parts
+// runs: run p claims the chunks of its own contiguous part of the units
+// first, then helps with the others' from their fronts, a chunk at a
+// time. Consecutive loops split alike give each core the same part of
+// each (the same rows of an image, layer after layer), so a core reads
+// what its own caches hold instead of lines the other core just wrote;
+// a run that starts late, or a core busy elsewhere, still leaves no part
+// waiting: the others take it over.
+type claims struct {
+	chunk int
+	parts []claimPart
+}
+
+// claimPart is one part's next unclaimed unit and its end, alone on its
+// cache line: the runs claiming from neighbouring parts do not contend.
+type claimPart struct {
+	next atomic.Int64
+	end  int64
+	_    [48]byte
+}
+
+func newClaims(n, chunk, parts int) *claims {
+	c := &claims{chunk: chunk, parts: make([]claimPart, parts)}
+	for i := range c.parts {
+		u0, u1 := span(i, n, parts)
+		c.parts[i].next.Store(int64(u0))
+		c.parts[i].end = int64(u1)
+	}
+	return c
+}
+
+// run runs f on the chunks run part claims, its own part's first, until
+// none is left or f returns false.
+func (c *claims) run(part int, f func(u0, u1 int) bool) {
+	n := len(c.parts)
+	for i := range n {
+		p := &c.parts[(part+i)%n]
+		for {
+			u0 := p.next.Add(int64(c.chunk)) - int64(c.chunk)
+			if u0 >= p.end {
+				break
+			}
+			if !f(int(u0), int(min(u0+int64(c.chunk), p.end))) {
+				return
+			}
+		}
+	}
 }
 
 // unitsOf returns how many of a loop's n units, of work in all, hold about

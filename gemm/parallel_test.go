@@ -260,3 +260,43 @@ func BenchmarkForkJoin(b *testing.B) {
 		}
 	}
 }
+
+// TestClaimsOwnPartFirst: a run claims its own part's chunks first, in
+// order, then the others'; whichever runs start, every unit is claimed
+// exactly once, in chunks that never cross a part's end.
+func TestClaimsOwnPartFirst(t *testing.T) {
+	for _, c := range []struct{ n, chunk, parts int }{
+		{10, 1, 2}, {10, 3, 2}, {1000, 7, 3}, {5, 2, 4}, {64, 16, 4},
+	} {
+		for _, runs := range [][]int{{0}, {1}, {0, 1}, {c.parts - 1, 0}} {
+			cl := newClaims(c.n, c.chunk, c.parts)
+			count := make([]int, c.n)
+			for _, part := range runs {
+				first := true
+				cl.run(part, func(u0, u1 int) bool {
+					if first {
+						if own, _ := span(part, c.n, c.parts); own < c.n && count[own] == 0 && u0 != own {
+							t.Errorf("%+v run %d: first chunk at %d, want its part's start %d", c, part, u0, own)
+						}
+						first = false
+					}
+					for p := range c.parts {
+						s, e := span(p, c.n, c.parts)
+						if u0 >= s && u0 < e && u1 > e {
+							t.Errorf("%+v: chunk [%d, %d) crosses part %d's end %d", c, u0, u1, p, e)
+						}
+					}
+					for u := u0; u < u1; u++ {
+						count[u]++
+					}
+					return true
+				})
+			}
+			for u, k := range count {
+				if k != 1 {
+					t.Fatalf("%+v runs %v: unit %d claimed %d times", c, runs, u, k)
+				}
+			}
+		}
+	}
+}

@@ -144,7 +144,7 @@ func (p *Pool) Size() int { return p.n }
 func (p *Pool) Run(tasks []func()) error {
 	errs := make([]error, len(tasks))
 	var next atomic.Int64
-	claim := func() {
+	claim := func(int) {
 		for {
 			i := int(next.Add(1)) - 1
 			if i >= len(tasks) {
@@ -167,12 +167,13 @@ func (p *Pool) Run(tasks []func()) error {
 // share runs f on the caller and on up to helpers of the pool's workers
 // that are free to help, and returns when every run that started has
 // returned: f is a loop that claims its own work, so however many runs
-// start, each part of the work runs once. The caller does not wait for a
+// start, each part of the work runs once. f is given its run's part: 0
+// on the caller, 1 to helpers on the helpers, which it may claim first. The caller does not wait for a
 // worker to take a run: a run no worker has started when the caller's
 // own is done never starts. A run that panics is recovered where it ran;
 // share returns the first such panic as a *PanicError. After Close only
 // the caller runs f.
-func (p *Pool) share(helpers int, f func()) error {
+func (p *Pool) share(helpers int, f func(part int)) error {
 	var (
 		// state counts the helpers' runs that started and have not
 		// returned; closed is set once the caller's own run is done, after
@@ -197,6 +198,7 @@ func (p *Pool) share(helpers int, f func()) error {
 		parked = make(chan struct{})
 	}
 	for i := 0; i < helpers; i++ {
+		part := i + 1
 		job := func() {
 			for {
 				s := state.Load()
@@ -207,7 +209,7 @@ func (p *Pool) share(helpers int, f func()) error {
 					break
 				}
 			}
-			record(protect(f))
+			record(protect(func() { f(part) }))
 			if state.Add(-1) == shareClosed|shareWaiting {
 				close(parked)
 			}
@@ -217,7 +219,7 @@ func (p *Pool) share(helpers int, f func()) error {
 		default: // every worker busy and the queue full: the caller works alone
 		}
 	}
-	record(protect(f))
+	record(protect(func() { f(0) }))
 	if helpers == 0 {
 		return first
 	}

@@ -188,7 +188,7 @@ func TestShareWaitsForLateHelper(t *testing.T) {
 	var entered sync.WaitGroup
 	entered.Add(2)
 	var helperDone atomic.Bool
-	err := p.share(1, func() {
+	err := p.share(1, func(int) {
 		entered.Done()
 		entered.Wait() // both runs started: the helper cannot miss its turn
 		if goid() == caller {
