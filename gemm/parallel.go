@@ -38,7 +38,7 @@ func (e *Engine) Parallel(n, work int, f func(e *Engine, u0, u1 int) error) erro
 	if n <= 0 {
 		return nil
 	}
-	defer e.noted(e.note(n, work))
+	defer e.noted(e.note(n/2, work))
 	parts := e.parts(work, n/2)
 	if parts == 1 {
 		chunk := max(1, min(unitsOf(serialGrain, n, work), n/4))

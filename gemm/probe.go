@@ -4,9 +4,9 @@ import "time"
 
 // A Probe records whether the work an engine was given could run on more
 // than one core: a product of at least MinParallelWork multiply-adds, or
-// a Parallel loop of at least two units and as much work. It is what a
-// profile asks of each step of a model ("did it run in parallel, or could
-// it with more threads"). A Probe is not safe for concurrent use: one
+// a Parallel loop of at least four units (two for each core) and as much
+// work. It is what a profile asks of each step of a model ("did it run in
+// parallel, or could it with more threads"). A Probe is not safe for concurrent use: one
 // goroutine gives an engine work and reads the probe.
 //
 // It also times that work: the wall time from the start to the end of
@@ -41,13 +41,14 @@ func (e *Engine) Probed(p *Probe) *Engine {
 	return &Engine{t: e.t, pool: e.pool, kcBytes: e.kcBytes, shared: true, probe: p}
 }
 
-// note tells the probe about work of macs multiply-adds over units, and
-// starts its clock when the work could split and is not inside other such
-// work; noted, given what note returned, stops it:
+// note tells the probe about work of macs multiply-adds that at most
+// parts cores could share (Engine.parts' bound: a product's units, half a
+// Parallel loop's), and starts its clock when the work could split and is
+// not inside other such work; noted, given what note returned, stops it:
 //
-//	defer e.noted(e.note(units, macs))
-func (e *Engine) note(units, macs int) (start time.Time, timed bool) {
-	if e.probe == nil || units < 2 || macs < MinParallelWork {
+//	defer e.noted(e.note(parts, macs))
+func (e *Engine) note(parts, macs int) (start time.Time, timed bool) {
+	if e.probe == nil || parts < 2 || macs < MinParallelWork {
 		return time.Time{}, false
 	}
 	e.probe.split = true

@@ -20,8 +20,10 @@ func TestProbe(t *testing.T) {
 		if err := pe.Parallel(64, MinParallelWork/2, nop); err != nil || p.Take() {
 			t.Errorf("threads %d: a small loop counted as splitting (%v)", threads, err)
 		}
-		if err := pe.Parallel(1, 4*MinParallelWork, nop); err != nil || p.Take() {
-			t.Errorf("threads %d: a loop of one unit counted as splitting (%v)", threads, err)
+		for _, n := range []int{1, 3} { // a part needs two units
+			if err := pe.Parallel(n, 4*MinParallelWork, nop); err != nil || p.Take() {
+				t.Errorf("threads %d: a loop of %d units counted as splitting (%v)", threads, n, err)
+			}
 		}
 		if err := pe.Parallel(64, 4*MinParallelWork, nop); err != nil || !p.Take() {
 			t.Errorf("threads %d: a large loop not counted (%v)", threads, err)
