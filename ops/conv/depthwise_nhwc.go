@@ -140,9 +140,17 @@ func padNHWC(c *ops.Context, pl *dwPlan, x, src []float32, b0, n int, o *output)
 	})
 }
 
+// dwBlock is the most output pixels of a row one task of rowsNHWC
+// computes: the late layers of a mobile network are a few rows of many
+// pixels (PaddleOCR's 2×96), which split over cores only by pieces of
+// rows. A core then takes the same positions of the image as the
+// pointwise products around the layer (gemm's claims), and reads what its
+// own caches hold.
+const dwBlock = 16
+
 // rowsNHWC computes and finishes the output rows of images [b0, b0+n),
 // their inputs in src as pl says (padded copies from image b0 on, or x
-// itself): one task per output row.
+// itself): one task per block of dwBlock pixels of an output row.
 func rowsNHWC(c *ops.Context, pl *dwPlan, wt, src, y []float32, b0, n int, o *output) error {
 	g, p := pl.g, &pl.p
 	ch, outSize := g.C, g.OutSize()
@@ -152,15 +160,17 @@ func rowsNHWC(c *ops.Context, pl *dwPlan, wt, src, y []float32, b0, n int, o *ou
 		first = b0
 	}
 	finish := o.res != nil || o.act.kind != actNone
-	rowLen := p.ow * ch
 	work := n * outSize * ch * (len(pl.offs)*rowTapCost + finishCost)
 	if !o.nhwcOut {
 		work += n * outSize * ch * gatherCost
 	}
 	step := p.sw * ch
-	return run(c, n*p.oh, work, func(_ *gemm.Engine, s *scratch, task int) error {
-		b, oy := b0+task/p.oh, task%p.oh
-		at := (b*outSize + oy*p.ow) * ch // the row's first value, channels-last
+	blocks := (p.ow + dwBlock - 1) / dwBlock // per output row
+	return run(c, n*p.oh*blocks, work, func(_ *gemm.Engine, s *scratch, task int) error {
+		b, oy, x0 := b0+task/(p.oh*blocks), task/blocks%p.oh, task%blocks*dwBlock
+		px := min(dwBlock, p.ow-x0)
+		rowLen := px * ch
+		at := (b*outSize + oy*p.ow + x0) * ch // the block's first value, channels-last
 		var row []float32
 		if o.nhwcOut {
 			row = y[at:][:rowLen]
@@ -176,7 +186,7 @@ func rowsNHWC(c *ops.Context, pl *dwPlan, wt, src, y []float32, b0, n int, o *ou
 		} else {
 			clear(row)
 		}
-		tb.DepthwiseRows(row, src[((b-first)*pl.rows+oy*p.sh)*pl.cols*ch:], wt, pl.offs, step, ch)
+		tb.DepthwiseRows(row, src[((b-first)*pl.rows+oy*p.sh)*pl.cols*ch+x0*step:], wt, pl.offs, step, ch)
 		if o.nhwcOut {
 			if finish {
 				var res []float32
@@ -187,19 +197,19 @@ func rowsNHWC(c *ops.Context, pl *dwPlan, wt, src, y []float32, b0, n int, o *ou
 			}
 			return nil
 		}
-		planes := y[b*ch*outSize+oy*p.ow:]
+		planes := y[b*ch*outSize+oy*p.ow+x0:]
 		if o.res == nil {
 			if finish {
 				o.finish(row, nil, nil)
 			}
-			transposeStrided(tb, planes, outSize, row, ch, p.ow, ch)
+			transposeStrided(tb, planes, outSize, row, ch, px, ch)
 			return nil
 		}
 		// An NCHW residual is added to the planes (then the activation).
-		transposeStrided(tb, planes, outSize, row, ch, p.ow, ch)
+		transposeStrided(tb, planes, outSize, row, ch, px, ch)
 		for m := 0; m < ch; m++ {
-			at := (b*ch+m)*outSize + oy*p.ow
-			o.finish(y[at:at+p.ow], nil, o.res[at:at+p.ow])
+			at := (b*ch+m)*outSize + oy*p.ow + x0
+			o.finish(y[at:at+px], nil, o.res[at:at+px])
 		}
 		return nil
 	})

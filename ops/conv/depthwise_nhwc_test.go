@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -246,12 +247,12 @@ func TestDepthwiseNHWCSplit(t *testing.T) {
 }
 
 // BenchmarkDepthwiseLayouts runs the depthwise convolutions of PaddleOCR's
-// text-direction classifier (batch 1, HardSwish, on one thread of the
-// default kernels) in NCHW, on the planes, and channels-last, on
+// text-direction classifier (batch 1, HardSwish, on GOMAXPROCS threads of
+// the default kernels: -test.cpu 1,2 runs both) in NCHW, on the planes, and channels-last, on
 // DepthwiseRows, side by side. It reports GOP/s (2 operations per
 // multiply-add) of wall time and per CPU-second the process used.
 func BenchmarkDepthwiseLayouts(b *testing.B) {
-	e := gemm.New(dispatch.Default(), 1)
+	e := gemm.New(dispatch.Default(), runtime.GOMAXPROCS(0))
 	defer e.Close()
 	for _, l := range []struct {
 		c, h, w, k, sh int
