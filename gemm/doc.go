@@ -39,14 +39,19 @@
 //
 // QuantizeRows reads tile in place (any row stride ≥ k) and reuses
 // rows's buffers; QMatMulRows writes N values per row at the caller's row
-// stride, so a tile's outputs land directly in the output image.
+// stride, so a tile's outputs land directly in the output image. A caller
+// that quantizes as it gathers (no float tile at all) fills the bytes
+// itself: PrepareRows hands out the rows' memory, SetRowRange sets a row's
+// parameters from its range (as QuantizeRows would), SetStatic sets
+// static ones, and QuantizeStatic quantizes a whole image once with them.
 //
 // # Loops split across the workers
 //
 // An operator whose work is a loop of independent units (a convolution's
 // tiles of output positions) spreads it over the same workers with
 // Parallel: the caller and the workers claim chunks of units until none
-// is left, each chunk's products running on Serial, the engine's one-core
+// is left, each from its own contiguous part of the units first (so
+// consecutive loops give a core the same part of the data), each chunk's products running on Serial, the engine's one-core
 // twin, so they never wait on the workers the chunks occupy.
 //
 //	err := e.Parallel(tiles, macs, func(pe *gemm.Engine, t0, t1 int) error {

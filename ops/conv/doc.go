@@ -15,13 +15,18 @@
 // channels-last copy of the input, the input's own size.
 //
 // With a constant weight and quantization on (ops.Node.Quantize), the
-// weights are quantized per output channel at load and the rows per row
-// as they are gathered, on the int8 tiles; otherwise the float tiles run
-// them. A depthwise convolution (one input channel per group) has direct
+// weights are quantized per output channel at load and the rows per row,
+// on the int8 tiles; otherwise the float tiles run them. The int8 rows are
+// built from the image itself (qgather_rows.go): with static activation
+// parameters the image is quantized once and its bytes gathered; with
+// per-row parameters each row's range comes from its taps' pixels' ranges
+// (each pixel's measured once) and the row is quantized as it is read,
+// bit for bit what quantizing the gathered floats gives. A depthwise convolution (one input channel per group) has direct
 // loops of its own: plane by plane in NCHW, and, when its input or output
 // is channels-last (a FusedConv between pointwise ones), each output row
-// of pixels one call of the table's DepthwiseRows over a zero-padded
-// channels-last copy (depthwise_nhwc.go). A convolution of one position
+// of pixels (in blocks of 16, the units cores share) one call of the
+// table's DepthwiseRows over a zero-padded channels-last copy
+// (depthwise_nhwc.go). A convolution of one position
 // per image is one product. ConvTranspose is the adjoint of a convolution
 // with the same weight layout: its rows are its input positions, the
 // product's columns are (kernel offset, output channel) pairs, and the

@@ -54,13 +54,24 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 			}
 		}
 	}
+	qi, err := cw.qimageOf(c, g, taps, xt, direct)
+	if err != nil {
+		return err
+	}
+	if qi != nil {
+		defer qi.free()
+	}
 	per := tiles * g.Group
 	return run(c, g.Batch*per, work, func(e *gemm.Engine, s *scratch, task int) error {
 		b, gi, p0 := task/per, task%per/tiles, task%tiles*tile
 		n := min(tile, outSize-p0)
 		xb := xt[b*img : (b+1)*img]
-		var rows []float32
-		if direct {
+		var rows []float32 // nil: quantized into s.qrows from the image
+		if qi != nil {
+			if err := qi.rows(e.Table(), &s.qrows, b, gi, p0, n); err != nil {
+				return err
+			}
+		} else if direct {
 			rows = xb[p0*g.C : (p0+n)*g.C]
 		} else {
 			s.rows = grow(s.rows, n*cw.k)
@@ -190,13 +201,16 @@ func (cw *gemmWeights) work(g *Geometry, direct, nhwcIn bool) int {
 }
 
 // gemmTo computes group gi's product of m rows a into c (row stride ldc)
-// on e.
+// on e; a nil a with int8 weights: of the rows s.qrows holds.
 func (cw *gemmWeights) gemmTo(e *gemm.Engine, s *scratch, gi int, a []float32, m int, c []float32, ldc int) error {
 	if m == 0 {
 		return nil
 	}
 	if cw.q != nil {
 		w := cw.q[gi]
+		if a == nil {
+			return e.QMatMulRows(&s.qrows, w, c, ldc)
+		}
 		if err := e.QuantizeRowsAs(&s.qrows, a, m, w.K, w.K, cw.act); err != nil {
 			if errors.Is(err, gemm.ErrNotFinite) {
 				return ops.InputErrorf("%v", err)

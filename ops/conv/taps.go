@@ -125,6 +125,12 @@ func (t *taps) gatherRows(rows, xt []float32, gi, p0, n int) {
 
 // gather is gatherRows for any element type, pad in the padding.
 func gather[T float32 | uint8 | int8](t *taps, rows, xt []T, gi, p0, n int, pad T) {
+	gatherStrided(t, rows, len(t.lin)*t.g.cg(), xt, gi, p0, n, pad)
+}
+
+// gatherStrided is gather with row r at rows[r*ld:] (ld >= kk·Cg); what
+// lies between rows is not written.
+func gatherStrided[T float32 | uint8 | int8](t *taps, rows []T, ld int, xt []T, gi, p0, n int, pad T) {
 	g := t.g
 	c, cg := g.C, g.cg()
 	kk := len(t.lin)
@@ -132,7 +138,7 @@ func gather[T float32 | uint8 | int8](t *taps, rows, xt []T, gi, p0, n int, pad 
 	pos := t.pos(p0)
 	xg := xt[gi*cg:]
 	for r := 0; r < n; r++ {
-		row := rows[r*k : (r+1)*k]
+		row := rows[r*ld : r*ld+k]
 		if pos.interior {
 			base := pos.lin
 			w := t.run * cg // values per run

@@ -1,0 +1,232 @@
+package conv
+
+import (
+	"errors"
+	"math"
+	"sync"
+
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/ops"
+)
+
+// An int8 convolution's im2col rows repeat each input value once per
+// kernel offset reading it (nine times for a 3×3 kernel at stride 1), so
+// rather than gathering them as floats and quantizing each row, the tiles
+// quantize them from the image itself, with the bytes, zero points and
+// scales that gathering and quantizing them would give:
+//
+//   - static parameters (calibrated activations): the image is quantized
+//     once, the padding standing for quantize(0), the zero point; the
+//     rows are gathered from its bytes.
+//   - per-row parameters: a row's range is the range of the pixels its
+//     taps read (and 0 for a tap in the padding, which quant.RowParams
+//     includes in every range anyway), so the range of each pixel's
+//     channels is taken once, a row's combined from its taps' ones, and
+//     the row quantized from the image tap by tap (a run of adjacent
+//     taps at a time) with its own parameters.
+//
+// Where each pixel is read fewer than 1.5 times (a 1×1 kernel at stride
+// 2), nothing is prepared: each row's range is taken tap by tap from the
+// image, and the row quantized from it (qgather_lazy.go). An image holding
+// NaN or ±Inf that is prepared goes the gathering way, which reports the
+// row that holds it (or, when no row reads it, computes as ever); a row
+// quantized as it is read reports it alike.
+
+// qgatherMinCg is the fewest channels per group for which rows are
+// quantized from the image with per-row parameters, or as they are read:
+// a tap then quantizes with one call of the table's QuantizeU8 of at
+// least this many values.
+const qgatherMinCg = 8
+
+// qimage is a batch of images channels-last made ready for their im2col
+// rows to be quantized straight from them.
+type qimage struct {
+	t    *taps
+	act  *gemm.Activations // static, or nil: per row
+	img  int               // values per image
+	x    []float32         // the images
+	lazy bool              // nothing prepared: rows quantized as they are read
+	u    []uint8           // static: the images quantized with act's parameters
+	lohi []int32           // per row: per image, position and group, its channels' range (orderKey of lo, hi)
+	ubuf *[]uint8
+	kbuf *[]int32
+}
+
+// errNonFinite stops preparing an image that holds NaN or ±Inf.
+var errNonFinite = errors.New("conv: image not finite")
+
+// qbytes and qkeys hold the byte images of the static path and the ranges
+// of the per-row one, reused call to call.
+var (
+	qbytes = sync.Pool{New: func() any { return new([]uint8) }}
+	qkeys  = sync.Pool{New: func() any { return new([]int32) }}
+)
+
+// orderKey maps a finite float32 to an int32 of the same order (-0 just
+// below +0), so that a row's range combines its taps' ones with integer
+// min and max, which compile to conditional moves where float32 ones
+// branch or mind NaN.
+func orderKey(v float32) int32 {
+	b := int32(math.Float32bits(v))
+	return b ^ (b>>31)&0x7fffffff
+}
+
+// keyValue is the float32 whose orderKey is k.
+func keyValue(k int32) float32 { return math.Float32frombits(uint32(k ^ (k>>31)&0x7fffffff)) }
+
+// qimageOf returns xt (Batch images channels-last) ready for quantizing
+// the rows of a convolution of cw's int8 weights, or nil when the rows
+// are to be gathered and quantized as floats: float weights, activations
+// being measured, a convolution whose rows are the image's own positions
+// (direct), too few channels a group to quantize a tap at a time, or an
+// image not finite.
+func (cw *gemmWeights) qimageOf(c *ops.Context, g *Geometry, t *taps, xt []float32, direct bool) (*qimage, error) {
+	if cw.q == nil || direct || cw.act != nil && !cw.act.Static() {
+		return nil, nil
+	}
+	static := cw.act.Static()
+	cg := g.cg()
+	inSize := g.InSize()
+	// Quantizing the image first quantizes (or takes the range of) every
+	// pixel, read or not, where gathering touches only those read: with
+	// a 1×1 kernel at stride 2, which reads a quarter of them, it takes
+	// twice as long; with a 3×3 one at stride 1 (nine reads a pixel), a
+	// quarter as long with static parameters, four fifths per row. Pixels
+	// read fewer than 1.5 times each are quantized as rows read them.
+	lazy := 2*g.OutSize()*len(t.lin) < 3*inSize
+	if cg < qgatherMinCg && (lazy || !static) {
+		return nil, nil
+	}
+	positions := g.Batch * inSize
+	n := positions * g.C
+	q := &qimage{t: t, img: inSize * g.C, x: xt[:n], lazy: lazy}
+	if static {
+		q.act = cw.act
+	}
+	if lazy {
+		return q, nil
+	}
+	if static {
+		q.ubuf = qbytes.Get().(*[]uint8)
+		*q.ubuf = grow(*q.ubuf, n)
+		q.u = *q.ubuf
+	} else {
+		q.kbuf = qkeys.Get().(*[]int32)
+		*q.kbuf = grow(*q.kbuf, 2*positions*g.Group)
+		q.lohi = *q.kbuf
+	}
+	err := c.ParallelFor(positions, n*quantizeCost, func(e *gemm.Engine, p0, p1 int) error {
+		if static {
+			return e.QuantizeStatic(q.u[p0*g.C:p1*g.C], xt[p0*g.C:p1*g.C], q.act)
+		}
+		tb := e.Table()
+		for p := p0; p < p1; p++ {
+			for gi := 0; gi < g.Group; gi++ {
+				at := p*g.C + gi*cg
+				lo, hi, ok := tb.MinMax(xt[at : at+cg])
+				if !ok {
+					return errNonFinite
+				}
+				q.lohi[2*(p*g.Group+gi)], q.lohi[2*(p*g.Group+gi)+1] = orderKey(lo), orderKey(hi)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		q.free()
+		if errors.Is(err, gemm.ErrNotFinite) || errors.Is(err, errNonFinite) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return q, nil
+}
+
+// free gives back q's buffers.
+func (q *qimage) free() {
+	if q.ubuf != nil {
+		qbytes.Put(q.ubuf)
+		q.ubuf, q.u = nil, nil
+	}
+	if q.kbuf != nil {
+		qkeys.Put(q.kbuf)
+		q.kbuf, q.lohi = nil, nil
+	}
+}
+
+// rows quantizes into dst the im2col rows of output positions [p0, p0+n)
+// of group gi of image b: the rows QuantizeRowsAs makes of the rows
+// gatherRows gathers, byte for byte, with the same zero points and
+// scales.
+func (q *qimage) rows(tb *dispatch.Table, dst *gemm.QRows, b, gi, p0, n int) error {
+	t := q.t
+	k := len(t.lin) * t.g.cg()
+	u, ldu, err := dst.PrepareRows(n, k)
+	if err != nil {
+		return err
+	}
+	if q.lazy {
+		return q.lazyRows(tb, dst, u, ldu, b, gi, p0, n)
+	}
+	if q.act != nil {
+		if err := dst.SetStatic(q.act); err != nil {
+			return err
+		}
+		_, _, zp := q.act.Params()
+		gatherStrided(t, u, ldu, q.u[b*q.img:(b+1)*q.img], gi, p0, n, uint8(zp))
+		return nil
+	}
+	q.dynamicRows(tb, dst, u, ldu, b, gi, p0, n)
+	return nil
+}
+
+// dynamicRows is rows with per-row parameters: each row's range from its
+// taps' pixels, then its bytes quantized from the image, run by run.
+func (q *qimage) dynamicRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu, b, gi, p0, n int) {
+	t := q.t
+	g := t.g
+	c, cg, groups := g.C, g.cg(), g.Group
+	kk := len(t.lin)
+	k := kk * cg
+	inSize := g.InSize()
+	xg := q.x[b*q.img+gi*cg : (b+1)*q.img]
+	lohi := q.lohi[2*b*inSize*groups : 2*(b+1)*inSize*groups]
+	pos := t.pos(p0)
+	w := t.run * cg // values per run
+	for r := 0; r < n; r++ {
+		row := u[r*ldu : r*ldu+k]
+		var lo, hi int32 // orderKey(0): a tap in the padding reads 0
+		if pos.interior {
+			base := pos.lin
+			for _, off := range t.lin {
+				i := 2 * ((base+off)*groups + gi)
+				lo, hi = min(lo, lohi[i]), max(hi, lohi[i+1])
+			}
+			inv, zp := dst.SetRowRange(r, keyValue(lo), keyValue(hi))
+			for j, off := range t.runLin {
+				at := (base + off) * c
+				tb.QuantizeU8(xg[at:at+w], inv, zp, row[j*w:(j+1)*w])
+			}
+		} else {
+			for kidx := 0; kidx < kk; kidx++ {
+				if at := pos.at(kidx); at >= 0 {
+					i := 2 * (at*groups + gi)
+					lo, hi = min(lo, lohi[i]), max(hi, lohi[i+1])
+				}
+			}
+			inv, zp := dst.SetRowRange(r, keyValue(lo), keyValue(hi))
+			for kidx := 0; kidx < kk; kidx++ {
+				seg := row[kidx*cg : (kidx+1)*cg]
+				if at := pos.at(kidx); at >= 0 {
+					tb.QuantizeU8(xg[at*c:at*c+cg], inv, zp, seg)
+				} else {
+					for i := range seg {
+						seg[i] = uint8(zp) // quantize(0)
+					}
+				}
+			}
+		}
+		pos.next()
+	}
+}
