@@ -28,8 +28,10 @@ import (
 // the convolution and after each of its steps, matchConvHardSwishQDQ).
 // Then the layout rule lets fused convolutions hand their outputs to each
 // other channels-last (NHWC), so no image is transposed between two
-// convolutions; every value another operator or the caller reads stays in
-// ONNX's NCHW.
+// convolutions, and to global pools (a squeeze-and-excitation block's
+// squeeze), which then run as the rewrite domain's channels-last
+// operators of their names; every value another operator or the caller
+// reads stays in ONNX's NCHW.
 
 func init() {
 	registerRewrite("conv-fuse", fuseConvs)
@@ -491,10 +493,14 @@ func (cf *constFinder) find(name string) constInfo {
 // layoutConvs chooses, for each FusedConv, whether it reads its input and
 // writes its output channels-last: a value flows NHWC when a fused
 // convolution that can write it so produces it and every reader is a fused
-// convolution that reads it so (as its input or its residual; a
-// convolution writing NHWC takes its residual NHWC too). Graph outputs
-// and values any other operator reads stay NCHW. Values only fused
-// convolutions read, in either layout, live in pooled buffers.
+// convolution that reads it so (as its input, scaled or not, or its
+// residual; a convolution writing NHWC takes its residual NHWC too) or,
+// beside such a convolution, a global pool (GlobalAveragePool or
+// GlobalMaxPool, which then runs as its channels-last form in the
+// rewrite domain: a squeeze-and-excitation block's image stays NHWC for
+// its squeeze and its scaled convolution).
+// Graph outputs and values any other operator reads stay NCHW. Values
+// only fused convolutions read, in either layout, live in pooled buffers.
 func layoutConvs(r *rewriter) bool {
 	outputs := map[string]bool{}
 	for _, o := range r.g.Outputs {
@@ -513,6 +519,7 @@ func layoutConvs(r *rewriter) bool {
 	if len(fused) == 0 {
 		return false
 	}
+	changed := orderSEImages(r, fused)
 	readers := map[string][]use{}
 	for _, n := range r.g.Nodes {
 		if r.dead[n] {
@@ -534,18 +541,26 @@ func layoutConvs(r *rewriter) bool {
 			if !ok {
 				continue
 			}
-			keep := len(readers[v]) > 0
+			// Global pools read it channels-last only beside a fused
+			// convolution (a squeeze-and-excitation block's image): a
+			// value only pools read stays NCHW, where each plane's sum
+			// has the graph as written's bits.
+			keep, byConv := len(readers[v]) > 0, false
 			for _, u := range readers[v] {
 				switch {
+				case isGlobalPool(u.n) && u.pos == 0: // pools channels-last
+					continue
 				case !isFusedConv(u.n) || !r.fusedConvCanNHWC(u.n):
 					keep = false
-				case u.pos == fusedX && fusedConvScalesX(u.n):
-					keep = false // the scaled image is laid out channels-last as it is scaled
-				case u.pos == fusedX:
+				case u.pos == fusedX: // scaled pixel by pixel, when it has a channel scale
 				case u.pos == fusedResidual:
 				default:
 					keep = false
 				}
+				byConv = true
+			}
+			if !byConv {
+				keep = false
 			}
 			// Its own residual must arrive in its layout.
 			if p := fused[v]; len(p.Inputs) > fusedResidual && p.Inputs[fusedResidual] != "" && !nhwc[p.Inputs[fusedResidual]] {
@@ -559,8 +574,8 @@ func layoutConvs(r *rewriter) bool {
 	// A value only fused convolutions read, in either layout, lives in a
 	// pooled buffer, which its last reader returns to the pool.
 	// Global pooling may read such a value too (a squeeze-and-excitation
-	// block's), before its last fused reader: it reads the value and
-	// keeps nothing of it.
+	// block's), in either layout, before its last fused reader: it reads
+	// the value and keeps nothing of it.
 	order := map[*onnxpb.Node]int{}
 	for i, n := range r.g.Nodes {
 		order[n] = i
@@ -580,7 +595,7 @@ func layoutConvs(r *rewriter) bool {
 				if last == nil || order[u.n] > order[last] {
 					last = u.n
 				}
-			case (r.is(u.n, "GlobalAveragePool") || r.is(u.n, "GlobalMaxPool")) && !nhwc[v]:
+			case isGlobalPool(u.n) && u.pos == 0:
 			default:
 				ok = false
 			}
@@ -594,7 +609,19 @@ func layoutConvs(r *rewriter) bool {
 			lastReader[v] = last
 		}
 	}
-	changed := false
+	for i, n := range r.g.Nodes {
+		// A global pool reads a channels-last value as quantserve's
+		// operator of its name, any other as ONNX's.
+		if !r.dead[n] && isGlobalPool(n) && (n.Domain == rewriteDomain) != nhwc[n.Inputs[0]] {
+			c := *n
+			c.Domain = ""
+			if nhwc[n.Inputs[0]] {
+				c.Domain = rewriteDomain
+			}
+			r.g.Nodes[i] = &c
+			changed = true
+		}
+	}
 	for i, n := range r.g.Nodes {
 		if r.dead[n] || !isFusedConv(n) {
 			continue
@@ -652,6 +679,47 @@ var fusedReadPositions = []int{fusedX, fusedResidual, fusedXScale}
 // by a squeeze-and-excitation block's channel scale.
 func fusedConvScalesX(n *onnxpb.Node) bool {
 	return len(n.Inputs) > fusedXScale && n.Inputs[fusedXScale] != ""
+}
+
+// isGlobalPool reports whether n is a GlobalAveragePool or a
+// GlobalMaxPool of one input, ONNX's or its channels-last form in the
+// rewrite domain (ops/pool).
+func isGlobalPool(n *onnxpb.Node) bool {
+	d := normDomain(n.Domain)
+	return (n.OpType == "GlobalAveragePool" || n.OpType == "GlobalMaxPool") && (d == "" || d == rewriteDomain) &&
+		len(n.Inputs) == 1 && n.Inputs[0] != "" && len(n.Outputs) == 1 && len(n.Attributes) == 0
+}
+
+// orderSEImages puts the image of each squeeze-and-excitation block's
+// scaled convolution at its input X, the channel scale at XScale (the
+// Mul it absorbed may have them either way round; the convolution tells
+// them apart by their shapes at run time, and the product is the same):
+// the image is the operand a global pool reads (the squeeze) and a
+// fused convolution that may write channels-last produces, when no
+// global pool reads the other. It reports whether it swapped any.
+func orderSEImages(r *rewriter, fused map[string]*onnxpb.Node) bool {
+	squeezed := map[string]bool{}
+	for _, n := range r.g.Nodes {
+		if !r.dead[n] && isGlobalPool(n) {
+			squeezed[n.Inputs[0]] = true
+		}
+	}
+	changed := false
+	for i, n := range r.g.Nodes {
+		if r.dead[n] || !isFusedConv(n) || !fusedConvScalesX(n) || !r.fusedConvCanNHWC(n) {
+			continue
+		}
+		x, s := n.Inputs[fusedX], n.Inputs[fusedXScale]
+		if !squeezed[s] || fused[s] == nil || squeezed[x] {
+			continue
+		}
+		c := *n
+		c.Inputs = slices.Clone(n.Inputs)
+		c.Inputs[fusedX], c.Inputs[fusedXScale] = s, x
+		r.g.Nodes[i] = &c
+		changed = true
+	}
+	return changed
 }
 
 func isFusedConv(n *onnxpb.Node) bool {

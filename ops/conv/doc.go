@@ -27,7 +27,9 @@
 // of pixels (in blocks of 16, the units cores share) one call of the
 // table's DepthwiseRows over a zero-padded channels-last copy
 // (depthwise_nhwc.go). A convolution of one position
-// per image is one product. ConvTranspose is the adjoint of a convolution
+// per image is one product. A squeeze-and-excitation block's scaled
+// convolution (FusedConv's channel scale) reading a channels-last image
+// scales each pixel's channels instead of transposing (scale_nhwc.go). ConvTranspose is the adjoint of a convolution
 // with the same weight layout: its rows are its input positions, the
 // product's columns are (kernel offset, output channel) pairs, and the
 // product is scattered back (col2im) into a channels-last accumulator.

@@ -41,8 +41,11 @@ import (
 //
 // X, Y and R are NCHW unless nhwc_in / nhwc_out / nhwc_residual say
 // channels-last ([N, spatial..., C]; R is NHWC when Y is); only fused
-// convolutions ever see a channels-last value. Such values, and values
-// only fused convolutions read (pooled_out), are buffers of a pool, and
+// convolutions and the channels-last global pools (quantserve's
+// GlobalAveragePool and GlobalMaxPool) ever see a channels-last value. A
+// channels-last X with a channel scale is scaled pixel by pixel, with no
+// transpose. Such values, and values only fused convolutions (and global
+// pools before them) read (pooled_out), are buffers of a pool, and
 // the last fused convolution to read one (recycle_inputs names its input
 // positions) returns it to the pool: the next image's convolutions write
 // into memory that is already mapped and in cache, and allocate nothing.
@@ -289,7 +292,12 @@ func buildFusedConv(n *ops.Node, at *FusedConvAttrs) (ops.Operator, error) {
 }
 
 func (f *fusedConv) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	y, err := f.run(c, in[FusedX], input(in, FusedXScale), input(in, FusedResidual))
+	x := in[FusedX]
+	// The last reader of a channels-last image it scales may scale it in
+	// place: nothing reads it after this node (a trace keeps it).
+	own := f.layouts.nhwcIn && !c.KeepValues() && slices.Contains(f.recycle, FusedX) &&
+		x != input(in, FusedResidual) && x != input(in, FusedXScale)
+	y, err := f.run(c, x, input(in, FusedXScale), input(in, FusedResidual), own)
 	if err != nil {
 		return nil, err
 	}
@@ -307,10 +315,24 @@ func (f *fusedConv) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 }
 
 // run runs the fused convolution on x times xs and with residual res
-// (each nil when absent), in the node's layouts.
-func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor) (*tensor.Tensor, error) {
+// (each nil when absent), in the node's layouts; own says x, when
+// channels-last, may be scaled in place.
+func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) (*tensor.Tensor, error) {
 	held, w, bias, act, lay := f.held, f.w, f.bias, f.act, &f.layouts
 	var xscale []float32
+	if xs != nil && lay.nhwcIn {
+		if x.DType != tensor.Float32 || xs.DType != tensor.Float32 {
+			return nil, ops.InputErrorf("Mul operands have types %v and %v", x.DType, xs.DType)
+		}
+		scaled, tmp, err := scaleNHWC(c, x, xs, own)
+		if err != nil {
+			return nil, err
+		}
+		if tmp {
+			defer putBuf(scaled.Data.([]float32))
+		}
+		x, xs = scaled, nil
+	}
 	if xs != nil {
 		if x.DType != tensor.Float32 || xs.DType != tensor.Float32 {
 			return nil, ops.InputErrorf("Mul operands have types %v and %v", x.DType, xs.DType)

@@ -6,4 +6,9 @@
 // MaxPoolAttrs, AveragePoolAttrs and LpPoolAttrs embed) and one geometry
 // ([Geometry]: those windows laid over an input shape), which autodiff's
 // gradients read through [Window.Geometry].
+//
+// GlobalAveragePool and GlobalMaxPool have channels-last forms in
+// ops.RewriteDomain ([GlobalAveragePoolNHWC], [GlobalMaxPoolNHWC]), which
+// the graph compiler's layout rule gives a fused convolution's
+// channels-last output.
 package pool
