@@ -113,27 +113,7 @@ TEXT ·qBlockVNNI512(SB), 0, $1536-8
 			}
 		}
 	}
-	panelCounts("v5", func(np int, prefix string) {
-		tileHeights(prefix, "q", qRows, func(h int, label string) {
-			p("\tCMPQ CX, $2")
-			p("\tJLT  %stail", label)
-			p("%sloop: // two groups of 4 k per iteration", label)
-			prefetch(h, np)
-			step(h, np, 0, 0, [3]int{24, 25, 26})
-			step(h, np, 4, 64, [3]int{29, 30, 31})
-			p("\tADDQ $8, AX")
-			p("\tADDQ $128, BX")
-			p("\tADDQ $128, DX")
-			p("\tSUBQ $2, CX")
-			p("\tCMPQ CX, $2")
-			p("\tJGE  %sloop", label)
-			p("%stail:", label)
-			p("\tTESTQ CX, CX")
-			p("\tJZ    v5sums")
-			step(h, np, 0, 0, [3]int{24, 25, 26})
-			p("\tJMP  v5sums")
-		})
-	})
+	blockLoops("v5", "q", qRows, "v5sums", "two groups of 4 k per iteration", step)
 	p("v5sums:")
 	for r := 0; r < 8; r++ {
 		for pp := 0; pp < 3; pp++ {
@@ -177,6 +157,36 @@ func loadPanels(mov string, np, off int, breg [3]int) {
 	if np > 2 {
 		p("\t%s %d(DX), Z%d", mov, off, breg[2])
 	}
+}
+
+// blockLoops writes the K loops of a block kernel: for each panel count
+// (panelCounts) and row count (tileHeights, the rows at rowsOff of the
+// argument arg), two steps an iteration (step(rows, np, a offset, b
+// offset, b registers): one group of k of every row and panel) and the
+// odd one, then a jump to done. CX counts the steps left, AX the rows'
+// byte offset, BX and DX the panels'.
+func blockLoops(prefix, arg string, rowsOff int, done, what string, step func(rows, np, ao, bo int, breg [3]int)) {
+	panelCounts(prefix, func(np int, prefix string) {
+		tileHeights(prefix, arg, rowsOff, func(h int, label string) {
+			p("\tCMPQ CX, $2")
+			p("\tJLT  %stail", label)
+			p("%sloop: // %s", label, what)
+			prefetch(h, np)
+			step(h, np, 0, 0, [3]int{24, 25, 26})
+			step(h, np, 4, 64, [3]int{29, 30, 31})
+			p("\tADDQ $8, AX")
+			p("\tADDQ $128, BX")
+			p("\tADDQ $128, DX")
+			p("\tSUBQ $2, CX")
+			p("\tCMPQ CX, $2")
+			p("\tJGE  %sloop", label)
+			p("%stail:", label)
+			p("\tTESTQ CX, CX")
+			p("\tJZ    %s", done)
+			step(h, np, 0, 0, [3]int{24, 25, 26})
+			p("\tJMP  %s", done)
+		})
+	})
 }
 
 // panelCounts branches on the block's panel count, in AX (as panels and
@@ -384,27 +394,7 @@ f5lchunk:
 			}
 		}
 	}
-	panelCounts("f5", func(np int, prefix string) {
-		tileHeights(prefix, "f", fRows, func(h int, label string) {
-			p("\tCMPQ CX, $2")
-			p("\tJLT  %stail", label)
-			p("%sloop: // two k per iteration", label)
-			prefetch(h, np)
-			step(h, np, 0, 0, [3]int{24, 25, 26})
-			step(h, np, 4, 64, [3]int{29, 30, 31})
-			p("\tADDQ $8, AX")
-			p("\tADDQ $128, BX")
-			p("\tADDQ $128, DX")
-			p("\tSUBQ $2, CX")
-			p("\tCMPQ CX, $2")
-			p("\tJGE  %sloop", label)
-			p("%stail:", label)
-			p("\tTESTQ CX, CX")
-			p("\tJZ    f5store")
-			step(h, np, 0, 0, [3]int{24, 25, 26})
-			p("\tJMP  f5store")
-		})
-	})
+	blockLoops("f5", "f", fRows, "f5store", "two k per iteration", step)
 	p("f5store:")
 	for i := 0; i < 24; i++ {
 		p("\tVMOVUPS Z%d, %d(SP)", i, i*64)
