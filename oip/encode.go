@@ -62,28 +62,28 @@ func appendData(b []byte, data any) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendFloat(b, float64(v), 32)
+			b = appendJSONFloat32(b, v)
 		}
 	case []float64:
 		for i, v := range d {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendFloat(b, v, 64)
+			b = appendFloat(b, v)
 		}
 	case []tensor.F16:
 		for i, v := range d {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendFloat(b, float64(v.Float32()), 32)
+			b = appendJSONFloat32(b, v.Float32())
 		}
 	case []tensor.BF16:
 		for i, v := range d {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendFloat(b, float64(v.Float32()), 32)
+			b = appendJSONFloat32(b, v.Float32())
 		}
 	case []string:
 		for i, v := range d {
@@ -119,11 +119,20 @@ func appendData(b []byte, data any) []byte {
 	return b
 }
 
-func appendFloat(b []byte, f float64, bits int) []byte {
+// appendFloat and appendJSONFloat32 write a number as JSON: its shortest
+// decimal, null for NaN and the infinities.
+func appendFloat(b []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(b, "null"...)
 	}
-	return strconv.AppendFloat(b, f, 'g', -1, bits)
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
+
+func appendJSONFloat32(b []byte, f float32) []byte {
+	if math.Float32bits(f)&0x7F800000 == 0x7F800000 {
+		return append(b, "null"...)
+	}
+	return appendFloat32(b, f)
 }
 
 func appendInts[T int8 | int16 | int32 | int64](b []byte, d []T) []byte {
