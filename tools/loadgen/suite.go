@@ -720,14 +720,65 @@ func loadAvg() string {
 	return strings.Join(f[:3], ", ")
 }
 
+// cpuName names the processor as /proc/cpuinfo does, with its family
+// and model (which tell a generation apart where the name is generic, as
+// a virtual machine's "AMD EPYC" is) and how many hardware threads share
+// a core (two logical CPUs on one core gain little from a second thread).
 func cpuName() string {
 	b, err := os.ReadFile("/proc/cpuinfo")
-	if err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				return strings.TrimSpace(v)
-			}
+	if err != nil {
+		return runtime.GOARCH
+	}
+	var name, family, model string
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" && name != "" {
+			break // the first processor's block ends
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch strings.TrimSpace(k) {
+		case "model name":
+			name = strings.TrimSpace(v)
+		case "cpu family":
+			family = strings.TrimSpace(v)
+		case "model":
+			model = strings.TrimSpace(v)
 		}
 	}
-	return runtime.GOARCH
+	if name == "" {
+		return runtime.GOARCH
+	}
+	if family != "" && model != "" {
+		name += fmt.Sprintf(" (family %s model %s)", family, model)
+	}
+	if n := threadsPerCore(); n > 0 {
+		name += fmt.Sprintf(", %d thread(s) per core", n)
+	}
+	return name
+}
+
+// threadsPerCore counts the logical CPUs that share cpu0's core, or 0
+// when the kernel does not say.
+func threadsPerCore() int {
+	b, err := os.ReadFile("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, r := range strings.Split(strings.TrimSpace(string(b)), ",") {
+		lo, hi, isRange := strings.Cut(r, "-")
+		a, err1 := strconv.Atoi(lo)
+		z := a
+		var err2 error
+		if isRange {
+			z, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || z < a {
+			return 0
+		}
+		n += z - a + 1
+	}
+	return n
 }
