@@ -56,7 +56,7 @@ func isaTables() []*Table {
 		MaxPair:        amd64.MaxPairAVX2,
 		LayerNormSums:  amd64.LayerNormSumsAVX2,
 		LayerNormApply: amd64.LayerNormApplyAVX2,
-		DepthwiseRows:  amd64.DepthwiseRowsAVX2,
+		DepthwiseRows:  amd64.DepthwiseRowsAVX512,
 		FakeQuant:      amd64.FakeQuantAVX2,
 		FakeQuantTable: amd64.FakeQuantTableAVX2,
 
@@ -88,7 +88,7 @@ func isaTables() []*Table {
 		MaxPair:        amd64.MaxPairAVX2,
 		LayerNormSums:  amd64.LayerNormSumsAVX2,
 		LayerNormApply: amd64.LayerNormApplyAVX2,
-		DepthwiseRows:  amd64.DepthwiseRowsAVX2,
+		DepthwiseRows:  amd64.DepthwiseRowsAVX512,
 		FakeQuant:      amd64.FakeQuantAVX2,
 		FakeQuantTable: amd64.FakeQuantTableAVX2,
 

@@ -9,3 +9,9 @@ import "github.com/quantserve/quantserve/kernels"
 func DepthwiseRowsAVX2(dst, src, w []float32, offs []int, step, channels int) {
 	kernels.DepthwiseRows(dst, src, w, offs, step, channels)
 }
+
+// DepthwiseRowsAVX512 forwards to kernels.DepthwiseRows in builds
+// without assembly.
+func DepthwiseRowsAVX512(dst, src, w []float32, offs []int, step, channels int) {
+	kernels.DepthwiseRows(dst, src, w, offs, step, channels)
+}
