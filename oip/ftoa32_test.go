@@ -161,3 +161,16 @@ func BenchmarkAppendFloat32(b *testing.B) {
 		}
 	})
 }
+
+func BenchmarkAppendDataFloat32(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	xs := make([]float32, 4096)
+	for i := range xs {
+		xs[i] = float32(r.NormFloat64())
+	}
+	b.SetBytes(int64(4 * len(xs)))
+	var buf []byte
+	for b.Loop() {
+		buf = appendData(buf[:0], xs)
+	}
+}
