@@ -467,8 +467,9 @@ func TestTablesComplete(t *testing.T) {
 }
 
 // BenchmarkConvKernels runs each table's depthwise row (3 taps over 56
-// outputs, a 3×3 row of a 56×56 plane) and lays a 256×56×56 image out
-// channels-last.
+// outputs, a 3×3 row of a 56×56 plane), lays a 256×56×56 image out
+// channels-last, finishes 4,096 outputs (bias, residual, Clip) and runs
+// HardSwish on them.
 func BenchmarkConvKernels(b *testing.B) {
 	r := rand.New(rand.NewPCG(14, 14))
 	dst, src, w := vecInput(r, 56, 1, false), vecInput(r, 58, 1, false), vecInput(r, 3, 1, false)
@@ -489,6 +490,18 @@ func BenchmarkConvKernels(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				tb.TransposeCols(out, img, c, size, 0, 0, size)
+			}
+		})
+		b.Run(fmt.Sprintf("Finish4096/%s", tb), func(b *testing.B) {
+			b.SetBytes(4 * 4096)
+			for b.Loop() {
+				tb.ConvFinish(out[:4096], img[:4096], img[4096:8192], 0, 6)
+			}
+		})
+		b.Run(fmt.Sprintf("HardSwish4096/%s", tb), func(b *testing.B) {
+			b.SetBytes(4 * 4096)
+			for b.Loop() {
+				tb.ConvHard(out[:4096], 1.0/6, 0.5, 0, 1, 1, kernels.HardXT)
 			}
 		})
 		b.Run(fmt.Sprintf("PoolSum3136/%s", tb), func(b *testing.B) {

@@ -29,6 +29,18 @@ func convFinishAVX2(dst, bias, res []float32, lo, hi float32)
 //go:noescape
 func convHardAVX2(dst []float32, a, b, lo, hi, d float32, mode int)
 
+// convFinishAVX512 is convFinishAVX2 on 16 values a register, the tail
+// under a mask. Requires AVX-512 F.
+//
+//go:noescape
+func convFinishAVX512(dst, bias, res []float32, lo, hi float32)
+
+// convHardAVX512 is convHardAVX2 on 16 values a register, the tail under
+// a mask. Requires AVX-512 F and 0 <= mode <= kernels.HardXTMul.
+//
+//go:noescape
+func convHardAVX512(dst []float32, a, b, lo, hi, d float32, mode int)
+
 // scaleRowsAVX2 computes kernels.ScaleRows(dst, s). Requires AVX2,
 // len(s) >= 1 and len(dst) a multiple of len(s).
 //

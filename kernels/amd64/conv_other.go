@@ -26,6 +26,17 @@ func ConvHardAVX2(dst []float32, a, b, lo, hi, d float32, mode int) {
 	kernels.ConvHard(dst, a, b, lo, hi, d, mode)
 }
 
+// ConvFinishAVX512 forwards to kernels.ConvFinish in builds without
+// assembly.
+func ConvFinishAVX512(dst, bias, res []float32, lo, hi float32) {
+	kernels.ConvFinish(dst, bias, res, lo, hi)
+}
+
+// ConvHardAVX512 forwards to kernels.ConvHard in builds without assembly.
+func ConvHardAVX512(dst []float32, a, b, lo, hi, d float32, mode int) {
+	kernels.ConvHard(dst, a, b, lo, hi, d, mode)
+}
+
 // ScaleRowsAVX2 forwards to kernels.ScaleRows in builds without assembly.
 func ScaleRowsAVX2(dst, s []float32) { kernels.ScaleRows(dst, s) }
 

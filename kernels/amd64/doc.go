@@ -4,7 +4,8 @@
 // (vnni_amd64.s, written by _gen), the vector math of the transformer
 // paths (GELU, softmax, bias) in AVX2 (vecmath_amd64.s) and AVX-512
 // (vecmath512_amd64.s), the AVX2 kernels of the convolution and pooling
-// paths (conv_amd64.s, hand-written), LeakyRelu and the bound of a Max
+// paths (conv_amd64.s, hand-written) and AVX-512 twins of its output
+// stage and HardSigmoid family (conv512_amd64.s), LeakyRelu and the bound of a Max
 // or Min with a constant in AVX2 and AVX-512 and the maximum of two rows
 // in AVX2 (leaky_amd64.s, hand-written), the channels-last depthwise rows
 // in AVX2 (depthwise_amd64.s) and AVX-512 (depthwise512_amd64.s, the same

@@ -197,14 +197,26 @@ func Transpose8AVX2(dst, src []float32, ldd, lds, n int) {
 // ConvFinishAVX2 computes kernels.ConvFinish(dst, bias, res, lo, hi).
 // Requires AVX2.
 func ConvFinishAVX2(dst, bias, res []float32, lo, hi float32) {
-	// Go checks the bounds the assembly trusts.
+	bias, res = finishOperands(dst, bias, res)
+	convFinishAVX2(dst, bias, res, lo, hi)
+}
+
+// ConvFinishAVX512 computes kernels.ConvFinish(dst, bias, res, lo, hi),
+// 16 values a register. Requires AVX-512 F.
+func ConvFinishAVX512(dst, bias, res []float32, lo, hi float32) {
+	bias, res = finishOperands(dst, bias, res)
+	convFinishAVX512(dst, bias, res, lo, hi)
+}
+
+// finishOperands checks in Go the bounds the assembly trusts.
+func finishOperands(dst, bias, res []float32) ([]float32, []float32) {
 	if bias != nil {
 		bias = bias[:len(dst)]
 	}
 	if res != nil {
 		res = res[:len(dst)]
 	}
-	convFinishAVX2(dst, bias, res, lo, hi)
+	return bias, res
 }
 
 // ConvHardAVX2 computes kernels.ConvHard(dst, a, b, lo, hi, d, mode).
@@ -214,6 +226,15 @@ func ConvHardAVX2(dst []float32, a, b, lo, hi, d float32, mode int) {
 		panic("amd64: ConvHardAVX2: unknown mode")
 	}
 	convHardAVX2(dst, a, b, lo, hi, d, mode)
+}
+
+// ConvHardAVX512 computes kernels.ConvHard(dst, a, b, lo, hi, d, mode),
+// 16 values a register. Requires AVX-512 F.
+func ConvHardAVX512(dst []float32, a, b, lo, hi, d float32, mode int) {
+	if uint(mode) > kernels.HardXTMul {
+		panic("amd64: ConvHardAVX512: unknown mode")
+	}
+	convHardAVX512(dst, a, b, lo, hi, d, mode)
 }
 
 // ScaleRowsAVX2 computes kernels.ScaleRows(dst, s). Requires AVX2.
