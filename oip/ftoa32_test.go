@@ -66,6 +66,30 @@ func TestAppendFloat32(t *testing.T) {
 	}
 }
 
+// TestAppendFloat32Binades checks every value of the subnormals and of
+// the first normal binade (every seventh with -short), where the
+// rounding interval is narrowest against the decimal digits and the
+// short subnormals (1e-45) live.
+func TestAppendFloat32Binades(t *testing.T) {
+	step := uint32(1)
+	if testing.Short() {
+		step = 7
+	}
+	var a, b [32]byte
+	bad := 0
+	for u := uint32(1); u < 2<<23; u += step {
+		f := math.Float32frombits(u)
+		got := appendFloat32(a[:0], f)
+		want := strconv.AppendFloat(b[:0], float64(f), 'g', -1, 32)
+		if string(got) != string(want) {
+			t.Errorf("appendFloat32(%#08x) = %s, strconv writes %s", u, got, want)
+			if bad++; bad > 20 {
+				t.FailNow()
+			}
+		}
+	}
+}
+
 // TestAppendFloat32Exhaustive checks every float32 (about a minute a
 // core); QUANTSERVE_EXHAUSTIVE=1 runs it.
 func TestAppendFloat32Exhaustive(t *testing.T) {
