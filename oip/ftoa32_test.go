@@ -8,12 +8,12 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
 // checkFloat32 compares appendFloat32 with strconv on the float32 of bits u.
 func checkFloat32(t testing.TB, u uint32) bool {
-	t.Helper()
 	f := math.Float32frombits(u)
 	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
 		return true
@@ -22,7 +22,8 @@ func checkFloat32(t testing.TB, u uint32) bool {
 	got := appendFloat32(a[:0], f)
 	want := strconv.AppendFloat(b[:0], float64(f), 'g', -1, 32)
 	if string(got) != string(want) {
-		t.Errorf("appendFloat32(%#08x) = %s, strconv writes %s", u, got, want)
+		t.Helper() // here only: it costs more than the comparison
+		t.Errorf("appendFloat32(%#08x) = %s, strconv writes %s", u, string(got), string(want))
 		return false
 	}
 	return true
@@ -75,14 +76,9 @@ func TestAppendFloat32Binades(t *testing.T) {
 	if testing.Short() {
 		step = 7
 	}
-	var a, b [32]byte
 	bad := 0
 	for u := uint32(1); u < 2<<23; u += step {
-		f := math.Float32frombits(u)
-		got := appendFloat32(a[:0], f)
-		want := strconv.AppendFloat(b[:0], float64(f), 'g', -1, 32)
-		if string(got) != string(want) {
-			t.Errorf("appendFloat32(%#08x) = %s, strconv writes %s", u, got, want)
+		if !checkFloat32(t, u) {
 			if bad++; bad > 20 {
 				t.FailNow()
 			}
@@ -98,21 +94,12 @@ func TestAppendFloat32Exhaustive(t *testing.T) {
 	}
 	workers := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	bad := 0
+	var bad atomic.Int64
 	for w := range workers {
 		wg.Go(func() {
-			var a, b [32]byte
-			for u := uint64(w); u < 0x7F800000; u += uint64(workers) {
-				f := math.Float32frombits(uint32(u))
-				got := appendFloat32(a[:0], f)
-				want := strconv.AppendFloat(b[:0], float64(f), 'g', -1, 32)
-				if string(got) != string(want) {
-					mu.Lock()
-					if bad++; bad <= 20 {
-						t.Errorf("appendFloat32(%#08x) = %s, strconv writes %s", u, got, want)
-					}
-					mu.Unlock()
+			for u := uint64(w); u < 0x7F800000 && bad.Load() < 20; u += uint64(workers) {
+				if !checkFloat32(t, uint32(u)) {
+					bad.Add(1)
 				}
 			}
 		})
