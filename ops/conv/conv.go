@@ -132,6 +132,8 @@ func runConv(c *ops.Context, at *ConvAttrs, held *held, x, w, b *tensor.Tensor) 
 	switch {
 	case held != nil && held.dw != nil:
 		err = held.dw.forward(c, g, xv, bias, y)
+	case held != nil && held.planar != nil:
+		err = held.planar.planarTo(c, g, xv, y, &output{bias: bias})
 	case held != nil:
 		err = held.w.forward(c, g, xv, bias, y)
 	case g.depthwise():

@@ -155,3 +155,54 @@ func (p *plane) add(out, w, buf []float32, taps func(dst, src, w []float32, step
 		}
 	}
 }
+
+// prepRows is the number of rows prepare writes: the padded copy's, or
+// the input's (each split into its phases).
+func (p *plane) prepRows() int {
+	if p.sw == 1 {
+		hp, _ := p.padDims()
+		return hp
+	}
+	return p.h
+}
+
+// prepareRows is prepare on its rows [r0, r1) alone (see prepRows).
+func (p *plane) prepareRows(x, buf []float32, r0, r1 int) {
+	if p.sw == 1 {
+		hp, wp := p.padDims()
+		pad := buf[:hp*wp]
+		left := min(p.pw, wp)
+		n := max(0, min(p.w, wp-left))
+		for py := r0; py < r1; py++ {
+			row := pad[py*wp : (py+1)*wp]
+			iy := py - p.ph
+			if iy < 0 || iy >= p.h || n == 0 {
+				clear(row)
+				continue
+			}
+			clear(row[:left])
+			copy(row[left:left+n], x[iy*p.w:iy*p.w+n])
+			clear(row[left+n:])
+		}
+		return
+	}
+	pl := p.phaseRow()
+	whole := p.w / p.sw // columns every phase has
+	for iy := r0; iy < r1; iy++ {
+		row := x[iy*p.w : (iy+1)*p.w]
+		for ph := 0; ph < p.sw; ph++ {
+			dst := buf[(ph*p.h+iy)*pl : (ph*p.h+iy+1)*pl]
+			src := row[ph:]
+			for j := range whole {
+				dst[j] = src[j*p.sw]
+			}
+			for j := whole; j < pl; j++ {
+				if c := j*p.sw + ph; c < p.w {
+					dst[j] = row[c]
+				} else {
+					dst[j] = 0
+				}
+			}
+		}
+	}
+}

@@ -26,7 +26,10 @@
 // is channels-last (a FusedConv between pointwise ones), each output row
 // of pixels (in blocks of 16, the units cores share) one call of the
 // table's DepthwiseRows over a zero-padded channels-last copy
-// (depthwise_nhwc.go). A convolution of one position
+// (depthwise_nhwc.go). An image's first convolution (a few input
+// channels, a few outputs) runs plane by plane too, each output plane one
+// DepthwiseRows call over the input planes laid out tap-ready
+// (planar.go). A convolution of one position
 // per image is one product. A squeeze-and-excitation block's scaled
 // convolution (FusedConv's channel scale) reading a channels-last image
 // scales each pixel's channels instead of transposing (scale_nhwc.go). ConvTranspose is the adjoint of a convolution

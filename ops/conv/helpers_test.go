@@ -446,5 +446,12 @@ func convTestCases() []convCase {
 		{name: "wide K", x: []int{1, 300, 6, 6}, w: []int{20, 300, 3, 3}, pads: []int{1, 1, 1, 1}},
 		{name: "kernel covers the input", x: []int{1, 3, 5, 5}, w: []int{4, 3, 5, 5}},
 		{name: "input layer", x: []int{1, 3, 30, 30}, w: []int{16, 3, 7, 7}, strides: []int{2, 2}, pads: []int{3, 3, 3, 3}, bias: true},
+		// Plane by plane (a few input channels, a few outputs): strides and
+		// dilations whose taps fall in different column phases, rows wider
+		// than the kernels' vectors with a tail, padding past the plane.
+		{name: "input layer strided dilated asymmetric", x: []int{2, 2, 13, 47}, w: []int{3, 2, 3, 4}, strides: []int{2, 3}, dil: []int{2, 1}, pads: []int{0, 2, 1, 4}, bias: true},
+		{name: "input layer 1-D", x: []int{2, 1, 41}, w: []int{4, 1, 5}, strides: []int{2}, dil: []int{2}, pads: []int{3, 1}},
+		{name: "input layer text line", x: []int{1, 3, 12, 58}, w: []int{8, 3, 3, 3}, strides: []int{2, 2}, pads: []int{1, 1, 1, 1}, bias: true},
+		{name: "input layer padding wider than the plane", x: []int{1, 3, 2, 3}, w: []int{2, 3, 3, 3}, strides: []int{1, 2}, pads: []int{3, 4, 2, 5}},
 	}
 }

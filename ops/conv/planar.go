@@ -8,8 +8,14 @@ import (
 // An image's first convolution has a handful of input channels (3: RGB)
 // and often few outputs: im2col rows of 27 values and 8 columns leave
 // the product kernels mostly padding and the gather most of the time. It
-// runs plane by plane instead, as a depthwise convolution does: each
-// output plane is its bias plus every input plane's taps.
+// runs plane by plane instead: each output plane is its bias plus every
+// input plane's taps, added by the table's DepthwiseRows with an output
+// row as its "pixel" and the row's columns as its "channels". The input
+// planes are laid out once so that every tap of every output row is a
+// unit-stride run at a fixed offset (zero-padded, the columns split into
+// their stride's phases), and each tap's weight is spread along a row:
+// the kernel keeps a block of output rows and columns in registers while
+// all C·kh·kw taps are added.
 
 // planarMaxChannels and planarMaxOutputs bound the convolutions run plane
 // by plane: fewer input channels than the int8 tiles take
@@ -28,26 +34,107 @@ func planar(shape []int, group int) bool {
 		shape[1] <= planarMaxChannels && shape[0] <= planarMaxOutputs
 }
 
+// phased is the layout of an input plane the planar convolution reads:
+// its sw column phases, each rows rows of cols columns, where phase f's
+// row r, column j holds the zero-padded plane's row r, column j·sw + f.
+// Output row oy, column ox reads tap (ky, kx) at phase (kx·dw) mod sw,
+// row oy·sh + ky·dh, column ox + ⌊kx·dw / sw⌋.
+type phased struct {
+	p          plane
+	rows, cols int
+}
+
+// planeLayout returns p's phased layout, its rows a multiple of 16
+// values long (the AVX-512 kernel's lines).
+func (p *plane) planeLayout() phased {
+	rows := (p.oh-1)*p.sh + (p.kh-1)*p.dh + 1
+	cols := p.ow + (p.kw-1)*p.dw/p.sw
+	return phased{p: *p, rows: rows, cols: (cols + 15) &^ 15}
+}
+
+// size is the values of one laid-out plane.
+func (l *phased) size() int { return l.p.sw * l.rows * l.cols }
+
+// offsets returns the offset of each tap of c input planes laid out
+// one after another, in weight order (channel, kernel row, kernel
+// column): what DepthwiseRows adds for output row 0, column 0.
+func (l *phased) offsets(c int) []int {
+	p := &l.p
+	offs := make([]int, 0, c*p.kh*p.kw)
+	for ch := range c {
+		for ky := range p.kh {
+			for kx := range p.kw {
+				at := kx * p.dw
+				offs = append(offs, ch*l.size()+(at%p.sw*l.rows+ky*p.dh)*l.cols+at/p.sw)
+			}
+		}
+	}
+	return offs
+}
+
+// prepareRows writes the laid-out rows [r0, r1) of every phase of the
+// plane x into buf (size values): row r of phase f is the plane's row
+// r − ph, its columns f − pw, f − pw + sw, ..., zeros outside the plane.
+func (l *phased) prepareRows(x, buf []float32, r0, r1 int) {
+	p := &l.p
+	for f := range p.sw {
+		for r := r0; r < r1; r++ {
+			dst := buf[(f*l.rows+r)*l.cols:][:l.cols]
+			iy := r - p.ph
+			if iy < 0 || iy >= p.h {
+				clear(dst)
+				continue
+			}
+			row := x[iy*p.w : (iy+1)*p.w]
+			// Column j reads ix = j·sw + f − pw: inside the row for j in
+			// [lo, hi).
+			first := f - p.pw
+			lo := 0
+			if first < 0 {
+				lo = (-first + p.sw - 1) / p.sw
+			}
+			hi := 0
+			if p.w-1 >= first {
+				hi = min(l.cols, (p.w-1-first)/p.sw+1)
+			}
+			if lo >= hi {
+				clear(dst)
+				continue
+			}
+			clear(dst[:lo])
+			clear(dst[hi:])
+			src := row[lo*p.sw+first:]
+			if p.sw == 1 {
+				copy(dst[lo:hi], src)
+				continue
+			}
+			d := dst[lo:hi]
+			for j, k := 0, 0; j < len(d) && k < len(src); j, k = j+1, k+p.sw {
+				d[j] = src[k]
+			}
+		}
+	}
+}
+
 // planarTo computes y = o.finish(conv(x)) plane by plane for a geometry of
 // one group, x in NCHW, y as o says (NCHW or channels-last), a residual
-// only in NCHW. Each input plane is prepared (padded or split into
-// phases) once, then each (image, output channel) plane is a task.
+// only in NCHW. The input planes are laid out (phased) once, then each
+// (image, output channel) plane is a task.
 func (dw *depthwiseWeights) planarTo(c *ops.Context, g *Geometry, x, y []float32, o *output) error {
 	inSize, outSize, kk := g.InSize(), g.OutSize(), g.KernelSize()
 	if g.Batch == 0 || g.M == 0 || outSize == 0 {
 		return nil
 	}
 	p := plane2D(g)
-	pl := p.phaseLen()
+	l := p.planeLayout()
+	size := l.size()
 	o.tb = c.Engine().Table()
-	taps := o.tb.ConvTaps
-	prep := c.Scratch(g.Batch * g.C * pl)
+	prep := c.Scratch(g.Batch * g.C * size)
 	defer c.Free(prep)
 	// A few input planes (3: RGB) split by rows.
-	rows := p.prepRows()
-	err := run(c, g.Batch*g.C*rows, g.Batch*g.C*pl*transposeCost, func(_ *gemm.Engine, _ *scratch, task int) error {
-		i, r := task/rows, task%rows
-		p.prepareRows(x[i*inSize:][:inSize], prep[i*pl:][:pl], r, r+1)
+	err := run(c, g.Batch*g.C*l.rows, g.Batch*g.C*size*transposeCost, func(_ *gemm.Engine, _ *scratch, task int) error {
+		i, r := task/l.rows, task%l.rows
+		l.prepareRows(x[i*inSize:][:inSize], prep[i*size:][:size], r, r+1)
 		return nil
 	})
 	if err != nil {
@@ -58,8 +145,10 @@ func (dw *depthwiseWeights) planarTo(c *ops.Context, g *Geometry, x, y []float32
 		planes = c.Scratch(g.Batch * g.M * outSize)
 		defer c.Free(planes)
 	}
-	work := g.Batch * g.M * outSize * (g.C*kk*tapCost + finishCost)
-	err = run(c, g.Batch*g.M, work, func(_ *gemm.Engine, _ *scratch, task int) error {
+	offs := l.offsets(g.C)
+	taps := len(offs)
+	work := g.Batch * g.M * (outSize*(taps*tapCost+finishCost) + taps*p.ow)
+	err = run(c, g.Batch*g.M, work, func(_ *gemm.Engine, s *scratch, task int) error {
 		b, m := task/g.M, task%g.M
 		out := planes[task*outSize:][:outSize]
 		var bv float32
@@ -67,9 +156,13 @@ func (dw *depthwiseWeights) planarTo(c *ops.Context, g *Geometry, x, y []float32
 			bv = o.bias[m]
 		}
 		fill(out, bv)
-		for ch := 0; ch < g.C; ch++ {
-			p.add(out, dw.w[(m*g.C+ch)*kk:][:kk], prep[(b*g.C+ch)*pl:][:pl], taps)
+		// Each tap's weight along a row of p.ow columns.
+		s.part = grow(s.part, taps*p.ow)
+		wr := s.part[:taps*p.ow]
+		for t, v := range dw.w[m*g.C*kk:][:taps] {
+			fill(wr[t*p.ow:(t+1)*p.ow], v)
 		}
+		o.tb.DepthwiseRows(out, prep[b*g.C*size:][:g.C*size], wr, offs, p.sh*l.cols, p.ow)
 		var res []float32
 		if o.res != nil {
 			res = o.res[task*outSize:][:outSize]
@@ -87,55 +180,4 @@ func (dw *depthwiseWeights) planarTo(c *ops.Context, g *Geometry, x, y []float32
 		}
 	}
 	return nil
-}
-
-// prepRows is the number of rows prepare writes: the padded copy's, or
-// the input's (each split into its phases).
-func (p *plane) prepRows() int {
-	if p.sw == 1 {
-		hp, _ := p.padDims()
-		return hp
-	}
-	return p.h
-}
-
-// prepareRows is prepare on its rows [r0, r1) alone (see prepRows).
-func (p *plane) prepareRows(x, buf []float32, r0, r1 int) {
-	if p.sw == 1 {
-		hp, wp := p.padDims()
-		pad := buf[:hp*wp]
-		left := min(p.pw, wp)
-		n := max(0, min(p.w, wp-left))
-		for py := r0; py < r1; py++ {
-			row := pad[py*wp : (py+1)*wp]
-			iy := py - p.ph
-			if iy < 0 || iy >= p.h || n == 0 {
-				clear(row)
-				continue
-			}
-			clear(row[:left])
-			copy(row[left:left+n], x[iy*p.w:iy*p.w+n])
-			clear(row[left+n:])
-		}
-		return
-	}
-	pl := p.phaseRow()
-	whole := p.w / p.sw // columns every phase has
-	for iy := r0; iy < r1; iy++ {
-		row := x[iy*p.w : (iy+1)*p.w]
-		for ph := 0; ph < p.sw; ph++ {
-			dst := buf[(ph*p.h+iy)*pl : (ph*p.h+iy+1)*pl]
-			src := row[ph:]
-			for j := range whole {
-				dst[j] = src[j*p.sw]
-			}
-			for j := whole; j < pl; j++ {
-				if c := j*p.sw + ph; c < p.w {
-					dst[j] = row[c]
-				} else {
-					dst[j] = 0
-				}
-			}
-		}
-	}
 }
