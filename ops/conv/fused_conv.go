@@ -324,6 +324,13 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) (*t
 		if x.DType != tensor.Float32 || xs.DType != tensor.Float32 {
 			return nil, ops.InputErrorf("Mul operands have types %v and %v", x.DType, xs.DType)
 		}
+		if img := nchwShape(x.Shape); f.scalesRows(img, xs) {
+			// A pointwise product reads the image's pixels as its rows:
+			// each tile scales its own rows as it reads them.
+			xscale, xs = expandScale(xs, img), nil
+		}
+	}
+	if xs != nil && lay.nhwcIn {
 		scaled, tmp, err := scaleNHWC(c, x, xs, own)
 		if err != nil {
 			return nil, err
@@ -477,6 +484,21 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) (*t
 	nhwc := getBuf(len(sv))
 	nhwcInto(nhwc, sv, n, ch, len(sv)/max(n*ch, 1))
 	return &tensor.Tensor{DType: tensor.Float32, Shape: nhwcShape(sum.Shape), Data: nhwc}, nil
+}
+
+// scalesRows reports whether the convolution of a channels-last image
+// of NCHW shape img times a channel scale xs runs as one product whose
+// rows are the image's pixels (held weights, a 1×1 kernel at unit
+// stride, no padding, one group), which scales each tile's rows itself.
+func (f *fusedConv) scalesRows(img []int, xs *tensor.Tensor) bool {
+	if f.held == nil || f.held.w == nil || f.held.dw != nil || f.held.planar != nil || len(img) < 3 {
+		return false
+	}
+	if !channelScale(xs, &tensor.Tensor{DType: tensor.Float32, Shape: img}) {
+		return false
+	}
+	g, err := f.geometry(img)
+	return err == nil && g.direct()
 }
 
 func biasTensor(b []float32) *tensor.Tensor {

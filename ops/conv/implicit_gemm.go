@@ -73,6 +73,12 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 			}
 		} else if direct {
 			rows = xb[p0*g.C : (p0+n)*g.C]
+			if o.xscale != nil && o.nhwcIn { // as Mul does, before the product
+				s.rows = grow(s.rows, len(rows))
+				copy(s.rows, rows)
+				rows = s.rows[:len(rows)]
+				e.Table().ScaleRows(rows, o.xscale[b*g.C:(b+1)*g.C])
+			}
 		} else {
 			s.rows = grow(s.rows, n*cw.k)
 			rows = s.rows

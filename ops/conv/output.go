@@ -293,7 +293,7 @@ type output struct {
 	act                      activation
 	nhwcIn, nhwcOut, nhwcRes bool            // the layouts of x, y and res
 	pooled                   bool            // y in a pooled buffer (always when nhwcOut)
-	xscale                   []float32       // nil, or x's scale per image and channel (x NCHW)
+	xscale                   []float32       // nil, or x's scale per image and channel (x NCHW, or channels-last into a direct product, which scales its rows)
 	biasRep                  []float32       // nil, or bias repeated for a tile's rows (tileBias)
 	tb                       *dispatch.Table // the kernels that finish: the engine's
 }

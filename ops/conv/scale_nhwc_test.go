@@ -22,9 +22,11 @@ import (
 // both lay out the same scaled rows), the depthwise kernels' values
 // within rounding; a scale of any shape Mul broadcasts (per image and
 // channel, per channel for every image, rank 3, or a whole image, which
-// is no channel scale) likewise. Scaled in place when it recycles the
-// image (recycle_inputs), or into a buffer of its own, which leaves the
-// input as it was. On every kernel table, one thread and two.
+// is no channel scale) likewise. A pointwise product scales each tile's
+// rows as it reads them; the others scale the image in place when they
+// recycle it (recycle_inputs), or into a buffer of their own. An image
+// not recycled is left as it was. On every kernel table, one thread and
+// two.
 func TestFusedConvScaledNHWC(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 19))
 	const n, c, m, h, w = 2, 24, 16, 7, 9
