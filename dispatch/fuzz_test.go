@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -64,7 +65,8 @@ func FuzzFBlock(f *testing.F) {
 }
 
 // FuzzQuantizeRow decodes bytes into float32 rows (any bit pattern) and
-// compares every table's MinMax and QuantizeU8 with the reference.
+// compares every table's MinMax, QuantizeU8 and QuantizeDivU8 with the
+// reference.
 func FuzzQuantizeRow(f *testing.F) {
 	f.Add([]byte{0, 0, 128, 63, 0, 0, 128, 191})
 	f.Add([]byte{0, 0, 192, 127, 1, 0, 0, 0})
@@ -97,6 +99,15 @@ func FuzzQuantizeRow(f *testing.F) {
 				if got[i] != want[i] {
 					t.Fatalf("%v QuantizeU8(%v)[%d] = %d, want %d", tb, clamped[i], i, got[i], want[i])
 				}
+			}
+		}
+		const scale, dzp = 0.25, 200
+		generic.QuantizeDivU8(x, scale, dzp, want)
+		for _, tb := range Available() {
+			got := make([]uint8, len(x))
+			tb.QuantizeDivU8(x, scale, dzp, got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%v QuantizeDivU8(%v) = %v, want %v", tb, x, got, want)
 			}
 		}
 	})

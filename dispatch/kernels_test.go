@@ -332,6 +332,56 @@ func TestFBlockEveryTable(t *testing.T) {
 	}
 }
 
+// TestQuantizeDivU8BitExact: every table's QuantizeDivU8 gives the
+// reference's bytes (DynamicQuantizeLinear's) on every length to 70, for
+// scales and zero points as DynamicQuantizeLinear picks them from the
+// values' range, with quotients exactly halfway between integers (ties
+// to even), beyond the byte range either way (saturated), infinite, and
+// signed zeros; it writes no byte past len(x).
+func TestQuantizeDivU8BitExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	inf := float32(math.Inf(1))
+	for n := 0; n <= 70; n++ {
+		for _, spread := range []float64{1e-3, 1, 40} {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * spread)
+			}
+			lo, hi, _ := kernels.MinMax(x)
+			lo, hi = min(lo, 0), max(hi, 0)
+			scale := (hi - lo) / 255
+			if scale == 0 {
+				scale = 1
+			}
+			zp := int32(min(max(math.RoundToEven(float64(-lo/scale)), 0), 255))
+			if n > 6 {
+				x[r.IntN(n)] = (float32(r.IntN(200)-100) + 0.5) * scale // a tie
+				x[r.IntN(n)] = 300 * scale                              // above 255 - zp
+				x[r.IntN(n)] = -300 * scale                             // below -zp
+				x[r.IntN(n)] = inf
+				x[r.IntN(n)] = -inf
+				x[r.IntN(n)] = float32(math.Copysign(0, -1))
+			}
+			want := make([]uint8, n)
+			kernels.QuantizeDivU8(x, scale, zp, want)
+			for i, v := range x { // the reference is DynamicQuantizeLinear's formula
+				f := math.RoundToEven(float64(v/scale)) + float64(zp)
+				if b := uint8(min(max(f, 0), 255)); want[i] != b {
+					t.Fatalf("QuantizeDivU8(%v / %v + %d) = %d, want %d", v, scale, zp, want[i], b)
+				}
+			}
+			for _, tb := range Available() {
+				ubuf := make([]uint8, n+2)
+				ubuf[0], ubuf[n+1] = guard, guard
+				tb.QuantizeDivU8(x, scale, zp, ubuf[1:n+1])
+				if !slices.Equal(ubuf[1:n+1], want) || ubuf[0] != guard || ubuf[n+1] != guard {
+					t.Fatalf("%v QuantizeDivU8 n=%d scale=%v zp=%d:\n got %v\nwant %v", tb, n, scale, zp, ubuf[1:n+1], want)
+				}
+			}
+		}
+	}
+}
+
 func TestRowQuantizationBitExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(6, 6))
 	for n := 0; n <= 131; n++ {

@@ -34,6 +34,9 @@ type Table struct {
 
 	MinMax     func(x []float32) (lo, hi float32, finite bool)
 	QuantizeU8 func(x []float32, inv float32, zp int32, u []uint8)
+	// QuantizeDivU8 is DynamicQuantizeLinear's bytes (a division, the
+	// full byte range): kernels.QuantizeDivU8's bits.
+	QuantizeDivU8 func(x []float32, scale float32, zp int32, u []uint8)
 
 	// The transformer paths' vector math, each giving its reference's
 	// bits (kernels.SoftmaxRow, kernels.Gelu, kernels.AddBias).
@@ -82,20 +85,21 @@ type Table struct {
 func (t *Table) String() string { return t.Name }
 
 var generic = &Table{
-	Name:       "generic",
-	Needs:      "nothing: pure Go",
-	MR:         4,
-	NP:         1,
-	QBlock:     kernels.QBlockRef,
-	FullRange:  true,
-	FMR:        4,
-	FNP:        1,
-	FBlock:     kernels.FBlockRef,
-	MinMax:     kernels.MinMax,
-	QuantizeU8: kernels.QuantizeU8,
-	SoftmaxRow: kernels.SoftmaxRow,
-	Gelu:       kernels.Gelu,
-	AddBias:    kernels.AddBias,
+	Name:          "generic",
+	Needs:         "nothing: pure Go",
+	MR:            4,
+	NP:            1,
+	QBlock:        kernels.QBlockRef,
+	FullRange:     true,
+	FMR:           4,
+	FNP:           1,
+	FBlock:        kernels.FBlockRef,
+	MinMax:        kernels.MinMax,
+	QuantizeU8:    kernels.QuantizeU8,
+	QuantizeDivU8: kernels.QuantizeDivU8,
+	SoftmaxRow:    kernels.SoftmaxRow,
+	Gelu:          kernels.Gelu,
+	AddBias:       kernels.AddBias,
 
 	ConvTaps:       kernels.ConvTaps,
 	TransposeCols:  kernels.TransposeCols[float32],

@@ -36,6 +36,12 @@ func fTile(rows int, a []float32, lda int, bp []float32, k int, c []float32, ldc
 // MinMaxAVX2 forwards to kernels.MinMax in builds without assembly.
 func MinMaxAVX2(x []float32) (lo, hi float32, finite bool) { return kernels.MinMax(x) }
 
+// QuantizeDivU8AVX2 forwards to kernels.QuantizeDivU8 in builds without
+// assembly.
+func QuantizeDivU8AVX2(x []float32, scale float32, zp int32, u []uint8) {
+	kernels.QuantizeDivU8(x, scale, zp, u)
+}
+
 // QuantizeU8AVX2 forwards to kernels.QuantizeU8 in builds without assembly.
 func QuantizeU8AVX2(x []float32, inv float32, zp int32, u []uint8) {
 	kernels.QuantizeU8(x, inv, zp, u)

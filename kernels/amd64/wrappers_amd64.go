@@ -37,6 +37,17 @@ func QuantizeU8AVX2(x []float32, inv float32, zp int32, u []uint8) {
 	kernels.QuantizeU8(x[n:], inv, zp, u[n:])
 }
 
+// QuantizeDivU8AVX2 computes kernels.QuantizeDivU8(x, scale, zp, u).
+// Requires AVX2.
+func QuantizeDivU8AVX2(x []float32, scale float32, zp int32, u []uint8) {
+	u = u[:len(x)]
+	n := len(x) &^ 7
+	if n > 0 {
+		quantizeDivU8AVX2(x[:n], scale, zp, u[:n])
+	}
+	kernels.QuantizeDivU8(x[n:], scale, zp, u[n:])
+}
+
 // QTile4AVX2 computes kernels.QTile(4, u, ldu, bp, kq, acc). Requires AVX2.
 func QTile4AVX2(u []uint8, ldu int, bp []int8, kq int, acc []int32) {
 	if kq == 0 {

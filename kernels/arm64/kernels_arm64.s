@@ -355,6 +355,44 @@ mmloop:
 	VST1 [V0.S4, V1.S4, V2.S4], (R8)
 	RET
 
+// func quantizeDivU8NEON(x []float32, scale float32, zp int32, lo, hi float32, u []uint8)
+//
+// u[i] = int32(roundEven(clamp(x[i]/scale, lo, hi))) + zp, len(x) a
+// multiple of 8.
+TEXT ·quantizeDivU8NEON(SB), NOSPLIT, $0-64
+	MOVD  x_base+0(FP), R0
+	MOVD  x_len+8(FP), R3
+	FMOVS scale+24(FP), F0
+	VDUP  V0.S[0], V0.S4          // scale
+	MOVW  zp+28(FP), R4
+	VDUP  R4, V1.S4               // zp
+	FMOVS lo+32(FP), F2
+	VDUP  V2.S[0], V2.S4          // lo
+	FMOVS hi+36(FP), F3
+	VDUP  V3.S[0], V3.S4          // hi
+	MOVD  u_base+40(FP), R8
+	CBZ   R3, ddone
+dloop:
+	VLD1.P 32(R0), [V4.S4, V5.S4]
+	WORD $0x6e20fc84 // FDIV V4.4S, V4.4S, V0.4S
+	WORD $0x4e22f484 // FMAX V4.4S, V4.4S, V2.4S
+	WORD $0x4ea3f484 // FMIN V4.4S, V4.4S, V3.4S
+	WORD $0x4e21a884 // FCVTNS V4.4S, V4.4S (round half to even)
+	VADD V1.S4, V4.S4, V4.S4 // + zp
+	WORD $0x6e20fca5 // FDIV V5.4S, V5.4S, V0.4S
+	WORD $0x4e22f4a5 // FMAX V5.4S, V5.4S, V2.4S
+	WORD $0x4ea3f4a5 // FMIN V5.4S, V5.4S, V3.4S
+	WORD $0x4e21a8a5 // FCVTNS V5.4S, V5.4S (round half to even)
+	VADD V1.S4, V5.S4, V5.S4 // + zp
+	WORD $0x0e612886 // XTN V6.4H, V4.4S
+	WORD $0x4e6128a6 // XTN2 V6.8H, V5.4S
+	WORD $0x0e2128c7 // XTN V7.8B, V6.8H
+	VST1.P [V7.B8], 8(R8)
+	SUB    $8, R3
+	CBNZ   R3, dloop
+ddone:
+	RET
+
 // func quantizeU8NEON(x []float32, inv float32, zp int32, lo, hi float32, u []uint8)
 //
 // u[i] = int32(roundEven(clamp(x[i]·inv, lo, hi))) + zp, len(x) a multiple of 8.

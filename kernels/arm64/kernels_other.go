@@ -69,6 +69,12 @@ func QTile1I8MM(u []uint8, bp []int8, kq int, acc []int32) { kernels.QTile(1, u,
 // MinMaxNEON forwards to kernels.MinMax in builds without assembly.
 func MinMaxNEON(x []float32) (lo, hi float32, finite bool) { return kernels.MinMax(x) }
 
+// QuantizeDivU8NEON forwards to kernels.QuantizeDivU8 in builds without
+// assembly.
+func QuantizeDivU8NEON(x []float32, scale float32, zp int32, u []uint8) {
+	kernels.QuantizeDivU8(x, scale, zp, u)
+}
+
 // QuantizeU8NEON forwards to kernels.QuantizeU8 in builds without assembly.
 func QuantizeU8NEON(x []float32, inv float32, zp int32, u []uint8) {
 	kernels.QuantizeU8(x, inv, zp, u)

@@ -100,6 +100,18 @@ func MinMaxNEON(x []float32) (lo, hi float32, finite bool) {
 	return lo, hi, finite
 }
 
+// QuantizeDivU8NEON computes kernels.QuantizeDivU8(x, scale, zp, u).
+// Requires ASIMD.
+func QuantizeDivU8NEON(x []float32, scale float32, zp int32, u []uint8) {
+	u = u[:len(x)]
+	n := len(x) &^ 7
+	if n > 0 {
+		lo, hi := float32(-zp), float32(255-zp)
+		quantizeDivU8NEON(x[:n], scale, zp, lo, hi, u[:n])
+	}
+	kernels.QuantizeDivU8(x[n:], scale, zp, u[n:])
+}
+
 // QuantizeU8NEON computes kernels.QuantizeU8(x, inv, zp, u). Requires ASIMD.
 func QuantizeU8NEON(x []float32, inv float32, zp int32, u []uint8) {
 	u = u[:len(x)]

@@ -155,12 +155,10 @@ func (d *dynamicLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tens
 	}
 	k := d.k
 	t := c.Engine().Table()
-	err = c.ParallelRows(m, k, func(r0, r1 int) {
-		tmp := c.Scratch(k)
+	err = c.ParallelRows(m, k*ops.VectorCost, func(r0, r1 int) {
 		for i := r0; i < r1; i++ {
-			q.quantizeWith(t, xs[i*k:(i+1)*k], u[i*ldu:i*ldu+k], tmp)
+			q.quantizeWith(t, xs[i*k:(i+1)*k], u[i*ldu:i*ldu+k])
 		}
-		c.Free(tmp)
 	})
 	if err != nil {
 		return nil, err

@@ -46,7 +46,7 @@ func TestDynamicQuantFast(t *testing.T) {
 				y := make([]uint8, len(x)+1)
 				y[len(x)] = 0xAA
 				if vector {
-					q.quantizeWith(tb, x, y[:len(x)], make([]float32, len(x)))
+					q.quantizeWith(tb, x, y[:len(x)])
 				} else {
 					q.quantize(x, y[:len(x)])
 				}
@@ -126,14 +126,14 @@ func TestDynamicLinearBuild(t *testing.T) {
 
 // BenchmarkDynamicQuantize: DynamicQuantizeLinear's quantization of a
 // transformer's widest activation (128 × 1024), the range found with the
-// table's MinMax, the values divided and rounded with its ConvHard.
+// table's MinMax, the values divided and rounded with its QuantizeDivU8.
 func BenchmarkDynamicQuantize(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	x := make([]float32, 128*1024)
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
 	}
-	y, tmp := make([]uint8, len(x)), make([]float32, len(x))
+	y := make([]uint8, len(x))
 	c := ops.NewContext(b.Context(), gemm.New(dispatch.Default(), 1), false)
 	b.SetBytes(int64(4 * len(x)))
 	b.ReportAllocs()
@@ -142,6 +142,6 @@ func BenchmarkDynamicQuantize(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		q.quantizeWith(q.table, x, y, tmp)
+		q.quantizeWith(q.table, x, y)
 	}
 }

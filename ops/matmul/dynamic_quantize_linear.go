@@ -2,9 +2,9 @@ package matmul
 
 import (
 	"math"
+	"sync"
 
 	"github.com/quantserve/quantserve/dispatch"
-	"github.com/quantserve/quantserve/kernels"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -35,9 +35,7 @@ func (dynamicQuantizeLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor
 		return nil, err
 	}
 	y := make([]uint8, len(xs))
-	tmp := c.Scratch(min(len(xs), ops.TickEvery))
-	defer c.Free(tmp)
-	if err := c.InPieces(len(xs), func(p, e int) { q.quantizeWith(q.table, xs[p:e], y[p:e], tmp) }); err != nil {
+	if err := c.InPieces(len(xs), func(p, e int) { q.quantizeWith(q.table, xs[p:e], y[p:e]) }); err != nil {
 		return nil, err
 	}
 	return []*tensor.Tensor{
@@ -71,15 +69,14 @@ func newDynamicQuant(c *ops.Context, x []float32) (dynamicQuant, error) {
 	t := c.Engine().Table()
 	var lo, hi float32
 	finite := true
-	err := c.InPieces(len(x), func(p, q int) {
-		if !finite {
-			return
-		}
+	// Pieces of the range on the engine's cores: a minimum and a maximum
+	// are the same whatever the order the pieces fold in.
+	var mu sync.Mutex
+	err := c.ParallelRows(len(x), 1, func(p, q int) {
 		l, h, ok := t.MinMax(x[p:q])
-		if !ok {
-			finite = false
-			return
-		}
+		mu.Lock()
+		defer mu.Unlock()
+		finite = finite && ok
 		lo, hi = min(lo, l), max(hi, h)
 	})
 	if err != nil {
@@ -132,38 +129,15 @@ func (d dynamicQuant) quantize(x []float32, y []uint8) {
 	}
 }
 
-// quantizeWith is quantize on table t's vector kernels, tmp (at least
-// len(x) values) its scratch: ConvHard's x·t/d with t = 1 divides (x·1 is
-// x, so the quotient is x/scale rounded once, as in quantize), ConvHard's
-// t = x·1 + 1.5·2^23 rounds it to an integer held in the low mantissa
-// bits and clamps it to [-zp, 255 - zp], and the low byte of those bits
-// plus zp is the byte. The same bytes as quantize: TestDynamicQuantFast.
-func (d dynamicQuant) quantizeWith(t *dispatch.Table, x []float32, y []uint8, tmp []float32) {
+// quantizeWith is quantize on table t's vector kernels: with a normal
+// scale and finite values, QuantizeDivU8 (the same division, rounding and
+// saturation: TestDynamicQuantFast).
+func (d dynamicQuant) quantizeWith(t *dispatch.Table, x []float32, y []uint8) {
 	if !d.fast || d.scale == 0 {
 		d.quantize(x, y)
 		return
 	}
-	y, tmp = y[:len(x)], tmp[:len(x)]
-	copy(tmp, x)
-	zp := float32(d.zp)
-	t.ConvHard(tmp, 0, 1, 1, 1, d.scale, kernels.HardXTDiv)
-	t.ConvHard(tmp, 1, roundMagic, roundMagic-zp, roundMagic+255-zp, 1, kernels.HardT)
-	add := uint32(d.zp)
-	for len(tmp) >= 8 {
-		t, u := tmp[:8:8], y[:8:8]
-		u[0] = uint8(math.Float32bits(t[0]) + add)
-		u[1] = uint8(math.Float32bits(t[1]) + add)
-		u[2] = uint8(math.Float32bits(t[2]) + add)
-		u[3] = uint8(math.Float32bits(t[3]) + add)
-		u[4] = uint8(math.Float32bits(t[4]) + add)
-		u[5] = uint8(math.Float32bits(t[5]) + add)
-		u[6] = uint8(math.Float32bits(t[6]) + add)
-		u[7] = uint8(math.Float32bits(t[7]) + add)
-		tmp, y = tmp[8:], y[8:]
-	}
-	for i, v := range tmp {
-		y[i] = uint8(math.Float32bits(v) + add)
-	}
+	t.QuantizeDivU8(x, d.scale, int32(d.zp), y[:len(x)])
 }
 
 // wide reports whether some value may quantize to a byte above 128: the
