@@ -58,6 +58,11 @@ type Table struct {
 	ScaleRows     func(dst, s []float32)
 	PoolSum       func(x []float32) float64
 	DepthwiseRows func(dst, src, w []float32, offs []int, step, channels int)
+	// DepthwiseAlign, when above 1, is the channel multiple on which
+	// DepthwiseRows runs its widest vectors: rows whose channels, step
+	// and offsets are multiples of it (16 on the AVX-512 tables; the
+	// others take any).
+	DepthwiseAlign int
 	// The fused activations' epilogues and the float32 operators they
 	// replace, each giving its reference's bits: kernels.LeakyRelu (the
 	// LeakyRelu operator's loop) and kernels.MaxMinConst (a Max or Min

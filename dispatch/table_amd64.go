@@ -58,6 +58,7 @@ func isaTables() []*Table {
 		LayerNormSums:  amd64.LayerNormSumsAVX2,
 		LayerNormApply: amd64.LayerNormApplyAVX2,
 		DepthwiseRows:  amd64.DepthwiseRowsAVX512,
+		DepthwiseAlign: 16,
 		FakeQuant:      amd64.FakeQuantAVX2,
 		FakeQuantTable: amd64.FakeQuantTableAVX2,
 
@@ -91,6 +92,7 @@ func isaTables() []*Table {
 		LayerNormSums:  amd64.LayerNormSumsAVX2,
 		LayerNormApply: amd64.LayerNormApplyAVX2,
 		DepthwiseRows:  amd64.DepthwiseRowsAVX512,
+		DepthwiseAlign: 16,
 		FakeQuant:      amd64.FakeQuantAVX2,
 		FakeQuantTable: amd64.FakeQuantTableAVX2,
 

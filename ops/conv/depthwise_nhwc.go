@@ -33,35 +33,68 @@ func nhwcWeights(w []float32, m, kk int) []float32 {
 }
 
 // dwPlan is how a channels-last depthwise convolution of geometry g reads
-// its input: the image the taps read has rows×cols pixels (the padded
-// copy, or x itself when padded is false), and tap t of an output pixel
-// reads offs[t] values past the pixel's first.
+// its input: the image the taps read has rows×cols pixels of cs values
+// each (the padded copy, or x itself when padded is false), tap t of an
+// output pixel reads offs[t] values past the pixel's first, and wt is the
+// weight tap-major, cs values a tap. cs is the channels, or, for a table
+// whose widest vectors want whole multiples of channels (DepthwiseAlign),
+// the channels rounded up to one, the extra channels zeros: their rows
+// run on those vectors, aligned, and give each real channel the same
+// bits.
 type dwPlan struct {
 	g          *Geometry
 	p          plane
 	rows, cols int
+	cs         int
 	padded     bool
 	offs       []int
+	wt         []float32
+	align      int // the DepthwiseAlign the plan is for
 }
 
 // newDWPlan returns the plan of geometry g for input laid out
-// channels-last (nhwcIn) or not.
-func newDWPlan(g *Geometry, nhwcIn bool) *dwPlan {
+// channels-last (nhwcIn) or not, weight wt (tap-major, g.C a tap), on a
+// table of DepthwiseAlign align.
+func newDWPlan(g *Geometry, nhwcIn bool, wt []float32, align int) *dwPlan {
 	p := plane2D(g)
 	hp, wp := p.oh, p.ow
 	if p.oh > 0 && p.ow > 0 {
 		hp, wp = (p.oh-1)*p.sh+(p.kh-1)*p.dh+1, (p.ow-1)*p.sw+(p.kw-1)*p.dw+1
 	}
-	pl := &dwPlan{g: g, p: p, rows: hp, cols: wp, padded: true}
-	if nhwcIn && p.ph == 0 && p.pw == 0 && hp <= p.h && wp <= p.w {
+	pl := &dwPlan{g: g, p: p, rows: hp, cols: wp, cs: alignedChannels(g.C, align), padded: true, wt: wt, align: align}
+	if pl.cs == g.C && nhwcIn && p.ph == 0 && p.pw == 0 && hp <= p.h && wp <= p.w {
 		pl.rows, pl.cols, pl.padded = p.h, p.w, false // every tap inside x
 	}
 	for ky := 0; ky < p.kh; ky++ {
 		for kx := 0; kx < p.kw; kx++ {
-			pl.offs = append(pl.offs, (ky*p.dh*pl.cols+kx*p.dw)*g.C)
+			pl.offs = append(pl.offs, (ky*p.dh*pl.cols+kx*p.dw)*pl.cs)
+		}
+	}
+	if pl.cs != g.C {
+		taps := len(pl.offs)
+		pl.wt = make([]float32, taps*pl.cs)
+		for t := range taps {
+			copy(pl.wt[t*pl.cs:], wt[t*g.C:(t+1)*g.C])
 		}
 	}
 	return pl
+}
+
+// alignedChannels returns the values a pixel of ch channels takes in a
+// depthwise convolution's padded image on a table of DepthwiseAlign
+// align: ch rounded up to a multiple of align when the zeros added are at
+// most a quarter of ch (the widest vectors gain more than that: 200
+// channels take 208, 40 take 48), else ch (24 channels would compute a
+// third more).
+func alignedChannels(ch, align int) int {
+	if align <= 1 || ch%align == 0 {
+		return ch
+	}
+	cs := (ch + align - 1) / align * align
+	if 4*(cs-ch) > ch {
+		return ch
+	}
+	return cs
 }
 
 // runsNHWC reports whether a depthwise convolution of geometry g runs
@@ -71,19 +104,19 @@ func runsNHWC(g *Geometry) bool {
 }
 
 // forwardNHWC computes y = o.finish(conv(x)) for a depthwise geometry of
-// one output channel per input channel (runsNHWC) with the tap-major
-// weights wt, x and y laid out as o says (o.res in y's layout). Images go
+// one output channel per input channel (runsNHWC) with the plan's
+// weights, x and y laid out as o says (o.res in y's layout). Images go
 // a few at a time, as many as padBudget holds padded: tasks are (image,
 // row) pairs, first the rows of their padded copies, then the output
 // rows, which read the copies while they are in cache.
-func forwardNHWC(c *ops.Context, pl *dwPlan, wt, x, y []float32, o *output) error {
+func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 	g := pl.g
 	ch, outSize := g.C, g.OutSize()
 	if g.Batch == 0 || ch == 0 || outSize == 0 {
 		return nil
 	}
 	o.tb = c.Engine().Table()
-	img := pl.rows * pl.cols * ch
+	img := pl.rows * pl.cols * pl.cs
 	per, src := g.Batch, x
 	if pl.padded {
 		per = max(1, min(g.Batch, padBudget/max(img, 1)))
@@ -97,7 +130,7 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, wt, x, y []float32, o *output) erro
 				return err
 			}
 		}
-		if err := rowsNHWC(c, pl, wt, src, y, b0, n, o); err != nil {
+		if err := rowsNHWC(c, pl, src, y, b0, n, o); err != nil {
 			return err
 		}
 	}
@@ -112,16 +145,16 @@ const padBudget = 1 << 16
 // padNHWC writes images [b0, b0+n) of x (laid out as o says), padded as pl
 // says, into src, channels-last: one task per padded row.
 func padNHWC(c *ops.Context, pl *dwPlan, x, src []float32, b0, n int, o *output) error {
-	p, ch, inSize := &pl.p, pl.g.C, pl.g.InSize()
+	p, ch, cs, inSize := &pl.p, pl.g.C, pl.cs, pl.g.InSize()
 	tb := o.tb
 	cost := 2 * ops.VectorCost // copied or cleared rows: ~0.15 ns a value (PaddleOCR)
 	if !o.nhwcIn {
 		cost = transposeCost
 	}
-	return run(c, n*pl.rows, n*pl.rows*pl.cols*ch*cost, func(_ *gemm.Engine, _ *scratch, task int) error {
+	return run(c, n*pl.rows, n*pl.rows*pl.cols*cs*cost, func(_ *gemm.Engine, _ *scratch, task int) error {
 		i, py := task/pl.rows, task%pl.rows
 		b := b0 + i
-		dst := src[(i*pl.rows+py)*pl.cols*ch:][:pl.cols*ch]
+		dst := src[(i*pl.rows+py)*pl.cols*cs:][:pl.cols*cs]
 		iy := py - p.ph
 		if iy < 0 || iy >= p.h {
 			clear(dst)
@@ -129,31 +162,56 @@ func padNHWC(c *ops.Context, pl *dwPlan, x, src []float32, b0, n int, o *output)
 		}
 		left := min(p.pw, pl.cols)
 		cols := max(0, min(p.w, pl.cols-left))
-		clear(dst[:left*ch])
-		if o.nhwcIn {
-			copy(dst[left*ch:(left+cols)*ch], x[((b*p.h+iy)*p.w)*ch:][:cols*ch])
-		} else if cols > 0 {
-			transposeStrided(tb, dst[left*ch:(left+cols)*ch], ch, x[b*ch*inSize+iy*p.w:], inSize, ch, cols)
+		clear(dst[:left*cs])
+		pixels := dst[left*cs : (left+cols)*cs]
+		switch {
+		case o.nhwcIn && cs == ch:
+			copy(pixels, x[((b*p.h+iy)*p.w)*ch:][:cols*ch])
+		case o.nhwcIn:
+			row := x[((b*p.h+iy)*p.w)*ch:][:cols*ch]
+			for j := range cols {
+				copy(pixels[j*cs:], row[j*ch:(j+1)*ch])
+				clear(pixels[j*cs+ch : (j+1)*cs])
+			}
+		case cols > 0:
+			transposeStrided(tb, pixels, cs, x[b*ch*inSize+iy*p.w:], inSize, ch, cols)
+			for j := range cs - ch {
+				for k := range cols {
+					pixels[k*cs+ch+j] = 0
+				}
+			}
 		}
-		clear(dst[(left+cols)*ch:])
+		clear(dst[(left+cols)*cs:])
 		return nil
 	})
 }
 
-// dwBlock is the most output pixels of a row one task of rowsNHWC
-// computes: the late layers of a mobile network are a few rows of many
-// pixels (PaddleOCR's 2×96), which split over cores only by pieces of
-// rows. A core then takes the same positions of the image as the
-// pointwise products around the layer (gemm's claims), and reads what its
-// own caches hold.
-const dwBlock = 16
+// dwBlock is the fewest output pixels of a row one task of rowsNHWC
+// computes, and dwBlockValues the fewest values: the late layers of a
+// mobile network are a few rows of many pixels (PaddleOCR's 2×96), which
+// split over cores only by pieces of rows (a core then takes the same
+// positions of the image as the pointwise products around the layer,
+// gemm's claims, and reads what its own caches hold), while a row of few
+// channels (8: one vector a pixel) is pieces of a few dozen
+// multiply-adds, which the calls' own cost would outweigh.
+const (
+	dwBlock       = 16
+	dwBlockValues = 512
+)
+
+// rowBlocks returns how many tasks an output row of ow pixels of ch
+// channels splits into: pieces of at least dwBlock pixels and
+// dwBlockValues values, as even as they come.
+func rowBlocks(ow, ch int) int {
+	return max(1, min((ow+dwBlock-1)/dwBlock, (ow*ch+dwBlockValues-1)/dwBlockValues))
+}
 
 // rowsNHWC computes and finishes the output rows of images [b0, b0+n),
 // their inputs in src as pl says (padded copies from image b0 on, or x
 // itself): one task per block of dwBlock pixels of an output row.
-func rowsNHWC(c *ops.Context, pl *dwPlan, wt, src, y []float32, b0, n int, o *output) error {
+func rowsNHWC(c *ops.Context, pl *dwPlan, src, y []float32, b0, n int, o *output) error {
 	g, p := pl.g, &pl.p
-	ch, outSize := g.C, g.OutSize()
+	ch, cs, outSize := g.C, pl.cs, g.OutSize()
 	tb := o.tb
 	first := 0 // src's first image
 	if pl.padded {
@@ -164,11 +222,12 @@ func rowsNHWC(c *ops.Context, pl *dwPlan, wt, src, y []float32, b0, n int, o *ou
 	if !o.nhwcOut {
 		work += n * outSize * ch * gatherCost
 	}
-	step := p.sw * ch
-	blocks := (p.ow + dwBlock - 1) / dwBlock // per output row
+	step := p.sw * cs
+	blocks := rowBlocks(p.ow, ch) // per output row
+	bw := (p.ow + blocks - 1) / blocks
 	return run(c, n*p.oh*blocks, work, func(_ *gemm.Engine, s *scratch, task int) error {
-		b, oy, x0 := b0+task/(p.oh*blocks), task/blocks%p.oh, task%blocks*dwBlock
-		px := min(dwBlock, p.ow-x0)
+		b, oy, x0 := b0+task/(p.oh*blocks), task/blocks%p.oh, task%blocks*bw
+		px := min(bw, p.ow-x0)
 		rowLen := px * ch
 		at := (b*outSize + oy*p.ow + x0) * ch // the block's first value, channels-last
 		var row []float32
@@ -178,15 +237,26 @@ func rowsNHWC(c *ops.Context, pl *dwPlan, wt, src, y []float32, b0, n int, o *ou
 			s.out = grow(s.out, rowLen)
 			row = s.out
 		}
+		wide := row // the pixels' sums, cs values each
+		if cs != ch {
+			s.rows = grow(s.rows, px*cs)
+			wide = s.rows[:px*cs]
+		}
 		if o.bias != nil { // the bias once, then doubled
-			copy(row[:ch], o.bias)
-			for i := ch; i < rowLen; i *= 2 {
-				copy(row[i:], row[:i])
+			copy(wide[:ch], o.bias)
+			clear(wide[ch:cs])
+			for i := cs; i < len(wide); i *= 2 {
+				copy(wide[i:], wide[:i])
 			}
 		} else {
-			clear(row)
+			clear(wide)
 		}
-		tb.DepthwiseRows(row, src[((b-first)*pl.rows+oy*p.sh)*pl.cols*ch+x0*step:], wt, pl.offs, step, ch)
+		tb.DepthwiseRows(wide, src[((b-first)*pl.rows+oy*p.sh)*pl.cols*cs+x0*step:], pl.wt, pl.offs, step, cs)
+		if cs != ch {
+			for i := range px {
+				copy(row[i*ch:(i+1)*ch], wide[i*cs:])
+			}
+		}
 		if o.nhwcOut {
 			if finish {
 				var res []float32

@@ -56,6 +56,11 @@ func dwCases() []dwCase {
 		{c: 16, batch: 2, in: []int{20}, kernel: []int{3}, strides: []int{2}, dils: []int{1}, pads: []int{1, 1}},
 		{c: 5, batch: 1, in: []int{17}, kernel: []int{5}, strides: []int{1}, dils: []int{2}, pads: []int{3, 4}},
 		{c: 33, batch: 1, in: []int{3, 12}, kernel: []int{1, 1}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{0, 0, 0, 0}},
+		// Channels a table with wider vectors rounds up (88 to 96, 56 to
+		// 64, 200 to 208), read channels-last or NCHW, strided.
+		{c: 88, batch: 2, in: []int{3, 20}, kernel: []int{5, 5}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{2, 2, 2, 2}},
+		{c: 56, batch: 1, in: []int{7, 9}, kernel: []int{3, 3}, strides: []int{2, 1}, dils: []int{1, 1}, pads: []int{1, 0, 2, 1}},
+		{c: 200, batch: 1, in: []int{2, 19}, kernel: []int{5, 5}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{2, 2, 2, 2}},
 		// Padded images over padBudget: one image at a time.
 		{c: 64, batch: 3, in: []int{24, 40}, kernel: []int{3, 3}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{1, 1, 1, 1}},
 	}
@@ -179,6 +184,54 @@ func TestDepthwiseNHWC(t *testing.T) {
 					}
 				}
 				e.Close()
+			}
+		}
+	}
+}
+
+// TestDepthwiseNHWCEveryTable: channels-last depthwise convolutions give
+// the same bits on every vector table this CPU runs, those that round the
+// channels up to their vectors' width (zeros computed beside the real
+// channels) and those that do not, for channels that are multiples of
+// the width, channels rounded up, and channels left as they are (24: a
+// third more would be zeros).
+func TestDepthwiseNHWCEveryTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 17))
+	var tables []*dispatch.Table
+	for _, tb := range dispatch.Available() {
+		if tb != dispatch.Reference() {
+			tables = append(tables, tb)
+		}
+	}
+	if len(tables) < 2 {
+		t.Skipf("one vector table on this CPU (%v): nothing to compare", tables)
+	}
+	for _, c := range []int{16, 24, 40, 88, 104, 200} {
+		xs, ws := []int{2, 3, 21, c}, []int{c, 1, 5, 5}
+		x := tensor.From(xs, randomFloats(r, xs))
+		w := tensor.From(ws, randomFloats(r, ws))
+		bias := tensor.From([]int{c}, randomFloats(r, []int{c}))
+		attrs := []*onnxpb.Attribute{opstest.AttrInt("group", int64(c)), opstest.AttrInts("pads", 2, 2, 2, 2), opstest.AttrInts("strides", 2, 1),
+			opstest.AttrString("activation", "HardSwish"), opstest.AttrInt("nhwc_in", 1), opstest.AttrInt("nhwc_out", 1)}
+		var first []float32
+		for _, tb := range tables {
+			e := gemm.New(tb, 2)
+			cp := mustCompile(t, spec{domain: ops.RewriteDomain, op: FusedConvType, opset: 1, inputs: FusedInputs, engine: e, attrs: attrs,
+				consts: []*tensor.Tensor{FusedW: w, FusedB: bias}, absent: []int{FusedBNScale, FusedBNBias, FusedBNMean, FusedBNVar, FusedResidual, FusedXScale}})
+			y, err := cp.run1(x, w, bias)
+			e.Close()
+			if err != nil {
+				t.Fatalf("%d channels, %v: %v", c, tb, err)
+			}
+			got := y.Data.([]float32)
+			if first == nil {
+				first = got
+				continue
+			}
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(first[i]) {
+					t.Fatalf("%d channels: %v gives y[%d] = %v, %v gives %v", c, tb, i, got[i], tables[0], first[i])
+				}
 			}
 		}
 	}

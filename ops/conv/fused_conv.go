@@ -132,13 +132,13 @@ type fusedConv struct {
 	dwKept atomic.Pointer[dwPlan]
 }
 
-// dwPlan returns the channels-last depthwise plan of geometry g (one the
-// node keeps, made by geometry).
-func (f *fusedConv) dwPlan(g *Geometry) *dwPlan {
-	if pl := f.dwKept.Load(); pl != nil && pl.g == g {
+// dwPlan returns the channels-last depthwise plan of geometry g on a
+// table of DepthwiseAlign align (one the node keeps, made by geometry).
+func (f *fusedConv) dwPlan(g *Geometry, align int) *dwPlan {
+	if pl := f.dwKept.Load(); pl != nil && pl.g == g && pl.align == align {
 		return pl
 	}
-	pl := newDWPlan(g, f.layouts.nhwcIn)
+	pl := newDWPlan(g, f.layouts.nhwcIn, f.dwt, align)
 	f.dwKept.Store(pl)
 	return pl
 }
@@ -421,7 +421,7 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) (*t
 	case dw:
 		err = held.dw.forwardTo(c, g, xv, y, o)
 	case dwNHWC:
-		err = forwardNHWC(c, f.dwPlan(g), f.dwt, xv, y, o)
+		err = forwardNHWC(c, f.dwPlan(g, c.Engine().Table().DepthwiseAlign), xv, y, o)
 	case planar:
 		err = held.planar.planarTo(c, g, xv, y, o)
 	case held != nil && held.w != nil:
