@@ -207,11 +207,6 @@ func Select(name string) (*Table, error) {
 	return nil, fmt.Errorf("dispatch: unknown kernels %q (one of auto, %s; available here: %s)", name, strings.Join(Names(), ", "), avail)
 }
 
-// CPU describes the processor, for logs and /v2.
-func CPU() string {
-	return fmt.Sprintf("%s, %d cores, L3 %d KiB", cpuid.CPU.BrandName, cpuid.CPU.PhysicalCores, max(cpuid.CPU.Cache.L3, 0)/1024)
-}
-
 // RequireFromEnv fails when QUANTSERVE_REQUIRE_KERNELS names a table other
 // than the default, so CI notices a silent fallback to a slower table.
 func RequireFromEnv() error {

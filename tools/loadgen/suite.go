@@ -42,6 +42,7 @@ import (
 	pmodel "github.com/prometheus/common/model"
 
 	"github.com/quantserve/quantserve/defaultmodel"
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/internal/onnxbuild"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/tools/internal/servermod"
@@ -234,7 +235,7 @@ func (s *suiteRun) load(path string) error {
 
 func runSuite(c *suiteConfig, stdout, stderr io.Writer) error {
 	s := &suiteRun{cfg: c, log: stderr, started: time.Now(),
-		machine: machine{CPU: cpuName(), CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), Go: runtime.Version()}}
+		machine: machine{CPU: dispatch.CPU(), CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), Go: runtime.Version()}}
 	if c.from != "" {
 		if err := s.load(c.from); err != nil {
 			return err
@@ -718,67 +719,4 @@ func loadAvg() string {
 		return "?"
 	}
 	return strings.Join(f[:3], ", ")
-}
-
-// cpuName names the processor as /proc/cpuinfo does, with its family
-// and model (which tell a generation apart where the name is generic, as
-// a virtual machine's "AMD EPYC" is) and how many hardware threads share
-// a core (two logical CPUs on one core gain little from a second thread).
-func cpuName() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	var name, family, model string
-	for _, line := range strings.Split(string(b), "\n") {
-		if line == "" && name != "" {
-			break // the first processor's block ends
-		}
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		switch strings.TrimSpace(k) {
-		case "model name":
-			name = strings.TrimSpace(v)
-		case "cpu family":
-			family = strings.TrimSpace(v)
-		case "model":
-			model = strings.TrimSpace(v)
-		}
-	}
-	if name == "" {
-		return runtime.GOARCH
-	}
-	if family != "" && model != "" {
-		name += fmt.Sprintf(" (family %s model %s)", family, model)
-	}
-	if n := threadsPerCore(); n > 0 {
-		name += fmt.Sprintf(", %d thread(s) per core", n)
-	}
-	return name
-}
-
-// threadsPerCore counts the logical CPUs that share cpu0's core, or 0
-// when the kernel does not say.
-func threadsPerCore() int {
-	b, err := os.ReadFile("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list")
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, r := range strings.Split(strings.TrimSpace(string(b)), ",") {
-		lo, hi, isRange := strings.Cut(r, "-")
-		a, err1 := strconv.Atoi(lo)
-		z := a
-		var err2 error
-		if isRange {
-			z, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || z < a {
-			return 0
-		}
-		n += z - a + 1
-	}
-	return n
 }
