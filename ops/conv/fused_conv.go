@@ -155,13 +155,13 @@ func (f *fusedConv) geometry(x []int) (*Geometry, error) {
 	if k := f.kept.Load(); k != nil && slices.Equal(k.shape, x) {
 		return k.g, nil
 	}
-	x = slices.Clone(x) // the geometry keeps slices of it
-	g, err := f.at.Geometry(x, f.wShape)
+	shape := slices.Clone(x) // the geometry keeps slices of it; x is the caller's
+	g, err := f.at.Geometry(shape, f.wShape)
 	if err != nil {
 		return nil, err
 	}
 	g.taps = newTaps(g)
-	f.kept.Store(&keptGeometry{shape: x, g: g})
+	f.kept.Store(&keptGeometry{shape: shape, g: g})
 	return g, nil
 }
 
@@ -320,11 +320,16 @@ func (f *fusedConv) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) (*tensor.Tensor, error) {
 	held, w, bias, act, lay := f.held, f.w, f.bias, f.act, &f.layouts
 	var xscale []float32
+	var shapes [2][8]int // the image's and the output's shapes, most often
+	shape := x.Shape     // the image's, NCHW
+	if lay.nhwcIn {
+		shape = nchwShapeTo(shapes[0][:0], x.Shape)
+	}
 	if xs != nil && lay.nhwcIn {
 		if x.DType != tensor.Float32 || xs.DType != tensor.Float32 {
 			return nil, ops.InputErrorf("Mul operands have types %v and %v", x.DType, xs.DType)
 		}
-		if img := nchwShape(x.Shape); f.scalesRows(img, xs) {
+		if img := shape; f.scalesRows(img, xs) {
 			// A pointwise product reads the image's pixels as its rows:
 			// each tile scales its own rows as it reads them.
 			xscale, xs = expandScale(xs, img), nil
@@ -360,15 +365,13 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) (*t
 	if x.DType != tensor.Float32 {
 		return nil, ops.InputErrorf("Conv input is %v, its weight float32", x.DType)
 	}
-	shape := x.Shape
-	if lay.nhwcIn {
-		shape = nchwShape(x.Shape)
-	}
 	g, err := f.geometry(shape)
 	if err != nil {
 		return nil, err
 	}
-	outShape := append([]int{g.Batch, g.M}, g.Out...)
+	outShape := make([]int, 2+len(g.Out)) // the output's: NCHW, then as it is laid out
+	outShape[0], outShape[1] = g.Batch, g.M
+	copy(outShape[2:], g.Out)
 	size, _ := tensor.NumElements(outShape)
 	o := &output{bias: bias, act: act, nhwcIn: lay.nhwcIn, nhwcOut: lay.nhwcOut, nhwcRes: lay.nhwcRes, pooled: lay.pooled, xscale: xscale, biasRep: lay.biasRep, tb: c.Engine().Table()}
 	var late *tensor.Tensor // a residual of another shape (broadcast): added after
@@ -378,7 +381,7 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) (*t
 		}
 		want := outShape
 		if o.nhwcRes {
-			want = nhwcShape(outShape)
+			want = nhwcShapeTo(shapes[1][:0], outShape)
 		}
 		switch {
 		case !ops.EqualShape(res.Shape, want):
@@ -393,8 +396,10 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) (*t
 			o.res = res.Data.([]float32)
 		}
 	}
-	if o.nhwcOut {
-		outShape = nhwcShape(outShape)
+	if o.nhwcOut { // the channels last, in place
+		m := outShape[1]
+		copy(outShape[1:], outShape[2:])
+		outShape[len(outShape)-1] = m
 	}
 	var y []float32
 	if o.pooled {

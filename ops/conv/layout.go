@@ -2,7 +2,6 @@ package conv
 
 import (
 	"math/bits"
-	"slices"
 	"sync"
 
 	"github.com/quantserve/quantserve/kernels"
@@ -13,20 +12,28 @@ import (
 // write, and the buffers that hold them.
 
 // nchwShape and nhwcShape move the channel axis.
-func nchwShape(s []int) []int {
+func nchwShape(s []int) []int { return nchwShapeTo(make([]int, 0, len(s)), s) }
+
+func nhwcShape(s []int) []int { return nhwcShapeTo(make([]int, 0, len(s)), s) }
+
+// nchwShapeTo appends nchwShape(s) to dst (a caller's own array, most
+// often, so that the shape costs no allocation).
+func nchwShapeTo(dst, s []int) []int {
 	if len(s) < 2 {
-		return slices.Clone(s)
+		return append(dst, s...)
 	}
-	out := []int{s[0], s[len(s)-1]}
-	return append(out, s[1:len(s)-1]...)
+	dst = append(dst, s[0], s[len(s)-1])
+	return append(dst, s[1:len(s)-1]...)
 }
 
-func nhwcShape(s []int) []int {
+// nhwcShapeTo appends nhwcShape(s) to dst.
+func nhwcShapeTo(dst, s []int) []int {
 	if len(s) < 2 {
-		return slices.Clone(s)
+		return append(dst, s...)
 	}
-	out := append([]int{s[0]}, s[2:]...)
-	return append(out, s[1])
+	dst = append(dst, s[0])
+	dst = append(dst, s[2:]...)
+	return append(dst, s[1])
 }
 
 // toNCHW returns a channels-last tensor in NCHW.
@@ -118,7 +125,11 @@ func getBuf(n int) []float32 {
 		return make([]float32, n)
 	}
 	if v := bufPools[class].Get(); v != nil {
-		return (*(v.(*[]float32)))[:n]
+		h := v.(*[]float32)
+		b := (*h)[:n]
+		*h = nil
+		bufHeaders.Put(h)
+		return b
 	}
 	return make([]float32, n, size)
 }
@@ -129,6 +140,11 @@ func putBuf(b []float32) {
 	if class >= len(bufPools) || size != cap(b) {
 		return // not one of ours
 	}
-	b = b[:cap(b)]
-	bufPools[class].Put(&b)
+	h := bufHeaders.Get().(*[]float32)
+	*h = b[:cap(b)]
+	bufPools[class].Put(h)
 }
+
+// bufHeaders recycles the slice headers bufPools hold, so that putting a
+// buffer back allocates nothing.
+var bufHeaders = sync.Pool{New: func() any { return new([]float32) }}
