@@ -365,6 +365,9 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) (*t
 	if x.DType != tensor.Float32 {
 		return nil, ops.InputErrorf("Conv input is %v, its weight float32", x.DType)
 	}
+	if !lay.nhwcIn {
+		shape = x.Shape // x may have been the Mul's other operand
+	}
 	g, err := f.geometry(shape)
 	if err != nil {
 		return nil, err

@@ -105,3 +105,39 @@ func TestFusedConvScaledNHWC(t *testing.T) {
 		}
 	}
 }
+
+// TestFusedConvScaleEitherOperand: the channel scale of a fused
+// convolution may come at either of the Mul's positions (the rewrite
+// keeps the graph's order): with the scale at FusedX and the image at
+// FusedXScale the node gives the bits of the other order, its output of
+// the image's shape, on the image read NCHW.
+func TestFusedConvScaleEitherOperand(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 29))
+	xs, ws := []int{2, 8, 5, 6}, []int{4, 8, 3, 3}
+	x := tensor.From(xs, randomFloats(r, xs))
+	s := tensor.From([]int{2, 8, 1, 1}, randomFloats(r, []int{2, 8, 1, 1}))
+	w := tensor.From(ws, randomFloats(r, ws))
+	b := tensor.From([]int{4}, randomFloats(r, []int{4}))
+	consts := make([]*tensor.Tensor, FusedInputs)
+	consts[FusedW], consts[FusedB] = w, b
+	cp := mustCompile(t, spec{domain: ops.RewriteDomain, op: FusedConvType, opset: 1, inputs: FusedInputs, consts: consts,
+		absent: []int{FusedBNScale, FusedBNBias, FusedBNMean, FusedBNVar, FusedResidual}, attrs: []*onnxpb.Attribute{opstest.AttrInts("pads", 1, 1, 1, 1)}})
+	in := make([]*tensor.Tensor, FusedInputs)
+	in[FusedW], in[FusedB] = w, b
+	in[FusedX], in[FusedXScale] = x, s
+	want, err := cp.run1(in...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in[FusedX], in[FusedXScale] = s, x
+	got, err := cp.run1(in...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Shape, []int{2, 4, 5, 6}) || !slices.Equal(got.Shape, want.Shape) {
+		t.Fatalf("shape %v with the scale first, %v with the image first; want [2 4 5 6]", got.Shape, want.Shape)
+	}
+	if !slices.Equal(got.Data.([]float32), want.Data.([]float32)) {
+		t.Fatal("the two orders give different values")
+	}
+}
