@@ -12,6 +12,7 @@ import (
 // with the request's error once the request ends.
 
 // runs is mv.Runs in pieces: dst[at+i·run:][:run] = src[base+offs[i]:][:run].
+// The runs must not overlap dst.
 func runs(c *ops.Context, mv tensorops.Mover, dst any, at int, src any, base int, offs []int, run int) error {
 	if run > ops.TickEvery { // long runs: each copied in pieces
 		for i, o := range offs {
@@ -25,16 +26,16 @@ func runs(c *ops.Context, mv tensorops.Mover, dst any, at int, src any, base int
 		}
 		return nil
 	}
-	group := ops.TickEvery / max(run, 1)
-	for i := 0; i < len(offs); i += group {
-		j := min(i+group, len(offs))
-		if err := c.Tick((j - i) * run); err != nil {
-			return err
-		}
+	// Runs of their own: pieces of them split across the engine's cores
+	// (an embedding's rows, read from memory a row at a time).
+	return c.ParallelRows(len(offs), max(run, 1)*copyCost, func(i, j int) {
 		mv.Runs(dst, at+i*run, src, base, offs[i:j], run)
-	}
-	return nil
+	})
 }
+
+// copyCost is a value copied from a place of its own (ops.VectorCost
+// units a value read and one written).
+const copyCost = 2 * ops.VectorCost
 
 // put is mv.Put in pieces: dst[base+offs[i]:][:run] = src[at+i·run:][:run],
 // in order.
