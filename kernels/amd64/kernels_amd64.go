@@ -53,13 +53,13 @@ func minMax8AVX2(x []float32, out *[24]float32)
 // multiple of 8. Requires AVX2, len(u) >= len(x).
 //
 //go:noescape
-func quantizeU8AVX2(x []float32, inv float32, zp int32, u []uint8)
+func quantizeU8AVX2(x []float32, f float32, zp int32, u []uint8)
 
 // quantizeDivU8AVX2 computes kernels.QuantizeDivU8(x, scale, zp, u) for
 // len(x) a multiple of 8. Requires AVX2, len(u) >= len(x).
 //
 //go:noescape
-func quantizeDivU8AVX2(x []float32, scale float32, zp int32, u []uint8)
+func quantizeDivU8AVX2(x []float32, f float32, zp int32, u []uint8)
 
 // peakInt8AVX2 runs iters iterations of 8 independent
 // vpmaddubsw+vpmaddwd+vpaddd chains (512 integer ops each) in registers.

@@ -2,6 +2,46 @@
 
 #include "textflag.h"
 
+// QUANTIZE_SETUP(top) loads the arguments of quantizeU8AVX2 and
+// quantizeDivU8AVX2 (x, f, zp, u): SI x, CX len(x), DI u, Y0 f, Y1 zp,
+// Y2 and Y3 the clamp's bounds -zp and top - zp, in every lane.
+#define QUANTIZE_SETUP(top) \
+	MOVQ         x_base+0(FP), SI \
+	MOVQ         x_len+8(FP), CX \
+	VBROADCASTSS f+24(FP), Y0 \
+	MOVQ         u_base+32(FP), DI \
+	MOVL         zp+28(FP), AX \
+	VMOVD        AX, X1 \
+	VPBROADCASTD X1, Y1 \
+	MOVL         AX, BX \
+	NEGL         BX \
+	VCVTSI2SSL   BX, X2, X2 \
+	VBROADCASTSS X2, Y2 \
+	MOVL         top, BX \
+	SUBL         AX, BX \
+	VCVTSI2SSL   BX, X3, X3 \
+	VBROADCASTSS X3, Y3
+
+// QUANTIZE8(op) quantizes 8 values of x (SI) into u (DI), both moving on,
+// CX counting down: each value goes through op with f (VMULPS, VDIVPS:
+// rounded once), is clamped to [lo, hi], rounded half to even (MXCSR's
+// default) and given zp, then packed to bytes (VEX forms only: no
+// legacy-SSE instruction inside an AVX loop).
+#define QUANTIZE8(op) \
+	VMOVUPS      (SI), Y4 \
+	op           Y0, Y4, Y4 \
+	VMAXPS       Y2, Y4, Y4 \
+	VMINPS       Y3, Y4, Y4 \
+	VCVTPS2DQ    Y4, Y4 \
+	VPADDD       Y1, Y4, Y4 \
+	VEXTRACTI128 $1, Y4, X5 \
+	VPACKSSDW    X5, X4, X4 \
+	VPACKUSWB    X4, X4, X4 \
+	VMOVQ        X4, (DI) \
+	ADDQ         $32, SI \
+	ADDQ         $8, DI \
+	SUBQ         $8, CX
+
 // Q4STEP accumulates one group of 4 k of a 4×16 quantized tile: rows at
 // SI, R8, R9, R10 indexed by AX (+ao), the panel at BX (+bo).
 //   acc[r][0:16] += Σ_j u[r][k+j] · b[k+j][0:16]
@@ -462,33 +502,18 @@ mmdone:
 	VZEROUPPER
 	RET
 
-// func quantizeU8AVX2(x []float32, inv float32, zp int32, u []uint8)
+// func quantizeU8AVX2(x []float32, f float32, zp int32, u []uint8)
 //
 // kernels.QuantizeU8 on len(x) a multiple of 8: 16 at a time, then 8.
 TEXT ·quantizeU8AVX2(SB), NOSPLIT, $0-56
-	MOVQ         x_base+0(FP), SI
-	MOVQ         x_len+8(FP), CX
-	VBROADCASTSS inv+24(FP), Y0
-	MOVQ         u_base+32(FP), DI
-	MOVL         zp+28(FP), AX
-	VMOVD        AX, X1
-	VPBROADCASTD X1, Y1
-	// clamp range: [-zp, 127 - zp]
-	MOVL         AX, BX
-	NEGL         BX
-	VCVTSI2SSL   BX, X2, X2
-	VBROADCASTSS X2, Y2           // lo
-	MOVL         $127, BX
-	SUBL         AX, BX
-	VCVTSI2SSL   BX, X3, X3
-	VBROADCASTSS X3, Y3           // hi
+	QUANTIZE_SETUP($127)
 	TESTQ        CX, CX
 	JZ           qdone
 
 q16:
 	CMPQ        CX, $16
 	JLT         qloop
-	VMULPS      (SI), Y0, Y4      // x·inv
+	VMULPS      (SI), Y0, Y4      // x·f
 	VMULPS      32(SI), Y0, Y5
 	VMAXPS      Y2, Y4, Y4
 	VMAXPS      Y2, Y5, Y5
@@ -509,65 +534,27 @@ q16:
 	JMP         q16
 
 qloop:
-	TESTQ       CX, CX
-	JZ          qdone
-	VMULPS      (SI), Y0, Y4      // x·inv
-	VMAXPS      Y2, Y4, Y4
-	VMINPS      Y3, Y4, Y4        // clamp to [lo, hi]
-	VCVTPS2DQ   Y4, Y4            // round half to even (MXCSR default)
-	VPADDD      Y1, Y4, Y4        // + zp, now in [0, 127]
-	VEXTRACTI128 $1, Y4, X5
-	VPACKSSDW   X5, X4, X4        // 8 int16
-	VPACKUSWB   X4, X4, X4        // 8 uint8 in the low quadword
-	VMOVQ       X4, (DI)          // VEX: no legacy-SSE instruction inside the AVX loop
-	ADDQ        $32, SI
-	ADDQ        $8, DI
-	SUBQ        $8, CX
-	JMP         qloop
+	TESTQ CX, CX
+	JZ    qdone
+	QUANTIZE8(VMULPS)
+	JMP   qloop
 
 qdone:
 	VZEROUPPER
 	RET
 
-// func quantizeDivU8AVX2(x []float32, scale float32, zp int32, u []uint8)
+// func quantizeDivU8AVX2(x []float32, f float32, zp int32, u []uint8)
 //
 // kernels.QuantizeDivU8 on len(x) a multiple of 8, 8 at a time (the
 // division's throughput bounds it, not the loop).
 TEXT ·quantizeDivU8AVX2(SB), NOSPLIT, $0-56
-	MOVQ         x_base+0(FP), SI
-	MOVQ         x_len+8(FP), CX
-	VBROADCASTSS scale+24(FP), Y0
-	MOVQ         u_base+32(FP), DI
-	MOVL         zp+28(FP), AX
-	VMOVD        AX, X1
-	VPBROADCASTD X1, Y1
-	// clamp range: [-zp, 255 - zp]
-	MOVL         AX, BX
-	NEGL         BX
-	VCVTSI2SSL   BX, X2, X2
-	VBROADCASTSS X2, Y2           // lo
-	MOVL         $255, BX
-	SUBL         AX, BX
-	VCVTSI2SSL   BX, X3, X3
-	VBROADCASTSS X3, Y3           // hi
+	QUANTIZE_SETUP($255)
 
 dloop:
-	TESTQ       CX, CX
-	JZ          ddone
-	VMOVUPS     (SI), Y4
-	VDIVPS      Y0, Y4, Y4        // x/scale, rounded once
-	VMAXPS      Y2, Y4, Y4
-	VMINPS      Y3, Y4, Y4        // clamp to [lo, hi]
-	VCVTPS2DQ   Y4, Y4            // round half to even (MXCSR default)
-	VPADDD      Y1, Y4, Y4        // + zp, now in [0, 255]
-	VEXTRACTI128 $1, Y4, X5
-	VPACKSSDW   X5, X4, X4        // 8 int16
-	VPACKUSWB   X4, X4, X4        // 8 uint8 in the low quadword
-	VMOVQ       X4, (DI)
-	ADDQ        $32, SI
-	ADDQ        $8, DI
-	SUBQ        $8, CX
-	JMP         dloop
+	TESTQ CX, CX
+	JZ    ddone
+	QUANTIZE8(VDIVPS)
+	JMP   dloop
 
 ddone:
 	VZEROUPPER

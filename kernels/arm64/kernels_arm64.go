@@ -58,14 +58,14 @@ func qTile1I8MM(u []uint8, bp []int8, kq int, acc []int32)
 //go:noescape
 func minMax4NEON(x []float32, out *[12]float32)
 
-// quantizeDivU8NEON computes u[i] = roundEven(clamp(x[i]/scale, lo, hi))
+// quantizeDivU8NEON computes u[i] = roundEven(clamp(x[i]/f, lo, hi))
 // + zp for len(x) a multiple of 8.
 //
 //go:noescape
-func quantizeDivU8NEON(x []float32, scale float32, zp int32, lo, hi float32, u []uint8)
+func quantizeDivU8NEON(x []float32, f float32, zp int32, lo, hi float32, u []uint8)
 
-// quantizeU8NEON computes u[i] = roundEven(clamp(x[i]*inv, lo, hi)) + zp
+// quantizeU8NEON computes u[i] = roundEven(clamp(x[i]*f, lo, hi)) + zp
 // for len(x) a multiple of 8.
 //
 //go:noescape
-func quantizeU8NEON(x []float32, inv float32, zp int32, lo, hi float32, u []uint8)
+func quantizeU8NEON(x []float32, f float32, zp int32, lo, hi float32, u []uint8)

@@ -2,6 +2,43 @@
 
 #include "textflag.h"
 
+// QUANTIZE_SETUP loads the arguments of quantizeU8NEON and
+// quantizeDivU8NEON (x, f, zp, lo, hi, u): R0 x, R3 len(x), V0 f, V1 zp,
+// V2 lo, V3 hi in every lane, R8 u.
+#define QUANTIZE_SETUP \
+	MOVD  x_base+0(FP), R0 \
+	MOVD  x_len+8(FP), R3 \
+	FMOVS f+24(FP), F0 \
+	VDUP  V0.S[0], V0.S4 \
+	MOVW  zp+28(FP), R4 \
+	VDUP  R4, V1.S4 \
+	FMOVS lo+32(FP), F2 \
+	VDUP  V2.S[0], V2.S4 \
+	FMOVS hi+36(FP), F3 \
+	VDUP  V3.S[0], V3.S4 \
+	MOVD  u_base+40(FP), R8
+
+// QUANTIZE8(op) quantizes 8 values of x into u, both pointers moving on:
+// each value goes through op with f (op the base encoding of FMUL or
+// FDIV .4S, rounded once), is clamped to [lo, hi], rounded half to even
+// and given zp.
+#define QUANTIZE8(op) \
+	VLD1.P 32(R0), [V4.S4, V5.S4] \
+	WORD   $((op)|(4<<5)|4)       /* V4 = V4 op V0 */ \
+	WORD   $0x4e22f484            /* FMAX V4.4S, V4.4S, V2.4S */ \
+	WORD   $0x4ea3f484            /* FMIN V4.4S, V4.4S, V3.4S */ \
+	WORD   $0x4e21a884            /* FCVTNS V4.4S, V4.4S */ \
+	VADD   V1.S4, V4.S4, V4.S4 \
+	WORD   $((op)|(5<<5)|5)       /* V5 = V5 op V0 */ \
+	WORD   $0x4e22f4a5            /* FMAX V5.4S, V5.4S, V2.4S */ \
+	WORD   $0x4ea3f4a5            /* FMIN V5.4S, V5.4S, V3.4S */ \
+	WORD   $0x4e21a8a5            /* FCVTNS V5.4S, V5.4S */ \
+	VADD   V1.S4, V5.S4, V5.S4 \
+	WORD   $0x0e612886            /* XTN V6.4H, V4.4S */ \
+	WORD   $0x4e6128a6            /* XTN2 V6.8H, V5.4S */ \
+	WORD   $0x0e2128c7            /* XTN V7.8B, V6.8H */ \
+	VST1.P [V7.B8], 8(R8)
+
 // NEON kernels. Go's assembler has no mnemonics for SMULL, SADALP, SDOT and
 // the vector float arithmetic used here; those go in as WORD with the
 // instruction in the comment.
@@ -355,77 +392,29 @@ mmloop:
 	VST1 [V0.S4, V1.S4, V2.S4], (R8)
 	RET
 
-// func quantizeDivU8NEON(x []float32, scale float32, zp int32, lo, hi float32, u []uint8)
+// func quantizeDivU8NEON(x []float32, f float32, zp int32, lo, hi float32, u []uint8)
 //
-// u[i] = int32(roundEven(clamp(x[i]/scale, lo, hi))) + zp, len(x) a
+// u[i] = int32(roundEven(clamp(x[i]/f, lo, hi))) + zp, len(x) a
 // multiple of 8.
 TEXT ·quantizeDivU8NEON(SB), NOSPLIT, $0-64
-	MOVD  x_base+0(FP), R0
-	MOVD  x_len+8(FP), R3
-	FMOVS scale+24(FP), F0
-	VDUP  V0.S[0], V0.S4          // scale
-	MOVW  zp+28(FP), R4
-	VDUP  R4, V1.S4               // zp
-	FMOVS lo+32(FP), F2
-	VDUP  V2.S[0], V2.S4          // lo
-	FMOVS hi+36(FP), F3
-	VDUP  V3.S[0], V3.S4          // hi
-	MOVD  u_base+40(FP), R8
-	CBZ   R3, ddone
+	QUANTIZE_SETUP
+	CBZ  R3, ddone
 dloop:
-	VLD1.P 32(R0), [V4.S4, V5.S4]
-	WORD $0x6e20fc84 // FDIV V4.4S, V4.4S, V0.4S
-	WORD $0x4e22f484 // FMAX V4.4S, V4.4S, V2.4S
-	WORD $0x4ea3f484 // FMIN V4.4S, V4.4S, V3.4S
-	WORD $0x4e21a884 // FCVTNS V4.4S, V4.4S (round half to even)
-	VADD V1.S4, V4.S4, V4.S4 // + zp
-	WORD $0x6e20fca5 // FDIV V5.4S, V5.4S, V0.4S
-	WORD $0x4e22f4a5 // FMAX V5.4S, V5.4S, V2.4S
-	WORD $0x4ea3f4a5 // FMIN V5.4S, V5.4S, V3.4S
-	WORD $0x4e21a8a5 // FCVTNS V5.4S, V5.4S (round half to even)
-	VADD V1.S4, V5.S4, V5.S4 // + zp
-	WORD $0x0e612886 // XTN V6.4H, V4.4S
-	WORD $0x4e6128a6 // XTN2 V6.8H, V5.4S
-	WORD $0x0e2128c7 // XTN V7.8B, V6.8H
-	VST1.P [V7.B8], 8(R8)
-	SUB    $8, R3
-	CBNZ   R3, dloop
+	QUANTIZE8(0x6e20fc00) // FDIV
+	SUB  $8, R3
+	CBNZ R3, dloop
 ddone:
 	RET
 
-// func quantizeU8NEON(x []float32, inv float32, zp int32, lo, hi float32, u []uint8)
+// func quantizeU8NEON(x []float32, f float32, zp int32, lo, hi float32, u []uint8)
 //
-// u[i] = int32(roundEven(clamp(x[i]·inv, lo, hi))) + zp, len(x) a multiple of 8.
+// u[i] = int32(roundEven(clamp(x[i]·f, lo, hi))) + zp, len(x) a multiple of 8.
 TEXT ·quantizeU8NEON(SB), NOSPLIT, $0-64
-	MOVD  x_base+0(FP), R0
-	MOVD  x_len+8(FP), R3
-	FMOVS inv+24(FP), F0
-	VDUP  V0.S[0], V0.S4          // inv
-	MOVW  zp+28(FP), R4
-	VDUP  R4, V1.S4               // zp
-	FMOVS lo+32(FP), F2
-	VDUP  V2.S[0], V2.S4          // lo
-	FMOVS hi+36(FP), F3
-	VDUP  V3.S[0], V3.S4          // hi
-	MOVD  u_base+40(FP), R8
-	CBZ   R3, qdone
+	QUANTIZE_SETUP
+	CBZ  R3, qdone
 qloop:
-	VLD1.P 32(R0), [V4.S4, V5.S4]
-	WORD $0x6e20dc84 // FMUL V4.4S, V4.4S, V0.4S
-	WORD $0x4e22f484 // FMAX V4.4S, V4.4S, V2.4S
-	WORD $0x4ea3f484 // FMIN V4.4S, V4.4S, V3.4S
-	WORD $0x4e21a884 // FCVTNS V4.4S, V4.4S (round half to even)
-	VADD V1.S4, V4.S4, V4.S4 // + zp
-	WORD $0x6e20dca5 // FMUL V5.4S, V5.4S, V0.4S
-	WORD $0x4e22f4a5 // FMAX V5.4S, V5.4S, V2.4S
-	WORD $0x4ea3f4a5 // FMIN V5.4S, V5.4S, V3.4S
-	WORD $0x4e21a8a5 // FCVTNS V5.4S, V5.4S (round half to even)
-	VADD V1.S4, V5.S4, V5.S4 // + zp
-	WORD $0x0e612886 // XTN V6.4H, V4.4S
-	WORD $0x4e6128a6 // XTN2 V6.8H, V5.4S
-	WORD $0x0e2128c7 // XTN V7.8B, V6.8H
-	VST1.P [V7.B8], 8(R8)
-	SUB    $8, R3
-	CBNZ   R3, qloop
+	QUANTIZE8(0x6e20dc00) // FMUL
+	SUB  $8, R3
+	CBNZ R3, qloop
 qdone:
 	RET
