@@ -18,7 +18,9 @@ import (
 )
 
 // The CNN benchmarks run whole exported models from ../shared/models on
-// GOMAXPROCS cores (-test.cpu 1,2 runs both), int8 weights (the default)
+// GOMAXPROCS cores (-test.cpu N: one value an invocation, since a
+// benchmark on b.Loop measures the first value of a list under the
+// GOMAXPROCS the list leaves, not its own), int8 weights (the default)
 // and float32, and report images/s.
 // tools/modelbench runs the same models beside ONNX Runtime; these are for
 // profiling (-cpuprofile) and for before/after comparisons of one change.

@@ -88,8 +88,8 @@ func TestEncoderMatchesONNXRuntime(t *testing.T) {
 }
 
 // BenchmarkEncoder runs the transformer encoder of internal/onnxbuild
-// (tools/modelbench's "encoder") on GOMAXPROCS threads (-test.cpu 1,2
-// runs both) at batch 1 and 8, with int8
+// (tools/modelbench's "encoder") on GOMAXPROCS threads (-test.cpu N,
+// one value an invocation: see benchCNN) at batch 1 and 8, with int8
 // weights (the default) and in float32; sequences/s is the figure the
 // table in docs/performance.md reports. It also reports the process's CPU
 // time a run (cpu-ns/op, where the system tells it), the collector's

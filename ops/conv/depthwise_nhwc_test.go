@@ -301,7 +301,8 @@ func TestDepthwiseNHWCSplit(t *testing.T) {
 
 // BenchmarkDepthwiseLayouts runs the depthwise convolutions of PaddleOCR's
 // text-direction classifier (batch 1, HardSwish, on GOMAXPROCS threads of
-// the default kernels: -test.cpu 1,2 runs both) in NCHW, on the planes, and channels-last, on
+// the default kernels: -test.cpu N, one value an invocation, as a list
+// measures its first value under the GOMAXPROCS it leaves) in NCHW, on the planes, and channels-last, on
 // DepthwiseRows, side by side. It reports GOP/s (2 operations per
 // multiply-add) of wall time and per CPU-second the process used.
 func BenchmarkDepthwiseLayouts(b *testing.B) {
