@@ -29,23 +29,24 @@ func MinMaxAVX2(x []float32) (lo, hi float32, finite bool) {
 
 // QuantizeU8AVX2 computes kernels.QuantizeU8(x, inv, zp, u). Requires AVX2.
 func QuantizeU8AVX2(x []float32, inv float32, zp int32, u []uint8) {
-	u = u[:len(x)]
-	n := len(x) &^ 7
-	if n > 0 {
-		quantizeU8AVX2(x[:n], inv, zp, u[:n])
-	}
-	kernels.QuantizeU8(x[n:], inv, zp, u[n:])
+	quantizeBytes(quantizeU8AVX2, kernels.QuantizeU8, x, inv, zp, u)
 }
 
 // QuantizeDivU8AVX2 computes kernels.QuantizeDivU8(x, scale, zp, u).
 // Requires AVX2.
 func QuantizeDivU8AVX2(x []float32, scale float32, zp int32, u []uint8) {
+	quantizeBytes(quantizeDivU8AVX2, kernels.QuantizeDivU8, x, scale, zp, u)
+}
+
+// quantizeBytes runs a byte quantizer's kernel on the whole eights of x
+// and its reference ref on the rest (the same bits).
+func quantizeBytes(kernel, ref func(x []float32, f float32, zp int32, u []uint8), x []float32, f float32, zp int32, u []uint8) {
 	u = u[:len(x)]
 	n := len(x) &^ 7
 	if n > 0 {
-		quantizeDivU8AVX2(x[:n], scale, zp, u[:n])
+		kernel(x[:n], f, zp, u[:n])
 	}
-	kernels.QuantizeDivU8(x[n:], scale, zp, u[n:])
+	ref(x[n:], f, zp, u[n:])
 }
 
 // QTile4AVX2 computes kernels.QTile(4, u, ldu, bp, kq, acc). Requires AVX2.

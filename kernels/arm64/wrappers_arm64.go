@@ -103,22 +103,23 @@ func MinMaxNEON(x []float32) (lo, hi float32, finite bool) {
 // QuantizeDivU8NEON computes kernels.QuantizeDivU8(x, scale, zp, u).
 // Requires ASIMD.
 func QuantizeDivU8NEON(x []float32, scale float32, zp int32, u []uint8) {
-	u = u[:len(x)]
-	n := len(x) &^ 7
-	if n > 0 {
-		lo, hi := float32(-zp), float32(255-zp)
-		quantizeDivU8NEON(x[:n], scale, zp, lo, hi, u[:n])
-	}
-	kernels.QuantizeDivU8(x[n:], scale, zp, u[n:])
+	quantizeBytes(quantizeDivU8NEON, kernels.QuantizeDivU8, 255, x, scale, zp, u)
 }
 
 // QuantizeU8NEON computes kernels.QuantizeU8(x, inv, zp, u). Requires ASIMD.
 func QuantizeU8NEON(x []float32, inv float32, zp int32, u []uint8) {
+	quantizeBytes(quantizeU8NEON, kernels.QuantizeU8, 127, x, inv, zp, u)
+}
+
+// quantizeBytes runs a byte quantizer's kernel on the whole eights of x,
+// its clamp [-zp, top-zp], and its reference ref on the rest (the same
+// bits).
+func quantizeBytes(kernel func(x []float32, f float32, zp int32, lo, hi float32, u []uint8), ref func(x []float32, f float32, zp int32, u []uint8),
+	top int32, x []float32, f float32, zp int32, u []uint8) {
 	u = u[:len(x)]
 	n := len(x) &^ 7
 	if n > 0 {
-		lo, hi := float32(-zp), float32(127-zp)
-		quantizeU8NEON(x[:n], inv, zp, lo, hi, u[:n])
+		kernel(x[:n], f, zp, float32(-zp), float32(top-zp), u[:n])
 	}
-	kernels.QuantizeU8(x[n:], inv, zp, u[n:])
+	ref(x[n:], f, zp, u[n:])
 }

@@ -175,10 +175,8 @@ func padNHWC(c *ops.Context, pl *dwPlan, x, src []float32, b0, n int, o *output)
 			}
 		case cols > 0:
 			transposeStrided(tb, pixels, cs, x[b*ch*inSize+iy*p.w:], inSize, ch, cols)
-			for j := range cs - ch {
-				for k := range cols {
-					pixels[k*cs+ch+j] = 0
-				}
+			for j := ch; j < len(pixels) && cs > ch; j += cs {
+				clear(pixels[j : j+cs-ch]) // each pixel's added channels
 			}
 		}
 		clear(dst[(left+cols)*cs:])
