@@ -329,21 +329,21 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) (*t
 		if x.DType != tensor.Float32 || xs.DType != tensor.Float32 {
 			return nil, ops.InputErrorf("Mul operands have types %v and %v", x.DType, xs.DType)
 		}
-		if img := shape; f.scalesRows(img, xs) {
+		if f.scalesRows(shape, xs) {
 			// A pointwise product reads the image's pixels as its rows:
 			// each tile scales its own rows as it reads them.
-			xscale, xs = expandScale(xs, img), nil
+			xscale = expandScale(xs, shape)
+		} else {
+			scaled, tmp, err := scaleNHWC(c, x, xs, own)
+			if err != nil {
+				return nil, err
+			}
+			if tmp {
+				defer putBuf(scaled.Data.([]float32))
+			}
+			x = scaled
 		}
-	}
-	if xs != nil && lay.nhwcIn {
-		scaled, tmp, err := scaleNHWC(c, x, xs, own)
-		if err != nil {
-			return nil, err
-		}
-		if tmp {
-			defer putBuf(scaled.Data.([]float32))
-		}
-		x, xs = scaled, nil
+		xs = nil
 	}
 	if xs != nil {
 		if x.DType != tensor.Float32 || xs.DType != tensor.Float32 {
