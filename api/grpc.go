@@ -353,6 +353,11 @@ func (h *healthService) Watch(req *healthpb.HealthCheckRequest, stream grpc.Serv
 	defer tick.Stop()
 	last := healthpb.HealthCheckResponse_ServingStatus(-1)
 	for {
+		// The drain is read before the status: once it has begun, the
+		// status read after it is the drain's, which the call sends before
+		// it ends (read the other way round, a drain beginning between
+		// the two ended the call without it).
+		draining := h.s.draining()
 		st, _ := h.status(req.GetService())
 		if st != last {
 			if err := stream.Send(&healthpb.HealthCheckResponse{Status: st}); err != nil {
@@ -360,7 +365,7 @@ func (h *healthService) Watch(req *healthpb.HealthCheckRequest, stream grpc.Serv
 			}
 			last = st
 		}
-		if h.s.draining() {
+		if draining {
 			return status.Error(codes.Unavailable, "the server is shutting down")
 		}
 		select {
