@@ -43,6 +43,7 @@ type Model struct {
 	Unfolded []string
 	opsets   map[string]int64
 	graph
+	split *splitTuner // nil: every run splits as the engine decides
 
 	// The graph as written, compiled on first use for gradients (builds
 	// with the autodiff tag).
@@ -130,6 +131,9 @@ func compile(ctx context.Context, pb *onnxpb.Model, opts Options, overrides map[
 		return nil, unsupportedf("model-local functions")
 	}
 	m := &Model{IRVersion: pb.IRVersion, Producer: pb.ProducerName, Kernels: opts.Exec.Table().String(), opsets: map[string]int64{}}
+	if !opts.AlwaysSplit {
+		m.split = newSplitTuner(opts.Exec)
+	}
 	for _, op := range pb.OpsetImport {
 		m.opsets[normDomain(op.Domain)] = op.Version
 	}
@@ -604,7 +608,7 @@ func (m *Model) execute(ctx context.Context, inputs map[string]*tensor.Tensor, w
 	if want == nil {
 		keep = nil
 	}
-	return m.graph.execute(ctx, args, nil, keep)
+	return m.executeSplit(ctx, args, keep)
 }
 
 // execute runs the graph's steps on its inputs (parallel to inputSlot)
@@ -638,7 +642,7 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 	}
 	// A profiled run times its steps and probes its engine; a subgraph's
 	// steps count in their control-flow node's time.
-	exec := g.exec
+	exec := g.engineOf(ctx)
 	var prof *stepProbe
 	if p := profileOf(ctx); p != nil {
 		prof = &stepProbe{p: p}

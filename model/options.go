@@ -36,6 +36,11 @@ type Options struct {
 	// per-tensor parameters of calibrated ranges (Static: static
 	// quantization); nil quantizes them per row at run time.
 	Calibration *Calibration
+	// AlwaysSplit makes every run split its loops across Exec's cores as
+	// the engine decides, instead of the model learning per input size
+	// whether its runs are faster split or on one core (splitTuner): for
+	// benchmarks of the splits themselves.
+	AlwaysSplit bool
 
 	plan quantPlan // the policy's decisions, set by compile (planQuantization)
 }

@@ -221,6 +221,10 @@ func main() {
 			}
 			fmt.Printf("%-10s %5d %10s %10s %10s %10s %10s %8s %8s %8s %8s\n", b.name, n, col(best[0]), col(best[1]), col(best[2]), col(best[3]), col(best[4]),
 				ratio(best[0], best[2]), ratio(best[1], best[2]), ratio(best[0], best[4]), ratio(best[3], best[4]))
+			if *threads > 1 {
+				fmt.Printf("# %s batch %d runs on: qs i8 %s, qs f32 %s, qs exp i8 %s\n", b.name, n,
+					splitWay(i8, in.Len()), splitWay(f32, in.Len()), splitWay(exported, in.Len()))
+			}
 		}
 	}
 }
@@ -326,6 +330,28 @@ func dynamicBatch(data []byte) ([]byte, error) {
 		}
 	}
 	return onnxpb.Marshal(pb), nil
+}
+
+// splitWay says how m's runs of size input elements take the engine's
+// cores, as the model chose them (model.SplitChoices).
+func splitWay(m *model.Model, size int) string {
+	if m == nil {
+		return "-"
+	}
+	for _, c := range m.SplitChoices() {
+		if c.Elements != size {
+			continue
+		}
+		if !c.Decided {
+			return "undecided"
+		}
+		way := "split"
+		if c.OneCore {
+			way = "one core"
+		}
+		return fmt.Sprintf("%s (split %.3f ms, one core %.3f ms)", way, ms(c.Split), ms(c.Serial))
+	}
+	return "split (untuned)"
 }
 
 // run times m on in for -mintime after one warm-up and returns runs per
