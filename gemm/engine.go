@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quantserve/quantserve/dispatch"
@@ -27,6 +28,25 @@ type Engine struct {
 	serial     *Engine
 	// probe, when set (Probed), is told of work that could split.
 	probe *Probe
+	// running counts the runs in progress (Begin), started those ever begun.
+	running atomic.Int32
+	started atomic.Uint64
+}
+
+// Begin marks the start of a run of work on e (a model's run, bracketed
+// by its caller) and returns the func that marks its end and reports
+// whether the run had e to itself: whether no other run begun on e was
+// in progress at any time during it. A caller timing its runs to choose
+// how to run the next ones (a model's split or one-core choice) times
+// only those: a run beside others is slowed by them, whatever its way.
+func (e *Engine) Begin() (end func() (alone bool)) {
+	alone := e.running.Add(1) == 1
+	start := e.started.Add(1)
+	return func() bool {
+		alone = alone && e.started.Load() == start
+		e.running.Add(-1)
+		return alone
+	}
 }
 
 // New returns an Engine on table t using at most threads cores. Its

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/quantserve/quantserve/gemm"
@@ -32,15 +31,14 @@ import (
 // changes the choice within a few hundred runs. Both ways compute the
 // same bits: every split is of output units, never of a sum.
 //
-// Only a run alone on the model is timed: under concurrent requests the
-// runs slow each other, the cores are busy with request-level parallelism
-// anyway, and each run takes the way chosen so far.
+// Only a run alone on the engine is timed (gemm.Engine.Begin): under
+// concurrent requests, to this model or others on the same engine, the
+// runs slow each other, the cores are busy with request-level
+// parallelism anyway, and each run takes the way chosen so far.
 type splitTuner struct {
+	exec  *gemm.Engine // the model's engine, which tells runs alone on it
 	mu    sync.Mutex
 	sizes map[int]*splitStats // by the number of input elements
-
-	running atomic.Int32  // runs in progress
-	started atomic.Uint64 // runs ever started
 }
 
 const (
@@ -55,7 +53,7 @@ func newSplitTuner(exec *gemm.Engine) *splitTuner {
 	if exec.Threads() <= 1 {
 		return nil
 	}
-	return &splitTuner{sizes: map[int]*splitStats{}}
+	return &splitTuner{exec: exec, sizes: map[int]*splitStats{}}
 }
 
 // splitStats is what a tuner knows of one input size.
@@ -116,12 +114,9 @@ func (t *splitTuner) begin(size int) (serial bool, done func(d time.Duration, ok
 		serial = s.next()
 	}
 	t.mu.Unlock()
-	alone := t.running.Add(1) == 1
-	start := t.started.Add(1)
+	end := t.exec.Begin()
 	return serial, func(d time.Duration, ok bool) {
-		alone = alone && t.started.Load() == start
-		t.running.Add(-1)
-		if s == nil || !alone || !ok {
+		if alone := end(); s == nil || !alone || !ok {
 			return
 		}
 		t.mu.Lock()

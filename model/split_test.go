@@ -82,14 +82,24 @@ func TestSplitStatsChooses(t *testing.T) {
 }
 
 // TestSplitTunerTimesLoneRunsOnly checks that runs overlapping another run
-// of the model are not timed, and that runs of sizes beyond splitSizes
-// split untuned.
+// on the engine, of the model or another, are not timed, and that runs of
+// sizes beyond splitSizes split untuned.
 func TestSplitTunerTimesLoneRunsOnly(t *testing.T) {
-	tu := &splitTuner{sizes: map[int]*splitStats{}}
+	exec := gemm.New(dispatch.Default(), 2)
+	defer exec.Close()
+	tu := newSplitTuner(exec)
 	_, done1 := tu.begin(10)
 	_, done2 := tu.begin(10)
 	done2(time.Millisecond, true)
 	done1(time.Millisecond, true)
+	other := newSplitTuner(exec) // another model on the same engine
+	_, done1 = tu.begin(10)
+	_, done2 = other.begin(20)
+	done1(time.Millisecond, true)
+	done2(time.Millisecond, true)
+	if s := other.sizes[20]; s.timed != [2]int{} {
+		t.Fatalf("a run beside another model's was timed: %v", s.timed)
+	}
 	_, done3 := tu.begin(10) // alone, but ended with an error
 	done3(time.Millisecond, false)
 	if s := tu.sizes[10]; s.timed != [2]int{} {

@@ -45,3 +45,18 @@ func benchDecode(b *testing.B, body []byte) {
 		}
 	}
 }
+
+// BenchmarkDecodeWide decodes a body as tools/loadgen's wide scenario
+// sends it: 4,096 FP32 values of a standard normal with 7 significant
+// digits, half of them negative.
+func BenchmarkDecodeWide(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	body := []byte(`{"inputs":[{"name":"x","shape":[1,4096],"datatype":"FP32","data":[`)
+	for i := range 4096 {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = strconv.AppendFloat(body, float64(float32(rng.NormFloat64())), 'g', 7, 32)
+	}
+	benchDecode(b, append(body, "]}]}"...))
+}
