@@ -132,7 +132,7 @@ func compile(ctx context.Context, pb *onnxpb.Model, opts Options, overrides map[
 	}
 	m := &Model{IRVersion: pb.IRVersion, Producer: pb.ProducerName, Kernels: opts.Exec.Table().String(), opsets: map[string]int64{}}
 	if !opts.AlwaysSplit {
-		m.split = newSplitTuner(opts.Exec)
+		defer func() { m.split = newSplitTuner(opts.Exec, len(m.steps)) }()
 	}
 	for _, op := range pb.OpsetImport {
 		m.opsets[normDomain(op.Domain)] = op.Version
@@ -654,6 +654,10 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 	arena := g.arena(ctx, keep) // nil when the run keeps every value
 	defer g.endArena(arena)
 	oc := ops.NewContext(ctx, exec, keep == nil || valuesKept(ctx)).Metered(meter).WithArena(arena)
+	plan, one := planFor(ctx, g), oc // a tuned run's steps on one core take one
+	if plan != nil {
+		one = oc.OnEngine(exec.Serial())
+	}
 	args := make([]*tensor.Tensor, 0, 8)
 	for i, st := range g.steps {
 		if err := ctx.Err(); err != nil {
@@ -667,12 +671,19 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 				args = append(args, vals[s])
 			}
 		}
-		if prof != nil {
-			prof.start = time.Now()
+		c, t0 := oc, time.Time{}
+		if plan != nil && plan.one[i] {
+			c = one
 		}
-		outs, err := st.op.Run(oc, args)
+		if prof != nil || plan != nil {
+			t0 = time.Now()
+		}
+		outs, err := st.op.Run(c, args)
+		if plan != nil {
+			plan.took[i] = time.Since(t0)
+		}
 		if prof != nil {
-			d := time.Since(prof.start)
+			d := time.Since(t0)
 			prof.probe.Take()
 			prof.p.add(st.name, st.desc.Type, d, prof.probe.TakeTime())
 		}
@@ -748,44 +759,6 @@ func (g *graph) run(ctx context.Context, inputs, captured []*tensor.Tensor) ([]*
 	}
 	return outs, nil
 }
-
-// Step describes one compiled node for a backward pass.
-type Step struct {
-	Name, Op string
-	Opset    int64
-	Desc     *Descriptor // the implementation the node runs
-	Params   any         // its parsed attribute struct (a pointer); graph attributes, compiled into Operator, are nil
-	In       []int       // input slots as the graph names them; -1 when absent
-	Out      []int
-	// Exec is the engine the model runs on (Options.Exec): the one its
-	// backward pass multiplies on.
-	Exec *gemm.Engine
-	// Operator is the compiled node: what its builder settled at load
-	// (norm.BatchNorm tells whether it folded its constants;
-	// matmul.WeightOf returns the weight a product's kernels hold, whose
-	// slot in In has no value in a trace).
-	Operator ops.Operator
-}
-
-// Steps returns the compiled nodes in execution order. Nodes folded at
-// load (Constant, DequantizeLinear of constants) are not among them.
-func (m *Model) Steps() []Step {
-	out := make([]Step, len(m.steps))
-	for i, st := range m.steps {
-		out[i] = Step{Name: st.name, Op: st.desc.Type, Opset: st.opset, Desc: st.desc, Params: st.params, In: st.args, Out: st.out, Exec: m.exec, Operator: st.op}
-	}
-	return out
-}
-
-// Slot returns the value slot of a graph input, initializer or node output.
-func (m *Model) Slot(name string) (int, bool) {
-	s, ok := m.slotOf[name]
-	return s, ok
-}
-
-// InputSlot returns the slot of graph input i; OutputSlot likewise.
-func (m *Model) InputSlot(i int) int  { return m.inputSlot[i] }
-func (m *Model) OutputSlot(i int) int { return m.outputSlot[i] }
 
 func specNames(specs []IOSpec) string {
 	s := ""

@@ -97,6 +97,9 @@ func (s *subgraph) Run(c *ops.Context, in []*tensor.Tensor, inputs []*tensor.Ten
 	if c.KeepValues() && !valuesKept(ctx) {
 		ctx = context.WithValue(ctx, keepValuesKey{}, true)
 	}
+	if e := c.Engine(); e != s.exec && e == s.exec.Serial() {
+		ctx = context.WithValue(ctx, engineKey{}, e) // a step the run keeps on one core
+	}
 	return s.call(ctx, in, inputs)
 }
 

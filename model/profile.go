@@ -113,5 +113,4 @@ func (p *Profile) SerialFraction() float64 {
 type stepProbe struct {
 	p     *Profile
 	probe gemm.Probe
-	start time.Time
 }

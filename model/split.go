@@ -23,13 +23,16 @@ import (
 // on one, while a 512x512x512 product scaled 1.8x in both.
 //
 // So a model on an engine of several threads learns, for each size of
-// its inputs, which of two ways a run is faster: split as the engine
-// decides, or on the calling goroutine alone (gemm.Engine.Serial). It
-// times splitWindow runs of each way, alternating, takes the way whose
-// median is lower, and keeps trying the other way once every splitProbe
-// runs, so that a host that changes (or a first guess that was wrong)
-// changes the choice within a few hundred runs. Both ways compute the
-// same bits: every split is of output units, never of a sum.
+// its inputs, which of three ways a run is fastest: every step split as
+// the engine decides, every step on the calling goroutine alone
+// (gemm.Engine.Serial), or each step the way its own timings favour
+// (mixed). It times splitWindow runs of the first two ways, alternating,
+// each step's time within them too, then splitWindow mixed runs; it
+// takes the way whose median run is lowest, and keeps trying the other
+// two, in turn, once every splitProbe runs, so that a host that changes
+// (or a first guess that was wrong) changes the choice within a few
+// hundred runs. Every way computes the same bits: every split is of
+// output units, never of a sum.
 //
 // Only a run alone on the engine is timed (gemm.Engine.Begin): under
 // concurrent requests, to this model or others on the same engine, the
@@ -37,97 +40,209 @@ import (
 // parallelism anyway, and each run takes the way chosen so far.
 type splitTuner struct {
 	exec  *gemm.Engine // the model's engine, which tells runs alone on it
+	steps int          // the main graph's steps
 	mu    sync.Mutex
 	sizes map[int]*splitStats // by the number of input elements
 }
 
 const (
-	splitWindow = 5   // timed runs kept per way
-	splitProbe  = 32  // every splitProbe-th run of a size takes the way not chosen
-	splitSizes  = 256 // input sizes a model tunes; runs of other sizes split
+	splitWindow   = 5   // timed runs kept per way (and step times per step and way)
+	splitProbe    = 32  // every splitProbe-th run of a size tries a way not chosen
+	splitSizes    = 64  // input sizes a model tunes; runs of other sizes split
+	splitSettle   = 2   // timed runs of split and one core that may settle the choice
+	splitFar      = 1.5 // the ratio of their medians that settles it
+	splitFarProbe = 8   // settled, the other way is tried this many times less often
 )
 
-// newSplitTuner returns the tuner of a model on exec, or nil when there is
-// nothing to choose: an engine of one thread.
-func newSplitTuner(exec *gemm.Engine) *splitTuner {
+// The ways a run takes.
+const (
+	waySplit = iota // every step split as the engine decides
+	wayOne          // every step on one core
+	wayMixed        // each step the faster way by its own timings
+	ways
+)
+
+// newSplitTuner returns the tuner of a model of steps steps on exec, or
+// nil when there is nothing to choose: an engine of one thread.
+func newSplitTuner(exec *gemm.Engine, steps int) *splitTuner {
 	if exec.Threads() <= 1 {
 		return nil
 	}
-	return &splitTuner{exec: exec, sizes: map[int]*splitStats{}}
+	return &splitTuner{exec: exec, steps: steps, sizes: map[int]*splitStats{}}
+}
+
+// window holds the last splitWindow durations of something timed.
+type window struct {
+	t [splitWindow]time.Duration
+	n int // timed ever
+}
+
+func (w *window) add(d time.Duration) {
+	w.t[w.n%splitWindow] = d
+	w.n++
+}
+
+func (w *window) full() bool { return w.n >= splitWindow }
+
+// median returns the median of the last splitWindow durations, or of all
+// there are when fewer, the lower of the middle two of an even count (the
+// faster of two): noise only ever slows a run.
+func (w *window) median() time.Duration {
+	t := w.t
+	n := min(w.n, splitWindow)
+	slices.Sort(t[:n])
+	return t[(n-1)/2]
 }
 
 // splitStats is what a tuner knows of one input size.
 type splitStats struct {
 	runs   int
-	times  [2][splitWindow]time.Duration // per way ([1]: one core), the last timed runs
-	timed  [2]int                        // per way, timed runs ever
-	serial bool                          // the way chosen: one core
+	last   int  // the way of the last run
+	again  bool // the last run was the first of its way: the next takes it too
+	times  [ways]window
+	steps  [][2]window // per step, its times split and on one core
+	mixed  []bool      // per step, whether the mixed way runs it on one core
+	chosen int         // the way chosen
 }
 
-// next returns the way the next run takes: alternating until both ways
-// have splitWindow timed runs, then the chosen one but for every
-// splitProbe-th run.
-func (s *splitStats) next() (serial bool) {
+// next returns the way the next run takes, and whether to time it: split
+// and one core alternating until both have splitWindow timed runs (or
+// splitSettle each, when one is splitFar times the other: the way that
+// far behind is not tried further), then mixed until it has splitWindow
+// too (unless settled), then the chosen way but for every splitProbe-th
+// run (every splitProbe·splitFarProbe-th, settled), which takes the
+// others in turn. A run that takes another way than the last is not
+// timed, and the run after it takes the same way and is: the first run
+// of a way finds the data where the last way left it (in the other
+// core's cache, after a split run: a line to fetch from there for every
+// one it writes), which the way's own runs do not.
+func (s *splitStats) next() (w int, timed bool) {
+	if s.again {
+		s.again = false
+		return s.last, true
+	}
 	s.runs++
-	if s.timed[0] < splitWindow || s.timed[1] < splitWindow {
-		return s.timed[1] < s.timed[0]
+	probe := splitProbe
+	if s.settled() {
+		probe *= splitFarProbe
 	}
-	if s.runs%splitProbe == 0 {
-		return !s.serial
+	sp, one := &s.times[waySplit], &s.times[wayOne]
+	switch {
+	case !s.settled() && (!sp.full() || !one.full()):
+		w = waySplit
+		if one.n < sp.n {
+			w = wayOne
+		}
+	case !s.settled() && !s.times[wayMixed].full():
+		w = wayMixed
+	case s.runs%probe == 0:
+		w = (s.chosen + 1 + s.runs/probe%2) % ways
+		if s.settled() && w == wayMixed {
+			w = waySplit + wayOne - s.chosen
+		}
+	default:
+		w = s.chosen
 	}
-	return s.serial
+	if w != s.last {
+		s.last, s.again = w, true
+		return w, false
+	}
+	return w, true
 }
 
-// record adds a timed run of one way and chooses again.
-func (s *splitStats) record(serial bool, d time.Duration) {
-	w := way(serial)
-	s.times[w][s.timed[w]%splitWindow] = d
-	s.timed[w]++
-	if s.timed[0] >= splitWindow && s.timed[1] >= splitWindow {
-		s.serial = median(s.times[1]) < median(s.times[0])
+// settled reports whether split and one core have splitSettle timed runs
+// each and one's median is splitFar times the other's: the choice is
+// clear without trying either further, or the mixed way at all.
+func (s *splitStats) settled() bool {
+	sp, one := &s.times[waySplit], &s.times[wayOne]
+	if sp.n < splitSettle || one.n < splitSettle {
+		return false
+	}
+	a, b := sp.median(), one.median()
+	return float64(max(a, b)) >= splitFar*float64(min(a, b))
+}
+
+// record adds a timed run of way w (its steps' times took, each on one
+// core where one says) and chooses again.
+func (s *splitStats) record(w int, d time.Duration, one []bool, took []time.Duration) {
+	s.times[w].add(d)
+	for i, t := range took {
+		if one[i] {
+			s.steps[i][1].add(t)
+		} else {
+			s.steps[i][0].add(t)
+		}
+	}
+	for i := range s.mixed {
+		st := &s.steps[i]
+		s.mixed[i] = st[0].full() && st[1].full() && st[1].median() < st[0].median()
+	}
+	best := time.Duration(-1)
+	for w := range ways {
+		if t := &s.times[w]; (t.full() || s.settled() && t.n > 0) && (best < 0 || t.median() < best) {
+			s.chosen, best = w, t.median()
+		}
 	}
 }
 
-func way(serial bool) int {
-	if serial {
-		return 1
+// stepPlan is how one run of a graph runs its steps: on one core where
+// one says, split elsewhere; the run writes each step's time in took.
+type stepPlan struct {
+	g    *graph
+	one  []bool
+	took []time.Duration
+}
+
+// planKey carries a run's stepPlan in its context.
+type planKey struct{}
+
+// planFor returns the plan ctx's run has for g, or nil.
+func planFor(ctx context.Context, g *graph) *stepPlan {
+	if p, ok := ctx.Value(planKey{}).(*stepPlan); ok && p.g == g {
+		return p
 	}
-	return 0
+	return nil
 }
 
-func median(t [splitWindow]time.Duration) time.Duration {
-	slices.Sort(t[:])
-	return t[splitWindow/2]
-}
-
-// begin decides how a run of size input elements runs: on one core
-// (serial) or split. The run calls done with its time, and whether it
+// begin decides how a run of size input elements runs its steps and
+// returns its plan. The run calls done with its time, and whether it
 // succeeded, once it has returned.
-func (t *splitTuner) begin(size int) (serial bool, done func(d time.Duration, ok bool)) {
+func (t *splitTuner) begin(g *graph, size int) (plan *stepPlan, done func(d time.Duration, ok bool)) {
+	plan = &stepPlan{g: g, one: make([]bool, t.steps), took: make([]time.Duration, t.steps)}
+	w := waySplit
 	t.mu.Lock()
 	s := t.sizes[size]
 	if s == nil && len(t.sizes) < splitSizes {
-		s = new(splitStats)
+		s = &splitStats{steps: make([][2]window, t.steps), mixed: make([]bool, t.steps)}
 		t.sizes[size] = s
 	}
+	timed := false
 	if s != nil {
-		serial = s.next()
+		w, timed = s.next()
+		switch w {
+		case wayOne:
+			for i := range plan.one {
+				plan.one[i] = true
+			}
+		case wayMixed:
+			copy(plan.one, s.mixed)
+		}
 	}
 	t.mu.Unlock()
 	end := t.exec.Begin()
-	return serial, func(d time.Duration, ok bool) {
-		if alone := end(); s == nil || !alone || !ok {
+	return plan, func(d time.Duration, ok bool) {
+		if alone := end(); !timed || !alone || !ok {
 			return
 		}
 		t.mu.Lock()
-		s.record(serial, d)
+		s.record(w, d, plan.one, plan.took)
 		t.mu.Unlock()
 	}
 }
 
-// executeSplit runs the main graph on args split across the engine's cores
-// or on one, as the tuner chooses for their size, and times the run for it.
-// A profiled run always splits as the engine decides.
+// executeSplit runs the main graph on args, its steps split across the
+// engine's cores or on one as the tuner plans for their size, and times
+// the run for it. A profiled run always splits as the engine decides.
 func (m *Model) executeSplit(ctx context.Context, args []*tensor.Tensor, keep func(int) bool) ([]*tensor.Tensor, error) {
 	if m.split == nil || profileOf(ctx) != nil {
 		return m.graph.execute(ctx, args, nil, keep)
@@ -136,12 +251,9 @@ func (m *Model) executeSplit(ctx context.Context, args []*tensor.Tensor, keep fu
 	for _, t := range args {
 		size += t.Len()
 	}
-	serial, done := m.split.begin(size)
-	if serial {
-		ctx = context.WithValue(ctx, engineKey{}, m.graph.exec.Serial())
-	}
+	plan, done := m.split.begin(&m.graph, size)
 	start := time.Now()
-	vals, err := m.graph.execute(ctx, args, nil, keep)
+	vals, err := m.graph.execute(context.WithValue(ctx, planKey{}, plan), args, nil, keep)
 	done(time.Since(start), err == nil)
 	return vals, err
 }
@@ -151,18 +263,25 @@ func (m *Model) executeSplit(ctx context.Context, args []*tensor.Tensor, keep fu
 type SplitChoice struct {
 	// Elements is the number of input elements of the runs.
 	Elements int
-	// Decided reports whether both ways have been timed enough to choose.
+	// Decided reports whether every way has been timed enough to choose.
 	Decided bool
-	// OneCore reports whether runs of this size take one core.
-	OneCore bool
-	// Split and Serial are the median times of the last timed runs of
-	// either way.
-	Split, Serial time.Duration
+	// Way is the way runs of this size take: "split" (every step split
+	// as the engine decides), "one core", or "mixed" (each step the way
+	// its own timings favour).
+	Way string
+	// Split, OneCore and Mixed are the median times of the last timed
+	// runs of each way (Mixed 0 when a clear choice left it untried);
+	// OneCoreSteps is how many steps the mixed way runs
+	// on one core, of Steps.
+	Split, OneCore, Mixed time.Duration
+	OneCoreSteps, Steps   int
 }
 
-// SplitChoices returns, for each input size the model has run, whether its
-// runs split across the engine's cores or take one, as timed so far
-// (splitTuner); nil on an engine of one thread.
+var wayNames = [ways]string{"split", "one core", "mixed"}
+
+// SplitChoices returns, for each input size the model has run, which way
+// its runs take across the engine's cores, as timed so far (splitTuner);
+// nil on an engine of one thread.
 func (m *Model) SplitChoices() []SplitChoice {
 	t := m.split
 	if t == nil {
@@ -172,9 +291,18 @@ func (m *Model) SplitChoices() []SplitChoice {
 	defer t.mu.Unlock()
 	out := make([]SplitChoice, 0, len(t.sizes))
 	for size, s := range t.sizes {
-		c := SplitChoice{Elements: size, Decided: s.timed[0] >= splitWindow && s.timed[1] >= splitWindow, OneCore: s.serial}
+		c := SplitChoice{Elements: size, Way: wayNames[s.chosen], Steps: t.steps}
+		c.Decided = s.settled() || s.times[waySplit].full() && s.times[wayOne].full() && s.times[wayMixed].full()
 		if c.Decided {
-			c.Split, c.Serial = median(s.times[0]), median(s.times[1])
+			c.Split, c.OneCore = s.times[waySplit].median(), s.times[wayOne].median()
+			if s.times[wayMixed].n > 0 {
+				c.Mixed = s.times[wayMixed].median()
+			}
+		}
+		for _, one := range s.mixed {
+			if one {
+				c.OneCoreSteps++
+			}
 		}
 		out = append(out, c)
 	}
@@ -182,8 +310,8 @@ func (m *Model) SplitChoices() []SplitChoice {
 	return out
 }
 
-// engineKey carries the engine a run's graphs use instead of their own
-// (the one-core engine of a run the tuner keeps on one core).
+// engineKey carries the engine a subgraph's run uses: the one of the
+// step that runs it.
 type engineKey struct{}
 
 // engineOf returns the engine a graph runs ctx's run on: the context's,

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,68 +17,102 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// TestSplitStatsChooses walks one input size's choice through the runs:
-// alternating until both ways have splitWindow timed runs, then the
-// faster way with a probe of the other every splitProbe runs, and a new
-// choice once the probes show the other way faster.
+// simulate runs n runs of s, each step of a run costing split[i] split
+// and one[i] on one core, and returns the ways taken and whether each
+// run was timed.
+func simulate(s *splitStats, n int, split, one []time.Duration) (taken []int, timed []bool) {
+	for range n {
+		w, t := s.next()
+		onOne := make([]bool, len(split))
+		took := make([]time.Duration, len(split))
+		var d time.Duration
+		for i := range split {
+			onOne[i] = w == wayOne || w == wayMixed && s.mixed[i]
+			took[i] = split[i]
+			if onOne[i] {
+				took[i] = one[i]
+			}
+			d += took[i]
+		}
+		if t {
+			s.record(w, d, onOne, took)
+		}
+		taken, timed = append(taken, w), append(timed, t)
+	}
+	return taken, timed
+}
+
+func newStats(steps int) *splitStats {
+	return &splitStats{steps: make([][2]window, steps), mixed: make([]bool, steps)}
+}
+
+// TestSplitStatsChooses walks one input size's choice through its runs
+// where the ways are close and each wins some steps: split and one core
+// alternating (each first run of a way untimed), then the mixed way,
+// which runs each step the faster way and is chosen; a probe of each
+// other way every splitProbe runs; and a new choice once the host
+// changes.
 func TestSplitStatsChooses(t *testing.T) {
-	var s splitStats
 	ms := time.Millisecond
-	cost := func(serial bool) time.Duration { // split 1 ms, one core 0.7 ms
-		if serial {
-			return 7 * ms / 10
-		}
-		return ms
-	}
-	var ways []bool
-	for range 2 * splitWindow {
-		w := s.next()
-		ways = append(ways, w)
-		s.record(w, cost(w))
-	}
-	for i, w := range ways {
-		if w != (i%2 == 1) {
-			t.Fatalf("exploring runs took ways %v, want split and one core alternating from split", ways)
+	split := []time.Duration{ms, ms, ms}           // 3 ms a run
+	one := []time.Duration{ms / 2, 2 * ms, ms / 2} // 3 ms; mixed 2 ms
+	s := newStats(3)
+	taken, timed := simulate(s, 4*splitWindow+2*splitWindow+4, split, one)
+	for i, w := range taken {
+		if switched := i > 0 && w != taken[i-1]; timed[i] == switched {
+			t.Fatalf("run %d took way %d after way %d and was timed %v: a way's first run is untimed, its next timed", i, w, taken[i-1], timed[i])
 		}
 	}
-	if !s.serial {
-		t.Fatal("one core at 0.7 ms against split at 1 ms: the choice stayed split")
-	}
-	probes := 0
-	for range 4 * splitProbe {
-		w := s.next()
-		if !w {
-			probes++
+	for w := range ways {
+		if s.times[w].n < splitWindow {
+			t.Fatalf("after exploring, way %d has %d timed runs, want %d (ways taken %v)", w, s.times[w].n, splitWindow, taken)
 		}
-		s.record(w, cost(w))
 	}
-	if probes != 4 {
-		t.Fatalf("%d runs split in %d after the choice, want one every %d", probes, 4*splitProbe, splitProbe)
+	if s.chosen != wayMixed || !slices.Equal(s.mixed, []bool{true, false, true}) {
+		t.Fatalf("chose way %d, mixed plan %v; want mixed (2 ms against 3) with steps 0 and 2 on one core", s.chosen, s.mixed)
 	}
-	// The host changes: splitting now takes 0.4 ms. The probes see it and,
-	// once they are the median of the window, the choice follows.
-	cost = func(serial bool) time.Duration {
-		if serial {
-			return 7 * ms / 10
+	taken, _ = simulate(s, 4*splitProbe, split, one)
+	others := 0
+	for _, w := range taken {
+		if w != wayMixed {
+			others++
 		}
-		return 4 * ms / 10
 	}
+	if others != 4*2 { // four probes, each a first run and a timed one
+		t.Fatalf("%d of %d runs took another way than the chosen, want 8 (ways %v)", others, len(taken), taken)
+	}
+	// The host changes: splitting gets twice as fast. The probes see it
+	// and, once they are the median of their window, the choice follows.
+	fast := []time.Duration{ms / 2, ms / 2, ms / 2}
 	runs := 0
-	for s.serial && runs < 10*splitProbe {
-		w := s.next()
-		s.record(w, cost(w))
+	for s.chosen != waySplit && runs < 20*splitProbe {
+		simulate(s, 1, fast, one)
 		runs++
 	}
-	if s.serial {
-		t.Fatalf("after %d runs with splitting faster, the choice is still one core", runs)
+	if s.chosen != waySplit {
+		t.Fatalf("after %d runs with splitting fastest, the choice is way %d", runs, s.chosen)
 	}
-	if want := splitProbe * (splitWindow/2 + 1); runs > want {
+	if want := 2 * splitProbe * (splitWindow/2 + 1); runs > want {
 		t.Fatalf("the choice changed after %d runs, want at most %d", runs, want)
 	}
-	for range 3 * splitProbe {
-		if w := s.next(); w && s.runs%splitProbe != 0 {
-			t.Fatalf("run %d took one core, chosen split", s.runs)
-		}
+}
+
+// TestSplitStatsSettles checks that split and one core far apart settle
+// the choice after splitSettle timed runs each: the slow way is tried
+// only every splitProbe·splitFarProbe runs after, the mixed way never.
+func TestSplitStatsSettles(t *testing.T) {
+	ms := time.Millisecond
+	s := newStats(2)
+	taken, _ := simulate(s, splitProbe*splitFarProbe-1, []time.Duration{ms, ms}, []time.Duration{3 * ms, 3 * ms})
+	count := [ways]int{}
+	for _, w := range taken {
+		count[w]++
+	}
+	if !s.settled() || s.chosen != waySplit {
+		t.Fatalf("one core at 3x split: settled %v, chose way %d", s.settled(), s.chosen)
+	}
+	if count[wayMixed] != 0 || count[wayOne] != 2*splitSettle {
+		t.Fatalf("runs per way %v: want %d on one core (each timed after an untimed first), none mixed", count, 2*splitSettle)
 	}
 }
 
@@ -87,32 +122,30 @@ func TestSplitStatsChooses(t *testing.T) {
 func TestSplitTunerTimesLoneRunsOnly(t *testing.T) {
 	exec := gemm.New(dispatch.Default(), 2)
 	defer exec.Close()
-	tu := newSplitTuner(exec)
-	_, done1 := tu.begin(10)
-	_, done2 := tu.begin(10)
+	g := new(graph)
+	tu := newSplitTuner(exec, 0)
+	_, done1 := tu.begin(g, 10)
+	_, done2 := tu.begin(g, 10)
 	done2(time.Millisecond, true)
 	done1(time.Millisecond, true)
-	other := newSplitTuner(exec) // another model on the same engine
-	_, done1 = tu.begin(10)
-	_, done2 = other.begin(20)
+	other := newSplitTuner(exec, 0) // another model on the same engine
+	_, done1 = tu.begin(g, 10)
+	_, done2 = other.begin(g, 20)
 	done1(time.Millisecond, true)
 	done2(time.Millisecond, true)
-	if s := other.sizes[20]; s.timed != [2]int{} {
-		t.Fatalf("a run beside another model's was timed: %v", s.timed)
-	}
-	_, done3 := tu.begin(10) // alone, but ended with an error
+	_, done3 := tu.begin(g, 10) // alone, but ended with an error
 	done3(time.Millisecond, false)
-	if s := tu.sizes[10]; s.timed != [2]int{} {
-		t.Fatalf("overlapping or failed runs were timed: %v", s.timed)
+	if n := tu.sizes[10].times[waySplit].n + other.sizes[20].times[waySplit].n; n != 0 {
+		t.Fatalf("%d overlapping or failed runs were timed", n)
 	}
-	_, done := tu.begin(10)
+	_, done := tu.begin(g, 10)
 	done(time.Millisecond, true)
-	if s := tu.sizes[10]; s.timed[0]+s.timed[1] != 1 {
-		t.Fatalf("a lone run was not timed: %v", s.timed)
+	if n := tu.sizes[10].times[waySplit].n; n != 1 {
+		t.Fatalf("a lone run was not timed (%d timed)", n)
 	}
 	for size := range splitSizes + 10 {
-		serial, done := tu.begin(1000 + size)
-		if serial {
+		plan, done := tu.begin(g, 1000+size)
+		if slices.Contains(plan.one, true) {
 			t.Fatalf("the first run of size %d took one core, want split", 1000+size)
 		}
 		done(time.Millisecond, true)
@@ -122,8 +155,13 @@ func TestSplitTunerTimesLoneRunsOnly(t *testing.T) {
 	}
 }
 
+// splitRuns is enough runs for a tuner to try every way: split and one
+// core splitWindow timed runs each, every one after an untimed first, then
+// the mixed way likewise.
+const splitRuns = 6*splitWindow + 4
+
 // TestSplitWaysSameAnswer runs PaddleOCR (int8 and float32) on an engine of
-// two threads until the tuner has timed both ways at two batch sizes, and
+// two threads until the tuner has timed its ways at two batch sizes, and
 // checks every run's output bit for bit against the same model on one
 // thread: the way a run takes never changes its answer.
 func TestSplitWaysSameAnswer(t *testing.T) {
@@ -166,7 +204,7 @@ func TestSplitWaysSameAnswer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for run := range 2*splitWindow + 1 {
+			for run := range splitRuns {
 				got, err := m.Run(context.Background(), in, nil)
 				if err != nil {
 					t.Fatal(err)
@@ -186,8 +224,8 @@ func TestSplitWaysSameAnswer(t *testing.T) {
 			t.Fatalf("int8 %v: split choices for %d sizes, want 2: %+v", q, len(choices), choices)
 		}
 		for _, c := range choices {
-			if !c.Decided || c.Split <= 0 || c.Serial <= 0 {
-				t.Fatalf("int8 %v: after %d lone runs the choice is not made: %+v", q, 2*splitWindow+1, c)
+			if !c.Decided || c.Split <= 0 || c.OneCore <= 0 {
+				t.Fatalf("int8 %v: after %d lone runs the choice is not made: %+v", q, splitRuns, c)
 			}
 		}
 	}

@@ -78,3 +78,12 @@ func (c *Context) WithContext(ctx context.Context) *Context {
 	d.ctx = ctx
 	return &d
 }
+
+// OnEngine returns a Context like c (the same request, account and
+// arena) whose operators run on e: a model runs the steps it keeps on
+// one core on the engine's Serial.
+func (c *Context) OnEngine(e *gemm.Engine) *Context {
+	d := *c
+	d.engine = e
+	return &d
+}

@@ -345,11 +345,8 @@ func splitWay(m *model.Model, size int) string {
 		if !c.Decided {
 			return "undecided"
 		}
-		way := "split"
-		if c.OneCore {
-			way = "one core"
-		}
-		return fmt.Sprintf("%s (split %.3f ms, one core %.3f ms)", way, ms(c.Split), ms(c.Serial))
+		return fmt.Sprintf("%s (split %.3f ms, one core %.3f, mixed %.3f with %d of %d steps on one core)",
+			c.Way, ms(c.Split), ms(c.OneCore), ms(c.Mixed), c.OneCoreSteps, c.Steps)
 	}
 	return "split (untuned)"
 }
