@@ -47,7 +47,7 @@ type splitTuner struct {
 
 const (
 	splitWindow   = 5   // timed runs kept per way (and step times per step and way)
-	splitProbe    = 32  // every splitProbe-th run of a size tries a way not chosen
+	splitProbe    = 64  // every splitProbe-th run of a size tries a way not chosen
 	splitSizes    = 64  // input sizes a model tunes; runs of other sizes split
 	splitSettle   = 2   // timed runs of split and one core that may settle the choice
 	splitFar      = 1.5 // the ratio of their medians that settles it
