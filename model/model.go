@@ -131,9 +131,6 @@ func compile(ctx context.Context, pb *onnxpb.Model, opts Options, overrides map[
 		return nil, unsupportedf("model-local functions")
 	}
 	m := &Model{IRVersion: pb.IRVersion, Producer: pb.ProducerName, Kernels: opts.Exec.Table().String(), opsets: map[string]int64{}}
-	if !opts.AlwaysSplit {
-		defer func() { m.split = newSplitTuner(opts.Exec, len(m.steps)) }()
-	}
 	for _, op := range pb.OpsetImport {
 		m.opsets[normDomain(op.Domain)] = op.Version
 	}
@@ -168,6 +165,9 @@ func compile(ctx context.Context, pb *onnxpb.Model, opts Options, overrides map[
 	c := &compiler{ctx: ctx, m: m, opts: &opts, g: &m.graph, overrides: overrides}
 	if err := c.compileGraph(g, true); err != nil {
 		return nil, err
+	}
+	if !opts.AlwaysSplit {
+		m.split = newSplitTuner(opts.Exec, len(m.steps))
 	}
 	return m, nil
 }

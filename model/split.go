@@ -101,7 +101,8 @@ type splitStats struct {
 	again  bool // the last run was the first of its way: the next takes it too
 	times  [ways]window
 	steps  [][2]window // per step, its times split and on one core
-	mixed  []bool      // per step, whether the mixed way runs it on one core
+	mixed  []bool      // per step, whether the mixed way runs it on one core (plan)
+	stale  bool        // steps has times mixed does not reflect
 	chosen int         // the way chosen
 }
 
@@ -173,16 +174,29 @@ func (s *splitStats) record(w int, d time.Duration, one []bool, took []time.Dura
 			s.steps[i][0].add(t)
 		}
 	}
-	for i := range s.mixed {
-		st := &s.steps[i]
-		s.mixed[i] = st[0].full() && st[1].full() && st[1].median() < st[0].median()
-	}
+	s.stale = true
 	best := time.Duration(-1)
 	for w := range ways {
 		if t := &s.times[w]; (t.full() || s.settled() && t.n > 0) && (best < 0 || t.median() < best) {
 			s.chosen, best = w, t.median()
 		}
 	}
+}
+
+// plan returns, per step, whether the mixed way runs it on one core: the
+// faster way by the step's medians, once both have splitWindow times. It
+// is worked out from the step times when a mixed run (or SplitChoices)
+// asks, not after every timed run: two medians a step, which a run of
+// another way has no use for.
+func (s *splitStats) plan() []bool {
+	if s.stale {
+		for i := range s.mixed {
+			st := &s.steps[i]
+			s.mixed[i] = st[0].full() && st[1].full() && st[1].median() < st[0].median()
+		}
+		s.stale = false
+	}
+	return s.mixed
 }
 
 // stepPlan is how one run of a graph runs its steps: on one core where
@@ -225,7 +239,7 @@ func (t *splitTuner) begin(g *graph, size int) (plan *stepPlan, done func(d time
 				plan.one[i] = true
 			}
 		case wayMixed:
-			copy(plan.one, s.mixed)
+			copy(plan.one, s.plan())
 		}
 	}
 	t.mu.Unlock()
@@ -299,7 +313,7 @@ func (m *Model) SplitChoices() []SplitChoice {
 				c.Mixed = s.times[wayMixed].median()
 			}
 		}
-		for _, one := range s.mixed {
+		for _, one := range s.plan() {
 			if one {
 				c.OneCoreSteps++
 			}

@@ -27,7 +27,7 @@ func simulate(s *splitStats, n int, split, one []time.Duration) (taken []int, ti
 		took := make([]time.Duration, len(split))
 		var d time.Duration
 		for i := range split {
-			onOne[i] = w == wayOne || w == wayMixed && s.mixed[i]
+			onOne[i] = w == wayOne || w == wayMixed && s.plan()[i]
 			took[i] = split[i]
 			if onOne[i] {
 				took[i] = one[i]
@@ -68,8 +68,8 @@ func TestSplitStatsChooses(t *testing.T) {
 			t.Fatalf("after exploring, way %d has %d timed runs, want %d (ways taken %v)", w, s.times[w].n, splitWindow, taken)
 		}
 	}
-	if s.chosen != wayMixed || !slices.Equal(s.mixed, []bool{true, false, true}) {
-		t.Fatalf("chose way %d, mixed plan %v; want mixed (2 ms against 3) with steps 0 and 2 on one core", s.chosen, s.mixed)
+	if s.chosen != wayMixed || !slices.Equal(s.plan(), []bool{true, false, true}) {
+		t.Fatalf("chose way %d, mixed plan %v; want mixed (2 ms against 3) with steps 0 and 2 on one core", s.chosen, s.plan())
 	}
 	taken, _ = simulate(s, 4*splitProbe, split, one)
 	others := 0
