@@ -498,7 +498,9 @@ func (cf *constFinder) find(name string) constInfo {
 // beside such a convolution, a global pool (GlobalAveragePool or
 // GlobalMaxPool, which then runs as its channels-last form in the
 // rewrite domain: a squeeze-and-excitation block's image stays NHWC for
-// its squeeze and its scaled convolution).
+// its squeeze and its scaled convolution), or a 2-D MaxPool whose output
+// flows NHWC in turn (a ResNet's stem: the pool then runs as its
+// channels-last form in the rewrite domain).
 // Graph outputs and values any other operator reads stay NCHW. Values
 // only fused convolutions read, in either layout, live in pooled buffers.
 func layoutConvs(r *rewriter) bool {
@@ -535,6 +537,15 @@ func layoutConvs(r *rewriter) bool {
 	for v := range fused {
 		nhwc[v] = !outputs[v]
 	}
+	// A 2-D MaxPool of such a value (a ResNet's stem) may pass the layout
+	// on: it runs channels-last when its input and its output both are.
+	maxPools := map[string]*onnxpb.Node{} // by output
+	for _, n := range r.g.Nodes {
+		if !r.dead[n] && isMaxPool2D(n) && (n.Domain == rewriteDomain || r.opset(n) >= 10) && fused[n.Inputs[0]] != nil {
+			maxPools[n.Outputs[0]] = n
+			nhwc[n.Outputs[0]] = !outputs[n.Outputs[0]]
+		}
+	}
 	for changed := true; changed; {
 		changed = false
 		for v, ok := range nhwc {
@@ -550,6 +561,8 @@ func layoutConvs(r *rewriter) bool {
 				switch {
 				case isGlobalPool(u.n) && u.pos == 0: // pools channels-last
 					continue
+				case u.pos == 0 && passesLayout(u.n, maxPools): // as its output flows
+					keep = keep && nhwc[u.n.Outputs[0]]
 				case !isFusedConv(u.n) || !r.fusedConvCanNHWC(u.n):
 					keep = false
 				case u.pos == fusedX: // scaled pixel by pixel, when it has a channel scale
@@ -562,8 +575,12 @@ func layoutConvs(r *rewriter) bool {
 			if !byConv {
 				keep = false
 			}
-			// Its own residual must arrive in its layout.
-			if p := fused[v]; len(p.Inputs) > fusedResidual && p.Inputs[fusedResidual] != "" && !nhwc[p.Inputs[fusedResidual]] {
+			// Its own residual must arrive in its layout; a max pool's
+			// input must be channels-last for its output to be.
+			if p := fused[v]; p != nil && len(p.Inputs) > fusedResidual && p.Inputs[fusedResidual] != "" && !nhwc[p.Inputs[fusedResidual]] {
+				keep = false
+			}
+			if p := maxPools[v]; p != nil && !nhwc[p.Inputs[0]] {
 				keep = false
 			}
 			if !keep {
@@ -610,9 +627,10 @@ func layoutConvs(r *rewriter) bool {
 		}
 	}
 	for i, n := range r.g.Nodes {
-		// A global pool reads a channels-last value as quantserve's
-		// operator of its name, any other as ONNX's.
-		if !r.dead[n] && isGlobalPool(n) && (n.Domain == rewriteDomain) != nhwc[n.Inputs[0]] {
+		// A global pool (or a max pool passing the layout on) reads a
+		// channels-last value as quantserve's operator of its name, any
+		// other as ONNX's.
+		if !r.dead[n] && (isGlobalPool(n) || passesLayout(n, maxPools)) && (n.Domain == rewriteDomain) != nhwc[n.Inputs[0]] {
 			c := *n
 			c.Domain = ""
 			if nhwc[n.Inputs[0]] {
@@ -688,6 +706,40 @@ func isGlobalPool(n *onnxpb.Node) bool {
 	d := normDomain(n.Domain)
 	return (n.OpType == "GlobalAveragePool" || n.OpType == "GlobalMaxPool") && (d == "" || d == rewriteDomain) &&
 		len(n.Inputs) == 1 && n.Inputs[0] != "" && len(n.Outputs) == 1 && len(n.Attributes) == 0
+}
+
+// passesLayout reports whether n is one of the max pools (by output)
+// that may pass a channels-last value on.
+func passesLayout(n *onnxpb.Node, maxPools map[string]*onnxpb.Node) bool {
+	return len(n.Outputs) > 0 && maxPools[n.Outputs[0]] == n
+}
+
+// isMaxPool2D reports whether n is a MaxPool of 2-D windows whose
+// Indices output nobody reads, ONNX's or its channels-last form in the
+// rewrite domain (ops/pool): one that may run channels-last (ONNX's from
+// opset 10, where its attributes are those of the channels-last form).
+func isMaxPool2D(n *onnxpb.Node) bool {
+	if n.OpType != "MaxPool" || len(n.Inputs) != 1 || n.Inputs[0] == "" || len(n.Outputs) == 0 || n.Outputs[0] == "" {
+		return false
+	}
+	if len(n.Outputs) > 1 && slices.ContainsFunc(n.Outputs[1:], func(o string) bool { return o != "" }) {
+		return false
+	}
+	if d := normDomain(n.Domain); d != "" && d != rewriteDomain {
+		return false
+	}
+	for _, a := range n.Attributes {
+		switch a.Name {
+		case "kernel_shape":
+			if len(a.Ints) != 2 {
+				return false
+			}
+		case "auto_pad", "pads", "strides", "dilations", "ceil_mode", "storage_order":
+		default:
+			return false
+		}
+	}
+	return attrOf(n, "kernel_shape") != nil
 }
 
 // orderSEImages puts the image of each squeeze-and-excitation block's

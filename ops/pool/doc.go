@@ -7,8 +7,8 @@
 // ([Geometry]: those windows laid over an input shape), which autodiff's
 // gradients read through [Window.Geometry].
 //
-// GlobalAveragePool and GlobalMaxPool have channels-last forms in
-// ops.RewriteDomain ([GlobalAveragePoolNHWC], [GlobalMaxPoolNHWC]), which
-// the graph compiler's layout rule gives a fused convolution's
-// channels-last output.
+// GlobalAveragePool, GlobalMaxPool and 2-D MaxPool have channels-last
+// forms in ops.RewriteDomain ([GlobalAveragePoolNHWC],
+// [GlobalMaxPoolNHWC], [MaxPoolNHWC]), which the graph compiler's layout
+// rule gives a fused convolution's channels-last output.
 package pool

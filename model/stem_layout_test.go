@@ -1,0 +1,165 @@
+package model_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/quantserve/quantserve/internal/onnxbuild"
+	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/conv"
+	"github.com/quantserve/quantserve/quant"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// TestStemLayout: in a ResNet's stem (7×7 conv -> Relu -> MaxPool ->
+// two convolutions (one with its Relu), their sum -> Relu), the layout rule passes the
+// channels-last image through the max pool: the stem writes it NHWC, the
+// pool runs as quantserve's channels-last MaxPool, and both readers take
+// its output NHWC. A pool whose output the caller reads, whose Indices
+// are read, or of an opset before 10 stays ONNX's, between NCHW images.
+// Every graph, on float32 and int8 weights, gives the values of the graph
+// as written (float32 within rounding, int8 within its quantization
+// error), run after run.
+func TestStemLayout(t *testing.T) {
+	const n, c, m, h, w = 2, 3, 16, 30, 26
+	r := rand.New(rand.NewPCG(81, 82))
+	for _, tc := range []struct {
+		name    string
+		opset   int64
+		output  bool // the pool's output is a graph output too
+		indices bool // the pool's Indices are a graph output
+		nhwc    bool // the layout the pool should pass on
+	}{
+		{"stem", 17, false, false, true},
+		{"pool an output", 17, true, false, false},
+		{"indices read", 17, false, true, false},
+		{"opset 9", 9, false, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pool := onnxbuild.Node{Op: "MaxPool", Inputs: []string{"s"}, Outputs: []string{"p"}, Attrs: []*onnxpb.Attribute{
+				onnxbuild.IntsAttr("kernel_shape", 3, 3), onnxbuild.IntsAttr("pads", 1, 1, 1, 1), onnxbuild.IntsAttr("strides", 2, 2)}}
+			if tc.indices {
+				pool.Outputs = append(pool.Outputs, "pi")
+			}
+			g := onnxbuild.Graph{
+				Opset:   tc.opset,
+				Inputs:  []onnxbuild.IO{onnxbuild.V("x", tensor.Float32, n, c, h, w)},
+				Outputs: []onnxbuild.IO{onnxbuild.V("y", tensor.Float32, n, m, 8, 7)},
+				Nodes: []onnxbuild.Node{
+					{Op: "Conv", Inputs: []string{"x", "w0", "b0"}, Outputs: []string{"c0"}, Attrs: []*onnxpb.Attribute{
+						onnxbuild.IntsAttr("pads", 3, 3, 3, 3), onnxbuild.IntsAttr("strides", 2, 2)}},
+					{Op: "Relu", Inputs: []string{"c0"}, Outputs: []string{"s"}},
+					pool,
+					{Op: "Conv", Inputs: []string{"p", "w1", "b1"}, Outputs: []string{"c1"}, Attrs: []*onnxpb.Attribute{
+						onnxbuild.IntsAttr("pads", 1, 1, 1, 1)}},
+					{Op: "Conv", Inputs: []string{"p", "w2", "b2"}, Outputs: []string{"d2"}},
+					{Op: "Relu", Inputs: []string{"d2"}, Outputs: []string{"c2"}},
+					{Op: "Add", Inputs: []string{"c1", "c2"}, Outputs: []string{"a"}},
+					{Op: "Relu", Inputs: []string{"a"}, Outputs: []string{"y"}},
+				},
+				Inits: map[string]*tensor.Tensor{
+					"w0": randFloats(r, 0.3, m, c, 7, 7), "b0": randFloats(r, 0.1, m),
+					"w1": randFloats(r, 0.3, m, m, 3, 3), "b1": randFloats(r, 0.1, m),
+					"w2": randFloats(r, 0.3, m, m, 1, 1), "b2": randFloats(r, 0.1, m),
+				},
+			}
+			if tc.output {
+				g.Outputs = append(g.Outputs, onnxbuild.V("p", tensor.Float32, n, m, 8, 7))
+			}
+			if tc.indices {
+				g.Outputs = append(g.Outputs, onnxbuild.V("pi", tensor.Int64, n, m, 8, 7))
+			}
+			in := map[string]*tensor.Tensor{"x": randFloats(r, 1, n, c, h, w)}
+			plain, err := model.LoadWith(g.Bytes(), model.Options{Unrewritten: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := plain.Run(context.Background(), in, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wv := want["y"].Data.([]float32)
+			lo, hi := slices.Min(wv), slices.Max(wv)
+			for _, q := range []bool{false, true} {
+				mod, err := model.LoadWith(g.Bytes(), model.Options{Quantize: q, Scheme: quant.PerChannel})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkStemLayout(t, mod, tc.nhwc)
+				tol := 1e-5 * float64(hi-lo)
+				if q {
+					tol = 0.03 * float64(hi-lo)
+				}
+				for round := 0; round < 3; round++ {
+					out, err := mod.Run(context.Background(), in, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := out["y"]
+					if !slices.Equal(got.Shape, want["y"].Shape) {
+						t.Fatalf("shape %v, as written %v", got.Shape, want["y"].Shape)
+					}
+					for i, v := range got.Data.([]float32) {
+						if d := math.Abs(float64(v - wv[i])); !(d <= tol) {
+							t.Fatalf("int8=%v round %d: y[%d] = %v, as written %v", q, round, i, v, wv[i])
+						}
+					}
+					for _, name := range []string{"p", "pi"} {
+						if want[name] == nil || q && name == "p" {
+							continue
+						}
+						if !slices.Equal(out[name].Shape, want[name].Shape) || !equalData(out[name].Data, want[name].Data) {
+							t.Fatalf("int8=%v round %d: %s the caller reads differs from the graph as written", q, round, name)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// equalData reports whether a and b hold the same values (float32 bits
+// within 1e-5 relative; int64 exactly).
+func equalData(a, b any) bool {
+	switch a := a.(type) {
+	case []float32:
+		b := b.([]float32)
+		return slices.EqualFunc(a, b, func(x, y float32) bool {
+			return math.Abs(float64(x-y)) <= 1e-5*(1+math.Abs(float64(y)))
+		})
+	case []int64:
+		return slices.Equal(a, b.([]int64))
+	}
+	return false
+}
+
+// checkStemLayout checks the rewritten stem's steps: the stem writes
+// channels-last, the pool is quantserve's channels-last form, and both
+// convolutions after it read NHWC, exactly when nhwc says so.
+func checkStemLayout(t *testing.T, mod *model.Model, nhwc bool) {
+	t.Helper()
+	var convs []*conv.FusedConvAttrs
+	pools := 0
+	for _, s := range mod.Steps() {
+		switch s.Op {
+		case conv.FusedConvType:
+			convs = append(convs, s.Params.(*conv.FusedConvAttrs))
+		case "MaxPool":
+			pools++
+			if got := s.Desc.Domain == ops.RewriteDomain; got != nhwc {
+				t.Errorf("MaxPool runs in domain %q, want channels-last %v", s.Desc.Domain, nhwc)
+			}
+		}
+	}
+	if pools != 1 || len(convs) != 3 {
+		t.Fatalf("%d pools and %d fused convolutions, want 1 and 3", pools, len(convs))
+	}
+	if convs[0].NHWCOut != nhwc || convs[1].NHWCIn != nhwc || convs[2].NHWCIn != nhwc {
+		t.Errorf("stem written channels-last %v, read so %v and %v; want %v", convs[0].NHWCOut, convs[1].NHWCIn, convs[2].NHWCIn, nhwc)
+	}
+}

@@ -1,0 +1,139 @@
+package pool
+
+import (
+	"math"
+
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// quantserve.MaxPool is the ONNX MaxPool (its Y output, 2-D windows) over
+// a channels-last image: float32 [N, H, W, C] in, [N, OH, OW, C] out, as
+// the ONNX operator gives for the same image in NCHW, with its bits. The
+// graph compiler's layout rule puts it between a fused convolution that
+// writes channels-last and fused convolutions that read so (a ResNet's
+// stem), so neither side transposes its image.
+//
+// Each output row is one task: the window's input rows are reduced to one
+// row first (tb.MaxPair on whole rows of W·C values), then each output
+// pixel takes the maximum of its window's columns of that row (C values
+// a call). The maximum is Go's max (NaN if any value is), in any order the
+// same bits; a window over padding only is −Inf.
+var MaxPoolNHWC = ops.Op{
+	ops.Register(ops.Descriptor{Domain: ops.RewriteDomain, Type: "MaxPool", Since: 1}, buildMaxPoolNHWC),
+}
+
+// maxPoolNHWC is a compiled channels-last MaxPool.
+type maxPoolNHWC struct {
+	spec *spec
+}
+
+func buildMaxPoolNHWC(n *ops.Node, at *MaxPoolAttrs) (ops.Operator, error) {
+	if err := n.CheckArity(1, 1, 1, 1); err != nil {
+		return nil, err
+	}
+	s, err := at.spec("MaxPool")
+	if err != nil {
+		return nil, err
+	}
+	if len(s.kernel) != 2 {
+		return nil, ops.InputErrorf("MaxPool (channels-last) pools 2-D windows, got a %d-D kernel", len(s.kernel))
+	}
+	return &maxPoolNHWC{spec: s}, nil
+}
+
+func (o *maxPoolNHWC) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x := in[0]
+	if x.DType != tensor.Float32 {
+		return nil, ops.InputErrorf("MaxPool (channels-last) takes float32, got %v", x.DType)
+	}
+	if x.Rank() != 4 {
+		return nil, ops.InputErrorf("MaxPool (channels-last) takes a rank-4 input (N, H, W, C), got shape %v", x.Shape)
+	}
+	n, h, w, ch := x.Shape[0], x.Shape[1], x.Shape[2], x.Shape[3]
+	g, err := o.spec.geometry([]int{n, ch, h, w})
+	if err != nil {
+		return nil, err
+	}
+	oh, ow := g.Out[0], g.Out[1]
+	y := c.Float32Output(n * oh * ow * ch)
+	if err := maxPoolChannelsLast(c, x.Data.([]float32), y, g); err != nil {
+		return nil, err
+	}
+	return []*tensor.Tensor{{DType: tensor.Float32, Shape: []int{n, oh, ow, ch}, Data: y}}, nil
+}
+
+// maxPoolChannelsLast sets y (N×OH×OW×C) to the 2-D max pool of x
+// (N×H×W×C) as g lays its windows.
+func maxPoolChannelsLast(c *ops.Context, x, y []float32, g *Geometry) error {
+	h, w, oh, ow, ch := g.In[0], g.In[1], g.Out[0], g.Out[1], g.C
+	if len(y) == 0 {
+		return nil
+	}
+	tb := c.Engine().Table()
+	cost := (g.Kernel[0]*w + g.Kernel[1]*ow) * ch * ops.VectorCost
+	low := float32(math.Inf(-1))
+	return c.ParallelRows(g.N*oh, cost, func(r0, r1 int) {
+		row := c.Scratch(w * ch)
+		defer c.Free(row)
+		for r := r0; r < r1; r++ {
+			b, oy := r/oh, r%oh
+			out := y[r*ow*ch : (r+1)*ow*ch]
+			// The window's input rows, reduced to one: the first two
+			// valid ones into row at once, the others into it.
+			var first []float32
+			rows := 0
+			for ky := 0; ky < g.Kernel[0]; ky++ {
+				iy := oy*g.Strides[0] - g.PadBegin[0] + ky*g.Dilations[0]
+				if iy < 0 || iy >= h {
+					continue
+				}
+				src := x[(b*h+iy)*w*ch : (b*h+iy+1)*w*ch]
+				switch rows {
+				case 0:
+					first = src
+				case 1:
+					tb.MaxPair(row, first, src)
+				default:
+					tb.MaxPair(row, row, src)
+				}
+				rows++
+			}
+			if rows == 1 { // the row as it is
+				first, row = row, first
+			}
+			for ox := 0; ox < ow; ox++ {
+				dst := out[ox*ch : (ox+1)*ch]
+				var one []float32
+				cols := 0
+				for kx := 0; kx < g.Kernel[1] && rows > 0; kx++ {
+					ix := ox*g.Strides[1] - g.PadBegin[1] + kx*g.Dilations[1]
+					if ix < 0 || ix >= w {
+						continue
+					}
+					src := row[ix*ch : (ix+1)*ch]
+					switch cols {
+					case 0:
+						one = src
+					case 1:
+						tb.MaxPair(dst, one, src)
+					default:
+						tb.MaxPair(dst, dst, src)
+					}
+					cols++
+				}
+				switch cols {
+				case 0:
+					for i := range dst {
+						dst[i] = low
+					}
+				case 1:
+					copy(dst, one)
+				}
+			}
+			if rows == 1 {
+				first, row = row, first
+			}
+		}
+	})
+}
