@@ -345,10 +345,16 @@ TEXT ·fBlockAVX512(SB), 0, $1536-8
 	for i := 0; i < 24; i++ {
 		p("\tVPXORD Z%d, Z%d, Z%d", i, i, i)
 	}
-	p(`	TESTQ $1, %d(DI)
-	JZ    f5init
+	p("\tTESTQ $1, %d(DI)", fFlags)
+	p("\tJZ    f5init")
+	// A tile of eight rows loads C's rows straight into its registers.
+	p("\tCMPQ %d(DI), $8", fRows)
+	p("\tJNE  f5lframe")
+	fDirect("l", func(r, pp int) { p("\tVMOVUPS %d(R10), Z%d", pp*64, 3*r+pp) })
+	p("\tJMP  f5init")
+	p(`f5lframe:
 	// frame = 0, then C's rows and panels into it
-	VPXORD Z0, Z0, Z0`, fFlags)
+	VPXORD Z0, Z0, Z0`)
 	for i := 0; i < 24; i++ {
 		p("\tVMOVUPS Z0, %d(SP)", i*64)
 	}
@@ -396,6 +402,14 @@ f5lchunk:
 	}
 	blockLoops("f5", "f", fRows, "f5store", "two k per iteration", step)
 	p("f5store:")
+	// A tile of eight rows stores its registers straight into C's rows.
+	p("\tMOVQ f+0(FP), DI")
+	p("\tCMPQ %d(DI), $8", fRows)
+	p("\tJNE  f5sframe")
+	fDirect("s", func(r, pp int) { p("\tVMOVUPS Z%d, %d(R10)", 3*r+pp, pp*64) })
+	p("\tVZEROUPPER")
+	p("\tRET")
+	p("f5sframe:")
 	for i := 0; i < 24; i++ {
 		p("\tVMOVUPS Z%d, %d(SP)", i, i*64)
 	}
@@ -424,6 +438,33 @@ f5schunk:
 	VZEROUPPER
 	RET
 `, fNP, fLDC, fC, fRows)
+}
+
+// fDirect writes, for an FBlock of eight rows at DI, move(r, p) for each
+// row r and each of its np panels p with R10 at row r of C (rows LDC
+// apart), branching on np; each branch ends at f5<what>done. It uses
+// R10 and R11.
+func fDirect(what string, move func(r, pp int)) {
+	done := "f5" + what + "done"
+	p("\tMOVQ %d(DI), R10 // C", fC)
+	p("\tMOVQ %d(DI), R11", fLDC)
+	p("\tSHLQ $2, R11     // ldc in bytes")
+	p("\tCMPQ %d(DI), $2", fNP)
+	p("\tJLT  f5%s1", what)
+	p("\tJEQ  f5%s2", what)
+	for _, np := range []int{3, 2, 1} {
+		p("f5%s%d:", what, np)
+		for r := 0; r < 8; r++ {
+			for pp := 0; pp < np; pp++ {
+				move(r, pp)
+			}
+			if r < 7 {
+				p("\tADDQ R11, R10")
+			}
+		}
+		p("\tJMP  %s", done)
+	}
+	p("%s:", done)
 }
 
 // panelsF is panels for an FBlock (stride in elements).
