@@ -332,6 +332,82 @@ func TestFBlockEveryTable(t *testing.T) {
 	}
 }
 
+// TestFBlockSegmentsEveryTable runs every table's float block kernel on
+// segmented blocks (FBlock.Segs: K's columns read in segments where they
+// lie, rows overlapping as a convolution's rows read its image) against
+// the reference on the same block and against the reference on the rows
+// gathered into a plain matrix: the same bits, with and without FLoadC,
+// and nothing written past the tile.
+func TestFBlockSegmentsEveryTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 6))
+	var mr, mp int
+	for _, tb := range Available() {
+		mr, mp = max(mr, tb.FMR), max(mp, tb.FNP)
+	}
+	for iter := 0; iter < 400; iter++ {
+		rows, np := 1+r.IntN(mr), 1+r.IntN(mp)
+		nseg := r.IntN(8) // 0: K = 0
+		segK := 1 + r.IntN(40)
+		if iter%7 == 0 {
+			segK = 64 + r.IntN(200)
+		}
+		k := nseg * segK
+		lda := r.IntN(2 * segK)
+		a := make([]float32, (rows-1)*lda+segK+r.IntN(300))
+		for i := range a {
+			a[i] = float32(r.NormFloat64())
+		}
+		segs := make([]int, nseg)
+		for i := range segs {
+			segs[i] = r.IntN(len(a) - (rows-1)*lda - segK + 1)
+		}
+		pstr := 16*k + 16*r.IntN(2)
+		b := make([]float32, (np-1)*pstr+16*k)
+		for i := range b {
+			b[i] = float32(r.NormFloat64())
+		}
+		// The same rows gathered: row i is segment s's SegK values in turn.
+		gathered := make([]float32, rows*k)
+		for i := 0; i < rows; i++ {
+			for s, off := range segs {
+				copy(gathered[i*k+s*segK:], a[off+i*lda:off+i*lda+segK])
+			}
+		}
+		c0 := make([]float32, (rows-1)*ldc+np*16)
+		for i := range c0 {
+			c0[i] = float32(r.NormFloat64())
+		}
+		for _, flags := range []int{0, kernels.FLoadC} {
+			run := func(tb *Table, f kernels.FBlock) []float32 {
+				out, ok := guarded(len(c0), c0)
+				f.C, f.LDC, f.B, f.PStr, f.NP, f.Rows, f.K, f.Flags = out, ldc, b, pstr, np, rows, k, flags
+				if tb == nil {
+					kernels.FBlockRef(&f)
+				} else {
+					tb.FBlock(&f)
+				}
+				if !ok() {
+					t.Fatalf("%v FBlock rows=%d np=%d segments %d of %d: guard band overwritten", tb, rows, np, nseg, segK)
+				}
+				return out
+			}
+			want := run(nil, kernels.FBlock{A: gathered, LDA: k})
+			seg := kernels.FBlock{A: a, LDA: lda, Segs: segs, SegK: segK}
+			for _, tb := range append([]*Table{nil}, Available()...) {
+				if tb != nil && (rows > tb.FMR || np > tb.FNP) {
+					continue
+				}
+				got := run(tb, seg)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%v FBlock rows=%d np=%d lda=%d segments %d of %d flags=%d: c[%d] = %v, gathered %v", tb, rows, np, lda, nseg, segK, flags, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestQuantizeDivU8BitExact: every table's QuantizeDivU8 gives the
 // reference's bytes (DynamicQuantizeLinear's) on every length to 70, for
 // scales and zero points as DynamicQuantizeLinear picks them from the

@@ -449,12 +449,45 @@ func (e *Engine) MatMul(a []float32, m int, w *FWeights, c []float32) error {
 // MatMulStrided computes c[i*ldc+j] = Σ_k a[i*lda+k]·W[k][j] for i < m,
 // j < N. Nothing else of c is written.
 func (e *Engine) MatMulStrided(a []float32, m, lda int, w *FWeights, c []float32, ldc int) error {
+	k := w.K
+	if m < 0 || m > 0 && (lda < k || len(a) < (m-1)*lda+k) {
+		return fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(a), m, k, lda)
+	}
+	return e.matMulF(a, m, lda, nil, w, c, ldc)
+}
+
+// MatMulSegments computes c[i*ldc+j] = Σ_k A[i][k]·W[k][j] for i < m,
+// j < N, where A's K columns are len(segs) segments of equal length
+// L = K/len(segs), each read in place: A[i][s·L+t] = a[segs[s]+i*lda+t]
+// for t < L. Rows may overlap (lda < L): a convolution's rows read from
+// its channels-last image, whose kernel rows are segments and whose
+// output positions are rows lda apart, multiply with no im2col copy.
+// Nothing of c but the product is written.
+func (e *Engine) MatMulSegments(a []float32, m, lda int, segs []int, w *FWeights, c []float32, ldc int) error {
+	k := w.K
+	if len(segs) == 0 || k%len(segs) != 0 {
+		return fmt.Errorf("gemm: %d segments do not divide K = %d", len(segs), k)
+	}
+	if m < 0 || lda < 0 {
+		return fmt.Errorf("gemm: %d rows of row stride %d", m, lda)
+	}
+	if m > 0 {
+		l := k / len(segs)
+		for _, off := range segs {
+			if off < 0 || len(a) < off+(m-1)*lda+l {
+				return fmt.Errorf("gemm: a segment at %d of %d rows of %d (row stride %d) past %d values", off, m, l, lda, len(a))
+			}
+		}
+	}
+	return e.matMulF(a, m, lda, segs, w, c, ldc)
+}
+
+// matMulF is MatMulStrided (segs nil) and MatMulSegments, their
+// operands checked but for c.
+func (e *Engine) matMulF(a []float32, m, lda int, segs []int, w *FWeights, c []float32, ldc int) error {
 	k, n := w.K, w.N
 	if m == 0 || n == 0 {
 		return nil
-	}
-	if m < 0 || lda < k || len(a) < (m-1)*lda+k {
-		return fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(a), m, k, lda)
 	}
 	if ldc < n || len(c) < (m-1)*ldc+n {
 		return fmt.Errorf("gemm: output of %d values for %d rows of %d (row stride %d)", len(c), m, n, ldc)
@@ -465,13 +498,32 @@ func (e *Engine) MatMulStrided(a []float32, m, lda int, w *FWeights, c []float32
 	mc := rowChunk(t.FMR)
 	chunks := (m + mc - 1) / mc
 	pstr := k * kernels.PanelN
-	nkb := 1
-	if kcMax := max(1, e.kcBytes/(t.FNP*64)); k > kcMax && m > t.FMR {
-		nkb = (k + kcMax - 1) / kcMax
+	// K blocks: even, each under kcBytes of a panel group's packed
+	// weights; with segments, runs of whole segments as long, or each
+	// segment split so when one is longer.
+	kcMax := k
+	if m > t.FMR {
+		kcMax = max(1, e.kcBytes/(t.FNP*64))
 	}
 	j := fJobs.Get().(*fJob)
 	j.e, j.a, j.lda, j.w, j.c, j.ldc, j.m = e, a, lda, w, c, ldc, m
-	j.panels, j.ng, j.mc, j.pstr, j.nkb = panels, ng, mc, pstr, nkb
+	j.panels, j.ng, j.mc, j.pstr = panels, ng, mc, pstr
+	j.segs, j.seg, j.spb, j.nkb = segs, 0, 0, 1
+	switch {
+	case segs == nil:
+		if k > kcMax {
+			j.nkb = (k + kcMax - 1) / kcMax
+		}
+		j.pieces = j.nkb
+	case k/len(segs) <= kcMax:
+		j.seg = k / len(segs)
+		j.spb = max(1, kcMax/max(j.seg, 1))
+		j.pieces = (len(segs) + j.spb - 1) / j.spb
+	default:
+		j.seg = k / len(segs)
+		j.nkb = (j.seg + kcMax - 1) / kcMax
+		j.pieces = len(segs) * j.nkb
+	}
 	err := e.run(chunks*ng, m*n*k, j.run)
 	*j = fJob{run: j.run} // the pool keeps no operands alive
 	fJobs.Put(j)
@@ -488,7 +540,32 @@ type fJob struct {
 	c                         []float32
 	ldc, m                    int
 	panels, ng, mc, pstr, nkb int
-	run                       func(u0, u1 int)
+	// segs are the offsets in a of the segments of seg columns of K
+	// (MatMulSegments; nil: a's rows hold K columns each), run spb of
+	// them a block, or, when spb is 0, each as nkb blocks. pieces is the
+	// number of K blocks.
+	segs     []int
+	seg, spb int
+	pieces   int
+	run      func(u0, u1 int)
+}
+
+// piece returns K block kb of j: its columns [k0, k1), where in a row of
+// a (at i*lda) column k0 lies, and the block's segments (offsets from a
+// row's start) when it reads several as they lie.
+func (j *fJob) piece(kb int) (k0, k1, at int, segs []int) {
+	switch {
+	case j.segs == nil:
+		k0, k1 = span(kb, j.w.K, j.nkb)
+		return k0, k1, k0, nil
+	case j.spb > 0:
+		s0 := kb * j.spb
+		s1 := min(s0+j.spb, len(j.segs))
+		return s0 * j.seg, s1 * j.seg, 0, j.segs[s0:s1]
+	}
+	s, p := kb/j.nkb, kb%j.nkb
+	t0, t1 := span(p, j.seg, j.nkb)
+	return s*j.seg + t0, s*j.seg + t1, j.segs[s] + t0, nil
 }
 
 var fJobs = sync.Pool{New: func() any {
@@ -511,8 +588,9 @@ var fTasks = sync.Pool{New: func() any { return new(fTask) }}
 // group.
 func (j *fJob) chunks(u0, u1 int) {
 	t, a, lda, w, c, ldc, m := j.e.t, j.a, j.lda, j.w, j.c, j.ldc, j.m
-	k, n := w.K, w.N
-	panels, ng, mc, pstr, nkb := j.panels, j.ng, j.mc, j.pstr, j.nkb
+	n := w.N
+	panels, ng, mc, pstr := j.panels, j.ng, j.mc, j.pstr
+	pieces := j.pieces
 	task := fTasks.Get().(*fTask)
 	defer fTasks.Put(task)
 	f := &task.f
@@ -531,9 +609,13 @@ func (j *fJob) chunks(u0, u1 int) {
 			task.scratch = grow(task.scratch, (m1-m0)*width)
 			out, ldo, o0 = task.scratch[:(m1-m0)*width], width, 0
 		}
-		for kb := 0; kb < nkb; kb++ {
-			k0, k1 := span(kb, k, nkb)
+		for kb := 0; kb < pieces; kb++ {
+			k0, k1, at, segs := j.piece(kb)
 			f.K = k1 - k0
+			f.Segs, f.SegK = segs, 0
+			if segs != nil {
+				f.SegK = j.seg
+			}
 			f.B = w.packed[p0*pstr+k0*kernels.PanelN:]
 			f.Flags = 0
 			if kb > 0 {
@@ -541,7 +623,7 @@ func (j *fJob) chunks(u0, u1 int) {
 			}
 			for r0 := m0; r0 < m1; r0 += t.FMR {
 				f.Rows = min(t.FMR, m1-r0)
-				f.A = a[r0*lda+k0:]
+				f.A = a[r0*lda+at:]
 				f.LDA = lda
 				if cols < width {
 					f.C, f.LDC = out[(r0-m0)*ldo+o0:], ldo

@@ -194,6 +194,81 @@ func TestEmptyProducts(t *testing.T) {
 
 // TestStridedRows quantizes rows the caller laid out with a row stride and
 // writes them into a strided output, as an implicit-GEMM convolution does,
+
+// TestMatMulSegments: a product whose rows are read in segments where
+// they lie (rows overlapping, as a convolution reads its channels-last
+// image) equals MatMul on the rows gathered, bit for bit, on every engine
+// (one and two workers, K blocks of one column), for segments shorter and
+// longer than a K block, with nothing of c written past the product; bad
+// segments are errors.
+func TestMatMulSegments(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, sh := range []struct{ m, nseg, seg, lda, n int }{
+		{1, 1, 5, 0, 16}, {9, 3, 12, 4, 45}, {40, 7, 21, 6, 64}, {70, 3, 192, 64, 64},
+		{17, 2, 700, 3, 33}, {100, 9, 64, 64, 130}, {8, 4, 1, 1, 16},
+	} {
+		k := sh.nseg * sh.seg
+		a := randomActivations(r, 1, (sh.m-1)*sh.lda+sh.seg+3*sh.seg+50)
+		segs := make([]int, sh.nseg)
+		for i := range segs {
+			segs[i] = r.IntN(len(a) - (sh.m-1)*sh.lda - sh.seg + 1)
+		}
+		dense := make([]float32, sh.m*k)
+		for i := 0; i < sh.m; i++ {
+			for s, off := range segs {
+				copy(dense[i*k+s*sh.seg:], a[off+i*sh.lda:off+i*sh.lda+sh.seg])
+			}
+		}
+		wf := make([]float32, k*sh.n)
+		for i := range wf {
+			wf[i] = float32(r.NormFloat64())
+		}
+		fw := PackF(k, sh.n, wf, sh.n)
+		ldc := sh.n + 3
+		for _, e := range engines(t) {
+			want := make([]float32, sh.m*sh.n)
+			if err := e.MatMul(dense, sh.m, fw, want); err != nil {
+				t.Fatal(err)
+			}
+			out := make([]float32, sh.m*ldc)
+			for i := range out {
+				out[i] = -7
+			}
+			if err := e.MatMulSegments(a, sh.m, sh.lda, segs, fw, out, ldc); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range out {
+				row, col := i/ldc, i%ldc
+				if col >= sh.n {
+					if v != -7 {
+						t.Fatalf("%s %+v: out[%d] outside the product overwritten", name(e), sh, i)
+					}
+					continue
+				}
+				if math.Float32bits(v) != math.Float32bits(want[row*sh.n+col]) {
+					t.Fatalf("%s %+v: [%d][%d] = %v, gathered %v", name(e), sh, row, col, v, want[row*sh.n+col])
+				}
+			}
+		}
+	}
+	e := newEngine(t, dispatch.Default(), 1)
+	fw := PackF(6, 16, make([]float32, 96), 16)
+	c := make([]float32, 32)
+	for _, bad := range []struct {
+		a    []float32
+		segs []int
+	}{
+		{make([]float32, 10), []int{0, 0, 0, 0}}, // 4 segments do not divide K = 6
+		{make([]float32, 10), []int{0, 8}},       // past the end
+		{make([]float32, 10), []int{-1, 0}},      // before the start
+		{make([]float32, 10), nil},               // no segments
+	} {
+		if err := e.MatMulSegments(bad.a, 2, 1, bad.segs, fw, c, 16); err == nil {
+			t.Errorf("segments %v of %d values: no error", bad.segs, len(bad.a))
+		}
+	}
+}
+
 // and compares with the dense product.
 func TestStridedRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))

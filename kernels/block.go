@@ -168,11 +168,15 @@ func QStore(q *QBlock, r, j int, s int32) {
 // FBlock describes one call of a float block kernel: Rows rows of A times
 // NP adjacent packed float panels over K values of k.
 //
-//	c[r*LDC+j] = (FLoadC ? c[r*LDC+j] : 0) + Σ_{p<K} A[r*LDA+p] * B[panel*PStr+16p+col]
+//	c[r*LDC+j] = (FLoadC ? c[r*LDC+j] : 0) + Σ_{p<K} a(r, p) * B[panel*PStr+16p+col]
 //
 // accumulated in p order with fused multiply-adds (FMA32), so a product
 // split along K gives the same sums as one call, and every table the same
-// bits.
+// bits. a(r, p) is A[r*LDA+p]; with Segs, A's columns are len(Segs)
+// segments of SegK (K = len(Segs)·SegK), each read where it lies:
+// a(r, s·SegK+t) = A[Segs[s]+r*LDA+t] for t < SegK. Rows may overlap
+// (LDA < K): a convolution reads its channels-last image in place, a
+// kernel row of taps a segment, an output position a row.
 type FBlock struct {
 	A     []float32
 	LDA   int
@@ -184,19 +188,69 @@ type FBlock struct {
 	Flags int
 	C     []float32
 	LDC   int
+	Segs  []int
+	SegK  int
 }
 
 // FLoadC makes an FBlock start from C's values instead of zero.
 const FLoadC = 1
 
 // Check panics unless every slice is long enough for rows ≤ mr and
-// panels ≤ np.
+// panels ≤ np, and the segments, if any, make K and lie within A.
 func (f *FBlock) Check(mr, np int) {
-	if f.Rows < 1 || f.Rows > mr || f.NP < 1 || f.NP > np || f.K < 0 || f.PStr < 0 || f.LDA < f.K {
+	if f.Rows < 1 || f.Rows > mr || f.NP < 1 || f.NP > np || f.K < 0 || f.PStr < 0 || f.LDA < 0 {
 		panic(fmt.Sprintf("kernels: FBlock rows=%d np=%d k=%d lda=%d outside 1..%d, 1..%d", f.Rows, f.NP, f.K, f.LDA, mr, np))
 	}
-	if len(f.A) < (f.Rows-1)*f.LDA+f.K || len(f.B) < (f.NP-1)*f.PStr+PanelN*f.K || len(f.C) < (f.Rows-1)*f.LDC+f.NP*PanelN {
+	reach := f.K // A's values a row reads from its start
+	if f.Segs != nil {
+		if f.SegK < 0 || len(f.Segs)*f.SegK != f.K {
+			panic(fmt.Sprintf("kernels: FBlock of K = %d in %d segments of %d", f.K, len(f.Segs), f.SegK))
+		}
+		reach = 0
+		for _, off := range f.Segs {
+			if off < 0 {
+				panic(fmt.Sprintf("kernels: FBlock segment at %d", off))
+			}
+			reach = max(reach, off+f.SegK)
+		}
+	}
+	if len(f.A) < (f.Rows-1)*f.LDA+reach || len(f.B) < (f.NP-1)*f.PStr+PanelN*f.K || len(f.C) < (f.Rows-1)*f.LDC+f.NP*PanelN {
 		panic(fmt.Sprintf("kernels: FBlock slices too short: A %d, B %d, C %d", len(f.A), len(f.B), len(f.C)))
+	}
+}
+
+// at returns the index in A of a(r, k).
+func (f *FBlock) at(r, k int) int {
+	if f.Segs == nil {
+		return r*f.LDA + k
+	}
+	return f.Segs[k/f.SegK] + r*f.LDA + k%f.SegK
+}
+
+// BySegments runs f on block, a kernel that reads no Segs: one call per
+// segment, each from the sums the one before left (FLoadC). Tables whose
+// kernel reads no segments run a segmented block so.
+func BySegments(f *FBlock, block func(*FBlock)) {
+	if f.Segs == nil {
+		block(f)
+		return
+	}
+	f.Check(f.Rows, f.NP)
+	if len(f.Segs) == 0 { // K = 0
+		g := *f
+		g.Segs = nil
+		block(&g)
+		return
+	}
+	g := *f
+	g.Segs, g.K = nil, f.SegK
+	for s, off := range f.Segs {
+		g.A = f.A[off:]
+		g.B = f.B[s*f.SegK*PanelN:]
+		if s > 0 {
+			g.Flags |= FLoadC
+		}
+		block(&g)
 	}
 }
 
@@ -212,7 +266,7 @@ func FBlockRef(f *FBlock) {
 			}
 			b := f.B[p*f.PStr:]
 			for k := 0; k < f.K; k++ {
-				s = FMA32(f.A[r*f.LDA+k], b[PanelN*k+col], s)
+				s = FMA32(f.A[f.at(r, k)], b[PanelN*k+col], s)
 			}
 			f.C[r*f.LDC+j] = s
 		}

@@ -53,8 +53,12 @@ type (
 )
 
 // FBlockTiles runs f panel by panel on a table's float tiles of rows rows
-// and of one row.
+// and of one row; a segmented f segment by segment (BySegments).
 func FBlockTiles(f *FBlock, rows int, tileN FTileN, tile1 FTile1) {
+	if f.Segs != nil {
+		BySegments(f, func(g *FBlock) { FBlockTiles(g, rows, tileN, tile1) })
+		return
+	}
 	load := f.Flags&FLoadC != 0
 	for p := 0; p < f.NP; p++ {
 		b := f.B[p*f.PStr : p*f.PStr+PanelN*f.K]

@@ -44,6 +44,8 @@ func TestBlockLayout(t *testing.T) {
 		{"FBlock.Flags", unsafe.Offsetof(f.Flags), 88},
 		{"FBlock.C", unsafe.Offsetof(f.C), 96},
 		{"FBlock.LDC", unsafe.Offsetof(f.LDC), 120},
+		{"FBlock.Segs", unsafe.Offsetof(f.Segs), 128},
+		{"FBlock.SegK", unsafe.Offsetof(f.SegK), 152},
 	} {
 		if unsafe.Sizeof(uintptr(0)) == 8 && c.got != c.want {
 			t.Errorf("%s at offset %d, the assembly reads it at %d", c.name, c.got, c.want)

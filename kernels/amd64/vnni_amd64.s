@@ -920,7 +920,11 @@ v5next:
 // Per k: three 64-byte loads of B, one vbroadcastss of each row's a[r][k],
 // 24 fused multiply-adds in k order:
 //   c[r][p] = fma(a[r][k], b[p][k][0:16], c[r][p])
-TEXT ·fBlockAVX512(SB), 0, $1536-8
+// K runs as segments (FBlock.Segs, or one of K columns at the rows'
+// start): R14 walks their offsets, each sets the rows' byte offset AX.
+// Frame: the tile (0-1535), past the last segment (1536), the columns of
+// a segment (1544), the one offset 0 of a block without Segs (1552).
+TEXT ·fBlockAVX512(SB), 0, $1560-8
 	MOVQ f+0(FP), DI
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
@@ -1106,6 +1110,23 @@ f5lchunk:
 	VMOVUPS 1408(SP), Z22
 	VMOVUPS 1472(SP), Z23
 f5init:
+	MOVQ 136(DI), CX // len(Segs)
+	TESTQ CX, CX
+	JNZ  f5segs
+	MOVQ $0, 1552(SP)
+	MOVQ 80(DI), AX
+	MOVQ AX, 1544(SP)
+	LEAQ 1552(SP), R14
+	LEAQ 1560(SP), AX
+	MOVQ AX, 1536(SP)
+	JMP  f5segok
+f5segs:
+	MOVQ 128(DI), R14 // &Segs[0]
+	LEAQ (R14)(CX*8), AX
+	MOVQ AX, 1536(SP) // past the last
+	MOVQ 152(DI), AX
+	MOVQ AX, 1544(SP) // SegK
+f5segok:
 	MOVQ 0(DI), SI // row 0
 	MOVQ 24(DI), AX
 	SHLQ $2, AX     // lda in bytes
@@ -1169,7 +1190,10 @@ f5p3: // 3 panels
 	CMPQ AX, $4
 	JLE  f5p3h4
 f5p3h8: // 8 rows
-	XORQ AX, AX // byte offset along the rows
+f5p3h8seg: // a segment: its offset along the rows, its columns
+	MOVQ (R14), AX
+	SHLQ $2, AX
+	MOVQ 1544(SP), CX
 	CMPQ CX, $2
 	JLT  f5p3h8tail
 f5p3h8loop: // two k per iteration
@@ -1254,7 +1278,7 @@ f5p3h8loop: // two k per iteration
 	JGE  f5p3h8loop
 f5p3h8tail:
 	TESTQ CX, CX
-	JZ    f5store
+	JZ    f5p3h8next
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VMOVUPS 0(DX), Z26
@@ -1290,9 +1314,18 @@ f5p3h8tail:
 	VFMADD231PS Z24, Z28, Z21 // c[7][0] += a·b
 	VFMADD231PS Z25, Z28, Z22 // c[7][1] += a·b
 	VFMADD231PS Z26, Z28, Z23 // c[7][2] += a·b
+	ADDQ $64, BX
+	ADDQ $64, DX
+f5p3h8next:
+	ADDQ $8, R14
+	CMPQ R14, 1536(SP)
+	JLT  f5p3h8seg
 	JMP  f5store
 f5p3h4: // 4 rows
-	XORQ AX, AX // byte offset along the rows
+f5p3h4seg: // a segment: its offset along the rows, its columns
+	MOVQ (R14), AX
+	SHLQ $2, AX
+	MOVQ 1544(SP), CX
 	CMPQ CX, $2
 	JLT  f5p3h4tail
 f5p3h4loop: // two k per iteration
@@ -1345,7 +1378,7 @@ f5p3h4loop: // two k per iteration
 	JGE  f5p3h4loop
 f5p3h4tail:
 	TESTQ CX, CX
-	JZ    f5store
+	JZ    f5p3h4next
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VMOVUPS 0(DX), Z26
@@ -1365,9 +1398,18 @@ f5p3h4tail:
 	VFMADD231PS Z24, Z28, Z9 // c[3][0] += a·b
 	VFMADD231PS Z25, Z28, Z10 // c[3][1] += a·b
 	VFMADD231PS Z26, Z28, Z11 // c[3][2] += a·b
+	ADDQ $64, BX
+	ADDQ $64, DX
+f5p3h4next:
+	ADDQ $8, R14
+	CMPQ R14, 1536(SP)
+	JLT  f5p3h4seg
 	JMP  f5store
 f5p3h2: // 2 rows
-	XORQ AX, AX // byte offset along the rows
+f5p3h2seg: // a segment: its offset along the rows, its columns
+	MOVQ (R14), AX
+	SHLQ $2, AX
+	MOVQ 1544(SP), CX
 	CMPQ CX, $2
 	JLT  f5p3h2tail
 f5p3h2loop: // two k per iteration
@@ -1407,7 +1449,7 @@ f5p3h2loop: // two k per iteration
 	JGE  f5p3h2loop
 f5p3h2tail:
 	TESTQ CX, CX
-	JZ    f5store
+	JZ    f5p3h2next
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VMOVUPS 0(DX), Z26
@@ -1419,9 +1461,18 @@ f5p3h2tail:
 	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
 	VFMADD231PS Z25, Z28, Z4 // c[1][1] += a·b
 	VFMADD231PS Z26, Z28, Z5 // c[1][2] += a·b
+	ADDQ $64, BX
+	ADDQ $64, DX
+f5p3h2next:
+	ADDQ $8, R14
+	CMPQ R14, 1536(SP)
+	JLT  f5p3h2seg
 	JMP  f5store
 f5p3h1: // 1 rows
-	XORQ AX, AX // byte offset along the rows
+f5p3h1seg: // a segment: its offset along the rows, its columns
+	MOVQ (R14), AX
+	SHLQ $2, AX
+	MOVQ 1544(SP), CX
 	CMPQ CX, $2
 	JLT  f5p3h1tail
 f5p3h1loop: // two k per iteration
@@ -1453,7 +1504,7 @@ f5p3h1loop: // two k per iteration
 	JGE  f5p3h1loop
 f5p3h1tail:
 	TESTQ CX, CX
-	JZ    f5store
+	JZ    f5p3h1next
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VMOVUPS 0(DX), Z26
@@ -1461,6 +1512,12 @@ f5p3h1tail:
 	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
 	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
 	VFMADD231PS Z26, Z27, Z2 // c[0][2] += a·b
+	ADDQ $64, BX
+	ADDQ $64, DX
+f5p3h1next:
+	ADDQ $8, R14
+	CMPQ R14, 1536(SP)
+	JLT  f5p3h1seg
 	JMP  f5store
 f5p2: // 2 panels
 	MOVQ f+0(FP), AX
@@ -1472,7 +1529,10 @@ f5p2: // 2 panels
 	CMPQ AX, $4
 	JLE  f5p2h4
 f5p2h8: // 8 rows
-	XORQ AX, AX // byte offset along the rows
+f5p2h8seg: // a segment: its offset along the rows, its columns
+	MOVQ (R14), AX
+	SHLQ $2, AX
+	MOVQ 1544(SP), CX
 	CMPQ CX, $2
 	JLT  f5p2h8tail
 f5p2h8loop: // two k per iteration
@@ -1538,7 +1598,7 @@ f5p2h8loop: // two k per iteration
 	JGE  f5p2h8loop
 f5p2h8tail:
 	TESTQ CX, CX
-	JZ    f5store
+	JZ    f5p2h8next
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
@@ -1565,9 +1625,18 @@ f5p2h8tail:
 	VBROADCASTSS 0(R15)(AX*1), Z28 // a[7][k]
 	VFMADD231PS Z24, Z28, Z21 // c[7][0] += a·b
 	VFMADD231PS Z25, Z28, Z22 // c[7][1] += a·b
+	ADDQ $64, BX
+	ADDQ $64, DX
+f5p2h8next:
+	ADDQ $8, R14
+	CMPQ R14, 1536(SP)
+	JLT  f5p2h8seg
 	JMP  f5store
 f5p2h4: // 4 rows
-	XORQ AX, AX // byte offset along the rows
+f5p2h4seg: // a segment: its offset along the rows, its columns
+	MOVQ (R14), AX
+	SHLQ $2, AX
+	MOVQ 1544(SP), CX
 	CMPQ CX, $2
 	JLT  f5p2h4tail
 f5p2h4loop: // two k per iteration
@@ -1609,7 +1678,7 @@ f5p2h4loop: // two k per iteration
 	JGE  f5p2h4loop
 f5p2h4tail:
 	TESTQ CX, CX
-	JZ    f5store
+	JZ    f5p2h4next
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
@@ -1624,9 +1693,18 @@ f5p2h4tail:
 	VBROADCASTSS 0(R10)(AX*1), Z28 // a[3][k]
 	VFMADD231PS Z24, Z28, Z9 // c[3][0] += a·b
 	VFMADD231PS Z25, Z28, Z10 // c[3][1] += a·b
+	ADDQ $64, BX
+	ADDQ $64, DX
+f5p2h4next:
+	ADDQ $8, R14
+	CMPQ R14, 1536(SP)
+	JLT  f5p2h4seg
 	JMP  f5store
 f5p2h2: // 2 rows
-	XORQ AX, AX // byte offset along the rows
+f5p2h2seg: // a segment: its offset along the rows, its columns
+	MOVQ (R14), AX
+	SHLQ $2, AX
+	MOVQ 1544(SP), CX
 	CMPQ CX, $2
 	JLT  f5p2h2tail
 f5p2h2loop: // two k per iteration
@@ -1658,7 +1736,7 @@ f5p2h2loop: // two k per iteration
 	JGE  f5p2h2loop
 f5p2h2tail:
 	TESTQ CX, CX
-	JZ    f5store
+	JZ    f5p2h2next
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
@@ -1667,9 +1745,18 @@ f5p2h2tail:
 	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
 	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
 	VFMADD231PS Z25, Z28, Z4 // c[1][1] += a·b
+	ADDQ $64, BX
+	ADDQ $64, DX
+f5p2h2next:
+	ADDQ $8, R14
+	CMPQ R14, 1536(SP)
+	JLT  f5p2h2seg
 	JMP  f5store
 f5p2h1: // 1 rows
-	XORQ AX, AX // byte offset along the rows
+f5p2h1seg: // a segment: its offset along the rows, its columns
+	MOVQ (R14), AX
+	SHLQ $2, AX
+	MOVQ 1544(SP), CX
 	CMPQ CX, $2
 	JLT  f5p2h1tail
 f5p2h1loop: // two k per iteration
@@ -1695,12 +1782,18 @@ f5p2h1loop: // two k per iteration
 	JGE  f5p2h1loop
 f5p2h1tail:
 	TESTQ CX, CX
-	JZ    f5store
+	JZ    f5p2h1next
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
 	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
 	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	ADDQ $64, BX
+	ADDQ $64, DX
+f5p2h1next:
+	ADDQ $8, R14
+	CMPQ R14, 1536(SP)
+	JLT  f5p2h1seg
 	JMP  f5store
 f5p1: // 1 panels
 	MOVQ f+0(FP), AX
@@ -1712,7 +1805,10 @@ f5p1: // 1 panels
 	CMPQ AX, $4
 	JLE  f5p1h4
 f5p1h8: // 8 rows
-	XORQ AX, AX // byte offset along the rows
+f5p1h8seg: // a segment: its offset along the rows, its columns
+	MOVQ (R14), AX
+	SHLQ $2, AX
+	MOVQ 1544(SP), CX
 	CMPQ CX, $2
 	JLT  f5p1h8tail
 f5p1h8loop: // two k per iteration
@@ -1759,7 +1855,7 @@ f5p1h8loop: // two k per iteration
 	JGE  f5p1h8loop
 f5p1h8tail:
 	TESTQ CX, CX
-	JZ    f5store
+	JZ    f5p1h8next
 	VMOVUPS 0(BX), Z24
 	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
 	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
@@ -1777,9 +1873,18 @@ f5p1h8tail:
 	VFMADD231PS Z24, Z27, Z18 // c[6][0] += a·b
 	VBROADCASTSS 0(R15)(AX*1), Z28 // a[7][k]
 	VFMADD231PS Z24, Z28, Z21 // c[7][0] += a·b
+	ADDQ $64, BX
+	ADDQ $64, DX
+f5p1h8next:
+	ADDQ $8, R14
+	CMPQ R14, 1536(SP)
+	JLT  f5p1h8seg
 	JMP  f5store
 f5p1h4: // 4 rows
-	XORQ AX, AX // byte offset along the rows
+f5p1h4seg: // a segment: its offset along the rows, its columns
+	MOVQ (R14), AX
+	SHLQ $2, AX
+	MOVQ 1544(SP), CX
 	CMPQ CX, $2
 	JLT  f5p1h4tail
 f5p1h4loop: // two k per iteration
@@ -1810,7 +1915,7 @@ f5p1h4loop: // two k per iteration
 	JGE  f5p1h4loop
 f5p1h4tail:
 	TESTQ CX, CX
-	JZ    f5store
+	JZ    f5p1h4next
 	VMOVUPS 0(BX), Z24
 	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
 	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
@@ -1820,9 +1925,18 @@ f5p1h4tail:
 	VFMADD231PS Z24, Z27, Z6 // c[2][0] += a·b
 	VBROADCASTSS 0(R10)(AX*1), Z28 // a[3][k]
 	VFMADD231PS Z24, Z28, Z9 // c[3][0] += a·b
+	ADDQ $64, BX
+	ADDQ $64, DX
+f5p1h4next:
+	ADDQ $8, R14
+	CMPQ R14, 1536(SP)
+	JLT  f5p1h4seg
 	JMP  f5store
 f5p1h2: // 2 rows
-	XORQ AX, AX // byte offset along the rows
+f5p1h2seg: // a segment: its offset along the rows, its columns
+	MOVQ (R14), AX
+	SHLQ $2, AX
+	MOVQ 1544(SP), CX
 	CMPQ CX, $2
 	JLT  f5p1h2tail
 f5p1h2loop: // two k per iteration
@@ -1846,15 +1960,24 @@ f5p1h2loop: // two k per iteration
 	JGE  f5p1h2loop
 f5p1h2tail:
 	TESTQ CX, CX
-	JZ    f5store
+	JZ    f5p1h2next
 	VMOVUPS 0(BX), Z24
 	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
 	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
 	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
 	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	ADDQ $64, BX
+	ADDQ $64, DX
+f5p1h2next:
+	ADDQ $8, R14
+	CMPQ R14, 1536(SP)
+	JLT  f5p1h2seg
 	JMP  f5store
 f5p1h1: // 1 rows
-	XORQ AX, AX // byte offset along the rows
+f5p1h1seg: // a segment: its offset along the rows, its columns
+	MOVQ (R14), AX
+	SHLQ $2, AX
+	MOVQ 1544(SP), CX
 	CMPQ CX, $2
 	JLT  f5p1h1tail
 f5p1h1loop: // two k per iteration
@@ -1874,10 +1997,16 @@ f5p1h1loop: // two k per iteration
 	JGE  f5p1h1loop
 f5p1h1tail:
 	TESTQ CX, CX
-	JZ    f5store
+	JZ    f5p1h1next
 	VMOVUPS 0(BX), Z24
 	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
 	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	ADDQ $64, BX
+	ADDQ $64, DX
+f5p1h1next:
+	ADDQ $8, R14
+	CMPQ R14, 1536(SP)
+	JLT  f5p1h1seg
 	JMP  f5store
 f5store:
 	MOVQ f+0(FP), DI

@@ -68,8 +68,8 @@ func QTile1AVX2(u []uint8, bp []int8, kq int, acc []int32) {
 // multiply-adds, starting from c's values when load is set. Requires AVX2
 // and FMA.
 func FTile6AVX2(a []float32, lda int, bp []float32, k int, c []float32, ldc int, load bool) {
-	if k > lda {
-		panic("amd64: FTile6AVX2: k > lda")
+	if lda < 0 {
+		panic("amd64: FTile6AVX2: lda < 0")
 	}
 	fTile6AVX2(a[:5*lda+k], lda, bp[:16*k], k, c[:5*ldc+16], ldc, b2i(load))
 }

@@ -38,8 +38,8 @@ func QTile1SDOT(u []uint8, bp []int8, kq int, acc []int32) {
 // FTile4NEON computes kernels.FTile(4, a, lda, bp, k, c, ldc) with fused
 // multiply-adds, starting from c's values when load is set. Requires ASIMD.
 func FTile4NEON(a []float32, lda int, bp []float32, k int, c []float32, ldc int, load bool) {
-	if k > lda {
-		panic("arm64: FTile4NEON: k > lda")
+	if lda < 0 {
+		panic("arm64: FTile4NEON: lda < 0")
 	}
 	fTile4NEON(a[:3*lda+k], lda, bp[:16*k], k, c[:3*ldc+16], ldc, b2i(load))
 }

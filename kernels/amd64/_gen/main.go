@@ -25,7 +25,7 @@ const (
 	qAcc, qAccStr, qFSum, qOff, qSA, qColsum     = 96, 120, 128, 152, 176, 200
 	qSB, qC, qLDC                                = 224, 248, 272
 	fA, fLDA, fRows, fB, fPStr, fNP, fK, fFlags  = 0, 24, 32, 40, 64, 72, 80, 88
-	fC, fLDC                                     = 96, 120
+	fC, fLDC, fSegs, fSegK                       = 96, 120, 128, 152
 )
 
 // rowRegs hold the row pointers of the tiles; missing rows repeat row 0.
@@ -113,7 +113,7 @@ TEXT ·qBlockVNNI512(SB), 0, $1536-8
 			}
 		}
 	}
-	blockLoops("v5", "q", qRows, "v5sums", "two groups of 4 k per iteration", step)
+	blockLoops("v5", "q", qRows, "v5sums", "two groups of 4 k per iteration", false, step)
 	p("v5sums:")
 	for r := 0; r < 8; r++ {
 		for pp := 0; pp < 3; pp++ {
@@ -165,9 +165,13 @@ func loadPanels(mov string, np, off int, breg [3]int) {
 // offset, b registers): one group of k of every row and panel) and the
 // odd one, then a jump to done. CX counts the steps left, AX the rows'
 // byte offset, BX and DX the panels'.
-func blockLoops(prefix, arg string, rowsOff int, done, what string, step func(rows, np, ao, bo int, breg [3]int)) {
+//
+// With segs (the float kernel), K is the segments R14 walks to the
+// address at 1536(SP), 1544(SP) columns each: each segment sets AX to its
+// offset and CX to its columns, and its last step moves on to the next.
+func blockLoops(prefix, arg string, rowsOff int, done, what string, segs bool, step func(rows, np, ao, bo int, breg [3]int)) {
 	panelCounts(prefix, func(np int, prefix string) {
-		tileHeights(prefix, arg, rowsOff, func(h int, label string) {
+		tileHeights(prefix, arg, rowsOff, segs, func(h int, label string) {
 			p("\tCMPQ CX, $2")
 			p("\tJLT  %stail", label)
 			p("%sloop: // %s", label, what)
@@ -181,9 +185,22 @@ func blockLoops(prefix, arg string, rowsOff int, done, what string, step func(ro
 			p("\tCMPQ CX, $2")
 			p("\tJGE  %sloop", label)
 			p("%stail:", label)
+			if !segs {
+				p("\tTESTQ CX, CX")
+				p("\tJZ    %s", done)
+				step(h, np, 0, 0, [3]int{24, 25, 26})
+				p("\tJMP  %s", done)
+				return
+			}
 			p("\tTESTQ CX, CX")
-			p("\tJZ    %s", done)
+			p("\tJZ    %snext", label)
 			step(h, np, 0, 0, [3]int{24, 25, 26})
+			p("\tADDQ $64, BX")
+			p("\tADDQ $64, DX")
+			p("%snext:", label)
+			p("\tADDQ $8, R14")
+			p("\tCMPQ R14, 1536(SP)")
+			p("\tJLT  %sseg", label)
 			p("\tJMP  %s", done)
 		})
 	})
@@ -214,7 +231,7 @@ func panelCounts(prefix string, tiles func(np int, prefix string)) {
 // rows) and jumps to the tile's store when done. A batch-1 product then
 // multiplies one row, not eight copies of it: from DRAM the eight-row
 // loop's arithmetic, not the weights' bandwidth, set the pace.
-func tileHeights(prefix, arg string, rowsOff int, loop func(h int, label string)) {
+func tileHeights(prefix, arg string, rowsOff int, segs bool, loop func(h int, label string)) {
 	heights := []int{1, 2, 4, 8}
 	p("\tMOVQ %s+0(FP), AX", arg)
 	p("\tMOVQ %d(AX), AX // rows", rowsOff)
@@ -226,7 +243,14 @@ func tileHeights(prefix, arg string, rowsOff int, loop func(h int, label string)
 		h := heights[i]
 		label := fmt.Sprintf("%sh%d", prefix, h)
 		p("%s: // %d rows", label, h)
-		p("\tXORQ AX, AX // byte offset along the rows")
+		if segs {
+			p("%sseg: // a segment: its offset along the rows, its columns", label)
+			p("\tMOVQ (R14), AX")
+			p("\tSHLQ $2, AX")
+			p("\tMOVQ 1544(SP), CX")
+		} else {
+			p("\tXORQ AX, AX // byte offset along the rows")
+		}
 		loop(h, label)
 	}
 }
@@ -338,7 +362,11 @@ func fBlockAVX512() {
 // Per k: three 64-byte loads of B, one vbroadcastss of each row's a[r][k],
 // 24 fused multiply-adds in k order:
 //   c[r][p] = fma(a[r][k], b[p][k][0:16], c[r][p])
-TEXT ·fBlockAVX512(SB), 0, $1536-8
+// K runs as segments (FBlock.Segs, or one of K columns at the rows'
+// start): R14 walks their offsets, each sets the rows' byte offset AX.
+// Frame: the tile (0-1535), past the last segment (1536), the columns of
+// a segment (1544), the one offset 0 of a block without Segs (1552).
+TEXT ·fBlockAVX512(SB), 0, $1560-8
 	MOVQ f+0(FP), DI`)
 	// initial sums: zero, or C's values (copied through the frame); the
 	// copy uses the registers that hold the row pointers below
@@ -383,6 +411,24 @@ f5lchunk:
 		p("\tVMOVUPS %d(SP), Z%d", i*64, i)
 	}
 	p("f5init:")
+	// K's segments: Segs, or one at 0 of K columns (a zero in the frame)
+	p("\tMOVQ %d(DI), CX // len(Segs)", fSegs+8)
+	p("\tTESTQ CX, CX")
+	p("\tJNZ  f5segs")
+	p("\tMOVQ $0, 1552(SP)")
+	p("\tMOVQ %d(DI), AX", fK)
+	p("\tMOVQ AX, 1544(SP)")
+	p("\tLEAQ 1552(SP), R14")
+	p("\tLEAQ 1560(SP), AX")
+	p("\tMOVQ AX, 1536(SP)")
+	p("\tJMP  f5segok")
+	p("f5segs:")
+	p("\tMOVQ %d(DI), R14 // &Segs[0]", fSegs)
+	p("\tLEAQ (R14)(CX*8), AX")
+	p("\tMOVQ AX, 1536(SP) // past the last")
+	p("\tMOVQ %d(DI), AX", fSegK)
+	p("\tMOVQ AX, 1544(SP) // SegK")
+	p("f5segok:")
 	p("\tMOVQ %d(DI), SI // row 0", fA)
 	p("\tMOVQ %d(DI), AX", fLDA)
 	p("\tSHLQ $2, AX     // lda in bytes")
@@ -400,7 +446,7 @@ f5lchunk:
 			}
 		}
 	}
-	blockLoops("f5", "f", fRows, "f5store", "two k per iteration", step)
+	blockLoops("f5", "f", fRows, "f5store", "two k per iteration", true, step)
 	p("f5store:")
 	// A tile of eight rows stores its registers straight into C's rows.
 	p("\tMOVQ f+0(FP), DI")
