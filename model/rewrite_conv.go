@@ -541,7 +541,7 @@ func layoutConvs(r *rewriter) bool {
 	// on: it runs channels-last when its input and its output both are.
 	maxPools := map[string]*onnxpb.Node{} // by output
 	for _, n := range r.g.Nodes {
-		if !r.dead[n] && isMaxPool2D(n) && (n.Domain == rewriteDomain || r.opset(n) >= 10) && fused[n.Inputs[0]] != nil {
+		if !r.dead[n] && isMaxPool2D(n) && (n.Domain == rewriteDomain || maxPoolAttrsKnown(n, r.opset(n))) && fused[n.Inputs[0]] != nil {
 			maxPools[n.Outputs[0]] = n
 			nhwc[n.Outputs[0]] = !outputs[n.Outputs[0]]
 		}
@@ -714,10 +714,25 @@ func passesLayout(n *onnxpb.Node, maxPools map[string]*onnxpb.Node) bool {
 	return len(n.Outputs) > 0 && maxPools[n.Outputs[0]] == n
 }
 
+// maxPoolAttrsKnown reports whether ONNX's MaxPool of the given opset
+// knows every attribute n has (storage_order from opset 8, dilations and
+// ceil_mode from 10): the channels-last form knows them all, and must not
+// take a node ONNX's would refuse.
+func maxPoolAttrsKnown(n *onnxpb.Node, opset int64) bool {
+	for _, a := range n.Attributes {
+		switch {
+		case a.Name == "storage_order" && opset < 8:
+			return false
+		case (a.Name == "dilations" || a.Name == "ceil_mode") && opset < 10:
+			return false
+		}
+	}
+	return true
+}
+
 // isMaxPool2D reports whether n is a MaxPool of 2-D windows whose
 // Indices output nobody reads, ONNX's or its channels-last form in the
-// rewrite domain (ops/pool): one that may run channels-last (ONNX's from
-// opset 10, where its attributes are those of the channels-last form).
+// rewrite domain (ops/pool): one that may run channels-last.
 func isMaxPool2D(n *onnxpb.Node) bool {
 	if n.OpType != "MaxPool" || len(n.Inputs) != 1 || n.Inputs[0] == "" || len(n.Outputs) == 0 || n.Outputs[0] == "" {
 		return false

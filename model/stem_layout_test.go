@@ -20,8 +20,10 @@ import (
 // two convolutions (one with its Relu), their sum -> Relu), the layout rule passes the
 // channels-last image through the max pool: the stem writes it NHWC, the
 // pool runs as quantserve's channels-last MaxPool, and both readers take
-// its output NHWC. A pool whose output the caller reads, whose Indices
-// are read, or of an opset before 10 stays ONNX's, between NCHW images.
+// its output NHWC, at opset 9 too (ResNet-50 of the ONNX zoo). A pool
+// whose output the caller reads, or whose Indices are read, stays ONNX's,
+// between NCHW images; one with an attribute its opset does not know
+// (ceil_mode before 10) is refused as ONNX's MaxPool refuses it.
 // Every graph, on float32 and int8 weights, gives the values of the graph
 // as written (float32 within rounding, int8 within its quantization
 // error), run after run.
@@ -34,17 +36,23 @@ func TestStemLayout(t *testing.T) {
 		output  bool // the pool's output is a graph output too
 		indices bool // the pool's Indices are a graph output
 		nhwc    bool // the layout the pool should pass on
+		ceil    bool // the pool has ceil_mode
 	}{
-		{"stem", 17, false, false, true},
-		{"pool an output", 17, true, false, false},
-		{"indices read", 17, false, true, false},
-		{"opset 9", 9, false, false, false},
+		{"stem", 17, false, false, true, false},
+		{"pool an output", 17, true, false, false, false},
+		{"indices read", 17, false, true, false, false},
+		{"opset 9", 9, false, false, true, false},
+		{"ceil_mode at opset 9", 9, false, false, false, true},
+		{"ceil_mode", 17, false, false, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pool := onnxbuild.Node{Op: "MaxPool", Inputs: []string{"s"}, Outputs: []string{"p"}, Attrs: []*onnxpb.Attribute{
 				onnxbuild.IntsAttr("kernel_shape", 3, 3), onnxbuild.IntsAttr("pads", 1, 1, 1, 1), onnxbuild.IntsAttr("strides", 2, 2)}}
 			if tc.indices {
 				pool.Outputs = append(pool.Outputs, "pi")
+			}
+			if tc.ceil {
+				pool.Attrs = append(pool.Attrs, onnxbuild.IntAttr("ceil_mode", 1))
 			}
 			g := onnxbuild.Graph{
 				Opset:   tc.opset,
@@ -76,6 +84,15 @@ func TestStemLayout(t *testing.T) {
 			}
 			in := map[string]*tensor.Tensor{"x": randFloats(r, 1, n, c, h, w)}
 			plain, err := model.LoadWith(g.Bytes(), model.Options{Unrewritten: true})
+			if tc.ceil && tc.opset < 10 {
+				if err == nil {
+					t.Fatal("ceil_mode at opset 9 loaded as written")
+				}
+				if _, err := model.LoadWith(g.Bytes(), model.Options{}); err == nil {
+					t.Fatal("ceil_mode at opset 9 loaded rewritten")
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

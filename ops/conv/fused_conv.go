@@ -41,11 +41,11 @@ import (
 //
 // X, Y and R are NCHW unless nhwc_in / nhwc_out / nhwc_residual say
 // channels-last ([N, spatial..., C]; R is NHWC when Y is); only fused
-// convolutions and the channels-last global pools (quantserve's
-// GlobalAveragePool and GlobalMaxPool) ever see a channels-last value. A
-// channels-last X with a channel scale is scaled pixel by pixel, with no
-// transpose. Such values, and values only fused convolutions (and global
-// pools before them) read (pooled_out), are buffers of a pool, and
+// convolutions and the channels-last pools (quantserve's
+// GlobalAveragePool, GlobalMaxPool and MaxPool) ever see a channels-last
+// value. A channels-last X with a channel scale is scaled pixel by pixel,
+// with no transpose. Values only fused convolutions (and global pools
+// before them) read, in either layout (pooled_out), are buffers of a pool, and
 // the last fused convolution to read one (recycle_inputs names its input
 // positions) returns it to the pool: the next image's convolutions write
 // into memory that is already mapped and in cache, and allocate nothing.
@@ -287,7 +287,7 @@ func buildFusedConv(n *ops.Node, at *FusedConvAttrs) (ops.Operator, error) {
 	if h != nil && h.w != nil && group == 1 {
 		biasRep = repeatBias(bias, tileRows(max(h.w.k, h.w.n)))
 	}
-	f.layouts = output{biasRep: biasRep, nhwcIn: at.NHWCIn, nhwcOut: at.NHWCOut, nhwcRes: at.NHWCResidual, pooled: at.PooledOut || at.NHWCOut}
+	f.layouts = output{biasRep: biasRep, nhwcIn: at.NHWCIn, nhwcOut: at.NHWCOut, nhwcRes: at.NHWCResidual, pooled: at.PooledOut}
 	return f, nil
 }
 
