@@ -29,6 +29,8 @@ func BenchmarkConv(b *testing.B) {
 	}{
 		{"3x3_64-64_56x56", []int{1, 64, 56, 56}, []int{64, 64, 3, 3}, []*onnxpb.Attribute{opstest.AttrInts("pads", 1, 1, 1, 1)}},
 		{"1x1_256-64_56x56", []int{1, 256, 56, 56}, []int{64, 256, 1, 1}, nil},
+		{"3x3_256-256_14x14", []int{1, 256, 14, 14}, []int{256, 256, 3, 3}, []*onnxpb.Attribute{opstest.AttrInts("pads", 1, 1, 1, 1)}},
+		{"1x1_512-2048_7x7", []int{1, 512, 7, 7}, []int{2048, 512, 1, 1}, nil},
 		{"7x7s2_3-64_224x224", []int{1, 3, 224, 224}, []int{64, 3, 7, 7}, []*onnxpb.Attribute{opstest.AttrInts("pads", 3, 3, 3, 3), opstest.AttrInts("strides", 2, 2)}},
 		{"3x3s2_3-8_48x192", []int{1, 3, 48, 192}, []int{8, 3, 3, 3}, []*onnxpb.Attribute{opstest.AttrInts("pads", 1, 1, 1, 1), opstest.AttrInts("strides", 2, 2)}},
 		{"dw3x3_64_56x56", []int{1, 64, 56, 56}, []int{64, 1, 3, 3}, []*onnxpb.Attribute{opstest.AttrInts("pads", 1, 1, 1, 1), opstest.AttrInt("group", 64)}},

@@ -54,6 +54,9 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 			}
 		}
 	}
+	if cw.segmentsFit(g, o) {
+		return cw.forwardSegments(c, g, xt, y, o)
+	}
 	qi, err := cw.qimageOf(c, g, taps, xt, direct)
 	if err != nil {
 		return err
