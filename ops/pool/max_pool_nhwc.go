@@ -99,8 +99,9 @@ func maxPoolChannelsLast(c *ops.Context, x, y []float32, g *Geometry) error {
 				}
 				rows++
 			}
+			reduced := row
 			if rows == 1 { // the row as it is
-				first, row = row, first
+				reduced = first
 			}
 			for ox := 0; ox < ow; ox++ {
 				dst := out[ox*ch : (ox+1)*ch]
@@ -111,7 +112,7 @@ func maxPoolChannelsLast(c *ops.Context, x, y []float32, g *Geometry) error {
 					if ix < 0 || ix >= w {
 						continue
 					}
-					src := row[ix*ch : (ix+1)*ch]
+					src := reduced[ix*ch : (ix+1)*ch]
 					switch cols {
 					case 0:
 						one = src
@@ -130,9 +131,6 @@ func maxPoolChannelsLast(c *ops.Context, x, y []float32, g *Geometry) error {
 				case 1:
 					copy(dst, one)
 				}
-			}
-			if rows == 1 {
-				first, row = row, first
 			}
 		}
 	})
