@@ -88,13 +88,21 @@ func depthwiseCase(t *testing.T, r *rand.Rand, channels, pixels, taps, step, shi
 	for i := range offs {
 		offs[i] = r.IntN(4*channels + 5)
 	}
+	depthwiseOffsCase(t, r, channels, pixels, offs, step, shift)
+}
+
+// depthwiseOffsCase is depthwiseCase for the offsets given; it returns
+// the problem and the first vector table's answer (nil without one).
+func depthwiseOffsCase(t *testing.T, r *rand.Rand, channels, pixels int, offs []int, step, shift int) (init, src, w, vector []float32) {
+	t.Helper()
+	taps := len(offs)
 	nsrc := slices.Max(offs) + channels
 	if pixels > 0 {
 		nsrc += (pixels - 1) * step
 	}
-	src := vecInput(r, shift+nsrc, 1, false)[shift:]
-	w := vecInput(r, taps*channels, 1, false)
-	init := vecInput(r, pixels*channels, 1, false)
+	src = vecInput(r, shift+nsrc, 1, false)[shift:]
+	w = vecInput(r, taps*channels, 1, false)
+	init = vecInput(r, pixels*channels, 1, false)
 	def, mag := depthwiseDef(init, src, w, offs, step, channels)
 	want := slices.Clone(init)
 	kernels.DepthwiseRows(want, src, w, offs, step, channels)
@@ -105,7 +113,7 @@ func depthwiseCase(t *testing.T, r *rand.Rand, channels, pixels, taps, step, shi
 		}
 	}
 	srcCopy, wCopy, offsCopy := slices.Clone(src), slices.Clone(w), slices.Clone(offs)
-	var vector []float32 // the first vector table's answer
+	// vector is the first vector table's answer.
 	for _, tb := range Available() {
 		dst, outside := inGuard(init, shift)
 		tb.DepthwiseRows(dst, src, w, offs, step, channels)
@@ -126,6 +134,47 @@ func depthwiseCase(t *testing.T, r *rand.Rand, channels, pixels, taps, step, shi
 		}
 		if diffBits(src, srcCopy) >= 0 || diffBits(w, wCopy) >= 0 || !slices.Equal(offs, offsCopy) {
 			t.Fatalf("%v %s: inputs modified", tb, what)
+		}
+	}
+	return init, src, w, vector
+}
+
+// TestDepthwiseRowsGrid runs every table's DepthwiseRows on the problems
+// the channels-last convolutions give it: taps on a grid of rows of
+// adjacent pixels (3x3, 5x5, 3x5, 1x3, 2x5, one 3-wide and one 5-wide
+// grid kernel's), output pixels adjacent (step = channels), rows of a
+// padded image apart. Within the reference's rounding (depthwiseOffsCase),
+// and with the bits each table gives pixel by pixel, which its grid
+// kernels, eight pixels at a time, never take.
+func TestDepthwiseRowsGrid(t *testing.T) {
+	r := rand.New(rand.NewPCG(22, 22))
+	for _, channels := range []int{3, 8, 16, 24, 32, 48, 88, 200} {
+		for _, pixels := range []int{1, 7, 8, 9, 16, 21} {
+			for _, g := range [][2]int{{3, 3}, {5, 5}, {3, 5}, {1, 3}, {2, 5}} {
+				kh, kw := g[0], g[1]
+				row := (pixels + kw - 1 + r.IntN(3)) * channels // a padded row
+				var offs []int
+				for y := range kh {
+					for x := range kw {
+						offs = append(offs, y*row+x*channels)
+					}
+				}
+				for _, shift := range []int{0, 1} {
+					init, src, w, _ := depthwiseOffsCase(t, r, channels, pixels, offs, channels, shift)
+					for _, tb := range Available() {
+						whole := slices.Clone(init)
+						tb.DepthwiseRows(whole, src, w, offs, channels, channels)
+						one := slices.Clone(init)
+						for p := range pixels {
+							tb.DepthwiseRows(one[p*channels:(p+1)*channels], src[p*channels:], w, offs, channels, channels)
+						}
+						if i := diffBits(whole, one); i >= 0 {
+							t.Fatalf("%v channels=%d pixels=%d grid %dx%d shift=%d: dst[%d] = %v, pixel by pixel %v",
+								tb, channels, pixels, kh, kw, shift, i, whole[i], one[i])
+						}
+					}
+				}
+			}
 		}
 	}
 }

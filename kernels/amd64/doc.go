@@ -8,8 +8,9 @@
 // stage and HardSigmoid family (conv512_amd64.s), LeakyRelu and the bound of a Max
 // or Min with a constant in AVX2 and AVX-512 and the maximum of two rows
 // in AVX2 (leaky_amd64.s, hand-written), the channels-last depthwise rows
-// in AVX2 (depthwise_amd64.s) and AVX-512 (depthwise512_amd64.s, the same
-// bits), a quantize-dequantize pair and its table look-up
+// in AVX2 (depthwise_amd64.s) and AVX-512 (depthwise512_amd64.s) and
+// their twins for grids of taps over adjacent pixels in both
+// (depthwise_grid_amd64.s, written by _gendw), all the same bits, a quantize-dequantize pair and its table look-up
 // (fakequant_amd64.s) and a layer normalization's sums and normalization
 // (layernorm_amd64.s), in AVX2, and a row's quantization to bytes in
 // AVX-512 (quantize512_amd64.s; its AVX2 twin is in kernels_amd64.s).
