@@ -73,14 +73,16 @@ func (o *averagePoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tens
 // zeros; positions past the end padding, which only ceil_mode makes, do
 // not count). 2-D float32 runs pool2D.
 func avgPool[T tensor.Float](x []T, g *Geometry, include bool, oc *ops.Context) ([]T, error) {
-	y := make([]T, g.Planes()*g.OutSize())
+	n := g.Planes() * g.OutSize()
 	if xf, ok := any(x).([]float32); ok && len(g.In) == 2 {
 		kind := poolAvg
 		if include {
 			kind = poolAvgPadding
 		}
-		return y, pool2D(xf, any(y).([]float32), g, kind, oc)
+		y := oc.Float32Output(n) // pool2D writes every value
+		return any(y).([]T), pool2D(xf, y, g, kind, oc)
 	}
+	y := make([]T, n)
 	return y, avgPoolND(x, y, g, include, oc)
 }
 

@@ -119,11 +119,13 @@ func lowest[T tensor.Numeric]() T {
 // element equal to it (-1 for an empty window). 2-D float32 pooling
 // without indices runs pool2D.
 func maxPool[T tensor.Numeric](x []T, g *Geometry, wantIdx bool, oc *ops.Context) ([]T, []int64, error) {
-	y := make([]T, g.Planes()*g.OutSize())
+	n := g.Planes() * g.OutSize()
 	if xf, ok := any(x).([]float32); ok && len(g.In) == 2 && !wantIdx {
-		err := pool2D(xf, any(y).([]float32), g, poolMax, oc)
-		return y, nil, err
+		y := oc.Float32Output(n) // pool2D writes every value
+		err := pool2D(xf, y, g, poolMax, oc)
+		return any(y).([]T), nil, err
 	}
+	y := make([]T, n)
 	var idx []int64
 	if wantIdx {
 		idx = make([]int64, len(y))
