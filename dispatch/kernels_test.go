@@ -28,10 +28,12 @@ type qCase struct {
 	sa, sb                  []float32
 	acc0                    []int32
 	fsum0                   []float32
-	full                    bool // u or b outside [0, 128] × [-127, 127]: FullRange tables only
+	full                    bool      // u or b outside [0, 128] × [-127, 127]: FullRange tables only
+	bias, res               []float32 // QFinish's (res rows ldr apart)
+	lo, hi                  float32
 }
 
-const ldc, accStr = 53, 57 // strides with room for guard values
+const ldc, accStr, ldr = 53, 57, 61 // strides with room for guard values
 
 func newQCase(r *rand.Rand, rows, np, kq int, u []uint8, b []int8, ldu, pstr int) *qCase {
 	c := &qCase{rows: rows, np: np, kq: kq, ldu: ldu, pstr: pstr, u: u, b: b}
@@ -57,6 +59,19 @@ func newQCase(r *rand.Rand, rows, np, kq int, u []uint8, b []int8, ldu, pstr int
 	for i := range c.acc0 {
 		c.acc0[i] = int32(r.IntN(1<<20) - 1<<19)
 		c.fsum0[i] = float32(r.NormFloat64())
+	}
+	for j := 0; j < np*16; j++ {
+		c.bias = append(c.bias, float32(r.NormFloat64()))
+	}
+	for i := 0; i < (rows-1)*ldr+np*16; i++ {
+		c.res = append(c.res, float32(r.NormFloat64()))
+	}
+	c.lo, c.hi = float32(math.Inf(-1)), float32(math.Inf(1))
+	switch r.IntN(3) {
+	case 0: // Relu
+		c.lo = 0
+	case 1: // Relu6's clamp
+		c.lo, c.hi = 0, 6
 	}
 	return c
 }
@@ -88,7 +103,14 @@ var qFlagSets = []int{
 	kernels.QOutBlock | kernels.QLoadSum,
 	kernels.QOutBlock | kernels.QFinal,
 	kernels.QOutBlock | kernels.QLoadSum | kernels.QFinal,
+	kernels.QOutChannel | kernels.QFinish,
+	kernels.QLoadAcc | kernels.QOutChannel | kernels.QFinish,
+	kernels.QOutChannel | kernels.QFinish | withRes,
+	kernels.QLoadAcc | kernels.QOutChannel | kernels.QFinish | withRes,
 }
+
+// withRes, among qFlagSets, gives a QFinish block the case's residual.
+const withRes = 1 << 30
 
 // run calls tb's block kernel (or the reference, tb == nil) on c with the
 // given flags and returns Acc, FSum and C, checking guard bands and that
@@ -106,8 +128,14 @@ func (c *qCase) run(t *testing.T, tb *Table, flags int) ([]int32, []float32, []f
 	acc, accOK := guarded(len(c.acc0), c.acc0)
 	fsum, fsumOK := guarded(len(c.fsum0), c.fsum0)
 	out, outOK := guarded[float32]((c.rows-1)*ldc+c.np*16, nil)
-	q := &kernels.QBlock{U: c.u, LDU: c.ldu, Rows: c.rows, B: c.b, PStr: c.pstr, NP: c.np, KQ: c.kq, Flags: flags,
+	q := &kernels.QBlock{U: c.u, LDU: c.ldu, Rows: c.rows, B: c.b, PStr: c.pstr, NP: c.np, KQ: c.kq, Flags: flags &^ withRes,
 		Acc: acc, AccStr: accStr, FSum: fsum, Off: off, SA: c.sa, Colsum: c.colsum, SB: c.sb, C: out, LDC: ldc}
+	if flags&kernels.QFinish != 0 {
+		q.Bias, q.Lo, q.Hi = c.bias, c.lo, c.hi
+		if flags&withRes != 0 {
+			q.Res, q.LDR = c.res, ldr
+		}
+	}
 	uc, bc := slices.Clone(c.u), slices.Clone(c.b)
 	if tb == nil {
 		kernels.QBlockRef(q)
@@ -138,7 +166,7 @@ func (c *qCase) check(t *testing.T) {
 	for _, flags := range qFlagSets {
 		wantAcc, wantSum, wantC := c.run(t, nil, flags)
 		for _, tb := range Available() {
-			if c.rows > tb.MR || c.np > tb.NP || c.full && !tb.FullRange {
+			if c.rows > tb.MR || c.np > tb.NP || c.full && !tb.FullRange || flags&kernels.QFinish != 0 && !tb.QFinish {
 				continue
 			}
 			acc, sum, out := c.run(t, tb, flags)

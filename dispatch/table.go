@@ -29,8 +29,12 @@ type Table struct {
 	// pair sums) they are exact for u ≤ 128 and |b| ≤ 127, the range the
 	// driver's own quantization produces; the driver splits other inputs.
 	FullRange bool
-	FMR, FNP  int // register tile of FBlock
-	FBlock    func(*kernels.FBlock)
+	// QFinish: QBlock takes kernels.QFinish, finishing its per-channel
+	// outputs as they are written (the driver's callers finish them in a
+	// pass of their own on other tables).
+	QFinish  bool
+	FMR, FNP int // register tile of FBlock
+	FBlock   func(*kernels.FBlock)
 
 	MinMax     func(x []float32) (lo, hi float32, finite bool)
 	QuantizeU8 func(x []float32, inv float32, zp int32, u []uint8)

@@ -35,6 +35,7 @@ func isaTables() []*Table {
 		NP:            3,
 		QBlock:        amd64.QBlockAVX512VNNI,
 		FullRange:     true,
+		QFinish:       true,
 		FMR:           8,
 		FNP:           3,
 		FBlock:        amd64.FBlockAVX512,

@@ -241,6 +241,14 @@ func groups(panels, np int) int { return (panels + np - 1) / np }
 // QMatMulRows computes rows i < qa.Rows() of the product: c[i*ldc+j] for
 // j < N, from rows quantized by QuantizeRows. Nothing else of c is written.
 func (e *Engine) QMatMulRows(qa *QRows, w *QWeights, c []float32, ldc int) error {
+	return e.QMatMulRowsFinish(qa, w, c, ldc, nil)
+}
+
+// QMatMulRowsFinish is QMatMulRows whose outputs are finished as fin says
+// (nil: not at all), each row tile as it is written: in the kernel's
+// registers on tables that take kernels.QFinish, on the table's
+// ConvFinish right after the tile otherwise, the same bits either way.
+func (e *Engine) QMatMulRowsFinish(qa *QRows, w *QWeights, c []float32, ldc int, fin *Finish) error {
 	m, n := qa.m, w.N
 	if qa.k != w.K && m > 0 {
 		return fmt.Errorf("gemm: rows of %d values against weights of K = %d", qa.k, w.K)
@@ -250,6 +258,14 @@ func (e *Engine) QMatMulRows(qa *QRows, w *QWeights, c []float32, ldc int) error
 	}
 	if ldc < n || len(c) < (m-1)*ldc+n {
 		return fmt.Errorf("gemm: output of %d values for %d rows of %d (row stride %d)", len(c), m, n, ldc)
+	}
+	if fin != nil {
+		if len(fin.Bias) < n {
+			return fmt.Errorf("gemm: finish bias of %d values for %d columns", len(fin.Bias), n)
+		}
+		if fin.Res != nil && (fin.LDR < n || len(fin.Res) < (m-1)*fin.LDR+n) {
+			return fmt.Errorf("gemm: finish residual of %d values for %d rows of %d (row stride %d)", len(fin.Res), m, n, fin.LDR)
+		}
 	}
 	t := e.t
 	if qa.wide && !t.FullRange {
@@ -270,7 +286,7 @@ func (e *Engine) QMatMulRows(qa *QRows, w *QWeights, c []float32, ldc int) error
 		nkb = (kq + kcMax - 1) / kcMax
 	}
 	j := qJobs.Get().(*qJob)
-	j.e, j.qa, j.w, j.c, j.ldc, j.off = e, qa, w, c, ldc, off
+	j.e, j.qa, j.w, j.c, j.ldc, j.off, j.fin = e, qa, w, c, ldc, off, fin
 	j.parts = append(append(j.parts[:0], w.packed), w.extra...)
 	j.panels, j.ng, j.mc, j.kq, j.pstr, j.nkb = panels, ng, mc, kq, pstr, nkb
 	j.passes = nkb * len(j.parts)
@@ -292,6 +308,7 @@ type qJob struct {
 	c                                     []float32
 	ldc                                   int
 	off                                   []int32
+	fin                                   *Finish
 	parts                                 [][]int8
 	panels, ng, mc, kq, pstr, nkb, passes int
 	run                                   func(u0, u1 int)
@@ -349,6 +366,7 @@ func (j *qJob) chunks(u0, u1 int) {
 		cols := min(n-c0, q.NP*kernels.PanelN)
 		if w.Scheme == quant.PerBlock {
 			e.qBlocks(q, qa, w, c, ldc, m0, m1, c0, cols, kq, fsum, &task.scratch)
+			e.finishRows(j.fin, c, ldc, m0, m1, c0, cols)
 			continue
 		}
 		q.Colsum, q.SB = w.colsum[c0:], w.scales[c0:]
@@ -373,7 +391,7 @@ func (j *qJob) chunks(u0, u1 int) {
 					q.Acc = acc[(r0-m0)*accStr:]
 				}
 				if last {
-					e.qOut(q, c, ldc, r0, c0, cols, &task.scratch)
+					e.qOutFinish(q, j.fin, c, ldc, r0, c0, cols, &task.scratch)
 				} else {
 					t.QBlock(q)
 				}

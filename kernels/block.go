@@ -17,14 +17,18 @@ import "fmt"
 //	            f = (QLoadSum ? fsum : 0) + t                  per-block scheme)
 //	            c = sa · f when QFinal, else fsum = f
 //	neither     Acc = s
+//	QFinish     with QOutChannel: c = clamp((c + Bias[j]) + Res[r*LDR+j])
+//	            to [Lo, Hi], as ConvFinish finishes c (Res nil: no term)
 //
 // in float32, left to right, never fused: every table gives the same bits.
+// A table takes QFinish only where its QBlockFinish says so.
 const (
 	QLoadAcc    = 1 << 0
 	QOutChannel = 1 << 1
 	QOutBlock   = 1 << 2
 	QLoadSum    = 1 << 3
 	QFinal      = 1 << 4
+	QFinish     = 1 << 5
 )
 
 // QBlock describes one call of a quantized block kernel. The assembly
@@ -56,6 +60,12 @@ type QBlock struct {
 	// every call (it escapes through the tile function values). Last, so
 	// no assembly offset moves.
 	tile [4 * PanelN]int32
+
+	// The finish QFinish adds (after tile, so no offset above moves).
+	Bias   []float32 // per column (NP·16)
+	Res    []float32 // row r at Res[r*LDR:], NP·16 entries; nil: none
+	LDR    int
+	Lo, Hi float32
 }
 
 // Check panics unless every slice q's flags touch is long enough for rows
@@ -87,6 +97,15 @@ func (q *QBlock) Check(mr, np int) {
 	}
 	if q.Flags&QOutBlock != 0 && (q.Flags&QLoadSum != 0 || q.Flags&QFinal == 0) {
 		need("FSum", len(q.FSum), (q.Rows-1)*q.AccStr+cols)
+	}
+	if q.Flags&QFinish != 0 {
+		if q.Flags&QOutChannel == 0 {
+			panic("kernels: QBlock QFinish without QOutChannel")
+		}
+		need("Bias", len(q.Bias), cols)
+		if q.Res != nil {
+			need("Res", len(q.Res), (q.Rows-1)*q.LDR+cols)
+		}
 	}
 }
 
@@ -139,6 +158,13 @@ func QStoreRow(q *QBlock, r, j0 int, s []int32) {
 	for j, v := range s {
 		c[j] = float32(v+off*colsum[j]) * sa * sb[j]
 	}
+	if q.Flags&QFinish != 0 {
+		var res []float32
+		if q.Res != nil {
+			res = q.Res[r*q.LDR+j0:][:len(s)]
+		}
+		ConvFinish(c, q.Bias[j0:][:len(s)], res, q.Lo, q.Hi)
+	}
 }
 
 // QStore writes the output of sum s for row r, column j of q as q.Flags
@@ -147,7 +173,15 @@ func QStoreRow(q *QBlock, r, j0 int, s []int32) {
 func QStore(q *QBlock, r, j int, s int32) {
 	switch {
 	case q.Flags&QOutChannel != 0:
-		q.C[r*q.LDC+j] = float32(s+q.Off[r]*q.Colsum[j]) * q.SA[r] * q.SB[j]
+		c := q.C[r*q.LDC+j:][:1]
+		c[0] = float32(s+q.Off[r]*q.Colsum[j]) * q.SA[r] * q.SB[j]
+		if q.Flags&QFinish != 0 {
+			var res []float32
+			if q.Res != nil {
+				res = q.Res[r*q.LDR+j:][:1]
+			}
+			ConvFinish(c, q.Bias[j:][:1], res, q.Lo, q.Hi)
+		}
 	case q.Flags&QOutBlock != 0:
 		t := float32(float32(s+q.Off[r]*q.Colsum[j]) * q.SB[j])
 		var f float32

@@ -12,13 +12,53 @@
 // (Z27/Z28), 24 vpdpbusd:
 //   acc[r][p] += Σ_{i<4} u[r][4g+i] · b[p][g][col][i]     (exact int32)
 // A tile of eight rows writes int32 sums or the per-channel epilogue out
-// of its registers (qDirect); any other goes to the frame and the
-// epilogue loop writes it out.
+// of its registers (qDirect), finished there with QFinish (its residual
+// rows prefetched as the kernel starts); any other goes to the frame and
+// the epilogue loop writes it out (the Go wrapper finishes those).
 TEXT ·qBlockVNNI512(SB), 0, $1536-8
 	MOVQ q+0(FP), DI
 	MOVQ 0(DI), SI // row 0
 	MOVQ 24(DI), AX // ldu
 	MOVQ 32(DI), CX // rows
+	TESTQ $32, 88(DI) // QFinish
+	JZ    v5nores
+	MOVQ 560(DI), R8 // Res
+	TESTQ R8, R8
+	JZ    v5nores
+	MOVQ 584(DI), R9
+	SHLQ $2, R9
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+	ADDQ R9, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+	ADDQ R9, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+	ADDQ R9, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+	ADDQ R9, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+	ADDQ R9, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+	ADDQ R9, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+	ADDQ R9, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+v5nores:
 	MOVQ SI, R8
 	MOVQ SI, R9
 	MOVQ SI, R10
@@ -902,6 +942,529 @@ v5d3ch:
 	MOVQ 176(DI), R13 // SA
 	MOVQ 200(DI), R14 // Colsum
 	MOVQ 224(DI), R15 // SB
+	TESTQ $32, CX // QFinish
+	JZ   v5d3plain
+	MOVQ 536(DI), SI // Bias
+	VBROADCASTSS 592(DI), Z28 // lo
+	VBROADCASTSS 596(DI), Z29 // hi
+	MOVQ 560(DI), DX // Res
+	MOVQ 584(DI), R8
+	SHLQ $2, R8     // LDR in bytes
+	TESTQ DX, DX
+	JZ   v5d3bias
+	VPBROADCASTD 0(R12), Z30 // off[0]
+	VBROADCASTSS 0(R13), Z31 // sa[0]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z0, Z0
+	VCVTDQ2PS Z0, Z0
+	VMULPS Z31, Z0, Z0 // · sa
+	VMULPS 0(R15), Z0, Z0 // · sb
+	VADDPS 0(SI), Z0, Z0 // + bias
+	VADDPS 0(DX), Z0, Z0 // + residual
+	VMAXPS Z0, Z28, Z0 // lo > v ? lo : v
+	VMINPS Z0, Z29, Z0 // hi < v ? hi : v
+	VMOVUPS Z0, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z1, Z1
+	VCVTDQ2PS Z1, Z1
+	VMULPS Z31, Z1, Z1 // · sa
+	VMULPS 64(R15), Z1, Z1 // · sb
+	VADDPS 64(SI), Z1, Z1 // + bias
+	VADDPS 64(DX), Z1, Z1 // + residual
+	VMAXPS Z1, Z28, Z1 // lo > v ? lo : v
+	VMINPS Z1, Z29, Z1 // hi < v ? hi : v
+	VMOVUPS Z1, 64(R10)
+	VPMULLD 128(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z2, Z2
+	VCVTDQ2PS Z2, Z2
+	VMULPS Z31, Z2, Z2 // · sa
+	VMULPS 128(R15), Z2, Z2 // · sb
+	VADDPS 128(SI), Z2, Z2 // + bias
+	VADDPS 128(DX), Z2, Z2 // + residual
+	VMAXPS Z2, Z28, Z2 // lo > v ? lo : v
+	VMINPS Z2, Z29, Z2 // hi < v ? hi : v
+	VMOVUPS Z2, 128(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 4(R12), Z30 // off[1]
+	VBROADCASTSS 4(R13), Z31 // sa[1]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z3, Z3
+	VCVTDQ2PS Z3, Z3
+	VMULPS Z31, Z3, Z3 // · sa
+	VMULPS 0(R15), Z3, Z3 // · sb
+	VADDPS 0(SI), Z3, Z3 // + bias
+	VADDPS 0(DX), Z3, Z3 // + residual
+	VMAXPS Z3, Z28, Z3 // lo > v ? lo : v
+	VMINPS Z3, Z29, Z3 // hi < v ? hi : v
+	VMOVUPS Z3, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z4, Z4
+	VCVTDQ2PS Z4, Z4
+	VMULPS Z31, Z4, Z4 // · sa
+	VMULPS 64(R15), Z4, Z4 // · sb
+	VADDPS 64(SI), Z4, Z4 // + bias
+	VADDPS 64(DX), Z4, Z4 // + residual
+	VMAXPS Z4, Z28, Z4 // lo > v ? lo : v
+	VMINPS Z4, Z29, Z4 // hi < v ? hi : v
+	VMOVUPS Z4, 64(R10)
+	VPMULLD 128(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z5, Z5
+	VCVTDQ2PS Z5, Z5
+	VMULPS Z31, Z5, Z5 // · sa
+	VMULPS 128(R15), Z5, Z5 // · sb
+	VADDPS 128(SI), Z5, Z5 // + bias
+	VADDPS 128(DX), Z5, Z5 // + residual
+	VMAXPS Z5, Z28, Z5 // lo > v ? lo : v
+	VMINPS Z5, Z29, Z5 // hi < v ? hi : v
+	VMOVUPS Z5, 128(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 8(R12), Z30 // off[2]
+	VBROADCASTSS 8(R13), Z31 // sa[2]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z6, Z6
+	VCVTDQ2PS Z6, Z6
+	VMULPS Z31, Z6, Z6 // · sa
+	VMULPS 0(R15), Z6, Z6 // · sb
+	VADDPS 0(SI), Z6, Z6 // + bias
+	VADDPS 0(DX), Z6, Z6 // + residual
+	VMAXPS Z6, Z28, Z6 // lo > v ? lo : v
+	VMINPS Z6, Z29, Z6 // hi < v ? hi : v
+	VMOVUPS Z6, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z7, Z7
+	VCVTDQ2PS Z7, Z7
+	VMULPS Z31, Z7, Z7 // · sa
+	VMULPS 64(R15), Z7, Z7 // · sb
+	VADDPS 64(SI), Z7, Z7 // + bias
+	VADDPS 64(DX), Z7, Z7 // + residual
+	VMAXPS Z7, Z28, Z7 // lo > v ? lo : v
+	VMINPS Z7, Z29, Z7 // hi < v ? hi : v
+	VMOVUPS Z7, 64(R10)
+	VPMULLD 128(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z8, Z8
+	VCVTDQ2PS Z8, Z8
+	VMULPS Z31, Z8, Z8 // · sa
+	VMULPS 128(R15), Z8, Z8 // · sb
+	VADDPS 128(SI), Z8, Z8 // + bias
+	VADDPS 128(DX), Z8, Z8 // + residual
+	VMAXPS Z8, Z28, Z8 // lo > v ? lo : v
+	VMINPS Z8, Z29, Z8 // hi < v ? hi : v
+	VMOVUPS Z8, 128(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 12(R12), Z30 // off[3]
+	VBROADCASTSS 12(R13), Z31 // sa[3]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z9, Z9
+	VCVTDQ2PS Z9, Z9
+	VMULPS Z31, Z9, Z9 // · sa
+	VMULPS 0(R15), Z9, Z9 // · sb
+	VADDPS 0(SI), Z9, Z9 // + bias
+	VADDPS 0(DX), Z9, Z9 // + residual
+	VMAXPS Z9, Z28, Z9 // lo > v ? lo : v
+	VMINPS Z9, Z29, Z9 // hi < v ? hi : v
+	VMOVUPS Z9, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z10, Z10
+	VCVTDQ2PS Z10, Z10
+	VMULPS Z31, Z10, Z10 // · sa
+	VMULPS 64(R15), Z10, Z10 // · sb
+	VADDPS 64(SI), Z10, Z10 // + bias
+	VADDPS 64(DX), Z10, Z10 // + residual
+	VMAXPS Z10, Z28, Z10 // lo > v ? lo : v
+	VMINPS Z10, Z29, Z10 // hi < v ? hi : v
+	VMOVUPS Z10, 64(R10)
+	VPMULLD 128(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z11, Z11
+	VCVTDQ2PS Z11, Z11
+	VMULPS Z31, Z11, Z11 // · sa
+	VMULPS 128(R15), Z11, Z11 // · sb
+	VADDPS 128(SI), Z11, Z11 // + bias
+	VADDPS 128(DX), Z11, Z11 // + residual
+	VMAXPS Z11, Z28, Z11 // lo > v ? lo : v
+	VMINPS Z11, Z29, Z11 // hi < v ? hi : v
+	VMOVUPS Z11, 128(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 16(R12), Z30 // off[4]
+	VBROADCASTSS 16(R13), Z31 // sa[4]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z12, Z12
+	VCVTDQ2PS Z12, Z12
+	VMULPS Z31, Z12, Z12 // · sa
+	VMULPS 0(R15), Z12, Z12 // · sb
+	VADDPS 0(SI), Z12, Z12 // + bias
+	VADDPS 0(DX), Z12, Z12 // + residual
+	VMAXPS Z12, Z28, Z12 // lo > v ? lo : v
+	VMINPS Z12, Z29, Z12 // hi < v ? hi : v
+	VMOVUPS Z12, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z13, Z13
+	VCVTDQ2PS Z13, Z13
+	VMULPS Z31, Z13, Z13 // · sa
+	VMULPS 64(R15), Z13, Z13 // · sb
+	VADDPS 64(SI), Z13, Z13 // + bias
+	VADDPS 64(DX), Z13, Z13 // + residual
+	VMAXPS Z13, Z28, Z13 // lo > v ? lo : v
+	VMINPS Z13, Z29, Z13 // hi < v ? hi : v
+	VMOVUPS Z13, 64(R10)
+	VPMULLD 128(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z14, Z14
+	VCVTDQ2PS Z14, Z14
+	VMULPS Z31, Z14, Z14 // · sa
+	VMULPS 128(R15), Z14, Z14 // · sb
+	VADDPS 128(SI), Z14, Z14 // + bias
+	VADDPS 128(DX), Z14, Z14 // + residual
+	VMAXPS Z14, Z28, Z14 // lo > v ? lo : v
+	VMINPS Z14, Z29, Z14 // hi < v ? hi : v
+	VMOVUPS Z14, 128(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 20(R12), Z30 // off[5]
+	VBROADCASTSS 20(R13), Z31 // sa[5]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z15, Z15
+	VCVTDQ2PS Z15, Z15
+	VMULPS Z31, Z15, Z15 // · sa
+	VMULPS 0(R15), Z15, Z15 // · sb
+	VADDPS 0(SI), Z15, Z15 // + bias
+	VADDPS 0(DX), Z15, Z15 // + residual
+	VMAXPS Z15, Z28, Z15 // lo > v ? lo : v
+	VMINPS Z15, Z29, Z15 // hi < v ? hi : v
+	VMOVUPS Z15, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z16, Z16
+	VCVTDQ2PS Z16, Z16
+	VMULPS Z31, Z16, Z16 // · sa
+	VMULPS 64(R15), Z16, Z16 // · sb
+	VADDPS 64(SI), Z16, Z16 // + bias
+	VADDPS 64(DX), Z16, Z16 // + residual
+	VMAXPS Z16, Z28, Z16 // lo > v ? lo : v
+	VMINPS Z16, Z29, Z16 // hi < v ? hi : v
+	VMOVUPS Z16, 64(R10)
+	VPMULLD 128(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z17, Z17
+	VCVTDQ2PS Z17, Z17
+	VMULPS Z31, Z17, Z17 // · sa
+	VMULPS 128(R15), Z17, Z17 // · sb
+	VADDPS 128(SI), Z17, Z17 // + bias
+	VADDPS 128(DX), Z17, Z17 // + residual
+	VMAXPS Z17, Z28, Z17 // lo > v ? lo : v
+	VMINPS Z17, Z29, Z17 // hi < v ? hi : v
+	VMOVUPS Z17, 128(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 24(R12), Z30 // off[6]
+	VBROADCASTSS 24(R13), Z31 // sa[6]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z18, Z18
+	VCVTDQ2PS Z18, Z18
+	VMULPS Z31, Z18, Z18 // · sa
+	VMULPS 0(R15), Z18, Z18 // · sb
+	VADDPS 0(SI), Z18, Z18 // + bias
+	VADDPS 0(DX), Z18, Z18 // + residual
+	VMAXPS Z18, Z28, Z18 // lo > v ? lo : v
+	VMINPS Z18, Z29, Z18 // hi < v ? hi : v
+	VMOVUPS Z18, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z19, Z19
+	VCVTDQ2PS Z19, Z19
+	VMULPS Z31, Z19, Z19 // · sa
+	VMULPS 64(R15), Z19, Z19 // · sb
+	VADDPS 64(SI), Z19, Z19 // + bias
+	VADDPS 64(DX), Z19, Z19 // + residual
+	VMAXPS Z19, Z28, Z19 // lo > v ? lo : v
+	VMINPS Z19, Z29, Z19 // hi < v ? hi : v
+	VMOVUPS Z19, 64(R10)
+	VPMULLD 128(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z20, Z20
+	VCVTDQ2PS Z20, Z20
+	VMULPS Z31, Z20, Z20 // · sa
+	VMULPS 128(R15), Z20, Z20 // · sb
+	VADDPS 128(SI), Z20, Z20 // + bias
+	VADDPS 128(DX), Z20, Z20 // + residual
+	VMAXPS Z20, Z28, Z20 // lo > v ? lo : v
+	VMINPS Z20, Z29, Z20 // hi < v ? hi : v
+	VMOVUPS Z20, 128(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 28(R12), Z30 // off[7]
+	VBROADCASTSS 28(R13), Z31 // sa[7]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z21, Z21
+	VCVTDQ2PS Z21, Z21
+	VMULPS Z31, Z21, Z21 // · sa
+	VMULPS 0(R15), Z21, Z21 // · sb
+	VADDPS 0(SI), Z21, Z21 // + bias
+	VADDPS 0(DX), Z21, Z21 // + residual
+	VMAXPS Z21, Z28, Z21 // lo > v ? lo : v
+	VMINPS Z21, Z29, Z21 // hi < v ? hi : v
+	VMOVUPS Z21, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z22, Z22
+	VCVTDQ2PS Z22, Z22
+	VMULPS Z31, Z22, Z22 // · sa
+	VMULPS 64(R15), Z22, Z22 // · sb
+	VADDPS 64(SI), Z22, Z22 // + bias
+	VADDPS 64(DX), Z22, Z22 // + residual
+	VMAXPS Z22, Z28, Z22 // lo > v ? lo : v
+	VMINPS Z22, Z29, Z22 // hi < v ? hi : v
+	VMOVUPS Z22, 64(R10)
+	VPMULLD 128(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z23, Z23
+	VCVTDQ2PS Z23, Z23
+	VMULPS Z31, Z23, Z23 // · sa
+	VMULPS 128(R15), Z23, Z23 // · sb
+	VADDPS 128(SI), Z23, Z23 // + bias
+	VADDPS 128(DX), Z23, Z23 // + residual
+	VMAXPS Z23, Z28, Z23 // lo > v ? lo : v
+	VMINPS Z23, Z29, Z23 // hi < v ? hi : v
+	VMOVUPS Z23, 128(R10)
+	JMP  v5ddone
+v5d3bias:
+	VPBROADCASTD 0(R12), Z30 // off[0]
+	VBROADCASTSS 0(R13), Z31 // sa[0]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z0, Z0
+	VCVTDQ2PS Z0, Z0
+	VMULPS Z31, Z0, Z0 // · sa
+	VMULPS 0(R15), Z0, Z0 // · sb
+	VADDPS 0(SI), Z0, Z0 // + bias
+	VMAXPS Z0, Z28, Z0 // lo > v ? lo : v
+	VMINPS Z0, Z29, Z0 // hi < v ? hi : v
+	VMOVUPS Z0, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z1, Z1
+	VCVTDQ2PS Z1, Z1
+	VMULPS Z31, Z1, Z1 // · sa
+	VMULPS 64(R15), Z1, Z1 // · sb
+	VADDPS 64(SI), Z1, Z1 // + bias
+	VMAXPS Z1, Z28, Z1 // lo > v ? lo : v
+	VMINPS Z1, Z29, Z1 // hi < v ? hi : v
+	VMOVUPS Z1, 64(R10)
+	VPMULLD 128(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z2, Z2
+	VCVTDQ2PS Z2, Z2
+	VMULPS Z31, Z2, Z2 // · sa
+	VMULPS 128(R15), Z2, Z2 // · sb
+	VADDPS 128(SI), Z2, Z2 // + bias
+	VMAXPS Z2, Z28, Z2 // lo > v ? lo : v
+	VMINPS Z2, Z29, Z2 // hi < v ? hi : v
+	VMOVUPS Z2, 128(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 4(R12), Z30 // off[1]
+	VBROADCASTSS 4(R13), Z31 // sa[1]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z3, Z3
+	VCVTDQ2PS Z3, Z3
+	VMULPS Z31, Z3, Z3 // · sa
+	VMULPS 0(R15), Z3, Z3 // · sb
+	VADDPS 0(SI), Z3, Z3 // + bias
+	VMAXPS Z3, Z28, Z3 // lo > v ? lo : v
+	VMINPS Z3, Z29, Z3 // hi < v ? hi : v
+	VMOVUPS Z3, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z4, Z4
+	VCVTDQ2PS Z4, Z4
+	VMULPS Z31, Z4, Z4 // · sa
+	VMULPS 64(R15), Z4, Z4 // · sb
+	VADDPS 64(SI), Z4, Z4 // + bias
+	VMAXPS Z4, Z28, Z4 // lo > v ? lo : v
+	VMINPS Z4, Z29, Z4 // hi < v ? hi : v
+	VMOVUPS Z4, 64(R10)
+	VPMULLD 128(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z5, Z5
+	VCVTDQ2PS Z5, Z5
+	VMULPS Z31, Z5, Z5 // · sa
+	VMULPS 128(R15), Z5, Z5 // · sb
+	VADDPS 128(SI), Z5, Z5 // + bias
+	VMAXPS Z5, Z28, Z5 // lo > v ? lo : v
+	VMINPS Z5, Z29, Z5 // hi < v ? hi : v
+	VMOVUPS Z5, 128(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 8(R12), Z30 // off[2]
+	VBROADCASTSS 8(R13), Z31 // sa[2]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z6, Z6
+	VCVTDQ2PS Z6, Z6
+	VMULPS Z31, Z6, Z6 // · sa
+	VMULPS 0(R15), Z6, Z6 // · sb
+	VADDPS 0(SI), Z6, Z6 // + bias
+	VMAXPS Z6, Z28, Z6 // lo > v ? lo : v
+	VMINPS Z6, Z29, Z6 // hi < v ? hi : v
+	VMOVUPS Z6, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z7, Z7
+	VCVTDQ2PS Z7, Z7
+	VMULPS Z31, Z7, Z7 // · sa
+	VMULPS 64(R15), Z7, Z7 // · sb
+	VADDPS 64(SI), Z7, Z7 // + bias
+	VMAXPS Z7, Z28, Z7 // lo > v ? lo : v
+	VMINPS Z7, Z29, Z7 // hi < v ? hi : v
+	VMOVUPS Z7, 64(R10)
+	VPMULLD 128(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z8, Z8
+	VCVTDQ2PS Z8, Z8
+	VMULPS Z31, Z8, Z8 // · sa
+	VMULPS 128(R15), Z8, Z8 // · sb
+	VADDPS 128(SI), Z8, Z8 // + bias
+	VMAXPS Z8, Z28, Z8 // lo > v ? lo : v
+	VMINPS Z8, Z29, Z8 // hi < v ? hi : v
+	VMOVUPS Z8, 128(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 12(R12), Z30 // off[3]
+	VBROADCASTSS 12(R13), Z31 // sa[3]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z9, Z9
+	VCVTDQ2PS Z9, Z9
+	VMULPS Z31, Z9, Z9 // · sa
+	VMULPS 0(R15), Z9, Z9 // · sb
+	VADDPS 0(SI), Z9, Z9 // + bias
+	VMAXPS Z9, Z28, Z9 // lo > v ? lo : v
+	VMINPS Z9, Z29, Z9 // hi < v ? hi : v
+	VMOVUPS Z9, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z10, Z10
+	VCVTDQ2PS Z10, Z10
+	VMULPS Z31, Z10, Z10 // · sa
+	VMULPS 64(R15), Z10, Z10 // · sb
+	VADDPS 64(SI), Z10, Z10 // + bias
+	VMAXPS Z10, Z28, Z10 // lo > v ? lo : v
+	VMINPS Z10, Z29, Z10 // hi < v ? hi : v
+	VMOVUPS Z10, 64(R10)
+	VPMULLD 128(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z11, Z11
+	VCVTDQ2PS Z11, Z11
+	VMULPS Z31, Z11, Z11 // · sa
+	VMULPS 128(R15), Z11, Z11 // · sb
+	VADDPS 128(SI), Z11, Z11 // + bias
+	VMAXPS Z11, Z28, Z11 // lo > v ? lo : v
+	VMINPS Z11, Z29, Z11 // hi < v ? hi : v
+	VMOVUPS Z11, 128(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 16(R12), Z30 // off[4]
+	VBROADCASTSS 16(R13), Z31 // sa[4]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z12, Z12
+	VCVTDQ2PS Z12, Z12
+	VMULPS Z31, Z12, Z12 // · sa
+	VMULPS 0(R15), Z12, Z12 // · sb
+	VADDPS 0(SI), Z12, Z12 // + bias
+	VMAXPS Z12, Z28, Z12 // lo > v ? lo : v
+	VMINPS Z12, Z29, Z12 // hi < v ? hi : v
+	VMOVUPS Z12, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z13, Z13
+	VCVTDQ2PS Z13, Z13
+	VMULPS Z31, Z13, Z13 // · sa
+	VMULPS 64(R15), Z13, Z13 // · sb
+	VADDPS 64(SI), Z13, Z13 // + bias
+	VMAXPS Z13, Z28, Z13 // lo > v ? lo : v
+	VMINPS Z13, Z29, Z13 // hi < v ? hi : v
+	VMOVUPS Z13, 64(R10)
+	VPMULLD 128(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z14, Z14
+	VCVTDQ2PS Z14, Z14
+	VMULPS Z31, Z14, Z14 // · sa
+	VMULPS 128(R15), Z14, Z14 // · sb
+	VADDPS 128(SI), Z14, Z14 // + bias
+	VMAXPS Z14, Z28, Z14 // lo > v ? lo : v
+	VMINPS Z14, Z29, Z14 // hi < v ? hi : v
+	VMOVUPS Z14, 128(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 20(R12), Z30 // off[5]
+	VBROADCASTSS 20(R13), Z31 // sa[5]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z15, Z15
+	VCVTDQ2PS Z15, Z15
+	VMULPS Z31, Z15, Z15 // · sa
+	VMULPS 0(R15), Z15, Z15 // · sb
+	VADDPS 0(SI), Z15, Z15 // + bias
+	VMAXPS Z15, Z28, Z15 // lo > v ? lo : v
+	VMINPS Z15, Z29, Z15 // hi < v ? hi : v
+	VMOVUPS Z15, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z16, Z16
+	VCVTDQ2PS Z16, Z16
+	VMULPS Z31, Z16, Z16 // · sa
+	VMULPS 64(R15), Z16, Z16 // · sb
+	VADDPS 64(SI), Z16, Z16 // + bias
+	VMAXPS Z16, Z28, Z16 // lo > v ? lo : v
+	VMINPS Z16, Z29, Z16 // hi < v ? hi : v
+	VMOVUPS Z16, 64(R10)
+	VPMULLD 128(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z17, Z17
+	VCVTDQ2PS Z17, Z17
+	VMULPS Z31, Z17, Z17 // · sa
+	VMULPS 128(R15), Z17, Z17 // · sb
+	VADDPS 128(SI), Z17, Z17 // + bias
+	VMAXPS Z17, Z28, Z17 // lo > v ? lo : v
+	VMINPS Z17, Z29, Z17 // hi < v ? hi : v
+	VMOVUPS Z17, 128(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 24(R12), Z30 // off[6]
+	VBROADCASTSS 24(R13), Z31 // sa[6]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z18, Z18
+	VCVTDQ2PS Z18, Z18
+	VMULPS Z31, Z18, Z18 // · sa
+	VMULPS 0(R15), Z18, Z18 // · sb
+	VADDPS 0(SI), Z18, Z18 // + bias
+	VMAXPS Z18, Z28, Z18 // lo > v ? lo : v
+	VMINPS Z18, Z29, Z18 // hi < v ? hi : v
+	VMOVUPS Z18, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z19, Z19
+	VCVTDQ2PS Z19, Z19
+	VMULPS Z31, Z19, Z19 // · sa
+	VMULPS 64(R15), Z19, Z19 // · sb
+	VADDPS 64(SI), Z19, Z19 // + bias
+	VMAXPS Z19, Z28, Z19 // lo > v ? lo : v
+	VMINPS Z19, Z29, Z19 // hi < v ? hi : v
+	VMOVUPS Z19, 64(R10)
+	VPMULLD 128(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z20, Z20
+	VCVTDQ2PS Z20, Z20
+	VMULPS Z31, Z20, Z20 // · sa
+	VMULPS 128(R15), Z20, Z20 // · sb
+	VADDPS 128(SI), Z20, Z20 // + bias
+	VMAXPS Z20, Z28, Z20 // lo > v ? lo : v
+	VMINPS Z20, Z29, Z20 // hi < v ? hi : v
+	VMOVUPS Z20, 128(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 28(R12), Z30 // off[7]
+	VBROADCASTSS 28(R13), Z31 // sa[7]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z21, Z21
+	VCVTDQ2PS Z21, Z21
+	VMULPS Z31, Z21, Z21 // · sa
+	VMULPS 0(R15), Z21, Z21 // · sb
+	VADDPS 0(SI), Z21, Z21 // + bias
+	VMAXPS Z21, Z28, Z21 // lo > v ? lo : v
+	VMINPS Z21, Z29, Z21 // hi < v ? hi : v
+	VMOVUPS Z21, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z22, Z22
+	VCVTDQ2PS Z22, Z22
+	VMULPS Z31, Z22, Z22 // · sa
+	VMULPS 64(R15), Z22, Z22 // · sb
+	VADDPS 64(SI), Z22, Z22 // + bias
+	VMAXPS Z22, Z28, Z22 // lo > v ? lo : v
+	VMINPS Z22, Z29, Z22 // hi < v ? hi : v
+	VMOVUPS Z22, 64(R10)
+	VPMULLD 128(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z23, Z23
+	VCVTDQ2PS Z23, Z23
+	VMULPS Z31, Z23, Z23 // · sa
+	VMULPS 128(R15), Z23, Z23 // · sb
+	VADDPS 128(SI), Z23, Z23 // + bias
+	VMAXPS Z23, Z28, Z23 // lo > v ? lo : v
+	VMINPS Z23, Z29, Z23 // hi < v ? hi : v
+	VMOVUPS Z23, 128(R10)
+	JMP  v5ddone
+v5d3plain:
 	VPBROADCASTD 0(R12), Z30 // off[0]
 	VBROADCASTSS 0(R13), Z31 // sa[0]
 	VPMULLD 0(R14), Z30, Z27 // off·colsum
@@ -1132,6 +1695,377 @@ v5d2ch:
 	MOVQ 176(DI), R13 // SA
 	MOVQ 200(DI), R14 // Colsum
 	MOVQ 224(DI), R15 // SB
+	TESTQ $32, CX // QFinish
+	JZ   v5d2plain
+	MOVQ 536(DI), SI // Bias
+	VBROADCASTSS 592(DI), Z28 // lo
+	VBROADCASTSS 596(DI), Z29 // hi
+	MOVQ 560(DI), DX // Res
+	MOVQ 584(DI), R8
+	SHLQ $2, R8     // LDR in bytes
+	TESTQ DX, DX
+	JZ   v5d2bias
+	VPBROADCASTD 0(R12), Z30 // off[0]
+	VBROADCASTSS 0(R13), Z31 // sa[0]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z0, Z0
+	VCVTDQ2PS Z0, Z0
+	VMULPS Z31, Z0, Z0 // · sa
+	VMULPS 0(R15), Z0, Z0 // · sb
+	VADDPS 0(SI), Z0, Z0 // + bias
+	VADDPS 0(DX), Z0, Z0 // + residual
+	VMAXPS Z0, Z28, Z0 // lo > v ? lo : v
+	VMINPS Z0, Z29, Z0 // hi < v ? hi : v
+	VMOVUPS Z0, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z1, Z1
+	VCVTDQ2PS Z1, Z1
+	VMULPS Z31, Z1, Z1 // · sa
+	VMULPS 64(R15), Z1, Z1 // · sb
+	VADDPS 64(SI), Z1, Z1 // + bias
+	VADDPS 64(DX), Z1, Z1 // + residual
+	VMAXPS Z1, Z28, Z1 // lo > v ? lo : v
+	VMINPS Z1, Z29, Z1 // hi < v ? hi : v
+	VMOVUPS Z1, 64(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 4(R12), Z30 // off[1]
+	VBROADCASTSS 4(R13), Z31 // sa[1]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z3, Z3
+	VCVTDQ2PS Z3, Z3
+	VMULPS Z31, Z3, Z3 // · sa
+	VMULPS 0(R15), Z3, Z3 // · sb
+	VADDPS 0(SI), Z3, Z3 // + bias
+	VADDPS 0(DX), Z3, Z3 // + residual
+	VMAXPS Z3, Z28, Z3 // lo > v ? lo : v
+	VMINPS Z3, Z29, Z3 // hi < v ? hi : v
+	VMOVUPS Z3, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z4, Z4
+	VCVTDQ2PS Z4, Z4
+	VMULPS Z31, Z4, Z4 // · sa
+	VMULPS 64(R15), Z4, Z4 // · sb
+	VADDPS 64(SI), Z4, Z4 // + bias
+	VADDPS 64(DX), Z4, Z4 // + residual
+	VMAXPS Z4, Z28, Z4 // lo > v ? lo : v
+	VMINPS Z4, Z29, Z4 // hi < v ? hi : v
+	VMOVUPS Z4, 64(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 8(R12), Z30 // off[2]
+	VBROADCASTSS 8(R13), Z31 // sa[2]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z6, Z6
+	VCVTDQ2PS Z6, Z6
+	VMULPS Z31, Z6, Z6 // · sa
+	VMULPS 0(R15), Z6, Z6 // · sb
+	VADDPS 0(SI), Z6, Z6 // + bias
+	VADDPS 0(DX), Z6, Z6 // + residual
+	VMAXPS Z6, Z28, Z6 // lo > v ? lo : v
+	VMINPS Z6, Z29, Z6 // hi < v ? hi : v
+	VMOVUPS Z6, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z7, Z7
+	VCVTDQ2PS Z7, Z7
+	VMULPS Z31, Z7, Z7 // · sa
+	VMULPS 64(R15), Z7, Z7 // · sb
+	VADDPS 64(SI), Z7, Z7 // + bias
+	VADDPS 64(DX), Z7, Z7 // + residual
+	VMAXPS Z7, Z28, Z7 // lo > v ? lo : v
+	VMINPS Z7, Z29, Z7 // hi < v ? hi : v
+	VMOVUPS Z7, 64(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 12(R12), Z30 // off[3]
+	VBROADCASTSS 12(R13), Z31 // sa[3]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z9, Z9
+	VCVTDQ2PS Z9, Z9
+	VMULPS Z31, Z9, Z9 // · sa
+	VMULPS 0(R15), Z9, Z9 // · sb
+	VADDPS 0(SI), Z9, Z9 // + bias
+	VADDPS 0(DX), Z9, Z9 // + residual
+	VMAXPS Z9, Z28, Z9 // lo > v ? lo : v
+	VMINPS Z9, Z29, Z9 // hi < v ? hi : v
+	VMOVUPS Z9, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z10, Z10
+	VCVTDQ2PS Z10, Z10
+	VMULPS Z31, Z10, Z10 // · sa
+	VMULPS 64(R15), Z10, Z10 // · sb
+	VADDPS 64(SI), Z10, Z10 // + bias
+	VADDPS 64(DX), Z10, Z10 // + residual
+	VMAXPS Z10, Z28, Z10 // lo > v ? lo : v
+	VMINPS Z10, Z29, Z10 // hi < v ? hi : v
+	VMOVUPS Z10, 64(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 16(R12), Z30 // off[4]
+	VBROADCASTSS 16(R13), Z31 // sa[4]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z12, Z12
+	VCVTDQ2PS Z12, Z12
+	VMULPS Z31, Z12, Z12 // · sa
+	VMULPS 0(R15), Z12, Z12 // · sb
+	VADDPS 0(SI), Z12, Z12 // + bias
+	VADDPS 0(DX), Z12, Z12 // + residual
+	VMAXPS Z12, Z28, Z12 // lo > v ? lo : v
+	VMINPS Z12, Z29, Z12 // hi < v ? hi : v
+	VMOVUPS Z12, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z13, Z13
+	VCVTDQ2PS Z13, Z13
+	VMULPS Z31, Z13, Z13 // · sa
+	VMULPS 64(R15), Z13, Z13 // · sb
+	VADDPS 64(SI), Z13, Z13 // + bias
+	VADDPS 64(DX), Z13, Z13 // + residual
+	VMAXPS Z13, Z28, Z13 // lo > v ? lo : v
+	VMINPS Z13, Z29, Z13 // hi < v ? hi : v
+	VMOVUPS Z13, 64(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 20(R12), Z30 // off[5]
+	VBROADCASTSS 20(R13), Z31 // sa[5]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z15, Z15
+	VCVTDQ2PS Z15, Z15
+	VMULPS Z31, Z15, Z15 // · sa
+	VMULPS 0(R15), Z15, Z15 // · sb
+	VADDPS 0(SI), Z15, Z15 // + bias
+	VADDPS 0(DX), Z15, Z15 // + residual
+	VMAXPS Z15, Z28, Z15 // lo > v ? lo : v
+	VMINPS Z15, Z29, Z15 // hi < v ? hi : v
+	VMOVUPS Z15, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z16, Z16
+	VCVTDQ2PS Z16, Z16
+	VMULPS Z31, Z16, Z16 // · sa
+	VMULPS 64(R15), Z16, Z16 // · sb
+	VADDPS 64(SI), Z16, Z16 // + bias
+	VADDPS 64(DX), Z16, Z16 // + residual
+	VMAXPS Z16, Z28, Z16 // lo > v ? lo : v
+	VMINPS Z16, Z29, Z16 // hi < v ? hi : v
+	VMOVUPS Z16, 64(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 24(R12), Z30 // off[6]
+	VBROADCASTSS 24(R13), Z31 // sa[6]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z18, Z18
+	VCVTDQ2PS Z18, Z18
+	VMULPS Z31, Z18, Z18 // · sa
+	VMULPS 0(R15), Z18, Z18 // · sb
+	VADDPS 0(SI), Z18, Z18 // + bias
+	VADDPS 0(DX), Z18, Z18 // + residual
+	VMAXPS Z18, Z28, Z18 // lo > v ? lo : v
+	VMINPS Z18, Z29, Z18 // hi < v ? hi : v
+	VMOVUPS Z18, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z19, Z19
+	VCVTDQ2PS Z19, Z19
+	VMULPS Z31, Z19, Z19 // · sa
+	VMULPS 64(R15), Z19, Z19 // · sb
+	VADDPS 64(SI), Z19, Z19 // + bias
+	VADDPS 64(DX), Z19, Z19 // + residual
+	VMAXPS Z19, Z28, Z19 // lo > v ? lo : v
+	VMINPS Z19, Z29, Z19 // hi < v ? hi : v
+	VMOVUPS Z19, 64(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 28(R12), Z30 // off[7]
+	VBROADCASTSS 28(R13), Z31 // sa[7]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z21, Z21
+	VCVTDQ2PS Z21, Z21
+	VMULPS Z31, Z21, Z21 // · sa
+	VMULPS 0(R15), Z21, Z21 // · sb
+	VADDPS 0(SI), Z21, Z21 // + bias
+	VADDPS 0(DX), Z21, Z21 // + residual
+	VMAXPS Z21, Z28, Z21 // lo > v ? lo : v
+	VMINPS Z21, Z29, Z21 // hi < v ? hi : v
+	VMOVUPS Z21, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z22, Z22
+	VCVTDQ2PS Z22, Z22
+	VMULPS Z31, Z22, Z22 // · sa
+	VMULPS 64(R15), Z22, Z22 // · sb
+	VADDPS 64(SI), Z22, Z22 // + bias
+	VADDPS 64(DX), Z22, Z22 // + residual
+	VMAXPS Z22, Z28, Z22 // lo > v ? lo : v
+	VMINPS Z22, Z29, Z22 // hi < v ? hi : v
+	VMOVUPS Z22, 64(R10)
+	JMP  v5ddone
+v5d2bias:
+	VPBROADCASTD 0(R12), Z30 // off[0]
+	VBROADCASTSS 0(R13), Z31 // sa[0]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z0, Z0
+	VCVTDQ2PS Z0, Z0
+	VMULPS Z31, Z0, Z0 // · sa
+	VMULPS 0(R15), Z0, Z0 // · sb
+	VADDPS 0(SI), Z0, Z0 // + bias
+	VMAXPS Z0, Z28, Z0 // lo > v ? lo : v
+	VMINPS Z0, Z29, Z0 // hi < v ? hi : v
+	VMOVUPS Z0, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z1, Z1
+	VCVTDQ2PS Z1, Z1
+	VMULPS Z31, Z1, Z1 // · sa
+	VMULPS 64(R15), Z1, Z1 // · sb
+	VADDPS 64(SI), Z1, Z1 // + bias
+	VMAXPS Z1, Z28, Z1 // lo > v ? lo : v
+	VMINPS Z1, Z29, Z1 // hi < v ? hi : v
+	VMOVUPS Z1, 64(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 4(R12), Z30 // off[1]
+	VBROADCASTSS 4(R13), Z31 // sa[1]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z3, Z3
+	VCVTDQ2PS Z3, Z3
+	VMULPS Z31, Z3, Z3 // · sa
+	VMULPS 0(R15), Z3, Z3 // · sb
+	VADDPS 0(SI), Z3, Z3 // + bias
+	VMAXPS Z3, Z28, Z3 // lo > v ? lo : v
+	VMINPS Z3, Z29, Z3 // hi < v ? hi : v
+	VMOVUPS Z3, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z4, Z4
+	VCVTDQ2PS Z4, Z4
+	VMULPS Z31, Z4, Z4 // · sa
+	VMULPS 64(R15), Z4, Z4 // · sb
+	VADDPS 64(SI), Z4, Z4 // + bias
+	VMAXPS Z4, Z28, Z4 // lo > v ? lo : v
+	VMINPS Z4, Z29, Z4 // hi < v ? hi : v
+	VMOVUPS Z4, 64(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 8(R12), Z30 // off[2]
+	VBROADCASTSS 8(R13), Z31 // sa[2]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z6, Z6
+	VCVTDQ2PS Z6, Z6
+	VMULPS Z31, Z6, Z6 // · sa
+	VMULPS 0(R15), Z6, Z6 // · sb
+	VADDPS 0(SI), Z6, Z6 // + bias
+	VMAXPS Z6, Z28, Z6 // lo > v ? lo : v
+	VMINPS Z6, Z29, Z6 // hi < v ? hi : v
+	VMOVUPS Z6, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z7, Z7
+	VCVTDQ2PS Z7, Z7
+	VMULPS Z31, Z7, Z7 // · sa
+	VMULPS 64(R15), Z7, Z7 // · sb
+	VADDPS 64(SI), Z7, Z7 // + bias
+	VMAXPS Z7, Z28, Z7 // lo > v ? lo : v
+	VMINPS Z7, Z29, Z7 // hi < v ? hi : v
+	VMOVUPS Z7, 64(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 12(R12), Z30 // off[3]
+	VBROADCASTSS 12(R13), Z31 // sa[3]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z9, Z9
+	VCVTDQ2PS Z9, Z9
+	VMULPS Z31, Z9, Z9 // · sa
+	VMULPS 0(R15), Z9, Z9 // · sb
+	VADDPS 0(SI), Z9, Z9 // + bias
+	VMAXPS Z9, Z28, Z9 // lo > v ? lo : v
+	VMINPS Z9, Z29, Z9 // hi < v ? hi : v
+	VMOVUPS Z9, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z10, Z10
+	VCVTDQ2PS Z10, Z10
+	VMULPS Z31, Z10, Z10 // · sa
+	VMULPS 64(R15), Z10, Z10 // · sb
+	VADDPS 64(SI), Z10, Z10 // + bias
+	VMAXPS Z10, Z28, Z10 // lo > v ? lo : v
+	VMINPS Z10, Z29, Z10 // hi < v ? hi : v
+	VMOVUPS Z10, 64(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 16(R12), Z30 // off[4]
+	VBROADCASTSS 16(R13), Z31 // sa[4]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z12, Z12
+	VCVTDQ2PS Z12, Z12
+	VMULPS Z31, Z12, Z12 // · sa
+	VMULPS 0(R15), Z12, Z12 // · sb
+	VADDPS 0(SI), Z12, Z12 // + bias
+	VMAXPS Z12, Z28, Z12 // lo > v ? lo : v
+	VMINPS Z12, Z29, Z12 // hi < v ? hi : v
+	VMOVUPS Z12, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z13, Z13
+	VCVTDQ2PS Z13, Z13
+	VMULPS Z31, Z13, Z13 // · sa
+	VMULPS 64(R15), Z13, Z13 // · sb
+	VADDPS 64(SI), Z13, Z13 // + bias
+	VMAXPS Z13, Z28, Z13 // lo > v ? lo : v
+	VMINPS Z13, Z29, Z13 // hi < v ? hi : v
+	VMOVUPS Z13, 64(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 20(R12), Z30 // off[5]
+	VBROADCASTSS 20(R13), Z31 // sa[5]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z15, Z15
+	VCVTDQ2PS Z15, Z15
+	VMULPS Z31, Z15, Z15 // · sa
+	VMULPS 0(R15), Z15, Z15 // · sb
+	VADDPS 0(SI), Z15, Z15 // + bias
+	VMAXPS Z15, Z28, Z15 // lo > v ? lo : v
+	VMINPS Z15, Z29, Z15 // hi < v ? hi : v
+	VMOVUPS Z15, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z16, Z16
+	VCVTDQ2PS Z16, Z16
+	VMULPS Z31, Z16, Z16 // · sa
+	VMULPS 64(R15), Z16, Z16 // · sb
+	VADDPS 64(SI), Z16, Z16 // + bias
+	VMAXPS Z16, Z28, Z16 // lo > v ? lo : v
+	VMINPS Z16, Z29, Z16 // hi < v ? hi : v
+	VMOVUPS Z16, 64(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 24(R12), Z30 // off[6]
+	VBROADCASTSS 24(R13), Z31 // sa[6]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z18, Z18
+	VCVTDQ2PS Z18, Z18
+	VMULPS Z31, Z18, Z18 // · sa
+	VMULPS 0(R15), Z18, Z18 // · sb
+	VADDPS 0(SI), Z18, Z18 // + bias
+	VMAXPS Z18, Z28, Z18 // lo > v ? lo : v
+	VMINPS Z18, Z29, Z18 // hi < v ? hi : v
+	VMOVUPS Z18, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z19, Z19
+	VCVTDQ2PS Z19, Z19
+	VMULPS Z31, Z19, Z19 // · sa
+	VMULPS 64(R15), Z19, Z19 // · sb
+	VADDPS 64(SI), Z19, Z19 // + bias
+	VMAXPS Z19, Z28, Z19 // lo > v ? lo : v
+	VMINPS Z19, Z29, Z19 // hi < v ? hi : v
+	VMOVUPS Z19, 64(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 28(R12), Z30 // off[7]
+	VBROADCASTSS 28(R13), Z31 // sa[7]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z21, Z21
+	VCVTDQ2PS Z21, Z21
+	VMULPS Z31, Z21, Z21 // · sa
+	VMULPS 0(R15), Z21, Z21 // · sb
+	VADDPS 0(SI), Z21, Z21 // + bias
+	VMAXPS Z21, Z28, Z21 // lo > v ? lo : v
+	VMINPS Z21, Z29, Z21 // hi < v ? hi : v
+	VMOVUPS Z21, 0(R10)
+	VPMULLD 64(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z22, Z22
+	VCVTDQ2PS Z22, Z22
+	VMULPS Z31, Z22, Z22 // · sa
+	VMULPS 64(R15), Z22, Z22 // · sb
+	VADDPS 64(SI), Z22, Z22 // + bias
+	VMAXPS Z22, Z28, Z22 // lo > v ? lo : v
+	VMINPS Z22, Z29, Z22 // hi < v ? hi : v
+	VMOVUPS Z22, 64(R10)
+	JMP  v5ddone
+v5d2plain:
 	VPBROADCASTD 0(R12), Z30 // off[0]
 	VBROADCASTSS 0(R13), Z31 // sa[0]
 	VPMULLD 0(R14), Z30, Z27 // off·colsum
@@ -1298,6 +2232,225 @@ v5d1ch:
 	MOVQ 176(DI), R13 // SA
 	MOVQ 200(DI), R14 // Colsum
 	MOVQ 224(DI), R15 // SB
+	TESTQ $32, CX // QFinish
+	JZ   v5d1plain
+	MOVQ 536(DI), SI // Bias
+	VBROADCASTSS 592(DI), Z28 // lo
+	VBROADCASTSS 596(DI), Z29 // hi
+	MOVQ 560(DI), DX // Res
+	MOVQ 584(DI), R8
+	SHLQ $2, R8     // LDR in bytes
+	TESTQ DX, DX
+	JZ   v5d1bias
+	VPBROADCASTD 0(R12), Z30 // off[0]
+	VBROADCASTSS 0(R13), Z31 // sa[0]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z0, Z0
+	VCVTDQ2PS Z0, Z0
+	VMULPS Z31, Z0, Z0 // · sa
+	VMULPS 0(R15), Z0, Z0 // · sb
+	VADDPS 0(SI), Z0, Z0 // + bias
+	VADDPS 0(DX), Z0, Z0 // + residual
+	VMAXPS Z0, Z28, Z0 // lo > v ? lo : v
+	VMINPS Z0, Z29, Z0 // hi < v ? hi : v
+	VMOVUPS Z0, 0(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 4(R12), Z30 // off[1]
+	VBROADCASTSS 4(R13), Z31 // sa[1]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z3, Z3
+	VCVTDQ2PS Z3, Z3
+	VMULPS Z31, Z3, Z3 // · sa
+	VMULPS 0(R15), Z3, Z3 // · sb
+	VADDPS 0(SI), Z3, Z3 // + bias
+	VADDPS 0(DX), Z3, Z3 // + residual
+	VMAXPS Z3, Z28, Z3 // lo > v ? lo : v
+	VMINPS Z3, Z29, Z3 // hi < v ? hi : v
+	VMOVUPS Z3, 0(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 8(R12), Z30 // off[2]
+	VBROADCASTSS 8(R13), Z31 // sa[2]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z6, Z6
+	VCVTDQ2PS Z6, Z6
+	VMULPS Z31, Z6, Z6 // · sa
+	VMULPS 0(R15), Z6, Z6 // · sb
+	VADDPS 0(SI), Z6, Z6 // + bias
+	VADDPS 0(DX), Z6, Z6 // + residual
+	VMAXPS Z6, Z28, Z6 // lo > v ? lo : v
+	VMINPS Z6, Z29, Z6 // hi < v ? hi : v
+	VMOVUPS Z6, 0(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 12(R12), Z30 // off[3]
+	VBROADCASTSS 12(R13), Z31 // sa[3]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z9, Z9
+	VCVTDQ2PS Z9, Z9
+	VMULPS Z31, Z9, Z9 // · sa
+	VMULPS 0(R15), Z9, Z9 // · sb
+	VADDPS 0(SI), Z9, Z9 // + bias
+	VADDPS 0(DX), Z9, Z9 // + residual
+	VMAXPS Z9, Z28, Z9 // lo > v ? lo : v
+	VMINPS Z9, Z29, Z9 // hi < v ? hi : v
+	VMOVUPS Z9, 0(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 16(R12), Z30 // off[4]
+	VBROADCASTSS 16(R13), Z31 // sa[4]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z12, Z12
+	VCVTDQ2PS Z12, Z12
+	VMULPS Z31, Z12, Z12 // · sa
+	VMULPS 0(R15), Z12, Z12 // · sb
+	VADDPS 0(SI), Z12, Z12 // + bias
+	VADDPS 0(DX), Z12, Z12 // + residual
+	VMAXPS Z12, Z28, Z12 // lo > v ? lo : v
+	VMINPS Z12, Z29, Z12 // hi < v ? hi : v
+	VMOVUPS Z12, 0(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 20(R12), Z30 // off[5]
+	VBROADCASTSS 20(R13), Z31 // sa[5]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z15, Z15
+	VCVTDQ2PS Z15, Z15
+	VMULPS Z31, Z15, Z15 // · sa
+	VMULPS 0(R15), Z15, Z15 // · sb
+	VADDPS 0(SI), Z15, Z15 // + bias
+	VADDPS 0(DX), Z15, Z15 // + residual
+	VMAXPS Z15, Z28, Z15 // lo > v ? lo : v
+	VMINPS Z15, Z29, Z15 // hi < v ? hi : v
+	VMOVUPS Z15, 0(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 24(R12), Z30 // off[6]
+	VBROADCASTSS 24(R13), Z31 // sa[6]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z18, Z18
+	VCVTDQ2PS Z18, Z18
+	VMULPS Z31, Z18, Z18 // · sa
+	VMULPS 0(R15), Z18, Z18 // · sb
+	VADDPS 0(SI), Z18, Z18 // + bias
+	VADDPS 0(DX), Z18, Z18 // + residual
+	VMAXPS Z18, Z28, Z18 // lo > v ? lo : v
+	VMINPS Z18, Z29, Z18 // hi < v ? hi : v
+	VMOVUPS Z18, 0(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VPBROADCASTD 28(R12), Z30 // off[7]
+	VBROADCASTSS 28(R13), Z31 // sa[7]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z21, Z21
+	VCVTDQ2PS Z21, Z21
+	VMULPS Z31, Z21, Z21 // · sa
+	VMULPS 0(R15), Z21, Z21 // · sb
+	VADDPS 0(SI), Z21, Z21 // + bias
+	VADDPS 0(DX), Z21, Z21 // + residual
+	VMAXPS Z21, Z28, Z21 // lo > v ? lo : v
+	VMINPS Z21, Z29, Z21 // hi < v ? hi : v
+	VMOVUPS Z21, 0(R10)
+	JMP  v5ddone
+v5d1bias:
+	VPBROADCASTD 0(R12), Z30 // off[0]
+	VBROADCASTSS 0(R13), Z31 // sa[0]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z0, Z0
+	VCVTDQ2PS Z0, Z0
+	VMULPS Z31, Z0, Z0 // · sa
+	VMULPS 0(R15), Z0, Z0 // · sb
+	VADDPS 0(SI), Z0, Z0 // + bias
+	VMAXPS Z0, Z28, Z0 // lo > v ? lo : v
+	VMINPS Z0, Z29, Z0 // hi < v ? hi : v
+	VMOVUPS Z0, 0(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 4(R12), Z30 // off[1]
+	VBROADCASTSS 4(R13), Z31 // sa[1]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z3, Z3
+	VCVTDQ2PS Z3, Z3
+	VMULPS Z31, Z3, Z3 // · sa
+	VMULPS 0(R15), Z3, Z3 // · sb
+	VADDPS 0(SI), Z3, Z3 // + bias
+	VMAXPS Z3, Z28, Z3 // lo > v ? lo : v
+	VMINPS Z3, Z29, Z3 // hi < v ? hi : v
+	VMOVUPS Z3, 0(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 8(R12), Z30 // off[2]
+	VBROADCASTSS 8(R13), Z31 // sa[2]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z6, Z6
+	VCVTDQ2PS Z6, Z6
+	VMULPS Z31, Z6, Z6 // · sa
+	VMULPS 0(R15), Z6, Z6 // · sb
+	VADDPS 0(SI), Z6, Z6 // + bias
+	VMAXPS Z6, Z28, Z6 // lo > v ? lo : v
+	VMINPS Z6, Z29, Z6 // hi < v ? hi : v
+	VMOVUPS Z6, 0(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 12(R12), Z30 // off[3]
+	VBROADCASTSS 12(R13), Z31 // sa[3]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z9, Z9
+	VCVTDQ2PS Z9, Z9
+	VMULPS Z31, Z9, Z9 // · sa
+	VMULPS 0(R15), Z9, Z9 // · sb
+	VADDPS 0(SI), Z9, Z9 // + bias
+	VMAXPS Z9, Z28, Z9 // lo > v ? lo : v
+	VMINPS Z9, Z29, Z9 // hi < v ? hi : v
+	VMOVUPS Z9, 0(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 16(R12), Z30 // off[4]
+	VBROADCASTSS 16(R13), Z31 // sa[4]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z12, Z12
+	VCVTDQ2PS Z12, Z12
+	VMULPS Z31, Z12, Z12 // · sa
+	VMULPS 0(R15), Z12, Z12 // · sb
+	VADDPS 0(SI), Z12, Z12 // + bias
+	VMAXPS Z12, Z28, Z12 // lo > v ? lo : v
+	VMINPS Z12, Z29, Z12 // hi < v ? hi : v
+	VMOVUPS Z12, 0(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 20(R12), Z30 // off[5]
+	VBROADCASTSS 20(R13), Z31 // sa[5]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z15, Z15
+	VCVTDQ2PS Z15, Z15
+	VMULPS Z31, Z15, Z15 // · sa
+	VMULPS 0(R15), Z15, Z15 // · sb
+	VADDPS 0(SI), Z15, Z15 // + bias
+	VMAXPS Z15, Z28, Z15 // lo > v ? lo : v
+	VMINPS Z15, Z29, Z15 // hi < v ? hi : v
+	VMOVUPS Z15, 0(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 24(R12), Z30 // off[6]
+	VBROADCASTSS 24(R13), Z31 // sa[6]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z18, Z18
+	VCVTDQ2PS Z18, Z18
+	VMULPS Z31, Z18, Z18 // · sa
+	VMULPS 0(R15), Z18, Z18 // · sb
+	VADDPS 0(SI), Z18, Z18 // + bias
+	VMAXPS Z18, Z28, Z18 // lo > v ? lo : v
+	VMINPS Z18, Z29, Z18 // hi < v ? hi : v
+	VMOVUPS Z18, 0(R10)
+	ADDQ R11, R10
+	VPBROADCASTD 28(R12), Z30 // off[7]
+	VBROADCASTSS 28(R13), Z31 // sa[7]
+	VPMULLD 0(R14), Z30, Z27 // off·colsum
+	VPADDD Z27, Z21, Z21
+	VCVTDQ2PS Z21, Z21
+	VMULPS Z31, Z21, Z21 // · sa
+	VMULPS 0(R15), Z21, Z21 // · sb
+	VADDPS 0(SI), Z21, Z21 // + bias
+	VMAXPS Z21, Z28, Z21 // lo > v ? lo : v
+	VMINPS Z21, Z29, Z21 // hi < v ? hi : v
+	VMOVUPS Z21, 0(R10)
+	JMP  v5ddone
+v5d1plain:
 	VPBROADCASTD 0(R12), Z30 // off[0]
 	VBROADCASTSS 0(R13), Z31 // sa[0]
 	VPMULLD 0(R14), Z30, Z27 // off·colsum

@@ -118,9 +118,27 @@ func FBlockAVX2(f *kernels.FBlock) {
 
 // QBlockAVX512VNNI computes kernels.QBlockRef(q) with zmm vpdpbusd, up to
 // 8 rows × 3 panels. Requires AVX512F, AVX512BW and AVX512VNNI.
+//
+// It takes QFinish: a tile of eight rows finishes its outputs in
+// registers; shorter tiles finish theirs on ConvFinishAVX512 after the
+// assembly has written them (the same operations, the same bits).
 func QBlockAVX512VNNI(q *kernels.QBlock) {
 	q.Check(8, 3)
+	if q.Flags&kernels.QFinish == 0 || q.Rows == 8 {
+		qBlockVNNI512(q)
+		return
+	}
+	q.Flags &^= kernels.QFinish
 	qBlockVNNI512(q)
+	q.Flags |= kernels.QFinish
+	cols := q.NP * kernels.PanelN
+	for r := 0; r < q.Rows; r++ {
+		var res []float32
+		if q.Res != nil {
+			res = q.Res[r*q.LDR:][:cols]
+		}
+		ConvFinishAVX512(q.C[r*q.LDC:][:cols], q.Bias[:cols], res, q.Lo, q.Hi)
+	}
 }
 
 // FBlockAVX512 computes kernels.FBlockRef(f) with zmm fused multiply-adds,

@@ -93,6 +93,16 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 			bias = o.bias[m0 : m0+mg]
 		}
 		yb := y[b*outSize*g.M : (b+1)*outSize*g.M]
+		if o.nhwcOut && cw.q != nil && o.productFinish(&s.fin) {
+			// The product finishes each row tile as it writes it.
+			s.fin.Bias, s.fin.Res, s.fin.LDR = bias, nil, 0
+			if o.res != nil {
+				s.fin.Res, s.fin.LDR = o.res[(b*outSize+p0)*g.M+m0:][:(n-1)*g.M+mg], g.M
+			}
+			err := cw.gemmFinishTo(e, s, gi, rows, n, yb[p0*g.M+m0:], g.M, &s.fin)
+			s.fin = gemm.Finish{} // the pooled scratch keeps no operands alive
+			return err
+		}
 		if o.nhwcOut {
 			if err := cw.gemmTo(e, s, gi, rows, n, yb[p0*g.M+m0:], g.M); err != nil {
 				return err
@@ -212,13 +222,20 @@ func (cw *gemmWeights) work(g *Geometry, direct, nhwcIn bool) int {
 // gemmTo computes group gi's product of m rows a into c (row stride ldc)
 // on e; a nil a with int8 weights: of the rows s.qrows holds.
 func (cw *gemmWeights) gemmTo(e *gemm.Engine, s *scratch, gi int, a []float32, m int, c []float32, ldc int) error {
+	return cw.gemmFinishTo(e, s, gi, a, m, c, ldc, nil)
+}
+
+// gemmFinishTo is gemmTo finishing the int8 product's rows as fin says
+// (gemm.Engine.QMatMulRowsFinish; nil: not at all). fin is for int8
+// weights only.
+func (cw *gemmWeights) gemmFinishTo(e *gemm.Engine, s *scratch, gi int, a []float32, m int, c []float32, ldc int, fin *gemm.Finish) error {
 	if m == 0 {
 		return nil
 	}
 	if cw.q != nil {
 		w := cw.q[gi]
 		if a == nil {
-			return e.QMatMulRows(&s.qrows, w, c, ldc)
+			return e.QMatMulRowsFinish(&s.qrows, w, c, ldc, fin)
 		}
 		if err := e.QuantizeRowsAs(&s.qrows, a, m, w.K, w.K, cw.act); err != nil {
 			if errors.Is(err, gemm.ErrNotFinite) {
@@ -226,7 +243,10 @@ func (cw *gemmWeights) gemmTo(e *gemm.Engine, s *scratch, gi int, a []float32, m
 			}
 			return err
 		}
-		return e.QMatMulRows(&s.qrows, w, c, ldc)
+		return e.QMatMulRowsFinish(&s.qrows, w, c, ldc, fin)
+	}
+	if fin != nil {
+		panic("conv: a finish for a float product")
 	}
 	w := cw.f[gi]
 	return e.MatMulStrided(a, m, w.K, w, c, ldc)

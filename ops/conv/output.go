@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/kernels"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/quant"
@@ -312,6 +313,22 @@ func (o *output) tileBias(g *Geometry, n int) (rep []float32, ok bool) {
 		return nil, false
 	}
 	return o.biasRep[:n*g.M], true
+}
+
+// productFinish sets f to the finish an int8 product applies to rows of
+// a channels-last output as it writes them (gemm.Finish: the bias,
+// the residual, a clamp: finishChunk's steps for such a stage) and
+// reports whether the stage is no more than that. A stage with another
+// activation, a bound or a QDQ pair is not, nor one without a bias, which
+// finishChunk leaves out (a zero added would turn -0 into +0). f's Res
+// and Bias are left for the caller to point at the tile's.
+func (o *output) productFinish(f *gemm.Finish) bool {
+	lo, hi, rest := o.act.clamp()
+	if rest || o.act.rq != nil || o.bias == nil || o.res != nil && !o.nhwcRes {
+		return false
+	}
+	f.Lo, f.Hi = lo, hi
+	return true
 }
 
 // repeatBias returns bias repeated rows times.

@@ -38,6 +38,7 @@ type scratch struct {
 	sbytes          []int8
 	ints            []int32
 	qrows           gemm.QRows
+	fin             gemm.Finish // a product's finish (gemmFinishTo)
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}

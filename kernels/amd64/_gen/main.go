@@ -24,6 +24,7 @@ const (
 	qU, qLDU, qRows, qB, qPStr, qNP, qKQ, qFlags = 0, 24, 32, 40, 64, 72, 80, 88
 	qAcc, qAccStr, qFSum, qOff, qSA, qColsum     = 96, 120, 128, 152, 176, 200
 	qSB, qC, qLDC                                = 224, 248, 272
+	qBias, qRes, qLDR, qLo, qHi                  = 536, 560, 584, 592, 596
 	fA, fLDA, fRows, fB, fPStr, fNP, fK, fFlags  = 0, 24, 32, 40, 64, 72, 80, 88
 	fC, fLDC, fSegs, fSegK                       = 96, 120, 128, 152
 )
@@ -92,13 +93,33 @@ func qBlockVNNI512() {
 // (Z27/Z28), 24 vpdpbusd:
 //   acc[r][p] += Σ_{i<4} u[r][4g+i] · b[p][g][col][i]     (exact int32)
 // A tile of eight rows writes int32 sums or the per-channel epilogue out
-// of its registers (qDirect); any other goes to the frame and the
-// epilogue loop writes it out.
+// of its registers (qDirect), finished there with QFinish (its residual
+// rows prefetched as the kernel starts); any other goes to the frame and
+// the epilogue loop writes it out (the Go wrapper finishes those).
 TEXT ·qBlockVNNI512(SB), 0, $1536-8
 	MOVQ q+0(FP), DI
 	MOVQ %d(DI), SI // row 0
 	MOVQ %d(DI), AX // ldu
 	MOVQ %d(DI), CX // rows`, qU, qLDU, qRows)
+	// A finish's residual rows are asked for now: the epilogue reads
+	// them after the K loop, which is short for the 1x1 convolutions of
+	// few input channels.
+	p("\tTESTQ $%d, %d(DI) // QFinish", 32, qFlags)
+	p("\tJZ    v5nores")
+	p("\tMOVQ %d(DI), R8 // Res", qRes)
+	p("\tTESTQ R8, R8")
+	p("\tJZ    v5nores")
+	p("\tMOVQ %d(DI), R9", qLDR)
+	p("\tSHLQ $2, R9")
+	for r := 0; r < 8; r++ {
+		for pp := 0; pp < 3; pp++ {
+			p("\tPREFETCHT0 %d(R8)", 64*pp)
+		}
+		if r < 7 {
+			p("\tADDQ R9, R8")
+		}
+	}
+	p("v5nores:")
 	setRows(8, "v5rows")
 	p("\tMOVQ %d(DI), CX", qKQ)
 	panels("v5")
@@ -128,86 +149,6 @@ TEXT ·qBlockVNNI512(SB), 0, $1536-8
 	p("\tVZEROUPPER")
 	p("\tRET")
 	p("")
-}
-
-// qDirect writes the sums of a tile of eight rows out of its registers
-// when the flags ask for int32 sums (Acc = s, after adding Acc with
-// QLoadAcc) or the per-channel epilogue (QOutChannel:
-// c = float32(s + off·colsum) · sa · sb, left to right, as QStore), for
-// each panel count; any other tile, and the per-block epilogue, go on to
-// v5frame.
-//
-// Registers: DI = q, CX = flags, R10 = C row, R11 = LDC bytes, R12 = Off,
-// R13 = SA, R14 = Colsum, R15 = SB, AX = Acc row, BX = AccStr bytes;
-// Z30 = off, Z31 = sa of the row, Z27 a product.
-func qDirect() {
-	p("\tMOVQ q+0(FP), DI")
-	p("\tCMPQ %d(DI), $8", qRows)
-	p("\tJNE  v5frame")
-	p("\tMOVQ %d(DI), CX // flags", qFlags)
-	p("\tTESTQ $%d, CX", 4) // QOutBlock
-	p("\tJNZ  v5frame")
-	p("\tMOVQ %d(DI), AX // Acc", qAcc)
-	p("\tMOVQ %d(DI), BX", qAccStr)
-	p("\tSHLQ $2, BX     // AccStr in bytes")
-	p("\tCMPQ %d(DI), $2", qNP)
-	p("\tJLT  v5d1")
-	p("\tJEQ  v5d2")
-	for _, np := range []int{3, 2, 1} {
-		l := fmt.Sprintf("v5d%d", np)
-		p("%s: // %d panels", l, np)
-		p("\tTESTQ $1, CX // QLoadAcc")
-		p("\tJZ   %sout", l)
-		p("\tMOVQ AX, R10")
-		for r := 0; r < 8; r++ {
-			for pp := 0; pp < np; pp++ {
-				p("\tVPADDD %d(R10), Z%d, Z%d", pp*64, 3*r+pp, 3*r+pp)
-			}
-			if r < 7 {
-				p("\tADDQ BX, R10")
-			}
-		}
-		p("%sout:", l)
-		p("\tTESTQ $2, CX // QOutChannel")
-		p("\tJNZ  %sch", l)
-		for r := 0; r < 8; r++ { // Acc = s
-			for pp := 0; pp < np; pp++ {
-				p("\tVMOVDQU32 Z%d, %d(AX)", 3*r+pp, pp*64)
-			}
-			if r < 7 {
-				p("\tADDQ BX, AX")
-			}
-		}
-		p("\tJMP  v5ddone")
-		p("%sch:", l)
-		p("\tMOVQ %d(DI), R10 // C", qC)
-		p("\tMOVQ %d(DI), R11", qLDC)
-		p("\tSHLQ $2, R11     // LDC in bytes")
-		p("\tMOVQ %d(DI), R12 // Off", qOff)
-		p("\tMOVQ %d(DI), R13 // SA", qSA)
-		p("\tMOVQ %d(DI), R14 // Colsum", qColsum)
-		p("\tMOVQ %d(DI), R15 // SB", qSB)
-		for r := 0; r < 8; r++ {
-			p("\tVPBROADCASTD %d(R12), Z30 // off[%d]", 4*r, r)
-			p("\tVBROADCASTSS %d(R13), Z31 // sa[%d]", 4*r, r)
-			for pp := 0; pp < np; pp++ {
-				z := 3*r + pp
-				p("\tVPMULLD %d(R14), Z30, Z27 // off·colsum", pp*64)
-				p("\tVPADDD Z27, Z%d, Z%d", z, z)
-				p("\tVCVTDQ2PS Z%d, Z%d", z, z)
-				p("\tVMULPS Z31, Z%d, Z%d // · sa", z, z)
-				p("\tVMULPS %d(R15), Z%d, Z%d // · sb", pp*64, z, z)
-				p("\tVMOVUPS Z%d, %d(R10)", z, pp*64)
-			}
-			if r < 7 {
-				p("\tADDQ R11, R10")
-			}
-		}
-		p("\tJMP  v5ddone")
-	}
-	p("v5ddone:")
-	p("\tVZEROUPPER")
-	p("\tRET")
 }
 
 // prefetch asks for the panels' bytes ahead of an h-row loop that
