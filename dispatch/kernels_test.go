@@ -297,6 +297,45 @@ func TestQBlockExtremes(t *testing.T) {
 	}
 }
 
+// fFlagSets are the flags the float block tests run: FFinish with and
+// without a residual (withRes) among them.
+var fFlagSets = []int{0, kernels.FLoadC, kernels.FFinish, kernels.FLoadC | kernels.FFinish, kernels.FFinish | withRes, kernels.FLoadC | kernels.FFinish | withRes}
+
+// finishCase is an FBlock's finish: a bias, a residual of rows ldr apart
+// and a clamp (Relu's, Relu6's or none).
+type finishCase struct {
+	bias, res []float32
+	lo, hi    float32
+}
+
+func newFinish(r *rand.Rand, rows, np int) *finishCase {
+	fc := &finishCase{lo: float32(math.Inf(-1)), hi: float32(math.Inf(1))}
+	for j := 0; j < np*16; j++ {
+		fc.bias = append(fc.bias, float32(r.NormFloat64()))
+	}
+	for i := 0; i < (rows-1)*ldr+np*16; i++ {
+		fc.res = append(fc.res, float32(r.NormFloat64()))
+	}
+	switch r.IntN(3) {
+	case 0:
+		fc.lo = 0
+	case 1:
+		fc.lo, fc.hi = 0, 6
+	}
+	return fc
+}
+
+// set gives f the finish when flags ask for it.
+func (fc *finishCase) set(f *kernels.FBlock, flags int) {
+	if flags&kernels.FFinish == 0 {
+		return
+	}
+	f.Bias, f.Lo, f.Hi = fc.bias, fc.lo, fc.hi
+	if flags&withRes != 0 {
+		f.Res, f.LDR = fc.res, ldr
+	}
+}
+
 func fCase(t *testing.T, r *rand.Rand, rows, np, k int) {
 	t.Helper()
 	lda := k + r.IntN(3)
@@ -313,10 +352,12 @@ func fCase(t *testing.T, r *rand.Rand, rows, np, k int) {
 	for i := range c0 {
 		c0[i] = float32(r.NormFloat64())
 	}
-	for _, flags := range []int{0, kernels.FLoadC} {
+	fin := newFinish(r, rows, np)
+	for _, flags := range fFlagSets {
 		run := func(tb *Table) []float32 {
 			out, ok := guarded(len(c0), c0)
-			f := &kernels.FBlock{A: a, LDA: lda, Rows: rows, B: b, PStr: pstr, NP: np, K: k, Flags: flags, C: out, LDC: ldc}
+			f := &kernels.FBlock{A: a, LDA: lda, Rows: rows, B: b, PStr: pstr, NP: np, K: k, Flags: flags &^ withRes, C: out, LDC: ldc}
+			fin.set(f, flags)
 			if tb == nil {
 				kernels.FBlockRef(f)
 			} else {
@@ -405,10 +446,12 @@ func TestFBlockSegmentsEveryTable(t *testing.T) {
 		for i := range c0 {
 			c0[i] = float32(r.NormFloat64())
 		}
-		for _, flags := range []int{0, kernels.FLoadC} {
+		fin := newFinish(r, rows, np)
+		for _, flags := range fFlagSets {
 			run := func(tb *Table, f kernels.FBlock) []float32 {
 				out, ok := guarded(len(c0), c0)
-				f.C, f.LDC, f.B, f.PStr, f.NP, f.Rows, f.K, f.Flags = out, ldc, b, pstr, np, rows, k, flags
+				f.C, f.LDC, f.B, f.PStr, f.NP, f.Rows, f.K, f.Flags = out, ldc, b, pstr, np, rows, k, flags&^withRes
+				fin.set(&f, flags)
 				if tb == nil {
 					kernels.FBlockRef(&f)
 				} else {

@@ -35,6 +35,10 @@ type Table struct {
 	QFinish  bool
 	FMR, FNP int // register tile of FBlock
 	FBlock   func(*kernels.FBlock)
+	// FFinish: FBlock finishes its sums in its registers with
+	// kernels.FFinish (every table's FBlock takes the flag; the others
+	// finish after writing, as the driver's callers do as well).
+	FFinish bool
 
 	MinMax     func(x []float32) (lo, hi float32, finite bool)
 	QuantizeU8 func(x []float32, inv float32, zp int32, u []uint8)

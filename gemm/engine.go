@@ -259,13 +259,8 @@ func (e *Engine) QMatMulRowsFinish(qa *QRows, w *QWeights, c []float32, ldc int,
 	if ldc < n || len(c) < (m-1)*ldc+n {
 		return fmt.Errorf("gemm: output of %d values for %d rows of %d (row stride %d)", len(c), m, n, ldc)
 	}
-	if fin != nil {
-		if len(fin.Bias) < n {
-			return fmt.Errorf("gemm: finish bias of %d values for %d columns", len(fin.Bias), n)
-		}
-		if fin.Res != nil && (fin.LDR < n || len(fin.Res) < (m-1)*fin.LDR+n) {
-			return fmt.Errorf("gemm: finish residual of %d values for %d rows of %d (row stride %d)", len(fin.Res), m, n, fin.LDR)
-		}
+	if err := fin.check(m, n); err != nil {
+		return err
 	}
 	t := e.t
 	if qa.wide && !t.FullRange {
@@ -471,7 +466,7 @@ func (e *Engine) MatMulStrided(a []float32, m, lda int, w *FWeights, c []float32
 	if m < 0 || m > 0 && (lda < k || len(a) < (m-1)*lda+k) {
 		return fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(a), m, k, lda)
 	}
-	return e.matMulF(a, m, lda, nil, w, c, ldc)
+	return e.matMulF(a, m, lda, nil, w, c, ldc, nil)
 }
 
 // MatMulSegments computes c[i*ldc+j] = Σ_k A[i][k]·W[k][j] for i < m,
@@ -497,18 +492,21 @@ func (e *Engine) MatMulSegments(a []float32, m, lda int, segs []int, w *FWeights
 			}
 		}
 	}
-	return e.matMulF(a, m, lda, segs, w, c, ldc)
+	return e.matMulF(a, m, lda, segs, w, c, ldc, nil)
 }
 
 // matMulF is MatMulStrided (segs nil) and MatMulSegments, their
 // operands checked but for c.
-func (e *Engine) matMulF(a []float32, m, lda int, segs []int, w *FWeights, c []float32, ldc int) error {
+func (e *Engine) matMulF(a []float32, m, lda int, segs []int, w *FWeights, c []float32, ldc int, fin *Finish) error {
 	k, n := w.K, w.N
 	if m == 0 || n == 0 {
 		return nil
 	}
 	if ldc < n || len(c) < (m-1)*ldc+n {
 		return fmt.Errorf("gemm: output of %d values for %d rows of %d (row stride %d)", len(c), m, n, ldc)
+	}
+	if err := fin.check(m, n); err != nil {
+		return err
 	}
 	t := e.t
 	panels := (n + kernels.PanelN - 1) / kernels.PanelN
@@ -526,7 +524,7 @@ func (e *Engine) matMulF(a []float32, m, lda int, segs []int, w *FWeights, c []f
 	j := fJobs.Get().(*fJob)
 	j.e, j.a, j.lda, j.w, j.c, j.ldc, j.m = e, a, lda, w, c, ldc, m
 	j.panels, j.ng, j.mc, j.pstr = panels, ng, mc, pstr
-	j.segs, j.seg, j.spb, j.nkb = segs, 0, 0, 1
+	j.segs, j.seg, j.spb, j.nkb, j.fin = segs, 0, 0, 1, fin
 	switch {
 	case segs == nil:
 		if k > kcMax {
@@ -565,6 +563,7 @@ type fJob struct {
 	segs     []int
 	seg, spb int
 	pieces   int
+	fin      *Finish // nil: none (MatMulStridedFinish)
 	run      func(u0, u1 int)
 }
 
@@ -639,6 +638,7 @@ func (j *fJob) chunks(u0, u1 int) {
 			if kb > 0 {
 				f.Flags = kernels.FLoadC
 			}
+			finish := j.fin != nil && kb == pieces-1 && cols == width
 			for r0 := m0; r0 < m1; r0 += t.FMR {
 				f.Rows = min(t.FMR, m1-r0)
 				f.A = a[r0*lda+at:]
@@ -648,6 +648,15 @@ func (j *fJob) chunks(u0, u1 int) {
 				} else {
 					f.C, f.LDC = c[r0*ldc+c0:], ldc
 				}
+				if finish {
+					j.fin.block(f, r0, c0)
+					if !t.FFinish { // after the tile, on the table's vector pass
+						f.Flags &^= kernels.FFinish
+						t.FBlock(f)
+						f.FinishRows(t.ConvFinish)
+						continue
+					}
+				}
 				t.FBlock(f)
 			}
 		}
@@ -655,6 +664,7 @@ func (j *fJob) chunks(u0, u1 int) {
 			for r := m0; r < m1; r++ {
 				copy(c[r*ldc+c0:r*ldc+c0+cols], task.scratch[(r-m0)*width:])
 			}
+			j.e.finishRows(j.fin, c, ldc, m0, m1, c0, cols)
 		}
 	}
 	*f = kernels.FBlock{} // the pool keeps no operands alive

@@ -1,6 +1,10 @@
 package gemm
 
-import "github.com/quantserve/quantserve/kernels"
+import (
+	"fmt"
+
+	"github.com/quantserve/quantserve/kernels"
+)
 
 // Finish is what QMatMulRowsFinish does to each output value v = c[i*ldc+j]
 // of the product once it is complete, as kernels.ConvFinish does:
@@ -52,4 +56,40 @@ func (e *Engine) finishRows(fin *Finish, c []float32, ldc, r0, r1, c0, cols int)
 		}
 		e.t.ConvFinish(c[r*ldc+c0:][:cols], fin.Bias[c0:][:cols], res, fin.Lo, fin.Hi)
 	}
+}
+
+// check reports a finish (nil: none) too short for m rows of n columns.
+func (fin *Finish) check(m, n int) error {
+	switch {
+	case fin == nil:
+		return nil
+	case len(fin.Bias) < n:
+		return fmt.Errorf("gemm: finish bias of %d values for %d columns", len(fin.Bias), n)
+	case fin.Res != nil && (fin.LDR < n || len(fin.Res) < (m-1)*fin.LDR+n):
+		return fmt.Errorf("gemm: finish residual of %d values for %d rows of %d (row stride %d)", len(fin.Res), m, n, fin.LDR)
+	}
+	return nil
+}
+
+// block gives f, the last K block of the row tile at row r0 and column
+// c0 of a product, the finish: its flag, bias, residual rows and clamp.
+func (fin *Finish) block(f *kernels.FBlock, r0, c0 int) {
+	f.Flags |= kernels.FFinish
+	f.Bias, f.Res, f.LDR, f.Lo, f.Hi = fin.Bias[c0:], nil, 0, fin.Lo, fin.Hi
+	if fin.Res != nil {
+		f.Res, f.LDR = fin.Res[r0*fin.LDR+c0:], fin.LDR
+	}
+}
+
+// MatMulStridedFinish is MatMulStrided whose outputs are finished as fin
+// says (nil: not at all), each row tile as its last K block is written:
+// in the kernel's registers on tables whose FFinish says so, on the
+// table's ConvFinish right after the tile otherwise, the same bits
+// either way.
+func (e *Engine) MatMulStridedFinish(a []float32, m, lda int, w *FWeights, c []float32, ldc int, fin *Finish) error {
+	k := w.K
+	if m < 0 || m > 0 && (lda < k || len(a) < (m-1)*lda+k) {
+		return fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(a), m, k, lda)
+	}
+	return e.matMulF(a, m, lda, nil, w, c, ldc, fin)
 }

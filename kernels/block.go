@@ -224,10 +224,22 @@ type FBlock struct {
 	LDC   int
 	Segs  []int
 	SegK  int
+
+	// The finish FFinish adds, as QBlock's QFinish does.
+	Bias   []float32 // per column (NP·16)
+	Res    []float32 // row r at Res[r*LDR:], NP·16 entries; nil: none
+	LDR    int
+	Lo, Hi float32
 }
 
-// FLoadC makes an FBlock start from C's values instead of zero.
-const FLoadC = 1
+// The flags of an FBlock: FLoadC makes it start from C's values instead
+// of zero; FFinish finishes its sums once written, as ConvFinish does:
+// c = clamp((c + Bias[j]) + Res[r*LDR+j]) to [Lo, Hi] (Res nil: no term).
+// A table takes FFinish only where its FFinish says so.
+const (
+	FLoadC  = 1
+	FFinish = 2
+)
 
 // Check panics unless every slice is long enough for rows ≤ mr and
 // panels ≤ np, and the segments, if any, make K and lie within A.
@@ -250,6 +262,23 @@ func (f *FBlock) Check(mr, np int) {
 	}
 	if len(f.A) < (f.Rows-1)*f.LDA+reach || len(f.B) < (f.NP-1)*f.PStr+PanelN*f.K || len(f.C) < (f.Rows-1)*f.LDC+f.NP*PanelN {
 		panic(fmt.Sprintf("kernels: FBlock slices too short: A %d, B %d, C %d", len(f.A), len(f.B), len(f.C)))
+	}
+	if f.Flags&FFinish != 0 && (len(f.Bias) < f.NP*PanelN || f.Res != nil && (f.LDR < 0 || len(f.Res) < (f.Rows-1)*f.LDR+f.NP*PanelN)) {
+		panic(fmt.Sprintf("kernels: FBlock finish slices too short: Bias %d, Res %d", len(f.Bias), len(f.Res)))
+	}
+}
+
+// FinishRows finishes the NP·16 columns of f's rows of C as FFinish does,
+// on finish (a table's ConvFinish): what a kernel that writes its sums
+// without the finish leaves to do.
+func (f *FBlock) FinishRows(finish func(dst, bias, res []float32, lo, hi float32)) {
+	cols := f.NP * PanelN
+	for r := 0; r < f.Rows; r++ {
+		var res []float32
+		if f.Res != nil {
+			res = f.Res[r*f.LDR:][:cols]
+		}
+		finish(f.C[r*f.LDC:][:cols], f.Bias[:cols], res, f.Lo, f.Hi)
 	}
 }
 
@@ -284,6 +313,10 @@ func BySegments(f *FBlock, block func(*FBlock)) {
 		if s > 0 {
 			g.Flags |= FLoadC
 		}
+		g.Flags &^= FFinish // after the last segment only
+		if s == len(f.Segs)-1 {
+			g.Flags |= f.Flags & FFinish
+		}
 		block(&g)
 	}
 }
@@ -304,5 +337,8 @@ func FBlockRef(f *FBlock) {
 			}
 			f.C[r*f.LDC+j] = s
 		}
+	}
+	if f.Flags&FFinish != 0 {
+		f.FinishRows(ConvFinish)
 	}
 }

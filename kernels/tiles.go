@@ -53,7 +53,8 @@ type (
 )
 
 // FBlockTiles runs f panel by panel on a table's float tiles of rows rows
-// and of one row; a segmented f segment by segment (BySegments).
+// and of one row; a segmented f segment by segment (BySegments); with
+// FFinish, its rows finished after (FinishRows on ConvFinish).
 func FBlockTiles(f *FBlock, rows int, tileN FTileN, tile1 FTile1) {
 	if f.Segs != nil {
 		BySegments(f, func(g *FBlock) { FBlockTiles(g, rows, tileN, tile1) })
@@ -69,5 +70,8 @@ func FBlockTiles(f *FBlock, rows int, tileN FTileN, tile1 FTile1) {
 		for ; r0 < f.Rows; r0++ {
 			tile1(f.A[r0*f.LDA:r0*f.LDA+f.K], b, f.K, f.C[r0*f.LDC+p*PanelN:], load)
 		}
+	}
+	if f.Flags&FFinish != 0 {
+		f.FinishRows(ConvFinish)
 	}
 }

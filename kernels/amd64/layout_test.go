@@ -51,6 +51,11 @@ func TestBlockLayout(t *testing.T) {
 		{"FBlock.LDC", unsafe.Offsetof(f.LDC), 120},
 		{"FBlock.Segs", unsafe.Offsetof(f.Segs), 128},
 		{"FBlock.SegK", unsafe.Offsetof(f.SegK), 152},
+		{"FBlock.Bias", unsafe.Offsetof(f.Bias), 160},
+		{"FBlock.Res", unsafe.Offsetof(f.Res), 184},
+		{"FBlock.LDR", unsafe.Offsetof(f.LDR), 208},
+		{"FBlock.Lo", unsafe.Offsetof(f.Lo), 216},
+		{"FBlock.Hi", unsafe.Offsetof(f.Hi), 220},
 	} {
 		if unsafe.Sizeof(uintptr(0)) == 8 && c.got != c.want {
 			t.Errorf("%s at offset %d, the assembly reads it at %d", c.name, c.got, c.want)

@@ -2643,6 +2643,45 @@ v5next:
 // a segment (1544), the one offset 0 of a block without Segs (1552).
 TEXT ·fBlockAVX512(SB), 0, $1560-8
 	MOVQ f+0(FP), DI
+	TESTQ $2, 88(DI) // FFinish
+	JZ    f5nores
+	MOVQ 184(DI), R8 // Res
+	TESTQ R8, R8
+	JZ    f5nores
+	MOVQ 208(DI), R9
+	SHLQ $2, R9
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+	ADDQ R9, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+	ADDQ R9, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+	ADDQ R9, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+	ADDQ R9, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+	ADDQ R9, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+	ADDQ R9, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+	ADDQ R9, R8
+	PREFETCHT0 0(R8)
+	PREFETCHT0 64(R8)
+	PREFETCHT0 128(R8)
+f5nores:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -3729,6 +3768,8 @@ f5store:
 	MOVQ f+0(FP), DI
 	CMPQ 32(DI), $8
 	JNE  f5sframe
+	TESTQ $2, 88(DI) // FFinish
+	JNZ  f5fin
 	MOVQ 96(DI), R10 // C
 	MOVQ 120(DI), R11
 	SHLQ $2, R11     // ldc in bytes
@@ -3811,6 +3852,541 @@ f5s1:
 	VMOVUPS Z21, 0(R10)
 	JMP  f5sdone
 f5sdone:
+	VZEROUPPER
+	RET
+f5fin:
+	MOVQ 160(DI), SI // Bias
+	VBROADCASTSS 216(DI), Z28 // lo
+	VBROADCASTSS 220(DI), Z29 // hi
+	MOVQ 184(DI), DX // Res
+	MOVQ 208(DI), R8
+	SHLQ $2, R8     // LDR in bytes
+	TESTQ DX, DX
+	JZ   f5finb
+	MOVQ 96(DI), R10 // C
+	MOVQ 120(DI), R11
+	SHLQ $2, R11     // ldc in bytes
+	CMPQ 72(DI), $2
+	JLT  f5r1
+	JEQ  f5r2
+f5r3:
+	VADDPS 0(SI), Z0, Z0 // + bias
+	VADDPS 0(DX), Z0, Z0 // + residual
+	VMAXPS Z0, Z28, Z0 // lo > v ? lo : v
+	VMINPS Z0, Z29, Z0 // hi < v ? hi : v
+	VMOVUPS Z0, 0(R10)
+	VADDPS 64(SI), Z1, Z1 // + bias
+	VADDPS 64(DX), Z1, Z1 // + residual
+	VMAXPS Z1, Z28, Z1 // lo > v ? lo : v
+	VMINPS Z1, Z29, Z1 // hi < v ? hi : v
+	VMOVUPS Z1, 64(R10)
+	VADDPS 128(SI), Z2, Z2 // + bias
+	VADDPS 128(DX), Z2, Z2 // + residual
+	VMAXPS Z2, Z28, Z2 // lo > v ? lo : v
+	VMINPS Z2, Z29, Z2 // hi < v ? hi : v
+	VMOVUPS Z2, 128(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z3, Z3 // + bias
+	VADDPS 0(DX), Z3, Z3 // + residual
+	VMAXPS Z3, Z28, Z3 // lo > v ? lo : v
+	VMINPS Z3, Z29, Z3 // hi < v ? hi : v
+	VMOVUPS Z3, 0(R10)
+	VADDPS 64(SI), Z4, Z4 // + bias
+	VADDPS 64(DX), Z4, Z4 // + residual
+	VMAXPS Z4, Z28, Z4 // lo > v ? lo : v
+	VMINPS Z4, Z29, Z4 // hi < v ? hi : v
+	VMOVUPS Z4, 64(R10)
+	VADDPS 128(SI), Z5, Z5 // + bias
+	VADDPS 128(DX), Z5, Z5 // + residual
+	VMAXPS Z5, Z28, Z5 // lo > v ? lo : v
+	VMINPS Z5, Z29, Z5 // hi < v ? hi : v
+	VMOVUPS Z5, 128(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z6, Z6 // + bias
+	VADDPS 0(DX), Z6, Z6 // + residual
+	VMAXPS Z6, Z28, Z6 // lo > v ? lo : v
+	VMINPS Z6, Z29, Z6 // hi < v ? hi : v
+	VMOVUPS Z6, 0(R10)
+	VADDPS 64(SI), Z7, Z7 // + bias
+	VADDPS 64(DX), Z7, Z7 // + residual
+	VMAXPS Z7, Z28, Z7 // lo > v ? lo : v
+	VMINPS Z7, Z29, Z7 // hi < v ? hi : v
+	VMOVUPS Z7, 64(R10)
+	VADDPS 128(SI), Z8, Z8 // + bias
+	VADDPS 128(DX), Z8, Z8 // + residual
+	VMAXPS Z8, Z28, Z8 // lo > v ? lo : v
+	VMINPS Z8, Z29, Z8 // hi < v ? hi : v
+	VMOVUPS Z8, 128(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z9, Z9 // + bias
+	VADDPS 0(DX), Z9, Z9 // + residual
+	VMAXPS Z9, Z28, Z9 // lo > v ? lo : v
+	VMINPS Z9, Z29, Z9 // hi < v ? hi : v
+	VMOVUPS Z9, 0(R10)
+	VADDPS 64(SI), Z10, Z10 // + bias
+	VADDPS 64(DX), Z10, Z10 // + residual
+	VMAXPS Z10, Z28, Z10 // lo > v ? lo : v
+	VMINPS Z10, Z29, Z10 // hi < v ? hi : v
+	VMOVUPS Z10, 64(R10)
+	VADDPS 128(SI), Z11, Z11 // + bias
+	VADDPS 128(DX), Z11, Z11 // + residual
+	VMAXPS Z11, Z28, Z11 // lo > v ? lo : v
+	VMINPS Z11, Z29, Z11 // hi < v ? hi : v
+	VMOVUPS Z11, 128(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z12, Z12 // + bias
+	VADDPS 0(DX), Z12, Z12 // + residual
+	VMAXPS Z12, Z28, Z12 // lo > v ? lo : v
+	VMINPS Z12, Z29, Z12 // hi < v ? hi : v
+	VMOVUPS Z12, 0(R10)
+	VADDPS 64(SI), Z13, Z13 // + bias
+	VADDPS 64(DX), Z13, Z13 // + residual
+	VMAXPS Z13, Z28, Z13 // lo > v ? lo : v
+	VMINPS Z13, Z29, Z13 // hi < v ? hi : v
+	VMOVUPS Z13, 64(R10)
+	VADDPS 128(SI), Z14, Z14 // + bias
+	VADDPS 128(DX), Z14, Z14 // + residual
+	VMAXPS Z14, Z28, Z14 // lo > v ? lo : v
+	VMINPS Z14, Z29, Z14 // hi < v ? hi : v
+	VMOVUPS Z14, 128(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z15, Z15 // + bias
+	VADDPS 0(DX), Z15, Z15 // + residual
+	VMAXPS Z15, Z28, Z15 // lo > v ? lo : v
+	VMINPS Z15, Z29, Z15 // hi < v ? hi : v
+	VMOVUPS Z15, 0(R10)
+	VADDPS 64(SI), Z16, Z16 // + bias
+	VADDPS 64(DX), Z16, Z16 // + residual
+	VMAXPS Z16, Z28, Z16 // lo > v ? lo : v
+	VMINPS Z16, Z29, Z16 // hi < v ? hi : v
+	VMOVUPS Z16, 64(R10)
+	VADDPS 128(SI), Z17, Z17 // + bias
+	VADDPS 128(DX), Z17, Z17 // + residual
+	VMAXPS Z17, Z28, Z17 // lo > v ? lo : v
+	VMINPS Z17, Z29, Z17 // hi < v ? hi : v
+	VMOVUPS Z17, 128(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z18, Z18 // + bias
+	VADDPS 0(DX), Z18, Z18 // + residual
+	VMAXPS Z18, Z28, Z18 // lo > v ? lo : v
+	VMINPS Z18, Z29, Z18 // hi < v ? hi : v
+	VMOVUPS Z18, 0(R10)
+	VADDPS 64(SI), Z19, Z19 // + bias
+	VADDPS 64(DX), Z19, Z19 // + residual
+	VMAXPS Z19, Z28, Z19 // lo > v ? lo : v
+	VMINPS Z19, Z29, Z19 // hi < v ? hi : v
+	VMOVUPS Z19, 64(R10)
+	VADDPS 128(SI), Z20, Z20 // + bias
+	VADDPS 128(DX), Z20, Z20 // + residual
+	VMAXPS Z20, Z28, Z20 // lo > v ? lo : v
+	VMINPS Z20, Z29, Z20 // hi < v ? hi : v
+	VMOVUPS Z20, 128(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z21, Z21 // + bias
+	VADDPS 0(DX), Z21, Z21 // + residual
+	VMAXPS Z21, Z28, Z21 // lo > v ? lo : v
+	VMINPS Z21, Z29, Z21 // hi < v ? hi : v
+	VMOVUPS Z21, 0(R10)
+	VADDPS 64(SI), Z22, Z22 // + bias
+	VADDPS 64(DX), Z22, Z22 // + residual
+	VMAXPS Z22, Z28, Z22 // lo > v ? lo : v
+	VMINPS Z22, Z29, Z22 // hi < v ? hi : v
+	VMOVUPS Z22, 64(R10)
+	VADDPS 128(SI), Z23, Z23 // + bias
+	VADDPS 128(DX), Z23, Z23 // + residual
+	VMAXPS Z23, Z28, Z23 // lo > v ? lo : v
+	VMINPS Z23, Z29, Z23 // hi < v ? hi : v
+	VMOVUPS Z23, 128(R10)
+	JMP  f5rdone
+f5r2:
+	VADDPS 0(SI), Z0, Z0 // + bias
+	VADDPS 0(DX), Z0, Z0 // + residual
+	VMAXPS Z0, Z28, Z0 // lo > v ? lo : v
+	VMINPS Z0, Z29, Z0 // hi < v ? hi : v
+	VMOVUPS Z0, 0(R10)
+	VADDPS 64(SI), Z1, Z1 // + bias
+	VADDPS 64(DX), Z1, Z1 // + residual
+	VMAXPS Z1, Z28, Z1 // lo > v ? lo : v
+	VMINPS Z1, Z29, Z1 // hi < v ? hi : v
+	VMOVUPS Z1, 64(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z3, Z3 // + bias
+	VADDPS 0(DX), Z3, Z3 // + residual
+	VMAXPS Z3, Z28, Z3 // lo > v ? lo : v
+	VMINPS Z3, Z29, Z3 // hi < v ? hi : v
+	VMOVUPS Z3, 0(R10)
+	VADDPS 64(SI), Z4, Z4 // + bias
+	VADDPS 64(DX), Z4, Z4 // + residual
+	VMAXPS Z4, Z28, Z4 // lo > v ? lo : v
+	VMINPS Z4, Z29, Z4 // hi < v ? hi : v
+	VMOVUPS Z4, 64(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z6, Z6 // + bias
+	VADDPS 0(DX), Z6, Z6 // + residual
+	VMAXPS Z6, Z28, Z6 // lo > v ? lo : v
+	VMINPS Z6, Z29, Z6 // hi < v ? hi : v
+	VMOVUPS Z6, 0(R10)
+	VADDPS 64(SI), Z7, Z7 // + bias
+	VADDPS 64(DX), Z7, Z7 // + residual
+	VMAXPS Z7, Z28, Z7 // lo > v ? lo : v
+	VMINPS Z7, Z29, Z7 // hi < v ? hi : v
+	VMOVUPS Z7, 64(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z9, Z9 // + bias
+	VADDPS 0(DX), Z9, Z9 // + residual
+	VMAXPS Z9, Z28, Z9 // lo > v ? lo : v
+	VMINPS Z9, Z29, Z9 // hi < v ? hi : v
+	VMOVUPS Z9, 0(R10)
+	VADDPS 64(SI), Z10, Z10 // + bias
+	VADDPS 64(DX), Z10, Z10 // + residual
+	VMAXPS Z10, Z28, Z10 // lo > v ? lo : v
+	VMINPS Z10, Z29, Z10 // hi < v ? hi : v
+	VMOVUPS Z10, 64(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z12, Z12 // + bias
+	VADDPS 0(DX), Z12, Z12 // + residual
+	VMAXPS Z12, Z28, Z12 // lo > v ? lo : v
+	VMINPS Z12, Z29, Z12 // hi < v ? hi : v
+	VMOVUPS Z12, 0(R10)
+	VADDPS 64(SI), Z13, Z13 // + bias
+	VADDPS 64(DX), Z13, Z13 // + residual
+	VMAXPS Z13, Z28, Z13 // lo > v ? lo : v
+	VMINPS Z13, Z29, Z13 // hi < v ? hi : v
+	VMOVUPS Z13, 64(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z15, Z15 // + bias
+	VADDPS 0(DX), Z15, Z15 // + residual
+	VMAXPS Z15, Z28, Z15 // lo > v ? lo : v
+	VMINPS Z15, Z29, Z15 // hi < v ? hi : v
+	VMOVUPS Z15, 0(R10)
+	VADDPS 64(SI), Z16, Z16 // + bias
+	VADDPS 64(DX), Z16, Z16 // + residual
+	VMAXPS Z16, Z28, Z16 // lo > v ? lo : v
+	VMINPS Z16, Z29, Z16 // hi < v ? hi : v
+	VMOVUPS Z16, 64(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z18, Z18 // + bias
+	VADDPS 0(DX), Z18, Z18 // + residual
+	VMAXPS Z18, Z28, Z18 // lo > v ? lo : v
+	VMINPS Z18, Z29, Z18 // hi < v ? hi : v
+	VMOVUPS Z18, 0(R10)
+	VADDPS 64(SI), Z19, Z19 // + bias
+	VADDPS 64(DX), Z19, Z19 // + residual
+	VMAXPS Z19, Z28, Z19 // lo > v ? lo : v
+	VMINPS Z19, Z29, Z19 // hi < v ? hi : v
+	VMOVUPS Z19, 64(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z21, Z21 // + bias
+	VADDPS 0(DX), Z21, Z21 // + residual
+	VMAXPS Z21, Z28, Z21 // lo > v ? lo : v
+	VMINPS Z21, Z29, Z21 // hi < v ? hi : v
+	VMOVUPS Z21, 0(R10)
+	VADDPS 64(SI), Z22, Z22 // + bias
+	VADDPS 64(DX), Z22, Z22 // + residual
+	VMAXPS Z22, Z28, Z22 // lo > v ? lo : v
+	VMINPS Z22, Z29, Z22 // hi < v ? hi : v
+	VMOVUPS Z22, 64(R10)
+	JMP  f5rdone
+f5r1:
+	VADDPS 0(SI), Z0, Z0 // + bias
+	VADDPS 0(DX), Z0, Z0 // + residual
+	VMAXPS Z0, Z28, Z0 // lo > v ? lo : v
+	VMINPS Z0, Z29, Z0 // hi < v ? hi : v
+	VMOVUPS Z0, 0(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z3, Z3 // + bias
+	VADDPS 0(DX), Z3, Z3 // + residual
+	VMAXPS Z3, Z28, Z3 // lo > v ? lo : v
+	VMINPS Z3, Z29, Z3 // hi < v ? hi : v
+	VMOVUPS Z3, 0(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z6, Z6 // + bias
+	VADDPS 0(DX), Z6, Z6 // + residual
+	VMAXPS Z6, Z28, Z6 // lo > v ? lo : v
+	VMINPS Z6, Z29, Z6 // hi < v ? hi : v
+	VMOVUPS Z6, 0(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z9, Z9 // + bias
+	VADDPS 0(DX), Z9, Z9 // + residual
+	VMAXPS Z9, Z28, Z9 // lo > v ? lo : v
+	VMINPS Z9, Z29, Z9 // hi < v ? hi : v
+	VMOVUPS Z9, 0(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z12, Z12 // + bias
+	VADDPS 0(DX), Z12, Z12 // + residual
+	VMAXPS Z12, Z28, Z12 // lo > v ? lo : v
+	VMINPS Z12, Z29, Z12 // hi < v ? hi : v
+	VMOVUPS Z12, 0(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z15, Z15 // + bias
+	VADDPS 0(DX), Z15, Z15 // + residual
+	VMAXPS Z15, Z28, Z15 // lo > v ? lo : v
+	VMINPS Z15, Z29, Z15 // hi < v ? hi : v
+	VMOVUPS Z15, 0(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z18, Z18 // + bias
+	VADDPS 0(DX), Z18, Z18 // + residual
+	VMAXPS Z18, Z28, Z18 // lo > v ? lo : v
+	VMINPS Z18, Z29, Z18 // hi < v ? hi : v
+	VMOVUPS Z18, 0(R10)
+	ADDQ R11, R10
+	ADDQ R8, DX
+	VADDPS 0(SI), Z21, Z21 // + bias
+	VADDPS 0(DX), Z21, Z21 // + residual
+	VMAXPS Z21, Z28, Z21 // lo > v ? lo : v
+	VMINPS Z21, Z29, Z21 // hi < v ? hi : v
+	VMOVUPS Z21, 0(R10)
+	JMP  f5rdone
+f5rdone:
+	VZEROUPPER
+	RET
+f5finb:
+	MOVQ 96(DI), R10 // C
+	MOVQ 120(DI), R11
+	SHLQ $2, R11     // ldc in bytes
+	CMPQ 72(DI), $2
+	JLT  f5b1
+	JEQ  f5b2
+f5b3:
+	VADDPS 0(SI), Z0, Z0 // + bias
+	VMAXPS Z0, Z28, Z0 // lo > v ? lo : v
+	VMINPS Z0, Z29, Z0 // hi < v ? hi : v
+	VMOVUPS Z0, 0(R10)
+	VADDPS 64(SI), Z1, Z1 // + bias
+	VMAXPS Z1, Z28, Z1 // lo > v ? lo : v
+	VMINPS Z1, Z29, Z1 // hi < v ? hi : v
+	VMOVUPS Z1, 64(R10)
+	VADDPS 128(SI), Z2, Z2 // + bias
+	VMAXPS Z2, Z28, Z2 // lo > v ? lo : v
+	VMINPS Z2, Z29, Z2 // hi < v ? hi : v
+	VMOVUPS Z2, 128(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z3, Z3 // + bias
+	VMAXPS Z3, Z28, Z3 // lo > v ? lo : v
+	VMINPS Z3, Z29, Z3 // hi < v ? hi : v
+	VMOVUPS Z3, 0(R10)
+	VADDPS 64(SI), Z4, Z4 // + bias
+	VMAXPS Z4, Z28, Z4 // lo > v ? lo : v
+	VMINPS Z4, Z29, Z4 // hi < v ? hi : v
+	VMOVUPS Z4, 64(R10)
+	VADDPS 128(SI), Z5, Z5 // + bias
+	VMAXPS Z5, Z28, Z5 // lo > v ? lo : v
+	VMINPS Z5, Z29, Z5 // hi < v ? hi : v
+	VMOVUPS Z5, 128(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z6, Z6 // + bias
+	VMAXPS Z6, Z28, Z6 // lo > v ? lo : v
+	VMINPS Z6, Z29, Z6 // hi < v ? hi : v
+	VMOVUPS Z6, 0(R10)
+	VADDPS 64(SI), Z7, Z7 // + bias
+	VMAXPS Z7, Z28, Z7 // lo > v ? lo : v
+	VMINPS Z7, Z29, Z7 // hi < v ? hi : v
+	VMOVUPS Z7, 64(R10)
+	VADDPS 128(SI), Z8, Z8 // + bias
+	VMAXPS Z8, Z28, Z8 // lo > v ? lo : v
+	VMINPS Z8, Z29, Z8 // hi < v ? hi : v
+	VMOVUPS Z8, 128(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z9, Z9 // + bias
+	VMAXPS Z9, Z28, Z9 // lo > v ? lo : v
+	VMINPS Z9, Z29, Z9 // hi < v ? hi : v
+	VMOVUPS Z9, 0(R10)
+	VADDPS 64(SI), Z10, Z10 // + bias
+	VMAXPS Z10, Z28, Z10 // lo > v ? lo : v
+	VMINPS Z10, Z29, Z10 // hi < v ? hi : v
+	VMOVUPS Z10, 64(R10)
+	VADDPS 128(SI), Z11, Z11 // + bias
+	VMAXPS Z11, Z28, Z11 // lo > v ? lo : v
+	VMINPS Z11, Z29, Z11 // hi < v ? hi : v
+	VMOVUPS Z11, 128(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z12, Z12 // + bias
+	VMAXPS Z12, Z28, Z12 // lo > v ? lo : v
+	VMINPS Z12, Z29, Z12 // hi < v ? hi : v
+	VMOVUPS Z12, 0(R10)
+	VADDPS 64(SI), Z13, Z13 // + bias
+	VMAXPS Z13, Z28, Z13 // lo > v ? lo : v
+	VMINPS Z13, Z29, Z13 // hi < v ? hi : v
+	VMOVUPS Z13, 64(R10)
+	VADDPS 128(SI), Z14, Z14 // + bias
+	VMAXPS Z14, Z28, Z14 // lo > v ? lo : v
+	VMINPS Z14, Z29, Z14 // hi < v ? hi : v
+	VMOVUPS Z14, 128(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z15, Z15 // + bias
+	VMAXPS Z15, Z28, Z15 // lo > v ? lo : v
+	VMINPS Z15, Z29, Z15 // hi < v ? hi : v
+	VMOVUPS Z15, 0(R10)
+	VADDPS 64(SI), Z16, Z16 // + bias
+	VMAXPS Z16, Z28, Z16 // lo > v ? lo : v
+	VMINPS Z16, Z29, Z16 // hi < v ? hi : v
+	VMOVUPS Z16, 64(R10)
+	VADDPS 128(SI), Z17, Z17 // + bias
+	VMAXPS Z17, Z28, Z17 // lo > v ? lo : v
+	VMINPS Z17, Z29, Z17 // hi < v ? hi : v
+	VMOVUPS Z17, 128(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z18, Z18 // + bias
+	VMAXPS Z18, Z28, Z18 // lo > v ? lo : v
+	VMINPS Z18, Z29, Z18 // hi < v ? hi : v
+	VMOVUPS Z18, 0(R10)
+	VADDPS 64(SI), Z19, Z19 // + bias
+	VMAXPS Z19, Z28, Z19 // lo > v ? lo : v
+	VMINPS Z19, Z29, Z19 // hi < v ? hi : v
+	VMOVUPS Z19, 64(R10)
+	VADDPS 128(SI), Z20, Z20 // + bias
+	VMAXPS Z20, Z28, Z20 // lo > v ? lo : v
+	VMINPS Z20, Z29, Z20 // hi < v ? hi : v
+	VMOVUPS Z20, 128(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z21, Z21 // + bias
+	VMAXPS Z21, Z28, Z21 // lo > v ? lo : v
+	VMINPS Z21, Z29, Z21 // hi < v ? hi : v
+	VMOVUPS Z21, 0(R10)
+	VADDPS 64(SI), Z22, Z22 // + bias
+	VMAXPS Z22, Z28, Z22 // lo > v ? lo : v
+	VMINPS Z22, Z29, Z22 // hi < v ? hi : v
+	VMOVUPS Z22, 64(R10)
+	VADDPS 128(SI), Z23, Z23 // + bias
+	VMAXPS Z23, Z28, Z23 // lo > v ? lo : v
+	VMINPS Z23, Z29, Z23 // hi < v ? hi : v
+	VMOVUPS Z23, 128(R10)
+	JMP  f5bdone
+f5b2:
+	VADDPS 0(SI), Z0, Z0 // + bias
+	VMAXPS Z0, Z28, Z0 // lo > v ? lo : v
+	VMINPS Z0, Z29, Z0 // hi < v ? hi : v
+	VMOVUPS Z0, 0(R10)
+	VADDPS 64(SI), Z1, Z1 // + bias
+	VMAXPS Z1, Z28, Z1 // lo > v ? lo : v
+	VMINPS Z1, Z29, Z1 // hi < v ? hi : v
+	VMOVUPS Z1, 64(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z3, Z3 // + bias
+	VMAXPS Z3, Z28, Z3 // lo > v ? lo : v
+	VMINPS Z3, Z29, Z3 // hi < v ? hi : v
+	VMOVUPS Z3, 0(R10)
+	VADDPS 64(SI), Z4, Z4 // + bias
+	VMAXPS Z4, Z28, Z4 // lo > v ? lo : v
+	VMINPS Z4, Z29, Z4 // hi < v ? hi : v
+	VMOVUPS Z4, 64(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z6, Z6 // + bias
+	VMAXPS Z6, Z28, Z6 // lo > v ? lo : v
+	VMINPS Z6, Z29, Z6 // hi < v ? hi : v
+	VMOVUPS Z6, 0(R10)
+	VADDPS 64(SI), Z7, Z7 // + bias
+	VMAXPS Z7, Z28, Z7 // lo > v ? lo : v
+	VMINPS Z7, Z29, Z7 // hi < v ? hi : v
+	VMOVUPS Z7, 64(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z9, Z9 // + bias
+	VMAXPS Z9, Z28, Z9 // lo > v ? lo : v
+	VMINPS Z9, Z29, Z9 // hi < v ? hi : v
+	VMOVUPS Z9, 0(R10)
+	VADDPS 64(SI), Z10, Z10 // + bias
+	VMAXPS Z10, Z28, Z10 // lo > v ? lo : v
+	VMINPS Z10, Z29, Z10 // hi < v ? hi : v
+	VMOVUPS Z10, 64(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z12, Z12 // + bias
+	VMAXPS Z12, Z28, Z12 // lo > v ? lo : v
+	VMINPS Z12, Z29, Z12 // hi < v ? hi : v
+	VMOVUPS Z12, 0(R10)
+	VADDPS 64(SI), Z13, Z13 // + bias
+	VMAXPS Z13, Z28, Z13 // lo > v ? lo : v
+	VMINPS Z13, Z29, Z13 // hi < v ? hi : v
+	VMOVUPS Z13, 64(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z15, Z15 // + bias
+	VMAXPS Z15, Z28, Z15 // lo > v ? lo : v
+	VMINPS Z15, Z29, Z15 // hi < v ? hi : v
+	VMOVUPS Z15, 0(R10)
+	VADDPS 64(SI), Z16, Z16 // + bias
+	VMAXPS Z16, Z28, Z16 // lo > v ? lo : v
+	VMINPS Z16, Z29, Z16 // hi < v ? hi : v
+	VMOVUPS Z16, 64(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z18, Z18 // + bias
+	VMAXPS Z18, Z28, Z18 // lo > v ? lo : v
+	VMINPS Z18, Z29, Z18 // hi < v ? hi : v
+	VMOVUPS Z18, 0(R10)
+	VADDPS 64(SI), Z19, Z19 // + bias
+	VMAXPS Z19, Z28, Z19 // lo > v ? lo : v
+	VMINPS Z19, Z29, Z19 // hi < v ? hi : v
+	VMOVUPS Z19, 64(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z21, Z21 // + bias
+	VMAXPS Z21, Z28, Z21 // lo > v ? lo : v
+	VMINPS Z21, Z29, Z21 // hi < v ? hi : v
+	VMOVUPS Z21, 0(R10)
+	VADDPS 64(SI), Z22, Z22 // + bias
+	VMAXPS Z22, Z28, Z22 // lo > v ? lo : v
+	VMINPS Z22, Z29, Z22 // hi < v ? hi : v
+	VMOVUPS Z22, 64(R10)
+	JMP  f5bdone
+f5b1:
+	VADDPS 0(SI), Z0, Z0 // + bias
+	VMAXPS Z0, Z28, Z0 // lo > v ? lo : v
+	VMINPS Z0, Z29, Z0 // hi < v ? hi : v
+	VMOVUPS Z0, 0(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z3, Z3 // + bias
+	VMAXPS Z3, Z28, Z3 // lo > v ? lo : v
+	VMINPS Z3, Z29, Z3 // hi < v ? hi : v
+	VMOVUPS Z3, 0(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z6, Z6 // + bias
+	VMAXPS Z6, Z28, Z6 // lo > v ? lo : v
+	VMINPS Z6, Z29, Z6 // hi < v ? hi : v
+	VMOVUPS Z6, 0(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z9, Z9 // + bias
+	VMAXPS Z9, Z28, Z9 // lo > v ? lo : v
+	VMINPS Z9, Z29, Z9 // hi < v ? hi : v
+	VMOVUPS Z9, 0(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z12, Z12 // + bias
+	VMAXPS Z12, Z28, Z12 // lo > v ? lo : v
+	VMINPS Z12, Z29, Z12 // hi < v ? hi : v
+	VMOVUPS Z12, 0(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z15, Z15 // + bias
+	VMAXPS Z15, Z28, Z15 // lo > v ? lo : v
+	VMINPS Z15, Z29, Z15 // hi < v ? hi : v
+	VMOVUPS Z15, 0(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z18, Z18 // + bias
+	VMAXPS Z18, Z28, Z18 // lo > v ? lo : v
+	VMINPS Z18, Z29, Z18 // hi < v ? hi : v
+	VMOVUPS Z18, 0(R10)
+	ADDQ R11, R10
+	VADDPS 0(SI), Z21, Z21 // + bias
+	VMAXPS Z21, Z28, Z21 // lo > v ? lo : v
+	VMINPS Z21, Z29, Z21 // hi < v ? hi : v
+	VMOVUPS Z21, 0(R10)
+	JMP  f5bdone
+f5bdone:
 	VZEROUPPER
 	RET
 f5sframe:

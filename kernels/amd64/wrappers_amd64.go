@@ -143,9 +143,20 @@ func QBlockAVX512VNNI(q *kernels.QBlock) {
 
 // FBlockAVX512 computes kernels.FBlockRef(f) with zmm fused multiply-adds,
 // up to 8 rows × 3 panels. Requires AVX512F.
+//
+// It takes FFinish: a tile of eight rows finishes its sums in registers;
+// shorter tiles finish theirs on ConvFinishAVX512 after the assembly has
+// written them (the same operations, the same bits).
 func FBlockAVX512(f *kernels.FBlock) {
 	f.Check(8, 3)
+	if f.Flags&kernels.FFinish == 0 || f.Rows == 8 {
+		fBlockAVX512(f)
+		return
+	}
+	f.Flags &^= kernels.FFinish
 	fBlockAVX512(f)
+	f.Flags |= kernels.FFinish
+	f.FinishRows(ConvFinishAVX512)
 }
 
 // QBlockAVXVNNI computes kernels.QBlockRef(q) with ymm vpdpbusd (VEX,

@@ -93,7 +93,7 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 			bias = o.bias[m0 : m0+mg]
 		}
 		yb := y[b*outSize*g.M : (b+1)*outSize*g.M]
-		if o.nhwcOut && cw.q != nil && o.productFinish(&s.fin) {
+		if o.nhwcOut && o.productFinish(&s.fin) {
 			// The product finishes each row tile as it writes it.
 			s.fin.Bias, s.fin.Res, s.fin.LDR = bias, nil, 0
 			if o.res != nil {
@@ -225,9 +225,8 @@ func (cw *gemmWeights) gemmTo(e *gemm.Engine, s *scratch, gi int, a []float32, m
 	return cw.gemmFinishTo(e, s, gi, a, m, c, ldc, nil)
 }
 
-// gemmFinishTo is gemmTo finishing the int8 product's rows as fin says
-// (gemm.Engine.QMatMulRowsFinish; nil: not at all). fin is for int8
-// weights only.
+// gemmFinishTo is gemmTo finishing the product's rows as fin says
+// (gemm.Engine.QMatMulRowsFinish, MatMulStridedFinish; nil: not at all).
 func (cw *gemmWeights) gemmFinishTo(e *gemm.Engine, s *scratch, gi int, a []float32, m int, c []float32, ldc int, fin *gemm.Finish) error {
 	if m == 0 {
 		return nil
@@ -245,9 +244,6 @@ func (cw *gemmWeights) gemmFinishTo(e *gemm.Engine, s *scratch, gi int, a []floa
 		}
 		return e.QMatMulRowsFinish(&s.qrows, w, c, ldc, fin)
 	}
-	if fin != nil {
-		panic("conv: a finish for a float product")
-	}
 	w := cw.f[gi]
-	return e.MatMulStrided(a, m, w.K, w, c, ldc)
+	return e.MatMulStridedFinish(a, m, w.K, w, c, ldc, fin)
 }

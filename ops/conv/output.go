@@ -315,7 +315,7 @@ func (o *output) tileBias(g *Geometry, n int) (rep []float32, ok bool) {
 	return o.biasRep[:n*g.M], true
 }
 
-// productFinish sets f to the finish an int8 product applies to rows of
+// productFinish sets f to the finish a product applies to rows of
 // a channels-last output as it writes them (gemm.Finish: the bias,
 // the residual, a clamp: finishChunk's steps for such a stage) and
 // reports whether the stage is no more than that. A stage with another

@@ -16,12 +16,13 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// TestFusedConvProductFinish: a channels-last int8 convolution whose
-// stage is a bias, a residual and a clamp has its product finish each
-// row tile as it writes it (gemm.Engine.QMatMulRowsFinish): the same
-// bits as the same product without bias, residual or activation,
-// finished afterwards by kernels.ConvFinish, on every table, for 1x1 and
-// 3x3 kernels, one group and several, with and without the residual.
+// TestFusedConvProductFinish: a channels-last convolution, int8 or
+// float32, whose stage is a bias, a residual and a clamp has its product
+// finish each row tile as it writes it (gemm.Engine.QMatMulRowsFinish,
+// MatMulStridedFinish): the same bits as the same product without bias,
+// residual or activation, finished afterwards by kernels.ConvFinish, on
+// every table, for 1x1 and 3x3 kernels, one group and several, with and
+// without the residual.
 func TestFusedConvProductFinish(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 41))
 	const n = 2
@@ -63,36 +64,38 @@ func TestFusedConvProductFinish(t *testing.T) {
 			lo = 0
 		}
 		for _, e := range engines() {
-			name := fmt.Sprintf("%dx%d %d->%d group %d residual %v %s %s", c.k, c.k, c.c, c.m, c.group, c.res, c.act, engineName(e))
-			cp := mustCompile(t, spec{domain: ops.RewriteDomain, op: FusedConvType, opset: 1, attrs: attrs, inputs: FusedInputs,
-				consts: []*tensor.Tensor{FusedW: w, FusedB: b}, absent: absent, engine: e, quantize: true, scheme: quant.PerChannel})
-			if !strings.Contains(cp.layers()[0], " int8") {
-				t.Fatalf("%s: not quantized (%q)", name, cp.layers()[0])
-			}
-			got, err := cp.run1(in...)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			// The same product, no bias, finished here.
-			bare := mustCompile(t, spec{domain: ops.RewriteDomain, op: FusedConvType, opset: 1, attrs: plain, inputs: FusedInputs,
-				consts: []*tensor.Tensor{FusedW: w}, absent: []int{FusedB, FusedBNScale, FusedBNBias, FusedBNMean, FusedBNVar, FusedResidual, FusedXScale},
-				engine: e, quantize: true, scheme: quant.PerChannel})
-			y, err := bare.run1(x, w)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			want := slices.Clone(y.Data.([]float32))
-			bv, rv := b.Data.([]float32), res.Data.([]float32)
-			for at := 0; at < len(want); at += c.m {
-				var rr []float32
-				if c.res {
-					rr = rv[at : at+c.m]
+			for _, q := range []bool{true, false} {
+				name := fmt.Sprintf("%dx%d %d->%d group %d residual %v %s %s int8=%v", c.k, c.k, c.c, c.m, c.group, c.res, c.act, engineName(e), q)
+				cp := mustCompile(t, spec{domain: ops.RewriteDomain, op: FusedConvType, opset: 1, attrs: attrs, inputs: FusedInputs,
+					consts: []*tensor.Tensor{FusedW: w, FusedB: b}, absent: absent, engine: e, quantize: q, scheme: quant.PerChannel})
+				if strings.Contains(cp.layers()[0], " int8") != q {
+					t.Fatalf("%s: layer %q", name, cp.layers()[0])
 				}
-				kernels.ConvFinish(want[at:at+c.m], bv, rr, lo, float32(math.Inf(1)))
-			}
-			for i, v := range got.Data.([]float32) {
-				if math.Float32bits(v) != math.Float32bits(want[i]) {
-					t.Fatalf("%s: y[%d] = %v, finished afterwards %v", name, i, v, want[i])
+				got, err := cp.run1(in...)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				// The same product, no bias, finished here.
+				bare := mustCompile(t, spec{domain: ops.RewriteDomain, op: FusedConvType, opset: 1, attrs: plain, inputs: FusedInputs,
+					consts: []*tensor.Tensor{FusedW: w}, absent: []int{FusedB, FusedBNScale, FusedBNBias, FusedBNMean, FusedBNVar, FusedResidual, FusedXScale},
+					engine: e, quantize: q, scheme: quant.PerChannel})
+				y, err := bare.run1(x, w)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				want := slices.Clone(y.Data.([]float32))
+				bv, rv := b.Data.([]float32), res.Data.([]float32)
+				for at := 0; at < len(want); at += c.m {
+					var rr []float32
+					if c.res {
+						rr = rv[at : at+c.m]
+					}
+					kernels.ConvFinish(want[at:at+c.m], bv, rr, lo, float32(math.Inf(1)))
+				}
+				for i, v := range got.Data.([]float32) {
+					if math.Float32bits(v) != math.Float32bits(want[i]) {
+						t.Fatalf("%s: y[%d] = %v, finished afterwards %v", name, i, v, want[i])
+					}
 				}
 			}
 		}

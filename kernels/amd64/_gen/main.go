@@ -27,6 +27,7 @@ const (
 	qBias, qRes, qLDR, qLo, qHi                  = 536, 560, 584, 592, 596
 	fA, fLDA, fRows, fB, fPStr, fNP, fK, fFlags  = 0, 24, 32, 40, 64, 72, 80, 88
 	fC, fLDC, fSegs, fSegK                       = 96, 120, 128, 152
+	fBias, fRes, fLDR, fLo, fHi                  = 160, 184, 208, 216, 220
 )
 
 // rowRegs hold the row pointers of the tiles; missing rows repeat row 0.
@@ -393,6 +394,24 @@ func fBlockAVX512() {
 // a segment (1544), the one offset 0 of a block without Segs (1552).
 TEXT ·fBlockAVX512(SB), 0, $1560-8
 	MOVQ f+0(FP), DI`)
+	// A finish's residual rows (FFinish) are asked for now, as the
+	// int8 kernel asks for them.
+	p("\tTESTQ $2, %d(DI) // FFinish", fFlags)
+	p("\tJZ    f5nores")
+	p("\tMOVQ %d(DI), R8 // Res", fRes)
+	p("\tTESTQ R8, R8")
+	p("\tJZ    f5nores")
+	p("\tMOVQ %d(DI), R9", fLDR)
+	p("\tSHLQ $2, R9")
+	for r := 0; r < 8; r++ {
+		for pp := 0; pp < 3; pp++ {
+			p("\tPREFETCHT0 %d(R8)", 64*pp)
+		}
+		if r < 7 {
+			p("\tADDQ R9, R8")
+		}
+	}
+	p("f5nores:")
 	// initial sums: zero, or C's values (copied through the frame); the
 	// copy uses the registers that hold the row pointers below
 	for i := 0; i < 24; i++ {
@@ -403,7 +422,7 @@ TEXT ·fBlockAVX512(SB), 0, $1560-8
 	// A tile of eight rows loads C's rows straight into its registers.
 	p("\tCMPQ %d(DI), $8", fRows)
 	p("\tJNE  f5lframe")
-	fDirect("l", func(r, pp int) { p("\tVMOVUPS %d(R10), Z%d", pp*64, 3*r+pp) })
+	fDirect("l", func(r, pp int) { p("\tVMOVUPS %d(R10), Z%d", pp*64, 3*r+pp) }, "")
 	p("\tJMP  f5init")
 	p(`f5lframe:
 	// frame = 0, then C's rows and panels into it
@@ -477,7 +496,39 @@ f5lchunk:
 	p("\tMOVQ f+0(FP), DI")
 	p("\tCMPQ %d(DI), $8", fRows)
 	p("\tJNE  f5sframe")
-	fDirect("s", func(r, pp int) { p("\tVMOVUPS Z%d, %d(R10)", 3*r+pp, pp*64) })
+	p("\tTESTQ $2, %d(DI) // FFinish", fFlags)
+	p("\tJNZ  f5fin")
+	fDirect("s", func(r, pp int) { p("\tVMOVUPS Z%d, %d(R10)", 3*r+pp, pp*64) }, "")
+	p("\tVZEROUPPER")
+	p("\tRET")
+	// The finish: + bias, + the residual's row, clamped to [lo, hi] as
+	// ConvFinish clamps, then stored.
+	p("f5fin:")
+	p("\tMOVQ %d(DI), SI // Bias", fBias)
+	p("\tVBROADCASTSS %d(DI), Z28 // lo", fLo)
+	p("\tVBROADCASTSS %d(DI), Z29 // hi", fHi)
+	p("\tMOVQ %d(DI), DX // Res", fRes)
+	p("\tMOVQ %d(DI), R8", fLDR)
+	p("\tSHLQ $2, R8     // LDR in bytes")
+	finish := func(res bool) func(r, pp int) {
+		return func(r, pp int) {
+			z := 3*r + pp
+			p("\tVADDPS %d(SI), Z%d, Z%d // + bias", pp*64, z, z)
+			if res {
+				p("\tVADDPS %d(DX), Z%d, Z%d // + residual", pp*64, z, z)
+			}
+			p("\tVMAXPS Z%d, Z28, Z%d // lo > v ? lo : v", z, z)
+			p("\tVMINPS Z%d, Z29, Z%d // hi < v ? hi : v", z, z)
+			p("\tVMOVUPS Z%d, %d(R10)", z, pp*64)
+		}
+	}
+	p("\tTESTQ DX, DX")
+	p("\tJZ   f5finb")
+	fDirect("r", finish(true), "\tADDQ R8, DX")
+	p("\tVZEROUPPER")
+	p("\tRET")
+	p("f5finb:")
+	fDirect("b", finish(false), "")
 	p("\tVZEROUPPER")
 	p("\tRET")
 	p("f5sframe:")
@@ -513,9 +564,10 @@ f5schunk:
 
 // fDirect writes, for an FBlock of eight rows at DI, move(r, p) for each
 // row r and each of its np panels p with R10 at row r of C (rows LDC
-// apart), branching on np; each branch ends at f5<what>done. It uses
-// R10 and R11.
-func fDirect(what string, move func(r, pp int)) {
+// apart), branching on np, and the instruction next (if any) as it moves
+// on to the next row; each branch ends at f5<what>done. It uses R10 and
+// R11.
+func fDirect(what string, move func(r, pp int), next string) {
 	done := "f5" + what + "done"
 	p("\tMOVQ %d(DI), R10 // C", fC)
 	p("\tMOVQ %d(DI), R11", fLDC)
@@ -531,6 +583,9 @@ func fDirect(what string, move func(r, pp int)) {
 			}
 			if r < 7 {
 				p("\tADDQ R11, R10")
+				if next != "" {
+					p("%s", next)
+				}
 			}
 		}
 		p("\tJMP  %s", done)

@@ -1,0 +1,154 @@
+package gemm
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/quantserve/quantserve/kernels"
+	"github.com/quantserve/quantserve/quant"
+)
+
+// TestQMatMulRowsFinish runs finished products on every table, with and
+// without a residual, against the same product finished afterwards by
+// kernels.ConvFinish, bit for bit: the finish in a kernel's registers
+// (tables that take kernels.QFinish: whole eight-row tiles), after the
+// kernel (shorter tiles, other tables, the padded last panel) and after
+// the per-block scheme's blocks, on awkward shapes; and refuses a bias or
+// residual too short.
+func TestQMatMulRowsFinish(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	shapes := [][3]int{{1, 3, 17}, {8, 16, 48}, {9, 131, 47}, {16, 40, 96}, {17, 70, 130}, {40, 96, 200}}
+	for _, sh := range shapes {
+		m, k, n := sh[0], sh[1], sh[2]
+		a := randomActivations(r, m, k)
+		wf := make([]float32, k*n)
+		for i := range wf {
+			wf[i] = float32(r.NormFloat64())
+		}
+		const ldc, ldr = 5, 3 // row strides past n
+		bias := make([]float32, n)
+		for i := range bias {
+			bias[i] = float32(r.NormFloat64())
+		}
+		res := make([]float32, (m-1)*(n+ldr)+n)
+		for i := range res {
+			res[i] = float32(r.NormFloat64())
+		}
+		for _, scheme := range []quant.Scheme{quant.PerChannel, quant.PerBlock} {
+			w, err := quant.QuantizeWeights(wf, k, n, scheme)
+			if err != nil {
+				t.Fatal(err)
+			}
+			qw, err := PackQ(w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range engines(t) {
+				var qa QRows
+				if err := e.QuantizeRows(&qa, a, m, k, k); err != nil {
+					t.Fatal(err)
+				}
+				for _, fin := range []*Finish{
+					{Bias: bias, Lo: 0, Hi: float32(math.Inf(1))},
+					{Bias: bias, Res: res, LDR: n + ldr, Lo: 0, Hi: 6},
+					{Bias: bias, Res: res, LDR: n + ldr, Lo: float32(math.Inf(-1)), Hi: float32(math.Inf(1))},
+				} {
+					want := make([]float32, (m-1)*(n+ldc)+n)
+					if err := e.QMatMulRows(&qa, qw, want, n+ldc); err != nil {
+						t.Fatal(err)
+					}
+					for i := range m {
+						var rr []float32
+						if fin.Res != nil {
+							rr = fin.Res[i*fin.LDR:][:n]
+						}
+						kernels.ConvFinish(want[i*(n+ldc):][:n], bias, rr, fin.Lo, fin.Hi)
+					}
+					got := make([]float32, len(want))
+					if err := e.QMatMulRowsFinish(&qa, qw, got, n+ldc, fin); err != nil {
+						t.Fatal(err)
+					}
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s %v %v residual %v: c[%d] = %v, want %v", name(e), scheme, sh, fin.Res != nil, i, got[i], want[i])
+						}
+					}
+				}
+				short := &Finish{Bias: bias[:n-1]}
+				if err := e.QMatMulRowsFinish(&qa, qw, make([]float32, m*n), n, short); err == nil {
+					t.Errorf("%s: a bias of %d values for %d columns was taken", name(e), n-1, n)
+				}
+				short = &Finish{Bias: bias, Res: res[:len(res)-1], LDR: n + ldr}
+				if err := e.QMatMulRowsFinish(&qa, qw, make([]float32, m*n), n, short); err == nil {
+					t.Errorf("%s: a residual one value short was taken", name(e))
+				}
+			}
+		}
+	}
+}
+
+// TestMatMulStridedFinish runs finished float products on every table,
+// with and without a residual, against the same product finished
+// afterwards by kernels.ConvFinish, bit for bit: in the kernel's
+// registers (tables whose FFinish says so: whole eight-row tiles), after
+// the kernel (shorter tiles, other tables, the padded last panel), over
+// several K blocks; and refuses a bias or residual too short.
+func TestMatMulStridedFinish(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, sh := range [][3]int{{1, 3, 17}, {8, 16, 48}, {9, 131, 47}, {16, 40, 96}, {17, 700, 130}, {40, 96, 200}} {
+		m, k, n := sh[0], sh[1], sh[2]
+		const lda, ldc, ldr = 2, 5, 3 // row strides past k and n
+		a := make([]float32, (m-1)*(k+lda)+k)
+		for i := range a {
+			a[i] = float32(r.NormFloat64())
+		}
+		b := make([]float32, k*n)
+		for i := range b {
+			b[i] = float32(r.NormFloat64())
+		}
+		fw := PackF(k, n, b, n)
+		bias := make([]float32, n)
+		for i := range bias {
+			bias[i] = float32(r.NormFloat64())
+		}
+		res := make([]float32, (m-1)*(n+ldr)+n)
+		for i := range res {
+			res[i] = float32(r.NormFloat64())
+		}
+		for _, e := range engines(t) {
+			for _, fin := range []*Finish{
+				{Bias: bias, Lo: 0, Hi: float32(math.Inf(1))},
+				{Bias: bias, Res: res, LDR: n + ldr, Lo: 0, Hi: 6},
+				{Bias: bias, Res: res, LDR: n + ldr, Lo: float32(math.Inf(-1)), Hi: float32(math.Inf(1))},
+			} {
+				want := make([]float32, (m-1)*(n+ldc)+n)
+				if err := e.MatMulStrided(a, m, k+lda, fw, want, n+ldc); err != nil {
+					t.Fatal(err)
+				}
+				for i := range m {
+					var rr []float32
+					if fin.Res != nil {
+						rr = fin.Res[i*fin.LDR:][:n]
+					}
+					kernels.ConvFinish(want[i*(n+ldc):][:n], bias, rr, fin.Lo, fin.Hi)
+				}
+				got := make([]float32, len(want))
+				if err := e.MatMulStridedFinish(a, m, k+lda, fw, got, n+ldc, fin); err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s %v residual %v: c[%d] = %v, want %v", name(e), sh, fin.Res != nil, i, got[i], want[i])
+					}
+				}
+			}
+			if err := e.MatMulStridedFinish(a, m, k+lda, fw, make([]float32, m*n), n, &Finish{Bias: bias[:n-1]}); err == nil {
+				t.Errorf("%s: a bias of %d values for %d columns was taken", name(e), n-1, n)
+			}
+			if err := e.MatMulStridedFinish(a, m, k+lda, fw, make([]float32, m*n), n, &Finish{Bias: bias, Res: res[:len(res)-1], LDR: n + ldr}); err == nil {
+				t.Errorf("%s: a residual one value short was taken", name(e))
+			}
+		}
+	}
+}
