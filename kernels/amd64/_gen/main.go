@@ -102,25 +102,7 @@ TEXT ·qBlockVNNI512(SB), 0, $1536-8
 	MOVQ %d(DI), SI // row 0
 	MOVQ %d(DI), AX // ldu
 	MOVQ %d(DI), CX // rows`, qU, qLDU, qRows)
-	// A finish's residual rows are asked for now: the epilogue reads
-	// them after the K loop, which is short for the 1x1 convolutions of
-	// few input channels.
-	p("\tTESTQ $%d, %d(DI) // QFinish", 32, qFlags)
-	p("\tJZ    v5nores")
-	p("\tMOVQ %d(DI), R8 // Res", qRes)
-	p("\tTESTQ R8, R8")
-	p("\tJZ    v5nores")
-	p("\tMOVQ %d(DI), R9", qLDR)
-	p("\tSHLQ $2, R9")
-	for r := 0; r < 8; r++ {
-		for pp := 0; pp < 3; pp++ {
-			p("\tPREFETCHT0 %d(R8)", 64*pp)
-		}
-		if r < 7 {
-			p("\tADDQ R9, R8")
-		}
-	}
-	p("v5nores:")
+	prefetchResidual("v5nores", 32, qFlags, qRes, qLDR, "QFinish")
 	setRows(8, "v5rows")
 	p("\tMOVQ %d(DI), CX", qKQ)
 	panels("v5")
@@ -394,24 +376,7 @@ func fBlockAVX512() {
 // a segment (1544), the one offset 0 of a block without Segs (1552).
 TEXT ·fBlockAVX512(SB), 0, $1560-8
 	MOVQ f+0(FP), DI`)
-	// A finish's residual rows (FFinish) are asked for now, as the
-	// int8 kernel asks for them.
-	p("\tTESTQ $2, %d(DI) // FFinish", fFlags)
-	p("\tJZ    f5nores")
-	p("\tMOVQ %d(DI), R8 // Res", fRes)
-	p("\tTESTQ R8, R8")
-	p("\tJZ    f5nores")
-	p("\tMOVQ %d(DI), R9", fLDR)
-	p("\tSHLQ $2, R9")
-	for r := 0; r < 8; r++ {
-		for pp := 0; pp < 3; pp++ {
-			p("\tPREFETCHT0 %d(R8)", 64*pp)
-		}
-		if r < 7 {
-			p("\tADDQ R9, R8")
-		}
-	}
-	p("f5nores:")
+	prefetchResidual("f5nores", 2, fFlags, fRes, fLDR, "FFinish")
 	// initial sums: zero, or C's values (copied through the frame); the
 	// copy uses the registers that hold the row pointers below
 	for i := 0; i < 24; i++ {
@@ -504,22 +469,11 @@ f5lchunk:
 	// The finish: + bias, + the residual's row, clamped to [lo, hi] as
 	// ConvFinish clamps, then stored.
 	p("f5fin:")
-	p("\tMOVQ %d(DI), SI // Bias", fBias)
-	p("\tVBROADCASTSS %d(DI), Z28 // lo", fLo)
-	p("\tVBROADCASTSS %d(DI), Z29 // hi", fHi)
-	p("\tMOVQ %d(DI), DX // Res", fRes)
-	p("\tMOVQ %d(DI), R8", fLDR)
-	p("\tSHLQ $2, R8     // LDR in bytes")
+	loadFinish(fBias, fLo, fHi, fRes, fLDR)
 	finish := func(res bool) func(r, pp int) {
 		return func(r, pp int) {
-			z := 3*r + pp
-			p("\tVADDPS %d(SI), Z%d, Z%d // + bias", pp*64, z, z)
-			if res {
-				p("\tVADDPS %d(DX), Z%d, Z%d // + residual", pp*64, z, z)
-			}
-			p("\tVMAXPS Z%d, Z28, Z%d // lo > v ? lo : v", z, z)
-			p("\tVMINPS Z%d, Z29, Z%d // hi < v ? hi : v", z, z)
-			p("\tVMOVUPS Z%d, %d(R10)", z, pp*64)
+			finishVector(3*r+pp, pp, res)
+			p("\tVMOVUPS Z%d, %d(R10)", 3*r+pp, pp*64)
 		}
 	}
 	p("\tTESTQ DX, DX")

@@ -62,12 +62,7 @@ func qDirect() {
 		// The finish (QFinish), residual or not, or none: three loops.
 		p("\tTESTQ $%d, CX // QFinish", 32)
 		p("\tJZ   %splain", l)
-		p("\tMOVQ %d(DI), SI // Bias", qBias)
-		p("\tVBROADCASTSS %d(DI), Z28 // lo", qLo)
-		p("\tVBROADCASTSS %d(DI), Z29 // hi", qHi)
-		p("\tMOVQ %d(DI), DX // Res", qRes)
-		p("\tMOVQ %d(DI), R8", qLDR)
-		p("\tSHLQ $2, R8     // LDR in bytes")
+		loadFinish(qBias, qLo, qHi, qRes, qLDR)
 		p("\tTESTQ DX, DX")
 		p("\tJZ   %sbias", l)
 		qChannelRows(np, true, true)
@@ -87,10 +82,9 @@ func qDirect() {
 // qChannelRows writes the per-channel outputs of the eight rows' np
 // panels, c = float32(s + off·colsum)·sa·sb, to C at R10 (rows LDC bytes
 // apart in R11), from Off, SA, Colsum and SB at R12-R15; with finish,
-// then + Bias (at SI), + the residual's row (at DX, LDR bytes apart in
-// R8) with res, and clamped to [Z28, Z29] as ConvFinish clamps: the same
-// operations in the same order as QStoreRow and ConvFinish, so the same
-// bits.
+// then finished (finishVector; the residual's rows LDR bytes apart in R8)
+// with res or without: the same operations in the same order as
+// QStoreRow and ConvFinish, so the same bits.
 func qChannelRows(np int, finish, res bool) {
 	for r := 0; r < 8; r++ {
 		p("\tVPBROADCASTD %d(R12), Z30 // off[%d]", 4*r, r)
@@ -103,12 +97,7 @@ func qChannelRows(np int, finish, res bool) {
 			p("\tVMULPS Z31, Z%d, Z%d // · sa", z, z)
 			p("\tVMULPS %d(R15), Z%d, Z%d // · sb", pp*64, z, z)
 			if finish {
-				p("\tVADDPS %d(SI), Z%d, Z%d // + bias", pp*64, z, z)
-				if res {
-					p("\tVADDPS %d(DX), Z%d, Z%d // + residual", pp*64, z, z)
-				}
-				p("\tVMAXPS Z%d, Z28, Z%d // lo > v ? lo : v", z, z)
-				p("\tVMINPS Z%d, Z29, Z%d // hi < v ? hi : v", z, z)
+				finishVector(z, pp, res)
 			}
 			p("\tVMOVUPS Z%d, %d(R10)", z, pp*64)
 		}
