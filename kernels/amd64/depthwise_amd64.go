@@ -117,40 +117,41 @@ func depthwiseGrid(grid3, grid5 func(dst, src, w []float32, offs []int, channels
 	if n == 0 {
 		return dst, src
 	}
+	kw, top := gridShape(offs, channels)
 	kernel := grid3
-	switch gridWidth(offs, channels) {
+	switch kw {
 	case 3:
 	case 5:
 		kernel = grid5
 	default:
 		return dst, src
 	}
-	top := 0
-	for _, o := range offs {
-		if o < 0 {
-			panic("amd64: DepthwiseRows: negative offset")
-		}
-		top = max(top, o)
-	}
 	kernel(dst[:n*channels], src[:(n-1)*step+top+channels], w[:len(offs)*channels], offs, channels, n)
 	return dst[n*channels:], src[n*step:]
 }
 
-// gridWidth returns kw when offs are rows of kw adjacent pixels of
+// gridShape returns kw when offs are rows of kw adjacent pixels of
 // channels values (offs[r·kw + x] = offs[r·kw] + x·channels) for a kw
-// of 3 or 5, the widths the grid kernels take; else 0.
-func gridWidth(offs []int, channels int) int {
-	for _, kw := range [...]int{3, 5} {
-		if len(offs) == 0 || len(offs)%kw != 0 {
-			continue
+// of 3 or 5, the widths the grid kernels take, else 0; and the largest
+// offset, in the same one pass (it runs on every call). A negative
+// offset panics.
+func gridShape(offs []int, channels int) (kw, top int) {
+	grid3, grid5 := len(offs) > 0 && len(offs)%3 == 0, len(offs) > 0 && len(offs)%5 == 0
+	for i, o := range offs {
+		if o < 0 {
+			panic("amd64: DepthwiseRows: negative offset")
 		}
-		grid := true
-		for i := 1; i < len(offs) && grid; i++ {
-			grid = i%kw == 0 || offs[i] == offs[i-1]+channels
-		}
-		if grid {
-			return kw
+		top = max(top, o)
+		if i > 0 && o != offs[i-1]+channels {
+			grid3 = grid3 && i%3 == 0
+			grid5 = grid5 && i%5 == 0
 		}
 	}
-	return 0
+	switch {
+	case grid3:
+		return 3, top
+	case grid5:
+		return 5, top
+	}
+	return 0, top
 }
