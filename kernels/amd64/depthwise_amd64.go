@@ -82,7 +82,7 @@ func depthwiseRows(kernel func(dst, src, w []float32, offs []int, step, channels
 
 // The grid kernels (depthwise_grid_amd64.s, written by _gendw) compute
 // kernels.DepthwiseRows(dst, src, w, offs, channels, channels) for offs
-// rows of 3 or 5 adjacent pixels (gridWidth), channels a positive
+// rows of 3 or 5 adjacent pixels (gridShape), channels a positive
 // multiple of 16 (AVX512) or 8 (AVX2) and pixels a positive multiple of
 // 8, adding each output's taps in the order of offs with fused
 // multiply-adds: the row kernels' bits. Eight output pixels of a vector
