@@ -49,13 +49,11 @@ func (e *Engine) finishRows(fin *Finish, c []float32, ldc, r0, r1, c0, cols int)
 	if fin == nil {
 		return
 	}
-	for r := r0; r < r1; r++ {
-		var res []float32
-		if fin.Res != nil {
-			res = fin.Res[r*fin.LDR+c0:][:cols]
-		}
-		e.t.ConvFinish(c[r*ldc+c0:][:cols], fin.Bias[c0:][:cols], res, fin.Lo, fin.Hi)
+	var res []float32
+	if fin.Res != nil {
+		res = fin.Res[r0*fin.LDR+c0:]
 	}
+	kernels.FinishRows(e.t.ConvFinish, c[r0*ldc+c0:], ldc, r1-r0, cols, fin.Bias[c0:], res, fin.LDR, fin.Lo, fin.Hi)
 }
 
 // check reports a finish (nil: none) too short for m rows of n columns.

@@ -49,22 +49,12 @@ func TestQMatMulRowsFinish(t *testing.T) {
 				if err := e.QuantizeRows(&qa, a, m, k, k); err != nil {
 					t.Fatal(err)
 				}
-				for _, fin := range []*Finish{
-					{Bias: bias, Lo: 0, Hi: float32(math.Inf(1))},
-					{Bias: bias, Res: res, LDR: n + ldr, Lo: 0, Hi: 6},
-					{Bias: bias, Res: res, LDR: n + ldr, Lo: float32(math.Inf(-1)), Hi: float32(math.Inf(1))},
-				} {
+				for _, fin := range finishCases(bias, res, n+ldr) {
 					want := make([]float32, (m-1)*(n+ldc)+n)
 					if err := e.QMatMulRows(&qa, qw, want, n+ldc); err != nil {
 						t.Fatal(err)
 					}
-					for i := range m {
-						var rr []float32
-						if fin.Res != nil {
-							rr = fin.Res[i*fin.LDR:][:n]
-						}
-						kernels.ConvFinish(want[i*(n+ldc):][:n], bias, rr, fin.Lo, fin.Hi)
-					}
+					finishAfterwards(want, m, n, n+ldc, fin)
 					got := make([]float32, len(want))
 					if err := e.QMatMulRowsFinish(&qa, qw, got, n+ldc, fin); err != nil {
 						t.Fatal(err)
@@ -117,22 +107,12 @@ func TestMatMulStridedFinish(t *testing.T) {
 			res[i] = float32(r.NormFloat64())
 		}
 		for _, e := range engines(t) {
-			for _, fin := range []*Finish{
-				{Bias: bias, Lo: 0, Hi: float32(math.Inf(1))},
-				{Bias: bias, Res: res, LDR: n + ldr, Lo: 0, Hi: 6},
-				{Bias: bias, Res: res, LDR: n + ldr, Lo: float32(math.Inf(-1)), Hi: float32(math.Inf(1))},
-			} {
+			for _, fin := range finishCases(bias, res, n+ldr) {
 				want := make([]float32, (m-1)*(n+ldc)+n)
 				if err := e.MatMulStrided(a, m, k+lda, fw, want, n+ldc); err != nil {
 					t.Fatal(err)
 				}
-				for i := range m {
-					var rr []float32
-					if fin.Res != nil {
-						rr = fin.Res[i*fin.LDR:][:n]
-					}
-					kernels.ConvFinish(want[i*(n+ldc):][:n], bias, rr, fin.Lo, fin.Hi)
-				}
+				finishAfterwards(want, m, n, n+ldc, fin)
 				got := make([]float32, len(want))
 				if err := e.MatMulStridedFinish(a, m, k+lda, fw, got, n+ldc, fin); err != nil {
 					t.Fatal(err)
@@ -150,5 +130,29 @@ func TestMatMulStridedFinish(t *testing.T) {
 				t.Errorf("%s: a residual one value short was taken", name(e))
 			}
 		}
+	}
+}
+
+// finishCases are the finishes the tests run: Relu's clamp without a
+// residual, Relu6's and none with one (rows ldr apart).
+func finishCases(bias, res []float32, ldr int) []*Finish {
+	inf := float32(math.Inf(1))
+	return []*Finish{
+		{Bias: bias, Lo: 0, Hi: inf},
+		{Bias: bias, Res: res, LDR: ldr, Lo: 0, Hi: 6},
+		{Bias: bias, Res: res, LDR: ldr, Lo: -inf, Hi: inf},
+	}
+}
+
+// finishAfterwards finishes the m rows of n values of c (ldc apart) as
+// fin says, row by row on kernels.ConvFinish: what a finished product
+// must equal.
+func finishAfterwards(c []float32, m, n, ldc int, fin *Finish) {
+	for i := range m {
+		var rr []float32
+		if fin.Res != nil {
+			rr = fin.Res[i*fin.LDR:][:n]
+		}
+		kernels.ConvFinish(c[i*ldc:][:n], fin.Bias, rr, fin.Lo, fin.Hi)
 	}
 }

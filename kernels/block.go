@@ -272,13 +272,21 @@ func (f *FBlock) Check(mr, np int) {
 // on finish (a table's ConvFinish): what a kernel that writes its sums
 // without the finish leaves to do.
 func (f *FBlock) FinishRows(finish func(dst, bias, res []float32, lo, hi float32)) {
-	cols := f.NP * PanelN
-	for r := 0; r < f.Rows; r++ {
-		var res []float32
-		if f.Res != nil {
-			res = f.Res[r*f.LDR:][:cols]
+	FinishRows(finish, f.C, f.LDC, f.Rows, f.NP*PanelN, f.Bias, f.Res, f.LDR, f.Lo, f.Hi)
+}
+
+// FinishRows finishes the first cols values of rows rows of c (ldc
+// apart) on finish (a table's ConvFinish, as ConvFinish finishes one
+// run): bias's cols values added, then those of res's rows (ldr apart;
+// nil: none), clamped to [lo, hi]. The finish of QFinish, FFinish and
+// gemm.Finish done after the outputs are written.
+func FinishRows(finish func(dst, bias, res []float32, lo, hi float32), c []float32, ldc, rows, cols int, bias, res []float32, ldr int, lo, hi float32) {
+	for r := 0; r < rows; r++ {
+		var rr []float32
+		if res != nil {
+			rr = res[r*ldr:][:cols]
 		}
-		finish(f.C[r*f.LDC:][:cols], f.Bias[:cols], res, f.Lo, f.Hi)
+		finish(c[r*ldc:][:cols], bias[:cols], rr, lo, hi)
 	}
 }
 

@@ -131,14 +131,7 @@ func QBlockAVX512VNNI(q *kernels.QBlock) {
 	q.Flags &^= kernels.QFinish
 	qBlockVNNI512(q)
 	q.Flags |= kernels.QFinish
-	cols := q.NP * kernels.PanelN
-	for r := 0; r < q.Rows; r++ {
-		var res []float32
-		if q.Res != nil {
-			res = q.Res[r*q.LDR:][:cols]
-		}
-		ConvFinishAVX512(q.C[r*q.LDC:][:cols], q.Bias[:cols], res, q.Lo, q.Hi)
-	}
+	kernels.FinishRows(ConvFinishAVX512, q.C, q.LDC, q.Rows, q.NP*kernels.PanelN, q.Bias, q.Res, q.LDR, q.Lo, q.Hi)
 }
 
 // FBlockAVX512 computes kernels.FBlockRef(f) with zmm fused multiply-adds,
