@@ -650,14 +650,14 @@ func (j *fJob) chunks(u0, u1 int) {
 				}
 				if finish {
 					j.fin.block(f, r0, c0)
-					if !t.FFinish { // after the tile, on the table's vector pass
-						f.Flags &^= kernels.FFinish
-						t.FBlock(f)
-						f.FinishRows(t.ConvFinish)
-						continue
+					if t.FFinish {
+						f.Flags |= kernels.FFinish
 					}
 				}
 				t.FBlock(f)
+				if finish && !t.FFinish { // after the tile, on the table's vector pass
+					f.FinishRows(t.ConvFinish)
+				}
 			}
 		}
 		if cols < width {

@@ -31,10 +31,8 @@ func (e *Engine) qOutFinish(q *kernels.QBlock, fin *Finish, c []float32, ldc, r0
 	}
 	if e.t.QFinish && q.Flags&kernels.QOutChannel != 0 && cols == q.NP*kernels.PanelN {
 		q.Flags |= kernels.QFinish
-		q.Bias, q.Res, q.LDR, q.Lo, q.Hi = fin.Bias[c0:], nil, 0, fin.Lo, fin.Hi
-		if fin.Res != nil {
-			q.Res, q.LDR = fin.Res[r0*fin.LDR+c0:], fin.LDR
-		}
+		q.Bias, q.Res = fin.tile(r0, c0)
+		q.LDR, q.Lo, q.Hi = fin.LDR, fin.Lo, fin.Hi
 		e.qOut(q, c, ldc, r0, c0, cols, tile)
 		q.Flags &^= kernels.QFinish
 		return
@@ -49,11 +47,17 @@ func (e *Engine) finishRows(fin *Finish, c []float32, ldc, r0, r1, c0, cols int)
 	if fin == nil {
 		return
 	}
-	var res []float32
+	bias, res := fin.tile(r0, c0)
+	kernels.FinishRows(e.t.ConvFinish, c[r0*ldc+c0:], ldc, r1-r0, cols, bias, res, fin.LDR, fin.Lo, fin.Hi)
+}
+
+// tile returns the bias and the residual rows (nil: none) of the outputs
+// from row r0 and column c0 on.
+func (fin *Finish) tile(r0, c0 int) (bias, res []float32) {
 	if fin.Res != nil {
 		res = fin.Res[r0*fin.LDR+c0:]
 	}
-	kernels.FinishRows(e.t.ConvFinish, c[r0*ldc+c0:], ldc, r1-r0, cols, fin.Bias[c0:], res, fin.LDR, fin.Lo, fin.Hi)
+	return fin.Bias[c0:], res
 }
 
 // check reports a finish (nil: none) too short for m rows of n columns.
@@ -70,13 +74,10 @@ func (fin *Finish) check(m, n int) error {
 }
 
 // block gives f, the last K block of the row tile at row r0 and column
-// c0 of a product, the finish: its flag, bias, residual rows and clamp.
+// c0 of a product, the finish's operands: bias, residual rows and clamp.
 func (fin *Finish) block(f *kernels.FBlock, r0, c0 int) {
-	f.Flags |= kernels.FFinish
-	f.Bias, f.Res, f.LDR, f.Lo, f.Hi = fin.Bias[c0:], nil, 0, fin.Lo, fin.Hi
-	if fin.Res != nil {
-		f.Res, f.LDR = fin.Res[r0*fin.LDR+c0:], fin.LDR
-	}
+	f.Bias, f.Res = fin.tile(r0, c0)
+	f.LDR, f.Lo, f.Hi = fin.LDR, fin.Lo, fin.Hi
 }
 
 // MatMulStridedFinish is MatMulStrided whose outputs are finished as fin
