@@ -323,6 +323,51 @@ func TestScaleRowsEveryTable(t *testing.T) {
 	}
 }
 
+// TestColumnPoolSumsEveryTable compares every table's column sums with
+// kernels.PoolSum of each column, bit for bit (any NaN for a NaN): widths
+// 0 to 67 (across every kernel's channels a call), row counts across and
+// between whole sixteens, row strides wider than the width, unaligned,
+// values of mixed magnitude with infinities and NaN; no table writes a
+// sum past the width or changes x.
+func TestColumnPoolSumsEveryTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 27))
+	for w := 0; w <= 67; w++ {
+		for _, rows := range []int{0, 1, 15, 16, 17, 33 + r.IntN(60)} {
+			ld := w + r.IntN(5)
+			x := vecInput(r, rows*ld+1, 1, w%5 == 0)
+			for i := range x {
+				x[i] *= float32(math.Pow(10, float64(r.IntN(7)-3)))
+			}
+			x = x[1:] // unaligned
+			want := make([]float64, w)
+			col := make([]float32, rows)
+			for j := range want {
+				for i := range col {
+					col[i] = x[i*ld+j]
+				}
+				want[j] = kernels.PoolSum(col)
+			}
+			xCopy := slices.Clone(x)
+			for _, tb := range append(Available(), Reference()) {
+				got := make([]float64, w+2)
+				got[w], got[w+1] = 7, 7
+				tb.ColumnPoolSums(got[:w], x, rows, ld)
+				for j := range want {
+					if math.Float64bits(got[j]) != math.Float64bits(want[j]) && !(math.IsNaN(got[j]) && math.IsNaN(want[j])) {
+						t.Fatalf("%v w=%d rows=%d ld=%d: sum %d = %v, PoolSum %v", tb, w, rows, ld, j, got[j], want[j])
+					}
+				}
+				if got[w] != 7 || got[w+1] != 7 {
+					t.Fatalf("%v w=%d rows=%d: wrote past the width", tb, w, rows)
+				}
+				if diffBits(x, xCopy) >= 0 {
+					t.Fatalf("%v w=%d: x modified", tb, w)
+				}
+			}
+		}
+	}
+}
+
 // TestPoolSumEveryTable compares every table's pooling sum with the
 // reference bit for bit on every length to 131, aligned and unaligned,
 // values of mixed magnitude and sign, infinities and NaN, and checks the

@@ -55,17 +55,18 @@ type Table struct {
 	// The convolution and pooling paths' kernels, each giving its
 	// reference's bits (kernels.TransposeCols, kernels.Transpose8,
 	// kernels.ConvFinish, kernels.ConvHard, kernels.ScaleRows,
-	// kernels.PoolSum) but ConvTaps and DepthwiseRows, whose fused
-	// multiply-adds keep kernels.ConvTaps's and kernels.DepthwiseRows's
-	// sums within the rounding each states.
-	ConvTaps      func(dst, src, w []float32, step int)
-	TransposeCols func(dst, src []float32, rows, cols, r0, c0, c1 int)
-	Transpose8    func(dst, src []float32, ldd, lds, n int)
-	ConvFinish    func(dst, bias, res []float32, lo, hi float32)
-	ConvHard      func(dst []float32, a, b, lo, hi, d float32, mode int)
-	ScaleRows     func(dst, s []float32)
-	PoolSum       func(x []float32) float64
-	DepthwiseRows func(dst, src, w []float32, offs []int, step, channels int)
+	// kernels.PoolSum, kernels.ColumnPoolSums) but ConvTaps and
+	// DepthwiseRows, whose fused multiply-adds keep kernels.ConvTaps's and
+	// kernels.DepthwiseRows's sums within the rounding each states.
+	ConvTaps       func(dst, src, w []float32, step int)
+	TransposeCols  func(dst, src []float32, rows, cols, r0, c0, c1 int)
+	Transpose8     func(dst, src []float32, ldd, lds, n int)
+	ConvFinish     func(dst, bias, res []float32, lo, hi float32)
+	ConvHard       func(dst []float32, a, b, lo, hi, d float32, mode int)
+	ScaleRows      func(dst, s []float32)
+	PoolSum        func(x []float32) float64
+	ColumnPoolSums func(dst []float64, x []float32, rows, ld int)
+	DepthwiseRows  func(dst, src, w []float32, offs []int, step, channels int)
 	// DepthwiseAlign, when above 1, is the channel multiple on which
 	// DepthwiseRows runs its widest vectors: rows whose channels, step
 	// and offsets are multiples of it (16 on the AVX-512 tables; the
@@ -121,6 +122,7 @@ var generic = &Table{
 	ConvHard:       kernels.ConvHard,
 	ScaleRows:      kernels.ScaleRows,
 	PoolSum:        kernels.PoolSum,
+	ColumnPoolSums: kernels.ColumnPoolSums,
 	LeakyRelu:      kernels.LeakyRelu,
 	MaxMinConst:    kernels.MaxMinConst,
 	MaxPair:        kernels.MaxPair,

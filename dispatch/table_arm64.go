@@ -42,6 +42,7 @@ func isaTables() []*Table {
 			ConvHard:       arm64.ConvHardNEON,
 			ScaleRows:      arm64.ScaleRowsNEON,
 			PoolSum:        kernels.PoolSum,
+			ColumnPoolSums: arm64.ColumnPoolSumsNEON,
 			LeakyRelu:      arm64.LeakyReluNEON,
 			MaxMinConst:    arm64.MaxMinConstNEON,
 			MaxPair:        arm64.MaxPairNEON,

@@ -214,3 +214,25 @@ func PoolSumTail(a *[4]float64, tail []float32) float64 {
 	}
 	return t
 }
+
+// ColumnPoolSums sets dst[j] to kernels.PoolSum of column j of rows
+// rows of x (row stride ld): the column's values x[r*ld+j] widened to
+// float64 and added as PoolSum adds a plane's, row r to partial sum r mod
+// 16 until the last whole sixteen, the partial sums combined as PoolSum
+// combines them, then the rows after them in order. A channels-last
+// image's channel sums to the same bits as its plane in NCHW.
+func ColumnPoolSums(dst []float64, x []float32, rows, ld int) {
+	n16 := rows &^ 15
+	for j := range dst {
+		var s [16]float64
+		for r := 0; r < n16; r++ {
+			s[r%16] += float64(x[r*ld+j])
+		}
+		t := ((s[0] + s[8]) + (s[4] + s[12])) + ((s[1] + s[9]) + (s[5] + s[13]))
+		t += ((s[2] + s[10]) + (s[6] + s[14])) + ((s[3] + s[11]) + (s[7] + s[15]))
+		for r := n16; r < rows; r++ {
+			t += float64(x[r*ld+j])
+		}
+		dst[j] = t
+	}
+}

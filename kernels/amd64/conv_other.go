@@ -42,3 +42,15 @@ func ScaleRowsAVX2(dst, s []float32) { kernels.ScaleRows(dst, s) }
 
 // PoolSumAVX2 forwards to kernels.PoolSum in builds without assembly.
 func PoolSumAVX2(x []float32) float64 { return kernels.PoolSum(x) }
+
+// ColumnPoolSumsAVX512 forwards to kernels.ColumnPoolSums in builds
+// without assembly.
+func ColumnPoolSumsAVX512(dst []float64, x []float32, rows, ld int) {
+	kernels.ColumnPoolSums(dst, x, rows, ld)
+}
+
+// ColumnPoolSumsAVX2 forwards to kernels.ColumnPoolSums in builds without
+// assembly.
+func ColumnPoolSumsAVX2(dst []float64, x []float32, rows, ld int) {
+	kernels.ColumnPoolSums(dst, x, rows, ld)
+}

@@ -13,3 +13,9 @@ func AddBiasNEON(y, bias, res []float32) { kernels.AddBias(y, bias, res) }
 
 // GeluNEON forwards to kernels.Gelu in builds without assembly.
 func GeluNEON(dst, src, bias []float32) { kernels.Gelu(dst, src, bias) }
+
+// ColumnPoolSumsNEON forwards to kernels.ColumnPoolSums in builds
+// without assembly.
+func ColumnPoolSumsNEON(dst []float64, x []float32, rows, ld int) {
+	kernels.ColumnPoolSums(dst, x, rows, ld)
+}
