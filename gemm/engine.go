@@ -477,22 +477,7 @@ func (e *Engine) MatMulStrided(a []float32, m, lda int, w *FWeights, c []float32
 // output positions are rows lda apart, multiply with no im2col copy.
 // Nothing of c but the product is written.
 func (e *Engine) MatMulSegments(a []float32, m, lda int, segs []int, w *FWeights, c []float32, ldc int) error {
-	k := w.K
-	if len(segs) == 0 || k%len(segs) != 0 {
-		return fmt.Errorf("gemm: %d segments do not divide K = %d", len(segs), k)
-	}
-	if m < 0 || lda < 0 {
-		return fmt.Errorf("gemm: %d rows of row stride %d", m, lda)
-	}
-	if m > 0 {
-		l := k / len(segs)
-		for _, off := range segs {
-			if off < 0 || len(a) < off+(m-1)*lda+l {
-				return fmt.Errorf("gemm: a segment at %d of %d rows of %d (row stride %d) past %d values", off, m, l, lda, len(a))
-			}
-		}
-	}
-	return e.matMulF(a, m, lda, segs, w, c, ldc, nil)
+	return e.MatMulSegmentsFinish(a, m, lda, segs, w, c, ldc, nil)
 }
 
 // matMulF is MatMulStrided (segs nil) and MatMulSegments, their

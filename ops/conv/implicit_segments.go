@@ -14,12 +14,16 @@ import (
 // output row are rows sw·C apart. The im2col rows of a 3×3 kernel are 9
 // times the image; the padded copy is the image once.
 //
-// With unit strides a tile spans output rows: position i of the padded
-// grid (i = y·Wp + x) reads the copy at i·C, so every row of the grid is
-// a row of the product, and the few past the right edge of each output
-// row (x ≥ OW: kw−1 of each Wp) are computed into the tile's buffer and
-// dropped. With other strides a tile is (part of) one output row, whose
-// product goes straight into the output.
+// A tile is (part of) one output row, whose product goes straight into
+// the output, finished in the product's registers when its stage is a
+// bias, a residual and a clamp (gemm.Finish). With unit strides and a
+// stage it cannot finish, a tile spans output rows instead: position i
+// of the padded grid (i = y·Wp + x) reads the copy at i·C, so every row
+// of the grid is a row of the product, and the few past the right edge of
+// each output row (x ≥ OW: kw−1 of each Wp) are computed into the tile's
+// buffer and dropped. Finished in the product, ResNet-50's 3×3 layers of
+// 56 and 28 pixels a row ran 5-8% faster a row a tile than over the
+// grid's tiles, copied out and finished afterwards.
 
 // segmentsFit reports whether forwardSegments runs g: float32 weights, one
 // group, two spatial axes, output rows of minSegmentRow pixels or more,
@@ -94,7 +98,10 @@ func (cw *gemmWeights) forwardSegments(c *ops.Context, g *Geometry, xt, y []floa
 	oh, ow, m := g.Out[0], g.Out[1], g.M
 	outSize := oh * ow
 	work := cw.work(g, true, true)
-	if g.Strides[0] == 1 && g.Strides[1] == 1 {
+	var fin gemm.Finish
+	finishes := o.productFinish(&fin)
+	fin.Bias = o.bias // one group: all of it
+	if g.Strides[0] == 1 && g.Strides[1] == 1 && !finishes {
 		// Tiles of the padded grid's rows, up to the last output pixel.
 		grid := (oh-1)*pg.wp + ow
 		tile := splitTile(tileRows(m), grid, g.Batch, work)
@@ -123,16 +130,27 @@ func (cw *gemmWeights) forwardSegments(c *ops.Context, g *Geometry, xt, y []floa
 			return nil
 		})
 	}
-	// Tiles of one output row each, split into pieces when rows are few.
+	// Tiles of one output row each, split into pieces when rows are few,
+	// written straight into the output; a stage the product finishes
+	// (bias, residual, clamp) in its tiles as they are written.
 	tile := splitTile(max(ow, 1), ow, g.Batch*oh, work)
 	pieces := (ow + tile - 1) / tile
 	lda := g.Strides[1] * ch
-	return run(c, g.Batch*oh*pieces, work, func(e *gemm.Engine, _ *scratch, task int) error {
+	return run(c, g.Batch*oh*pieces, work, func(e *gemm.Engine, s *scratch, task int) error {
 		row, x0 := task/pieces, task%pieces*tile
 		b, oy := row/oh, row%oh
 		n := min(tile, ow-x0)
 		a := padded[b*img+(oy*g.Strides[0]*pg.wp+x0*g.Strides[1])*ch : (b+1)*img]
 		at := (b*outSize + oy*ow + x0) * m
+		if finishes {
+			s.fin = fin
+			if o.res != nil {
+				s.fin.Res, s.fin.LDR = o.res[at:at+n*m], m
+			}
+			err := e.MatMulSegmentsFinish(a, n, lda, segs, cw.f[0], y[at:at+n*m], m, &s.fin)
+			s.fin = gemm.Finish{} // the pooled scratch keeps no operands alive
+			return err
+		}
 		if err := e.MatMulSegments(a, n, lda, segs, cw.f[0], y[at:at+n*m], m); err != nil {
 			return err
 		}
