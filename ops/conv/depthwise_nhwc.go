@@ -216,7 +216,13 @@ func rowsNHWC(c *ops.Context, pl *dwPlan, src, y []float32, b0, n int, o *output
 		first = b0
 	}
 	finish := o.res != nil || o.act.kind != actNone
-	work := n * outSize * ch * (len(pl.offs)*rowTapCost + finishCost)
+	// The taps run whole vectors of the table's widest lanes (align): 8
+	// channels cost an AVX-512 table as much as 16.
+	lanes := ch
+	if a := pl.align; a > 1 {
+		lanes = (ch + a - 1) / a * a
+	}
+	work := n * outSize * (lanes*len(pl.offs)*rowTapCost + ch*finishCost)
 	if !o.nhwcOut {
 		work += n * outSize * ch * gatherCost
 	}
