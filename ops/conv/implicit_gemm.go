@@ -38,7 +38,8 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 	}
 	work := cw.work(g, direct, o.nhwcIn)
 	tile := splitTile(tileRows(max(cw.k, cw.n)), outSize, g.Batch*g.Group, work)
-	if cw.q == nil && cw.k*cw.n >= bigWeights {
+	big := cw.q == nil && cw.k*cw.n >= bigWeights
+	if big {
 		tile = max(tile, min(outSize, bigTileRows))
 	}
 	tiles := (outSize + tile - 1) / tile
@@ -88,13 +89,14 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 		} else {
 			s.rows = grow(s.rows, n*cw.k)
 			rows = s.rows
-			// A big tile (bigWeights) gathers across the cores its
-			// product splits over.
-			err := e.Parallel(n, n*cw.k*gatherCost, func(_ *gemm.Engine, i0, i1 int) error {
+			if !big {
+				taps.gatherRows(rows, xb, gi, p0, n)
+			} else if err := e.Parallel(n, n*cw.k*gatherCost, func(_ *gemm.Engine, i0, i1 int) error {
+				// A big tile gathers across the cores its product
+				// splits over.
 				taps.gatherRows(rows[i0*cw.k:], xb, gi, p0+i0, i1-i0)
 				return nil
-			})
-			if err != nil {
+			}); err != nil {
 				return err
 			}
 		}
