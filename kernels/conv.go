@@ -201,8 +201,18 @@ func PoolSum(x []float32) float64 {
 		s14 += float64(v[14])
 		s15 += float64(v[15])
 	}
-	a := [4]float64{(s0 + s8) + (s4 + s12), (s1 + s9) + (s5 + s13), (s2 + s10) + (s6 + s14), (s3 + s11) + (s7 + s15)}
+	a := PoolLanes(&[16]float64{s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15})
 	return PoolSumTail(&a, x[i:])
+}
+
+// PoolLanes folds PoolSum's sixteen partial sums s to its four lanes:
+// a_j = (s_j + s_j+8) + (s_j+4 + s_j+12).
+func PoolLanes(s *[16]float64) [4]float64 {
+	var a [4]float64
+	for j := range a {
+		a[j] = (s[j] + s[j+8]) + (s[j+4] + s[j+12])
+	}
+	return a
 }
 
 // PoolSumTail finishes PoolSum from its four lanes a and the values after
@@ -228,8 +238,8 @@ func ColumnPoolSums(dst []float64, x []float32, rows, ld int) {
 		for r := 0; r < n16; r++ {
 			s[r%16] += float64(x[r*ld+j])
 		}
-		t := ((s[0] + s[8]) + (s[4] + s[12])) + ((s[1] + s[9]) + (s[5] + s[13]))
-		t += ((s[2] + s[10]) + (s[6] + s[14])) + ((s[3] + s[11]) + (s[7] + s[15]))
+		a := PoolLanes(&s)
+		t := PoolSumTail(&a, nil)
 		for r := n16; r < rows; r++ {
 			t += float64(x[r*ld+j])
 		}
