@@ -51,12 +51,7 @@ func TestFusedConvBigWeights(t *testing.T) {
 		}
 		in := make([]*tensor.Tensor, FusedInputs)
 		in[FusedX], in[FusedW], in[FusedB], in[FusedResidual] = toNHWC(x), w, b, toNHWC(res)
-		var absent []int
-		for i, v := range in {
-			if v == nil {
-				absent = append(absent, i)
-			}
-		}
+		absent := absentInputs(in)
 		consts := make([]*tensor.Tensor, FusedInputs)
 		consts[FusedW], consts[FusedB] = w, b
 		one := map[string][]float32{} // by table: one thread's answer

@@ -36,12 +36,7 @@ func BenchmarkFusedConvLeakyMax(b *testing.B) {
 	base := []*onnxpb.Attribute{opstest.AttrInts("pads", 1, 1, 1, 1), opstest.AttrString("activation", "LeakyRelu"), opstest.AttrFloats("activation_params", 0.2)}
 	in := make([]*tensor.Tensor, FusedInputs)
 	in[FusedX], in[FusedW], in[FusedB] = x, w, bias
-	var absent []int
-	for i, v := range in {
-		if v == nil {
-			absent = append(absent, i)
-		}
-	}
+	absent := absentInputs(in)
 	consts := []*tensor.Tensor{FusedW: w, FusedB: bias}
 
 	fast := gemm.New(dispatch.Default(), 1)

@@ -64,12 +64,7 @@ func TestFusedConvBound(t *testing.T) {
 		if c.nhwc {
 			in[FusedX] = toNHWC(x)
 		}
-		var absent []int
-		for i, v := range in {
-			if v == nil {
-				absent = append(absent, i)
-			}
-		}
+		absent := absentInputs(in)
 		consts := []*tensor.Tensor{FusedW: w, FusedB: b}
 		for _, act := range acts {
 			base := []*onnxpb.Attribute{opstest.AttrInts("pads", 1, 1, 1, 1), opstest.AttrInt("group", int64(c.group))}

@@ -316,12 +316,7 @@ func TestFusedConvQDQ(t *testing.T) {
 			attrs = append(attrs, opstest.AttrInt("nhwc_in", 1), opstest.AttrInt("nhwc_out", 1), opstest.AttrInt("nhwc_residual", 1))
 			in[FusedX], in[FusedResidual] = toNHWC(x), toNHWC(res)
 		}
-		var absent []int
-		for i, v := range in {
-			if v == nil {
-				absent = append(absent, i)
-			}
-		}
+		absent := absentInputs(in)
 		consts := make([]*tensor.Tensor, FusedInputs)
 		consts[FusedW], consts[FusedB] = w, b
 		for _, p := range []struct {

@@ -144,6 +144,18 @@ var engines = sync.OnceValue(func() []*gemm.Engine {
 	return es
 })
 
+// absentInputs returns the positions of the nil inputs in in: the
+// optional inputs an operator under test is compiled without.
+func absentInputs(in []*tensor.Tensor) []int {
+	var absent []int
+	for i, v := range in {
+		if v == nil {
+			absent = append(absent, i)
+		}
+	}
+	return absent
+}
+
 func engineName(e *gemm.Engine) string { return fmt.Sprintf("%s×%d", e.Table().Name, e.Threads()) }
 
 func randomFloats(r *rand.Rand, shape []int) []float32 {

@@ -81,12 +81,7 @@ func TestFusedConvSegments(t *testing.T) {
 			attrs = append(attrs, opstest.AttrString("activation", "Relu"), opstest.AttrInt("nhwc_residual", 1))
 			in[FusedResidual] = toNHWC(res)
 		}
-		var absent []int
-		for i, v := range in {
-			if v == nil {
-				absent = append(absent, i)
-			}
-		}
+		absent := absentInputs(in)
 		consts := make([]*tensor.Tensor, FusedInputs)
 		consts[FusedW], consts[FusedB] = w, b
 		for _, e := range engines() {

@@ -94,12 +94,7 @@ func TestSmallConvsSplit(t *testing.T) {
 					xref[i] *= sv[i/(c.h*c.w)]
 				}
 			}
-			var absent []int
-			for i, v := range in {
-				if v == nil {
-					absent = append(absent, i)
-				}
-			}
+			absent := absentInputs(in)
 			// HardSwish of the definition, channels-last when the node is.
 			ref := refConvolve(xref, []int{1, c.c, c.h, c.w}, w.Data.([]float32), ws, bias.Data.([]float32), c.group,
 				[]int{c.stride, c.stride}, []int{1, 1}, []int{int(p), int(p), int(p), int(p)}, false)

@@ -41,12 +41,7 @@ func TestInt8WeightsKeepNoFloatCopy(t *testing.T) {
 	copy(fusedIn[FusedBNScale:], bn)
 	fusedConsts := slices.Clone(fusedIn)
 	fusedConsts[FusedX] = nil
-	var absent []int
-	for i, v := range fusedIn {
-		if v == nil {
-			absent = append(absent, i)
-		}
-	}
+	absent := absentInputs(fusedIn)
 	for _, tc := range []struct {
 		name string
 		s    spec
