@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -19,8 +20,9 @@ import (
 )
 
 var (
-	nodes    = flag.Int("nodes", 0, "with -profile, also list this many of the slowest nodes of each run")
-	exported = flag.Bool("exported", false, "with -profile, also profile the file ONNX Runtime's quantization writes (quantize_static QDQ for the CNNs, quantize_dynamic for the encoder), as the column qs exp i8 runs it")
+	nodes      = flag.Int("nodes", 0, "with -profile, also list this many of the slowest nodes of each run")
+	cpuProfile = flag.String("cpuprofile", "", "with -profile, write a Go CPU profile of each profiled run to this prefix followed by model_weights_batch.pprof")
+	exported   = flag.Bool("exported", false, "with -profile, also profile the file ONNX Runtime's quantization writes (quantize_static QDQ for the CNNs, quantize_dynamic for the encoder), as the column qs exp i8 runs it")
 )
 
 // profileAll profiles every model, int8 and float32, at every batch size.
@@ -63,7 +65,11 @@ func profileAll(benches []bench) {
 				var n int
 				fmt.Sscan(bs, &n)
 				in := makeInput(b, append([]int{n}, b.item...))
-				p, runs := profileRuns(m, b.input, in)
+				prefix := ""
+				if *cpuProfile != "" {
+					prefix = fmt.Sprintf("%s%s_%s_%d.pprof", *cpuProfile, b.name, strings.ReplaceAll(kind.name, " ", ""), n)
+				}
+				p, runs := profileRuns(m, b.input, in, prefix)
 				t := total(p)
 				fmt.Printf("\n## %s %s batch %d: %d runs, %.2f ms a run, serial fraction %.1f%%\n", b.name, kind.name, n, runs, ms(t)/float64(runs), 100*p.SerialFraction())
 				fmt.Printf("%-24s %6s %10s %7s %9s\n", "operator", "nodes", "ms/run", "share", "parallel")
@@ -92,11 +98,23 @@ func profileAll(benches []bench) {
 }
 
 // profileRuns runs m on in for -mintime after one warm-up, all runs in
-// one profile, and returns it with the number of runs.
-func profileRuns(m *model.Model, name string, in *tensor.Tensor) (*model.Profile, int) {
+// one profile, and returns it with the number of runs. With a cpuProfile
+// path, the timed runs are also sampled into a Go CPU profile there.
+func profileRuns(m *model.Model, name string, in *tensor.Tensor, cpuProfile string) (*model.Profile, int) {
 	inputs := map[string]*tensor.Tensor{name: in}
 	if _, err := m.Run(context.Background(), inputs, nil); err != nil {
 		log.Fatal(err)
+	}
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	p := new(model.Profile)
 	ctx := model.WithProfile(context.Background(), p)
