@@ -357,8 +357,30 @@ func isQDQ(r *rewriter, n *onnxpb.Node) bool {
 // node's bits) and the node, or nil.
 func matchConvQDQ(r *rewriter, x string) ([]*onnxpb.Attribute, *onnxpb.Node) {
 	n := r.onlyReader(x)
-	if !isQDQ(r, n) || len(n.Inputs) != 5 || n.Inputs[0] != x || len(n.Outputs) != 1 || n.Outputs[0] == "" || len(n.Attributes) > 0 {
+	if !isQDQ(r, n) || n.Inputs[0] != x {
 		return nil, nil
+	}
+	p, ok := qdqPairOf(r, n)
+	if !ok {
+		return nil, nil
+	}
+	return p.attributes(), n
+}
+
+// qdqPair is a QuantizeDequantize's constants: quantize scale and zero
+// point, dequantize scale and zero point, through typ ("uint8" or
+// "int8").
+type qdqPair struct {
+	qs, ds float32
+	qz, dz int64
+	typ    string
+}
+
+// qdqPairOf returns the constants of QuantizeDequantize n, when they are
+// the scalars its kernels take.
+func qdqPairOf(r *rewriter, n *onnxpb.Node) (qdqPair, bool) {
+	if !isQDQ(r, n) || len(n.Inputs) != 5 || n.Inputs[0] == "" || len(n.Outputs) != 1 || n.Outputs[0] == "" || len(n.Attributes) > 0 {
+		return qdqPair{}, false
 	}
 	scale := func(name string) (float32, bool) {
 		t := r.constant(name)
@@ -386,17 +408,22 @@ func matchConvQDQ(r *rewriter, x string) ([]*onnxpb.Attribute, *onnxpb.Node) {
 	qz, ok3 := zero(n.Inputs[2])
 	dz, ok4 := zero(n.Inputs[4])
 	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return nil, nil
+		return qdqPair{}, false
 	}
-	typ := "uint8"
+	p := qdqPair{qs: qs, ds: ds, qz: qz, dz: dz, typ: "uint8"}
 	if zt == tensor.Int8 {
-		typ = "int8"
+		p.typ = "int8"
 	}
+	return p, true
+}
+
+// attributes returns FusedConv's attributes applying p last.
+func (p qdqPair) attributes() []*onnxpb.Attribute {
 	return []*onnxpb.Attribute{
-		{Name: "qdq_scales", Type: onnxpb.AttrFloats, Floats: []float32{qs, ds}},
-		{Name: "qdq_zero_points", Type: onnxpb.AttrInts, Ints: []int64{qz, dz}},
-		{Name: "qdq_type", Type: onnxpb.AttrString, S: []byte(typ)},
-	}, n
+		{Name: "qdq_scales", Type: onnxpb.AttrFloats, Floats: []float32{p.qs, p.ds}},
+		{Name: "qdq_zero_points", Type: onnxpb.AttrInts, Ints: []int64{p.qz, p.dz}},
+		{Name: "qdq_type", Type: onnxpb.AttrString, S: []byte(p.typ)},
+	}
 }
 
 // matchConvHardSwishQDQ matches HardSwish as exporters spell it out with

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/model"
+	"github.com/quantserve/quantserve/ops/conv"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tools/ortquant/quantize"
 )
@@ -16,8 +17,9 @@ import (
 // (tools/ortquant: QDQ, per-channel weights, calibrated on its
 // test_data_set inputs) runs with its residual blocks inside the fused
 // convolutions (no QuantizeLinear, DequantizeLinear, Sum or Relu left;
-// five QuantizeDequantize, the pairs of the input, the two pools and the
-// classifier), answers bit for bit what the unrewritten graph answers, in
+// four QuantizeDequantize, the pairs of the input, the average pool and
+// the classifier: the max pool's, an identity on its input's grid, goes,
+// and the stem writes channels-last for the pool), answers bit for bit what the unrewritten graph answers, in
 // float32 and on the int8 kernels, and picks the float model's class on
 // every test input.
 func TestStaticQDQResNet50(t *testing.T) {
@@ -47,7 +49,10 @@ func TestStaticQDQResNet50(t *testing.T) {
 		for _, s := range fused.Steps() {
 			steps[s.Op]++
 		}
-		if steps["QuantizeLinear"]+steps["DequantizeLinear"]+steps["Sum"]+steps["Relu"]+steps["Conv"] != 0 || steps["QuantizeDequantize"] != 5 {
+		if a, ok := fused.Steps()[1].Params.(*conv.FusedConvAttrs); !ok || !a.NHWCOut {
+			t.Errorf("quantize=%v: the stem (step 1, after the input's pair) is not a convolution writing channels-last: %+v", opts.Quantize, fused.Steps()[1])
+		}
+		if steps["QuantizeLinear"]+steps["DequantizeLinear"]+steps["Sum"]+steps["Relu"]+steps["Conv"] != 0 || steps["QuantizeDequantize"] != 4 {
 			t.Errorf("quantize=%v: steps %v", opts.Quantize, steps)
 		}
 		opts.Unrewritten = true
