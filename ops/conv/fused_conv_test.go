@@ -91,6 +91,7 @@ func TestFusedConv(t *testing.T) {
 		{name: "broadcast residual", c: 8, m: 16, group: 1, res: "broadcast"},
 		{name: "channel scale", c: 16, m: 32, group: 1, scaleX: true, bn: true},
 		{name: "grouped", c: 16, m: 32, group: 4, bn: true, res: "same"},
+		{name: "grouped channels-last", c: 16, m: 32, group: 4, bn: true, res: "same", nhwc: true},
 		{name: "depthwise", c: 16, m: 16, group: 16, bn: true, res: "same"},
 		{name: "first conv", c: 3, m: 8, group: 1, bn: true, res: "same"},       // plane by plane
 		{name: "first conv broadcast", c: 3, m: 16, group: 1, res: "broadcast"}, // plane by plane

@@ -106,15 +106,27 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 			bias = o.bias[m0 : m0+mg]
 		}
 		yb := y[b*outSize*g.M : (b+1)*outSize*g.M]
-		if o.nhwcOut && o.productFinish(&s.fin) {
-			// The product finishes each row tile as it writes it.
+		if ok, rest := o.productFinishRest(&s.fin); ok && o.nhwcOut {
+			// The product finishes each row tile as it writes it, up to
+			// the clamp; the rest of the stage follows on the tile.
 			s.fin.Bias, s.fin.Res, s.fin.LDR = bias, nil, 0
 			if o.res != nil {
 				s.fin.Res, s.fin.LDR = o.res[(b*outSize+p0)*g.M+m0:][:(n-1)*g.M+mg], g.M
 			}
-			err := cw.gemmFinishTo(e, s, gi, rows, n, yb[p0*g.M+m0:], g.M, &s.fin)
+			out := yb[p0*g.M+m0:]
+			err := cw.gemmFinishTo(e, s, gi, rows, n, out, g.M, &s.fin)
 			s.fin = gemm.Finish{} // the pooled scratch keeps no operands alive
-			return err
+			if err != nil || !rest {
+				return err
+			}
+			if mg == g.M { // one group: the tile's rows are adjacent
+				o.finishRest(out[:n*mg])
+				return nil
+			}
+			for r := range n {
+				o.finishRest(out[r*g.M:][:mg])
+			}
+			return nil
 		}
 		if o.nhwcOut {
 			if err := cw.gemmTo(e, s, gi, rows, n, yb[p0*g.M+m0:], g.M); err != nil {

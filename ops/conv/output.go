@@ -323,12 +323,32 @@ func (o *output) tileBias(g *Geometry, n int) (rep []float32, ok bool) {
 // finishChunk leaves out (a zero added would turn -0 into +0). f's Res
 // and Bias are left for the caller to point at the tile's.
 func (o *output) productFinish(f *gemm.Finish) bool {
+	ok, rest := o.productFinishRest(f)
+	return ok && !rest
+}
+
+// productFinishRest is productFinish for a stage that may go on after the
+// clamp (another activation, a bound, a QDQ pair after them): ok reports
+// whether the product can apply f, and rest whether finishRest must then
+// run on what it wrote, which together are finishChunk's steps. A stage
+// with a pair before its residual cannot, nor one without a bias or with
+// an NCHW residual.
+func (o *output) productFinishRest(f *gemm.Finish) (ok, rest bool) {
 	lo, hi, rest := o.act.clamp()
-	if rest || o.act.rq != nil || o.bias == nil || o.res != nil && !o.nhwcRes {
-		return false
+	if o.act.rq != nil || o.bias == nil || o.res != nil && !o.nhwcRes {
+		return false, false
 	}
 	f.Lo, f.Hi = lo, hi
-	return true
+	return true, rest
+}
+
+// finishRest runs the steps of the stage after its clamp (activation.rest)
+// on dst, values a product finished as productFinishRest said, qdqChunk
+// at a time so that each chunk passes through every step in cache.
+func (o *output) finishRest(dst []float32) {
+	for at := 0; at < len(dst); at += qdqChunk {
+		o.act.rest(dst[at:min(at+qdqChunk, len(dst))], o.tb)
+	}
 }
 
 // repeatBias returns bias repeated rows times.
