@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/kernels"
 	"github.com/quantserve/quantserve/quant"
 )
@@ -21,6 +22,7 @@ import (
 // concurrent use.
 type Activations struct {
 	static     bool
+	grid       bool    // static: the whole byte range, by division (GridActivations)
 	lo, hi     float32 // static: the calibrated range
 	scale, inv float32
 	zp         int32
@@ -44,6 +46,38 @@ func StaticActivations(lo, hi float32) (*Activations, error) {
 	}
 	s, inv, zp := quant.RowParams(lo, hi)
 	return &Activations{static: true, lo: lo, hi: hi, scale: s, inv: inv, zp: zp}, nil
+}
+
+// GridActivations returns fixed parameters for activations that lie on
+// the grid of a QuantizeLinear -> DequantizeLinear pair through UINT8
+// with scale and zero point zp (an INT8 pair's zero point plus 128, its
+// integers shifted likewise): what a static QDQ file says its convolution
+// reads. A value quantizes as QuantizeLinear quantizes it, clamp(
+// roundEven(x/scale) + zp, 0, 255) (kernels.QuantizeDivU8), so a grid
+// value (q − zp)·scale gives back its q, and the product sums the
+// grid's integers exactly. The bytes span the whole range: rows quantized
+// so are wide, which only a FullRange table multiplies (QMatMulRows).
+// scale must be positive and finite, zp in [0, 255].
+func GridActivations(scale float32, zp int32) (*Activations, error) {
+	if !(scale > 0) || !finite32(scale) || zp < 0 || zp > 255 {
+		return nil, fmt.Errorf("gemm: grid scale %v, zero point %d", scale, zp)
+	}
+	lo, hi := float32(-zp)*scale, float32(255-zp)*scale
+	return &Activations{static: true, grid: true, lo: lo, hi: hi, scale: scale, inv: 1 / scale, zp: zp}, nil
+}
+
+// Grid reports whether a holds a QDQ pair's grid (GridActivations).
+func (a *Activations) Grid() bool { return a != nil && a.grid }
+
+// Quantize quantizes x into u (at least len(x) bytes) with a static a's
+// parameters on t's kernels: QuantizeU8 with its reciprocal, or for a
+// grid QuantizeDivU8 with its scale. x must be finite.
+func (a *Activations) Quantize(t *dispatch.Table, x []float32, u []uint8) {
+	if a.grid {
+		t.QuantizeDivU8(x, a.scale, a.zp, u)
+		return
+	}
+	t.QuantizeU8(x, a.inv, a.zp, u)
 }
 
 // MeasureActivations returns Activations that quantize per row, as nil
@@ -117,6 +151,31 @@ func (e *Engine) QuantizeRowsWith(dst *QRows, x []float32, m, k, lda int, scale,
 	})
 }
 
+// quantizeRowsGrid is QuantizeRowsWith for a grid a: the rows' bytes by
+// a.Quantize, every row a's zero point and scale, the rows wide.
+func (e *Engine) quantizeRowsGrid(dst *QRows, x []float32, m, k, lda int, a *Activations) error {
+	if m < 0 || k < 0 || lda < k || m > 0 && len(x) < (m-1)*lda+k {
+		return fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(x), m, k, lda)
+	}
+	ldu := kernels.PackedKLen(k)
+	dst.m, dst.k, dst.ldu, dst.offOK, dst.wide = m, k, ldu, false, true
+	dst.u = grow(dst.u, paddedRows(m)*ldu)
+	dst.zp = grow(dst.zp, m)
+	dst.scale = grow(dst.scale, m)
+	t := e.t
+	return e.rowsSplit(dst, m, k, func(i int) bool {
+		row := x[i*lda : i*lda+k]
+		if _, _, ok := t.MinMax(row); !ok {
+			return false
+		}
+		u := dst.u[i*ldu : i*ldu+ldu]
+		a.Quantize(t, row, u)
+		clear(u[k:])
+		dst.zp[i], dst.scale[i] = a.zp, a.scale
+		return true
+	})
+}
+
 // rowsSplit runs row(i) for the m rows of dst (k values each), split over
 // e's pool when large (a loop of Parallel, each value costing
 // quantizeCost), and fails with ErrNotFinite naming the first row row
@@ -155,6 +214,8 @@ func (e *Engine) QuantizeRowsAs(dst *QRows, x []float32, m, k, lda int, a *Activ
 	switch {
 	case a == nil:
 		return e.QuantizeRows(dst, x, m, k, lda)
+	case a.grid:
+		return e.quantizeRowsGrid(dst, x, m, k, lda, a)
 	case a.static:
 		return e.QuantizeRowsWith(dst, x, m, k, lda, a.scale, a.inv, a.zp)
 	}
