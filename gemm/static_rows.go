@@ -126,39 +126,22 @@ func finite32(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(fl
 // whose own range gives the same parameters quantizes exactly as
 // QuantizeRows quantizes it. A row holding NaN or ±Inf is ErrNotFinite.
 func (e *Engine) QuantizeRowsWith(dst *QRows, x []float32, m, k, lda int, scale, inv float32, zp int32) error {
-	if m < 0 || k < 0 || lda < k || m > 0 && len(x) < (m-1)*lda+k {
-		return fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(x), m, k, lda)
-	}
 	if zp < 0 || zp > quant.ActivationLevels || !finite32(scale) || !finite32(inv) || scale < 0 || inv < 0 {
 		return fmt.Errorf("gemm: activation scale %v (1/%v), zero point %d", scale, inv, zp)
 	}
-	ldu := kernels.PackedKLen(k)
-	dst.m, dst.k, dst.ldu, dst.offOK, dst.wide = m, k, ldu, false, false
-	dst.u = grow(dst.u, paddedRows(m)*ldu)
-	dst.zp = grow(dst.zp, m)
-	dst.scale = grow(dst.scale, m)
-	t := e.t
-	return e.rowsSplit(dst, m, k, func(i int) bool {
-		row := x[i*lda : i*lda+k]
-		if _, _, ok := t.MinMax(row); !ok {
-			return false
-		}
-		u := dst.u[i*ldu : i*ldu+ldu]
-		t.QuantizeU8(row, inv, zp, u)
-		clear(u[k:])
-		dst.zp[i], dst.scale[i] = zp, scale
-		return true
-	})
+	return e.quantizeRowsStatic(dst, x, m, k, lda, &Activations{static: true, scale: scale, inv: inv, zp: zp})
 }
 
-// quantizeRowsGrid is QuantizeRowsWith for a grid a: the rows' bytes by
-// a.Quantize, every row a's zero point and scale, the rows wide.
-func (e *Engine) quantizeRowsGrid(dst *QRows, x []float32, m, k, lda int, a *Activations) error {
+// quantizeRowsStatic quantizes m rows of k values, row i at x[i*lda:],
+// into dst with a static a's parameters (a.Quantize), every row a's zero
+// point and scale, the rows wide for a grid. A row holding NaN or ±Inf
+// is ErrNotFinite.
+func (e *Engine) quantizeRowsStatic(dst *QRows, x []float32, m, k, lda int, a *Activations) error {
 	if m < 0 || k < 0 || lda < k || m > 0 && len(x) < (m-1)*lda+k {
 		return fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(x), m, k, lda)
 	}
 	ldu := kernels.PackedKLen(k)
-	dst.m, dst.k, dst.ldu, dst.offOK, dst.wide = m, k, ldu, false, true
+	dst.m, dst.k, dst.ldu, dst.offOK, dst.wide = m, k, ldu, false, a.grid
 	dst.u = grow(dst.u, paddedRows(m)*ldu)
 	dst.zp = grow(dst.zp, m)
 	dst.scale = grow(dst.scale, m)
@@ -214,10 +197,8 @@ func (e *Engine) QuantizeRowsAs(dst *QRows, x []float32, m, k, lda int, a *Activ
 	switch {
 	case a == nil:
 		return e.QuantizeRows(dst, x, m, k, lda)
-	case a.grid:
-		return e.quantizeRowsGrid(dst, x, m, k, lda, a)
 	case a.static:
-		return e.QuantizeRowsWith(dst, x, m, k, lda, a.scale, a.inv, a.zp)
+		return e.quantizeRowsStatic(dst, x, m, k, lda, a)
 	}
 	if err := e.QuantizeRows(dst, x, m, k, lda); err != nil {
 		return err

@@ -73,11 +73,8 @@ func gridOfOutput(pn *onnxpb.Node, n *node, in []*valueGrid) *valueGrid {
 		if isMaxPool2D(pn) && maxPoolWindowsInside(pn) {
 			return first()
 		}
-	case d == "" && len(pn.Outputs) == 1:
-		switch pn.OpType {
-		case "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity":
-			return first()
-		}
+	case movesValues(pn):
+		return first()
 	}
 	return nil
 }
