@@ -49,13 +49,11 @@ func (r *QRows) SetRowRange(i int, lo, hi float32) (inv float32, zp int32) {
 }
 
 // SetStatic gives every row PrepareRows readied a static a's zero point
-// and scale, whose bytes QuantizeStatic (a.Quantize) writes; a grid's
-// rows are wide.
+// and scale, whose bytes QuantizeStatic writes.
 func (r *QRows) SetStatic(a *Activations) error {
 	if !a.Static() {
 		return fmt.Errorf("gemm: activations without fixed parameters")
 	}
-	r.wide = a.grid
 	for i := 0; i < r.m; i++ {
 		r.zp[i], r.scale[i] = a.zp, a.scale
 	}
@@ -82,7 +80,7 @@ func (e *Engine) QuantizeStatic(dst []uint8, x []float32, a *Activations) error 
 		if _, _, ok := t.MinMax(v); !ok {
 			return ErrNotFinite
 		}
-		a.Quantize(t, v, dst[i:i+len(v)])
+		t.QuantizeU8(v, a.inv, a.zp, dst[i:i+len(v)])
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/kernels"
 	"github.com/quantserve/quantserve/quant"
 )
@@ -22,7 +21,6 @@ import (
 // concurrent use.
 type Activations struct {
 	static     bool
-	grid       bool    // static: the whole byte range, by division (GridActivations)
 	lo, hi     float32 // static: the calibrated range
 	scale, inv float32
 	zp         int32
@@ -46,38 +44,6 @@ func StaticActivations(lo, hi float32) (*Activations, error) {
 	}
 	s, inv, zp := quant.RowParams(lo, hi)
 	return &Activations{static: true, lo: lo, hi: hi, scale: s, inv: inv, zp: zp}, nil
-}
-
-// GridActivations returns fixed parameters for activations that lie on
-// the grid of a QuantizeLinear -> DequantizeLinear pair through UINT8
-// with scale and zero point zp (an INT8 pair's zero point plus 128, its
-// integers shifted likewise): what a static QDQ file says its convolution
-// reads. A value quantizes as QuantizeLinear quantizes it, clamp(
-// roundEven(x/scale) + zp, 0, 255) (kernels.QuantizeDivU8), so a grid
-// value (q − zp)·scale gives back its q, and the product sums the
-// grid's integers exactly. The bytes span the whole range: rows quantized
-// so are wide, which only a FullRange table multiplies (QMatMulRows).
-// scale must be positive and finite, zp in [0, 255].
-func GridActivations(scale float32, zp int32) (*Activations, error) {
-	if !(scale > 0) || !finite32(scale) || zp < 0 || zp > 255 {
-		return nil, fmt.Errorf("gemm: grid scale %v, zero point %d", scale, zp)
-	}
-	lo, hi := float32(-zp)*scale, float32(255-zp)*scale
-	return &Activations{static: true, grid: true, lo: lo, hi: hi, scale: scale, inv: 1 / scale, zp: zp}, nil
-}
-
-// Grid reports whether a holds a QDQ pair's grid (GridActivations).
-func (a *Activations) Grid() bool { return a != nil && a.grid }
-
-// Quantize quantizes x into u (at least len(x) bytes) with a static a's
-// parameters on t's kernels: QuantizeU8 with its reciprocal, or for a
-// grid QuantizeDivU8 with its scale. x must be finite.
-func (a *Activations) Quantize(t *dispatch.Table, x []float32, u []uint8) {
-	if a.grid {
-		t.QuantizeDivU8(x, a.scale, a.zp, u)
-		return
-	}
-	t.QuantizeU8(x, a.inv, a.zp, u)
 }
 
 // MeasureActivations returns Activations that quantize per row, as nil
@@ -126,22 +92,14 @@ func finite32(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(fl
 // whose own range gives the same parameters quantizes exactly as
 // QuantizeRows quantizes it. A row holding NaN or ±Inf is ErrNotFinite.
 func (e *Engine) QuantizeRowsWith(dst *QRows, x []float32, m, k, lda int, scale, inv float32, zp int32) error {
-	if zp < 0 || zp > quant.ActivationLevels || !finite32(scale) || !finite32(inv) || scale < 0 || inv < 0 {
-		return fmt.Errorf("gemm: activation scale %v (1/%v), zero point %d", scale, inv, zp)
-	}
-	return e.quantizeRowsStatic(dst, x, m, k, lda, &Activations{static: true, scale: scale, inv: inv, zp: zp})
-}
-
-// quantizeRowsStatic quantizes m rows of k values, row i at x[i*lda:],
-// into dst with a static a's parameters (a.Quantize), every row a's zero
-// point and scale, the rows wide for a grid. A row holding NaN or ±Inf
-// is ErrNotFinite.
-func (e *Engine) quantizeRowsStatic(dst *QRows, x []float32, m, k, lda int, a *Activations) error {
 	if m < 0 || k < 0 || lda < k || m > 0 && len(x) < (m-1)*lda+k {
 		return fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(x), m, k, lda)
 	}
+	if zp < 0 || zp > quant.ActivationLevels || !finite32(scale) || !finite32(inv) || scale < 0 || inv < 0 {
+		return fmt.Errorf("gemm: activation scale %v (1/%v), zero point %d", scale, inv, zp)
+	}
 	ldu := kernels.PackedKLen(k)
-	dst.m, dst.k, dst.ldu, dst.offOK, dst.wide = m, k, ldu, false, a.grid
+	dst.m, dst.k, dst.ldu, dst.offOK, dst.wide = m, k, ldu, false, false
 	dst.u = grow(dst.u, paddedRows(m)*ldu)
 	dst.zp = grow(dst.zp, m)
 	dst.scale = grow(dst.scale, m)
@@ -152,9 +110,9 @@ func (e *Engine) quantizeRowsStatic(dst *QRows, x []float32, m, k, lda int, a *A
 			return false
 		}
 		u := dst.u[i*ldu : i*ldu+ldu]
-		a.Quantize(t, row, u)
+		t.QuantizeU8(row, inv, zp, u)
 		clear(u[k:])
-		dst.zp[i], dst.scale[i] = a.zp, a.scale
+		dst.zp[i], dst.scale[i] = zp, scale
 		return true
 	})
 }
@@ -198,7 +156,7 @@ func (e *Engine) QuantizeRowsAs(dst *QRows, x []float32, m, k, lda int, a *Activ
 	case a == nil:
 		return e.QuantizeRows(dst, x, m, k, lda)
 	case a.static:
-		return e.quantizeRowsStatic(dst, x, m, k, lda, a)
+		return e.QuantizeRowsWith(dst, x, m, k, lda, a.scale, a.inv, a.zp)
 	}
 	if err := e.QuantizeRows(dst, x, m, k, lda); err != nil {
 		return err

@@ -98,14 +98,10 @@ func (c *Calibration) activations(name string) *gemm.Activations {
 }
 
 // Activations returns how the node's int8 products quantize their
-// activations (ops.ActivationSource): as the model's calibration says,
-// else, for a convolution reading a QDQ pair's grid, with the grid's
-// parameters (gridActivations); nil (per row) otherwise.
+// activations under the model's calibration (ops.ActivationSource): nil
+// without one.
 func (n *node) Activations() *gemm.Activations {
-	if a := n.opts.Calibration.activations(n.calibrationKey()); a != nil {
-		return a
-	}
-	return n.gridActivations()
+	return n.opts.Calibration.activations(n.calibrationKey())
 }
 
 // calibrationKey names the graph node n is (or is a part of) in a

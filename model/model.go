@@ -203,7 +203,6 @@ type compiler struct {
 	g         *graph
 	known     map[int]*tensor.Tensor // values known at load, by slot
 	qdqOf     map[int]*ops.QDQWeight
-	grids     map[int]*valueGrid // values known to lie on a QDQ grid, by slot (grid.go)
 	overrides map[string]*tensor.Tensor
 }
 
@@ -257,7 +256,6 @@ func (c *compiler) compileGraph(g *onnxpb.Graph, main bool) error {
 	c.g.slotOf = map[string]int{}
 	c.known = map[int]*tensor.Tensor{}
 	c.qdqOf = map[int]*ops.QDQWeight{}
-	c.grids = map[int]*valueGrid{}
 	if g.NumSparseInit > 0 {
 		return unsupportedf("sparse initializers")
 	}
@@ -353,15 +351,6 @@ func (c *compiler) compileNode(pn *onnxpb.Node, i int) error {
 		n.consts = append(n.consts, c.known[s])
 		n.qdq = append(n.qdq, c.qdqOf[s])
 	}
-	grids := make([]*valueGrid, len(st.in))
-	for i, s := range st.in {
-		if s >= 0 {
-			grids[i] = c.grids[s]
-		}
-	}
-	if len(grids) > 0 {
-		n.inGrid = grids[0]
-	}
 	n.unused = make([]bool, len(st.in))
 	if st.params, st.op, err = compileNodeWith(desc, n); err != nil {
 		return wrap(err)
@@ -389,9 +378,6 @@ func (c *compiler) compileNode(pn *onnxpb.Node, i int) error {
 			continue
 		}
 		st.out = append(st.out, c.newSlot(out))
-	}
-	if g := gridOfOutput(pn, n, grids); g != nil && len(st.out) > 0 && st.out[0] >= 0 {
-		c.grids[st.out[0]] = g
 	}
 	c.g.steps = append(c.g.steps, st)
 	return nil

@@ -25,7 +25,6 @@ type node struct {
 	attrs  Attrs
 	consts []*tensor.Tensor
 	qdq    []*ops.QDQWeight // int8 weights behind constant DequantizeLinear outputs
-	inGrid *valueGrid       // the QDQ grid its first input lies on, or nil (grid.go)
 	unused []bool           // inputs the compiled op does not read at run time
 
 	// extraIn are slots of this graph the node's subgraphs capture; they

@@ -56,7 +56,7 @@ func (p qdqPair) keeps(grid qdqPair, ok bool) bool {
 // otherwise.
 func (r *rewriter) gridOf(v string) (grid qdqPair, ok bool) {
 	n := r.prod[v]
-	for n != nil && !r.dead[n] && len(n.Inputs) > 0 && n.Inputs[0] != "" && (movesValues(n) ||
+	for n != nil && len(n.Inputs) > 0 && n.Inputs[0] != "" && (r.movesValues(n) ||
 		r.is(n, "MaxPool") && isMaxPool2D(n) && maxPoolAttrsKnown(n, r.opset(n)) && maxPoolWindowsInside(n)) {
 		n = r.prod[n.Inputs[0]]
 	}
@@ -66,12 +66,11 @@ func (r *rewriter) gridOf(v string) (grid qdqPair, ok bool) {
 // movesValues reports whether n's one output holds values of its first
 // input only, moved or reshaped: a classifier's Flatten or Reshape of its
 // pooled features, which quantize_static gives the pool's pair again.
-func movesValues(n *onnxpb.Node) bool {
-	if normDomain(n.Domain) != "" || len(n.Outputs) != 1 {
+func (r *rewriter) movesValues(n *onnxpb.Node) bool {
+	switch {
+	case len(n.Outputs) != 1:
 		return false
-	}
-	switch n.OpType {
-	case "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity":
+	case r.is(n, "Reshape"), r.is(n, "Flatten"), r.is(n, "Squeeze"), r.is(n, "Unsqueeze"), r.is(n, "Transpose"), r.is(n, "Identity"):
 		return true
 	}
 	return false

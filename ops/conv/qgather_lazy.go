@@ -27,14 +27,7 @@ func (q *qimage) lazyRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu, b
 		if err := dst.SetStatic(q.act); err != nil {
 			return err
 		}
-		_, inv, zp = q.act.Params() // zp: quantize(0), the padding's byte
-	}
-	quantize := func(x []float32, u []uint8) {
-		if static { // a's own kernel: a grid's divides
-			q.act.Quantize(tb, x, u)
-			return
-		}
-		tb.QuantizeU8(x, inv, zp, u) // the row's parameters
+		_, inv, zp = q.act.Params()
 	}
 	pos := t.pos(p0)
 	w := t.run * cg // values per run
@@ -65,13 +58,13 @@ func (q *qimage) lazyRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu, b
 		if pos.interior {
 			for j, off := range t.runLin {
 				at := (pos.lin + off) * c
-				quantize(xg[at:at+w], row[j*w:(j+1)*w])
+				tb.QuantizeU8(xg[at:at+w], inv, zp, row[j*w:(j+1)*w])
 			}
 		} else {
 			for kidx := 0; kidx < kk; kidx++ {
 				seg := row[kidx*cg : (kidx+1)*cg]
 				if at := pos.at(kidx); at >= 0 {
-					quantize(xg[at*c:at*c+cg], seg)
+					tb.QuantizeU8(xg[at*c:at*c+cg], inv, zp, seg)
 				} else {
 					for i := range seg {
 						seg[i] = uint8(zp) // quantize(0)
