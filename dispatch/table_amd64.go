@@ -62,7 +62,7 @@ func isaTables() []*Table {
 		LayerNormApply: amd64.LayerNormApplyAVX2,
 		DepthwiseRows:  amd64.DepthwiseRowsAVX512,
 		DepthwiseAlign: 16,
-		FakeQuant:      amd64.FakeQuantAVX2,
+		FakeQuant:      amd64.FakeQuantAVX512,
 		FakeQuantTable: amd64.FakeQuantTableAVX2,
 
 		supported: func() bool { return avx512(cpuid.AVX512VNNI) },
@@ -98,7 +98,7 @@ func isaTables() []*Table {
 		LayerNormApply: amd64.LayerNormApplyAVX2,
 		DepthwiseRows:  amd64.DepthwiseRowsAVX512,
 		DepthwiseAlign: 16,
-		FakeQuant:      amd64.FakeQuantAVX2,
+		FakeQuant:      amd64.FakeQuantAVX512,
 		FakeQuantTable: amd64.FakeQuantTableAVX2,
 
 		supported: func() bool { return avx512() },

@@ -12,6 +12,12 @@ import "github.com/quantserve/quantserve/kernels"
 //go:noescape
 func fakeQuantAVX2(dst, src []float32, qs, shift, lo, hi, ds float32) int
 
+// fakeQuantAVX512 is fakeQuantAVX2 in zmm registers, in blocks of 64 and
+// 16. Requires AVX-512 F, len(dst) == len(src) and a multiple of 16.
+//
+//go:noescape
+func fakeQuantAVX512(dst, src []float32, qs, shift, lo, hi, ds float32) int
+
 // fakeQuantTableAVX2 computes kernels.FakeQuantTable(dst, src, qs,
 // shift, lut) in blocks of 32 and 8 (the look-ups one at a time),
 // returning as fakeQuantAVX2 does. Requires AVX2, len(dst) == len(src)
@@ -29,6 +35,19 @@ func FakeQuantAVX2(dst, src []float32, qs, shift, lo, hi, ds float32) int {
 		// The reference finishes the block the assembly stopped at,
 		// up to its first value that is not finite, or the tail.
 		n = fakeQuantAVX2(dst[:n], src[:n], qs, shift, lo, hi, ds)
+	}
+	return n + kernels.FakeQuant(dst[n:], src[n:], qs, shift, lo, hi, ds)
+}
+
+// FakeQuantAVX512 computes kernels.FakeQuant(dst, src, qs, shift, lo, hi,
+// ds): the same bits in dst and the same count. Requires AVX-512 F.
+func FakeQuantAVX512(dst, src []float32, qs, shift, lo, hi, ds float32) int {
+	dst = dst[:len(src)] // Go checks the bounds the assembly trusts
+	n := len(src) &^ 15
+	if n > 0 {
+		// The reference finishes the block the assembly stopped at,
+		// up to its first value that is not finite, or the tail.
+		n = fakeQuantAVX512(dst[:n], src[:n], qs, shift, lo, hi, ds)
 	}
 	return n + kernels.FakeQuant(dst[n:], src[n:], qs, shift, lo, hi, ds)
 }

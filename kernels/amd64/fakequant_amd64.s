@@ -233,3 +233,78 @@ tbstop:
 	MOVQ AX, ret+64(FP)
 	VZEROUPPER
 	RET
+
+// FQ16(r, off) runs the pair's steps on the 16 values in Zr (the
+// block's at off(DI) on store), as fakeQuantAVX2 does on 8: VDIVPS,
+// VADDPS twice, VMAXPS and VMINPS with the bound first, VMULPS.
+#define FQ16(r, off) \
+	VDIVPS  Z8, r, r; \
+	VADDPS  Z9, r, r; \
+	VADDPS  Z10, r, r; \
+	VMAXPS  r, Z11, r; \
+	VMINPS  r, Z12, r; \
+	VMULPS  Z13, r, r; \
+	VMOVUPS r, off(DI)(AX*4)
+
+// func fakeQuantAVX512(dst, src []float32, qs, shift, lo, hi, ds float32) int
+//
+// fakeQuantAVX2 in zmm registers: for every i < len(src) (a multiple of
+// 16), 64 then 16 at a time, while the block's values are finite (x − x
+// is +0 for each: the OR of the differences has no bit set, VPTESTMD),
+// the pair's output; it returns the index it stopped at. Register
+// contract as fakeQuantAVX2's, in Z registers.
+TEXT ·fakeQuantAVX512(SB), NOSPLIT, $0-80
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), CX
+	VBROADCASTSS qs+48(FP), Z8
+	VBROADCASTSS shift+52(FP), Z10
+	VBROADCASTSS lo+56(FP), Z11
+	VBROADCASTSS hi+60(FP), Z12
+	VBROADCASTSS ds+64(FP), Z13
+	MOVL         $0x4b400000, R8 // 1.5·2^23
+	VPBROADCASTD R8, Z9
+	XORQ         AX, AX
+
+fz64:
+	LEAQ     64(AX), R10
+	CMPQ     R10, CX
+	JGT      fz16
+	VMOVUPS  (SI)(AX*4), Z0
+	VMOVUPS  64(SI)(AX*4), Z1
+	VMOVUPS  128(SI)(AX*4), Z2
+	VMOVUPS  192(SI)(AX*4), Z3
+	VSUBPS   Z0, Z0, Z4      // x − x: NaN where x is not finite
+	VSUBPS   Z1, Z1, Z5
+	VSUBPS   Z2, Z2, Z6
+	VSUBPS   Z3, Z3, Z7
+	VPORD    Z5, Z4, Z4
+	VPORD    Z7, Z6, Z6
+	VPORD    Z6, Z4, Z4
+	VPTESTMD Z4, Z4, K1
+	KORTESTW K1, K1
+	JNZ      fzstop          // a value of the block is not finite
+	FQ16(Z0, 0)
+	FQ16(Z1, 64)
+	FQ16(Z2, 128)
+	FQ16(Z3, 192)
+	MOVQ     R10, AX
+	JMP      fz64
+
+fz16:
+	LEAQ     16(AX), R10
+	CMPQ     R10, CX
+	JGT      fzstop
+	VMOVUPS  (SI)(AX*4), Z0
+	VSUBPS   Z0, Z0, Z4
+	VPTESTMD Z4, Z4, K1
+	KORTESTW K1, K1
+	JNZ      fzstop
+	FQ16(Z0, 0)
+	MOVQ     R10, AX
+	JMP      fz16
+
+fzstop:
+	MOVQ AX, ret+72(FP)
+	VZEROUPPER
+	RET
