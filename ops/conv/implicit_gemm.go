@@ -108,10 +108,15 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 		yb := y[b*outSize*g.M : (b+1)*outSize*g.M]
 		if ok, rest := o.productFinishRest(&s.fin); ok && o.nhwcOut {
 			// The product finishes each row tile as it writes it, up to
-			// the clamp; the rest of the stage follows on the tile.
-			s.fin.Bias, s.fin.Res, s.fin.LDR = bias, nil, 0
+			// the clamp (the bias, before a pair before the residual);
+			// the rest of the stage follows on the tile.
+			var res []float32 // the tile's residual rows
 			if o.res != nil {
-				s.fin.Res, s.fin.LDR = o.res[(b*outSize+p0)*g.M+m0:][:(n-1)*g.M+mg], g.M
+				res = o.res[(b*outSize+p0)*g.M+m0:][:(n-1)*g.M+mg]
+			}
+			s.fin.Bias, s.fin.Res, s.fin.LDR = bias, nil, 0
+			if res != nil && !o.residualLater() {
+				s.fin.Res, s.fin.LDR = res, g.M
 			}
 			out := yb[p0*g.M+m0:]
 			err := cw.gemmFinishTo(e, s, gi, rows, n, out, g.M, &s.fin)
@@ -119,12 +124,19 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 			if err != nil || !rest {
 				return err
 			}
+			if !o.residualLater() {
+				res = nil // added by the product
+			}
 			if mg == g.M { // one group: the tile's rows are adjacent
-				o.finishRest(out[:n*mg])
+				o.finishRest(out[:n*mg], res)
 				return nil
 			}
 			for r := range n {
-				o.finishRest(out[r*g.M:][:mg])
+				var rr []float32
+				if res != nil {
+					rr = res[r*g.M:][:mg]
+				}
+				o.finishRest(out[r*g.M:][:mg], rr)
 			}
 			return nil
 		}

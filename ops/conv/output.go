@@ -328,26 +328,53 @@ func (o *output) productFinish(f *gemm.Finish) bool {
 }
 
 // productFinishRest is productFinish for a stage that may go on after the
-// clamp (another activation, a bound, a QDQ pair after them): ok reports
-// whether the product can apply f, and rest whether finishRest must then
-// run on what it wrote, which together are finishChunk's steps. A stage
-// with a pair before its residual cannot, nor one without a bias or with
-// an NCHW residual.
+// clamp (another activation, a bound, a QDQ pair after them) or hold a
+// pair before its residual: ok reports whether the product can apply f,
+// and rest whether finishRest must then run on what it wrote, which
+// together are finishChunk's steps. With a pair before the residual the
+// product adds the bias alone (finishChunk's first step), and the
+// residual comes in finishRest, after the pair: the caller gives f no
+// residual then (residualLater). A stage without a bias cannot, nor one
+// with an NCHW residual.
 func (o *output) productFinishRest(f *gemm.Finish) (ok, rest bool) {
 	lo, hi, rest := o.act.clamp()
-	if o.act.rq != nil || o.bias == nil || o.res != nil && !o.nhwcRes {
+	if o.bias == nil || o.res != nil && !o.nhwcRes {
 		return false, false
+	}
+	if o.act.rq != nil {
+		f.Lo, f.Hi = float32(math.Inf(-1)), float32(math.Inf(1))
+		return true, true
 	}
 	f.Lo, f.Hi = lo, hi
 	return true, rest
 }
 
-// finishRest runs the steps of the stage after its clamp (activation.rest)
-// on dst, values a product finished as productFinishRest said, qdqChunk
-// at a time so that each chunk passes through every step in cache.
-func (o *output) finishRest(dst []float32) {
+// residualLater reports whether finishRest, not the product, adds the
+// residual (a pair before it).
+func (o *output) residualLater() bool { return o.act.rq != nil }
+
+// finishRest runs the steps of the stage the product left
+// (productFinishRest) on dst: with a pair before the residual, the pair,
+// then the residual res (as long as dst; nil for none) and the clamp;
+// then the steps after the clamp (activation.rest). qdqChunk values at a
+// time, so that each chunk passes through every step in cache.
+func (o *output) finishRest(dst, res []float32) {
 	for at := 0; at < len(dst); at += qdqChunk {
-		o.act.rest(dst[at:min(at+qdqChunk, len(dst))], o.tb)
+		end := min(at+qdqChunk, len(dst))
+		v := dst[at:end]
+		if o.act.rq != nil {
+			var r []float32
+			if res != nil {
+				r = res[at:end]
+			}
+			o.act.rq.ApplyVector(v, v, o.tb.FakeQuantKernels())
+			lo, hi, rest := o.act.clamp()
+			o.tb.ConvFinish(v, nil, r, lo, hi)
+			if !rest {
+				continue
+			}
+		}
+		o.act.rest(v, o.tb)
 	}
 }
 
