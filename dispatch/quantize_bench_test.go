@@ -32,3 +32,23 @@ func BenchmarkQuantizeRow(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkQuantizeDivU8 quantizes a row of a dynamically quantized
+// product (DynamicQuantizeLinear's bytes: a division a value) on every
+// table.
+func BenchmarkQuantizeDivU8(b *testing.B) {
+	r := rand.New(rand.NewPCG(8, 8))
+	x := make([]float32, 4096)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	u := make([]uint8, len(x))
+	for _, tb := range Available() {
+		b.Run(tb.Name, func(b *testing.B) {
+			b.SetBytes(int64(4 * len(x)))
+			for b.Loop() {
+				tb.QuantizeDivU8(x, 0.021, 131, u)
+			}
+		})
+	}
+}

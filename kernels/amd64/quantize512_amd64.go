@@ -20,6 +20,23 @@ func QuantizeU8AVX512(x []float32, inv float32, zp int32, u []uint8) {
 	}
 }
 
+// quantizeDivU8AVX512 computes kernels.QuantizeDivU8(x, scale, zp, u),
+// the values after the last whole 16 under a mask. Requires AVX-512 F,
+// len(u) >= len(x).
+//
+//go:noescape
+func quantizeDivU8AVX512(x []float32, scale float32, zp int32, u []uint8)
+
+// QuantizeDivU8AVX512 computes kernels.QuantizeDivU8(x, scale, zp, u) on
+// zmm, DynamicQuantizeLinear's bytes: the division bounds it, and a zmm
+// VDIVPS divides twice the values of the AVX2 kernel's. Requires AVX-512 F.
+func QuantizeDivU8AVX512(x []float32, scale float32, zp int32, u []uint8) {
+	u = u[:len(x)] // Go checks the bounds the assembly trusts
+	if len(x) > 0 {
+		quantizeDivU8AVX512(x, scale, zp, u)
+	}
+}
+
 // minMaxAVX512 computes kernels.MinMax(x) for len(x) >= 1 (lo and hi
 // only when finite), the values after the last whole 16 under a mask,
 // reduced in registers. Requires AVX-512 F.

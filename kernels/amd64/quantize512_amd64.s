@@ -214,3 +214,82 @@ zmreduce:
 	MOVB    AL, finite+32(FP)
 	VZEROUPPER
 	RET
+
+// func quantizeDivU8AVX512(x []float32, scale float32, zp int32, u []uint8)
+//
+// quantizeDivU8AVX2's steps on zmm, as quantizeU8AVX512 runs
+// quantizeU8AVX2's: q = x/scale (VDIVPS) clamped to [-zp, 255-zp],
+// rounded half to even, + zp, now in [0, 255], which VPMOVDB's
+// truncation keeps; 32 then 16 values at a time, the rest under a mask.
+//
+// Register contract: SI x, DI u, CX len(x), AX the index, Z0 scale, Z1
+// zp, Z2 lo, Z3 hi.
+TEXT ·quantizeDivU8AVX512(SB), NOSPLIT, $0-56
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSS scale+24(FP), Z0
+	MOVQ         u_base+32(FP), DI
+	MOVL         zp+28(FP), BX
+	VPBROADCASTD BX, Z1
+	MOVL         BX, R9
+	NEGL         R9
+	VCVTSI2SSL   R9, X2, X2
+	VBROADCASTSS X2, Z2 // lo
+	MOVL         $255, R9
+	SUBL         BX, R9
+	VCVTSI2SSL   R9, X3, X3
+	VBROADCASTSS X3, Z3 // hi
+	XORQ         AX, AX
+
+zd32:
+	LEAQ      32(AX), R10
+	CMPQ      R10, CX
+	JGT       zd16
+	VMOVUPS   (SI)(AX*4), Z4
+	VMOVUPS   64(SI)(AX*4), Z5
+	VDIVPS    Z0, Z4, Z4           // x/scale
+	VDIVPS    Z0, Z5, Z5
+	VMAXPS    Z2, Z4, Z4
+	VMAXPS    Z2, Z5, Z5
+	VMINPS    Z3, Z4, Z4           // clamp to [lo, hi]
+	VMINPS    Z3, Z5, Z5
+	VCVTPS2DQ Z4, Z4               // round half to even
+	VCVTPS2DQ Z5, Z5
+	VPADDD    Z1, Z4, Z4           // + zp, now in [0, 255]
+	VPADDD    Z1, Z5, Z5
+	VPMOVDB   Z4, (DI)(AX*1)
+	VPMOVDB   Z5, 16(DI)(AX*1)
+	MOVQ      R10, AX
+	JMP       zd32
+
+zd16:
+	LEAQ      16(AX), R10
+	CMPQ      R10, CX
+	JGT       zdtail
+	VMOVUPS   (SI)(AX*4), Z4
+	VDIVPS    Z0, Z4, Z4
+	VMAXPS    Z2, Z4, Z4
+	VMINPS    Z3, Z4, Z4
+	VCVTPS2DQ Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPMOVDB   Z4, (DI)(AX*1)
+	MOVQ      R10, AX
+
+zdtail:
+	SUBQ      AX, CX               // values left, 0..15
+	JZ        zddone
+	MOVL      $1, R11
+	SHLL      CX, R11
+	DECL      R11
+	KMOVW     R11, K1              // the left lowest lanes
+	VMOVUPS.Z (SI)(AX*4), K1, Z4   // lanes past the end read as 0 (0/scale: no fault, no NaN stored)
+	VDIVPS    Z0, Z4, Z4
+	VMAXPS    Z2, Z4, Z4
+	VMINPS    Z3, Z4, Z4
+	VCVTPS2DQ Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPMOVDB   Z4, K1, (DI)(AX*1)   // only the left lanes' bytes
+
+zddone:
+	VZEROUPPER
+	RET
