@@ -110,22 +110,21 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 			// The product finishes each row tile as it writes it, up to
 			// the clamp (the bias, before a pair before the residual);
 			// the rest of the stage follows on the tile.
-			var res []float32 // the tile's residual rows
-			if o.res != nil {
-				res = o.res[(b*outSize+p0)*g.M+m0:][:(n-1)*g.M+mg]
-			}
+			var res []float32 // the tile's residual rows, for finishRest when it adds them
 			s.fin.Bias, s.fin.Res, s.fin.LDR = bias, nil, 0
-			if res != nil && !o.residualLater() {
-				s.fin.Res, s.fin.LDR = res, g.M
+			if o.res != nil {
+				tile := o.res[(b*outSize+p0)*g.M+m0:][:(n-1)*g.M+mg]
+				if o.residualLater() {
+					res = tile
+				} else {
+					s.fin.Res, s.fin.LDR = tile, g.M
+				}
 			}
 			out := yb[p0*g.M+m0:]
 			err := cw.gemmFinishTo(e, s, gi, rows, n, out, g.M, &s.fin)
 			s.fin = gemm.Finish{} // the pooled scratch keeps no operands alive
 			if err != nil || !rest {
 				return err
-			}
-			if !o.residualLater() {
-				res = nil // added by the product
 			}
 			if mg == g.M { // one group: the tile's rows are adjacent
 				o.finishRest(out[:n*mg], res)

@@ -354,27 +354,34 @@ func (o *output) productFinishRest(f *gemm.Finish) (ok, rest bool) {
 func (o *output) residualLater() bool { return o.act.rq != nil }
 
 // finishRest runs the steps of the stage the product left
-// (productFinishRest) on dst: with a pair before the residual, the pair,
-// then the residual res (as long as dst; nil for none) and the clamp;
-// then the steps after the clamp (activation.rest). qdqChunk values at a
-// time, so that each chunk passes through every step in cache.
+// (productFinishRest) on dst: with a pair before the residual, afterBias
+// (res as long as dst, nil for none); otherwise the steps after the clamp
+// (activation.rest). qdqChunk values at a time, so that each chunk passes
+// through every step in cache.
 func (o *output) finishRest(dst, res []float32) {
 	for at := 0; at < len(dst); at += qdqChunk {
 		end := min(at+qdqChunk, len(dst))
-		v := dst[at:end]
-		if o.act.rq != nil {
-			var r []float32
-			if res != nil {
-				r = res[at:end]
-			}
-			o.act.rq.ApplyVector(v, v, o.tb.FakeQuantKernels())
-			lo, hi, rest := o.act.clamp()
-			o.tb.ConvFinish(v, nil, r, lo, hi)
-			if !rest {
-				continue
-			}
+		if o.act.rq == nil {
+			o.act.rest(dst[at:end], o.tb)
+			continue
 		}
-		o.act.rest(v, o.tb)
+		var r []float32
+		if res != nil {
+			r = res[at:end]
+		}
+		o.afterBias(dst[at:end], r)
+	}
+}
+
+// afterBias runs a stage with a pair before its residual on dst, its bias
+// added: the pair, the residual res (nil: none) with the clamp, then the
+// steps after the clamp.
+func (o *output) afterBias(dst, res []float32) {
+	lo, hi, rest := o.act.clamp()
+	o.act.rq.ApplyVector(dst, dst, o.tb.FakeQuantKernels())
+	o.tb.ConvFinish(dst, nil, res, lo, hi)
+	if rest {
+		o.act.rest(dst, o.tb)
 	}
 }
 
@@ -442,13 +449,13 @@ func (o *output) finishWhole(c *ops.Context, y []float32) error {
 
 // finishChunk is finish on one run of values.
 func (o *output) finishChunk(dst, bias, res []float32) {
-	lo, hi, rest := o.act.clamp()
 	if o.act.rq != nil { // the pair before the residual: (dst + bias) + res as two Adds
 		inf := float32(math.Inf(1))
 		o.tb.ConvFinish(dst, bias, nil, -inf, inf)
-		o.act.rq.ApplyVector(dst, dst, o.tb.FakeQuantKernels())
-		bias = nil
+		o.afterBias(dst, res)
+		return
 	}
+	lo, hi, rest := o.act.clamp()
 	o.tb.ConvFinish(dst, bias, res, lo, hi)
 	if rest {
 		o.act.rest(dst, o.tb)
