@@ -29,25 +29,25 @@ func fakeQuantTableAVX2(dst, src []float32, qs, shift float32, lut *[256]float32
 // FakeQuantAVX2 computes kernels.FakeQuant(dst, src, qs, shift, lo, hi,
 // ds): the same bits in dst and the same count. Requires AVX2.
 func FakeQuantAVX2(dst, src []float32, qs, shift, lo, hi, ds float32) int {
-	dst = dst[:len(src)] // Go checks the bounds the assembly trusts
-	n := len(src) &^ 7
-	if n > 0 {
-		// The reference finishes the block the assembly stopped at,
-		// up to its first value that is not finite, or the tail.
-		n = fakeQuantAVX2(dst[:n], src[:n], qs, shift, lo, hi, ds)
-	}
-	return n + kernels.FakeQuant(dst[n:], src[n:], qs, shift, lo, hi, ds)
+	return fakeQuantBlocks(fakeQuantAVX2, 8, dst, src, qs, shift, lo, hi, ds)
 }
 
 // FakeQuantAVX512 computes kernels.FakeQuant(dst, src, qs, shift, lo, hi,
 // ds): the same bits in dst and the same count. Requires AVX-512 F.
 func FakeQuantAVX512(dst, src []float32, qs, shift, lo, hi, ds float32) int {
+	return fakeQuantBlocks(fakeQuantAVX512, 16, dst, src, qs, shift, lo, hi, ds)
+}
+
+// fakeQuantBlocks runs kernel, which takes whole blocks of block values
+// (a power of two), on src's whole blocks, and the reference on the block
+// it stopped at, up to its first value that is not finite, or on the
+// tail: kernels.FakeQuant's bits and count.
+func fakeQuantBlocks(kernel func(dst, src []float32, qs, shift, lo, hi, ds float32) int, block int,
+	dst, src []float32, qs, shift, lo, hi, ds float32) int {
 	dst = dst[:len(src)] // Go checks the bounds the assembly trusts
-	n := len(src) &^ 15
+	n := len(src) &^ (block - 1)
 	if n > 0 {
-		// The reference finishes the block the assembly stopped at,
-		// up to its first value that is not finite, or the tail.
-		n = fakeQuantAVX512(dst[:n], src[:n], qs, shift, lo, hi, ds)
+		n = kernel(dst[:n], src[:n], qs, shift, lo, hi, ds)
 	}
 	return n + kernels.FakeQuant(dst[n:], src[n:], qs, shift, lo, hi, ds)
 }

@@ -2,78 +2,84 @@
 
 #include "textflag.h"
 
-// func quantizeU8AVX512(x []float32, inv float32, zp int32, u []uint8)
-//
-// quantizeU8AVX2's steps on zmm, 32 then 16 values at a time, the rest
-// under a mask: q = x·inv clamped to [-zp, 127-zp] (VMAXPS then VMINPS,
-// operands as the AVX2 kernel orders them), rounded half to even
-// (VCVTPS2DQ under the default MXCSR), + zp, now in [0, 127], so VPMOVDB's
-// truncation to bytes is exact.
-//
-// Register contract: SI x, DI u, CX len(x), AX the index, Z0 inv, Z1 zp,
-// Z2 lo, Z3 hi.
-TEXT ·quantizeU8AVX512(SB), NOSPLIT, $0-56
-	MOVQ         x_base+0(FP), SI
-	MOVQ         x_len+8(FP), CX
-	VBROADCASTSS inv+24(FP), Z0
-	MOVQ         u_base+32(FP), DI
-	MOVL         zp+28(FP), BX
-	VPBROADCASTD BX, Z1
-	MOVL         BX, R9
-	NEGL         R9
-	VCVTSI2SSL   R9, X2, X2
-	VBROADCASTSS X2, Z2 // lo
-	MOVL         $127, R9
-	SUBL         BX, R9
-	VCVTSI2SSL   R9, X3, X3
-	VBROADCASTSS X3, Z3 // hi
+// ZQ_SETUP(top) loads the arguments of quantizeU8AVX512 and
+// quantizeDivU8AVX512 (x, f, zp, u) but f, which each broadcasts to Z0
+// itself: SI x, CX len(x), DI u, Z1 zp, Z2 and Z3 the clamp's bounds -zp
+// and top - zp; AX the index, 0.
+#define ZQ_SETUP(top) \
+	MOVQ         x_base+0(FP), SI \
+	MOVQ         x_len+8(FP), CX \
+	MOVQ         u_base+32(FP), DI \
+	MOVL         zp+28(FP), BX \
+	VPBROADCASTD BX, Z1 \
+	MOVL         BX, R9 \
+	NEGL         R9 \
+	VCVTSI2SSL   R9, X2, X2 \
+	VBROADCASTSS X2, Z2 \
+	MOVL         top, R9 \
+	SUBL         BX, R9 \
+	VCVTSI2SSL   R9, X3, X3 \
+	VBROADCASTSS X3, Z3 \
 	XORQ         AX, AX
 
+// ZQ_STEP(r) finishes quantizing the 16 quotients or products in Zr (x
+// times or over f, rounded once): clamped to [lo, hi] (VMAXPS then
+// VMINPS, operands as the AVX2 kernels order them), rounded half to even
+// (VCVTPS2DQ under the default MXCSR), + zp: in [0, top], so VPMOVDB's
+// truncation to bytes is exact.
+#define ZQ_STEP(r) \
+	VMAXPS    Z2, r, r \
+	VMINPS    Z3, r, r \
+	VCVTPS2DQ r, r \
+	VPADDD    Z1, r, r
+
+// ZQ_TAILMASK sets CX to the count of the values left from AX (1..15)
+// and K1 to as many lowest lanes.
+#define ZQ_TAILMASK \
+	SUBQ  AX, CX \
+	MOVL  $1, R11 \
+	SHLL  CX, R11 \
+	DECL  R11 \
+	KMOVW R11, K1
+
+// func quantizeU8AVX512(x []float32, inv float32, zp int32, u []uint8)
+//
+// quantizeU8AVX2's steps on zmm (x·inv, then ZQ_STEP; top 127), 32 then
+// 16 values at a time, the rest under a mask.
+TEXT ·quantizeU8AVX512(SB), NOSPLIT, $0-56
+	VBROADCASTSS inv+24(FP), Z0
+	ZQ_SETUP($127)
+
 zq32:
-	LEAQ      32(AX), R10
-	CMPQ      R10, CX
-	JGT       zq16
-	VMULPS    (SI)(AX*4), Z0, Z4   // x·inv
-	VMULPS    64(SI)(AX*4), Z0, Z5
-	VMAXPS    Z2, Z4, Z4
-	VMAXPS    Z2, Z5, Z5
-	VMINPS    Z3, Z4, Z4           // clamp to [lo, hi]
-	VMINPS    Z3, Z5, Z5
-	VCVTPS2DQ Z4, Z4               // round half to even
-	VCVTPS2DQ Z5, Z5
-	VPADDD    Z1, Z4, Z4           // + zp, now in [0, 127]
-	VPADDD    Z1, Z5, Z5
-	VPMOVDB   Z4, (DI)(AX*1)
-	VPMOVDB   Z5, 16(DI)(AX*1)
-	MOVQ      R10, AX
-	JMP       zq32
+	LEAQ    32(AX), R10
+	CMPQ    R10, CX
+	JGT     zq16
+	VMULPS  (SI)(AX*4), Z0, Z4 // x·inv
+	VMULPS  64(SI)(AX*4), Z0, Z5
+	ZQ_STEP(Z4)
+	ZQ_STEP(Z5)
+	VPMOVDB Z4, (DI)(AX*1)
+	VPMOVDB Z5, 16(DI)(AX*1)
+	MOVQ    R10, AX
+	JMP     zq32
 
 zq16:
-	LEAQ      16(AX), R10
-	CMPQ      R10, CX
-	JGT       zqtail
-	VMULPS    (SI)(AX*4), Z0, Z4
-	VMAXPS    Z2, Z4, Z4
-	VMINPS    Z3, Z4, Z4
-	VCVTPS2DQ Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPMOVDB   Z4, (DI)(AX*1)
-	MOVQ      R10, AX
+	LEAQ    16(AX), R10
+	CMPQ    R10, CX
+	JGT     zqtail
+	VMULPS  (SI)(AX*4), Z0, Z4
+	ZQ_STEP(Z4)
+	VPMOVDB Z4, (DI)(AX*1)
+	MOVQ    R10, AX
 
 zqtail:
-	SUBQ      AX, CX               // values left, 0..15
-	JZ        zqdone
-	MOVL      $1, R11
-	SHLL      CX, R11
-	DECL      R11
-	KMOVW     R11, K1              // the left lowest lanes
-	VMOVUPS.Z (SI)(AX*4), K1, Z4   // lanes past the end read as 0, touching nothing
+	CMPQ      AX, CX
+	JEQ       zqdone
+	ZQ_TAILMASK
+	VMOVUPS.Z (SI)(AX*4), K1, Z4 // lanes past the end read as 0, touching nothing
 	VMULPS    Z0, Z4, Z4
-	VMAXPS    Z2, Z4, Z4
-	VMINPS    Z3, Z4, Z4
-	VCVTPS2DQ Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPMOVDB   Z4, K1, (DI)(AX*1)   // only the left lanes' bytes
+	ZQ_STEP(Z4)
+	VPMOVDB   Z4, K1, (DI)(AX*1) // only the left lanes' bytes
 
 zqdone:
 	VZEROUPPER
@@ -217,78 +223,46 @@ zmreduce:
 
 // func quantizeDivU8AVX512(x []float32, scale float32, zp int32, u []uint8)
 //
-// quantizeDivU8AVX2's steps on zmm, as quantizeU8AVX512 runs
-// quantizeU8AVX2's: q = x/scale (VDIVPS) clamped to [-zp, 255-zp],
-// rounded half to even, + zp, now in [0, 255], which VPMOVDB's
-// truncation keeps; 32 then 16 values at a time, the rest under a mask.
-//
-// Register contract: SI x, DI u, CX len(x), AX the index, Z0 scale, Z1
-// zp, Z2 lo, Z3 hi.
+// quantizeDivU8AVX2's steps on zmm (x/scale, then ZQ_STEP; top 255),
+// as quantizeU8AVX512 runs quantizeU8AVX2's. Lanes past the end of the
+// tail read as 0: 0/scale stores nothing and faults on nothing.
 TEXT ·quantizeDivU8AVX512(SB), NOSPLIT, $0-56
-	MOVQ         x_base+0(FP), SI
-	MOVQ         x_len+8(FP), CX
 	VBROADCASTSS scale+24(FP), Z0
-	MOVQ         u_base+32(FP), DI
-	MOVL         zp+28(FP), BX
-	VPBROADCASTD BX, Z1
-	MOVL         BX, R9
-	NEGL         R9
-	VCVTSI2SSL   R9, X2, X2
-	VBROADCASTSS X2, Z2 // lo
-	MOVL         $255, R9
-	SUBL         BX, R9
-	VCVTSI2SSL   R9, X3, X3
-	VBROADCASTSS X3, Z3 // hi
-	XORQ         AX, AX
+	ZQ_SETUP($255)
 
 zd32:
-	LEAQ      32(AX), R10
-	CMPQ      R10, CX
-	JGT       zd16
-	VMOVUPS   (SI)(AX*4), Z4
-	VMOVUPS   64(SI)(AX*4), Z5
-	VDIVPS    Z0, Z4, Z4           // x/scale
-	VDIVPS    Z0, Z5, Z5
-	VMAXPS    Z2, Z4, Z4
-	VMAXPS    Z2, Z5, Z5
-	VMINPS    Z3, Z4, Z4           // clamp to [lo, hi]
-	VMINPS    Z3, Z5, Z5
-	VCVTPS2DQ Z4, Z4               // round half to even
-	VCVTPS2DQ Z5, Z5
-	VPADDD    Z1, Z4, Z4           // + zp, now in [0, 255]
-	VPADDD    Z1, Z5, Z5
-	VPMOVDB   Z4, (DI)(AX*1)
-	VPMOVDB   Z5, 16(DI)(AX*1)
-	MOVQ      R10, AX
-	JMP       zd32
+	LEAQ    32(AX), R10
+	CMPQ    R10, CX
+	JGT     zd16
+	VMOVUPS (SI)(AX*4), Z4
+	VMOVUPS 64(SI)(AX*4), Z5
+	VDIVPS  Z0, Z4, Z4         // x/scale
+	VDIVPS  Z0, Z5, Z5
+	ZQ_STEP(Z4)
+	ZQ_STEP(Z5)
+	VPMOVDB Z4, (DI)(AX*1)
+	VPMOVDB Z5, 16(DI)(AX*1)
+	MOVQ    R10, AX
+	JMP     zd32
 
 zd16:
-	LEAQ      16(AX), R10
-	CMPQ      R10, CX
-	JGT       zdtail
-	VMOVUPS   (SI)(AX*4), Z4
-	VDIVPS    Z0, Z4, Z4
-	VMAXPS    Z2, Z4, Z4
-	VMINPS    Z3, Z4, Z4
-	VCVTPS2DQ Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPMOVDB   Z4, (DI)(AX*1)
-	MOVQ      R10, AX
+	LEAQ    16(AX), R10
+	CMPQ    R10, CX
+	JGT     zdtail
+	VMOVUPS (SI)(AX*4), Z4
+	VDIVPS  Z0, Z4, Z4
+	ZQ_STEP(Z4)
+	VPMOVDB Z4, (DI)(AX*1)
+	MOVQ    R10, AX
 
 zdtail:
-	SUBQ      AX, CX               // values left, 0..15
-	JZ        zddone
-	MOVL      $1, R11
-	SHLL      CX, R11
-	DECL      R11
-	KMOVW     R11, K1              // the left lowest lanes
-	VMOVUPS.Z (SI)(AX*4), K1, Z4   // lanes past the end read as 0 (0/scale: no fault, no NaN stored)
+	CMPQ      AX, CX
+	JEQ       zddone
+	ZQ_TAILMASK
+	VMOVUPS.Z (SI)(AX*4), K1, Z4
 	VDIVPS    Z0, Z4, Z4
-	VMAXPS    Z2, Z4, Z4
-	VMINPS    Z3, Z4, Z4
-	VCVTPS2DQ Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPMOVDB   Z4, K1, (DI)(AX*1)   // only the left lanes' bytes
+	ZQ_STEP(Z4)
+	VPMOVDB   Z4, K1, (DI)(AX*1)
 
 zddone:
 	VZEROUPPER
