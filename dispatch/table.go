@@ -91,6 +91,10 @@ type Table struct {
 	// and count (kernels.FakeQuant, kernels.FakeQuantTable).
 	FakeQuant      func(dst, src []float32, qs, shift, lo, hi, ds float32) int
 	FakeQuantTable func(dst, src []float32, qs, shift float32, lut *[256]float32) int
+	// A load from each cache line of a block of a product's output rows
+	// before its kernels write them (kernels.TouchRows: no value changes;
+	// the reference does nothing).
+	TouchRows func(c []float32, ld, rows, cols int)
 
 	supported func() bool
 }
@@ -128,6 +132,7 @@ var generic = &Table{
 	MaxPair:        kernels.MaxPair,
 	LayerNormSums:  kernels.LayerNormSums,
 	LayerNormApply: kernels.LayerNormApply,
+	TouchRows:      kernels.TouchRows,
 	DepthwiseRows:  kernels.DepthwiseRows,
 	FakeQuant:      kernels.FakeQuant,
 	FakeQuantTable: kernels.FakeQuantTable,

@@ -48,6 +48,7 @@ func isaTables() []*Table {
 			MaxPair:        arm64.MaxPairNEON,
 			LayerNormSums:  arm64.LayerNormSumsNEON,
 			LayerNormApply: arm64.LayerNormApplyNEON,
+			TouchRows:      arm64.TouchRows,
 			DepthwiseRows:  arm64.DepthwiseRowsNEON,
 			FakeQuant:      arm64.FakeQuantNEON,
 			FakeQuantTable: arm64.FakeQuantTableNEON,

@@ -285,6 +285,7 @@ func (e *Engine) QMatMulRowsFinish(qa *QRows, w *QWeights, c []float32, ldc int,
 	j.parts = append(append(j.parts[:0], w.packed), w.extra...)
 	j.panels, j.ng, j.mc, j.kq, j.pstr, j.nkb = panels, ng, mc, kq, pstr, nkb
 	j.passes = nkb * len(j.parts)
+	j.touch = touches(m, n, mc)
 	err := e.run(chunks*ng, m*n*w.K*len(j.parts)/QMACsPerUnit, j.run)
 	clear(j.parts) // the pool keeps no weights alive
 	*j = qJob{parts: j.parts[:0], run: j.run}
@@ -306,6 +307,7 @@ type qJob struct {
 	fin                                   *Finish
 	parts                                 [][]int8
 	panels, ng, mc, kq, pstr, nkb, passes int
+	touch                                 bool // touches(m, n, mc)
 	run                                   func(u0, u1 int)
 }
 
@@ -353,6 +355,9 @@ func (j *qJob) chunks(u0, u1 int) {
 		m0, m1 := ch*mc, min(m, (ch+1)*mc)
 		p0, p1 := span(g, panels, ng)
 		c0 := p0 * kernels.PanelN
+		if g == 0 && j.touch {
+			e.touch(c, ldc, j.fin, m0, m1, n)
+		}
 		*q = kernels.QBlock{
 			LDU: qa.ldu, B: w.packed[p0*pstr:], PStr: pstr, NP: p1 - p0,
 			AccStr: accStr, SA: qa.scale, Off: off,
@@ -510,6 +515,7 @@ func (e *Engine) matMulF(a []float32, m, lda int, segs []int, w *FWeights, c []f
 	j.e, j.a, j.lda, j.w, j.c, j.ldc, j.m = e, a, lda, w, c, ldc, m
 	j.panels, j.ng, j.mc, j.pstr = panels, ng, mc, pstr
 	j.segs, j.seg, j.spb, j.nkb, j.fin = segs, 0, 0, 1, fin
+	j.touch = touches(m, n, mc)
 	switch {
 	case segs == nil:
 		if k > kcMax {
@@ -549,6 +555,7 @@ type fJob struct {
 	seg, spb int
 	pieces   int
 	fin      *Finish // nil: none (MatMulStridedFinish)
+	touch    bool    // touches(m, n, mc)
 	run      func(u0, u1 int)
 }
 
@@ -601,6 +608,9 @@ func (j *fJob) chunks(u0, u1 int) {
 		m0, m1 := ch*mc, min(m, (ch+1)*mc)
 		p0, p1 := span(g, panels, ng)
 		c0 := p0 * kernels.PanelN
+		if g == 0 && j.touch {
+			j.e.touch(c, ldc, j.fin, m0, m1, n)
+		}
 		*f = kernels.FBlock{LDA: lda, PStr: pstr, NP: p1 - p0}
 		width := f.NP * kernels.PanelN
 		cols := min(n-c0, width)

@@ -18,7 +18,7 @@ import (
 // residual too short.
 func TestQMatMulRowsFinish(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))
-	shapes := [][3]int{{1, 3, 17}, {8, 16, 48}, {9, 131, 47}, {16, 40, 96}, {17, 70, 130}, {40, 96, 200}}
+	shapes := [][3]int{{1, 3, 17}, {8, 16, 48}, {9, 131, 47}, {16, 40, 96}, {17, 70, 130}, {40, 96, 200}, touchedShape(t)}
 	for _, sh := range shapes {
 		m, k, n := sh[0], sh[1], sh[2]
 		a := randomActivations(r, m, k)
@@ -86,7 +86,7 @@ func TestQMatMulRowsFinish(t *testing.T) {
 // several K blocks; and refuses a bias or residual too short.
 func TestMatMulStridedFinish(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
-	for _, sh := range [][3]int{{1, 3, 17}, {8, 16, 48}, {9, 131, 47}, {16, 40, 96}, {17, 700, 130}, {40, 96, 200}} {
+	for _, sh := range [][3]int{{1, 3, 17}, {8, 16, 48}, {9, 131, 47}, {16, 40, 96}, {17, 700, 130}, {40, 96, 200}, touchedShape(t)} {
 		m, k, n := sh[0], sh[1], sh[2]
 		const lda, ldc, ldr = 2, 5, 3 // row strides past k and n
 		a := make([]float32, (m-1)*(k+lda)+k)
@@ -131,6 +131,19 @@ func TestMatMulStridedFinish(t *testing.T) {
 			}
 		}
 	}
+}
+
+// touchedShape is a product whose row chunks the engine touches before
+// writing them (output and residual, at their own row strides), on every
+// table's row tile.
+func touchedShape(t *testing.T) [3]int {
+	sh := [3]int{200, 40, 400}
+	for _, mr := range []int{4, 8, 12, 14} {
+		if !touches(sh[0], sh[2], rowChunk(mr)) {
+			t.Fatalf("a product of %v is not touched", sh)
+		}
+	}
+	return sh
 }
 
 // finishCases are the finishes the tests run: Relu's clamp without a

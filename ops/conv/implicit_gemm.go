@@ -69,6 +69,7 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 		defer qi.free()
 	}
 	per := tiles * g.Group
+	cold := o.nhwcOut && g.Batch*outSize*g.M*4 >= coldOutput
 	return run(c, g.Batch*per, work, func(e *gemm.Engine, s *scratch, task int) error {
 		b, gi, p0 := task/per, task%per/tiles, task%tiles*tile
 		n := min(tile, outSize-p0)
@@ -106,6 +107,13 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 			bias = o.bias[m0 : m0+mg]
 		}
 		yb := y[b*outSize*g.M : (b+1)*outSize*g.M]
+		if cold {
+			var res []float32
+			if o.res != nil {
+				res = o.res[(b*outSize+p0)*g.M+m0:]
+			}
+			touchTile(tb, yb[p0*g.M+m0:], res, n, mg, g.M)
+		}
 		if ok, rest := o.productFinishRest(&s.fin); ok && o.nhwcOut {
 			// The product finishes each row tile as it writes it, up to
 			// the clamp (the bias, before a pair before the residual);
