@@ -13,14 +13,22 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// TestFusedConvColdOutput runs a channels-last grouped convolution with a
+// TestFusedConvColdOutput runs channels-last convolutions with a
 // residual whose output reaches coldOutput, so that every tile touches
 // its output and residual rows before the product writes them, on four
 // images at once and on each alone (an output under coldOutput, never
-// touched): float32 and int8, every table, the same bits.
+// touched): grouped (tiles of gathered rows) and not (float32: tiles of
+// an output row, forwardSegments), float32 and int8, every table, the
+// same bits.
 func TestFusedConvColdOutput(t *testing.T) {
-	r := rand.New(rand.NewPCG(71, 73))
-	const n, c, m, h, w, group = 4, 16, 32, 32, 32, 2
+	for _, group := range []int{1, 2} {
+		testFusedConvColdOutput(t, group)
+	}
+}
+
+func testFusedConvColdOutput(t *testing.T, group int) {
+	r := rand.New(rand.NewPCG(71, uint64(group)))
+	const n, c, m, h, w = 4, 16, 32, 32, 32
 	if n*m*h*w*4 < coldOutput || m*h*w*4 >= coldOutput {
 		t.Fatalf("outputs of %d and %d bytes do not straddle coldOutput", n*m*h*w*4, m*h*w*4)
 	}
@@ -30,7 +38,7 @@ func TestFusedConvColdOutput(t *testing.T) {
 	wt := tensor.From(ws, randomFloats(r, ws))
 	b := tensor.From([]int{m}, randomFloats(r, []int{m}))
 	attrs := []*onnxpb.Attribute{
-		opstest.AttrInts("pads", 1, 1, 1, 1), opstest.AttrInt("group", group), opstest.AttrString("activation", "Relu"),
+		opstest.AttrInts("pads", 1, 1, 1, 1), opstest.AttrInt("group", int64(group)), opstest.AttrString("activation", "Relu"),
 		opstest.AttrInt("nhwc_in", 1), opstest.AttrInt("nhwc_out", 1), opstest.AttrInt("nhwc_residual", 1),
 	}
 	in := make([]*tensor.Tensor, FusedInputs)
@@ -44,7 +52,7 @@ func TestFusedConvColdOutput(t *testing.T) {
 	}
 	for _, e := range engines() {
 		for _, q := range []bool{false, true} {
-			name := fmt.Sprintf("%s int8=%v", engineName(e), q)
+			name := fmt.Sprintf("group %d %s int8=%v", group, engineName(e), q)
 			cp := mustCompile(t, spec{domain: ops.RewriteDomain, op: FusedConvType, opset: 1, attrs: attrs, inputs: FusedInputs, consts: consts,
 				absent: absent, engine: e, quantize: q, scheme: quant.PerChannel})
 			all, err := cp.run1(in...)

@@ -136,12 +136,20 @@ func (cw *gemmWeights) forwardSegments(c *ops.Context, g *Geometry, xt, y []floa
 	tile := splitTile(max(ow, 1), ow, g.Batch*oh, work)
 	pieces := (ow + tile - 1) / tile
 	lda := g.Strides[1] * ch
+	cold := g.Batch*outSize*m*4 >= coldOutput
 	return run(c, g.Batch*oh*pieces, work, func(e *gemm.Engine, s *scratch, task int) error {
 		row, x0 := task/pieces, task%pieces*tile
 		b, oy := row/oh, row%oh
 		n := min(tile, ow-x0)
 		a := padded[b*img+(oy*g.Strides[0]*pg.wp+x0*g.Strides[1])*ch : (b+1)*img]
 		at := (b*outSize + oy*ow + x0) * m
+		if cold {
+			var res []float32
+			if o.res != nil {
+				res = o.res[at:]
+			}
+			touchTile(e.Table(), y[at:], res, n, m, m)
+		}
 		if finishes {
 			s.fin = fin
 			if o.res != nil {
