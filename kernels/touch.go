@@ -1,5 +1,7 @@
 package kernels
 
+import "fmt"
+
 // TouchRows brings the cache lines of a block of rows rows of cols values
 // of c (row stride ld) into the cache ahead of a kernel that writes them,
 // and changes nothing. A product's output block is written a panel at a
@@ -12,8 +14,13 @@ package kernels
 // no read of memory another core's kernel may be writing); this
 // reference does nothing, as a Go pass would read the memory other
 // goroutines write.
-func TouchRows(c []float32, ld, rows, cols int) {
-	if rows > 0 && cols > 0 {
-		_ = c[(rows-1)*ld+cols-1]
+func TouchRows(c []float32, ld, rows, cols int) { CheckTouch(c, ld, rows, cols) }
+
+// CheckTouch panics unless c holds rows rows of cols values at row stride
+// ld (nothing to hold when rows or cols is 0), on c's length: the block
+// may be another goroutine's to write while it is touched.
+func CheckTouch(c []float32, ld, rows, cols int) {
+	if rows > 0 && cols > 0 && (ld < cols || len(c) < (rows-1)*ld+cols) {
+		panic(fmt.Sprintf("kernels: TouchRows of %d rows of %d values (row stride %d) in %d values", rows, cols, ld, len(c)))
 	}
 }
