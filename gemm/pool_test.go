@@ -28,10 +28,26 @@ func goroutinesBackTo(n int) bool {
 	return runtime.NumGoroutine() <= n
 }
 
+// settledGoroutines returns the number of goroutines once those that
+// earlier tests' cleanups stopped have left (the count stopped falling
+// over a hundred yields): a worker still on its way out when a test
+// counts, and gone by its next count, would look like one of the test's
+// own that never started.
+func settledGoroutines() int {
+	n := runtime.NumGoroutine()
+	for steady := 0; steady < 100; steady++ {
+		runtime.Gosched()
+		if m := runtime.NumGoroutine(); m < n {
+			n, steady = m, 0
+		}
+	}
+	return n
+}
+
 // TestPoolClose: Close stops every worker, is idempotent, and a closed
 // pool still runs every task (on the caller) and reports panics.
 func TestPoolClose(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := settledGoroutines()
 	p := NewPool(4) // three workers, and the caller
 	if got := runtime.NumGoroutine(); got < before+3 {
 		t.Fatalf("%d goroutines after NewPool(4), want at least %d", got, before+3)
@@ -68,7 +84,7 @@ func TestPoolClose(t *testing.T) {
 // TestPoolCloseDuringRun closes a pool while Runs are in flight: every
 // task of every Run still runs exactly once, and the workers leave.
 func TestPoolCloseDuringRun(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := settledGoroutines()
 	p := NewPool(3)
 	const runners, rounds, width = 4, 50, 6
 	var count atomic.Int64
@@ -107,7 +123,7 @@ func TestPoolCloseDuringRun(t *testing.T) {
 // (on one core), Close is idempotent, and Default's shared engine is
 // never closed.
 func TestEngineClose(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := settledGoroutines()
 	m, k, n := 256, 96, 80 // split across the workers while they run
 	if m*k*n < MinParallelWork {
 		t.Fatal("the product no longer splits across workers: grow it")
