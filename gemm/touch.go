@@ -1,9 +1,11 @@
 package gemm
 
-// touchMin is the output (bytes) from which a product touches each row
+// TouchMin is the output (bytes) from which a product touches each row
 // chunk's output lines, and its residual's, before its kernels write them
 // (dispatch.Table.TouchRows): a smaller output is likely still cached,
-// where the pass would be pure cost. touchChunkMax is the largest row
+// where the pass would be pure cost. A caller that knows a smaller
+// product writes into a cold output (a convolution's tile of a large
+// layer) touches it itself, and only then. touchChunkMax is the largest row
 // chunk touched at once: its lines must stay in a core's second-level
 // cache while the chunk's panel groups write them.
 //
@@ -14,14 +16,14 @@ package gemm
 // in-cache speed (3136×64×256 int8 into four rotating outputs: 1,063 µs
 // untouched, 634 touched; float32 1,377 and 1,307).
 const (
-	touchMin      = 256 << 10
+	TouchMin      = 256 << 10
 	touchChunkMax = 512 << 10
 )
 
 // touches reports whether a product of m rows of n columns in row chunks
 // of mc touches its chunks' output before writing them.
 func touches(m, n, mc int) bool {
-	return m*n*4 >= touchMin && min(m, mc)*n*4 <= touchChunkMax
+	return m*n*4 >= TouchMin && min(m, mc)*n*4 <= touchChunkMax
 }
 
 // touch loads the lines of rows m0..m1 of c (n columns, row stride ldc),

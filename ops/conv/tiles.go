@@ -218,8 +218,12 @@ func addTo(dst, src []float32) {
 const coldOutput = 512 << 10
 
 // touchTile touches n rows of cols values of y, and of res when it is not
-// nil, both at row stride ld.
+// nil, both at row stride ld, unless the tile is a product the engine
+// touches itself (gemm.TouchMin): once is enough.
 func touchTile(tb *dispatch.Table, y, res []float32, n, cols, ld int) {
+	if n*cols*4 >= gemm.TouchMin {
+		return
+	}
 	tb.TouchRows(y, ld, n, cols)
 	if res != nil {
 		tb.TouchRows(res, ld, n, cols)
