@@ -1,17 +1,24 @@
 package conv
 
 import (
+	"slices"
+
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/ops"
 )
 
 // A depthwise convolution whose input or output is channels-last runs
 // channels-last: each output row of pixels is one call of the table's
-// DepthwiseRows over the input laid out channels-last with its padding as
-// zeros (no borders), every tap a vector of channels. The input is copied
-// (and, from NCHW, transposed) into that padded image once; an input
-// already channels-last with no padding to add is read where it is. An
-// NCHW output is transposed row by row as it is written.
+// DepthwiseRows over the input laid out channels-last with its columns'
+// padding as zeros (no borders), every tap a vector of channels. The rows
+// of padding above and below are not written: an output row near the top
+// or bottom runs only the rows of taps that fall on the image (a late
+// layer of two or three rows under a 5×5 kernel reads 40-60% of the
+// taps), which gives the same sums, the skipped taps' terms being zeros.
+// The input is copied (and, from NCHW, transposed) into that image once,
+// its columns padded; an input already channels-last with no columns to
+// add is read where it is. An NCHW output is transposed row by row as it
+// is written.
 
 // rowTapCost is a multiply-add of a channels-last depthwise convolution
 // in units of a float32 multiply-add on the kernels: DepthwiseRows runs
@@ -34,13 +41,17 @@ func nhwcWeights(w []float32, m, kk int) []float32 {
 
 // dwPlan is how a channels-last depthwise convolution of geometry g reads
 // its input: the image the taps read has rows×cols pixels of cs values
-// each (the padded copy, or x itself when padded is false), tap t of an
-// output pixel reads offs[t] values past the pixel's first, and wt is the
-// weight tap-major, cs values a tap. cs is the channels, or, for a table
-// whose widest vectors want whole multiples of channels (DepthwiseAlign),
-// the channels rounded up to one, the extra channels zeros: their rows
-// run on those vectors, aligned, and give each real channel the same
-// bits.
+// each (the copy with its columns padded, or x itself when padded is
+// false), its rows the input's; tap t of an output pixel reads offs[t]
+// values past the pixel's first, and wt is the weight tap-major, cs
+// values a tap. cs is the channels, or, for a table whose widest vectors
+// want whole multiples of channels (DepthwiseAlign), the channels rounded
+// up to one, the extra channels zeros: their rows run on those vectors,
+// aligned, and give each real channel the same bits.
+//
+// An output row whose window starts ky0 rows of taps above the image
+// runs the taps from row ky0 on, from offsFrom[ky0] (offs[ky0·kw:]
+// measured from the window's first row on the image), as taps reports.
 type dwPlan struct {
 	g          *Geometry
 	p          plane
@@ -48,7 +59,9 @@ type dwPlan struct {
 	cs         int
 	padded     bool
 	offs       []int
+	offsFrom   [][]int // by the first row of taps run
 	wt         []float32
+	taps       int // the taps the output rows of an image run, all rows'
 	align      int // the DepthwiseAlign the plan is for
 }
 
@@ -57,18 +70,30 @@ type dwPlan struct {
 // table of DepthwiseAlign align.
 func newDWPlan(g *Geometry, nhwcIn bool, wt []float32, align int) *dwPlan {
 	p := plane2D(g)
-	hp, wp := p.oh, p.ow
+	wp := p.ow
 	if p.oh > 0 && p.ow > 0 {
-		hp, wp = (p.oh-1)*p.sh+(p.kh-1)*p.dh+1, (p.ow-1)*p.sw+(p.kw-1)*p.dw+1
+		wp = (p.ow-1)*p.sw + (p.kw-1)*p.dw + 1
 	}
-	pl := &dwPlan{g: g, p: p, rows: hp, cols: wp, cs: alignedChannels(g.C, align), padded: true, wt: wt, align: align}
-	if pl.cs == g.C && nhwcIn && p.ph == 0 && p.pw == 0 && hp <= p.h && wp <= p.w {
-		pl.rows, pl.cols, pl.padded = p.h, p.w, false // every tap inside x
+	pl := &dwPlan{g: g, p: p, rows: p.h, cols: wp, cs: alignedChannels(g.C, align), padded: true, wt: wt, align: align}
+	if pl.cs == g.C && nhwcIn && p.pw == 0 && wp <= p.w {
+		pl.cols, pl.padded = p.w, false // every column of taps inside x
 	}
 	for ky := 0; ky < p.kh; ky++ {
 		for kx := 0; kx < p.kw; kx++ {
 			pl.offs = append(pl.offs, (ky*p.dh*pl.cols+kx*p.dw)*pl.cs)
 		}
+	}
+	pl.offsFrom = make([][]int, p.kh)
+	for ky := range p.kh {
+		from := slices.Clone(pl.offs[ky*p.kw:])
+		for t := range from {
+			from[t] -= ky * p.dh * pl.cols * pl.cs
+		}
+		pl.offsFrom[ky] = from
+	}
+	for oy := range p.oh {
+		ky0, ky1 := pl.tapRows(oy)
+		pl.taps += max(0, ky1-ky0) * p.kw
 	}
 	if pl.cs != g.C {
 		taps := len(pl.offs)
@@ -97,6 +122,21 @@ func alignedChannels(ch, align int) int {
 	return cs
 }
 
+// tapRows returns the rows of taps [ky0, ky1) of output row oy that fall
+// on the image's rows; ky1 <= ky0 when none does.
+func (pl *dwPlan) tapRows(oy int) (ky0, ky1 int) {
+	p := &pl.p
+	top := oy*p.sh - p.ph // the window's first row, above the image when negative
+	if top < 0 {
+		ky0 = (-top + p.dh - 1) / p.dh
+	}
+	ky1 = p.kh
+	if last := top + (p.kh-1)*p.dh; last >= p.h {
+		ky1 = p.kh - (last-p.h+p.dh)/p.dh
+	}
+	return ky0, ky1
+}
+
 // runsNHWC reports whether a depthwise convolution of geometry g runs
 // channels-last: one output channel per input channel.
 func runsNHWC(g *Geometry) bool {
@@ -105,18 +145,43 @@ func runsNHWC(g *Geometry) bool {
 
 // forwardNHWC computes y = o.finish(conv(x)) for a depthwise geometry of
 // one output channel per input channel (runsNHWC) with the plan's
-// weights, x and y laid out as o says (o.res in y's layout). Images go
-// a few at a time, as many as padBudget holds padded: tasks are (image,
-// row) pairs, first the rows of their padded copies, then the output
-// rows, which read the copies while they are in cache.
+// weights, x and y laid out as o says (o.res in y's layout).
+//
+// A batch of at least two images for each of the engine's cores (of two
+// cores, on one: a one-core run takes the way a two-core one would, so a
+// profile tells what could split) is split by images: a task pads its image (when the plan pads)
+// and computes its rows on one core, which reads the image where the
+// layer before wrote it (gemm's claims give a core the same images, layer
+// after layer) and the padded copy where it wrote it itself. Otherwise
+// images go a few at a time, as many as padBudget holds padded: tasks
+// are rows of their padded copies, then blocks of output rows, which
+// read the copies while they are in cache; a core may read rows the
+// other wrote.
 func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 	g := pl.g
-	ch, outSize := g.C, g.OutSize()
-	if g.Batch == 0 || ch == 0 || outSize == 0 {
+	if g.Batch == 0 || g.C == 0 || g.OutSize() == 0 {
 		return nil
 	}
 	o.tb = c.Engine().Table()
 	img := pl.rows * pl.cols * pl.cs
+	blocks := rowBlocks(pl.p.ow, g.C)
+	if g.Batch >= 2*max(2, c.Engine().Threads()) {
+		work := g.Batch * (pl.padWork(o) + pl.rowsWork(o))
+		return run(c, g.Batch, work, func(_ *gemm.Engine, s *scratch, b int) error {
+			src, first := x, 0
+			if pl.padded {
+				s.pad = grow(s.pad, img)
+				src, first = s.pad, b
+				for iy := range pl.rows {
+					pl.padRow(x, src[iy*pl.cols*pl.cs:][:pl.cols*pl.cs], b, iy, o)
+				}
+			}
+			for task := range pl.p.oh * blocks {
+				pl.rowBlock(s, src, first, y, b, task, blocks, o)
+			}
+			return nil
+		})
+	}
 	per, src := g.Batch, x
 	if pl.padded {
 		per = max(1, min(g.Batch, padBudget/max(img, 1)))
@@ -124,13 +189,23 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 		defer c.Free(src)
 	}
 	for b0 := 0; b0 < g.Batch; b0 += per {
-		n := min(per, g.Batch-b0)
+		n, first := min(per, g.Batch-b0), 0
 		if pl.padded {
-			if err := padNHWC(c, pl, x, src, b0, n, o); err != nil {
+			first = b0
+			err := run(c, n*pl.rows, n*pl.padWork(o), func(_ *gemm.Engine, _ *scratch, task int) error {
+				pl.padRow(x, src[task*pl.cols*pl.cs:][:pl.cols*pl.cs], b0+task/pl.rows, task%pl.rows, o)
+				return nil
+			})
+			if err != nil {
 				return err
 			}
 		}
-		if err := rowsNHWC(c, pl, src, y, b0, n, o); err != nil {
+		err := run(c, n*pl.p.oh*blocks, n*pl.rowsWork(o), func(_ *gemm.Engine, s *scratch, task int) error {
+			per := pl.p.oh * blocks
+			pl.rowBlock(s, src, first, y, b0+task/per, task%per, blocks, o)
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -142,46 +217,40 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 // stay in cache for the rows that read them.
 const padBudget = 1 << 16
 
-// padNHWC writes images [b0, b0+n) of x (laid out as o says), padded as pl
-// says, into src, channels-last: one task per padded row.
-func padNHWC(c *ops.Context, pl *dwPlan, x, src []float32, b0, n int, o *output) error {
-	p, ch, cs, inSize := &pl.p, pl.g.C, pl.cs, pl.g.InSize()
-	tb := o.tb
+// padWork is the cost of an image's padded copy, in units of a float32
+// multiply-add on the kernels.
+func (pl *dwPlan) padWork(o *output) int {
 	cost := 2 * ops.VectorCost // copied or cleared rows: ~0.15 ns a value (PaddleOCR)
 	if !o.nhwcIn {
 		cost = transposeCost
 	}
-	return run(c, n*pl.rows, n*pl.rows*pl.cols*cs*cost, func(_ *gemm.Engine, _ *scratch, task int) error {
-		i, py := task/pl.rows, task%pl.rows
-		b := b0 + i
-		dst := src[(i*pl.rows+py)*pl.cols*cs:][:pl.cols*cs]
-		iy := py - p.ph
-		if iy < 0 || iy >= p.h {
-			clear(dst)
-			return nil
+	return pl.rows * pl.cols * pl.cs * cost
+}
+
+// padRow writes row iy of image b of x (laid out as o says) into dst, its
+// columns padded as pl says, channels-last.
+func (pl *dwPlan) padRow(x, dst []float32, b, iy int, o *output) {
+	p, ch, cs, inSize := &pl.p, pl.g.C, pl.cs, pl.g.InSize()
+	left := min(p.pw, pl.cols)
+	cols := max(0, min(p.w, pl.cols-left))
+	clear(dst[:left*cs])
+	pixels := dst[left*cs : (left+cols)*cs]
+	switch {
+	case o.nhwcIn && cs == ch:
+		copy(pixels, x[((b*p.h+iy)*p.w)*ch:][:cols*ch])
+	case o.nhwcIn:
+		row := x[((b*p.h+iy)*p.w)*ch:][:cols*ch]
+		for j := range cols {
+			copy(pixels[j*cs:], row[j*ch:(j+1)*ch])
+			clear(pixels[j*cs+ch : (j+1)*cs])
 		}
-		left := min(p.pw, pl.cols)
-		cols := max(0, min(p.w, pl.cols-left))
-		clear(dst[:left*cs])
-		pixels := dst[left*cs : (left+cols)*cs]
-		switch {
-		case o.nhwcIn && cs == ch:
-			copy(pixels, x[((b*p.h+iy)*p.w)*ch:][:cols*ch])
-		case o.nhwcIn:
-			row := x[((b*p.h+iy)*p.w)*ch:][:cols*ch]
-			for j := range cols {
-				copy(pixels[j*cs:], row[j*ch:(j+1)*ch])
-				clear(pixels[j*cs+ch : (j+1)*cs])
-			}
-		case cols > 0:
-			transposeStrided(tb, pixels, cs, x[b*ch*inSize+iy*p.w:], inSize, ch, cols)
-			for j := ch; j < len(pixels) && cs > ch; j += cs {
-				clear(pixels[j : j+cs-ch]) // each pixel's added channels
-			}
+	case cols > 0:
+		transposeStrided(o.tb, pixels, cs, x[b*ch*inSize+iy*p.w:], inSize, ch, cols)
+		for j := ch; j < len(pixels) && cs > ch; j += cs {
+			clear(pixels[j : j+cs-ch]) // each pixel's added channels
 		}
-		clear(dst[(left+cols)*cs:])
-		return nil
-	})
+	}
+	clear(dst[(left+cols)*cs:])
 }
 
 // dwBlock is the fewest output pixels of a row one task of rowsNHWC
@@ -204,87 +273,89 @@ func rowBlocks(ow, ch int) int {
 	return max(1, min((ow+dwBlock-1)/dwBlock, (ow*ch+dwBlockValues-1)/dwBlockValues))
 }
 
-// rowsNHWC computes and finishes the output rows of images [b0, b0+n),
-// their inputs in src as pl says (padded copies from image b0 on, or x
-// itself): one task per block of dwBlock pixels of an output row.
-func rowsNHWC(c *ops.Context, pl *dwPlan, src, y []float32, b0, n int, o *output) error {
-	g, p := pl.g, &pl.p
-	ch, cs, outSize := g.C, pl.cs, g.OutSize()
-	tb := o.tb
-	first := 0 // src's first image
-	if pl.padded {
-		first = b0
-	}
-	finish := o.res != nil || o.act.kind != actNone
+// rowsWork is the cost of an image's output rows, in units of a float32
+// multiply-add on the kernels.
+func (pl *dwPlan) rowsWork(o *output) int {
+	ch, outSize := pl.g.C, pl.g.OutSize()
 	// The taps run whole vectors of the table's widest lanes (align): 8
 	// channels cost an AVX-512 table as much as 16.
 	lanes := ch
 	if a := pl.align; a > 1 {
 		lanes = (ch + a - 1) / a * a
 	}
-	work := n * outSize * (lanes*len(pl.offs)*rowTapCost + ch*finishCost)
+	work := pl.p.ow*lanes*pl.taps*rowTapCost + outSize*ch*finishCost
 	if !o.nhwcOut {
-		work += n * outSize * ch * gatherCost
+		work += outSize * ch * gatherCost
 	}
+	return work
+}
+
+// rowBlock computes and finishes block task of image b's output rows
+// (blocks a row; task = row·blocks + block), its input in src as pl says
+// (padded copies from image first on, or x itself).
+func (pl *dwPlan) rowBlock(s *scratch, src []float32, first int, y []float32, b, task, blocks int, o *output) {
+	g, p := pl.g, &pl.p
+	ch, cs, outSize := g.C, pl.cs, g.OutSize()
+	tb := o.tb
+	finish := o.res != nil || o.act.kind != actNone
 	step := p.sw * cs
-	blocks := rowBlocks(p.ow, ch) // per output row
 	bw := (p.ow + blocks - 1) / blocks
-	return run(c, n*p.oh*blocks, work, func(_ *gemm.Engine, s *scratch, task int) error {
-		b, oy, x0 := b0+task/(p.oh*blocks), task/blocks%p.oh, task%blocks*bw
-		px := min(bw, p.ow-x0)
-		rowLen := px * ch
-		at := (b*outSize + oy*p.ow + x0) * ch // the block's first value, channels-last
-		var row []float32
-		if o.nhwcOut {
-			row = y[at:][:rowLen]
-		} else {
-			s.out = grow(s.out, rowLen)
-			row = s.out
+	oy, x0 := task/blocks, task%blocks*bw
+	px := min(bw, p.ow-x0)
+	rowLen := px * ch
+	at := (b*outSize + oy*p.ow + x0) * ch // the block's first value, channels-last
+	var row []float32
+	if o.nhwcOut {
+		row = y[at:][:rowLen]
+	} else {
+		s.out = grow(s.out, rowLen)
+		row = s.out
+	}
+	wide := row // the pixels' sums, cs values each
+	if cs != ch {
+		s.rows = grow(s.rows, px*cs)
+		wide = s.rows[:px*cs]
+	}
+	if o.bias != nil { // the bias once, then doubled
+		copy(wide[:ch], o.bias)
+		clear(wide[ch:cs])
+		for i := cs; i < len(wide); i *= 2 {
+			copy(wide[i:], wide[:i])
 		}
-		wide := row // the pixels' sums, cs values each
-		if cs != ch {
-			s.rows = grow(s.rows, px*cs)
-			wide = s.rows[:px*cs]
+	} else {
+		clear(wide)
+	}
+	if ky0, ky1 := pl.tapRows(oy); ky1 > ky0 {
+		iy := oy*p.sh - p.ph + ky0*p.dh // the first row of taps run
+		tb.DepthwiseRows(wide, src[((b-first)*pl.rows+iy)*pl.cols*cs+x0*step:], pl.wt[ky0*p.kw*cs:], pl.offsFrom[ky0][:(ky1-ky0)*p.kw], step, cs)
+	}
+	if cs != ch {
+		for i := range px {
+			copy(row[i*ch:(i+1)*ch], wide[i*cs:])
 		}
-		if o.bias != nil { // the bias once, then doubled
-			copy(wide[:ch], o.bias)
-			clear(wide[ch:cs])
-			for i := cs; i < len(wide); i *= 2 {
-				copy(wide[i:], wide[:i])
+	}
+	if o.nhwcOut {
+		if finish {
+			var res []float32
+			if o.res != nil {
+				res = o.res[at:][:rowLen]
 			}
-		} else {
-			clear(wide)
+			o.finish(row, nil, res)
 		}
-		tb.DepthwiseRows(wide, src[((b-first)*pl.rows+oy*p.sh)*pl.cols*cs+x0*step:], pl.wt, pl.offs, step, cs)
-		if cs != ch {
-			for i := range px {
-				copy(row[i*ch:(i+1)*ch], wide[i*cs:])
-			}
+		return
+	}
+	planes := y[b*ch*outSize+oy*p.ow+x0:]
+	if o.res == nil {
+		if finish {
+			o.finish(row, nil, nil)
 		}
-		if o.nhwcOut {
-			if finish {
-				var res []float32
-				if o.res != nil {
-					res = o.res[at:][:rowLen]
-				}
-				o.finish(row, nil, res)
-			}
-			return nil
-		}
-		planes := y[b*ch*outSize+oy*p.ow+x0:]
-		if o.res == nil {
-			if finish {
-				o.finish(row, nil, nil)
-			}
-			transposeStrided(tb, planes, outSize, row, ch, px, ch)
-			return nil
-		}
-		// An NCHW residual is added to the planes (then the activation).
 		transposeStrided(tb, planes, outSize, row, ch, px, ch)
-		for m := 0; m < ch; m++ {
-			at := (b*ch+m)*outSize + oy*p.ow + x0
-			o.finish(y[at:at+px], nil, o.res[at:at+px])
-		}
-		return nil
-	})
+		return
+	}
+	// An NCHW residual is added to the planes (then the activation).
+	transposeStrided(tb, planes, outSize, row, ch, px, ch)
+	for m := 0; m < ch; m++ {
+		at := (b*ch+m)*outSize + oy*p.ow + x0
+		o.finish(y[at:at+px], nil, o.res[at:at+px])
+	}
 }

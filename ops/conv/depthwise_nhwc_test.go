@@ -61,6 +61,17 @@ func dwCases() []dwCase {
 		{c: 88, batch: 2, in: []int{3, 20}, kernel: []int{5, 5}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{2, 2, 2, 2}},
 		{c: 56, batch: 1, in: []int{7, 9}, kernel: []int{3, 3}, strides: []int{2, 1}, dils: []int{1, 1}, pads: []int{1, 0, 2, 1}},
 		{c: 200, batch: 1, in: []int{2, 19}, kernel: []int{5, 5}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{2, 2, 2, 2}},
+		// Rows of taps above or below the image are not run: windows that
+		// start between two dilated rows, pads of a whole kernel (output
+		// rows that read no input row: the bias alone), a few rows under
+		// a 5×5 kernel, strided.
+		{c: 8, batch: 1, in: []int{7, 8}, kernel: []int{3, 3}, strides: []int{1, 1}, dils: []int{2, 2}, pads: []int{1, 1, 3, 3}},
+		{c: 16, batch: 2, in: []int{2, 9}, kernel: []int{3, 3}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{3, 1, 4, 1}},
+		{c: 40, batch: 2, in: []int{3, 30}, kernel: []int{5, 5}, strides: []int{2, 1}, dils: []int{1, 1}, pads: []int{2, 2, 2, 2}},
+		// Batches of two images a core and more: split by images.
+		{c: 24, batch: 4, in: []int{5, 9}, kernel: []int{3, 3}, strides: []int{2, 1}, dils: []int{1, 1}, pads: []int{1, 1, 1, 1}},
+		{c: 56, batch: 5, in: []int{2, 11}, kernel: []int{5, 5}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{2, 2, 2, 2}},
+		{c: 16, batch: 4, in: []int{4, 6}, kernel: []int{3, 3}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{0, 0, 0, 0}},
 		// Padded images over padBudget: one image at a time.
 		{c: 64, batch: 3, in: []int{24, 40}, kernel: []int{3, 3}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{1, 1, 1, 1}},
 	}
@@ -267,18 +278,24 @@ func TestDepthwiseNHWCMultiplier(t *testing.T) {
 
 // TestDepthwiseNHWCSplit: channels-last depthwise convolutions of
 // PaddleOCR's shapes, large enough to split, give the same bits on two
-// threads as on one, with each run's loops splitting.
+// threads as on one, with each run's loops splitting: a batch of one
+// image by rows, of three by rows of each image in turn (fewer than two
+// images a core), of four and eight by images, padded and not.
 func TestDepthwiseNHWCSplit(t *testing.T) {
 	r := rand.New(rand.NewPCG(33, 7))
 	for _, c := range []struct {
-		c, h, w, k, stride int
-		in, out            bool
+		n, c, h, w, k, stride int
+		in, out               bool
 	}{
-		{32, 24, 96, 3, 1, true, true},
-		{64, 24, 96, 3, 2, true, false},
-		{96, 12, 48, 5, 1, false, true},
+		{1, 32, 24, 96, 3, 1, true, true},
+		{1, 64, 24, 96, 3, 2, true, false},
+		{1, 96, 12, 48, 5, 1, false, true},
+		{3, 88, 3, 96, 5, 1, true, true},
+		{4, 40, 6, 48, 3, 2, false, false},
+		{8, 200, 2, 96, 5, 1, true, true},
+		{8, 24, 12, 48, 1, 1, true, true}, // no padding: the image itself
 	} {
-		xs, ws := []int{1, c.c, c.h, c.w}, []int{c.c, 1, c.k, c.k}
+		xs, ws := []int{c.n, c.c, c.h, c.w}, []int{c.c, 1, c.k, c.k}
 		x, w := tensor.From(xs, randomFloats(r, xs)), tensor.From(ws, randomFloats(r, ws))
 		bias := tensor.From([]int{c.c}, randomFloats(r, []int{c.c}))
 		p := int64(c.k / 2)

@@ -34,6 +34,7 @@ func run(c *ops.Context, n, work int, f func(e *gemm.Engine, s *scratch, task in
 // tile and call to call.
 type scratch struct {
 	rows, out, part []float32
+	pad             []float32 // a channels-last depthwise convolution's padded image (forwardNHWC)
 	bytes           []uint8
 	sbytes          []int8
 	ints            []int32
