@@ -173,7 +173,7 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 				s.pad = grow(s.pad, img)
 				src, first = s.pad, b
 				for iy := range pl.rows {
-					pl.padRow(x, src[iy*pl.cols*pl.cs:][:pl.cols*pl.cs], b, iy, o)
+					pl.padRow(x, src[iy*pl.cols*pl.cs:][:pl.cols*pl.cs], b, iy, 0, pl.cols, o)
 				}
 			}
 			for task := range pl.p.oh * blocks {
@@ -192,8 +192,11 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 		n, first := min(per, g.Batch-b0), 0
 		if pl.padded {
 			first = b0
-			err := run(c, n*pl.rows, n*pl.padWork(o), func(_ *gemm.Engine, _ *scratch, task int) error {
-				pl.padRow(x, src[task*pl.cols*pl.cs:][:pl.cols*pl.cs], b0+task/pl.rows, task%pl.rows, o)
+			pieces := pl.padPieces()
+			err := run(c, n*pl.rows*pieces, n*pl.padWork(o), func(_ *gemm.Engine, _ *scratch, task int) error {
+				row, piece := task/pieces, task%pieces
+				j0, j1 := piece*pl.cols/pieces, (piece+1)*pl.cols/pieces
+				pl.padRow(x, src[row*pl.cols*pl.cs:][:pl.cols*pl.cs], b0+row/pl.rows, row%pl.rows, j0, j1, o)
 				return nil
 			})
 			if err != nil {
@@ -227,30 +230,52 @@ func (pl *dwPlan) padWork(o *output) int {
 	return pl.rows * pl.cols * pl.cs * cost
 }
 
-// padRow writes row iy of image b of x (laid out as o says) into dst, its
-// columns padded as pl says, channels-last.
-func (pl *dwPlan) padRow(x, dst []float32, b, iy int, o *output) {
+// padPieces is how many tasks a row of the padded copy splits into: a
+// few rows of many channels (PaddleOCR's last layers, two rows of 200)
+// would otherwise be too few tasks to split across cores, and one core
+// would copy the whole image while the others wait. A piece is at least
+// padPiece values, and a few rows together at most padTasks pieces.
+func (pl *dwPlan) padPieces() int {
+	return max(1, min(pl.cols*pl.cs/padPiece, (padTasks+pl.rows-1)/pl.rows))
+}
+
+const (
+	padPiece = 4096
+	padTasks = 16
+)
+
+// padRow writes pixels [j0, j1) of row iy of image b of x (laid out as o
+// says) into dst, the row of the copy, its columns padded as pl says,
+// channels-last.
+func (pl *dwPlan) padRow(x, dst []float32, b, iy, j0, j1 int, o *output) {
 	p, ch, cs, inSize := &pl.p, pl.g.C, pl.cs, pl.g.InSize()
 	left := min(p.pw, pl.cols)
 	cols := max(0, min(p.w, pl.cols-left))
-	clear(dst[:left*cs])
-	pixels := dst[left*cs : (left+cols)*cs]
+	// The image's pixels [i0, i1) land on the copy's [left+i0, left+i1).
+	i0, i1 := max(j0-left, 0), min(j1-left, cols)
+	if i1 <= i0 {
+		clear(dst[j0*cs : j1*cs])
+		return
+	}
+	clear(dst[j0*cs : (left+i0)*cs])
+	pixels := dst[(left+i0)*cs : (left+i1)*cs]
+	n := i1 - i0
 	switch {
 	case o.nhwcIn && cs == ch:
-		copy(pixels, x[((b*p.h+iy)*p.w)*ch:][:cols*ch])
+		copy(pixels, x[((b*p.h+iy)*p.w+i0)*ch:][:n*ch])
 	case o.nhwcIn:
-		row := x[((b*p.h+iy)*p.w)*ch:][:cols*ch]
-		for j := range cols {
+		row := x[((b*p.h+iy)*p.w+i0)*ch:][:n*ch]
+		for j := range n {
 			copy(pixels[j*cs:], row[j*ch:(j+1)*ch])
 			clear(pixels[j*cs+ch : (j+1)*cs])
 		}
-	case cols > 0:
-		transposeStrided(o.tb, pixels, cs, x[b*ch*inSize+iy*p.w:], inSize, ch, cols)
+	default:
+		transposeStrided(o.tb, pixels, cs, x[b*ch*inSize+iy*p.w+i0:], inSize, ch, n)
 		for j := ch; j < len(pixels) && cs > ch; j += cs {
 			clear(pixels[j : j+cs-ch]) // each pixel's added channels
 		}
 	}
-	clear(dst[(left+cols)*cs:])
+	clear(dst[(left+i1)*cs : j1*cs])
 }
 
 // dwBlock is the fewest output pixels of a row one task of rowsNHWC
@@ -268,9 +293,12 @@ const (
 
 // rowBlocks returns how many tasks an output row of ow pixels of ch
 // channels splits into: pieces of at least dwBlock pixels and
-// dwBlockValues values, as even as they come.
+// dwBlockValues values, as even as they come, each of the width
+// ⌈ow/blocks⌉ but the last (so no block starts past the row's end).
 func rowBlocks(ow, ch int) int {
-	return max(1, min((ow+dwBlock-1)/dwBlock, (ow*ch+dwBlockValues-1)/dwBlockValues))
+	blocks := max(1, min((ow+dwBlock-1)/dwBlock, (ow*ch+dwBlockValues-1)/dwBlockValues))
+	bw := max(1, (ow+blocks-1)/blocks)
+	return (ow + bw - 1) / bw
 }
 
 // rowsWork is the cost of an image's output rows, in units of a float32
