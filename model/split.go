@@ -30,8 +30,13 @@ import (
 // each step's time within them too, then splitWindow mixed runs; it
 // takes the way whose median run is lowest, and keeps trying the other
 // two, in turn, once every splitProbe runs, so that a host that changes
-// (or a first guess that was wrong) changes the choice within a few
-// hundred runs. Every way computes the same bits: every split is of
+// (or a first guess that was wrong) changes the choice. A probe that runs
+// faster than the chosen way's median is run again splitWindow-1 times
+// at once, so the way's window holds its times of now rather than those
+// of a slow start (a collection running beside the first runs after a
+// load, a moment the two cores were far apart) and the choice follows
+// within a few runs of the probe, not after several probes hundreds of
+// runs apart. Every way computes the same bits: every split is of
 // output units, never of a sum.
 //
 // Only a run alone on the engine is timed (gemm.Engine.Begin): under
@@ -96,14 +101,20 @@ func (w *window) median() time.Duration {
 
 // splitStats is what a tuner knows of one input size.
 type splitStats struct {
-	runs   int
-	last   int  // the way of the last run
-	again  bool // the last run was the first of its way: the next takes it too
-	times  [ways]window
-	steps  [][2]window // per step, its times split and on one core
-	mixed  []bool      // per step, whether the mixed way runs it on one core (plan)
-	stale  bool        // steps has times mixed does not reflect
-	chosen int         // the way chosen
+	runs    int
+	last    int  // the way of the last run
+	again   bool // the last run was the first of its way: the next takes it too
+	times   [ways]window
+	steps   [][2]window // per step, its times split and on one core
+	mixed   []bool      // per step, whether the mixed way runs it on one core (plan)
+	stale   bool        // steps has times mixed does not reflect
+	chosen  int         // the way chosen
+	probed  int         // the way of the last probe, until its timed run is recorded, or of confirm's runs; -1: none
+	confirm int         // runs still to take way probed: its probe beat the choice
+}
+
+func newSplitStats(steps int) *splitStats {
+	return &splitStats{steps: make([][2]window, steps), mixed: make([]bool, steps), probed: -1}
 }
 
 // next returns the way the next run takes, and whether to time it: split
@@ -129,6 +140,12 @@ func (s *splitStats) next() (w int, timed bool) {
 	}
 	sp, one := &s.times[waySplit], &s.times[wayOne]
 	switch {
+	case s.confirm > 0:
+		s.confirm--
+		w = s.probed
+		if s.confirm == 0 {
+			s.probed = -1
+		}
 	case !s.settled() && (!sp.full() || !one.full()):
 		w = waySplit
 		if one.n < sp.n {
@@ -141,6 +158,7 @@ func (s *splitStats) next() (w int, timed bool) {
 		if s.settled() && w == wayMixed {
 			w = waySplit + wayOne - s.chosen
 		}
+		s.probed = w
 	default:
 		w = s.chosen
 	}
@@ -166,6 +184,12 @@ func (s *splitStats) settled() bool {
 // record adds a timed run of way w (its steps' times took, each on one
 // core where one says) and chooses again.
 func (s *splitStats) record(w int, d time.Duration, one []bool, took []time.Duration) {
+	if w == s.probed && s.confirm == 0 { // a probe's timed run
+		s.probed = -1
+		if c := &s.times[s.chosen]; w != s.chosen && c.n > 0 && d < c.median() {
+			s.probed, s.confirm = w, splitWindow-1
+		}
+	}
 	s.times[w].add(d)
 	for i, t := range took {
 		if one[i] {
@@ -227,7 +251,7 @@ func (t *splitTuner) begin(g *graph, size int) (plan *stepPlan, done func(d time
 	t.mu.Lock()
 	s := t.sizes[size]
 	if s == nil && len(t.sizes) < splitSizes {
-		s = &splitStats{steps: make([][2]window, t.steps), mixed: make([]bool, t.steps)}
+		s = newSplitStats(t.steps)
 		t.sizes[size] = s
 	}
 	timed := false

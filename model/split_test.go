@@ -42,9 +42,7 @@ func simulate(s *splitStats, n int, split, one []time.Duration) (taken []int, ti
 	return taken, timed
 }
 
-func newStats(steps int) *splitStats {
-	return &splitStats{steps: make([][2]window, steps), mixed: make([]bool, steps)}
-}
+func newStats(steps int) *splitStats { return newSplitStats(steps) }
 
 // TestSplitStatsChooses walks one input size's choice through its runs
 // where the ways are close and each wins some steps: split and one core
@@ -113,6 +111,48 @@ func TestSplitStatsSettles(t *testing.T) {
 	}
 	if count[wayMixed] != 0 || count[wayOne] != 2*splitSettle {
 		t.Fatalf("runs per way %v: want %d on one core (each timed after an untimed first), none mixed", count, 2*splitSettle)
+	}
+}
+
+// TestSplitStatsConfirmsFasterProbe: a choice settled on a slow start
+// (splitting slowed at first, one core three times as fast) follows the
+// first probe that beats it: the probed way runs splitWindow-1 more timed
+// runs at once, and with its window of fresh times it is chosen, within
+// a few runs of the probe rather than after probes hundreds of runs
+// apart. A probe slower than the choice is not run again.
+func TestSplitStatsConfirmsFasterProbe(t *testing.T) {
+	ms := time.Millisecond
+	s := newStats(2)
+	simulate(s, 2*2*splitSettle, []time.Duration{3 * ms / 2, 3 * ms / 2}, []time.Duration{ms / 2, ms / 2})
+	if !s.settled() || s.chosen != wayOne {
+		t.Fatalf("split at 3 ms, one core at 1: settled %v, chose way %d", s.settled(), s.chosen)
+	}
+	// Splitting now runs at 0.5 ms a run.
+	var taken []int
+	for s.chosen != waySplit && len(taken) < 4*splitProbe*splitFarProbe {
+		w, _ := simulate(s, 1, []time.Duration{ms / 4, ms / 4}, []time.Duration{ms / 2, ms / 2})
+		taken = append(taken, w...)
+	}
+	probe := slices.Index(taken, waySplit)
+	if s.chosen != waySplit || probe < 0 {
+		t.Fatalf("after %d runs with splitting fastest the choice is way %d", len(taken), s.chosen)
+	}
+	if want := probe + 2 + splitWindow - 1; len(taken) > want {
+		t.Fatalf("the first probe ran at run %d and the choice changed after run %d, want by run %d (ways %v)", probe, len(taken), want, taken[probe:min(len(taken), probe+2*splitWindow)])
+	}
+	// One core gets four times as fast, split a little slower (0.75 ms,
+	// still under one core's 1 ms of its window): only a probe of one
+	// core shows it, and the choice follows once it is confirmed.
+	taken = taken[:0]
+	for s.chosen != wayOne && len(taken) < 4*splitProbe*splitFarProbe {
+		w, _ := simulate(s, 1, []time.Duration{3 * ms / 8, 3 * ms / 8}, []time.Duration{ms / 8, ms / 8})
+		taken = append(taken, w...)
+	}
+	if s.chosen != wayOne {
+		t.Fatalf("after %d runs with one core fastest the choice is way %d", len(taken), s.chosen)
+	}
+	if c := len(taken) - slices.Index(taken, wayOne); c > 1+splitWindow {
+		t.Fatalf("%d runs from one core's probe to the choice moving, want at most %d (the probe's two and its confirmations)", c, 1+splitWindow)
 	}
 }
 
