@@ -24,9 +24,10 @@
 // bit for bit what quantizing the gathered floats gives. A depthwise convolution (one input channel per group) has direct
 // loops of its own: plane by plane in NCHW, and, when its input or output
 // is channels-last (a FusedConv between pointwise ones), each output row
-// of pixels (in blocks of 16, the units cores share) one call of the
-// table's DepthwiseRows over a zero-padded channels-last copy
-// (depthwise_nhwc.go). An image's first convolution (a few input
+// of pixels (in blocks of 16, the units cores share; a batch of two
+// images a core by image) one call of the table's DepthwiseRows over a
+// channels-last copy with its columns zero-padded, the rows of taps off
+// the image not run (depthwise_nhwc.go). An image's first convolution (a few input
 // channels, a few outputs) runs plane by plane too, each output plane one
 // DepthwiseRows call over the input planes laid out tap-ready
 // (planar.go). A convolution of one position
