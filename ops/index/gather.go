@@ -52,7 +52,7 @@ func gatherAxis(oc *ops.Context, x, indices *tensor.Tensor, axis int64) (*tensor
 		return nil, err
 	}
 	shape := slices.Concat(x.Shape[:a], indices.Shape, x.Shape[a+1:])
-	y, size, err := NewTensor(oc, x.DType, shape)
+	y, size, err := newFilled(oc, x.DType, shape) // every entry is copied
 	if err != nil || size == 0 {
 		return y, err
 	}

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -110,4 +111,32 @@ func BenchmarkGather(b *testing.B) {
 			gatherByElement(table, ids, 0)
 		}
 	})
+}
+
+// TestGatherRecycledOutput: a float32 Gather writes its output into a
+// buffer its run recycled (an embedding's rows, a transformer's first
+// step, are otherwise fresh memory every run) and writes every element
+// of it: a buffer left full of NaNs gives the reference's values.
+func TestGatherRecycledOutput(t *testing.T) {
+	a := ops.NewArena()
+	c := ops.NewContext(context.Background(), nil, false).WithArena(a)
+	x := opstest.Seq(50, 64) // a table of 50 rows of 64
+	idx := []int64{3, 49, 0, 3, -1, 17, 8, 8}
+	old, err := c.NewFloat32([]int{len(idx), 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range old.Data.([]float32) {
+		old.Data.([]float32)[i] = float32(math.NaN())
+	}
+	a.Hold(old)
+	a.Drop(old)
+	y, err := gatherAxis(c, x, opstest.I64s(idx...), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &y.Data.([]float32)[0] != &old.Data.([]float32)[0] {
+		t.Error("Gather's output is not the run's recycled buffer")
+	}
+	opstest.Check(t, "Gather into a recycled buffer", y, []int{len(idx), 64}, gatherByElement(x, idx, 0))
 }

@@ -56,6 +56,25 @@ func NewTensor(c *ops.Context, dt tensor.DataType, shape []int) (*tensor.Tensor,
 	return &tensor.Tensor{DType: dt, Shape: shape, Data: tensorops.MoverOf(dt).Alloc(n)}, n, nil
 }
 
+// newFilled is NewTensor for an operator that writes every element of
+// its output: a float32 output comes from c.Float32Output (a run's
+// recycled buffer, its contents unspecified) rather than fresh memory,
+// which an embedding table's rows (a transformer's first step, 128 KB to
+// a few MB a run) otherwise fault in page by page.
+func newFilled(c *ops.Context, dt tensor.DataType, shape []int) (*tensor.Tensor, int, error) {
+	if dt != tensor.Float32 {
+		return NewTensor(c, dt, shape)
+	}
+	n, err := tensor.NumElements(shape)
+	if err != nil {
+		return nil, 0, ops.InputErrorf("%v", err)
+	}
+	if err := c.ReserveTensor(dt, shape); err != nil {
+		return nil, 0, err
+	}
+	return &tensor.Tensor{DType: dt, Shape: shape, Data: c.Float32Output(n)}, n, nil
+}
+
 func out1(t *tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{t} }
 
 // geometry views a non-empty shape as [outer, dim, inner] around axis a.
