@@ -109,6 +109,7 @@ func flexIn[T float32 | float64](f *flexCall, toT func(*tensor.Tensor) []T, newK
 	sh := f.sh
 	q := headMajor(toT(f.in[0]), sh.hq, sh.sq, sh.d)
 	kern := newKern(sh, headMajor(toT(f.in[1]), sh.hkv, sh.t, sh.d), headMajor(toT(f.in[2]), sh.hkv, sh.t, sh.dv))
+	defer kern.release()
 	scoreShape := []int{sh.b, sh.hq, sh.sq, sh.t}
 	scores := make([]T, sh.b*sh.hq*sh.sq*sh.t)
 	rep, blk := sh.hq/sh.hkv, sh.sq*sh.t

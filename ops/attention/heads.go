@@ -36,6 +36,7 @@ func runAttention[T float32 | float64](sh attnShape, q, k, v, y attnView[T], new
 	work := int(min(int64(heads)*int64(sh.sq)*int64(sh.t)*int64(sh.d+sh.dv+softmaxCost), math.MaxInt))
 	return pace.ParallelFor(heads, work, func(e *gemm.Engine, u0, u1 int) error {
 		kern := newKern(e, sh, k, v)
+		defer kern.release()
 		s, free := scratch[T](pace, chunk*sh.t)
 		defer free()
 		prepared := -1

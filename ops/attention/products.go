@@ -1,6 +1,8 @@
 package attention
 
 import (
+	"sync"
+
 	"github.com/quantserve/quantserve/gemm"
 )
 
@@ -16,6 +18,9 @@ type attnKernels[T float32 | float64] interface {
 	// err reports the first failure of a product (a kernel that
 	// panicked), nil when there was none.
 	err() error
+	// release gives the kernels back once their runner is done with
+	// them; they are not used after.
+	release()
 }
 
 // attnF32 runs the products on the float kernels of an engine, reading Q
@@ -29,8 +34,23 @@ type attnF32 struct {
 	failed error
 }
 
+// attnF32s keeps released kernels with their packed heads' buffers: a
+// transformer's runs pack every head's keys and values, run after run,
+// into buffers of the same sizes (a megabyte a run for a 4-layer encoder
+// of 128 tokens, otherwise fresh memory every time).
+var attnF32s = sync.Pool{New: func() any { return new(attnF32) }}
+
 func newAttnF32(exec *gemm.Engine, k, v attnView[float32], sh attnShape) *attnF32 {
-	return &attnF32{exec: exec, k: k, v: v, sh: sh}
+	a := attnF32s.Get().(*attnF32)
+	a.exec, a.k, a.v, a.sh, a.failed = exec, k, v, sh, nil
+	return a
+}
+
+// release keeps a's packing buffers for the next runner and drops the
+// rest: the pool holds no engine or tensor alive.
+func (a *attnF32) release() {
+	*a = attnF32{kp: a.kp, vp: a.vp}
+	attnF32s.Put(a)
 }
 
 // f32Kernels is a kernelsOn of the float kernels of e.
@@ -106,6 +126,7 @@ func newAttnRef[T float32 | float64](sh attnShape, k, v attnView[T]) attnKernels
 }
 
 func (a *attnRef[T]) err() error { return nil }
+func (a *attnRef[T]) release()   {}
 
 func (a *attnRef[T]) prepareK(b, g int) { a.kb = a.k.at(b, g) }
 func (a *attnRef[T]) prepareV(b, g int) { a.vb = a.v.at(b, g) }
