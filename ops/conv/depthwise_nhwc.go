@@ -51,7 +51,8 @@ func nhwcWeights(w []float32, m, kk int) []float32 {
 //
 // An output row whose window starts ky0 rows of taps above the image
 // runs the taps from row ky0 on, from offsFrom[ky0] (offs[ky0·kw:]
-// measured from the window's first row on the image), as taps reports.
+// measured from the window's first row on the image), as tapRows
+// reports.
 type dwPlan struct {
 	g          *Geometry
 	p          plane
@@ -149,10 +150,11 @@ func runsNHWC(g *Geometry) bool {
 //
 // A batch of at least two images for each of the engine's cores (of two
 // cores, on one: a one-core run takes the way a two-core one would, so a
-// profile tells what could split) is split by images: a task pads its image (when the plan pads)
-// and computes its rows on one core, which reads the image where the
-// layer before wrote it (gemm's claims give a core the same images, layer
-// after layer) and the padded copy where it wrote it itself. Otherwise
+// profile tells what could split) is split by images: a task pads its
+// image (when the plan pads) and computes its rows on one core, which
+// reads the image where the layer before wrote it (gemm's claims give a
+// core the same images, layer after layer) and the padded copy where it
+// wrote it itself. Otherwise
 // images go a few at a time, as many as padBudget holds padded: tasks
 // are rows of their padded copies, then blocks of output rows, which
 // read the copies while they are in cache; a core may read rows the
@@ -236,7 +238,7 @@ func (pl *dwPlan) padWork(o *output) int {
 // would copy the whole image while the others wait. A piece is at least
 // padPiece values, and a few rows together at most padTasks pieces.
 func (pl *dwPlan) padPieces() int {
-	return max(1, min(pl.cols*pl.cs/padPiece, (padTasks+pl.rows-1)/pl.rows))
+	return max(1, min(pl.cols*pl.cs/padPiece, (padTasks+pl.rows-1)/max(pl.rows, 1)))
 }
 
 const (
