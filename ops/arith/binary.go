@@ -68,7 +68,7 @@ func compute(c *ops.Context, name string, op binOp, a, b *tensor.Tensor) (*tenso
 	}
 	switch ad := a.Data.(type) {
 	case []float32:
-		return arith(c, op, ad, b.Data.([]float32), a.Shape, b.Shape)
+		return arithF32(c, op, ad, b.Data.([]float32), a.Shape, b.Shape)
 	case []float64:
 		return arith(c, op, ad, b.Data.([]float64), a.Shape, b.Shape)
 	case []int8:
@@ -108,6 +108,43 @@ func arith[T tensor.Numeric](c *ops.Context, op binOp, a, b []T, as, bs []int) (
 		return nil, err
 	}
 	return &tensor.Tensor{DType: tensor.DTypeOf[T](), Shape: shape, Data: r}, nil
+}
+
+// vectorRun is the shortest run of two operands arithF32 gives the
+// table's vector kernels: below it a kernel call costs more than the
+// plain loop.
+const vectorRun = 64
+
+// arithF32 is arith on float32 values: a run of Add, Mul or Max whose
+// operands are both contiguous (same-shaped tensors, or the shared
+// trailing axes of broadcast ones) of vectorRun values or more runs on
+// the table's vector kernels (AddBias, ScaleRows, MaxPair), each value
+// one float32 addition or product or Go's max, as the plain loop
+// computes it: the same bits.
+func arithF32(c *ops.Context, op binOp, a, b []float32, as, bs []int) (*tensor.Tensor, error) {
+	tb := c.Engine().Table()
+	shape, r, err := elem.Map2(c, a, b, as, bs, func(r, a, b []float32, ia, ib int) {
+		if n := len(r); ia == 1 && ib == 1 && n >= vectorRun {
+			switch op {
+			case opAdd:
+				copy(r, a[:n])
+				tb.AddBias(r, b[:n], nil)
+				return
+			case opMul:
+				copy(r, a[:n])
+				tb.ScaleRows(r, b[:n])
+				return
+			case opMax:
+				tb.MaxPair(r, a[:n], b[:n])
+				return
+			}
+		}
+		arithRun(op, r, a, b, ia, ib)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tensor.Tensor{DType: tensor.Float32, Shape: shape, Data: r}, nil
 }
 
 // checkDivisors refuses an integer divisor holding a zero with an input

@@ -1,11 +1,15 @@
 package arith
 
 import (
+	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -166,5 +170,56 @@ func TestHalfArithmeticRoundsOnce(t *testing.T) {
 				t.Fatalf("BF16 %s(%v, %v) = %v, want %v", op, ab[i].Float32(), bb[i].Float32(), got.Float32(), want.Float32())
 			}
 		}
+	}
+}
+
+// TestFloat32VectorRuns: float32 Add, Mul and Max over long contiguous
+// runs (same shapes, and a broadcast operand's trailing axes) on every
+// vector table this CPU runs give the plain loop's bits, special values
+// (NaN, ±0, ±Inf, subnormals) and vector tails included.
+func TestFloat32VectorRuns(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	special := []float32{float32(math.NaN()), float32(math.Copysign(0, -1)), 0, float32(math.Inf(1)), float32(math.Inf(-1)), 1e-40, -1e-40, math.MaxFloat32}
+	fill := func(shape []int) *tensor.Tensor {
+		x := randF32(r, shape)
+		d := x.Data.([]float32)
+		for i := range d {
+			if r.IntN(8) == 0 {
+				d[i] = special[r.IntN(len(special))]
+			}
+		}
+		return x
+	}
+	ref := map[binOp]func(x, y float32) float32{
+		opAdd: func(x, y float32) float32 { return x + y },
+		opMul: func(x, y float32) float32 { return x * y },
+		opMax: func(x, y float32) float32 { return max(x, y) },
+	}
+	for _, tb := range dispatch.Available() {
+		e := gemm.New(tb, 1)
+		c := ops.NewContext(context.Background(), e, false)
+		for _, sh := range [][2][]int{
+			{{vectorRun}, {vectorRun}}, {{vectorRun + 1}, {vectorRun + 1}}, {{1000}, {1000}}, {{4099}, {4099}},
+			{{3, 1000}, {1000}}, {{2, 130}, {2, 1, 130}}, {{vectorRun - 1}, {vectorRun - 1}},
+		} {
+			for op, f := range ref {
+				a, b := fill(sh[0]), fill(sh[1])
+				got, err := compute(c, "op", op, a, b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				shape, want := naive(a.Data.([]float32), b.Data.([]float32), sh[0], sh[1], f)
+				g := got.Data.([]float32)
+				if !ops.EqualShape(got.Shape, shape) || len(g) != len(want) {
+					t.Fatalf("%s op %d %v %v: shape %v, want %v", tb.Name, op, sh[0], sh[1], got.Shape, shape)
+				}
+				for i := range want {
+					if math.Float32bits(g[i]) != math.Float32bits(want[i]) && !(g[i] != g[i] && want[i] != want[i]) {
+						t.Fatalf("%s op %d %v %v: [%d] = %v, the plain loop's %v", tb.Name, op, sh[0], sh[1], i, g[i], want[i])
+					}
+				}
+			}
+		}
+		e.Close()
 	}
 }
