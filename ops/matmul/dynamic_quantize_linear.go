@@ -72,7 +72,7 @@ func newDynamicQuant(c *ops.Context, x []float32) (dynamicQuant, error) {
 	// Pieces of the range on the engine's cores: a minimum and a maximum
 	// are the same whatever the order the pieces fold in.
 	var mu sync.Mutex
-	err := c.ParallelRows(len(x), 1, func(p, q int) {
+	err := c.ParallelRows(len(x), ops.VectorCost, func(p, q int) {
 		l, h, ok := t.MinMax(x[p:q])
 		mu.Lock()
 		defer mu.Unlock()
