@@ -2,6 +2,7 @@ package matmul
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"unsafe"
 
@@ -204,6 +205,14 @@ func (dp *dynamicProduct) run(c *ops.Context, qa *gemm.QRows, xshape []int, m in
 		if err != nil {
 			return nil, err
 		}
+		if fin := dp.finishOf(shape, in); fin != nil {
+			// The bias and residual in the product's finish, as each
+			// row tile is written: finish's bits without its pass.
+			if err := e.QMatMulRowsFinish(qa, w, out, n, fin); err != nil {
+				return nil, err
+			}
+			return &tensor.Tensor{DType: tensor.Float32, Shape: shape, Data: out}, nil
+		}
 		if err := e.QMatMulRows(qa, w, out, n); err != nil {
 			return nil, err
 		}
@@ -233,6 +242,27 @@ func (dp *dynamicProduct) run(c *ops.Context, qa *gemm.QRows, xshape []int, m in
 		return nil, err
 	}
 	return dp.finish(c, out, shape, m, in)
+}
+
+// finishOf returns the gemm.Finish that does finish's work on the
+// product's rows (shape shape), (y + bias) + residual, for a product of a
+// bias and no Gelu whose residual, if any, has the product's shape; nil
+// for any other, which finish finishes.
+func (dp *dynamicProduct) finishOf(shape []int, in []*tensor.Tensor) *gemm.Finish {
+	n := dp.p.n
+	if dp.gelu || len(dp.bias) != n {
+		return nil
+	}
+	fin := &gemm.Finish{Bias: dp.bias, LDR: n, Lo: float32(math.Inf(-1)), Hi: float32(math.Inf(1))}
+	if dp.residual > 0 {
+		res := in[dp.residual]
+		rd, ok := res.Data.([]float32)
+		if !ok || !ops.EqualShape(res.Shape, shape) {
+			return nil
+		}
+		fin.Res = rd
+	}
+	return fin
 }
 
 // finish applies the bias, activation and residual to the m rows of out

@@ -2,6 +2,10 @@ package matmul
 
 import (
 	"fmt"
+	"math"
+	"slices"
+
+	"github.com/quantserve/quantserve/gemm"
 
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
@@ -114,6 +118,9 @@ func (f *fusedLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 	if f.lin == nil {
 		return f.chain.run(c, in)
 	}
+	if y, ok, err := f.runFinished(c, in); ok || err != nil {
+		return []*tensor.Tensor{y}, err
+	}
 	y, err := f.lin.Apply(c, in[0])
 	if err != nil {
 		return nil, err
@@ -137,6 +144,29 @@ func (f *fusedLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 		return nil, err
 	}
 	return []*tensor.Tensor{y}, nil
+}
+
+// runFinished runs a node of a bias and no activation, its residual
+// absent or the product's shape, with the bias and residual added by the
+// product's own finish ((y + bias) + residual as each row tile is
+// written: the bits of epilogue's pass, without the pass). ok is false
+// for any other node, which Run finishes itself.
+func (f *fusedLinear) runFinished(c *ops.Context, in []*tensor.Tensor) (y *tensor.Tensor, ok bool, err error) {
+	x, bias, n := in[0], f.bias, f.lin.n
+	if f.act != "" || len(bias) != n || f.lin.k == 0 || x.Rank() == 0 {
+		return nil, false, nil
+	}
+	fin := &gemm.Finish{Bias: bias, LDR: n, Lo: float32(math.Inf(-1)), Hi: float32(math.Inf(1))}
+	if res := ops.Optional(in, 3); res != nil {
+		shape := append(slices.Clone(x.Shape[:x.Rank()-1]), n)
+		rd, isF32 := res.Data.([]float32)
+		if !isF32 || !ops.EqualShape(res.Shape, shape) {
+			return nil, false, nil
+		}
+		fin.Res = rd
+	}
+	y, err = f.lin.ApplyFinish(c, x, fin)
+	return y, true, err
 }
 
 // epilogue finishes the rows of a product y (cols values each): y + bias

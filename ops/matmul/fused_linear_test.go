@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/opstest"
@@ -212,5 +214,48 @@ func TestFusedLinearEpilogueAcrossCores(t *testing.T) {
 				t.Fatalf("quantize %v: y[%d] = %v, want %v", quantize, i, y[i], want)
 			}
 		}
+	}
+}
+
+// TestFusedLinearFinishBits: a Linear of a bias and no activation adds
+// its bias and residual in the product's finish, as each row tile is
+// written, with the bits of the pass it replaces: float32((y + bias) +
+// residual) on the MatMul's own y, on every table, float and int8
+// weights, a last panel of columns past N and row tiles cut short.
+func TestFusedLinearFinishBits(t *testing.T) {
+	const m, k, n = 37, 96, 100
+	r := rand.New(rand.NewPCG(12, 12))
+	x, w := randFloats(r, m, k), randFloats(r, k, n)
+	bias, res := randFloats(r, n), randFloats(r, m, n)
+	for _, tb := range dispatch.Available() {
+		e := gemm.New(tb, 1)
+		for _, quantize := range []bool{false, true} {
+			for _, withRes := range []bool{false, true} {
+				in := []*tensor.Tensor{x, w, bias}
+				if withRes {
+					in = append(in, res)
+				}
+				consts := make([]*tensor.Tensor, len(in))
+				consts[1], consts[2] = w, bias
+				op, _ := mustCompile(t, spec{domain: ops.RewriteDomain, op: "Linear", opset: 1, inputs: len(in), consts: consts, engine: e, quantize: quantize, scheme: quant.PerChannel,
+					attrs: []*onnxpb.Attribute{{Name: "activation", Type: onnxpb.AttrString, S: []byte("")}, attrInt("opset", 20)}})
+				mm, _ := mustCompile(t, spec{op: "MatMul", opset: 20, inputs: 2, consts: consts[:2], engine: e, quantize: quantize, scheme: quant.PerChannel})
+				y0 := run1(t, mm, e, x, w).Data.([]float32)
+				run := slices.Clone(in)
+				run[1], run[2] = nil, nil // held
+				y := run1(t, op, e, run...).Data.([]float32)
+				bd, rd := bias.Data.([]float32), res.Data.([]float32)
+				for i, v := range y0 {
+					want := v + bd[i%n]
+					if withRes {
+						want += rd[i]
+					}
+					if math.Float32bits(y[i]) != math.Float32bits(want) {
+						t.Fatalf("%s quantize %v residual %v: y[%d] = %v, (y + bias) + residual %v", tb.Name, quantize, withRes, i, y[i], want)
+					}
+				}
+			}
+		}
+		e.Close()
 	}
 }

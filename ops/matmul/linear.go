@@ -128,6 +128,15 @@ func (l *Linear) Quantized() bool { return l.q != nil }
 // Apply computes a·W on c's engine for float32 a of shape [..., K] (or
 // [K]): a new tensor of shape [..., N].
 func (l *Linear) Apply(c *ops.Context, a *tensor.Tensor) (*tensor.Tensor, error) {
+	return l.ApplyFinish(c, a, nil)
+}
+
+// ApplyFinish is Apply whose product's rows are finished as fin says
+// (gemm.Finish: a bias, a residual, a clamp), each row tile as the
+// kernels write it rather than in a pass of its own after the product;
+// nil: not at all. A product over K = 0 (zeros) is not finished: the
+// caller finishes it.
+func (l *Linear) ApplyFinish(c *ops.Context, a *tensor.Tensor, fin *gemm.Finish) (*tensor.Tensor, error) {
 	ad, ok := a.Data.([]float32)
 	if !ok {
 		return nil, ops.InputErrorf("MatMul with a FP32 weight takes FP32 input, got %v", a.DType)
@@ -151,18 +160,32 @@ func (l *Linear) Apply(c *ops.Context, a *tensor.Tensor) (*tensor.Tensor, error)
 		return tensor.From(shape, out), nil
 	}
 	e := c.Engine()
-	if l.q != nil {
-		if err := e.QMatMulAs(ad, m, l.q, out, l.act); err != nil {
-			if errors.Is(err, gemm.ErrNotFinite) {
-				return nil, ops.InputErrorf("%v", err)
-			}
-			return nil, err
+	switch {
+	case l.q != nil && fin != nil:
+		qa := linearRows.Get().(*gemm.QRows)
+		defer linearRows.Put(qa)
+		err = e.QuantizeRowsAs(qa, ad, m, l.k, l.k, l.act)
+		if err == nil {
+			err = e.QMatMulRowsFinish(qa, l.q, out, l.n, fin)
 		}
-	} else if err := e.MatMul(ad, m, l.f, out); err != nil {
+	case l.q != nil:
+		err = e.QMatMulAs(ad, m, l.q, out, l.act)
+	case fin != nil:
+		err = e.MatMulStridedFinish(ad, m, l.k, l.f, out, l.n, fin)
+	default:
+		err = e.MatMul(ad, m, l.f, out)
+	}
+	if err != nil {
+		if errors.Is(err, gemm.ErrNotFinite) {
+			return nil, ops.InputErrorf("%v", err)
+		}
 		return nil, err
 	}
 	return tensor.From(shape, out), nil
 }
+
+// linearRows are the quantized rows of ApplyFinish's products.
+var linearRows = sync.Pool{New: func() any { return new(gemm.QRows) }}
 
 // Weighted is implemented by the operators of this package that multiply
 // by a constant weight the kernels hold: MatMul and Gemm, and quantserve's
