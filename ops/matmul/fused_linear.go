@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/quantserve/quantserve/gemm"
-
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
