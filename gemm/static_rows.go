@@ -176,7 +176,13 @@ func (e *Engine) QuantizeRowsAs(dst *QRows, x []float32, m, k, lda int, a *Activ
 // QMatMulAs computes c (m×N, row stride N) = quantize(x) · w for x (m×K,
 // row stride K), its rows quantized as a says (QuantizeRowsAs).
 func (e *Engine) QMatMulAs(x []float32, m int, w *QWeights, c []float32, a *Activations) error {
-	if a == nil {
+	return e.QMatMulAsFinish(x, m, w, c, a, nil)
+}
+
+// QMatMulAsFinish is QMatMulAs whose outputs are finished as fin says
+// (QMatMulRowsFinish; nil: not at all).
+func (e *Engine) QMatMulAsFinish(x []float32, m int, w *QWeights, c []float32, a *Activations, fin *Finish) error {
+	if a == nil && fin == nil {
 		return e.QMatMul(x, m, w, c)
 	}
 	if m == 0 || w.N == 0 {
@@ -187,5 +193,5 @@ func (e *Engine) QMatMulAs(x []float32, m int, w *QWeights, c []float32, a *Acti
 	if err := e.QuantizeRowsAs(qa, x, m, w.K, w.K, a); err != nil {
 		return err
 	}
-	return e.QMatMulRows(qa, w, c, w.N)
+	return e.QMatMulRowsFinish(qa, w, c, w.N, fin)
 }

@@ -98,12 +98,17 @@ func compute(c *ops.Context, name string, op binOp, a, b *tensor.Tensor) (*tenso
 }
 
 func arith[T tensor.Numeric](c *ops.Context, op binOp, a, b []T, as, bs []int) (*tensor.Tensor, error) {
+	return arithRuns(c, op, a, b, as, bs, func(r, a, b []T, ia, ib int) { arithRun(op, r, a, b, ia, ib) })
+}
+
+// arithRuns is arith computing each run of the broadcast with run.
+func arithRuns[T tensor.Numeric](c *ops.Context, op binOp, a, b []T, as, bs []int, run func(r, a, b []T, ia, ib int)) (*tensor.Tensor, error) {
 	if op == opDiv && !tensor.DTypeOf[T]().IsFloat() {
 		if err := checkDivisors(c, b, "integer division by zero"); err != nil {
 			return nil, err
 		}
 	}
-	shape, r, err := elem.Map2(c, a, b, as, bs, func(r, a, b []T, ia, ib int) { arithRun(op, r, a, b, ia, ib) })
+	shape, r, err := elem.Map2(c, a, b, as, bs, run)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +128,7 @@ const vectorRun = 64
 // computes it: the same bits.
 func arithF32(c *ops.Context, op binOp, a, b []float32, as, bs []int) (*tensor.Tensor, error) {
 	tb := c.Engine().Table()
-	shape, r, err := elem.Map2(c, a, b, as, bs, func(r, a, b []float32, ia, ib int) {
+	return arithRuns(c, op, a, b, as, bs, func(r, a, b []float32, ia, ib int) {
 		if n := len(r); ia == 1 && ib == 1 && n >= vectorRun {
 			switch op {
 			case opAdd:
@@ -141,10 +146,6 @@ func arithF32(c *ops.Context, op binOp, a, b []float32, as, bs []int) (*tensor.T
 		}
 		arithRun(op, r, a, b, ia, ib)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &tensor.Tensor{DType: tensor.Float32, Shape: shape, Data: r}, nil
 }
 
 // checkDivisors refuses an integer divisor holding a zero with an input

@@ -63,6 +63,7 @@ type dwPlan struct {
 	offsFrom   [][]int // by the first row of taps run
 	wt         []float32
 	taps       int // the taps the output rows of an image run, all rows'
+	blocks, bw int // tasks an output row splits into (rowBlocks), pixels each
 	align      int // the DepthwiseAlign the plan is for
 }
 
@@ -96,6 +97,8 @@ func newDWPlan(g *Geometry, nhwcIn bool, wt []float32, align int) *dwPlan {
 		ky0, ky1 := pl.tapRows(oy)
 		pl.taps += max(0, ky1-ky0) * p.kw
 	}
+	pl.blocks = rowBlocks(p.ow, g.C)
+	pl.bw = (p.ow + pl.blocks - 1) / pl.blocks
 	if pl.cs != g.C {
 		taps := len(pl.offs)
 		pl.wt = make([]float32, taps*pl.cs)
@@ -166,7 +169,7 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 	}
 	o.tb = c.Engine().Table()
 	img := pl.rows * pl.cols * pl.cs
-	blocks := rowBlocks(pl.p.ow, g.C)
+	rowTasks := pl.p.oh * pl.blocks // an image's row blocks
 	if g.Batch >= 2*max(2, c.Engine().Threads()) {
 		work := g.Batch * (pl.padWork(o) + pl.rowsWork(o))
 		return run(c, g.Batch, work, func(_ *gemm.Engine, s *scratch, b int) error {
@@ -178,8 +181,8 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 					pl.padRow(x, src[iy*pl.cols*pl.cs:][:pl.cols*pl.cs], b, iy, 0, pl.cols, o)
 				}
 			}
-			for task := range pl.p.oh * blocks {
-				pl.rowBlock(s, src, first, y, b, task, blocks, o)
+			for task := range rowTasks {
+				pl.rowBlock(s, src, first, y, b, task, o)
 			}
 			return nil
 		})
@@ -205,9 +208,8 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 				return err
 			}
 		}
-		err := run(c, n*pl.p.oh*blocks, n*pl.rowsWork(o), func(_ *gemm.Engine, s *scratch, task int) error {
-			per := pl.p.oh * blocks
-			pl.rowBlock(s, src, first, y, b0+task/per, task%per, blocks, o)
+		err := run(c, n*rowTasks, n*pl.rowsWork(o), func(_ *gemm.Engine, s *scratch, task int) error {
+			pl.rowBlock(s, src, first, y, b0+task/rowTasks, task%rowTasks, o)
 			return nil
 		})
 		if err != nil {
@@ -321,17 +323,16 @@ func (pl *dwPlan) rowsWork(o *output) int {
 }
 
 // rowBlock computes and finishes block task of image b's output rows
-// (blocks a row; task = row·blocks + block), its input in src as pl says
-// (padded copies from image first on, or x itself).
-func (pl *dwPlan) rowBlock(s *scratch, src []float32, first int, y []float32, b, task, blocks int, o *output) {
+// (pl.blocks a row; task = row·blocks + block), its input in src as pl
+// says (padded copies from image first on, or x itself).
+func (pl *dwPlan) rowBlock(s *scratch, src []float32, first int, y []float32, b, task int, o *output) {
 	g, p := pl.g, &pl.p
 	ch, cs, outSize := g.C, pl.cs, g.OutSize()
 	tb := o.tb
 	finish := o.res != nil || o.act.kind != actNone
 	step := p.sw * cs
-	bw := (p.ow + blocks - 1) / blocks
-	oy, x0 := task/blocks, task%blocks*bw
-	px := min(bw, p.ow-x0)
+	oy, x0 := task/pl.blocks, task%pl.blocks*pl.bw
+	px := min(pl.bw, p.ow-x0)
 	rowLen := px * ch
 	at := (b*outSize + oy*p.ow + x0) * ch // the block's first value, channels-last
 	var row []float32

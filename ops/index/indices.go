@@ -65,14 +65,17 @@ func newFilled(c *ops.Context, dt tensor.DataType, shape []int) (*tensor.Tensor,
 	if dt != tensor.Float32 {
 		return NewTensor(c, dt, shape)
 	}
-	n, err := tensor.NumElements(shape)
-	if err != nil {
+	if _, err := tensor.NumElements(shape); err != nil {
 		return nil, 0, ops.InputErrorf("%v", err)
 	}
 	if err := c.ReserveTensor(dt, shape); err != nil {
 		return nil, 0, err
 	}
-	return &tensor.Tensor{DType: dt, Shape: shape, Data: c.Float32Output(n)}, n, nil
+	y, err := c.NewFloat32(shape)
+	if err != nil {
+		return nil, 0, err
+	}
+	return y, y.Len(), nil
 }
 
 func out1(t *tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{t} }

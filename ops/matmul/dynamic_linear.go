@@ -2,7 +2,6 @@ package matmul
 
 import (
 	"fmt"
-	"math"
 	"sync"
 	"unsafe"
 
@@ -249,20 +248,14 @@ func (dp *dynamicProduct) run(c *ops.Context, qa *gemm.QRows, xshape []int, m in
 // bias and no Gelu whose residual, if any, has the product's shape; nil
 // for any other, which finish finishes.
 func (dp *dynamicProduct) finishOf(shape []int, in []*tensor.Tensor) *gemm.Finish {
-	n := dp.p.n
-	if dp.gelu || len(dp.bias) != n {
+	if dp.gelu {
 		return nil
 	}
-	fin := &gemm.Finish{Bias: dp.bias, LDR: n, Lo: float32(math.Inf(-1)), Hi: float32(math.Inf(1))}
+	var res *tensor.Tensor
 	if dp.residual > 0 {
-		res := in[dp.residual]
-		rd, ok := res.Data.([]float32)
-		if !ok || !ops.EqualShape(res.Shape, shape) {
-			return nil
-		}
-		fin.Res = rd
+		res = in[dp.residual]
 	}
-	return fin
+	return biasFinish(dp.bias, dp.p.n, res, shape)
 }
 
 // finish applies the bias, activation and residual to the m rows of out

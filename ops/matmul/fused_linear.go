@@ -151,21 +151,35 @@ func (f *fusedLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 // written: the bits of epilogue's pass, without the pass). ok is false
 // for any other node, which Run finishes itself.
 func (f *fusedLinear) runFinished(c *ops.Context, in []*tensor.Tensor) (y *tensor.Tensor, ok bool, err error) {
-	x, bias, n := in[0], f.bias, f.lin.n
-	if f.act != "" || len(bias) != n || f.lin.k == 0 || x.Rank() == 0 {
+	x, n := in[0], f.lin.n
+	if f.act != "" || f.lin.k == 0 || x.Rank() == 0 {
 		return nil, false, nil
 	}
-	fin := &gemm.Finish{Bias: bias, LDR: n, Lo: float32(math.Inf(-1)), Hi: float32(math.Inf(1))}
-	if res := ops.Optional(in, 3); res != nil {
-		shape := append(slices.Clone(x.Shape[:x.Rank()-1]), n)
-		rd, isF32 := res.Data.([]float32)
-		if !isF32 || !ops.EqualShape(res.Shape, shape) {
-			return nil, false, nil
-		}
-		fin.Res = rd
+	fin := biasFinish(f.bias, n, ops.Optional(in, 3), append(slices.Clone(x.Shape[:x.Rank()-1]), n))
+	if fin == nil {
+		return nil, false, nil
 	}
 	y, err = f.lin.ApplyFinish(c, x, fin)
 	return y, true, err
+}
+
+// biasFinish returns the gemm.Finish that adds bias (n values) and res
+// (nil: none) to the rows of a product of shape shape, (y + bias) + res
+// unclamped: epilogue's bits. It is nil when the bias is not n values or
+// res is not float32 of the product's shape: the caller finishes then.
+func biasFinish(bias []float32, n int, res *tensor.Tensor, shape []int) *gemm.Finish {
+	if len(bias) != n {
+		return nil
+	}
+	fin := &gemm.Finish{Bias: bias, LDR: n, Lo: float32(math.Inf(-1)), Hi: float32(math.Inf(1))}
+	if res != nil {
+		rd, ok := res.Data.([]float32)
+		if !ok || !ops.EqualShape(res.Shape, shape) {
+			return nil
+		}
+		fin.Res = rd
+	}
+	return fin
 }
 
 // epilogue finishes the rows of a product y (cols values each): y + bias

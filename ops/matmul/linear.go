@@ -161,15 +161,8 @@ func (l *Linear) ApplyFinish(c *ops.Context, a *tensor.Tensor, fin *gemm.Finish)
 	}
 	e := c.Engine()
 	switch {
-	case l.q != nil && fin != nil:
-		qa := linearRows.Get().(*gemm.QRows)
-		defer linearRows.Put(qa)
-		err = e.QuantizeRowsAs(qa, ad, m, l.k, l.k, l.act)
-		if err == nil {
-			err = e.QMatMulRowsFinish(qa, l.q, out, l.n, fin)
-		}
 	case l.q != nil:
-		err = e.QMatMulAs(ad, m, l.q, out, l.act)
+		err = e.QMatMulAsFinish(ad, m, l.q, out, l.act, fin)
 	case fin != nil:
 		err = e.MatMulStridedFinish(ad, m, l.k, l.f, out, l.n, fin)
 	default:
@@ -183,9 +176,6 @@ func (l *Linear) ApplyFinish(c *ops.Context, a *tensor.Tensor, fin *gemm.Finish)
 	}
 	return tensor.From(shape, out), nil
 }
-
-// linearRows are the quantized rows of ApplyFinish's products.
-var linearRows = sync.Pool{New: func() any { return new(gemm.QRows) }}
 
 // Weighted is implemented by the operators of this package that multiply
 // by a constant weight the kernels hold: MatMul and Gemm, and quantserve's
