@@ -248,3 +248,64 @@ func BenchmarkDepthwiseRows(b *testing.B) {
 		}
 	}
 }
+
+// TestPadChannelsEveryTable widens images of every channel count from 0
+// to 50 to strides from their own to past the next two multiples of 16,
+// on every table, against PadChannels's definition written out: dst
+// starts as NaNs, so a lane left unwritten shows, and the values past the
+// n pixels must stay NaNs. The source ends where its last pixel does (a
+// tail load reading past it would fault or read a neighbour), and sources
+// or destinations one value short are refused with a panic.
+func TestPadChannelsEveryTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(73, 73))
+	nan := float32(math.NaN())
+	for _, tb := range Available() {
+		for ch := 0; ch <= 50; ch++ {
+			for _, cs := range []int{ch, ch + 1, (ch + 15) / 16 * 16, (ch+15)/16*16 + 16, (ch+15)/16*16 + 32} {
+				if cs < ch {
+					continue
+				}
+				for _, n := range []int{0, 1, 2, 7} {
+					src := make([]float32, n*ch)
+					for i := range src {
+						src[i] = r.Float32()*2 - 1
+					}
+					dst := make([]float32, n*cs+5)
+					for i := range dst {
+						dst[i] = nan
+					}
+					tb.PadChannels(dst, src, n, ch, cs)
+					for i := range n {
+						for c := range cs {
+							want := float32(0)
+							if c < ch {
+								want = src[i*ch+c]
+							}
+							if got := dst[i*cs+c]; math.Float32bits(got) != math.Float32bits(want) {
+								t.Fatalf("%v: %d pixels of %d channels at stride %d: pixel %d channel %d = %v, want %v", tb, n, ch, cs, i, c, got, want)
+							}
+						}
+					}
+					for i := n * cs; i < len(dst); i++ {
+						if !math.IsNaN(float64(dst[i])) {
+							t.Fatalf("%v: %d pixels of %d channels at stride %d wrote value %d past them", tb, n, ch, cs, i)
+						}
+					}
+					if n == 0 || ch == 0 {
+						continue
+					}
+					for _, short := range []struct{ dst, src int }{{n*cs - 1, n * ch}, {n * cs, n*ch - 1}} {
+						func() {
+							defer func() {
+								if recover() == nil {
+									t.Fatalf("%v: %d pixels of %d channels at stride %d into %d values from %d were not refused", tb, n, ch, cs, short.dst, short.src)
+								}
+							}()
+							tb.PadChannels(dst[:short.dst], src[:short.src], n, ch, cs)
+						}()
+					}
+				}
+			}
+		}
+	}
+}

@@ -72,6 +72,10 @@ type Table struct {
 	// and offsets are multiples of it (16 on the AVX-512 tables; the
 	// others take any).
 	DepthwiseAlign int
+	// PadChannels widens a channels-last image to a stride of more
+	// channels, the added ones zero (kernels.PadChannels's values): a
+	// depthwise convolution's copy of its image on DepthwiseAlign.
+	PadChannels func(dst, src []float32, n, ch, cs int)
 	// The fused activations' epilogues and the float32 operators they
 	// replace, each giving its reference's bits: kernels.LeakyRelu (the
 	// LeakyRelu operator's loop) and kernels.MaxMinConst (a Max or Min
@@ -134,6 +138,7 @@ var generic = &Table{
 	LayerNormApply: kernels.LayerNormApply,
 	TouchRows:      kernels.TouchRows,
 	DepthwiseRows:  kernels.DepthwiseRows,
+	PadChannels:    kernels.PadChannels,
 	FakeQuant:      kernels.FakeQuant,
 	FakeQuantTable: kernels.FakeQuantTable,
 

@@ -5,6 +5,7 @@ package dispatch
 import (
 	"github.com/klauspost/cpuid/v2"
 
+	"github.com/quantserve/quantserve/kernels"
 	"github.com/quantserve/quantserve/kernels/amd64"
 )
 
@@ -63,6 +64,7 @@ func isaTables() []*Table {
 		TouchRows:      amd64.TouchRows,
 		DepthwiseRows:  amd64.DepthwiseRowsAVX512,
 		DepthwiseAlign: 16,
+		PadChannels:    amd64.PadChannelsAVX512,
 		FakeQuant:      amd64.FakeQuantAVX512,
 		FakeQuantTable: amd64.FakeQuantTableAVX2,
 
@@ -100,6 +102,7 @@ func isaTables() []*Table {
 		TouchRows:      amd64.TouchRows,
 		DepthwiseRows:  amd64.DepthwiseRowsAVX512,
 		DepthwiseAlign: 16,
+		PadChannels:    amd64.PadChannelsAVX512,
 		FakeQuant:      amd64.FakeQuantAVX512,
 		FakeQuantTable: amd64.FakeQuantTableAVX2,
 
@@ -136,6 +139,7 @@ func isaTables() []*Table {
 		LayerNormApply: amd64.LayerNormApplyAVX2,
 		TouchRows:      amd64.TouchRows,
 		DepthwiseRows:  amd64.DepthwiseRowsAVX2,
+		PadChannels:    kernels.PadChannels,
 		FakeQuant:      amd64.FakeQuantAVX2,
 		FakeQuantTable: amd64.FakeQuantTableAVX2,
 
@@ -171,6 +175,7 @@ func isaTables() []*Table {
 		LayerNormApply: amd64.LayerNormApplyAVX2,
 		TouchRows:      amd64.TouchRows,
 		DepthwiseRows:  amd64.DepthwiseRowsAVX2,
+		PadChannels:    kernels.PadChannels,
 		FakeQuant:      amd64.FakeQuantAVX2,
 		FakeQuantTable: amd64.FakeQuantTableAVX2,
 

@@ -50,6 +50,7 @@ func isaTables() []*Table {
 			LayerNormApply: arm64.LayerNormApplyNEON,
 			TouchRows:      arm64.TouchRows,
 			DepthwiseRows:  arm64.DepthwiseRowsNEON,
+			PadChannels:    kernels.PadChannels,
 			FakeQuant:      arm64.FakeQuantNEON,
 			FakeQuantTable: arm64.FakeQuantTableNEON,
 

@@ -1,5 +1,7 @@
 package kernels
 
+import "fmt"
+
 // DepthwiseRows adds the kernel taps of a channels-last depthwise
 // convolution to a run of output pixels, each of channels values:
 //
@@ -44,5 +46,30 @@ func DepthwiseRowsCols(dst, src, w []float32, offs []int, step, channels, c0 int
 				d[c] += wt[c] * s[c]
 			}
 		}
+	}
+}
+
+// PadChannels copies n pixels of ch channels each, packed in src, into
+// dst at a stride of cs channels (cs >= ch), each pixel's channels past
+// ch cleared: dst[i·cs+c] = src[i·ch+c] for c < ch, 0 for ch <= c < cs.
+// It widens a channels-last image to the channel multiple DepthwiseRows
+// runs its widest vectors on. It panics unless cs >= ch >= 0, n >= 0,
+// len(src) >= n·ch and len(dst) >= n·cs.
+func PadChannels(dst, src []float32, n, ch, cs int) {
+	CheckPadChannels(dst, src, n, ch, cs)
+	if cs == ch {
+		copy(dst[:n*ch], src[:n*ch])
+		return
+	}
+	for i := range n {
+		copy(dst[i*cs:i*cs+ch], src[i*ch:(i+1)*ch])
+		clear(dst[i*cs+ch : (i+1)*cs])
+	}
+}
+
+// CheckPadChannels panics unless PadChannels's preconditions hold.
+func CheckPadChannels(dst, src []float32, n, ch, cs int) {
+	if n < 0 || ch < 0 || cs < ch || len(src) < n*ch || len(dst) < n*cs {
+		panic(fmt.Sprintf("kernels: PadChannels of %d pixels of %d channels (stride %d) from %d values into %d", n, ch, cs, len(src), len(dst)))
 	}
 }

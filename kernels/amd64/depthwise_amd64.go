@@ -2,7 +2,11 @@
 
 package amd64
 
-import "github.com/quantserve/quantserve/kernels"
+import (
+	"unsafe"
+
+	"github.com/quantserve/quantserve/kernels"
+)
 
 // depthwiseRowsAVX2 computes kernels.DepthwiseRows(dst, src, w, offs,
 // step, channels) on channels [0, width) of each pixel, with fused
@@ -154,4 +158,33 @@ func gridShape(offs []int, channels int) (kw, top int) {
 		return 5, top
 	}
 	return 0, top
+}
+
+// padChannelsAVX512 computes kernels.PadChannels(dst, src, n, ch, cs)
+// for n >= 1 and cs a multiple of 16: full vectors of ch, then tail (a
+// mask of ch%16 lanes, or 0), then zeros vectors of zeros a pixel.
+// Requires AVX-512 F.
+//
+//go:noescape
+func padChannelsAVX512(dst, src *float32, n, ch, cs, full, tail, zeros int)
+
+// PadChannelsAVX512 computes kernels.PadChannels(dst, src, n, ch, cs)
+// with 16-lane moves, the lanes past ch loaded as zeros, for cs a
+// multiple of 16 (the channels DepthwiseRowsAVX512 runs whole vectors
+// of), and through the reference otherwise. Requires AVX-512 F.
+func PadChannelsAVX512(dst, src []float32, n, ch, cs int) {
+	kernels.CheckPadChannels(dst, src, n, ch, cs)
+	if n == 0 || cs%16 != 0 || cs == ch {
+		kernels.PadChannels(dst, src, n, ch, cs)
+		return
+	}
+	full, tail := ch/16, 0
+	if r := ch % 16; r > 0 {
+		tail = 1<<r - 1
+	}
+	used := full
+	if tail != 0 {
+		used++
+	}
+	padChannelsAVX512(unsafe.SliceData(dst), unsafe.SliceData(src), n, ch, cs, full, tail, cs/16-used)
 }

@@ -15,3 +15,7 @@ func DepthwiseRowsAVX2(dst, src, w []float32, offs []int, step, channels int) {
 func DepthwiseRowsAVX512(dst, src, w []float32, offs []int, step, channels int) {
 	kernels.DepthwiseRows(dst, src, w, offs, step, channels)
 }
+
+// PadChannelsAVX512 forwards to kernels.PadChannels in builds without
+// assembly.
+func PadChannelsAVX512(dst, src []float32, n, ch, cs int) { kernels.PadChannels(dst, src, n, ch, cs) }

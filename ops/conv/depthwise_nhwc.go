@@ -265,14 +265,8 @@ func (pl *dwPlan) padRow(x, dst []float32, b, iy, j0, j1 int, o *output) {
 	pixels := dst[(left+i0)*cs : (left+i1)*cs]
 	n := i1 - i0
 	switch {
-	case o.nhwcIn && cs == ch:
-		copy(pixels, x[((b*p.h+iy)*p.w+i0)*ch:][:n*ch])
 	case o.nhwcIn:
-		row := x[((b*p.h+iy)*p.w+i0)*ch:][:n*ch]
-		for j := range n {
-			copy(pixels[j*cs:], row[j*ch:(j+1)*ch])
-			clear(pixels[j*cs+ch : (j+1)*cs])
-		}
+		o.tb.PadChannels(pixels, x[((b*p.h+iy)*p.w+i0)*ch:][:n*ch], n, ch, cs)
 	default:
 		transposeStrided(o.tb, pixels, cs, x[b*ch*inSize+iy*p.w+i0:], inSize, ch, n)
 		for j := ch; j < len(pixels) && cs > ch; j += cs {
