@@ -157,11 +157,12 @@ func runsNHWC(g *Geometry) bool {
 // image (when the plan pads) and computes its rows on one core, which
 // reads the image where the layer before wrote it (gemm's claims give a
 // core the same images, layer after layer) and the padded copy where it
-// wrote it itself. Otherwise
-// images go a few at a time, as many as padBudget holds padded: tasks
-// are rows of their padded copies, then blocks of output rows, which
-// read the copies while they are in cache; a core may read rows the
-// other wrote.
+// wrote it itself. Fewer images of padBudget values or less padded, whose
+// output rows' blocks are two a core or more, go by strips of columns
+// (forwardStrips). Otherwise images go a few at a time, as many as
+// padBudget holds padded: tasks are rows of their padded copies, then
+// blocks of output rows, which read the copies while they are in cache;
+// a core may read rows the other wrote.
 func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 	g := pl.g
 	if g.Batch == 0 || g.C == 0 || g.OutSize() == 0 {
@@ -186,6 +187,9 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 			}
 			return nil
 		})
+	}
+	if img <= padBudget && pl.byStrips(g.Batch, c.Engine().Threads()) {
+		return pl.forwardStrips(c, x, y, o)
 	}
 	per, src := g.Batch, x
 	if pl.padded {
@@ -217,6 +221,50 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 		}
 	}
 	return nil
+}
+
+// forwardStrips is forwardNHWC's way for a few padded images of at most
+// padBudget values each (byStrips): a task is a strip of columns of one
+// image, one of its output rows' blocks (pl.blocks of them, pl.bw pixels
+// wide), through all of its output rows. It pads the columns of the
+// image's rows its taps read into its own scratch (the columns under the
+// kernel's overhang are copied by the strips on both sides) and computes
+// the strip's rows from there. Padding the whole image first was a pass
+// of its own that the other cores waited for, too short to split (2-6 us
+// a layer of PaddleOCR), after which each core read rows the other had
+// padded: on two cores PaddleOCR's depthwise layers ran slower than on
+// one.
+func (pl *dwPlan) forwardStrips(c *ops.Context, x, y []float32, o *output) error {
+	g, p := pl.g, &pl.p
+	img := pl.rows * pl.cols * pl.cs
+	strips := pl.blocks
+	over := (p.kw - 1) * p.dw // the columns a pixel's taps reach past its own
+	cols := min(pl.cols, (pl.bw-1)*p.sw+over+1)
+	padWork := pl.padWork(o) / max(pl.cols, 1) * cols * strips
+	return run(c, g.Batch*strips, g.Batch*(padWork+pl.rowsWork(o)), func(_ *gemm.Engine, s *scratch, task int) error {
+		b, strip := task/strips, task%strips
+		x0 := strip * pl.bw
+		px := min(pl.bw, p.ow-x0)
+		j0, j1 := x0*p.sw, min(pl.cols, (x0+px-1)*p.sw+over+1) // the columns the strip's taps read
+		s.pad = grow(s.pad, img)
+		for iy := range pl.rows {
+			pl.padRow(x, s.pad[iy*pl.cols*pl.cs:][:pl.cols*pl.cs], b, iy, j0, j1, o)
+		}
+		for oy := range p.oh {
+			pl.rowBlock(s, s.pad, b, y, b, oy*strips+strip, o)
+		}
+		return nil
+	})
+}
+
+// byStrips reports whether batch padded images go by strips of columns
+// (forwardStrips) on an engine of threads cores (of two, on one: a
+// one-core run takes the way a two-core one would): when their output
+// rows' blocks are at least two a core. Strips narrower than the blocks
+// cost more than they split: PaddleOCR's first depthwise layer (8
+// channels, two blocks a row) in four strips took 22% longer on one core.
+func (pl *dwPlan) byStrips(batch, threads int) bool {
+	return pl.padded && batch*pl.blocks >= 2*max(2, threads)
 }
 
 // padBudget bounds the padded copies of the images a channels-last
