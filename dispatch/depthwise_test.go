@@ -309,3 +309,59 @@ func TestPadChannelsEveryTable(t *testing.T) {
 		}
 	}
 }
+
+// TestNarrowChannelsEveryTable is TestPadChannelsEveryTable's inverse:
+// pixels of every channel count from 0 to 50 at five strides narrowed to
+// their channels on every table, against NarrowChannels's definition;
+// dst starts as NaNs and past the n pixels must stay so (a tail store
+// must not write the next pixel's values or past the last), and short
+// slices are refused with a panic.
+func TestNarrowChannelsEveryTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(79, 79))
+	nan := float32(math.NaN())
+	for _, tb := range Available() {
+		for ch := 0; ch <= 50; ch++ {
+			for _, cs := range []int{ch, ch + 1, (ch + 15) / 16 * 16, (ch+15)/16*16 + 16, (ch+15)/16*16 + 32} {
+				if cs < ch {
+					continue
+				}
+				for _, n := range []int{0, 1, 2, 7} {
+					src := make([]float32, n*cs)
+					for i := range src {
+						src[i] = r.Float32()*2 - 1
+					}
+					dst := make([]float32, n*ch+5)
+					for i := range dst {
+						dst[i] = nan
+					}
+					tb.NarrowChannels(dst, src, n, ch, cs)
+					for i := range n {
+						for c := range ch {
+							if got, want := dst[i*ch+c], src[i*cs+c]; math.Float32bits(got) != math.Float32bits(want) {
+								t.Fatalf("%v: %d pixels of %d channels from stride %d: pixel %d channel %d = %v, want %v", tb, n, ch, cs, i, c, got, want)
+							}
+						}
+					}
+					for i := n * ch; i < len(dst); i++ {
+						if !math.IsNaN(float64(dst[i])) {
+							t.Fatalf("%v: %d pixels of %d channels from stride %d wrote value %d past them", tb, n, ch, cs, i)
+						}
+					}
+					if n == 0 || ch == 0 {
+						continue
+					}
+					for _, short := range []struct{ dst, src int }{{n*ch - 1, n * cs}, {n * ch, n*cs - 1}} {
+						func() {
+							defer func() {
+								if recover() == nil {
+									t.Fatalf("%v: %d pixels of %d channels from stride %d into %d values from %d were not refused", tb, n, ch, cs, short.dst, short.src)
+								}
+							}()
+							tb.NarrowChannels(dst[:short.dst], src[:short.src], n, ch, cs)
+						}()
+					}
+				}
+			}
+		}
+	}
+}

@@ -76,6 +76,9 @@ type Table struct {
 	// channels, the added ones zero (kernels.PadChannels's values): a
 	// depthwise convolution's copy of its image on DepthwiseAlign.
 	PadChannels func(dst, src []float32, n, ch, cs int)
+	// NarrowChannels is PadChannels's inverse (kernels.NarrowChannels's
+	// values): the depthwise rows' sums back to their channels.
+	NarrowChannels func(dst, src []float32, n, ch, cs int)
 	// The fused activations' epilogues and the float32 operators they
 	// replace, each giving its reference's bits: kernels.LeakyRelu (the
 	// LeakyRelu operator's loop) and kernels.MaxMinConst (a Max or Min
@@ -139,6 +142,7 @@ var generic = &Table{
 	TouchRows:      kernels.TouchRows,
 	DepthwiseRows:  kernels.DepthwiseRows,
 	PadChannels:    kernels.PadChannels,
+	NarrowChannels: kernels.NarrowChannels,
 	FakeQuant:      kernels.FakeQuant,
 	FakeQuantTable: kernels.FakeQuantTable,
 

@@ -65,6 +65,7 @@ func isaTables() []*Table {
 		DepthwiseRows:  amd64.DepthwiseRowsAVX512,
 		DepthwiseAlign: 16,
 		PadChannels:    amd64.PadChannelsAVX512,
+		NarrowChannels: amd64.NarrowChannelsAVX512,
 		FakeQuant:      amd64.FakeQuantAVX512,
 		FakeQuantTable: amd64.FakeQuantTableAVX2,
 
@@ -103,6 +104,7 @@ func isaTables() []*Table {
 		DepthwiseRows:  amd64.DepthwiseRowsAVX512,
 		DepthwiseAlign: 16,
 		PadChannels:    amd64.PadChannelsAVX512,
+		NarrowChannels: amd64.NarrowChannelsAVX512,
 		FakeQuant:      amd64.FakeQuantAVX512,
 		FakeQuantTable: amd64.FakeQuantTableAVX2,
 
@@ -140,6 +142,7 @@ func isaTables() []*Table {
 		TouchRows:      amd64.TouchRows,
 		DepthwiseRows:  amd64.DepthwiseRowsAVX2,
 		PadChannels:    kernels.PadChannels,
+		NarrowChannels: kernels.NarrowChannels,
 		FakeQuant:      amd64.FakeQuantAVX2,
 		FakeQuantTable: amd64.FakeQuantTableAVX2,
 
@@ -176,6 +179,7 @@ func isaTables() []*Table {
 		TouchRows:      amd64.TouchRows,
 		DepthwiseRows:  amd64.DepthwiseRowsAVX2,
 		PadChannels:    kernels.PadChannels,
+		NarrowChannels: kernels.NarrowChannels,
 		FakeQuant:      amd64.FakeQuantAVX2,
 		FakeQuantTable: amd64.FakeQuantTableAVX2,
 

@@ -51,6 +51,7 @@ func isaTables() []*Table {
 			TouchRows:      arm64.TouchRows,
 			DepthwiseRows:  arm64.DepthwiseRowsNEON,
 			PadChannels:    kernels.PadChannels,
+			NarrowChannels: kernels.NarrowChannels,
 			FakeQuant:      arm64.FakeQuantNEON,
 			FakeQuantTable: arm64.FakeQuantTableNEON,
 

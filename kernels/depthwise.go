@@ -73,3 +73,25 @@ func CheckPadChannels(dst, src []float32, n, ch, cs int) {
 		panic(fmt.Sprintf("kernels: PadChannels of %d pixels of %d channels (stride %d) from %d values into %d", n, ch, cs, len(src), len(dst)))
 	}
 }
+
+// NarrowChannels is PadChannels's inverse: it copies the first ch
+// channels of each of n pixels of src, cs channels apart (cs >= ch), into
+// dst packed: dst[i·ch+c] = src[i·cs+c] for c < ch. It panics unless
+// cs >= ch >= 0, n >= 0, len(src) >= n·cs and len(dst) >= n·ch.
+func NarrowChannels(dst, src []float32, n, ch, cs int) {
+	CheckNarrowChannels(dst, src, n, ch, cs)
+	if cs == ch {
+		copy(dst[:n*ch], src[:n*ch])
+		return
+	}
+	for i := range n {
+		copy(dst[i*ch:(i+1)*ch], src[i*cs:i*cs+ch])
+	}
+}
+
+// CheckNarrowChannels panics unless NarrowChannels's preconditions hold.
+func CheckNarrowChannels(dst, src []float32, n, ch, cs int) {
+	if n < 0 || ch < 0 || cs < ch || len(src) < n*cs || len(dst) < n*ch {
+		panic(fmt.Sprintf("kernels: NarrowChannels of %d pixels of %d channels (stride %d) from %d values into %d", n, ch, cs, len(src), len(dst)))
+	}
+}

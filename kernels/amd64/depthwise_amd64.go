@@ -188,3 +188,26 @@ func PadChannelsAVX512(dst, src []float32, n, ch, cs int) {
 	}
 	padChannelsAVX512(unsafe.SliceData(dst), unsafe.SliceData(src), n, ch, cs, full, tail, cs/16-used)
 }
+
+// narrowChannelsAVX512 computes kernels.NarrowChannels(dst, src, n, ch,
+// cs) for n >= 1: full vectors of ch, then tail (a mask of ch%16 lanes,
+// or 0) a pixel. Requires AVX-512 F.
+//
+//go:noescape
+func narrowChannelsAVX512(dst, src *float32, n, ch, cs, full, tail int)
+
+// NarrowChannelsAVX512 computes kernels.NarrowChannels(dst, src, n, ch,
+// cs) with 16-lane moves, a pixel's last lanes a masked load and store.
+// Requires AVX-512 F.
+func NarrowChannelsAVX512(dst, src []float32, n, ch, cs int) {
+	kernels.CheckNarrowChannels(dst, src, n, ch, cs)
+	if n == 0 || ch == 0 || cs == ch {
+		kernels.NarrowChannels(dst, src, n, ch, cs)
+		return
+	}
+	tail := 0
+	if r := ch % 16; r > 0 {
+		tail = 1<<r - 1
+	}
+	narrowChannelsAVX512(unsafe.SliceData(dst), unsafe.SliceData(src), n, ch, cs, ch/16, tail)
+}

@@ -19,3 +19,9 @@ func DepthwiseRowsAVX512(dst, src, w []float32, offs []int, step, channels int) 
 // PadChannelsAVX512 forwards to kernels.PadChannels in builds without
 // assembly.
 func PadChannelsAVX512(dst, src []float32, n, ch, cs int) { kernels.PadChannels(dst, src, n, ch, cs) }
+
+// NarrowChannelsAVX512 forwards to kernels.NarrowChannels in builds
+// without assembly.
+func NarrowChannelsAVX512(dst, src []float32, n, ch, cs int) {
+	kernels.NarrowChannels(dst, src, n, ch, cs)
+}

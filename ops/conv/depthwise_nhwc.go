@@ -403,9 +403,7 @@ func (pl *dwPlan) rowBlock(s *scratch, src []float32, first int, y []float32, b,
 		tb.DepthwiseRows(wide, src[((b-first)*pl.rows+iy)*pl.cols*cs+x0*step:], pl.wt[ky0*p.kw*cs:], pl.offsFrom[ky0][:(ky1-ky0)*p.kw], step, cs)
 	}
 	if cs != ch {
-		for i := range px {
-			copy(row[i*ch:(i+1)*ch], wide[i*cs:])
-		}
+		tb.NarrowChannels(row, wide, px, ch, cs)
 	}
 	if o.nhwcOut {
 		if finish {
