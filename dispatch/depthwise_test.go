@@ -365,3 +365,50 @@ func TestNarrowChannelsEveryTable(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryOtherEveryTable takes every other value of rows of 0 to 100
+// outputs from sources of exactly 2n-1 values (the last one read is the
+// source's last), 2n and more, on every table, against the definition;
+// dst past its length is not written (it is a window of a NaN-filled
+// row), and a source one value short is refused with a panic.
+func TestEveryOtherEveryTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(83, 83))
+	for _, tb := range Available() {
+		for n := 0; n <= 100; n++ {
+			for _, extra := range []int{-1, 0, 7} {
+				if n == 0 && extra < 0 {
+					continue
+				}
+				src := make([]float32, 2*n+extra)
+				for i := range src {
+					src[i] = r.Float32()*2 - 1
+				}
+				row := make([]float32, n+3)
+				for i := range row {
+					row[i] = float32(math.NaN())
+				}
+				tb.EveryOther(row[:n], src)
+				for j := range n {
+					if math.Float32bits(row[j]) != math.Float32bits(src[2*j]) {
+						t.Fatalf("%v: %d values from %d: [%d] = %v, want %v", tb, n, len(src), j, row[j], src[2*j])
+					}
+				}
+				for j := n; j < len(row); j++ {
+					if !math.IsNaN(float64(row[j])) {
+						t.Fatalf("%v: %d values from %d wrote [%d]", tb, n, len(src), j)
+					}
+				}
+				if n > 0 {
+					func() {
+						defer func() {
+							if recover() == nil {
+								t.Fatalf("%v: %d values from %d were not refused", tb, n, 2*n-2)
+							}
+						}()
+						tb.EveryOther(row[:n], src[:2*n-2])
+					}()
+				}
+			}
+		}
+	}
+}

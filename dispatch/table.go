@@ -79,6 +79,9 @@ type Table struct {
 	// NarrowChannels is PadChannels's inverse (kernels.NarrowChannels's
 	// values): the depthwise rows' sums back to their channels.
 	NarrowChannels func(dst, src []float32, n, ch, cs int)
+	// EveryOther takes every other value of a row (kernels.EveryOther's
+	// values): a stride-2 convolution's column phases.
+	EveryOther func(dst, src []float32)
 	// The fused activations' epilogues and the float32 operators they
 	// replace, each giving its reference's bits: kernels.LeakyRelu (the
 	// LeakyRelu operator's loop) and kernels.MaxMinConst (a Max or Min
@@ -143,6 +146,7 @@ var generic = &Table{
 	DepthwiseRows:  kernels.DepthwiseRows,
 	PadChannels:    kernels.PadChannels,
 	NarrowChannels: kernels.NarrowChannels,
+	EveryOther:     kernels.EveryOther,
 	FakeQuant:      kernels.FakeQuant,
 	FakeQuantTable: kernels.FakeQuantTable,
 

@@ -66,6 +66,7 @@ func isaTables() []*Table {
 		DepthwiseAlign: 16,
 		PadChannels:    amd64.PadChannelsAVX512,
 		NarrowChannels: amd64.NarrowChannelsAVX512,
+		EveryOther:     amd64.EveryOtherAVX512,
 		FakeQuant:      amd64.FakeQuantAVX512,
 		FakeQuantTable: amd64.FakeQuantTableAVX2,
 
@@ -105,6 +106,7 @@ func isaTables() []*Table {
 		DepthwiseAlign: 16,
 		PadChannels:    amd64.PadChannelsAVX512,
 		NarrowChannels: amd64.NarrowChannelsAVX512,
+		EveryOther:     amd64.EveryOtherAVX512,
 		FakeQuant:      amd64.FakeQuantAVX512,
 		FakeQuantTable: amd64.FakeQuantTableAVX2,
 
@@ -143,6 +145,7 @@ func isaTables() []*Table {
 		DepthwiseRows:  amd64.DepthwiseRowsAVX2,
 		PadChannels:    kernels.PadChannels,
 		NarrowChannels: kernels.NarrowChannels,
+		EveryOther:     kernels.EveryOther,
 		FakeQuant:      amd64.FakeQuantAVX2,
 		FakeQuantTable: amd64.FakeQuantTableAVX2,
 
@@ -180,6 +183,7 @@ func isaTables() []*Table {
 		DepthwiseRows:  amd64.DepthwiseRowsAVX2,
 		PadChannels:    kernels.PadChannels,
 		NarrowChannels: kernels.NarrowChannels,
+		EveryOther:     kernels.EveryOther,
 		FakeQuant:      amd64.FakeQuantAVX2,
 		FakeQuantTable: amd64.FakeQuantTableAVX2,
 

@@ -52,6 +52,7 @@ func isaTables() []*Table {
 			DepthwiseRows:  arm64.DepthwiseRowsNEON,
 			PadChannels:    kernels.PadChannels,
 			NarrowChannels: kernels.NarrowChannels,
+			EveryOther:     kernels.EveryOther,
 			FakeQuant:      arm64.FakeQuantNEON,
 			FakeQuantTable: arm64.FakeQuantTableNEON,
 

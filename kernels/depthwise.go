@@ -95,3 +95,24 @@ func CheckNarrowChannels(dst, src []float32, n, ch, cs int) {
 		panic(fmt.Sprintf("kernels: NarrowChannels of %d pixels of %d channels (stride %d) from %d values into %d", n, ch, cs, len(src), len(dst)))
 	}
 }
+
+// EveryOther sets dst[j] = src[2j] for j < len(dst): a plane row's even
+// or odd columns (from src one value on) for a stride-2 convolution's
+// phased layout. It panics unless len(src) >= 2·len(dst) − 1.
+func EveryOther(dst, src []float32) {
+	CheckEveryOther(dst, src)
+	if len(dst) == 0 {
+		return
+	}
+	src = src[:2*len(dst)-1]
+	for j := range dst {
+		dst[j] = src[2*j]
+	}
+}
+
+// CheckEveryOther panics unless EveryOther's precondition holds.
+func CheckEveryOther(dst, src []float32) {
+	if len(dst) > 0 && len(src) < 2*len(dst)-1 {
+		panic(fmt.Sprintf("kernels: EveryOther of %d values from %d", len(dst), len(src)))
+	}
+}

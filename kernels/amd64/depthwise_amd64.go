@@ -211,3 +211,21 @@ func NarrowChannelsAVX512(dst, src []float32, n, ch, cs int) {
 	}
 	narrowChannelsAVX512(unsafe.SliceData(dst), unsafe.SliceData(src), n, ch, cs, ch/16, tail)
 }
+
+// everyOtherAVX512 computes kernels.EveryOther for blocks >= 1 blocks of
+// 16 values of dst, 32 of src each. Requires AVX-512 F.
+//
+//go:noescape
+func everyOtherAVX512(dst, src *float32, blocks int)
+
+// EveryOtherAVX512 computes kernels.EveryOther(dst, src): 16 values a
+// permute of two vectors while 32 values of src remain, the rest through
+// the reference. Requires AVX-512 F.
+func EveryOtherAVX512(dst, src []float32) {
+	kernels.CheckEveryOther(dst, src)
+	blocks := min(len(dst), len(src)/2) / 16
+	if blocks > 0 {
+		everyOtherAVX512(unsafe.SliceData(dst), unsafe.SliceData(src), blocks)
+	}
+	kernels.EveryOther(dst[16*blocks:], src[32*blocks:])
+}

@@ -25,3 +25,7 @@ func PadChannelsAVX512(dst, src []float32, n, ch, cs int) { kernels.PadChannels(
 func NarrowChannelsAVX512(dst, src []float32, n, ch, cs int) {
 	kernels.NarrowChannels(dst, src, n, ch, cs)
 }
+
+// EveryOtherAVX512 forwards to kernels.EveryOther in builds without
+// assembly.
+func EveryOtherAVX512(dst, src []float32) { kernels.EveryOther(dst, src) }

@@ -105,3 +105,44 @@ nnext:
 	JNZ  npixel
 	VZEROUPPER
 	RET
+
+// The even lanes of two vectors, in order: VPERMT2PS's indexes (16-31
+// the second vector's).
+DATA evenLanes<>+0(SB)/4, $0
+DATA evenLanes<>+4(SB)/4, $2
+DATA evenLanes<>+8(SB)/4, $4
+DATA evenLanes<>+12(SB)/4, $6
+DATA evenLanes<>+16(SB)/4, $8
+DATA evenLanes<>+20(SB)/4, $10
+DATA evenLanes<>+24(SB)/4, $12
+DATA evenLanes<>+28(SB)/4, $14
+DATA evenLanes<>+32(SB)/4, $16
+DATA evenLanes<>+36(SB)/4, $18
+DATA evenLanes<>+40(SB)/4, $20
+DATA evenLanes<>+44(SB)/4, $22
+DATA evenLanes<>+48(SB)/4, $24
+DATA evenLanes<>+52(SB)/4, $26
+DATA evenLanes<>+56(SB)/4, $28
+DATA evenLanes<>+60(SB)/4, $30
+GLOBL evenLanes<>(SB), RODATA|NOPTR, $64
+
+// func everyOtherAVX512(dst, src *float32, blocks int)
+//
+// blocks times: 32 values of src, their 16 even ones to dst.
+TEXT ·everyOtherAVX512(SB), NOSPLIT, $0-24
+	MOVQ      dst+0(FP), DI
+	MOVQ      src+8(FP), SI
+	MOVQ      blocks+16(FP), CX
+	VMOVDQU32 evenLanes<>(SB), Z2
+
+eloop:
+	VMOVUPS   (SI), Z0
+	VMOVUPS   64(SI), Z1
+	VPERMT2PS Z1, Z2, Z0
+	VMOVUPS   Z0, (DI)
+	ADDQ      $128, SI
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       eloop
+	VZEROUPPER
+	RET

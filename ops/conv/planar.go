@@ -1,6 +1,7 @@
 package conv
 
 import (
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/ops"
 )
@@ -75,7 +76,7 @@ func (l *phased) offsets(c int) []int {
 // prepareRows writes the laid-out rows [r0, r1) of every phase of the
 // plane x into buf (size values): row r of phase f is the plane's row
 // r − ph, its columns f − pw, f − pw + sw, ..., zeros outside the plane.
-func (l *phased) prepareRows(x, buf []float32, r0, r1 int) {
+func (l *phased) prepareRows(tb *dispatch.Table, x, buf []float32, r0, r1 int) {
 	p := &l.p
 	for f := range p.sw {
 		for r := r0; r < r1; r++ {
@@ -109,6 +110,10 @@ func (l *phased) prepareRows(x, buf []float32, r0, r1 int) {
 				continue
 			}
 			d := dst[lo:hi]
+			if p.sw == 2 {
+				tb.EveryOther(d, src)
+				continue
+			}
 			for j, k := 0, 0; j < len(d) && k < len(src); j, k = j+1, k+p.sw {
 				d[j] = src[k]
 			}
@@ -134,7 +139,7 @@ func (dw *depthwiseWeights) planarTo(c *ops.Context, g *Geometry, x, y []float32
 	// A few input planes (3: RGB) split by rows.
 	err := run(c, g.Batch*g.C*l.rows, g.Batch*g.C*size*transposeCost, func(_ *gemm.Engine, _ *scratch, task int) error {
 		i, r := task/l.rows, task%l.rows
-		l.prepareRows(x[i*inSize:][:inSize], prep[i*size:][:size], r, r+1)
+		l.prepareRows(o.tb, x[i*inSize:][:inSize], prep[i*size:][:size], r, r+1)
 		return nil
 	})
 	if err != nil {
