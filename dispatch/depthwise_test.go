@@ -310,54 +310,59 @@ func TestPadChannelsEveryTable(t *testing.T) {
 	}
 }
 
-// TestNarrowChannelsEveryTable is TestPadChannelsEveryTable's inverse:
-// pixels of every channel count from 0 to 50 at five strides narrowed to
-// their channels on every table, against NarrowChannels's definition;
-// dst starts as NaNs and past the n pixels must stay so (a tail store
-// must not write the next pixel's values or past the last), and short
-// slices are refused with a panic.
-func TestNarrowChannelsEveryTable(t *testing.T) {
+// TestCopyBlockEveryTable copies blocks of 0 to 7 rows of every width
+// from 0 to 50 between row strides of their own width, one more, the next
+// multiples of 16 and beyond, on every table, against the definition:
+// dst starts as NaNs, and what lies between its rows and past the block
+// must stay so (a tail store must not write the next row's values or
+// past the last); blocks one value short are refused with a panic.
+func TestCopyBlockEveryTable(t *testing.T) {
 	r := rand.New(rand.NewPCG(79, 79))
-	nan := float32(math.NaN())
 	for _, tb := range Available() {
-		for ch := 0; ch <= 50; ch++ {
-			for _, cs := range []int{ch, ch + 1, (ch + 15) / 16 * 16, (ch+15)/16*16 + 16, (ch+15)/16*16 + 32} {
-				if cs < ch {
+		for cols := 0; cols <= 50; cols++ {
+			strides := []int{cols, cols + 1, (cols + 15) / 16 * 16, (cols+15)/16*16 + 16, 3*cols + 5}
+			for si, lds := range strides {
+				ldd := strides[(si+2)%len(strides)]
+				if lds < cols || ldd < cols {
 					continue
 				}
-				for _, n := range []int{0, 1, 2, 7} {
-					src := make([]float32, n*cs)
+				for _, rows := range []int{0, 1, 2, 7} {
+					n := func(ld int) int {
+						if rows == 0 || cols == 0 {
+							return 0
+						}
+						return (rows-1)*ld + cols
+					}
+					src := make([]float32, n(lds))
 					for i := range src {
 						src[i] = r.Float32()*2 - 1
 					}
-					dst := make([]float32, n*ch+5)
+					dst := make([]float32, n(ldd)+5)
 					for i := range dst {
-						dst[i] = nan
+						dst[i] = float32(math.NaN())
 					}
-					tb.NarrowChannels(dst, src, n, ch, cs)
-					for i := range n {
-						for c := range ch {
-							if got, want := dst[i*ch+c], src[i*cs+c]; math.Float32bits(got) != math.Float32bits(want) {
-								t.Fatalf("%v: %d pixels of %d channels from stride %d: pixel %d channel %d = %v, want %v", tb, n, ch, cs, i, c, got, want)
-							}
+					tb.CopyBlock(dst, ldd, src, lds, rows, cols)
+					for i := range dst {
+						row, c := i/max(ldd, 1), i%max(ldd, 1)
+						inside := row < rows && c < cols
+						if inside && math.Float32bits(dst[i]) != math.Float32bits(src[row*lds+c]) {
+							t.Fatalf("%v: %d rows of %d (strides %d <- %d): [%d][%d] = %v, want %v", tb, rows, cols, ldd, lds, row, c, dst[i], src[row*lds+c])
+						}
+						if !inside && !math.IsNaN(float64(dst[i])) {
+							t.Fatalf("%v: %d rows of %d (strides %d <- %d) wrote value %d outside the block", tb, rows, cols, ldd, lds, i)
 						}
 					}
-					for i := n * ch; i < len(dst); i++ {
-						if !math.IsNaN(float64(dst[i])) {
-							t.Fatalf("%v: %d pixels of %d channels from stride %d wrote value %d past them", tb, n, ch, cs, i)
-						}
-					}
-					if n == 0 || ch == 0 {
+					if rows == 0 || cols == 0 {
 						continue
 					}
-					for _, short := range []struct{ dst, src int }{{n*ch - 1, n * cs}, {n * ch, n*cs - 1}} {
+					for _, short := range []struct{ dst, src int }{{n(ldd) - 1, n(lds)}, {n(ldd), n(lds) - 1}} {
 						func() {
 							defer func() {
 								if recover() == nil {
-									t.Fatalf("%v: %d pixels of %d channels from stride %d into %d values from %d were not refused", tb, n, ch, cs, short.dst, short.src)
+									t.Fatalf("%v: %d rows of %d (strides %d <- %d) into %d values from %d were not refused", tb, rows, cols, ldd, lds, short.dst, short.src)
 								}
 							}()
-							tb.NarrowChannels(dst[:short.dst], src[:short.src], n, ch, cs)
+							tb.CopyBlock(dst[:short.dst], ldd, src[:short.src], lds, rows, cols)
 						}()
 					}
 				}

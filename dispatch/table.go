@@ -76,9 +76,10 @@ type Table struct {
 	// channels, the added ones zero (kernels.PadChannels's values): a
 	// depthwise convolution's copy of its image on DepthwiseAlign.
 	PadChannels func(dst, src []float32, n, ch, cs int)
-	// NarrowChannels is PadChannels's inverse (kernels.NarrowChannels's
-	// values): the depthwise rows' sums back to their channels.
-	NarrowChannels func(dst, src []float32, n, ch, cs int)
+	// CopyBlock copies a block of rows between row strides
+	// (kernels.CopyBlock's values): the depthwise rows' sums back to
+	// their channels, a product's padded last panel out of its scratch.
+	CopyBlock func(dst []float32, ldd int, src []float32, lds int, rows, cols int)
 	// EveryOther takes every other value of a row (kernels.EveryOther's
 	// values): a stride-2 convolution's column phases.
 	EveryOther func(dst, src []float32)
@@ -145,7 +146,7 @@ var generic = &Table{
 	TouchRows:      kernels.TouchRows,
 	DepthwiseRows:  kernels.DepthwiseRows,
 	PadChannels:    kernels.PadChannels,
-	NarrowChannels: kernels.NarrowChannels,
+	CopyBlock:      kernels.CopyBlock,
 	EveryOther:     kernels.EveryOther,
 	FakeQuant:      kernels.FakeQuant,
 	FakeQuantTable: kernels.FakeQuantTable,

@@ -51,7 +51,7 @@ func isaTables() []*Table {
 			TouchRows:      arm64.TouchRows,
 			DepthwiseRows:  arm64.DepthwiseRowsNEON,
 			PadChannels:    kernels.PadChannels,
-			NarrowChannels: kernels.NarrowChannels,
+			CopyBlock:      kernels.CopyBlock,
 			EveryOther:     kernels.EveryOther,
 			FakeQuant:      arm64.FakeQuantNEON,
 			FakeQuantTable: arm64.FakeQuantTableNEON,

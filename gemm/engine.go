@@ -415,9 +415,7 @@ func (e *Engine) qOut(q *kernels.QBlock, c []float32, ldc, r0, c0, cols int, til
 	scratch := *tile
 	q.C, q.LDC = scratch, w
 	e.t.QBlock(q)
-	for r := 0; r < q.Rows; r++ {
-		copy(c[(r0+r)*ldc+c0:(r0+r)*ldc+c0+cols], scratch[r*w:])
-	}
+	e.t.CopyBlock(c[r0*ldc+c0:], ldc, scratch, w, q.Rows, cols)
 }
 
 // qBlocks runs rows m0..m1 of one panel group of per-block weights: for
@@ -656,9 +654,7 @@ func (j *fJob) chunks(u0, u1 int) {
 			}
 		}
 		if cols < width {
-			for r := m0; r < m1; r++ {
-				copy(c[r*ldc+c0:r*ldc+c0+cols], task.scratch[(r-m0)*width:])
-			}
+			t.CopyBlock(c[m0*ldc+c0:], ldc, task.scratch, width, m1-m0, cols)
 			j.e.finishRows(j.fin, c, ldc, m0, m1, c0, cols)
 		}
 	}

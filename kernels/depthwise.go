@@ -74,25 +74,30 @@ func CheckPadChannels(dst, src []float32, n, ch, cs int) {
 	}
 }
 
-// NarrowChannels is PadChannels's inverse: it copies the first ch
-// channels of each of n pixels of src, cs channels apart (cs >= ch), into
-// dst packed: dst[i·ch+c] = src[i·cs+c] for c < ch. It panics unless
-// cs >= ch >= 0, n >= 0, len(src) >= n·cs and len(dst) >= n·ch.
-func NarrowChannels(dst, src []float32, n, ch, cs int) {
-	CheckNarrowChannels(dst, src, n, ch, cs)
-	if cs == ch {
-		copy(dst[:n*ch], src[:n*ch])
+// CopyBlock copies rows rows of cols values from src (row stride lds)
+// into dst (row stride ldd): dst[r·ldd+c] = src[r·lds+c]. It narrows the
+// widened channels of a depthwise row's sums back to their own and moves
+// a product's padded last panel out of its scratch. It panics unless
+// rows, cols >= 0, ldd, lds >= cols and the slices hold the blocks (when
+// rows and cols are not 0).
+func CopyBlock(dst []float32, ldd int, src []float32, lds int, rows, cols int) {
+	CheckCopyBlock(dst, ldd, src, lds, rows, cols)
+	if rows == 0 || cols == 0 {
 		return
 	}
-	for i := range n {
-		copy(dst[i*ch:(i+1)*ch], src[i*cs:i*cs+ch])
+	if ldd == cols && lds == cols {
+		copy(dst[:rows*cols], src[:rows*cols])
+		return
+	}
+	for r := range rows {
+		copy(dst[r*ldd:r*ldd+cols], src[r*lds:r*lds+cols])
 	}
 }
 
-// CheckNarrowChannels panics unless NarrowChannels's preconditions hold.
-func CheckNarrowChannels(dst, src []float32, n, ch, cs int) {
-	if n < 0 || ch < 0 || cs < ch || len(src) < n*cs || len(dst) < n*ch {
-		panic(fmt.Sprintf("kernels: NarrowChannels of %d pixels of %d channels (stride %d) from %d values into %d", n, ch, cs, len(src), len(dst)))
+// CheckCopyBlock panics unless CopyBlock's preconditions hold.
+func CheckCopyBlock(dst []float32, ldd int, src []float32, lds int, rows, cols int) {
+	if rows < 0 || cols < 0 || rows > 0 && cols > 0 && (ldd < cols || lds < cols || len(dst) < (rows-1)*ldd+cols || len(src) < (rows-1)*lds+cols) {
+		panic(fmt.Sprintf("kernels: CopyBlock of %d rows of %d values from %d (row stride %d) into %d (row stride %d)", rows, cols, len(src), lds, len(dst), ldd))
 	}
 }
 

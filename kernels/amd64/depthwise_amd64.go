@@ -189,27 +189,27 @@ func PadChannelsAVX512(dst, src []float32, n, ch, cs int) {
 	padChannelsAVX512(unsafe.SliceData(dst), unsafe.SliceData(src), n, ch, cs, full, tail, cs/16-used)
 }
 
-// narrowChannelsAVX512 computes kernels.NarrowChannels(dst, src, n, ch,
-// cs) for n >= 1: full vectors of ch, then tail (a mask of ch%16 lanes,
-// or 0) a pixel. Requires AVX-512 F.
+// copyBlockAVX512 computes kernels.CopyBlock for rows >= 1: full
+// vectors of a row's values, then tail (a mask of cols%16 lanes, or 0).
+// Requires AVX-512 F.
 //
 //go:noescape
-func narrowChannelsAVX512(dst, src *float32, n, ch, cs, full, tail int)
+func copyBlockAVX512(dst, src *float32, rows, ldd, lds, full, tail int)
 
-// NarrowChannelsAVX512 computes kernels.NarrowChannels(dst, src, n, ch,
-// cs) with 16-lane moves, a pixel's last lanes a masked load and store.
+// CopyBlockAVX512 computes kernels.CopyBlock(dst, ldd, src, lds, rows,
+// cols) with 16-lane moves, a row's last lanes a masked load and store.
 // Requires AVX-512 F.
-func NarrowChannelsAVX512(dst, src []float32, n, ch, cs int) {
-	kernels.CheckNarrowChannels(dst, src, n, ch, cs)
-	if n == 0 || ch == 0 || cs == ch {
-		kernels.NarrowChannels(dst, src, n, ch, cs)
+func CopyBlockAVX512(dst []float32, ldd int, src []float32, lds int, rows, cols int) {
+	kernels.CheckCopyBlock(dst, ldd, src, lds, rows, cols)
+	if rows == 0 || cols == 0 || ldd == cols && lds == cols {
+		kernels.CopyBlock(dst, ldd, src, lds, rows, cols)
 		return
 	}
 	tail := 0
-	if r := ch % 16; r > 0 {
+	if r := cols % 16; r > 0 {
 		tail = 1<<r - 1
 	}
-	narrowChannelsAVX512(unsafe.SliceData(dst), unsafe.SliceData(src), n, ch, cs, ch/16, tail)
+	copyBlockAVX512(unsafe.SliceData(dst), unsafe.SliceData(src), rows, ldd, lds, cols/16, tail)
 }
 
 // everyOtherAVX512 computes kernels.EveryOther for blocks >= 1 blocks of

@@ -20,10 +20,10 @@ func DepthwiseRowsAVX512(dst, src, w []float32, offs []int, step, channels int) 
 // assembly.
 func PadChannelsAVX512(dst, src []float32, n, ch, cs int) { kernels.PadChannels(dst, src, n, ch, cs) }
 
-// NarrowChannelsAVX512 forwards to kernels.NarrowChannels in builds
-// without assembly.
-func NarrowChannelsAVX512(dst, src []float32, n, ch, cs int) {
-	kernels.NarrowChannels(dst, src, n, ch, cs)
+// CopyBlockAVX512 forwards to kernels.CopyBlock in builds without
+// assembly.
+func CopyBlockAVX512(dst []float32, ldd int, src []float32, lds int, rows, cols int) {
+	kernels.CopyBlock(dst, ldd, src, lds, rows, cols)
 }
 
 // EveryOtherAVX512 forwards to kernels.EveryOther in builds without

@@ -62,18 +62,18 @@ next:
 	VZEROUPPER
 	RET
 
-// func narrowChannelsAVX512(dst, src *float32, n, ch, cs, full, tail int)
+// func copyBlockAVX512(dst, src *float32, rows, ldd, lds, full, tail int)
 //
-// Per pixel: full 16-lane moves of the channels, then (tail a mask of
-// the last ch%16 lanes, or 0) one masked load and one masked store, which
-// writes none of the next pixel's values (nor past the last pixel).
-TEXT ·narrowChannelsAVX512(SB), NOSPLIT, $0-56
+// Per row: full 16-lane moves, then (tail a mask of the last cols%16
+// lanes, or 0) one masked load and one masked store, which writes
+// nothing past the row's values.
+TEXT ·copyBlockAVX512(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
-	MOVQ ch+24(FP), R8
+	MOVQ rows+16(FP), CX
+	MOVQ ldd+24(FP), R8
 	SHLQ $2, R8
-	MOVQ cs+32(FP), R9
+	MOVQ lds+32(FP), R9
 	SHLQ $2, R9
 	MOVQ full+40(FP), R10
 	MOVQ tail+48(FP), AX

@@ -403,7 +403,7 @@ func (pl *dwPlan) rowBlock(s *scratch, src []float32, first int, y []float32, b,
 		tb.DepthwiseRows(wide, src[((b-first)*pl.rows+iy)*pl.cols*cs+x0*step:], pl.wt[ky0*p.kw*cs:], pl.offsFrom[ky0][:(ky1-ky0)*p.kw], step, cs)
 	}
 	if cs != ch {
-		tb.NarrowChannels(row, wide, px, ch, cs)
+		tb.CopyBlock(row, ch, wide, cs, px, ch)
 	}
 	if o.nhwcOut {
 		if finish {
