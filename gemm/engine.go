@@ -587,6 +587,7 @@ var fJobs = sync.Pool{New: func() any {
 type fTask struct {
 	f       kernels.FBlock
 	scratch []float32
+	bias    []float32 // the padded last panel's bias, zeros past the columns
 }
 
 var fTasks = sync.Pool{New: func() any { return new(fTask) }}
@@ -615,9 +616,18 @@ func (j *fJob) chunks(u0, u1 int) {
 		// The padded last panel writes through a scratch block of the
 		// chunk's rows, copied out after its last K block.
 		out, ldo, o0 := c, ldc, c0
+		// The padded last panel is finished in the kernel too when the
+		// table's FFinish does so and no residual is added (its rows
+		// would be read past their columns): on a bias padded with
+		// zeros, the columns past the product's discarded.
+		padFinish := false
 		if cols < width {
 			task.scratch = grow(task.scratch, (m1-m0)*width)
 			out, ldo, o0 = task.scratch[:(m1-m0)*width], width, 0
+			if padFinish = j.fin != nil && j.fin.Res == nil && t.FFinish; padFinish {
+				task.bias = grow(task.bias, width)
+				clear(task.bias[copy(task.bias, j.fin.Bias[c0:c0+cols]):])
+			}
 		}
 		for kb := 0; kb < pieces; kb++ {
 			k0, k1, at, segs := j.piece(kb)
@@ -631,7 +641,7 @@ func (j *fJob) chunks(u0, u1 int) {
 			if kb > 0 {
 				f.Flags = kernels.FLoadC
 			}
-			finish := j.fin != nil && kb == pieces-1 && cols == width
+			finish := j.fin != nil && kb == pieces-1 && (cols == width || padFinish)
 			for r0 := m0; r0 < m1; r0 += t.FMR {
 				f.Rows = min(t.FMR, m1-r0)
 				f.A = a[r0*lda+at:]
@@ -643,6 +653,9 @@ func (j *fJob) chunks(u0, u1 int) {
 				}
 				if finish {
 					j.fin.block(f, r0, c0)
+					if padFinish {
+						f.Bias = task.bias
+					}
 					if t.FFinish {
 						f.Flags |= kernels.FFinish
 					}
@@ -655,7 +668,9 @@ func (j *fJob) chunks(u0, u1 int) {
 		}
 		if cols < width {
 			t.CopyBlock(c[m0*ldc+c0:], ldc, task.scratch, width, m1-m0, cols)
-			j.e.finishRows(j.fin, c, ldc, m0, m1, c0, cols)
+			if !padFinish {
+				j.e.finishRows(j.fin, c, ldc, m0, m1, c0, cols)
+			}
 		}
 	}
 	*f = kernels.FBlock{} // the pool keeps no operands alive
