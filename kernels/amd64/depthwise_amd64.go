@@ -160,13 +160,22 @@ func gridShape(offs []int, channels int) (kw, top int) {
 	return 0, top
 }
 
-// padChannelsAVX512 computes kernels.PadChannels(dst, src, n, ch, cs)
-// for n >= 1 and cs a multiple of 16: full vectors of ch, then tail (a
-// mask of ch%16 lanes, or 0), then zeros vectors of zeros a pixel.
-// Requires AVX-512 F.
+// moveRowsAVX512 moves rows >= 1 rows of src (lds apart) to dst (ldd
+// apart): full vectors a row, then, when tail (a mask of lanes) is not
+// 0, the tail's lanes loaded and stored under the mask store, then zeros
+// vectors of zeros. Requires AVX-512 F.
 //
 //go:noescape
-func padChannelsAVX512(dst, src *float32, n, ch, cs, full, tail, zeros int)
+func moveRowsAVX512(dst, src *float32, rows, ldd, lds, full, tail, store, zeros int)
+
+// tailMask is the mask of the lanes of a vector that the last n%16 of n
+// values fill (0: none).
+func tailMask(n int) int {
+	if r := n % 16; r > 0 {
+		return 1<<r - 1
+	}
+	return 0
+}
 
 // PadChannelsAVX512 computes kernels.PadChannels(dst, src, n, ch, cs)
 // with 16-lane moves, the lanes past ch loaded as zeros, for cs a
@@ -178,23 +187,13 @@ func PadChannelsAVX512(dst, src []float32, n, ch, cs int) {
 		kernels.PadChannels(dst, src, n, ch, cs)
 		return
 	}
-	full, tail := ch/16, 0
-	if r := ch % 16; r > 0 {
-		tail = 1<<r - 1
-	}
+	full, tail := ch/16, tailMask(ch)
 	used := full
 	if tail != 0 {
 		used++
 	}
-	padChannelsAVX512(unsafe.SliceData(dst), unsafe.SliceData(src), n, ch, cs, full, tail, cs/16-used)
+	moveRowsAVX512(unsafe.SliceData(dst), unsafe.SliceData(src), n, cs, ch, full, tail, 0xffff, cs/16-used)
 }
-
-// copyBlockAVX512 computes kernels.CopyBlock for rows >= 1: full
-// vectors of a row's values, then tail (a mask of cols%16 lanes, or 0).
-// Requires AVX-512 F.
-//
-//go:noescape
-func copyBlockAVX512(dst, src *float32, rows, ldd, lds, full, tail int)
 
 // CopyBlockAVX512 computes kernels.CopyBlock(dst, ldd, src, lds, rows,
 // cols) with 16-lane moves, a row's last lanes a masked load and store.
@@ -205,11 +204,8 @@ func CopyBlockAVX512(dst []float32, ldd int, src []float32, lds int, rows, cols 
 		kernels.CopyBlock(dst, ldd, src, lds, rows, cols)
 		return
 	}
-	tail := 0
-	if r := cols % 16; r > 0 {
-		tail = 1<<r - 1
-	}
-	copyBlockAVX512(unsafe.SliceData(dst), unsafe.SliceData(src), rows, ldd, lds, cols/16, tail)
+	tail := tailMask(cols)
+	moveRowsAVX512(unsafe.SliceData(dst), unsafe.SliceData(src), rows, ldd, lds, cols/16, tail, tail, 0)
 }
 
 // everyOtherAVX512 computes kernels.EveryOther for blocks >= 1 blocks of

@@ -2,30 +2,33 @@
 
 #include "textflag.h"
 
-// func padChannelsAVX512(dst, src *float32, n, ch, cs, full, tail, zeros int)
+// func moveRowsAVX512(dst, src *float32, rows, ldd, lds, full, tail, store, zeros int)
 //
-// Per pixel: full 16-lane moves of the channels, then (tail a mask of
-// the last ch%16 lanes, or 0) one masked load that zeroes the lanes past
-// ch, stored whole, then zeros vectors of zeros: 16·(full + (tail != 0)
-// + zeros) = cs. Masked-off lanes of a load are not read, so the last
-// pixel's load stops where src does.
-TEXT ·padChannelsAVX512(SB), NOSPLIT, $0-64
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
-	MOVQ ch+24(FP), R8
-	SHLQ $2, R8
-	MOVQ cs+32(FP), R9
-	SHLQ $2, R9
-	MOVQ full+40(FP), R10
-	MOVQ tail+48(FP), AX
-	KMOVW AX, K1
-	MOVQ zeros+56(FP), R11
+// Per row: full 16-lane moves; then, when tail (a mask of the last lanes
+// to read) is not 0, one load of those lanes that zeroes the others,
+// stored under the mask store (tail itself: nothing past the row's
+// values; all ones: a whole vector, its zeros widening the row); then
+// zeros vectors of zeros. Masked-off lanes of a load are not read, so the
+// last row's load stops where src does.
+TEXT ·moveRowsAVX512(SB), NOSPLIT, $0-72
+	MOVQ   dst+0(FP), DI
+	MOVQ   src+8(FP), SI
+	MOVQ   rows+16(FP), CX
+	MOVQ   ldd+24(FP), R8
+	SHLQ   $2, R8
+	MOVQ   lds+32(FP), R9
+	SHLQ   $2, R9
+	MOVQ   full+40(FP), R10
+	MOVQ   tail+48(FP), AX
+	KMOVW  AX, K1
+	MOVQ   store+56(FP), DX
+	KMOVW  DX, K2
+	MOVQ   zeros+64(FP), R11
 	VPXORD Z1, Z1, Z1
 
-pixel:
-	XORQ BX, BX
-	MOVQ R10, DX
+row:
+	XORQ  BX, BX
+	MOVQ  R10, DX
 	TESTQ DX, DX
 	JZ    tail
 
@@ -37,10 +40,10 @@ vec:
 	JNZ     vec
 
 tail:
-	TESTQ AX, AX
-	JZ    zero
+	TESTQ     AX, AX
+	JZ        zero
 	VMOVUPS.Z (SI)(BX*1), K1, Z0
-	VMOVUPS   Z0, (DI)(BX*1)
+	VMOVUPS   Z0, K2, (DI)(BX*1)
 	ADDQ      $64, BX
 
 zero:
@@ -55,54 +58,10 @@ zloop:
 	JNZ     zloop
 
 next:
-	ADDQ R8, SI
-	ADDQ R9, DI
-	DECQ CX
-	JNZ  pixel
-	VZEROUPPER
-	RET
-
-// func copyBlockAVX512(dst, src *float32, rows, ldd, lds, full, tail int)
-//
-// Per row: full 16-lane moves, then (tail a mask of the last cols%16
-// lanes, or 0) one masked load and one masked store, which writes
-// nothing past the row's values.
-TEXT ·copyBlockAVX512(SB), NOSPLIT, $0-56
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ rows+16(FP), CX
-	MOVQ ldd+24(FP), R8
-	SHLQ $2, R8
-	MOVQ lds+32(FP), R9
-	SHLQ $2, R9
-	MOVQ full+40(FP), R10
-	MOVQ tail+48(FP), AX
-	KMOVW AX, K1
-
-npixel:
-	XORQ  BX, BX
-	MOVQ  R10, DX
-	TESTQ DX, DX
-	JZ    ntail
-
-nvec:
-	VMOVUPS (SI)(BX*1), Z0
-	VMOVUPS Z0, (DI)(BX*1)
-	ADDQ    $64, BX
-	DECQ    DX
-	JNZ     nvec
-
-ntail:
-	TESTQ     AX, AX
-	JZ        nnext
-	VMOVUPS.Z (SI)(BX*1), K1, Z0
-	VMOVUPS   Z0, K1, (DI)(BX*1)
-
-nnext:
 	ADDQ R9, SI
 	ADDQ R8, DI
 	DECQ CX
-	JNZ  npixel
+	JNZ  row
 	VZEROUPPER
 	RET
 
