@@ -1,0 +1,231 @@
+package gemm
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/quantserve/quantserve/kernels"
+)
+
+// The float32 products: the kernels' row tiles over packed weight panels,
+// finished as each tile is written.
+
+// MatMul computes c (m×N, row stride N) = a (m×K, row stride K) · w with
+// the float kernels.
+func (e *Engine) MatMul(a []float32, m int, w *FWeights, c []float32) error {
+	return e.MatMulStrided(a, m, w.K, w, c, w.N)
+}
+
+// MatMulStrided computes c[i*ldc+j] = Σ_k a[i*lda+k]·W[k][j] for i < m,
+// j < N. Nothing else of c is written.
+func (e *Engine) MatMulStrided(a []float32, m, lda int, w *FWeights, c []float32, ldc int) error {
+	k := w.K
+	if m < 0 || m > 0 && (lda < k || len(a) < (m-1)*lda+k) {
+		return fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(a), m, k, lda)
+	}
+	return e.matMulF(a, m, lda, nil, w, c, ldc, nil)
+}
+
+// MatMulSegments computes c[i*ldc+j] = Σ_k A[i][k]·W[k][j] for i < m,
+// j < N, where A's K columns are len(segs) segments of equal length
+// L = K/len(segs), each read in place: A[i][s·L+t] = a[segs[s]+i*lda+t]
+// for t < L. Rows may overlap (lda < L): a convolution's rows read from
+// its channels-last image, whose kernel rows are segments and whose
+// output positions are rows lda apart, multiply with no im2col copy.
+// Nothing of c but the product is written.
+func (e *Engine) MatMulSegments(a []float32, m, lda int, segs []int, w *FWeights, c []float32, ldc int) error {
+	return e.MatMulSegmentsFinish(a, m, lda, segs, w, c, ldc, nil)
+}
+
+// matMulF is MatMulStrided (segs nil) and MatMulSegments, their
+// operands checked but for c.
+func (e *Engine) matMulF(a []float32, m, lda int, segs []int, w *FWeights, c []float32, ldc int, fin *Finish) error {
+	k, n := w.K, w.N
+	if m == 0 || n == 0 {
+		return nil
+	}
+	if ldc < n || len(c) < (m-1)*ldc+n {
+		return fmt.Errorf("gemm: output of %d values for %d rows of %d (row stride %d)", len(c), m, n, ldc)
+	}
+	if err := fin.check(m, n); err != nil {
+		return err
+	}
+	t := e.t
+	panels := (n + kernels.PanelN - 1) / kernels.PanelN
+	ng := groups(panels, t.FNP)
+	mc := rowChunk(t.FMR)
+	chunks := (m + mc - 1) / mc
+	pstr := k * kernels.PanelN
+	// K blocks: even, each under kcBytes of a panel group's packed
+	// weights; with segments, runs of whole segments as long, or each
+	// segment split so when one is longer.
+	kcMax := k
+	if m > t.FMR {
+		kcMax = max(1, e.kcBytes/(t.FNP*64))
+	}
+	j := fJobs.Get().(*fJob)
+	j.e, j.a, j.lda, j.w, j.c, j.ldc, j.m = e, a, lda, w, c, ldc, m
+	j.panels, j.ng, j.mc, j.pstr = panels, ng, mc, pstr
+	j.segs, j.seg, j.spb, j.nkb, j.fin = segs, 0, 0, 1, fin
+	j.touch = touches(m, n, mc)
+	switch {
+	case segs == nil:
+		if k > kcMax {
+			j.nkb = (k + kcMax - 1) / kcMax
+		}
+		j.pieces = j.nkb
+	case k/len(segs) <= kcMax:
+		j.seg = k / len(segs)
+		j.spb = max(1, kcMax/max(j.seg, 1))
+		j.pieces = (len(segs) + j.spb - 1) / j.spb
+	default:
+		j.seg = k / len(segs)
+		j.nkb = (j.seg + kcMax - 1) / kcMax
+		j.pieces = len(segs) * j.nkb
+	}
+	err := e.run(chunks*ng, m*n*k, j.run)
+	*j = fJob{run: j.run} // the pool keeps no operands alive
+	fJobs.Put(j)
+	return err
+}
+
+// fJob is one MatMulStrided call, pooled with the method value the engine
+// runs, as qJob is.
+type fJob struct {
+	e                         *Engine
+	a                         []float32
+	lda                       int
+	w                         *FWeights
+	c                         []float32
+	ldc, m                    int
+	panels, ng, mc, pstr, nkb int
+	// segs are the offsets in a of the segments of seg columns of K
+	// (MatMulSegments; nil: a's rows hold K columns each), run spb of
+	// them a block, or, when spb is 0, each as nkb blocks. pieces is the
+	// number of K blocks.
+	segs     []int
+	seg, spb int
+	pieces   int
+	fin      *Finish // nil: none (MatMulStridedFinish)
+	touch    bool    // touches(m, n, mc)
+	run      func(u0, u1 int)
+}
+
+// piece returns K block kb of j: its columns [k0, k1), where in a row of
+// a (at i*lda) column k0 lies, and the block's segments (offsets from a
+// row's start) when it reads several as they lie.
+func (j *fJob) piece(kb int) (k0, k1, at int, segs []int) {
+	switch {
+	case j.segs == nil:
+		k0, k1 = span(kb, j.w.K, j.nkb)
+		return k0, k1, k0, nil
+	case j.spb > 0:
+		s0 := kb * j.spb
+		s1 := min(s0+j.spb, len(j.segs))
+		return s0 * j.seg, s1 * j.seg, 0, j.segs[s0:s1]
+	}
+	s, p := kb/j.nkb, kb%j.nkb
+	t0, t1 := span(p, j.seg, j.nkb)
+	return s*j.seg + t0, s*j.seg + t1, j.segs[s] + t0, nil
+}
+
+var fJobs = sync.Pool{New: func() any {
+	j := new(fJob)
+	j.run = j.chunks
+	return j
+}}
+
+// fTask is the scratch of one goroutine's run of an fJob's units: the
+// kernel's argument and the padded last panel's block. Small
+// convolutions multiply thousands of times per image.
+type fTask struct {
+	f       kernels.FBlock
+	scratch []float32
+	bias    []float32 // the padded last panel's bias, zeros past the columns
+}
+
+var fTasks = sync.Pool{New: func() any { return new(fTask) }}
+
+// chunks runs units [u0, u1) of j: for each, one row chunk of one panel
+// group.
+func (j *fJob) chunks(u0, u1 int) {
+	t, a, lda, w, c, ldc, m := j.e.t, j.a, j.lda, j.w, j.c, j.ldc, j.m
+	n := w.N
+	panels, ng, mc, pstr := j.panels, j.ng, j.mc, j.pstr
+	pieces := j.pieces
+	task := fTasks.Get().(*fTask)
+	defer fTasks.Put(task)
+	f := &task.f
+	for unit := u0; unit < u1; unit++ {
+		ch, g := unit/ng, unit%ng
+		m0, m1 := ch*mc, min(m, (ch+1)*mc)
+		p0, p1 := span(g, panels, ng)
+		c0 := p0 * kernels.PanelN
+		if g == 0 && j.touch {
+			j.e.touch(c, ldc, j.fin, m0, m1, n)
+		}
+		*f = kernels.FBlock{LDA: lda, PStr: pstr, NP: p1 - p0}
+		width := f.NP * kernels.PanelN
+		cols := min(n-c0, width)
+		// The padded last panel writes through a scratch block of the
+		// chunk's rows, copied out after its last K block.
+		out, ldo, o0 := c, ldc, c0
+		// The padded last panel is finished in the kernel too when the
+		// table's FFinish does so and no residual is added (its rows
+		// would be read past their columns): on a bias padded with
+		// zeros, the columns past the product's discarded.
+		padFinish := false
+		if cols < width {
+			task.scratch = grow(task.scratch, (m1-m0)*width)
+			out, ldo, o0 = task.scratch[:(m1-m0)*width], width, 0
+			if padFinish = j.fin != nil && j.fin.Res == nil && t.FFinish; padFinish {
+				task.bias = grow(task.bias, width)
+				clear(task.bias[copy(task.bias, j.fin.Bias[c0:c0+cols]):])
+			}
+		}
+		for kb := 0; kb < pieces; kb++ {
+			k0, k1, at, segs := j.piece(kb)
+			f.K = k1 - k0
+			f.Segs, f.SegK = segs, 0
+			if segs != nil {
+				f.SegK = j.seg
+			}
+			f.B = w.packed[p0*pstr+k0*kernels.PanelN:]
+			f.Flags = 0
+			if kb > 0 {
+				f.Flags = kernels.FLoadC
+			}
+			finish := j.fin != nil && kb == pieces-1 && (cols == width || padFinish)
+			for r0 := m0; r0 < m1; r0 += t.FMR {
+				f.Rows = min(t.FMR, m1-r0)
+				f.A = a[r0*lda+at:]
+				f.LDA = lda
+				if cols < width {
+					f.C, f.LDC = out[(r0-m0)*ldo+o0:], ldo
+				} else {
+					f.C, f.LDC = c[r0*ldc+c0:], ldc
+				}
+				if finish {
+					j.fin.block(f, r0, c0)
+					if padFinish {
+						f.Bias = task.bias
+					}
+					if t.FFinish {
+						f.Flags |= kernels.FFinish
+					}
+				}
+				t.FBlock(f)
+				if finish && !t.FFinish { // after the tile, on the table's vector pass
+					f.FinishRows(t.ConvFinish)
+				}
+			}
+		}
+		if cols < width {
+			t.CopyBlock(c[m0*ldc+c0:], ldc, task.scratch, width, m1-m0, cols)
+			if !padFinish {
+				j.e.finishRows(j.fin, c, ldc, m0, m1, c0, cols)
+			}
+		}
+	}
+	*f = kernels.FBlock{} // the pool keeps no operands alive
+}
