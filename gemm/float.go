@@ -68,6 +68,14 @@ func (e *Engine) matMulF(a []float32, m, lda int, segs []int, w *FWeights, c []f
 	j.panels, j.ng, j.mc, j.pstr = panels, ng, mc, pstr
 	j.segs, j.seg, j.spb, j.nkb, j.fin = segs, 0, 0, 1, fin
 	j.touch = touches(m, n, mc)
+	if fin != nil && fin.Res == nil && t.FFinish && n%kernels.PanelN != 0 {
+		// The padded last panel is finished in the kernel too when no
+		// residual is added (its rows would be read past their
+		// columns): on the bias padded with zeros to whole panels, the
+		// columns past the product's discarded.
+		j.padBias = append(j.padBias[:0], fin.Bias[:n]...)
+		j.padBias = append(j.padBias, make([]float32, panels*kernels.PanelN-n)...)
+	}
 	switch {
 	case segs == nil:
 		if k > kcMax {
@@ -84,7 +92,7 @@ func (e *Engine) matMulF(a []float32, m, lda int, segs []int, w *FWeights, c []f
 		j.pieces = len(segs) * j.nkb
 	}
 	err := e.run(chunks*ng, m*n*k, j.run)
-	*j = fJob{run: j.run} // the pool keeps no operands alive
+	*j = fJob{run: j.run, padBias: j.padBias[:0]} // the pool keeps no operands alive
 	fJobs.Put(j)
 	return err
 }
@@ -107,8 +115,12 @@ type fJob struct {
 	seg, spb int
 	pieces   int
 	fin      *Finish // nil: none (MatMulStridedFinish)
-	touch    bool    // touches(m, n, mc)
-	run      func(u0, u1 int)
+	// padBias is fin's bias padded with zeros to whole panels when the
+	// kernel finishes the padded last panel too (no residual); empty
+	// otherwise.
+	padBias []float32
+	touch   bool // touches(m, n, mc)
+	run     func(u0, u1 int)
 }
 
 // piece returns K block kb of j: its columns [k0, k1), where in a row of
@@ -141,7 +153,6 @@ var fJobs = sync.Pool{New: func() any {
 type fTask struct {
 	f       kernels.FBlock
 	scratch []float32
-	bias    []float32 // the padded last panel's bias, zeros past the columns
 }
 
 var fTasks = sync.Pool{New: func() any { return new(fTask) }}
@@ -170,18 +181,10 @@ func (j *fJob) chunks(u0, u1 int) {
 		// The padded last panel writes through a scratch block of the
 		// chunk's rows, copied out after its last K block.
 		out, ldo, o0 := c, ldc, c0
-		// The padded last panel is finished in the kernel too when the
-		// table's FFinish does so and no residual is added (its rows
-		// would be read past their columns): on a bias padded with
-		// zeros, the columns past the product's discarded.
-		padFinish := false
+		padFinish := cols < width && len(j.padBias) > 0 // finished on the padded bias
 		if cols < width {
 			task.scratch = grow(task.scratch, (m1-m0)*width)
 			out, ldo, o0 = task.scratch[:(m1-m0)*width], width, 0
-			if padFinish = j.fin != nil && j.fin.Res == nil && t.FFinish; padFinish {
-				task.bias = grow(task.bias, width)
-				clear(task.bias[copy(task.bias, j.fin.Bias[c0:c0+cols]):])
-			}
 		}
 		for kb := 0; kb < pieces; kb++ {
 			k0, k1, at, segs := j.piece(kb)
@@ -208,7 +211,7 @@ func (j *fJob) chunks(u0, u1 int) {
 				if finish {
 					j.fin.block(f, r0, c0)
 					if padFinish {
-						f.Bias = task.bias
+						f.Bias = j.padBias[c0:]
 					}
 					if t.FFinish {
 						f.Flags |= kernels.FFinish

@@ -187,12 +187,8 @@ func PadChannelsAVX512(dst, src []float32, n, ch, cs int) {
 		kernels.PadChannels(dst, src, n, ch, cs)
 		return
 	}
-	full, tail := ch/16, tailMask(ch)
-	used := full
-	if tail != 0 {
-		used++
-	}
-	moveRowsAVX512(unsafe.SliceData(dst), unsafe.SliceData(src), n, cs, ch, full, tail, 0xffff, cs/16-used)
+	// The vectors past the channels' own ((ch+15)/16 of them) are zeros.
+	moveRowsAVX512(unsafe.SliceData(dst), unsafe.SliceData(src), n, cs, ch, ch/16, tailMask(ch), 0xffff, cs/16-(ch+15)/16)
 }
 
 // CopyBlockAVX512 computes kernels.CopyBlock(dst, ldd, src, lds, rows,

@@ -176,11 +176,7 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 		return run(c, g.Batch, work, func(_ *gemm.Engine, s *scratch, b int) error {
 			src, first := x, 0
 			if pl.padded {
-				s.pad = grow(s.pad, img)
-				src, first = s.pad, b
-				for iy := range pl.rows {
-					pl.padRow(x, src[iy*pl.cols*pl.cs:][:pl.cols*pl.cs], b, iy, 0, pl.cols, o)
-				}
+				src, first = pl.padColumns(s, x, b, 0, pl.cols, o), b
 			}
 			for task := range rowTasks {
 				pl.rowBlock(s, src, first, y, b, task, o)
@@ -188,7 +184,7 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 			return nil
 		})
 	}
-	if img <= padBudget && pl.byStrips(g.Batch, c.Engine().Threads()) {
+	if pl.byStrips(g.Batch, c.Engine().Threads()) {
 		return pl.forwardStrips(c, x, y, o)
 	}
 	per, src := g.Batch, x
@@ -236,7 +232,6 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 // one.
 func (pl *dwPlan) forwardStrips(c *ops.Context, x, y []float32, o *output) error {
 	g, p := pl.g, &pl.p
-	img := pl.rows * pl.cols * pl.cs
 	strips := pl.blocks
 	over := (p.kw - 1) * p.dw // the columns a pixel's taps reach past its own
 	cols := min(pl.cols, (pl.bw-1)*p.sw+over+1)
@@ -246,12 +241,9 @@ func (pl *dwPlan) forwardStrips(c *ops.Context, x, y []float32, o *output) error
 		x0 := strip * pl.bw
 		px := min(pl.bw, p.ow-x0)
 		j0, j1 := x0*p.sw, min(pl.cols, (x0+px-1)*p.sw+over+1) // the columns the strip's taps read
-		s.pad = grow(s.pad, img)
-		for iy := range pl.rows {
-			pl.padRow(x, s.pad[iy*pl.cols*pl.cs:][:pl.cols*pl.cs], b, iy, j0, j1, o)
-		}
+		src := pl.padColumns(s, x, b, j0, j1, o)
 		for oy := range p.oh {
-			pl.rowBlock(s, s.pad, b, y, b, oy*strips+strip, o)
+			pl.rowBlock(s, src, b, y, b, oy*strips+strip, o)
 		}
 		return nil
 	})
@@ -259,12 +251,24 @@ func (pl *dwPlan) forwardStrips(c *ops.Context, x, y []float32, o *output) error
 
 // byStrips reports whether batch padded images go by strips of columns
 // (forwardStrips) on an engine of threads cores (of two, on one: a
-// one-core run takes the way a two-core one would): when their output
-// rows' blocks are at least two a core. Strips narrower than the blocks
-// cost more than they split: PaddleOCR's first depthwise layer (8
-// channels, two blocks a row) in four strips took 22% longer on one core.
+// one-core run takes the way a two-core one would): when each image's
+// padded copy is at most padBudget values and their output rows' blocks
+// are at least two a core. Strips narrower than the blocks cost more
+// than they split: PaddleOCR's first depthwise layer (8 channels, two
+// blocks a row) in four strips took 22% longer on one core.
 func (pl *dwPlan) byStrips(batch, threads int) bool {
-	return pl.padded && batch*pl.blocks >= 2*max(2, threads)
+	return pl.padded && pl.rows*pl.cols*pl.cs <= padBudget && batch*pl.blocks >= 2*max(2, threads)
+}
+
+// padColumns pads columns [j0, j1) of every row of image b of x into
+// s.pad, laid out as the plan's padded copy of one image, and returns
+// it.
+func (pl *dwPlan) padColumns(s *scratch, x []float32, b, j0, j1 int, o *output) []float32 {
+	s.pad = grow(s.pad, pl.rows*pl.cols*pl.cs)
+	for iy := range pl.rows {
+		pl.padRow(x, s.pad[iy*pl.cols*pl.cs:][:pl.cols*pl.cs], b, iy, j0, j1, o)
+	}
+	return s.pad
 }
 
 // padBudget bounds the padded copies of the images a channels-last
