@@ -45,6 +45,14 @@ type Table struct {
 	// QuantizeDivU8 is DynamicQuantizeLinear's bytes (a division, the
 	// full byte range): kernels.QuantizeDivU8's bits.
 	QuantizeDivU8 func(x []float32, scale float32, zp int32, u []uint8)
+	// QuantizeRowsU8 quantizes a block of rows each on its own range:
+	// kernels.QuantizeRowsU8's bits, MinMax, quant.RowParams and
+	// QuantizeU8 a row (rowsWith, on tables without a kernel for it).
+	QuantizeRowsU8 func(a []float32, lda, m, k int, u []uint8, ldu int, zp []int32, scale []float32) int
+	// QuantizeRunsU8 quantizes a block of im2col rows gathered from an
+	// image's runs, each with its own parameters: kernels.QuantizeRunsU8's
+	// bits, QuantizeU8 a run (runsWith, on tables without a kernel).
+	QuantizeRunsU8 func(x []float32, bases, offs []int, w int, inv []float32, zp []int32, u []uint8, ldu int)
 
 	// The transformer paths' vector math, each giving its reference's
 	// bits (kernels.SoftmaxRow, kernels.Gelu, kernels.AddBias).
@@ -110,25 +118,43 @@ type Table struct {
 	supported func() bool
 }
 
+// rowsWith returns a table's QuantizeRowsU8 made of its MinMax and
+// QuantizeU8, called row by row.
+func rowsWith(minMax func([]float32) (float32, float32, bool), quantize func([]float32, float32, int32, []uint8)) func([]float32, int, int, int, []uint8, int, []int32, []float32) int {
+	return func(a []float32, lda, m, k int, u []uint8, ldu int, zp []int32, scale []float32) int {
+		return kernels.QuantizeRowsWith(minMax, quantize, a, lda, m, k, u, ldu, zp, scale)
+	}
+}
+
+// runsWith returns a table's QuantizeRunsU8 made of its QuantizeU8,
+// called run by run.
+func runsWith(quantize func([]float32, float32, int32, []uint8)) func([]float32, []int, []int, int, []float32, []int32, []uint8, int) {
+	return func(x []float32, bases, offs []int, w int, inv []float32, zp []int32, u []uint8, ldu int) {
+		kernels.QuantizeRunsWith(quantize, x, bases, offs, w, inv, zp, u, ldu)
+	}
+}
+
 // String returns the table's name.
 func (t *Table) String() string { return t.Name }
 
 var generic = &Table{
-	Name:          "generic",
-	Needs:         "nothing: pure Go",
-	MR:            4,
-	NP:            1,
-	QBlock:        kernels.QBlockRef,
-	FullRange:     true,
-	FMR:           4,
-	FNP:           1,
-	FBlock:        kernels.FBlockRef,
-	MinMax:        kernels.MinMax,
-	QuantizeU8:    kernels.QuantizeU8,
-	QuantizeDivU8: kernels.QuantizeDivU8,
-	SoftmaxRow:    kernels.SoftmaxRow,
-	Gelu:          kernels.Gelu,
-	AddBias:       kernels.AddBias,
+	Name:           "generic",
+	Needs:          "nothing: pure Go",
+	MR:             4,
+	NP:             1,
+	QBlock:         kernels.QBlockRef,
+	FullRange:      true,
+	FMR:            4,
+	FNP:            1,
+	FBlock:         kernels.FBlockRef,
+	MinMax:         kernels.MinMax,
+	QuantizeU8:     kernels.QuantizeU8,
+	QuantizeRowsU8: kernels.QuantizeRowsU8,
+	QuantizeRunsU8: kernels.QuantizeRunsU8,
+	QuantizeDivU8:  kernels.QuantizeDivU8,
+	SoftmaxRow:     kernels.SoftmaxRow,
+	Gelu:           kernels.Gelu,
+	AddBias:        kernels.AddBias,
 
 	ConvTaps:       kernels.ConvTaps,
 	TransposeCols:  kernels.TransposeCols[float32],

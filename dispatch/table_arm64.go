@@ -28,12 +28,14 @@ func isaTables() []*Table {
 				f.Check(4, 1)
 				kernels.FBlockTiles(f, 4, arm64.FTile4NEON, arm64.FTile1NEON)
 			},
-			MinMax:        arm64.MinMaxNEON,
-			QuantizeU8:    arm64.QuantizeU8NEON,
-			QuantizeDivU8: arm64.QuantizeDivU8NEON,
-			SoftmaxRow:    arm64.SoftmaxRowNEON,
-			Gelu:          arm64.GeluNEON,
-			AddBias:       arm64.AddBiasNEON,
+			MinMax:         arm64.MinMaxNEON,
+			QuantizeU8:     arm64.QuantizeU8NEON,
+			QuantizeRowsU8: rowsWith(arm64.MinMaxNEON, arm64.QuantizeU8NEON),
+			QuantizeRunsU8: runsWith(arm64.QuantizeU8NEON),
+			QuantizeDivU8:  arm64.QuantizeDivU8NEON,
+			SoftmaxRow:     arm64.SoftmaxRowNEON,
+			Gelu:           arm64.GeluNEON,
+			AddBias:        arm64.AddBiasNEON,
 
 			ConvTaps:       arm64.ConvTapsNEON,
 			TransposeCols:  kernels.TransposeCols[float32],

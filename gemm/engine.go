@@ -203,18 +203,8 @@ func (e *Engine) QuantizeRows(dst *QRows, a []float32, m, k, lda int) error {
 	dst.zp = grow(dst.zp, m)
 	dst.scale = grow(dst.scale, m)
 	t := e.t
-	return e.rowsSplit(dst, m, k, func(i int) bool {
-		row := a[i*lda : i*lda+k]
-		lo, hi, finite := t.MinMax(row)
-		if !finite {
-			return false
-		}
-		s, inv, zp := quant.RowParams(lo, hi)
-		u := dst.u[i*ldu : i*ldu+ldu]
-		t.QuantizeU8(row, inv, zp, u)
-		clear(u[k:])
-		dst.zp[i], dst.scale[i] = zp, s
-		return true
+	return e.rowsSplit(dst, m, k, func(r0, r1 int) int {
+		return t.QuantizeRowsU8(a[r0*lda:], lda, r1-r0, k, dst.u[r0*ldu:], ldu, dst.zp[r0:r1], dst.scale[r0:r1])
 	})
 }
 

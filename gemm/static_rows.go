@@ -104,39 +104,42 @@ func (e *Engine) QuantizeRowsWith(dst *QRows, x []float32, m, k, lda int, scale,
 	dst.zp = grow(dst.zp, m)
 	dst.scale = grow(dst.scale, m)
 	t := e.t
-	return e.rowsSplit(dst, m, k, func(i int) bool {
-		row := x[i*lda : i*lda+k]
-		if _, _, ok := t.MinMax(row); !ok {
-			return false
+	return e.rowsSplit(dst, m, k, func(r0, r1 int) int {
+		for i := r0; i < r1; i++ {
+			row := x[i*lda : i*lda+k]
+			if _, _, ok := t.MinMax(row); !ok {
+				return i - r0
+			}
+			u := dst.u[i*ldu : i*ldu+ldu]
+			t.QuantizeU8(row, inv, zp, u)
+			clear(u[k:])
+			dst.zp[i], dst.scale[i] = zp, scale
 		}
-		u := dst.u[i*ldu : i*ldu+ldu]
-		t.QuantizeU8(row, inv, zp, u)
-		clear(u[k:])
-		dst.zp[i], dst.scale[i] = zp, scale
-		return true
+		return -1
 	})
 }
 
-// rowsSplit runs row(i) for the m rows of dst (k values each), split over
-// e's pool when large (a loop of Parallel, each value costing
-// quantizeCost), and fails with ErrNotFinite naming the first row row
-// refused (the first of those it came to, when several are).
-func (e *Engine) rowsSplit(dst *QRows, m, k int, row func(i int) bool) error {
+// rowsSplit runs rows(r0, r1) over the m rows of dst (k values each),
+// split over e's pool when large (ranges of Parallel, each value costing
+// quantizeCost); rows returns the first row of its range it refused
+// (relative to r0), or -1. A refusal fails with ErrNotFinite naming the
+// row (the first of those the ranges came to, when several are).
+func (e *Engine) rowsSplit(dst *QRows, m, k int, rows func(r0, r1 int) int) error {
 	bad := atomic.Int64{}
 	bad.Store(-1)
 	err := e.Parallel(m, m*k*quantizeCost, func(_ *Engine, r0, r1 int) error {
-		for i := r0; i < r1; i++ {
-			if !row(i) {
-				for {
-					b := bad.Load()
-					if b >= 0 && b <= int64(i) || bad.CompareAndSwap(b, int64(i)) {
-						break
-					}
-				}
-				return ErrNotFinite
+		i := rows(r0, r1)
+		if i < 0 {
+			return nil
+		}
+		i += r0
+		for {
+			b := bad.Load()
+			if b >= 0 && b <= int64(i) || bad.CompareAndSwap(b, int64(i)) {
+				break
 			}
 		}
-		return nil
+		return ErrNotFinite
 	})
 	if err != nil {
 		dst.m = 0

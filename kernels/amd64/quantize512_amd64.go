@@ -2,6 +2,8 @@
 
 package amd64
 
+import "github.com/quantserve/quantserve/kernels"
+
 // quantizeU8AVX512 computes kernels.QuantizeU8(x, inv, zp, u), the values
 // after the last whole 16 under a mask. Requires AVX-512 F, len(u) >=
 // len(x).
@@ -56,4 +58,44 @@ func MinMaxAVX512(x []float32) (lo, hi float32, finite bool) {
 		return 0, 0, true
 	}
 	return minMaxAVX512(x)
+}
+
+// quantizeRowsU8AVX512 computes kernels.QuantizeRowsU8 for k >= 1, the
+// rows' last values under a mask. Requires AVX-512 F, BW.
+//
+//go:noescape
+func quantizeRowsU8AVX512(a []float32, lda, m, k int, u []uint8, ldu int, zp []int32, scale []float32) (bad int)
+
+// QuantizeRowsU8AVX512 computes kernels.QuantizeRowsU8 on zmm in one call
+// for a block of rows: each row's range, its parameters and its bytes,
+// where a loop of MinMax and QuantizeU8 paid two calls and quant.RowParams
+// in Go a row (a 64-channel pixel's row cost 40 ns that way). Requires
+// AVX-512 F, BW.
+func QuantizeRowsU8AVX512(a []float32, lda, m, k int, u []uint8, ldu int, zp []int32, scale []float32) int {
+	kernels.CheckQuantizeRows(a, lda, m, k, u, ldu, zp, scale) // the bounds the assembly trusts
+	switch {
+	case m == 0:
+		return -1
+	case k == 0:
+		return kernels.QuantizeRowsU8(a, lda, m, k, u, ldu, zp, scale)
+	}
+	return quantizeRowsU8AVX512(a, lda, m, k, u, ldu, zp, scale)
+}
+
+// quantizeRunsU8AVX512 computes kernels.QuantizeRunsU8 for at least one
+// row and run of w >= 1 values, each run's last values under a mask.
+// Requires AVX-512 F, BW.
+//
+//go:noescape
+func quantizeRunsU8AVX512(x []float32, bases, offs []int, w int, inv []float32, zp []int32, u []uint8, ldu int)
+
+// QuantizeRunsU8AVX512 computes kernels.QuantizeRunsU8 on zmm in one call
+// for a block of im2col rows, where QuantizeU8 took a call a run (three a
+// row of a 3×3 kernel, seven of ResNet-50's 7×7 first layer). Requires
+// AVX-512 F, BW.
+func QuantizeRunsU8AVX512(x []float32, bases, offs []int, w int, inv []float32, zp []int32, u []uint8, ldu int) {
+	kernels.CheckQuantizeRuns(x, bases, offs, w, inv, zp, u, ldu) // the bounds the assembly trusts
+	if len(bases) > 0 && len(offs) > 0 && w > 0 {
+		quantizeRunsU8AVX512(x, bases, offs, w, inv, zp, u, ldu)
+	}
 }

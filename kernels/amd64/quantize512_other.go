@@ -18,3 +18,15 @@ func MinMaxAVX512(x []float32) (lo, hi float32, finite bool) { return kernels.Mi
 func QuantizeDivU8AVX512(x []float32, scale float32, zp int32, u []uint8) {
 	kernels.QuantizeDivU8(x, scale, zp, u)
 }
+
+// QuantizeRowsU8AVX512 forwards to kernels.QuantizeRowsU8 in builds
+// without assembly.
+func QuantizeRowsU8AVX512(a []float32, lda, m, k int, u []uint8, ldu int, zp []int32, scale []float32) int {
+	return kernels.QuantizeRowsU8(a, lda, m, k, u, ldu, zp, scale)
+}
+
+// QuantizeRunsU8AVX512 forwards to kernels.QuantizeRunsU8 in builds
+// without assembly.
+func QuantizeRunsU8AVX512(x []float32, bases, offs []int, w int, inv []float32, zp []int32, u []uint8, ldu int) {
+	kernels.QuantizeRunsU8(x, bases, offs, w, inv, zp, u, ldu)
+}

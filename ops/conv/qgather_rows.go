@@ -182,20 +182,33 @@ func (q *qimage) rows(tb *dispatch.Table, dst *gemm.QRows, b, gi, p0, n int) err
 }
 
 // dynamicRows is rows with per-row parameters: each row's range from its
-// taps' pixels, then its bytes quantized from the image, run by run.
+// taps' pixels, then its bytes quantized from the image, run by run: the
+// interior rows in blocks, one QuantizeRunsU8 call a block, the border
+// rows tap by tap.
 func (q *qimage) dynamicRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu, b, gi, p0, n int) {
 	t := q.t
 	g := t.g
 	c, cg, groups := g.C, g.cg(), g.Group
 	kk := len(t.lin)
-	k := kk * cg
 	inSize := g.InSize()
 	xg := q.x[b*q.img+gi*cg : (b+1)*q.img]
 	lohi := q.lohi[2*b*inSize*groups : 2*(b+1)*inSize*groups]
 	pos := t.pos(p0)
 	w := t.run * cg // values per run
+	blk := runBlocks.Get().(*runBlock)
+	defer runBlocks.Put(blk)
+	blk.offs = blk.offs[:0]
+	for _, off := range t.runLin {
+		blk.offs = append(blk.offs, off*c)
+	}
+	first := 0 // the block's first row
+	flush := func() {
+		if len(blk.bases) > 0 {
+			tb.QuantizeRunsU8(xg, blk.bases, blk.offs, w, blk.inv, blk.zp, u[first*ldu:], ldu)
+			blk.bases, blk.inv, blk.zp = blk.bases[:0], blk.inv[:0], blk.zp[:0]
+		}
+	}
 	for r := 0; r < n; r++ {
-		row := u[r*ldu : r*ldu+k]
 		var lo, hi int32 // orderKey(0): a tap in the padding reads 0
 		if pos.interior {
 			base := pos.lin
@@ -204,11 +217,13 @@ func (q *qimage) dynamicRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu
 				lo, hi = min(lo, lohi[i]), max(hi, lohi[i+1])
 			}
 			inv, zp := dst.SetRowRange(r, keyValue(lo), keyValue(hi))
-			for j, off := range t.runLin {
-				at := (base + off) * c
-				tb.QuantizeU8(xg[at:at+w], inv, zp, row[j*w:(j+1)*w])
+			if len(blk.bases) == 0 {
+				first = r
 			}
+			blk.bases = append(blk.bases, base*c)
+			blk.inv, blk.zp = append(blk.inv, inv), append(blk.zp, zp)
 		} else {
+			flush()
 			for kidx := 0; kidx < kk; kidx++ {
 				if at := pos.at(kidx); at >= 0 {
 					i := 2 * (at*groups + gi)
@@ -216,6 +231,7 @@ func (q *qimage) dynamicRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu
 				}
 			}
 			inv, zp := dst.SetRowRange(r, keyValue(lo), keyValue(hi))
+			row := u[r*ldu : r*ldu+kk*cg]
 			for kidx := 0; kidx < kk; kidx++ {
 				seg := row[kidx*cg : (kidx+1)*cg]
 				if at := pos.at(kidx); at >= 0 {
@@ -229,4 +245,16 @@ func (q *qimage) dynamicRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu
 		}
 		pos.next()
 	}
+	flush()
 }
+
+// runBlock is a block of interior rows waiting for one QuantizeRunsU8
+// call: each row's first value in the image and parameters, and the
+// runs' offsets from it.
+type runBlock struct {
+	bases, offs []int
+	inv         []float32
+	zp          []int32
+}
+
+var runBlocks = sync.Pool{New: func() any { return new(runBlock) }}

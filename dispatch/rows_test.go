@@ -1,0 +1,205 @@
+package dispatch
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/quantserve/quantserve/kernels"
+	"github.com/quantserve/quantserve/quant"
+)
+
+// rowKinds fills a row of k values as the rows the convolutions and
+// products quantize come: after a ReLU, signed, all negative, all zero,
+// below quant.MinScaleRange, wider than a float32 span, one value alone.
+var rowKinds = []func(r *rand.Rand, x []float32){
+	func(r *rand.Rand, x []float32) {
+		for i := range x {
+			x[i] = max(0, float32(r.NormFloat64()*3))
+		}
+	},
+	func(r *rand.Rand, x []float32) {
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 10)
+		}
+	},
+	func(r *rand.Rand, x []float32) {
+		for i := range x {
+			x[i] = -float32(r.ExpFloat64()) - 0.5
+		}
+	},
+	func(r *rand.Rand, x []float32) {
+		for i := range x {
+			x[i] = float32(math.Copysign(0, float64(i%2)-0.5))
+		}
+	},
+	func(r *rand.Rand, x []float32) {
+		for i := range x {
+			x[i] = float32(r.NormFloat64()) * 0x1p-126
+		}
+	},
+	func(r *rand.Rand, x []float32) {
+		for i := range x {
+			x[i] = float32(math.Copysign(3e38, r.NormFloat64()))
+		}
+	},
+	func(r *rand.Rand, x []float32) {
+		clear(x)
+		if len(x) > 0 {
+			x[r.IntN(len(x))] = float32(r.NormFloat64())
+		}
+	},
+}
+
+// TestQuantizeRowsEveryTable compares every table's QuantizeRowsU8 with
+// MinMax, quant.RowParams and QuantizeU8 row by row: bytes, zeros to the
+// row stride, zero points and scales, bit for bit, nothing written past
+// the rows, and the first non-finite row reported with the rows before it
+// written.
+func TestQuantizeRowsEveryTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(91, 91))
+	for _, k := range []int{0, 1, 3, 4, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 147, 256, 300} {
+		for _, m := range []int{0, 1, 2, 7, 9} {
+			lda, ldu := k+r.IntN(3), kernels.PackedKLen(k)+4*r.IntN(2)
+			a := make([]float32, max(0, (m-1)*lda+k))
+			for i := range m {
+				rowKinds[(i+k)%len(rowKinds)](r, a[i*lda:i*lda+k])
+			}
+			want := make([]uint8, m*ldu)
+			wantZP, wantScale := make([]int32, m), make([]float32, m)
+			for i := range m {
+				row := a[i*lda : i*lda+k]
+				lo, hi, _ := kernels.MinMax(row)
+				s, inv, zp := quant.RowParams(lo, hi)
+				kernels.QuantizeU8(row, inv, zp, want[i*ldu:i*ldu+k])
+				wantZP[i], wantScale[i] = zp, s
+			}
+			for _, tb := range Available() {
+				u := slices.Repeat([]uint8{guard}, m*ldu+5)
+				zp, scale := slices.Repeat([]int32{-9}, m+1), slices.Repeat([]float32{-9}, m+1)
+				if bad := tb.QuantizeRowsU8(a, lda, m, k, u, ldu, zp, scale); bad != -1 {
+					t.Fatalf("%v: %d rows of %d: row %d refused", tb, m, k, bad)
+				}
+				if !slices.Equal(u[:m*ldu], want) || slices.ContainsFunc(u[m*ldu:], func(b uint8) bool { return b != guard }) {
+					t.Fatalf("%v: %d rows of %d (strides %d, %d):\n got %v\nwant %v", tb, m, k, lda, ldu, u, want)
+				}
+				for i := range m {
+					if zp[i] != wantZP[i] || math.Float32bits(scale[i]) != math.Float32bits(wantScale[i]) {
+						t.Fatalf("%v: %d rows of %d: row %d zero point %d scale %v, want %d %v", tb, m, k, i, zp[i], scale[i], wantZP[i], wantScale[i])
+					}
+				}
+				if zp[m] != -9 || scale[m] != -9 {
+					t.Fatalf("%v: %d rows of %d wrote a row's parameters past them", tb, m, k)
+				}
+			}
+		}
+	}
+	for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+		for _, k := range []int{1, 5, 16, 40} {
+			const m = 4
+			a := make([]float32, m*k)
+			for i := range a {
+				a[i] = float32(i%7) - 2
+			}
+			at := 2*k + r.IntN(k)
+			a[at] = v
+			for _, tb := range Available() {
+				ldu := kernels.PackedKLen(k)
+				u, zp, scale := make([]uint8, m*ldu), make([]int32, m), make([]float32, m)
+				if bad := tb.QuantizeRowsU8(a, k, m, k, u, ldu, zp, scale); bad != 2 {
+					t.Fatalf("%v: %v at %d of rows of %d: row %d reported, want 2", tb, v, at, k, bad)
+				}
+				if scale[0] == 0 || scale[1] == 0 || scale[2] != 0 || scale[3] != 0 {
+					t.Fatalf("%v: %v in row 2: scales %v, want the rows before it written and none after", tb, v, scale)
+				}
+			}
+		}
+	}
+}
+
+// TestQuantizeRowsCheck: every table refuses operands too short for the
+// rows before a kernel reads or writes them.
+func TestQuantizeRowsCheck(t *testing.T) {
+	for _, tb := range Available() {
+		for _, c := range []struct {
+			name           string
+			a, u, zp, s    int
+			lda, k, m, ldu int
+		}{
+			{"a", 2*8 + 7, 3 * 8, 3, 3, 8, 8, 3, 8},
+			{"u", 3 * 8, 3*8 - 1, 3, 3, 8, 8, 3, 8},
+			{"zp", 3 * 8, 3 * 8, 2, 3, 8, 8, 3, 8},
+			{"scale", 3 * 8, 3 * 8, 3, 2, 8, 8, 3, 8},
+			{"ldu", 3 * 8, 3 * 8, 3, 3, 8, 8, 3, 7},
+		} {
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("%v: a short %s was not refused", tb, c.name)
+					}
+				}()
+				tb.QuantizeRowsU8(make([]float32, c.a), c.lda, c.m, c.k, make([]uint8, c.u), c.ldu, make([]int32, c.zp), make([]float32, c.s))
+			}()
+		}
+	}
+}
+
+// TestQuantizeRunsEveryTable compares every table's QuantizeRunsU8 with
+// QuantizeU8 run by run: an image's rows of one to seven runs of 1-200
+// values at overlapping and far offsets, each row with its own
+// parameters, and nothing written between the rows' runs and the next
+// row.
+func TestQuantizeRunsEveryTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(92, 92))
+	x := make([]float32, 4000)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * 4)
+	}
+	for _, w := range []int{1, 3, 15, 16, 17, 21, 48, 64, 100, 192, 200} {
+		for _, runs := range []int{1, 2, 3, 7} {
+			for _, n := range []int{0, 1, 2, 5} {
+				offs := make([]int, runs)
+				for j := range offs {
+					offs[j] = r.IntN(len(x) / 4)
+				}
+				bases := make([]int, n)
+				inv, zp := make([]float32, n), make([]int32, n)
+				for i := range bases {
+					bases[i] = r.IntN(len(x) - len(x)/4 - w)
+					inv[i], zp[i] = float32(r.ExpFloat64()*20), int32(r.IntN(128))
+				}
+				ldu := runs*w + r.IntN(5)
+				want := slices.Repeat([]uint8{guard}, n*ldu+3)
+				for i, b := range bases {
+					for j, off := range offs {
+						kernels.QuantizeU8(x[b+off:b+off+w], inv[i], zp[i], want[i*ldu+j*w:i*ldu+(j+1)*w])
+					}
+				}
+				for _, tb := range Available() {
+					u := slices.Repeat([]uint8{guard}, n*ldu+3)
+					tb.QuantizeRunsU8(x, bases, offs, w, inv, zp, u, ldu)
+					if !slices.Equal(u, want) {
+						t.Fatalf("%v: %d rows of %d runs of %d (stride %d):\n got %v\nwant %v", tb, n, runs, w, ldu, u, want)
+					}
+				}
+			}
+		}
+	}
+	for _, tb := range Available() {
+		for _, c := range []struct {
+			name  string
+			bases []int
+			ldu   int
+		}{{"a run past the image", []int{990}, 20}, {"a run before the image", []int{-1}, 20}, {"a short row stride", []int{0}, 19}} {
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("%v: %s was not refused", tb, c.name)
+					}
+				}()
+				tb.QuantizeRunsU8(make([]float32, 1000), c.bases, []int{0, 5}, 10, []float32{1}, []int32{0}, make([]uint8, 20), c.ldu)
+			}()
+		}
+	}
+}
