@@ -283,3 +283,62 @@ func BenchmarkLeakyRelu(b *testing.B) {
 		})
 	}
 }
+
+// TestMaxColsEveryTable compares every table's MaxCols with Go's max tap
+// after tap, bit for bit: NaNs, both zeros and infinities among the
+// taps, 1-4 taps at overlapping and strided steps, channel counts on and
+// off the vector width, and sentinels around the pixels written.
+func TestMaxColsEveryTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 35))
+	negZero := float32(math.Copysign(0, -1))
+	for _, ch := range []int{1, 3, 8, 16, 24, 64, 72} {
+		for _, taps := range []int{1, 2, 3, 4} {
+			for _, n := range []int{1, 2, 7} {
+				for _, st := range [][2]int{{1, 1}, {2, 1}, {1, 2}, {3, 2}} {
+					step, tapStep := st[0]*ch, st[1]*ch
+					src := leakyInput(r, (n-1)*step+(taps-1)*tapStep+ch)
+					for i := range src { // values the random ones rarely are
+						switch r.IntN(9) {
+						case 0:
+							src[i] = 0
+						case 1:
+							src[i] = negZero
+						case 2:
+							src[i] = math.Float32frombits(0xffc00123)
+						}
+					}
+					want := make([]float32, n*ch)
+					for i := range n {
+						for c := range ch {
+							v := src[i*step+c]
+							for tp := 1; tp < taps; tp++ {
+								v = max(v, src[i*step+tp*tapStep+c])
+							}
+							want[i*ch+c] = v
+						}
+					}
+					for _, tb := range Available() {
+						got, outside := inGuard(make([]float32, n*ch), 1)
+						tb.MaxCols(got, src, n, ch, step, taps, tapStep)
+						if i := diffBits(got, want); i >= 0 {
+							t.Fatalf("%v: %d pixels of %d channels, %d taps (steps %d, %d): [%d] = %#x, want %#x", tb, n, ch, taps, step, tapStep, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+						}
+						if i := outside(); i >= 0 {
+							t.Fatalf("%v: %d pixels of %d channels wrote outside dst at %d", tb, n, ch, i)
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, tb := range Available() {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%v: MaxCols past its source was not refused", tb)
+				}
+			}()
+			tb.MaxCols(make([]float32, 16), make([]float32, 23), 2, 8, 8, 2, 8)
+		}()
+	}
+}

@@ -100,6 +100,9 @@ type Table struct {
 	// The pooling paths' maximum of two rows, with Go's max's bits
 	// (kernels.MaxPair).
 	MaxPair func(dst, a, b []float32)
+	// A max pool's windows along a channels-last row, with MaxPair's bits
+	// tap after tap (kernels.MaxCols).
+	MaxCols func(dst, src []float32, n, ch, step, taps, tapStep int)
 	// A layer normalization's row statistics and normalization, each
 	// with its reference's bits (kernels.LayerNormSums,
 	// kernels.LayerNormApply).
@@ -131,6 +134,14 @@ func rowsWith(minMax func([]float32) (float32, float32, bool), quantize func([]f
 func runsWith(quantize func([]float32, float32, int32, []uint8)) func([]float32, []int, []int, int, []float32, []int32, []uint8, int) {
 	return func(x []float32, bases, offs []int, w int, inv []float32, zp []int32, u []uint8, ldu int) {
 		kernels.QuantizeRunsWith(quantize, x, bases, offs, w, inv, zp, u, ldu)
+	}
+}
+
+// colsWith returns a table's MaxCols made of its MaxPair, called a pixel
+// and tap at a time.
+func colsWith(maxPair func(dst, a, b []float32)) func([]float32, []float32, int, int, int, int, int) {
+	return func(dst, src []float32, n, ch, step, taps, tapStep int) {
+		kernels.MaxColsWith(maxPair, dst, src, n, ch, step, taps, tapStep)
 	}
 }
 
@@ -167,6 +178,7 @@ var generic = &Table{
 	LeakyRelu:      kernels.LeakyRelu,
 	MaxMinConst:    kernels.MaxMinConst,
 	MaxPair:        kernels.MaxPair,
+	MaxCols:        kernels.MaxCols,
 	LayerNormSums:  kernels.LayerNormSums,
 	LayerNormApply: kernels.LayerNormApply,
 	TouchRows:      kernels.TouchRows,

@@ -48,6 +48,7 @@ func isaTables() []*Table {
 			LeakyRelu:      arm64.LeakyReluNEON,
 			MaxMinConst:    arm64.MaxMinConstNEON,
 			MaxPair:        arm64.MaxPairNEON,
+			MaxCols:        colsWith(arm64.MaxPairNEON),
 			LayerNormSums:  arm64.LayerNormSumsNEON,
 			LayerNormApply: arm64.LayerNormApplyNEON,
 			TouchRows:      arm64.TouchRows,

@@ -1,5 +1,7 @@
 package kernels
 
+import "fmt"
+
 // LeakyRelu computes the LeakyRelu operator's float32 loop:
 //
 //	for i, v := range src {
@@ -52,5 +54,34 @@ func MaxPair(dst, a, b []float32) {
 	a, b = a[:len(dst)], b[:len(dst)]
 	for i := range dst {
 		dst[i] = max(a[i], b[i])
+	}
+}
+
+// MaxCols sets each of n pixels of ch channels of dst to the maximum, as
+// MaxPair computes it tap after tap, of taps pixels of src: pixel i of dst
+// is max over t < taps of src[i*step+t*tapStep:][:ch] (a max pool's
+// window along a channels-last row, the windows step values apart and
+// their taps tapStep).
+func MaxCols(dst, src []float32, n, ch, step, taps, tapStep int) {
+	MaxColsWith(MaxPair, dst, src, n, ch, step, taps, tapStep)
+}
+
+// MaxColsWith is MaxCols on the given MaxPair, a call a pixel and tap.
+func MaxColsWith(maxPair func(dst, a, b []float32), dst, src []float32, n, ch, step, taps, tapStep int) {
+	CheckMaxCols(dst, src, n, ch, step, taps, tapStep)
+	for i := range n {
+		d := dst[i*ch : (i+1)*ch]
+		copy(d, src[i*step:i*step+ch])
+		for t := 1; t < taps; t++ {
+			at := i*step + t*tapStep
+			maxPair(d, d, src[at:at+ch])
+		}
+	}
+}
+
+// CheckMaxCols panics unless MaxCols's operands hold its pixels.
+func CheckMaxCols(dst, src []float32, n, ch, step, taps, tapStep int) {
+	if n > 0 && ch > 0 && (taps < 1 || step < 0 || tapStep < 0 || len(dst) < n*ch || len(src) < (n-1)*step+(taps-1)*tapStep+ch) {
+		panic(fmt.Sprintf("kernels: MaxCols of %d pixels of %d channels (%d taps, steps %d and %d) from %d values into %d", n, ch, taps, step, tapStep, len(src), len(dst)))
 	}
 }

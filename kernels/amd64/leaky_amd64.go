@@ -92,3 +92,24 @@ func MaxPairAVX2(dst, a, b []float32) {
 	}
 	kernels.MaxPair(dst[n:], a[n:], b[n:])
 }
+
+// maxColsAVX2 computes kernels.MaxCols for ch a multiple of 8, n >= 1,
+// taps >= 1.
+//
+//go:noescape
+func maxColsAVX2(dst, src []float32, n, ch, step, taps, tapStep int)
+
+// MaxColsAVX2 computes kernels.MaxCols on ymm in one call for a row of
+// pixels, where MaxPair took a call a pixel and tap (a 3×3 max pool over
+// 64 channels: two calls of 64 values an output pixel). Channels not a
+// multiple of 8 go to kernels.MaxCols. Requires AVX2.
+func MaxColsAVX2(dst, src []float32, n, ch, step, taps, tapStep int) {
+	kernels.CheckMaxCols(dst, src, n, ch, step, taps, tapStep) // the bounds the assembly trusts
+	switch {
+	case n <= 0 || ch <= 0:
+	case ch%8 != 0:
+		kernels.MaxCols(dst, src, n, ch, step, taps, tapStep)
+	default:
+		maxColsAVX2(dst, src, n, ch, step, taps, tapStep)
+	}
+}

@@ -357,3 +357,65 @@ mp8:
 mpdone:
 	VZEROUPPER
 	RET
+
+// func maxColsAVX2(dst, src []float32, n, ch, step, taps, tapStep int)
+//
+// For each of n pixels, each 8 of its ch channels (a multiple of 8): the
+// first tap's values, then for each further tap maxPairAVX2's steps with
+// the running maximum kept negated (x) between taps, and negated back
+// when stored.
+//
+// Registers: SI the pixel's first tap, DI its output, R8 step and R10
+// tapStep in bytes, R9 taps, DX ch, BX the pixels left, AX the channel,
+// R11 the tap, R12 its count, Y10 the sign bit.
+TEXT ·maxColsAVX2(SB), NOSPLIT, $0-88
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         n+48(FP), BX
+	MOVQ         ch+56(FP), DX
+	MOVQ         step+64(FP), R8
+	SHLQ         $2, R8
+	MOVQ         taps+72(FP), R9
+	MOVQ         tapStep+80(FP), R10
+	SHLQ         $2, R10
+	MOVL         $0x80000000, AX
+	MOVL         AX, X10
+	VPBROADCASTD X10, Y10
+
+mcpixel:
+	TESTQ BX, BX
+	JZ    mcdone
+	XORQ  AX, AX
+
+mcchan:
+	VMOVUPS (SI)(AX*4), Y0
+	VXORPS  Y10, Y0, Y0 // x
+	MOVQ    SI, R11
+	MOVQ    $1, R12
+
+mctap:
+	CMPQ    R12, R9
+	JGE     mcstore
+	ADDQ    R10, R11
+	VMOVUPS (R11)(AX*4), Y2
+	VXORPS  Y10, Y2, Y2 // y
+	VMINPS  Y2, Y0, Y4  // m = x < y ? x : y
+	VMINPS  Y0, Y4, Y0  // m < x ? m : x
+	VORPS   Y4, Y0, Y0  // | m
+	INCQ    R12
+	JMP     mctap
+
+mcstore:
+	VXORPS  Y10, Y0, Y0 // ^ sign
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ    $8, AX
+	CMPQ    AX, DX
+	JLT     mcchan
+	ADDQ    R8, SI
+	LEAQ    (DI)(DX*4), DI
+	DECQ    BX
+	JMP     mcpixel
+
+mcdone:
+	VZEROUPPER
+	RET

@@ -21,3 +21,8 @@ func MaxMinConstAVX512(dst []float32, c float32, isMin bool) { kernels.MaxMinCon
 
 // MaxPairAVX2 forwards to kernels.MaxPair in builds without assembly.
 func MaxPairAVX2(dst, a, b []float32) { kernels.MaxPair(dst, a, b) }
+
+// MaxColsAVX2 forwards to kernels.MaxCols in builds without assembly.
+func MaxColsAVX2(dst, src []float32, n, ch, step, taps, tapStep int) {
+	kernels.MaxCols(dst, src, n, ch, step, taps, tapStep)
+}

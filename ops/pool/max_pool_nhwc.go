@@ -73,6 +73,13 @@ func maxPoolChannelsLast(c *ops.Context, x, y []float32, g *Geometry) error {
 	tb := c.Engine().Table()
 	cost := (g.Kernel[0]*w + g.Kernel[1]*ow) * ch * ops.VectorCost
 	low := float32(math.Inf(-1))
+	// The output columns whose windows lie inside the row, [ox0, ox1):
+	// one MaxCols call a row; those at its ends go pixel by pixel.
+	kw, sx, px, dx := g.Kernel[1], g.Strides[1], g.PadBegin[1], g.Dilations[1]
+	ox0, ox1 := (px+sx-1)/sx, 0
+	if last := w - 1 + px - (kw-1)*dx; last >= 0 {
+		ox1 = min(last/sx+1, ow)
+	}
 	return c.ParallelRows(g.N*oh, cost, func(r0, r1 int) {
 		row := c.Scratch(w * ch)
 		defer c.Free(row)
@@ -104,6 +111,11 @@ func maxPoolChannelsLast(c *ops.Context, x, y []float32, g *Geometry) error {
 				reduced = first
 			}
 			for ox := 0; ox < ow; ox++ {
+				if ox == ox0 && ox1 > ox0 && rows > 0 {
+					tb.MaxCols(out[ox0*ch:], reduced[(ox0*sx-px)*ch:], ox1-ox0, ch, sx*ch, kw, dx*ch)
+					ox = ox1 - 1
+					continue
+				}
 				dst := out[ox*ch : (ox+1)*ch]
 				var one []float32
 				cols := 0

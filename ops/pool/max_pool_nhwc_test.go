@@ -41,6 +41,7 @@ func TestMaxPoolNHWCMatchesONNX(t *testing.T) {
 		{kernel: []int64{3, 2}, pads: []int64{0, 1, 2, 0}, strides: []int64{1, 2}},
 		{kernel: []int64{3, 3}, pads: []int64{1, 1, 1, 1}, strides: []int64{2, 2}, ceil: true},
 		{kernel: []int64{2, 3}, dilations: []int64{2, 1}, strides: []int64{1, 3}, ceil: true},
+		{kernel: []int64{2, 3}, dilations: []int64{1, 2}, pads: []int64{0, 2, 1, 1}, strides: []int64{1, 2}},
 		{kernel: []int64{3, 3}, strides: []int64{2, 2}, autoPad: "SAME_UPPER"},
 		{kernel: []int64{4, 1}, strides: []int64{3, 1}, autoPad: "SAME_LOWER"},
 		{kernel: []int64{1, 1}},
