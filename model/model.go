@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"time"
@@ -675,6 +676,9 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 		if plan != nil && plan.one[i] {
 			c = one
 		}
+		if prof != nil {
+			prof.label(ctx, st.name, st.desc.Type)
+		}
 		if prof != nil || plan != nil {
 			t0 = time.Now()
 		}
@@ -686,6 +690,7 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 			d := time.Since(t0)
 			prof.probe.Take()
 			prof.p.add(st.name, st.desc.Type, d, prof.probe.TakeTime())
+			pprof.SetGoroutineLabels(ctx)
 		}
 		var made int64 // fresh bytes of the outputs the graph keeps
 		if err == nil && meter != nil {

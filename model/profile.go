@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"time"
@@ -113,4 +114,13 @@ func (p *Profile) SerialFraction() float64 {
 type stepProbe struct {
 	p     *Profile
 	probe gemm.Probe
+}
+
+// label marks the goroutine's CPU samples with the step it runs (pprof
+// labels node and op) until the step ends: a Go CPU profile of profiled
+// runs then splits by node (go tool pprof -tagfocus node=NAME). Work a
+// step hands to the pool's other goroutines is not labelled: at one
+// thread there is none.
+func (sp *stepProbe) label(ctx context.Context, node, op string) {
+	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("node", node, "op", op)))
 }

@@ -1,8 +1,14 @@
 package model_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
+	"runtime/pprof"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/gemm"
@@ -82,5 +88,65 @@ func TestProfileRecordsEveryStep(t *testing.T) {
 	}
 	if sum != total {
 		t.Errorf("ByOp sums to %d ns, the nodes to %d", sum, total)
+	}
+}
+
+// TestProfileLabelsCPUSamples: the CPU samples of a profiled run carry
+// the step they ran in as pprof labels (node, op), so a Go CPU profile
+// splits by node; an unprofiled run's carry none.
+func TestProfileLabelsCPUSamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("samples a CPU profile for a few hundred milliseconds")
+	}
+	e := gemm.New(dispatch.Default(), 1)
+	defer e.Close()
+	m, err := model.LoadWith(onnxbuild.MLP([]int{512, 512, 512}, 1).Bytes(), model.Options{Exec: e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, 64*512)
+	for i := range x {
+		x[i] = float32(i%13) / 13
+	}
+	in := map[string]*tensor.Tensor{"x": tensor.From([]int{64, 512}, x)}
+	sample := func(ctx context.Context) []byte {
+		var buf bytes.Buffer
+		if err := pprof.StartCPUProfile(&buf); err != nil {
+			t.Skipf("a CPU profile is already running: %v", err)
+		}
+		for t0 := time.Now(); time.Since(t0) < 300*time.Millisecond; {
+			if _, err := m.Run(ctx, in, nil); err != nil {
+				pprof.StopCPUProfile()
+				t.Fatal(err)
+			}
+		}
+		pprof.StopCPUProfile()
+		zr, err := gzip.NewReader(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	gemmStep := ""
+	for _, s := range m.Steps() {
+		if strings.Contains(s.Op, "Gemm") || strings.Contains(s.Op, "Linear") {
+			gemmStep = s.Name
+			break
+		}
+	}
+	if gemmStep == "" {
+		t.Fatalf("no product among the steps %+v", m.Steps())
+	}
+	// The profile's string table holds a label's key and value once a
+	// sample carries it.
+	if raw := sample(model.WithProfile(context.Background(), new(model.Profile))); !bytes.Contains(raw, []byte("node")) || !bytes.Contains(raw, []byte(gemmStep)) {
+		t.Errorf("a profiled run's CPU samples carry no label node=%s", gemmStep)
+	}
+	if raw := sample(context.Background()); bytes.Contains(raw, []byte(gemmStep)) {
+		t.Errorf("an unprofiled run's CPU samples carry the label node=%s", gemmStep)
 	}
 }

@@ -21,7 +21,7 @@ import (
 
 var (
 	nodes      = flag.Int("nodes", 0, "with -profile, also list this many of the slowest nodes of each run")
-	cpuProfile = flag.String("cpuprofile", "", "with -profile, write a Go CPU profile of each profiled run to this prefix followed by model_weights_batch.pprof")
+	cpuProfile = flag.String("cpuprofile", "", "with -profile, write a Go CPU profile of each profiled run to this prefix followed by model_weights_batch.pprof (samples labelled node and op: go tool pprof -tagfocus node=^NAME$)")
 	exported   = flag.Bool("exported", false, "with -profile, also profile the file ONNX Runtime's quantization writes (quantize_static QDQ for the CNNs, quantize_dynamic for the encoder), as the column qs exp i8 runs it")
 )
 
