@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"context"
 	"sync/atomic"
 )
 
@@ -35,6 +36,14 @@ const serialGrain = 1 << 20
 // Once a chunk has returned an error no further chunk starts. A panic in
 // f is recovered where it ran and returned as a *PanicError.
 func (e *Engine) Parallel(n, work int, f func(e *Engine, u0, u1 int) error) error {
+	return e.ParallelContext(nil, n, work, f)
+}
+
+// ParallelContext is Parallel that looks at ctx (nil: none) before each
+// chunk: once it is done no further chunk starts, and the loop returns
+// ctx's error (a request's loops stop with the request). The look is
+// Parallel's own, where a wrapper of f was a heap allocation a loop.
+func (e *Engine) ParallelContext(ctx context.Context, n, work int, f func(e *Engine, u0, u1 int) error) error {
 	if n <= 0 {
 		return nil
 	}
@@ -45,7 +54,9 @@ func (e *Engine) Parallel(n, work int, f func(e *Engine, u0, u1 int) error) erro
 		var err error
 		perr := protect(func() {
 			for u := 0; u < n && err == nil; u += chunk {
-				err = f(e, u, min(u+chunk, n))
+				if err = ctxErr(ctx); err == nil {
+					err = f(e, u, min(u+chunk, n))
+				}
 			}
 		})
 		if perr != nil {
@@ -60,6 +71,10 @@ func (e *Engine) Parallel(n, work int, f func(e *Engine, u0, u1 int) error) erro
 	claim := func(part int) {
 		c.run(part, func(u0, u1 int) bool {
 			if failed.Load() != nil {
+				return false
+			}
+			if err := ctxErr(ctx); err != nil {
+				fail(&failed, err)
 				return false
 			}
 			if err := f(serial, u0, u1); err != nil {
@@ -152,6 +167,14 @@ func unitsOf(grain, n, work int) int {
 		return 1
 	}
 	return int(max(1, min((int64(grain)*int64(n)+int64(work)-1)/int64(work), int64(n))))
+}
+
+// ctxErr is ctx's error, nil for a nil ctx.
+func ctxErr(ctx context.Context) error {
+	if ctx == nil {
+		return nil
+	}
+	return ctx.Err()
 }
 
 // fail records a chunk's error as the loop's first, if none is yet. (Taken

@@ -54,13 +54,5 @@ func (c *Context) ParallelFor(n, work int, f func(e *gemm.Engine, i0, i1 int) er
 	if c != nil {
 		ctx = c.ctx
 	}
-	if ctx == nil {
-		return e.Parallel(n, work, f)
-	}
-	return e.Parallel(n, work, func(e *gemm.Engine, i0, i1 int) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		return f(e, i0, i1)
-	})
+	return e.ParallelContext(ctx, n, work, f)
 }

@@ -179,3 +179,25 @@ func TestContextEngine(t *testing.T) {
 		t.Error("a Context does not run on its engine")
 	}
 }
+
+// noopChunk is a loop body that captures nothing: a call of ParallelFor
+// with it allocates only what ParallelFor itself does.
+func noopChunk(*gemm.Engine, int, int) error { return nil }
+
+// TestParallelForOnCallerAllocatesNothing: a loop of a request that stays
+// on the caller (a small model's steps run thousands a second) looks at
+// its request without a heap allocation.
+func TestParallelForOnCallerAllocatesNothing(t *testing.T) {
+	e := gemm.New(dispatch.Default(), 2)
+	defer e.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := NewContext(ctx, e, false)
+	if n := testing.AllocsPerRun(100, func() {
+		if err := c.ParallelFor(16, 16, noopChunk); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("a loop on the caller: %v allocations, want 0", n)
+	}
+}

@@ -297,27 +297,35 @@ func (f *fusedConv) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 	// place: nothing reads it after this node (a trace keeps it).
 	own := f.layouts.nhwcIn && !c.KeepValues() && slices.Contains(f.recycle, FusedX) &&
 		x != input(in, FusedResidual) && x != input(in, FusedXScale)
-	y, err := f.run(c, x, input(in, FusedXScale), input(in, FusedResidual), own)
-	if err != nil {
-		return nil, err
-	}
-	if c.KeepValues() {
-		return []*tensor.Tensor{y}, nil // a trace holds every value
+	outs, err := f.run(c, x, input(in, FusedXScale), input(in, FusedResidual), own)
+	if err != nil || c.KeepValues() { // a trace holds every value
+		return outs, err
 	}
 	for _, i := range f.recycle {
-		if t := in[i]; t != nil && t != y {
+		if t := in[i]; t != nil && t != outs[0] {
 			if d, ok := t.Data.([]float32); ok {
 				putBuf(d)
 			}
 		}
 	}
-	return []*tensor.Tensor{y}, nil
+	return outs, nil
 }
+
+// convResult is a run's output (ops.Single) and its output stage in one
+// allocation: a small model's convolutions run by the thousand a second.
+type convResult struct {
+	ops.Single
+	o output
+}
+
+// release drops the output stage's operands once the run is over: the
+// output outlives it.
+func (r *convResult) release() { r.o = output{} }
 
 // run runs the fused convolution on x times xs and with residual res
 // (each nil when absent), in the node's layouts; own says x, when
 // channels-last, may be scaled in place.
-func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) (*tensor.Tensor, error) {
+func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) ([]*tensor.Tensor, error) {
 	held, w, bias, act, lay := f.held, f.w, f.bias, f.act, &f.layouts
 	var xscale []float32
 	var shapes [2][8]int // the image's and the output's shapes, most often
@@ -372,11 +380,15 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) (*t
 	if err != nil {
 		return nil, err
 	}
-	outShape := make([]int, 2+len(g.Out)) // the output's: NCHW, then as it is laid out
+	r := new(convResult)
+	defer r.release()
+	r.Reset(2 + len(g.Out))
+	outShape := r.Shape() // the output's: NCHW, then as it is laid out
 	outShape[0], outShape[1] = g.Batch, g.M
 	copy(outShape[2:], g.Out)
 	size, _ := tensor.NumElements(outShape)
-	o := &output{bias: bias, act: act, nhwcIn: lay.nhwcIn, nhwcOut: lay.nhwcOut, nhwcRes: lay.nhwcRes, pooled: lay.pooled, xscale: xscale, biasRep: lay.biasRep, tb: c.Engine().Table()}
+	o := &r.o
+	*o = output{bias: bias, act: act, nhwcIn: lay.nhwcIn, nhwcOut: lay.nhwcOut, nhwcRes: lay.nhwcRes, pooled: lay.pooled, xscale: xscale, biasRep: lay.biasRep, tb: c.Engine().Table()}
 	var late *tensor.Tensor // a residual of another shape (broadcast): added after
 	if res != nil {
 		if res.DType != tensor.Float32 {
@@ -465,10 +477,11 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) (*t
 		}
 		return nil, err
 	}
-	out := &tensor.Tensor{DType: tensor.Float32, Shape: outShape, Data: y}
+	outs := r.Outputs(tensor.Float32, y)
 	if late == nil {
-		return out, nil
+		return outs, nil
 	}
+	out := r.Tensor()
 	if act.rq != nil { // the pair before the residual
 		act.rq.ApplyVector(y, y, o.tb.FakeQuantKernels())
 	}
@@ -486,12 +499,12 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) (*t
 	sv := sum.Data.([]float32)
 	act.apply(sv, o.tb)
 	if !o.nhwcOut || sum.Rank() < 3 {
-		return sum, nil // a fresh buffer: recycling it is harmless
+		return r.Hold(sum), nil // a fresh buffer: recycling it is harmless
 	}
 	n, ch := sum.Shape[0], sum.Shape[1]
 	nhwc := getBuf(len(sv))
 	nhwcInto(nhwc, sv, n, ch, len(sv)/max(n*ch, 1))
-	return &tensor.Tensor{DType: tensor.Float32, Shape: nhwcShape(sum.Shape), Data: nhwc}, nil
+	return r.Hold(&tensor.Tensor{DType: tensor.Float32, Shape: nhwcShape(sum.Shape), Data: nhwc}), nil
 }
 
 // scalesRows reports whether the convolution of a channels-last image

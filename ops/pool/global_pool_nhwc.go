@@ -69,7 +69,8 @@ func (o *globalPoolNHWC) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 	if size == 0 && n*ch != 0 {
 		return nil, ops.InputErrorf("%s over empty spatial dimensions (shape %v)", o.op, x.Shape)
 	}
-	out := make([]int, x.Rank())
+	r := ops.NewSingle(x.Rank())
+	out := r.Shape()
 	for i := range out {
 		out[i] = 1
 	}
@@ -78,7 +79,7 @@ func (o *globalPoolNHWC) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 	if err := globalPoolChannelsLast(c, x.Data.([]float32), y, n, size, ch, o.avg); err != nil {
 		return nil, err
 	}
-	return []*tensor.Tensor{{DType: tensor.Float32, Shape: out, Data: y}}, nil
+	return r.Outputs(tensor.Float32, y), nil
 }
 
 // globalPoolChannelsLast sets y[b·ch + j] to the mean (avg) or the

@@ -1,0 +1,57 @@
+package ops
+
+import "github.com/quantserve/quantserve/tensor"
+
+// Single is a step's one output tensor, its shape and the step's result
+// slice in one allocation (NewSingle): a small model's steps run by the
+// thousand a second, and these were three allocations each.
+type Single struct {
+	t     tensor.Tensor
+	shape [6]int
+	outs  [1]*tensor.Tensor
+	rank  int
+	big   []int // the shape when of rank beyond the array's
+}
+
+// NewSingle returns a Single of rank dimensions.
+func NewSingle(rank int) *Single {
+	r := new(Single)
+	r.Reset(rank)
+	return r
+}
+
+// Reset makes r (zero, or one a struct embeds) a Single of rank
+// dimensions.
+func (r *Single) Reset(rank int) {
+	*r = Single{rank: rank}
+	if rank > len(r.shape) {
+		r.big = make([]int, rank)
+	}
+}
+
+// Shape returns the output's shape for the caller to fill: rank values,
+// no room to append.
+func (r *Single) Shape() []int {
+	if r.big != nil {
+		return r.big
+	}
+	return r.shape[:r.rank:r.rank]
+}
+
+// Outputs returns the step's result: one tensor of type dt and r's shape
+// holding data.
+func (r *Single) Outputs(dt tensor.DataType, data any) []*tensor.Tensor {
+	r.t = tensor.Tensor{DType: dt, Shape: r.Shape(), Data: data}
+	r.outs[0] = &r.t
+	return r.outs[:]
+}
+
+// Hold returns the step's result holding t instead of r's tensor (an
+// output made another way after all).
+func (r *Single) Hold(t *tensor.Tensor) []*tensor.Tensor {
+	r.outs[0] = t
+	return r.outs[:]
+}
+
+// Tensor returns the output tensor Outputs made.
+func (r *Single) Tensor() *tensor.Tensor { return &r.t }
