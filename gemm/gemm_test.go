@@ -535,38 +535,34 @@ func TestWideWeights(t *testing.T) {
 	}
 }
 
-// TestRepack: RepackF and RepackFT pack what PackF does (of b and of btᵀ),
-// reusing the weights' memory when it is large enough.
+// TestRepack: RepackF and every table's RepackFT pack what PackF does (of
+// b and of btᵀ: panels whole, of eight columns and more, of fewer), and
+// reuse the weights' memory when it is large enough.
 func TestRepack(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
-	k, n := 19, 40
-	b := make([]float32, k*n)
-	for i := range b {
-		b[i] = float32(r.NormFloat64())
-	}
-	bt := make([]float32, n*k)
-	for kk := 0; kk < k; kk++ {
-		for j := 0; j < n; j++ {
-			bt[j*k+kk] = b[kk*n+j]
+	for _, e := range engines(t) {
+		for _, kn := range [][2]int{{19, 40}, {64, 45}, {7, 5}, {1, 16}, {33, 128}} {
+			k, n := kn[0], kn[1]
+			b := make([]float32, k*n)
+			for i := range b {
+				b[i] = float32(r.NormFloat64())
+			}
+			bt := make([]float32, n*k)
+			for kk := 0; kk < k; kk++ {
+				for j := 0; j < n; j++ {
+					bt[j*k+kk] = b[kk*n+j]
+				}
+			}
+			want := PackF(k, n, b, n).packed
+			big := PackF(k+5, n, make([]float32, (k+5)*n), n)
+			for _, w := range []*FWeights{RepackF(nil, k, n, b, n), e.RepackFT(nil, k, n, bt, k), RepackF(big, k, n, b, n), e.RepackFT(big, k, n, bt, k)} {
+				if w.K != k || w.N != n || !slices.Equal(w.packed, want) {
+					t.Fatalf("%v: %dx%d repacked differs from PackF's", e.Table(), k, n)
+				}
+			}
+			if e.RepackFT(big, k, n, bt, k) != big {
+				t.Errorf("%v: RepackFT did not reuse weights large enough", e.Table())
+			}
 		}
-	}
-	a := randomActivations(r, 3, k)
-	e := engines(t)[0]
-	product := func(w *FWeights) []float32 {
-		c := make([]float32, 3*w.N)
-		if err := e.MatMul(a, 3, w, c); err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	want := product(PackF(k, n, b, n))
-	big := PackF(k+5, n, make([]float32, (k+5)*n), n)
-	for _, w := range []*FWeights{RepackF(nil, k, n, b, n), RepackFT(nil, k, n, bt, k), RepackF(big, k, n, b, n), RepackFT(big, k, n, bt, k)} {
-		if got := product(w); !slices.Equal(got, want) {
-			t.Fatalf("repacked product %v, want %v", got[:4], want[:4])
-		}
-	}
-	if RepackFT(big, k, n, bt, k) != big {
-		t.Error("RepackFT did not reuse weights large enough")
 	}
 }

@@ -133,11 +133,14 @@ func RepackF(f *FWeights, k, n int, b []float32, ldb int) *FWeights {
 	return f
 }
 
-// RepackFT is RepackF for b = btᵀ, bt N×K with row stride ldbt.
-func RepackFT(f *FWeights, k, n int, bt []float32, ldbt int) *FWeights {
+// RepackFT is RepackF for b = btᵀ, bt N×K with row stride ldbt, each
+// eight rows of bt moved into the panels on e's Transpose8 (attention's
+// keys, packed for every head of every run: one value at a time they
+// were 4% of the encoder's int8 run).
+func (e *Engine) RepackFT(f *FWeights, k, n int, bt []float32, ldbt int) *FWeights {
 	f = reuseF(f, k, n)
 	if k > 0 && n > 0 {
-		kernels.PackFBT(k, n, bt, ldbt, f.packed)
+		kernels.PackFBTWith(e.t.Transpose8, k, n, bt, ldbt, f.packed)
 	}
 	return f
 }

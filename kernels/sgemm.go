@@ -56,17 +56,28 @@ func PackFB(k, n int, b []float32, ldb int, dst []float32) {
 //
 //	dst[panel*K*16 + k*16 + col] = bt[(panel*16 + col)*ldbt + k]
 func PackFBT(k, n int, bt []float32, ldbt int, dst []float32) {
+	PackFBTWith(Transpose8, k, n, bt, ldbt, dst)
+}
+
+// PackFBTWith is PackFBT moving each eight rows of bt into a panel's
+// columns with transpose8 (a table's Transpose8, the same values), the
+// last few of the last panel one value at a time.
+func PackFBTWith(transpose8 func(dst, src []float32, ldd, lds, n int), k, n int, bt []float32, ldbt int, dst []float32) {
 	dst = dst[:PackedFBLen(k, n)]
 	for p := 0; p*PanelN < n; p++ {
 		panel := dst[p*k*PanelN : (p+1)*k*PanelN]
 		w := min(PanelN, n-p*PanelN)
-		for col := 0; col < w; col++ {
+		col := 0
+		for ; col+8 <= w && k > 0; col += 8 {
+			transpose8(panel[col:], bt[(p*PanelN+col)*ldbt:], PanelN, ldbt, k)
+		}
+		for ; col < w; col++ {
 			src := bt[(p*PanelN+col)*ldbt:][:k]
 			for kk, v := range src {
 				panel[kk*PanelN+col] = v
 			}
 		}
-		for col := w; col < PanelN; col++ {
+		for ; col < PanelN; col++ {
 			for kk := 0; kk < k; kk++ {
 				panel[kk*PanelN+col] = 0
 			}

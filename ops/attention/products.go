@@ -72,7 +72,7 @@ func (a *attnF32) prepareK(b, g int) {
 		return
 	}
 	base := a.k.at(b, g)
-	a.kp = gemm.RepackFT(a.kp, d, t, a.k.data[base:base+(t-1)*a.k.ss+d], a.k.ss)
+	a.kp = a.exec.RepackFT(a.kp, d, t, a.k.data[base:base+(t-1)*a.k.ss+d], a.k.ss)
 }
 
 func (a *attnF32) prepareV(b, g int) {

@@ -61,7 +61,7 @@ func (a *sdpa) run(c *ops.Context, out []float32) error {
 				}
 				continue
 			}
-			kp = gemm.RepackFT(kp, d, t, a.k[bh*t*d:(bh+1)*t*d], d)
+			kp = e.RepackFT(kp, d, t, a.k[bh*t*d:(bh+1)*t*d], d)
 			vp = gemm.RepackF(vp, t, dv, a.v[bh*t*dv:(bh+1)*t*dv], dv)
 			for i0 := 0; i0 < a.seqQ; i0 += chunk {
 				m := min(chunk, a.seqQ-i0)
