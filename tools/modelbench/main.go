@@ -352,11 +352,23 @@ func splitWay(m *model.Model, size int) string {
 }
 
 // run times m on in for -mintime after one warm-up and returns runs per
-// second.
+// second. On an engine of several threads it first runs m untimed until
+// m has chosen how runs of this size take the cores (model.SplitChoices;
+// at most -mintime more), so that the timed runs are the steady state a
+// server settles into rather than the tuner's trials; and it starts
+// after a pause, which lets ONNX Runtime's pool, spinning a while after
+// its last run, park its threads before quantserve's trials time either
+// way.
 func run(m *model.Model, name string, in *tensor.Tensor) float64 {
 	inputs := map[string]*tensor.Tensor{name: in}
-	if _, err := m.Run(context.Background(), inputs, nil); err != nil {
-		log.Fatal(err)
+	time.Sleep(50 * time.Millisecond)
+	for t0 := time.Now(); ; {
+		if _, err := m.Run(context.Background(), inputs, nil); err != nil {
+			log.Fatal(err)
+		}
+		if decided(m, in.Len()) || time.Since(t0) > *minTime {
+			break
+		}
 	}
 	n, t0 := 0, time.Now()
 	for time.Since(t0) < *minTime {
@@ -366,6 +378,18 @@ func run(m *model.Model, name string, in *tensor.Tensor) float64 {
 		n++
 	}
 	return float64(n) / time.Since(t0).Seconds()
+}
+
+// decided reports whether m has chosen how its runs of size input
+// elements take the engine's cores (true on one thread: nothing to
+// choose).
+func decided(m *model.Model, size int) bool {
+	for _, c := range m.SplitChoices() {
+		if c.Elements == size {
+			return c.Decided
+		}
+	}
+	return m.SplitChoices() == nil
 }
 
 func makeInput(b bench, shape []int) *tensor.Tensor {
