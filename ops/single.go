@@ -7,10 +7,9 @@ import "github.com/quantserve/quantserve/tensor"
 // thousand a second, and these were three allocations each.
 type Single struct {
 	t     tensor.Tensor
-	shape [6]int
 	outs  [1]*tensor.Tensor
-	rank  int
-	big   []int // the shape when of rank beyond the array's
+	array [6]int
+	shape []int // in array, or its own for a rank beyond it; len == cap
 }
 
 // NewSingle returns a Single of rank dimensions.
@@ -23,27 +22,23 @@ func NewSingle(rank int) *Single {
 // Reset makes r (zero, or one a struct embeds) a Single of rank
 // dimensions.
 func (r *Single) Reset(rank int) {
-	*r = Single{rank: rank}
-	if rank > len(r.shape) {
-		r.big = make([]int, rank)
+	*r = Single{}
+	if rank <= len(r.array) {
+		r.shape = r.array[:rank:rank]
+	} else {
+		r.shape = make([]int, rank)
 	}
 }
 
 // Shape returns the output's shape for the caller to fill: rank values,
 // no room to append.
-func (r *Single) Shape() []int {
-	if r.big != nil {
-		return r.big
-	}
-	return r.shape[:r.rank:r.rank]
-}
+func (r *Single) Shape() []int { return r.shape }
 
 // Outputs returns the step's result: one tensor of type dt and r's shape
 // holding data.
 func (r *Single) Outputs(dt tensor.DataType, data any) []*tensor.Tensor {
-	r.t = tensor.Tensor{DType: dt, Shape: r.Shape(), Data: data}
-	r.outs[0] = &r.t
-	return r.outs[:]
+	r.t = tensor.Tensor{DType: dt, Shape: r.shape, Data: data}
+	return r.Hold(&r.t)
 }
 
 // Hold returns the step's result holding t instead of r's tensor (an

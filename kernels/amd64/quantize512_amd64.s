@@ -42,6 +42,16 @@
 	DECL  R11 \
 	KMOVW R11, K1
 
+// ZQ_MASK16(n) sets K1 to as many lowest lanes as n (an argument) has
+// values past its last whole 16. It uses CX and R13.
+#define ZQ_MASK16(n) \
+	MOVQ  n, CX \
+	ANDQ  $15, CX \
+	MOVL  $1, R13 \
+	SHLL  CX, R13 \
+	DECL  R13 \
+	KMOVW R13, K1
+
 // ZM_LANES reduces the lanes of Z0 (minimums), Z1 (maximums) and Z2
 // (sums) to X0, X1 and X2's lowest: halves, quarters, then within 128
 // bits. It uses Y4-Y6.
@@ -309,12 +319,7 @@ zddone:
 // X10 quant.MinScaleRange, X11 the largest float32; Z12 inv, Z13 zp,
 // Z14 -zp and Z15 127 - zp for the row being quantized.
 TEXT ·quantizeRowsU8AVX512(SB), NOSPLIT, $0-136
-	MOVQ  k+40(FP), CX
-	ANDQ  $15, CX
-	MOVL  $1, R13
-	SHLL  CX, R13
-	DECL  R13
-	KMOVW R13, K1
+	ZQ_MASK16(k+40(FP))
 	MOVQ  a_base+0(FP), SI
 	MOVQ  lda+24(FP), R8
 	SHLQ  $2, R8
@@ -472,12 +477,7 @@ bad:
 // R11 inv, R12 zp, DI the row of u, BX the row, R14 its first value in x,
 // R10 the run, R13 the run's first value, DX its first byte, AX the value.
 TEXT ·quantizeRunsU8AVX512(SB), NOSPLIT, $0-160
-	MOVQ  w+72(FP), CX
-	ANDQ  $15, CX
-	MOVL  $1, R13
-	SHLL  CX, R13
-	DECL  R13
-	KMOVW R13, K1
+	ZQ_MASK16(w+72(FP))
 	MOVQ  x_base+0(FP), SI
 	MOVQ  bases_base+24(FP), R8
 	MOVQ  offs_base+48(FP), R9

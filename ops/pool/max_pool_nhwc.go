@@ -110,38 +110,41 @@ func maxPoolChannelsLast(c *ops.Context, x, y []float32, g *Geometry) error {
 			if rows == 1 { // the row as it is
 				reduced = first
 			}
-			for ox := 0; ox < ow; ox++ {
-				if ox == ox0 && ox1 > ox0 && rows > 0 {
-					tb.MaxCols(out[ox0*ch:], reduced[(ox0*sx-px)*ch:], ox1-ox0, ch, sx*ch, kw, dx*ch)
-					ox = ox1 - 1
-					continue
-				}
-				dst := out[ox*ch : (ox+1)*ch]
-				var one []float32
-				cols := 0
-				for kx := 0; kx < g.Kernel[1] && rows > 0; kx++ {
-					ix := ox*g.Strides[1] - g.PadBegin[1] + kx*g.Dilations[1]
-					if ix < 0 || ix >= w {
-						continue
+			in0, in1 := ow, ow // the columns MaxCols took, none yet
+			if ox1 > ox0 && rows > 0 {
+				tb.MaxCols(out[ox0*ch:], reduced[(ox0*sx-px)*ch:], ox1-ox0, ch, sx*ch, kw, dx*ch)
+				in0, in1 = ox0, ox1
+			}
+			// The columns at the row's ends (all of them without an inside run).
+			for _, span := range [2][2]int{{0, in0}, {in1, ow}} {
+				for ox := span[0]; ox < span[1]; ox++ {
+					dst := out[ox*ch : (ox+1)*ch]
+					var one []float32
+					cols := 0
+					for kx := 0; kx < g.Kernel[1] && rows > 0; kx++ {
+						ix := ox*g.Strides[1] - g.PadBegin[1] + kx*g.Dilations[1]
+						if ix < 0 || ix >= w {
+							continue
+						}
+						src := reduced[ix*ch : (ix+1)*ch]
+						switch cols {
+						case 0:
+							one = src
+						case 1:
+							tb.MaxPair(dst, one, src)
+						default:
+							tb.MaxPair(dst, dst, src)
+						}
+						cols++
 					}
-					src := reduced[ix*ch : (ix+1)*ch]
 					switch cols {
 					case 0:
-						one = src
+						for i := range dst {
+							dst[i] = low
+						}
 					case 1:
-						tb.MaxPair(dst, one, src)
-					default:
-						tb.MaxPair(dst, dst, src)
+						copy(dst, one)
 					}
-					cols++
-				}
-				switch cols {
-				case 0:
-					for i := range dst {
-						dst[i] = low
-					}
-				case 1:
-					copy(dst, one)
 				}
 			}
 		}

@@ -338,17 +338,26 @@ func splitWay(m *model.Model, size int) string {
 	if m == nil {
 		return "-"
 	}
-	for _, c := range m.SplitChoices() {
-		if c.Elements != size {
-			continue
-		}
-		if !c.Decided {
-			return "undecided"
-		}
-		return fmt.Sprintf("%s (split %.3f ms, one core %.3f, mixed %.3f with %d of %d steps on one core)",
-			c.Way, ms(c.Split), ms(c.OneCore), ms(c.Mixed), c.OneCoreSteps, c.Steps)
+	c, ok := choiceFor(m, size)
+	switch {
+	case !ok:
+		return "split (untuned)"
+	case !c.Decided:
+		return "undecided"
 	}
-	return "split (untuned)"
+	return fmt.Sprintf("%s (split %.3f ms, one core %.3f, mixed %.3f with %d of %d steps on one core)",
+		c.Way, ms(c.Split), ms(c.OneCore), ms(c.Mixed), c.OneCoreSteps, c.Steps)
+}
+
+// choiceFor returns what m chose for runs of size input elements
+// (model.SplitChoices), and whether it has timed any.
+func choiceFor(m *model.Model, size int) (model.SplitChoice, bool) {
+	for _, c := range m.SplitChoices() {
+		if c.Elements == size {
+			return c, true
+		}
+	}
+	return model.SplitChoice{}, false
 }
 
 // run times m on in for -mintime after one warm-up and returns runs per
@@ -366,7 +375,8 @@ func run(m *model.Model, name string, in *tensor.Tensor) float64 {
 		if _, err := m.Run(context.Background(), inputs, nil); err != nil {
 			log.Fatal(err)
 		}
-		if decided(m, in.Len()) || time.Since(t0) > *minTime {
+		c, tuned := choiceFor(m, in.Len())
+		if !tuned || c.Decided || time.Since(t0) > *minTime { // untuned: one thread, nothing to choose
 			break
 		}
 	}
@@ -378,18 +388,6 @@ func run(m *model.Model, name string, in *tensor.Tensor) float64 {
 		n++
 	}
 	return float64(n) / time.Since(t0).Seconds()
-}
-
-// decided reports whether m has chosen how its runs of size input
-// elements take the engine's cores (true on one thread: nothing to
-// choose).
-func decided(m *model.Model, size int) bool {
-	for _, c := range m.SplitChoices() {
-		if c.Elements == size {
-			return c.Decided
-		}
-	}
-	return m.SplitChoices() == nil
 }
 
 func makeInput(b bench, shape []int) *tensor.Tensor {
