@@ -646,7 +646,8 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 	exec := g.engineOf(ctx)
 	var prof *stepProbe
 	if p := profileOf(ctx); p != nil {
-		prof = &stepProbe{p: p}
+		prof = newStepProbe(p, len(g.steps))
+		defer func() { p.addRun(g.steps, prof.times) }()
 		exec = exec.Probed(&prof.probe)
 		ctx = context.WithValue(ctx, profileKey{}, (*Profile)(nil))
 	}
@@ -676,7 +677,7 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 		if plan != nil && plan.one[i] {
 			c = one
 		}
-		if prof != nil {
+		if prof != nil && prof.labels {
 			prof.label(ctx, st.name, st.desc.Type)
 		}
 		if prof != nil || plan != nil {
@@ -687,10 +688,10 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 			plan.took[i] = time.Since(t0)
 		}
 		if prof != nil {
-			d := time.Since(t0)
-			prof.probe.Take()
-			prof.p.add(st.name, st.desc.Type, d, prof.probe.TakeTime())
-			pprof.SetGoroutineLabels(ctx)
+			prof.took(i, time.Since(t0))
+			if prof.labels {
+				pprof.SetGoroutineLabels(ctx)
+			}
 		}
 		var made int64 // fresh bytes of the outputs the graph keeps
 		if err == nil && meter != nil {

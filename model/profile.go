@@ -12,9 +12,18 @@ import (
 
 // Profile records where a model's runs spend their time, node by node:
 // WithProfile puts one in a run's context, and every step of the main
-// graph adds its time (a control-flow node's includes its body's). It is
-// safe for concurrent use.
+// graph adds its time (a control-flow node's includes its body's). A run
+// keeps its steps' times to itself and adds them under one lock when it
+// returns, so profiling costs a step two clock reads, and two more each
+// product or loop that could split: a profiled run takes about as long as
+// an unprofiled one. It is safe for concurrent use.
 type Profile struct {
+	// Labels, when set, also marks the CPU samples of each step with
+	// pprof labels node and op (go tool pprof -tagfocus node=NAME). A
+	// labelled step costs an allocation and two label switches, counted
+	// in its time: set it for CPU profiles, not for timing alone.
+	Labels bool
+
 	mu    sync.Mutex
 	nodes map[string]*NodeTime
 	order []string
@@ -44,21 +53,28 @@ func profileOf(ctx context.Context) *Profile {
 	return p
 }
 
-func (p *Profile) add(node, op string, d, parallel time.Duration) {
+// addRun adds one run's step times to p under one lock.
+func (p *Profile) addRun(steps []step, times []stepTime) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.nodes == nil {
 		p.nodes = map[string]*NodeTime{}
 	}
-	n := p.nodes[node]
-	if n == nil {
-		n = &NodeTime{Node: node, Op: op}
-		p.nodes[node] = n
-		p.order = append(p.order, node)
+	for i, t := range times {
+		if !t.ran {
+			continue
+		}
+		st := &steps[i]
+		n := p.nodes[st.name]
+		if n == nil {
+			n = &NodeTime{Node: st.name, Op: st.desc.Type}
+			p.nodes[st.name] = n
+			p.order = append(p.order, st.name)
+		}
+		n.Runs++
+		n.Time += t.took
+		n.Parallel += min(t.parallel, t.took)
 	}
-	n.Runs++
-	n.Time += d
-	n.Parallel += min(parallel, d)
 }
 
 // Nodes returns the nodes' times in the order they first ran.
@@ -112,8 +128,27 @@ func (p *Profile) SerialFraction() float64 {
 
 // stepProbe times the steps of a profiled run.
 type stepProbe struct {
-	p     *Profile
-	probe gemm.Probe
+	p      *Profile
+	probe  gemm.Probe
+	labels bool
+	times  []stepTime // by step
+}
+
+// stepTime is one step's time in a run and the part of it in work that
+// splits.
+type stepTime struct {
+	took, parallel time.Duration
+	ran            bool
+}
+
+func newStepProbe(p *Profile, steps int) *stepProbe {
+	return &stepProbe{p: p, labels: p.Labels, times: make([]stepTime, steps)}
+}
+
+// took records step i's time.
+func (sp *stepProbe) took(i int, d time.Duration) {
+	sp.probe.Take()
+	sp.times[i] = stepTime{took: d, parallel: sp.probe.TakeTime(), ran: true}
 }
 
 // label marks the goroutine's CPU samples with the step it runs (pprof

@@ -91,9 +91,10 @@ func TestProfileRecordsEveryStep(t *testing.T) {
 	}
 }
 
-// TestProfileLabelsCPUSamples: the CPU samples of a profiled run carry
-// the step they ran in as pprof labels (node, op), so a Go CPU profile
-// splits by node; an unprofiled run's carry none.
+// TestProfileLabelsCPUSamples: the CPU samples of a run profiled with
+// Labels carry the step they ran in as pprof labels (node, op), so a Go
+// CPU profile splits by node; an unprofiled run's carry none, nor do a
+// run's profiled for times alone.
 func TestProfileLabelsCPUSamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("samples a CPU profile for a few hundred milliseconds")
@@ -143,10 +144,13 @@ func TestProfileLabelsCPUSamples(t *testing.T) {
 	}
 	// The profile's string table holds a label's key and value once a
 	// sample carries it.
-	if raw := sample(model.WithProfile(context.Background(), new(model.Profile))); !bytes.Contains(raw, []byte("node")) || !bytes.Contains(raw, []byte(gemmStep)) {
-		t.Errorf("a profiled run's CPU samples carry no label node=%s", gemmStep)
+	if raw := sample(model.WithProfile(context.Background(), &model.Profile{Labels: true})); !bytes.Contains(raw, []byte("node")) || !bytes.Contains(raw, []byte(gemmStep)) {
+		t.Errorf("a run profiled with labels: its CPU samples carry no label node=%s", gemmStep)
 	}
 	if raw := sample(context.Background()); bytes.Contains(raw, []byte(gemmStep)) {
 		t.Errorf("an unprofiled run's CPU samples carry the label node=%s", gemmStep)
+	}
+	if raw := sample(model.WithProfile(context.Background(), new(model.Profile))); bytes.Contains(raw, []byte(gemmStep)) {
+		t.Errorf("a run profiled for times alone: its CPU samples carry the label node=%s", gemmStep)
 	}
 }

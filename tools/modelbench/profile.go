@@ -116,7 +116,7 @@ func profileRuns(m *model.Model, name string, in *tensor.Tensor, cpuProfile stri
 		}
 		defer pprof.StopCPUProfile()
 	}
-	p := new(model.Profile)
+	p := &model.Profile{Labels: cpuProfile != ""}
 	ctx := model.WithProfile(context.Background(), p)
 	n, t0 := 0, time.Now()
 	for n == 0 || time.Since(t0) < *minTime {
