@@ -52,7 +52,9 @@ type lnParam[T float32 | float64] struct {
 
 // lnParamOf broadcasts p (data: its values), which must broadcast
 // unidirectionally to X, for the rows: once over the normalized axes when
-// it does not vary along the others, else over all of X.
+// it does not vary along the others, else over all of X. The rows only
+// read it, so a parameter of as many values as its broadcast (a
+// transformer's scale and bias of the hidden size) is used as it is.
 func lnParamOf[T float32 | float64](nr *lnRows, p *tensor.Tensor, data []T) (lnParam[T], error) {
 	lead := len(nr.shape) - p.Rank() // X's axes p lacks
 	if lead < 0 {
@@ -66,17 +68,34 @@ func lnParamOf[T float32 | float64](nr *lnRows, p *tensor.Tensor, data []T) (lnP
 	}
 	if rowsOnly {
 		sub := p.Shape[max(0, nr.axis-lead):]
-		v, err := ops.BroadcastTo(data, sub, nr.shape[nr.axis:])
+		v, err := broadcastRead(data, sub, nr.shape[nr.axis:])
 		if err != nil {
 			return lnParam[T]{}, err
 		}
 		return lnParam[T]{v: v}, nil
 	}
-	v, err := ops.BroadcastTo(data, p.Shape, nr.shape)
+	v, err := broadcastRead(data, p.Shape, nr.shape)
 	if err != nil {
 		return lnParam[T]{}, err
 	}
 	return lnParam[T]{v: v, stride: nr.inner}, nil
+}
+
+// broadcastRead returns data (of shape) broadcast unidirectionally to
+// out, for reading only: data itself when the broadcast repeats nothing
+// (as many values as out, each in its place), else ops.BroadcastTo's
+// copy.
+func broadcastRead[T float32 | float64](data []T, shape, out []int) ([]T, error) {
+	if n, err := tensor.NumElements(out); err == nil && len(data) == n {
+		bs, err := ops.BroadcastShape(shape, out)
+		if err != nil {
+			return nil, err
+		}
+		if ops.EqualShape(bs, out) {
+			return data, nil
+		}
+	}
+	return ops.BroadcastTo(data, shape, out)
 }
 
 // row returns the parameter's values for row r (nil if absent).
