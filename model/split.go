@@ -30,7 +30,13 @@ import (
 // each step's time within them too, then splitWindow mixed runs; it
 // takes the way whose median run is lowest, and keeps trying the other
 // two, in turn, once every splitProbe runs, so that a host that changes
-// (or a first guess that was wrong) changes the choice. A probe that runs
+// (or a first guess that was wrong) changes the choice. A choice settled
+// early (split and one core far apart after two runs each) tries the
+// other way soon after, then at gaps that double: two runs each are
+// weak evidence when the first runs of a size are slowed for one way
+// alone (the collector marking a growing heap on the second core while a
+// split run needs it: PaddleOCR at batch 8 settled on one core from
+// split runs of 14.5 ms against 6.7, where split runs take 4). A probe that runs
 // faster than the chosen way's median is run again splitWindow-1 times
 // at once, so the way's window holds its times of now rather than those
 // of a slow start (a collection running beside the first runs after a
@@ -56,7 +62,8 @@ const (
 	splitSizes    = 64  // input sizes a model tunes; runs of other sizes split
 	splitSettle   = 2   // timed runs of split and one core that may settle the choice
 	splitFar      = 1.5 // the ratio of their medians that settles it
-	splitFarProbe = 8   // settled, the other way is tried this many times less often
+	splitFarProbe = 8   // settled, the other way is tried at last this many times less often
+	splitFirstGap = 8   // settled, runs to the first try of the other way; each gap after doubles
 )
 
 // The ways a run takes.
@@ -111,6 +118,9 @@ type splitStats struct {
 	chosen  int         // the way chosen
 	probed  int         // the way of the last probe, until its timed run is recorded, or of confirm's runs; -1: none
 	confirm int         // runs still to take way probed: its probe beat the choice
+	// Settled, the other way's next try is at run probeAt, gap runs
+	// after the last (gap 0: not yet set since the choice last changed).
+	probeAt, gap int
 }
 
 func newSplitStats(steps int) *splitStats {
@@ -122,8 +132,9 @@ func newSplitStats(steps int) *splitStats {
 // splitSettle each, when one is splitFar times the other: the way that
 // far behind is not tried further), then mixed until it has splitWindow
 // too (unless settled), then the chosen way but for every splitProbe-th
-// run (every splitProbe·splitFarProbe-th, settled), which takes the
-// others in turn. A run that takes another way than the last is not
+// run, which takes the others in turn; settled, the other of split and
+// one core splitFirstGap runs after, then at gaps that double up to
+// splitProbe·splitFarProbe. A run that takes another way than the last is not
 // timed, and the run after it takes the same way and is: the first run
 // of a way finds the data where the last way left it (in the other
 // core's cache, after a split run: a line to fetch from there for every
@@ -134,9 +145,10 @@ func (s *splitStats) next() (w int, timed bool) {
 		return s.last, true
 	}
 	s.runs++
-	probe := splitProbe
-	if s.settled() {
-		probe *= splitFarProbe
+	settled := s.settled()
+	if settled && s.gap == 0 {
+		s.gap = splitFirstGap
+		s.probeAt = s.runs + s.gap
 	}
 	sp, one := &s.times[waySplit], &s.times[wayOne]
 	switch {
@@ -153,11 +165,13 @@ func (s *splitStats) next() (w int, timed bool) {
 		}
 	case !s.settled() && !s.times[wayMixed].full():
 		w = wayMixed
-	case s.runs%probe == 0:
-		w = (s.chosen + 1 + s.runs/probe%2) % ways
-		if s.settled() && w == wayMixed {
-			w = waySplit + wayOne - s.chosen
-		}
+	case settled && s.chosen != wayMixed && s.runs >= s.probeAt:
+		w = waySplit + wayOne - s.chosen
+		s.gap = min(2*s.gap, splitProbe*splitFarProbe)
+		s.probeAt = s.runs + s.gap
+		s.probed = w
+	case (!settled || s.chosen == wayMixed) && s.runs%splitProbe == 0:
+		w = (s.chosen + 1 + s.runs/splitProbe%2) % ways
 		s.probed = w
 	default:
 		w = s.chosen
@@ -199,11 +213,14 @@ func (s *splitStats) record(w int, d time.Duration, one []bool, took []time.Dura
 		}
 	}
 	s.stale = true
-	best := time.Duration(-1)
+	best, was := time.Duration(-1), s.chosen
 	for w := range ways {
 		if t := &s.times[w]; (t.full() || s.settled() && t.n > 0) && (best < 0 || t.median() < best) {
 			s.chosen, best = w, t.median()
 		}
+	}
+	if s.chosen != was {
+		s.gap = 0 // a new choice, settled, is tried against soon
 	}
 }
 

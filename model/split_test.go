@@ -97,20 +97,45 @@ func TestSplitStatsChooses(t *testing.T) {
 
 // TestSplitStatsSettles checks that split and one core far apart settle
 // the choice after splitSettle timed runs each: the slow way is tried
-// only every splitProbe·splitFarProbe runs after, the mixed way never.
+// splitFirstGap runs after, then at gaps that double up to
+// splitProbe·splitFarProbe, each try a first run and a timed one; the
+// mixed way never runs.
 func TestSplitStatsSettles(t *testing.T) {
 	ms := time.Millisecond
 	s := newStats(2)
-	taken, _ := simulate(s, splitProbe*splitFarProbe-1, []time.Duration{ms, ms}, []time.Duration{3 * ms, 3 * ms})
-	count := [ways]int{}
-	for _, w := range taken {
-		count[w]++
-	}
+	taken, _ := simulate(s, 6*splitProbe*splitFarProbe, []time.Duration{ms, ms}, []time.Duration{3 * ms, 3 * ms})
 	if !s.settled() || s.chosen != waySplit {
 		t.Fatalf("one core at 3x split: settled %v, chose way %d", s.settled(), s.chosen)
 	}
-	if count[wayMixed] != 0 || count[wayOne] != 2*splitSettle {
-		t.Fatalf("runs per way %v: want %d on one core (each timed after an untimed first), none mixed", count, 2*splitSettle)
+	if slices.Contains(taken, wayMixed) {
+		t.Fatalf("a settled choice ran the mixed way")
+	}
+	// The runs on one core: 2·splitSettle while settling, then the tries.
+	var tries []int
+	for i := 2 * 2 * splitSettle; i < len(taken); i++ {
+		if taken[i] == wayOne {
+			if taken[i+1] != wayOne || taken[i+2] != waySplit {
+				t.Fatalf("a try of one core at run %d is not two runs (ways %v)", i, taken[i:i+3])
+			}
+			tries = append(tries, i)
+			i++
+		}
+	}
+	// A try is two runs, and the run back to the choice is two (a way's
+	// first run untimed, its next timed), of which runs count one each:
+	// the k-th try follows the one before by its gap and two.
+	if settling := 2 * 2 * splitSettle; len(tries) == 0 || tries[0] > settling+2+splitFirstGap {
+		t.Fatalf("tries of one core at %v: want the first within %d runs of the %d that settled it", tries, 2+splitFirstGap, settling)
+	}
+	gap := splitFirstGap
+	for k := 1; k < len(tries); k++ {
+		gap = min(2*gap, splitProbe*splitFarProbe)
+		if d := tries[k] - tries[k-1]; d != gap+2 {
+			t.Fatalf("tries of one core at %v: try %d %d runs after the last, want %d", tries, k, d, gap+2)
+		}
+	}
+	if len(tries) < 8 || gap != splitProbe*splitFarProbe {
+		t.Fatalf("tries of one core at %v: want the gap to reach %d", tries, splitProbe*splitFarProbe)
 	}
 }
 
@@ -119,7 +144,8 @@ func TestSplitStatsSettles(t *testing.T) {
 // first probe that beats it: the probed way runs splitWindow-1 more timed
 // runs at once, and with its window of fresh times it is chosen, within
 // a few runs of the probe rather than after probes hundreds of runs
-// apart. A probe slower than the choice is not run again.
+// apart, and the first probe comes within ten runs of the choice
+// settling. A probe slower than the choice is not run again.
 func TestSplitStatsConfirmsFasterProbe(t *testing.T) {
 	ms := time.Millisecond
 	s := newStats(2)
@@ -136,6 +162,9 @@ func TestSplitStatsConfirmsFasterProbe(t *testing.T) {
 	probe := slices.Index(taken, waySplit)
 	if s.chosen != waySplit || probe < 0 {
 		t.Fatalf("after %d runs with splitting fastest the choice is way %d", len(taken), s.chosen)
+	}
+	if probe > 10 {
+		t.Fatalf("the first probe of splitting ran %d runs after the choice settled, want at most 10", probe)
 	}
 	if want := probe + 2 + splitWindow - 1; len(taken) > want {
 		t.Fatalf("the first probe ran at run %d and the choice changed after run %d, want by run %d (ways %v)", probe, len(taken), want, taken[probe:min(len(taken), probe+2*splitWindow)])
