@@ -338,6 +338,18 @@ func (fc *finishCase) set(f *kernels.FBlock, flags int) {
 
 func fCase(t *testing.T, r *rand.Rand, rows, np, k int) {
 	t.Helper()
+	fCaseOn(t, r, rows, np, k, "FBlock", func(tb *Table) func(*kernels.FBlock) {
+		if rows > tb.FMR || np > tb.FNP {
+			return nil
+		}
+		return tb.FBlock
+	})
+}
+
+// fCaseOn runs a block of rows×np panels of k on the kernel each table
+// gives (nil: none) and compares each with kernels.FBlockRef, bit for bit.
+func fCaseOn(t *testing.T, r *rand.Rand, rows, np, k int, name string, kernel func(*Table) func(*kernels.FBlock)) {
+	t.Helper()
 	lda := k + r.IntN(3)
 	pstr := 16*k + 16*r.IntN(2)
 	a := make([]float32, (rows-1)*lda+k+1)[1:]
@@ -361,22 +373,22 @@ func fCase(t *testing.T, r *rand.Rand, rows, np, k int) {
 			if tb == nil {
 				kernels.FBlockRef(f)
 			} else {
-				tb.FBlock(f)
+				kernel(tb)(f)
 			}
 			if !ok() {
-				t.Fatalf("%v FBlock rows=%d np=%d k=%d: guard band overwritten", tb, rows, np, k)
+				t.Fatalf("%v %s rows=%d np=%d k=%d: guard band overwritten", tb, name, rows, np, k)
 			}
 			return out
 		}
 		want := run(nil)
 		for _, tb := range Available() {
-			if rows > tb.FMR || np > tb.FNP {
+			if kernel(tb) == nil {
 				continue
 			}
 			got := run(tb)
 			for i := range want {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%v FBlock rows=%d np=%d k=%d flags=%d: c[%d] = %v, want %v", tb, rows, np, k, flags, i, got[i], want[i])
+					t.Fatalf("%v %s rows=%d np=%d k=%d flags=%d: c[%d] = %v, want %v", tb, name, rows, np, k, flags, i, got[i], want[i])
 				}
 			}
 		}
@@ -397,6 +409,38 @@ func TestFBlockEveryTable(t *testing.T) {
 			for np := 1; np <= mp; np++ {
 				fCase(t, r, rows, np, k)
 			}
+		}
+	}
+}
+
+// TestFRowEveryTable runs every table's row kernel (Table.FRow) against
+// the reference on blocks of one row: panel counts that take each of its
+// widths and their sums, K odd and even, every flag.
+func TestFRowEveryTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 6))
+	for k := 0; k <= 67; k += 1 + k/16 {
+		for np := 1; np <= 19; np++ {
+			fCaseOn(t, r, 1, np, k, "FRow", func(tb *Table) func(*kernels.FBlock) { return tb.FRow })
+		}
+	}
+}
+
+// TestFRowRefuses: a row kernel takes one row and K where it lies.
+func TestFRowRefuses(t *testing.T) {
+	for _, tb := range Available() {
+		c := make([]float32, 2*16)
+		for _, f := range []kernels.FBlock{
+			{A: make([]float32, 8), LDA: 4, Rows: 2, B: make([]float32, 64), NP: 1, K: 4, C: c, LDC: 16},
+			{A: make([]float32, 8), LDA: 4, Rows: 1, B: make([]float32, 64), NP: 1, K: 4, C: c, LDC: 16, Segs: []int{0}, SegK: 4},
+		} {
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("%v FRow ran a block of %d rows, %d segments", tb, f.Rows, len(f.Segs))
+					}
+				}()
+				tb.FRow(&f)
+			}()
 		}
 	}
 }

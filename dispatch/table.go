@@ -39,6 +39,14 @@ type Table struct {
 	// kernels.FFinish (every table's FBlock takes the flag; the others
 	// finish after writing, as the driver's callers do as well).
 	FFinish bool
+	// FRow is FBlock for a block of one row and any number of panels
+	// (kernels.FRowCheck), with its bits, which the driver runs products
+	// of one row on (a recurrent step at batch 1, a squeeze-and-excitation
+	// product, a classifier head): FBlock's tile keeps only a few chains
+	// of dependent multiply-adds busy on one row, the x86 row kernels one
+	// for each of several panels. Tables without a row kernel of their own
+	// run FBlock's one-row tile panel by panel. It takes kernels.FFinish.
+	FRow func(*kernels.FBlock)
 
 	MinMax     func(x []float32) (lo, hi float32, finite bool)
 	QuantizeU8 func(x []float32, inv float32, zp int32, u []uint8)
@@ -158,6 +166,7 @@ var generic = &Table{
 	FMR:            4,
 	FNP:            1,
 	FBlock:         kernels.FBlockRef,
+	FRow:           kernels.FRowRef,
 	MinMax:         kernels.MinMax,
 	QuantizeU8:     kernels.QuantizeU8,
 	QuantizeRowsU8: kernels.QuantizeRowsU8,

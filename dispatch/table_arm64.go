@@ -28,6 +28,10 @@ func isaTables() []*Table {
 				f.Check(4, 1)
 				kernels.FBlockTiles(f, 4, arm64.FTile4NEON, arm64.FTile1NEON)
 			},
+			FRow: func(f *kernels.FBlock) {
+				kernels.FRowCheck(f)
+				kernels.FBlockTiles(f, 4, arm64.FTile4NEON, arm64.FTile1NEON)
+			},
 			MinMax:         arm64.MinMaxNEON,
 			QuantizeU8:     arm64.QuantizeU8NEON,
 			QuantizeRowsU8: rowsWith(arm64.MinMaxNEON, arm64.QuantizeU8NEON),

@@ -13,7 +13,7 @@ import (
 // CPU runs, one thread (cmd/bench sets them against each table's ceiling).
 func BenchmarkQMatMul(b *testing.B) {
 	for _, tb := range dispatch.Available() {
-		for _, sh := range [][3]int{{1, 1024, 1024}, {64, 1024, 1024}, {256, 1024, 1024}} {
+		for _, sh := range [][3]int{{1, 128, 512}, {1, 1024, 1024}, {64, 1024, 1024}, {256, 1024, 1024}} {
 			m, k, n := sh[0], sh[1], sh[2]
 			if tb.Name == "generic" && m > 1 {
 				continue
@@ -45,7 +45,7 @@ func BenchmarkQMatMul(b *testing.B) {
 
 func BenchmarkMatMul(b *testing.B) {
 	for _, tb := range dispatch.Available() {
-		for _, sh := range [][3]int{{1, 1024, 1024}, {64, 1024, 1024}, {256, 1024, 1024}} {
+		for _, sh := range [][3]int{{1, 128, 512}, {1, 1024, 1024}, {64, 1024, 1024}, {256, 1024, 1024}} {
 			m, k, n := sh[0], sh[1], sh[2]
 			if tb.Name == "generic" && m > 1 {
 				continue

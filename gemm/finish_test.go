@@ -86,7 +86,7 @@ func TestQMatMulRowsFinish(t *testing.T) {
 // several K blocks; and refuses a bias or residual too short.
 func TestMatMulStridedFinish(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
-	for _, sh := range [][3]int{{1, 3, 17}, {8, 16, 48}, {9, 131, 47}, {16, 40, 96}, {17, 700, 130}, {40, 96, 200}, touchedShape(t)} {
+	for _, sh := range [][3]int{{1, 3, 17}, {1, 90, 300}, {1, 33, 128}, {8, 16, 48}, {9, 131, 47}, {16, 40, 96}, {17, 700, 130}, {40, 96, 200}, touchedShape(t)} {
 		m, k, n := sh[0], sh[1], sh[2]
 		const lda, ldc, ldr = 2, 5, 3 // row strides past k and n
 		a := make([]float32, (m-1)*(k+lda)+k)

@@ -52,7 +52,13 @@ func (e *Engine) matMulF(a []float32, m, lda int, segs []int, w *FWeights, c []f
 	}
 	t := e.t
 	panels := (n + kernels.PanelN - 1) / kernels.PanelN
+	// One row (a recurrent step, a batch of one) runs on the table's row
+	// kernel, rowPanels panels a unit.
+	row := m == 1 && segs == nil
 	ng := groups(panels, t.FNP)
+	if row {
+		ng = groups(panels, rowPanels)
+	}
 	mc := rowChunk(t.FMR)
 	chunks := (m + mc - 1) / mc
 	pstr := k * kernels.PanelN
@@ -68,7 +74,8 @@ func (e *Engine) matMulF(a []float32, m, lda int, segs []int, w *FWeights, c []f
 	j.panels, j.ng, j.mc, j.pstr = panels, ng, mc, pstr
 	j.segs, j.seg, j.spb, j.nkb, j.fin = segs, 0, 0, 1, fin
 	j.touch = touches(m, n, mc)
-	if fin != nil && fin.Res == nil && t.FFinish && n%kernels.PanelN != 0 {
+	j.row, j.ffinish = row, t.FFinish || row
+	if fin != nil && fin.Res == nil && j.ffinish && n%kernels.PanelN != 0 {
 		// The padded last panel is finished in the kernel too when no
 		// residual is added (its rows would be read past their
 		// columns): on the bias padded with zeros to whole panels, the
@@ -120,8 +127,15 @@ type fJob struct {
 	// otherwise.
 	padBias []float32
 	touch   bool // touches(m, n, mc)
-	run     func(u0, u1 int)
+	// row: the block is one row, on the table's FRow; ffinish: its
+	// kernel finishes the sums (FFinish, which FRow takes).
+	row, ffinish bool
+	run          func(u0, u1 int)
 }
+
+// rowPanels is how many panels a unit of a one-row product holds: the
+// AVX-512 row kernel's widest call.
+const rowPanels = 8
 
 // piece returns K block kb of j: its columns [k0, k1), where in a row of
 // a (at i*lda) column k0 lies, and the block's segments (offsets from a
@@ -213,12 +227,16 @@ func (j *fJob) chunks(u0, u1 int) {
 					if padFinish {
 						f.Bias = j.padBias[c0:]
 					}
-					if t.FFinish {
+					if j.ffinish {
 						f.Flags |= kernels.FFinish
 					}
 				}
-				t.FBlock(f)
-				if finish && !t.FFinish { // after the tile, on the table's vector pass
+				if j.row {
+					t.FRow(f)
+				} else {
+					t.FBlock(f)
+				}
+				if finish && !j.ffinish { // after the tile, on the table's vector pass
 					f.FinishRows(t.ConvFinish)
 				}
 			}

@@ -241,6 +241,21 @@ const (
 	FFinish = 2
 )
 
+// FRowCheck panics unless f is a block a table's FRow takes: one row,
+// K's columns where they lie (no Segs), and every slice long enough.
+func FRowCheck(f *FBlock) {
+	if f.Rows != 1 || f.Segs != nil {
+		panic(fmt.Sprintf("kernels: FRow of %d rows, %d segments: it takes one row, no segments", f.Rows, len(f.Segs)))
+	}
+	f.Check(1, f.NP)
+}
+
+// FRowRef is FBlockRef for the blocks a table's FRow takes (FRowCheck).
+func FRowRef(f *FBlock) {
+	FRowCheck(f)
+	FBlockRef(f)
+}
+
 // Check panics unless every slice is long enough for rows ≤ mr and
 // panels ≤ np, and the segments, if any, make K and lie within A.
 func (f *FBlock) Check(mr, np int) {

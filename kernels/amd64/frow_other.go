@@ -1,0 +1,17 @@
+//go:build !amd64 || !gc || purego
+
+package amd64
+
+import "github.com/quantserve/quantserve/kernels"
+
+// FRowAVX512 forwards to kernels.FBlockRef in builds without assembly.
+func FRowAVX512(f *kernels.FBlock) {
+	kernels.FRowCheck(f)
+	kernels.FBlockRef(f)
+}
+
+// FRowAVX2 forwards to kernels.FBlockRef in builds without assembly.
+func FRowAVX2(f *kernels.FBlock) {
+	kernels.FRowCheck(f)
+	kernels.FBlockRef(f)
+}
