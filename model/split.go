@@ -32,11 +32,11 @@ import (
 // two, in turn, once every splitProbe runs, so that a host that changes
 // (or a first guess that was wrong) changes the choice. A choice settled
 // early (split and one core far apart after two runs each) tries the
-// other way soon after, then at gaps that double: two runs each are
-// weak evidence when the first runs of a size are slowed for one way
-// alone (the collector marking a growing heap on the second core while a
-// split run needs it: PaddleOCR at batch 8 settled on one core from
-// split runs of 14.5 ms against 6.7, where split runs take 4). A probe that runs
+// other way soon after, then at gaps that double: two runs each are weak
+// evidence when a size's first runs are slowed for one way alone
+// (PaddleOCR at batch 8 on two cores settled on one core from split runs
+// of 14.5 ms against 6.7, where split runs take 3.5-5 once warm, and kept
+// to it for 512 runs). A probe that runs
 // faster than the chosen way's median is run again splitWindow-1 times
 // at once, so the way's window holds its times of now rather than those
 // of a slow start (a collection running beside the first runs after a
@@ -134,8 +134,8 @@ func newSplitStats(steps int) *splitStats {
 // too (unless settled), then the chosen way but for every splitProbe-th
 // run, which takes the others in turn; settled, the other of split and
 // one core splitFirstGap runs after, then at gaps that double up to
-// splitProbe·splitFarProbe. A run that takes another way than the last is not
-// timed, and the run after it takes the same way and is: the first run
+// splitProbe·splitFarProbe. A run that takes another way than the last
+// is not timed, and the run after it takes the same way and is: the first run
 // of a way finds the data where the last way left it (in the other
 // core's cache, after a split run: a line to fetch from there for every
 // one it writes), which the way's own runs do not.
@@ -158,12 +158,12 @@ func (s *splitStats) next() (w int, timed bool) {
 		if s.confirm == 0 {
 			s.probed = -1
 		}
-	case !s.settled() && (!sp.full() || !one.full()):
+	case !settled && (!sp.full() || !one.full()):
 		w = waySplit
 		if one.n < sp.n {
 			w = wayOne
 		}
-	case !s.settled() && !s.times[wayMixed].full():
+	case !settled && !s.times[wayMixed].full():
 		w = wayMixed
 	case settled && s.chosen != wayMixed && s.runs >= s.probeAt:
 		w = waySplit + wayOne - s.chosen
