@@ -74,8 +74,8 @@ func (e *Engine) matMulF(a []float32, m, lda int, segs []int, w *FWeights, c []f
 	j.panels, j.ng, j.mc, j.pstr = panels, ng, mc, pstr
 	j.segs, j.seg, j.spb, j.nkb, j.fin = segs, 0, 0, 1, fin
 	j.touch = touches(m, n, mc)
-	j.row, j.ffinish = row, t.FFinish || row
-	if fin != nil && fin.Res == nil && j.ffinish && n%kernels.PanelN != 0 {
+	j.row = row
+	if fin != nil && fin.Res == nil && t.FFinish && n%kernels.PanelN != 0 {
 		// The padded last panel is finished in the kernel too when no
 		// residual is added (its rows would be read past their
 		// columns): on the bias padded with zeros to whole panels, the
@@ -127,10 +127,8 @@ type fJob struct {
 	// otherwise.
 	padBias []float32
 	touch   bool // touches(m, n, mc)
-	// row: the block is one row, on the table's FRow; ffinish: its
-	// kernel finishes the sums (FFinish, which FRow takes).
-	row, ffinish bool
-	run          func(u0, u1 int)
+	row     bool // the block is one row, on the table's FRow
+	run     func(u0, u1 int)
 }
 
 // rowPanels is how many panels a unit of a one-row product holds: the
@@ -227,7 +225,7 @@ func (j *fJob) chunks(u0, u1 int) {
 					if padFinish {
 						f.Bias = j.padBias[c0:]
 					}
-					if j.ffinish {
+					if t.FFinish {
 						f.Flags |= kernels.FFinish
 					}
 				}
@@ -236,7 +234,7 @@ func (j *fJob) chunks(u0, u1 int) {
 				} else {
 					t.FBlock(f)
 				}
-				if finish && !j.ffinish { // after the tile, on the table's vector pass
+				if finish && !t.FFinish { // after the tile, on the table's vector pass
 					f.FinishRows(t.ConvFinish)
 				}
 			}

@@ -647,7 +647,7 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 	var prof *stepProbe
 	if p := profileOf(ctx); p != nil {
 		prof = newStepProbe(p, len(g.steps))
-		defer func() { p.addRun(g.steps, prof.times) }()
+		defer prof.flush(g.steps)
 		exec = exec.Probed(&prof.probe)
 		ctx = context.WithValue(ctx, profileKey{}, (*Profile)(nil))
 	}

@@ -145,6 +145,9 @@ func newStepProbe(p *Profile, steps int) *stepProbe {
 	return &stepProbe{p: p, labels: p.Labels, times: make([]stepTime, steps)}
 }
 
+// flush adds the run's step times to the profile.
+func (sp *stepProbe) flush(steps []step) { sp.p.addRun(steps, sp.times) }
+
 // took records step i's time.
 func (sp *stepProbe) took(i int, d time.Duration) {
 	sp.probe.Take()

@@ -3,6 +3,7 @@ package pool
 import (
 	"math"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -95,15 +96,7 @@ func maxPoolChannelsLast(c *ops.Context, x, y []float32, g *Geometry) error {
 				if iy < 0 || iy >= h {
 					continue
 				}
-				src := x[(b*h+iy)*w*ch : (b*h+iy+1)*w*ch]
-				switch rows {
-				case 0:
-					first = src
-				case 1:
-					tb.MaxPair(row, first, src)
-				default:
-					tb.MaxPair(row, row, src)
-				}
+				first = maxFold(tb, row, first, x[(b*h+iy)*w*ch:(b*h+iy+1)*w*ch], rows)
 				rows++
 			}
 			reduced := row
@@ -126,15 +119,7 @@ func maxPoolChannelsLast(c *ops.Context, x, y []float32, g *Geometry) error {
 						if ix < 0 || ix >= w {
 							continue
 						}
-						src := reduced[ix*ch : (ix+1)*ch]
-						switch cols {
-						case 0:
-							one = src
-						case 1:
-							tb.MaxPair(dst, one, src)
-						default:
-							tb.MaxPair(dst, dst, src)
-						}
+						one = maxFold(tb, dst, one, reduced[ix*ch:(ix+1)*ch], cols)
 						cols++
 					}
 					switch cols {
@@ -149,4 +134,20 @@ func maxPoolChannelsLast(c *ops.Context, x, y []float32, g *Geometry) error {
 			}
 		}
 	})
+}
+
+// maxFold folds src, the n-th valid tap of a window (from 0), into a
+// running maximum: the first is kept as it lies (returned as first, dst
+// untouched), the second sets dst to the maximum of the two, later ones
+// fold into dst, all with Go's max's bits (tb.MaxPair).
+func maxFold(tb *dispatch.Table, dst, first, src []float32, n int) []float32 {
+	switch n {
+	case 0:
+		return src
+	case 1:
+		tb.MaxPair(dst, first, src)
+	default:
+		tb.MaxPair(dst, dst, src)
+	}
+	return first
 }
