@@ -68,6 +68,12 @@ type Table struct {
 	Gelu       func(dst, src, bias []float32)
 	AddBias    func(y, bias, res []float32)
 
+	// The logistic sigmoid and tanh of the Sigmoid and Tanh operators and
+	// of recurrent cells' gates, giving their references' bits
+	// (kernels.Sigmoid, kernels.Tanh); dst may be src.
+	Sigmoid func(dst, src []float32)
+	Tanh    func(dst, src []float32)
+
 	// The convolution and pooling paths' kernels, each giving its
 	// reference's bits (kernels.TransposeCols, kernels.Transpose8,
 	// kernels.ConvFinish, kernels.ConvHard, kernels.ScaleRows,
@@ -175,6 +181,8 @@ var generic = &Table{
 	SoftmaxRow:     kernels.SoftmaxRow,
 	Gelu:           kernels.Gelu,
 	AddBias:        kernels.AddBias,
+	Sigmoid:        kernels.Sigmoid,
+	Tanh:           kernels.Tanh,
 
 	ConvTaps:       kernels.ConvTaps,
 	TransposeCols:  kernels.TransposeCols[float32],

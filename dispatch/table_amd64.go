@@ -50,6 +50,8 @@ func isaTables() []*Table {
 		SoftmaxRow:     amd64.SoftmaxRowAVX512,
 		Gelu:           amd64.GeluAVX512,
 		AddBias:        amd64.AddBiasAVX512,
+		Sigmoid:        amd64.SigmoidAVX512,
+		Tanh:           amd64.TanhAVX512,
 
 		ConvTaps:       amd64.ConvTapsAVX2,
 		TransposeCols:  amd64.TransposeColsAVX2,
@@ -94,6 +96,8 @@ func isaTables() []*Table {
 		SoftmaxRow:     amd64.SoftmaxRowAVX512,
 		Gelu:           amd64.GeluAVX512,
 		AddBias:        amd64.AddBiasAVX512,
+		Sigmoid:        amd64.SigmoidAVX512,
+		Tanh:           amd64.TanhAVX512,
 
 		ConvTaps:       amd64.ConvTapsAVX2,
 		TransposeCols:  amd64.TransposeColsAVX2,
@@ -138,6 +142,8 @@ func isaTables() []*Table {
 		SoftmaxRow:     amd64.SoftmaxRowAVX2,
 		Gelu:           amd64.GeluAVX2,
 		AddBias:        amd64.AddBiasAVX2,
+		Sigmoid:        amd64.SigmoidAVX2,
+		Tanh:           amd64.TanhAVX2,
 
 		ConvTaps:       amd64.ConvTapsAVX2,
 		TransposeCols:  amd64.TransposeColsAVX2,
@@ -180,6 +186,8 @@ func isaTables() []*Table {
 		SoftmaxRow:     amd64.SoftmaxRowAVX2,
 		Gelu:           amd64.GeluAVX2,
 		AddBias:        amd64.AddBiasAVX2,
+		Sigmoid:        amd64.SigmoidAVX2,
+		Tanh:           amd64.TanhAVX2,
 
 		ConvTaps:       amd64.ConvTapsAVX2,
 		TransposeCols:  amd64.TransposeColsAVX2,

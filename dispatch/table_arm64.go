@@ -40,6 +40,8 @@ func isaTables() []*Table {
 			SoftmaxRow:     arm64.SoftmaxRowNEON,
 			Gelu:           arm64.GeluNEON,
 			AddBias:        arm64.AddBiasNEON,
+			Sigmoid:        arm64.SigmoidNEON,
+			Tanh:           arm64.TanhNEON,
 
 			ConvTaps:       arm64.ConvTapsNEON,
 			TransposeCols:  kernels.TransposeCols[float32],

@@ -118,6 +118,10 @@ func checkVecOn(t *testing.T, n int, scale float32, x, bias, res []float32) {
 	kernels.AddBias(wantAdd, bias, nil)
 	wantAddR := slices.Clone(x)
 	kernels.AddBias(wantAddR, bias, res)
+	wantSig := make([]float32, n)
+	kernels.Sigmoid(wantSig, x)
+	wantTanh := make([]float32, n)
+	kernels.Tanh(wantTanh, x)
 
 	xs, bs, rs := slices.Clone(x), slices.Clone(bias), slices.Clone(res)
 	unchanged := func(tb *Table, what string) {
@@ -148,6 +152,10 @@ func checkVecOn(t *testing.T, n int, scale float32, x, bias, res []float32) {
 		run("Gelu+bias", wantGeluB, func(out []float32) { tb.Gelu(out, x, bias) })
 		run("Gelu in place", wantGeluB, func(out []float32) { copy(out, x); tb.Gelu(out, out, bias) })
 		run("AddBias", wantAdd, func(out []float32) { copy(out, x); tb.AddBias(out, bias, nil) })
+		run("Sigmoid", wantSig, func(out []float32) { tb.Sigmoid(out, x) })
+		run("Sigmoid in place", wantSig, func(out []float32) { copy(out, x); tb.Sigmoid(out, out) })
+		run("Tanh", wantTanh, func(out []float32) { tb.Tanh(out, x) })
+		run("Tanh in place", wantTanh, func(out []float32) { copy(out, x); tb.Tanh(out, out) })
 		run("AddBias+res", wantAddR, func(out []float32) { copy(out, x); tb.AddBias(out, bias, res) })
 	}
 }
@@ -201,6 +209,45 @@ func TestGeluBitPatternsEveryTable(t *testing.T) {
 		tb.Gelu(got, x, nil)
 		if i := sameBits(got, want); i >= 0 {
 			t.Fatalf("%v Gelu(%v = %08x) = %v (%08x), reference %v (%08x)", tb, x[i], math.Float32bits(x[i]), got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+		}
+	}
+}
+
+// TestSigmoidTanhBitPatternsEveryTable runs every table's Sigmoid and
+// Tanh on a comb through all 2³² float32 bit patterns and on the values
+// around Tanh's switch from its polynomial, bit for bit against the
+// reference.
+func TestSigmoidTanhBitPatternsEveryTable(t *testing.T) {
+	const step = 4099
+	x := make([]float32, 0, 1<<32/step+64)
+	for b := uint64(0); b < 1<<32; b += step {
+		x = append(x, math.Float32frombits(uint32(b)))
+	}
+	v := float32(0.625)
+	for range 8 {
+		v = math.Nextafter32(v, 0)
+	}
+	for range 16 {
+		x = append(x, v, -v)
+		v = math.Nextafter32(v, 1)
+	}
+	x = append(x, math.Float32frombits(0xffffffff), kernels.ExpNegMin, -kernels.ExpNegMin, kernels.ExpNegMin/2, -kernels.ExpNegMin/2)
+	for _, f := range []struct {
+		name string
+		ref  func(dst, src []float32)
+		of   func(tb *Table) func(dst, src []float32)
+	}{
+		{"Sigmoid", kernels.Sigmoid, func(tb *Table) func(dst, src []float32) { return tb.Sigmoid }},
+		{"Tanh", kernels.Tanh, func(tb *Table) func(dst, src []float32) { return tb.Tanh }},
+	} {
+		want := make([]float32, len(x))
+		f.ref(want, x)
+		got := make([]float32, len(x))
+		for _, tb := range Available() {
+			f.of(tb)(got, x)
+			if i := sameBits(got, want); i >= 0 {
+				t.Fatalf("%v %s(%v = %08x) = %v (%08x), reference %v (%08x)", tb, f.name, x[i], math.Float32bits(x[i]), got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+			}
 		}
 	}
 }
@@ -263,6 +310,9 @@ func FuzzVecMath(f *testing.F) {
 		kernels.Gelu(wantG, a, b)
 		wantA := slices.Clone(a)
 		kernels.AddBias(wantA, b, a)
+		wantS, wantT := make([]float32, len(x)), make([]float32, len(x))
+		kernels.Sigmoid(wantS, x)
+		kernels.Tanh(wantT, x)
 		for _, tb := range Available() {
 			got := slices.Clone(x)
 			tb.SoftmaxRow(got, scale)
@@ -278,6 +328,15 @@ func FuzzVecMath(f *testing.F) {
 			tb.AddBias(s, b, a)
 			if i := sameBits(s, wantA); i >= 0 {
 				t.Fatalf("%v AddBias[%d] = %v, want %v", tb, i, s[i], wantA[i])
+			}
+			e := make([]float32, len(x))
+			tb.Sigmoid(e, x)
+			if i := sameBits(e, wantS); i >= 0 {
+				t.Fatalf("%v Sigmoid(%v) = %v, want %v", tb, x[i], e[i], wantS[i])
+			}
+			tb.Tanh(e, x)
+			if i := sameBits(e, wantT); i >= 0 {
+				t.Fatalf("%v Tanh(%v) = %v, want %v", tb, x[i], e[i], wantT[i])
 			}
 		}
 	})
@@ -305,6 +364,20 @@ func BenchmarkVecMath(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				tb.Gelu(out, x, bias)
+			}
+		})
+		b.Run("Sigmoid1024/"+tb.Name, func(b *testing.B) {
+			b.SetBytes(4 * 1024)
+			b.ReportAllocs()
+			for b.Loop() {
+				tb.Sigmoid(out, x)
+			}
+		})
+		b.Run("Tanh1024/"+tb.Name, func(b *testing.B) {
+			b.SetBytes(4 * 1024)
+			b.ReportAllocs()
+			for b.Loop() {
+				tb.Tanh(out, x)
 			}
 		})
 		b.Run("AddBias1024/"+tb.Name, func(b *testing.B) {

@@ -60,30 +60,38 @@ func geluF64(x float64) float64 {
 	return 0.5 * x * math.Erfc(-z)
 }
 
+// worstULPs returns the most float32 ulps one(x) lies from want(x) over
+// xs, and the x where, failing t where want is below float32's normal
+// range (1.2e-38) and one(x) is not.
+func worstULPs(t *testing.T, name string, one func(float32) float32, want func(float64) float64, xs []float32) (worst, at float64) {
+	t.Helper()
+	for _, x := range xs {
+		w, got := want(float64(x)), one(x)
+		if math.Abs(w) < 1.2e-38 {
+			if math.Abs(float64(got)) > 1.2e-38 {
+				t.Errorf("%s(%v) = %v, want %v", name, x, got, w)
+			}
+			continue
+		}
+		if u := ulps(got, w); u > worst {
+			worst, at = u, float64(x)
+		}
+	}
+	return worst, at
+}
+
 // TestGeluAccuracy compares GeluOne with GELU in float64: within a few
 // float32 ulps of the true value, relative, down to the negative tail.
 func TestGeluAccuracy(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	worst, at := 0.0, 0.0
-	check := func(x float32) {
-		want := geluF64(float64(x))
-		got := GeluOne(x)
-		if math.Abs(want) < 1e-37 { // below float32's normal range
-			if math.Abs(float64(got)) > 1e-37 {
-				t.Errorf("gelu(%v) = %v, want %v", x, got, want)
-			}
-			return
-		}
-		if u := ulps(got, want); u > worst {
-			worst, at = u, float64(x)
-		}
-	}
+	var xs []float32
 	for range 400000 {
-		check(float32(r.NormFloat64() * 4))
+		xs = append(xs, float32(r.NormFloat64()*4))
 	}
 	for x := float32(-14); x < 14; x += 1.0 / 1024 {
-		check(x)
+		xs = append(xs, x)
 	}
+	worst, at := worstULPs(t, "gelu", GeluOne, geluF64, xs)
 	t.Logf("gelu: %.2f ulp at worst (x = %v)", worst, at)
 	if worst > 8 {
 		t.Errorf("gelu is %.2f ulp from the float64 value at x = %v", worst, at)
@@ -139,6 +147,60 @@ func TestSoftmaxRow(t *testing.T) {
 				t.Errorf("softmax of a row with NaN, +Inf or only -Inf: %v", row)
 				break
 			}
+		}
+	}
+}
+
+// TestSigmoidTanhAccuracy compares SigmoidOne and TanhOne with their
+// float64 definitions: within 4 float32 ulps, relative, over the range
+// where the results are normal, and their limits and NaN.
+func TestSigmoidTanhAccuracy(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, f := range []struct {
+		name string
+		one  func(float32) float32
+		want func(float64) float64
+	}{
+		{"sigmoid", SigmoidOne, func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }},
+		{"tanh", TanhOne, math.Tanh},
+	} {
+		var xs []float32
+		for range 400000 {
+			xs = append(xs, float32(r.NormFloat64()*6))
+		}
+		for x := float32(-90); x < 90; x += 1.0 / 512 {
+			xs = append(xs, x)
+		}
+		for x := float32(1e-30); x < 2; x *= 1.01 { // around 0 and the polynomial's bound
+			xs = append(xs, x, -x)
+		}
+		xs = append(xs, math.Nextafter32(tanhSmall, 0), tanhSmall)
+		worst, at := worstULPs(t, f.name, f.one, f.want, xs)
+		t.Logf("%s: %.2f ulp at worst (x = %v)", f.name, worst, at)
+		if worst > 4 {
+			t.Errorf("%s is %.2f ulp from the float64 value at x = %v", f.name, worst, at)
+		}
+	}
+	inf := float32(math.Inf(1))
+	for _, c := range []struct {
+		name    string
+		one     func(float32) float32
+		x, want float32
+	}{
+		{"sigmoid", SigmoidOne, 0, 0.5}, {"sigmoid", SigmoidOne, float32(math.Copysign(0, -1)), 0.5},
+		{"sigmoid", SigmoidOne, inf, 1}, {"sigmoid", SigmoidOne, -inf, 0}, {"sigmoid", SigmoidOne, 20, 1}, {"sigmoid", SigmoidOne, -100, 0},
+		{"tanh", TanhOne, 0, 0}, {"tanh", TanhOne, inf, 1}, {"tanh", TanhOne, -inf, -1}, {"tanh", TanhOne, 9.1, 1}, {"tanh", TanhOne, -50, -1},
+	} {
+		if got := c.one(c.x); got != c.want {
+			t.Errorf("%s(%v) = %v, want %v", c.name, c.x, got, c.want)
+		}
+	}
+	if got := TanhOne(float32(math.Copysign(0, -1))); math.Float32bits(got) != 1<<31 {
+		t.Errorf("tanh(-0) = %v, want -0", got)
+	}
+	for _, one := range []func(float32) float32{SigmoidOne, TanhOne} {
+		if got := one(float32(math.NaN())); got == got {
+			t.Errorf("NaN in, %v out", got)
 		}
 	}
 }

@@ -71,3 +71,31 @@ func GeluAVX512(dst, src, bias []float32) {
 		geluAVX512(dst, src, bias, kernels.VecConsts())
 	}
 }
+
+// sigmoidAVX512 computes kernels.Sigmoid(dst, src), the values after the
+// last whole 16 under a mask. Requires AVX-512 F; len(dst) >= len(src).
+//
+//go:noescape
+func sigmoidAVX512(dst, src []float32, c *[kernels.ActRows][8]float32)
+
+// tanhAVX512 computes kernels.Tanh(dst, src), the values after the last
+// whole 16 under a mask. Requires AVX-512 F; len(dst) >= len(src).
+//
+//go:noescape
+func tanhAVX512(dst, src []float32, c *[kernels.ActRows][8]float32)
+
+// SigmoidAVX512 computes kernels.Sigmoid(dst, src). Requires AVX-512 F.
+func SigmoidAVX512(dst, src []float32) {
+	dst = dst[:len(src)] // Go checks the bounds the assembly trusts
+	if len(src) > 0 {
+		sigmoidAVX512(dst, src, kernels.ActConsts())
+	}
+}
+
+// TanhAVX512 computes kernels.Tanh(dst, src). Requires AVX-512 F.
+func TanhAVX512(dst, src []float32) {
+	dst = dst[:len(src)]
+	if len(src) > 0 {
+		tanhAVX512(dst, src, kernels.ActConsts())
+	}
+}

@@ -47,6 +47,16 @@
 #define C_C7 1088(R8)
 #define C_C8 1120(R8)
 #define C_C9 1152(R8)
+#define C_TSMALL 1184(R8)
+#define C_TC0 1216(R8)
+#define C_TC1 1248(R8)
+#define C_TC2 1280(R8)
+#define C_TC3 1312(R8)
+#define C_TC4 1344(R8)
+#define C_TC5 1376(R8)
+#define C_TC6 1408(R8)
+#define C_TC7 1440(R8)
+#define C_TC8 1472(R8)
 
 // EXPCONSTS broadcasts ExpNeg's constants into Z16..Z28 (Z28: 1).
 #define EXPCONSTS \
@@ -594,5 +604,117 @@ gelu16nobias:
 	JG      gelu16
 
 geludone:
+	VZEROUPPER
+	RET
+
+// TAILMASK sets K1 to the lanes of the next 16 values of DX left: all,
+// or the last DX mod 16 (CX and R11 clobbered).
+#define TAILMASK \
+	MOVL  $0xffff, R11 \
+	CMPQ  DX, $16      \
+	JGE   5(PC)        \
+	MOVQ  DX, CX       \
+	MOVL  $1, R11      \
+	SHLL  CX, R11      \
+	DECL  R11          \
+	KMOVW R11, K1
+
+// func sigmoidAVX512(dst, src []float32, c *[kernels.ActRows][8]float32)
+// len(dst) >= len(src). As sigmoidAVX2, 16 at a time under the mask K1:
+// all lanes, then the last len(src) mod 16 (lanes past the end compute
+// sigmoid(0) and are neither read nor stored).
+TEXT ·sigmoidAVX512(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), DX
+	MOVQ         c+48(FP), R8
+	EXPCONSTS
+	VBROADCASTSS C_ABS, Z29
+	VBROADCASTSS C_SIGN, Z30
+	VPXORD       Z31, Z31, Z31
+	TESTQ        DX, DX
+	JZ           sigmoiddone
+
+sigmoid16:
+	TAILMASK
+	VMOVUPS.Z (SI), K1, Z0
+	VPANDD    Z29, Z0, Z1
+	VPXORD    Z30, Z1, Z1                  // -|x|
+	EXPNEG1(Z1, Z2, Z3, Z4, Z5, Z6, K2)
+	EXPNEG2(Z1, Z2, Z3, Z4, Z5, Z6, K2)    // e
+	VADDPS    Z1, Z28, Z2                  // 1 + e
+	VCMPPS    $1, Z31, Z0, K3              // x < 0
+	VMOVAPS   Z28, Z4
+	VMOVAPS   Z1, K3, Z4                   // x < 0 ? e : 1
+	VDIVPS    Z2, Z4, Z4
+	VMOVUPS   Z4, K1, (DI)
+	ADDQ      $64, SI
+	ADDQ      $64, DI
+	SUBQ      $16, DX
+	JG        sigmoid16
+
+sigmoiddone:
+	VZEROUPPER
+	RET
+
+// func tanhAVX512(dst, src []float32, c *[kernels.ActRows][8]float32)
+// len(dst) >= len(src). As tanhAVX2, 16 at a time under the mask K1 (lanes
+// past the end compute tanh(0) and are neither read nor stored).
+TEXT ·tanhAVX512(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), DX
+	MOVQ         c+48(FP), R8
+	EXPCONSTS
+	VBROADCASTSS C_ABS, Z29
+	VBROADCASTSS C_SIGN, Z30
+	VBROADCASTSS C_TC8, Z31
+	TESTQ        DX, DX
+	JZ           tanhdone
+
+tanh16:
+	TAILMASK
+	VMOVUPS.Z (SI), K1, Z0
+	VPANDD    Z29, Z0, Z1                  // a
+	VADDPS    Z1, Z1, Z2
+	VPXORD    Z30, Z2, Z2                  // -(a + a)
+	EXPNEG1(Z2, Z3, Z4, Z5, Z6, Z7, K2)
+	EXPNEG2(Z2, Z3, Z4, Z5, Z6, Z7, K2)    // e
+	VSUBPS    Z2, Z28, Z3                  // 1 - e
+	VADDPS    Z2, Z28, Z4                  // 1 + e
+	VDIVPS    Z4, Z3, Z3
+
+	VMULPS      Z1, Z1, Z2 // z
+	VMULPS      Z2, Z31, Z4
+	VADDPS.BCST C_TC7, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VADDPS.BCST C_TC6, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VADDPS.BCST C_TC5, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VADDPS.BCST C_TC4, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VADDPS.BCST C_TC3, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VADDPS.BCST C_TC2, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VADDPS.BCST C_TC1, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VADDPS.BCST C_TC0, Z4, Z4
+	VMULPS      Z2, Z1, Z5                 // a·z
+	VMULPS      Z4, Z5, Z5                 // (a·z)·P
+	VADDPS      Z5, Z1, Z5                 // a + (a·z)·P
+
+	VCMPPS.BCST $1, C_TSMALL, Z1, K3       // a < 0.625 (false for NaN)
+	VMOVAPS     Z5, K3, Z3
+	VPANDD      Z30, Z0, Z0
+	VPORD       Z0, Z3, Z3
+	VMOVUPS     Z3, K1, (DI)
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $16, DX
+	JG          tanh16
+
+tanhdone:
 	VZEROUPPER
 	RET

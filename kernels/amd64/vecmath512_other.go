@@ -13,3 +13,9 @@ func AddBiasAVX512(y, bias, res []float32) { kernels.AddBias(y, bias, res) }
 
 // GeluAVX512 forwards to kernels.Gelu in builds without assembly.
 func GeluAVX512(dst, src, bias []float32) { kernels.Gelu(dst, src, bias) }
+
+// SigmoidAVX512 forwards to kernels.Sigmoid in builds without assembly.
+func SigmoidAVX512(dst, src []float32) { kernels.Sigmoid(dst, src) }
+
+// TanhAVX512 forwards to kernels.Tanh in builds without assembly.
+func TanhAVX512(dst, src []float32) { kernels.Tanh(dst, src) }

@@ -36,6 +36,18 @@ func addBiasAVX2(y, bias, res []float32)
 //go:noescape
 func geluAVX2(dst, src, bias []float32, c *[kernels.VecRows][8]float32)
 
+// sigmoidAVX2 computes kernels.Sigmoid(dst, src). Requires AVX2; len(src)
+// a positive multiple of 8, len(dst) >= len(src).
+//
+//go:noescape
+func sigmoidAVX2(dst, src []float32, c *[kernels.ActRows][8]float32)
+
+// tanhAVX2 computes kernels.Tanh(dst, src). Requires AVX2; len(src) a
+// positive multiple of 8, len(dst) >= len(src).
+//
+//go:noescape
+func tanhAVX2(dst, src []float32, c *[kernels.ActRows][8]float32)
+
 // SoftmaxRowAVX2 computes kernels.SoftmaxRow(x, scale). Requires AVX2.
 func SoftmaxRowAVX2(x []float32, scale float32) { kernels.SoftmaxRowWith(x, scale, &softmaxAVX2) }
 
@@ -88,5 +100,24 @@ func GeluAVX2(dst, src, bias []float32) {
 			b = bias[n8:]
 		}
 		kernels.Gelu(dst[n8:], src[n8:], b)
+	}
+}
+
+// SigmoidAVX2 computes kernels.Sigmoid(dst, src). Requires AVX2.
+func SigmoidAVX2(dst, src []float32) { eachAVX2(dst, src, sigmoidAVX2, kernels.Sigmoid) }
+
+// TanhAVX2 computes kernels.Tanh(dst, src). Requires AVX2.
+func TanhAVX2(dst, src []float32) { eachAVX2(dst, src, tanhAVX2, kernels.Tanh) }
+
+// eachAVX2 runs an element-wise kernel on the whole blocks of 8 of src
+// and its reference on the values after them.
+func eachAVX2(dst, src []float32, k func(dst, src []float32, c *[kernels.ActRows][8]float32), ref func(dst, src []float32)) {
+	dst = dst[:len(src)]
+	n8 := len(src) &^ 7
+	if n8 > 0 {
+		k(dst[:n8], src[:n8], kernels.ActConsts())
+	}
+	if n8 < len(src) {
+		ref(dst[n8:], src[n8:])
 	}
 }

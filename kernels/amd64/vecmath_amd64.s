@@ -45,6 +45,16 @@
 #define C_C7 1088(CX)
 #define C_C8 1120(CX)
 #define C_C9 1152(CX)
+#define C_TSMALL 1184(CX)
+#define C_TC0 1216(CX)
+#define C_TC1 1248(CX)
+#define C_TC2 1280(CX)
+#define C_TC3 1312(CX)
+#define C_TC4 1344(CX)
+#define C_TC5 1376(CX)
+#define C_TC6 1408(CX)
+#define C_TC7 1440(CX)
+#define C_TC8 1472(CX)
 
 // EXPNEG sets D = kernels.ExpNeg(D) lane by lane; T1..T5 are clobbered.
 //   t = d·log2e + magic; n = t - magic; 2^k from t's bits
@@ -325,5 +335,89 @@ gelunobias:
 	ADDQ $32, DI
 	SUBQ $8, DX
 	JNZ  geluloop
+	VZEROUPPER
+	RET
+
+// func sigmoidAVX2(dst, src []float32, c *[kernels.ActRows][8]float32)
+// len(src) is a positive multiple of 8, len(dst) >= len(src). Per lane,
+// as kernels.SigmoidOne: e = ExpNeg(-|x|); (x < 0 ? e : 1) / (1 + e).
+TEXT ·sigmoidAVX2(SB), NOSPLIT, $0-56
+	MOVQ    dst_base+0(FP), DI
+	MOVQ    src_base+24(FP), SI
+	MOVQ    src_len+32(FP), DX
+	MOVQ    c+48(FP), CX
+	VMOVUPS C_ONE, Y8
+	VXORPS  Y9, Y9, Y9
+
+sigmoidloop:
+	VMOVUPS   (SI), Y0
+	VANDPS    C_ABS, Y0, Y1
+	VXORPS    C_SIGN, Y1, Y1      // -|x|
+	EXPNEG(Y1, Y2, Y3, Y4, Y5, Y6) // e
+	VADDPS    Y1, Y8, Y2          // 1 + e
+	VCMPPS    $1, Y9, Y0, Y3      // x < 0
+	VBLENDVPS Y3, Y1, Y8, Y4      // x < 0 ? e : 1
+	VDIVPS    Y2, Y4, Y4
+	VMOVUPS   Y4, (DI)
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	SUBQ      $8, DX
+	JNZ       sigmoidloop
+	VZEROUPPER
+	RET
+
+// func tanhAVX2(dst, src []float32, c *[kernels.ActRows][8]float32)
+// len(src) is a positive multiple of 8, len(dst) >= len(src). Per lane,
+// as kernels.TanhOne: for a = |x|, both a + (a·z)·P(z) (z = a², P by
+// Horner's scheme from c8) and (1 - e)/(1 + e) (e = ExpNeg(-(a+a))), the
+// first where a < 0.625; then x's sign bit.
+TEXT ·tanhAVX2(SB), NOSPLIT, $0-56
+	MOVQ    dst_base+0(FP), DI
+	MOVQ    src_base+24(FP), SI
+	MOVQ    src_len+32(FP), DX
+	MOVQ    c+48(FP), CX
+	VMOVUPS C_ONE, Y8
+
+tanhloop:
+	VMOVUPS (SI), Y0
+	VANDPS  C_ABS, Y0, Y1          // a
+	VADDPS  Y1, Y1, Y2
+	VXORPS  C_SIGN, Y2, Y2         // -(a + a)
+	EXPNEG(Y2, Y3, Y4, Y5, Y6, Y7) // e
+	VSUBPS  Y2, Y8, Y3             // 1 - e
+	VADDPS  Y2, Y8, Y4             // 1 + e
+	VDIVPS  Y4, Y3, Y3
+
+	VMULPS  Y1, Y1, Y2 // z
+	VMOVUPS C_TC8, Y4
+	VMULPS  Y2, Y4, Y4
+	VADDPS  C_TC7, Y4, Y4
+	VMULPS  Y2, Y4, Y4
+	VADDPS  C_TC6, Y4, Y4
+	VMULPS  Y2, Y4, Y4
+	VADDPS  C_TC5, Y4, Y4
+	VMULPS  Y2, Y4, Y4
+	VADDPS  C_TC4, Y4, Y4
+	VMULPS  Y2, Y4, Y4
+	VADDPS  C_TC3, Y4, Y4
+	VMULPS  Y2, Y4, Y4
+	VADDPS  C_TC2, Y4, Y4
+	VMULPS  Y2, Y4, Y4
+	VADDPS  C_TC1, Y4, Y4
+	VMULPS  Y2, Y4, Y4
+	VADDPS  C_TC0, Y4, Y4
+	VMULPS  Y2, Y1, Y5     // a·z
+	VMULPS  Y4, Y5, Y5     // (a·z)·P
+	VADDPS  Y5, Y1, Y5     // a + (a·z)·P
+
+	VCMPPS    $1, C_TSMALL, Y1, Y6 // a < 0.625 (false for NaN)
+	VBLENDVPS Y6, Y5, Y3, Y3
+	VANDPS    C_SIGN, Y0, Y0
+	VORPS     Y0, Y3, Y3
+	VMOVUPS   Y3, (DI)
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	SUBQ      $8, DX
+	JNZ       tanhloop
 	VZEROUPPER
 	RET

@@ -12,3 +12,9 @@ func AddBiasAVX2(y, bias, res []float32) { kernels.AddBias(y, bias, res) }
 
 // GeluAVX2 forwards to kernels.Gelu in builds without assembly.
 func GeluAVX2(dst, src, bias []float32) { kernels.Gelu(dst, src, bias) }
+
+// SigmoidAVX2 forwards to kernels.Sigmoid in builds without assembly.
+func SigmoidAVX2(dst, src []float32) { kernels.Sigmoid(dst, src) }
+
+// TanhAVX2 forwards to kernels.Tanh in builds without assembly.
+func TanhAVX2(dst, src []float32) { kernels.Tanh(dst, src) }

@@ -40,6 +40,54 @@ var neonConsts = func() (t [neonRows][4]float32) {
 	return t
 }()
 
+// actRows is the number of rows of actConsts.
+const actRows = 12 + 1 + kernels.ActRows - kernels.ActTanhC0
+
+// actConsts are the constants of sigmoidNEON and tanhNEON, one row of 4
+// lanes each, taken from kernels.ActConsts: ExpNeg's rows (0..11, as
+// neonConsts'), then Tanh's bound (12) and coefficients c0..c8 (13..21).
+var actConsts = func() (t [actRows][4]float32) {
+	c := kernels.ActConsts()
+	for r := 0; r <= kernels.VecExpBias; r++ {
+		copy(t[r][:], c[r][:4])
+	}
+	for r := kernels.ActTanhSmall; r < kernels.ActRows; r++ {
+		copy(t[12+r-kernels.ActTanhSmall][:], c[r][:4])
+	}
+	return t
+}()
+
+// sigmoidNEON computes kernels.Sigmoid(dst, src). Requires ASIMD;
+// len(src) a positive multiple of 4, len(dst) >= len(src).
+//
+//go:noescape
+func sigmoidNEON(dst, src []float32, c *[actRows][4]float32)
+
+// tanhNEON computes kernels.Tanh(dst, src). Requires ASIMD; len(src) a
+// positive multiple of 4, len(dst) >= len(src).
+//
+//go:noescape
+func tanhNEON(dst, src []float32, c *[actRows][4]float32)
+
+// SigmoidNEON computes kernels.Sigmoid(dst, src). Requires ASIMD.
+func SigmoidNEON(dst, src []float32) { eachNEON(dst, src, sigmoidNEON, kernels.Sigmoid) }
+
+// TanhNEON computes kernels.Tanh(dst, src). Requires ASIMD.
+func TanhNEON(dst, src []float32) { eachNEON(dst, src, tanhNEON, kernels.Tanh) }
+
+// eachNEON runs an element-wise kernel on the whole blocks of 4 of src
+// and its reference on the values after them.
+func eachNEON(dst, src []float32, k func(dst, src []float32, c *[actRows][4]float32), ref func(dst, src []float32)) {
+	dst = dst[:len(src)]
+	n4 := len(src) &^ 3
+	if n4 > 0 {
+		k(dst[:n4], src[:n4], &actConsts)
+	}
+	if n4 < len(src) {
+		ref(dst[n4:], src[n4:])
+	}
+}
+
 // maxScaledNEON sets m[l] to the largest float32(scale·x[j]) over the
 // j = l mod 8 and m[l] itself, NaN ignored. Requires ASIMD; len(x) a
 // positive multiple of 8.

@@ -327,3 +327,90 @@ gelunobias:
 	SUB  $4, R3
 	CBNZ R3, geluloop
 	RET
+
+// func sigmoidNEON(dst, src []float32, c *[actRows][4]float32)
+//
+// len(src) is a positive multiple of 4, len(dst) >= len(src). Per lane,
+// as kernels.SigmoidOne: e = ExpNeg(-|x|); (x < 0 ? e : 1) / (1 + e).
+TEXT ·sigmoidNEON(SB), NOSPLIT, $0-56
+	MOVD dst_base+0(FP), R0
+	MOVD src_base+24(FP), R1
+	MOVD src_len+32(FP), R3
+	MOVD c+48(FP), R2
+	LOADEXP
+	V_FMOV1(29)
+	VEOR V30.B16, V30.B16, V30.B16
+
+sigmoidloop:
+	VLD1.P 16(R1), [V0.S4]
+	V_FABS(1, 0)
+	V_FNEG(1, 1)                  // -|x|
+	EXPNEG(1, 3, 4, 5, 6, 7)      // e
+	V_FADD(2, 29, 1)              // 1 + e
+	V_FCMGT(3, 30, 0)             // 0 > x
+	VORR   V29.B16, V29.B16, V4.B16
+	V_BIT(4, 1, 3)                // x < 0 ? e : 1
+	V_FDIV(4, 4, 2)
+	VST1.P [V4.S4], 16(R0)
+	SUB    $4, R3
+	CBNZ   R3, sigmoidloop
+	RET
+
+// func tanhNEON(dst, src []float32, c *[actRows][4]float32)
+//
+// len(src) is a positive multiple of 4, len(dst) >= len(src). Per lane,
+// as kernels.TanhOne: for a = |x|, both a + (a·z)·P(z) (z = a², P by
+// Horner's scheme from c8) and (1 - e)/(1 + e) (e = ExpNeg(-(a+a))), the
+// first where a < 0.625; then x's sign bit (x &^ a). V8..V15 hold
+// c0..c7, V31 c8, V28 0.625.
+TEXT ·tanhNEON(SB), NOSPLIT, $0-56
+	MOVD dst_base+0(FP), R0
+	MOVD src_base+24(FP), R1
+	MOVD src_len+32(FP), R3
+	MOVD c+48(FP), R2
+	LOADEXP
+	VLD1.P 16(R9), [V28.S4]                      // row 12
+	VLD1.P 64(R9), [V8.S4, V9.S4, V10.S4, V11.S4] // rows 13..16
+	VLD1.P 64(R9), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VLD1   (R9), [V31.S4]
+	V_FMOV1(29)
+
+tanhloop:
+	VLD1.P 16(R1), [V0.S4]
+	V_FABS(1, 0)                  // a
+	V_FADD(2, 1, 1)
+	V_FNEG(2, 2)                  // -(a + a)
+	EXPNEG(2, 3, 4, 5, 6, 7)      // e
+	V_FSUB(3, 29, 2)              // 1 - e
+	V_FADD(4, 29, 2)              // 1 + e
+	V_FDIV(3, 3, 4)
+
+	V_FMUL(2, 1, 1)               // z
+	V_FMUL(4, 31, 2)
+	V_FADD(4, 4, 15)
+	V_FMUL(4, 4, 2)
+	V_FADD(4, 4, 14)
+	V_FMUL(4, 4, 2)
+	V_FADD(4, 4, 13)
+	V_FMUL(4, 4, 2)
+	V_FADD(4, 4, 12)
+	V_FMUL(4, 4, 2)
+	V_FADD(4, 4, 11)
+	V_FMUL(4, 4, 2)
+	V_FADD(4, 4, 10)
+	V_FMUL(4, 4, 2)
+	V_FADD(4, 4, 9)
+	V_FMUL(4, 4, 2)
+	V_FADD(4, 4, 8)
+	V_FMUL(5, 1, 2)               // a·z
+	V_FMUL(5, 5, 4)               // (a·z)·P
+	V_FADD(5, 1, 5)               // a + (a·z)·P
+
+	V_FCMGT(6, 28, 1)             // 0.625 > a (false for NaN)
+	V_BIT(3, 5, 6)
+	V_BIC(7, 0, 1)                // x's sign bit
+	VORR   V7.B16, V3.B16, V3.B16
+	VST1.P [V3.S4], 16(R0)
+	SUB    $4, R3
+	CBNZ   R3, tanhloop
+	RET

@@ -14,6 +14,12 @@ func AddBiasNEON(y, bias, res []float32) { kernels.AddBias(y, bias, res) }
 // GeluNEON forwards to kernels.Gelu in builds without assembly.
 func GeluNEON(dst, src, bias []float32) { kernels.Gelu(dst, src, bias) }
 
+// SigmoidNEON forwards to kernels.Sigmoid in builds without assembly.
+func SigmoidNEON(dst, src []float32) { kernels.Sigmoid(dst, src) }
+
+// TanhNEON forwards to kernels.Tanh in builds without assembly.
+func TanhNEON(dst, src []float32) { kernels.Tanh(dst, src) }
+
 // ColumnPoolSumsNEON forwards to kernels.ColumnPoolSums in builds
 // without assembly.
 func ColumnPoolSumsNEON(dst []float64, x []float32, rows, ld int) {

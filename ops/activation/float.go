@@ -1,6 +1,7 @@
 package activation
 
 import (
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/arith"
 	"github.com/quantserve/quantserve/tensor"
@@ -14,6 +15,9 @@ import (
 const (
 	// kernelCost is an element of a table's vector kernel (LeakyRelu).
 	kernelCost = 2 * ops.VectorCost
+	// kernelExpCost is an element of a table's vector kernel of an
+	// exponential and a division (Sigmoid ~0.5 ns, Tanh ~0.8).
+	kernelExpCost = 8 * ops.VectorCost
 	// cheapCost is a scalar Go loop's compare, select or multiply-add.
 	cheapCost = ops.ScalarCost / 2
 	// expCost is an exponential, a tanh or an erf per element, or a
@@ -64,4 +68,29 @@ func floatBuilder(op string, cost int, k32 func(dst, src []float32), f func(floa
 
 func (a *floatFunc) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return ops.Result(floatMap32(c, a.op, in[0], a.cost, a.k32, a.f))
+}
+
+// tableFunc is an activation without attributes whose float32 loop is a
+// kernel of the engine's table (Sigmoid, Tanh: the same bits on every
+// table), f in float64 for the other floating-point types.
+type tableFunc struct {
+	op string
+	of func(*dispatch.Table) func(dst, src []float32)
+	f  func(float64) float64
+}
+
+// tableBuilder returns the builder of the activation op: the kernel of
+// returns for float32 tensors, f for the other floating-point types.
+func tableBuilder(op string, of func(*dispatch.Table) func(dst, src []float32), f func(float64) float64) func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
+	a := &tableFunc{op: op, of: of, f: f}
+	return func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
+		if err := n.CheckArity(1, 1, 1, 1); err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
+}
+
+func (a *tableFunc) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return ops.Result(floatMap32(c, a.op, in[0], kernelExpCost, a.of(c.Engine().Table()), a.f))
 }

@@ -3,13 +3,14 @@ package activation
 import (
 	"math"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/arith"
 )
 
 // Sigmoid is the Sigmoid operator.
 var Sigmoid = ops.Op{
-	ops.Register(ops.Descriptor{Type: "Sigmoid", Since: 1, Fold: true}, floatBuilder("Sigmoid", expCost, sigmoidSlice, ops.Sigmoid)),
+	ops.Register(ops.Descriptor{Type: "Sigmoid", Since: 1, Fold: true}, tableBuilder("Sigmoid", func(t *dispatch.Table) func(dst, src []float32) { return t.Sigmoid }, ops.Sigmoid)),
 }
 
 // Sigmoidf returns 1/(1+e**-x) in float32 for a float64 argument, through
@@ -23,11 +24,4 @@ func Sigmoidf(x float64) float32 {
 	neg := -uint32(math.Float64bits(x) >> 63)
 	n := math.Float32frombits(math.Float32bits(e)&neg | math.Float32bits(1)&^neg)
 	return n / (1 + e)
-}
-
-func sigmoidSlice(dst, src []float32) {
-	dst = dst[:len(src)]
-	for i, v := range src {
-		dst[i] = Sigmoidf(float64(v))
-	}
 }

@@ -3,13 +3,14 @@ package activation
 import (
 	"math"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/arith"
 )
 
 // Tanh is the Tanh operator.
 var Tanh = ops.Op{
-	ops.Register(ops.Descriptor{Type: "Tanh", Since: 1, Fold: true}, floatBuilder("Tanh", expCost, tanhSlice, math.Tanh)),
+	ops.Register(ops.Descriptor{Type: "Tanh", Since: 1, Fold: true}, tableBuilder("Tanh", func(t *dispatch.Table) func(dst, src []float32) { return t.Tanh }, math.Tanh)),
 }
 
 // tanhC are the Taylor coefficients of tanh: tanh x = x + x·Σ c[i]·x^(2i+2).
@@ -49,11 +50,4 @@ func Tanh32(x float32) float32 {
 		return -t
 	}
 	return t
-}
-
-func tanhSlice(dst, src []float32) {
-	dst = dst[:len(src)]
-	for i, v := range src {
-		dst[i] = Tanh32(v)
-	}
 }
