@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/ops"
 )
 
@@ -15,8 +16,44 @@ var defaultActivations = map[cellKind][]string{
 	cellLSTM: {"Sigmoid", "Tanh", "Tanh"},
 }
 
-// activation returns the scalar function an RNN activation name denotes,
-// taking alpha/beta from the lists as ONNX specifies (in order, for the
+// gateAct is one of a cell's activation functions, applied to a gate's
+// values at a time: Sigmoid and Tanh on the engine's table's kernels,
+// the others a value at a time.
+type gateAct struct {
+	table func(*dispatch.Table) func(dst, src []float32) // nil: one
+	one   func(float32) float32
+}
+
+// on returns a's function of slices on t's kernels: dst[j] = a(src[j])
+// for j < len(src); dst may be src.
+func (a gateAct) on(t *dispatch.Table) func(dst, src []float32) {
+	if a.table != nil {
+		return a.table(t)
+	}
+	f := a.one
+	return func(dst, src []float32) {
+		dst = dst[:len(src)]
+		for j, v := range src {
+			dst[j] = f(v)
+		}
+	}
+}
+
+// gateActivation returns the activation an RNN activation name denotes
+// (see activation): the default Sigmoid and Tanh on the table's kernels.
+func gateActivation(name string, alphas, betas *[]float32) (gateAct, error) {
+	switch strings.ToLower(name) {
+	case "sigmoid":
+		return gateAct{table: func(t *dispatch.Table) func(dst, src []float32) { return t.Sigmoid }}, nil
+	case "tanh":
+		return gateAct{table: func(t *dispatch.Table) func(dst, src []float32) { return t.Tanh }}, nil
+	}
+	f, err := activation(name, alphas, betas)
+	return gateAct{one: f}, err
+}
+
+// activation returns the scalar function an RNN activation name other
+// than Sigmoid and Tanh denotes, taking alpha/beta from the lists as ONNX specifies (in order, for the
 // functions that have them).
 func activation(name string, alphas, betas *[]float32) (func(float32) float32, error) {
 	take := func(list *[]float32, def float32) float32 {
@@ -30,10 +67,6 @@ func activation(name string, alphas, betas *[]float32) (func(float32) float32, e
 	switch strings.ToLower(name) {
 	case "relu":
 		return func(x float32) float32 { return max(x, 0) }, nil
-	case "tanh":
-		return func(x float32) float32 { return float32(math.Tanh(float64(x))) }, nil
-	case "sigmoid":
-		return func(x float32) float32 { return float32(ops.Sigmoid(float64(x))) }, nil
 	case "affine":
 		a, b := take(alphas, 1), take(betas, 0)
 		return func(x float32) float32 { return a*x + b }, nil

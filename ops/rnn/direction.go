@@ -1,25 +1,40 @@
 package rnn
 
-import "github.com/quantserve/quantserve/ops"
+import (
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/ops"
+)
 
 // direction runs one direction over the sequence, updating hd (and cd)
 // in place and writing its slice of y; it checks c's deadline at every
-// step.
+// step. A step works a gate at a time: each batch entry's pre-activations
+// are summed into one row, and each activation runs over a gate's
+// values (the table's Sigmoid and Tanh kernels for the default ones).
 func (rc *recurrent) direction(c *ops.Context, d int, back bool, seq, batch int, lens []int, xw, wb, rb, peep, hd, cd []float32, rfull, rzr, rh *gateWeights, y []float32) error {
 	h, gh, dirs := rc.hidden, rc.cell.gates*rc.hidden, rc.dirs
-	acts := rc.acts[d]
+	e := c.Engine()
+	tb := e.Table()
+	var acts [3]func(dst, src []float32)
+	for i, a := range rc.acts[d] {
+		acts[i] = a.on(tb)
+	}
 	hr := make([]float32, batch*gh)
 	var rhBuf, hh []float32
 	if rh != nil {
 		rhBuf, hh = make([]float32, batch*h), make([]float32, batch*h)
 	}
-	gate := make([]float32, gh)
-	clip := func(v float32) float32 { return min(max(v, -rc.clip), rc.clip) }
+	g := make([]float32, gh)  // a batch entry's pre-activations, then activations
+	tmp := make([]float32, h) // LSTM's tanh of the cell
 	maxLen := 0
 	for _, l := range lens {
 		maxLen = max(maxLen, l)
 	}
-	e := c.Engine()
+	at := func(b, step int) int { // the time of batch entry b at step
+		if back {
+			return lens[b] - 1 - step
+		}
+		return step
+	}
 	for step := 0; step < maxLen; step++ {
 		if err := c.Err(); err != nil {
 			return err
@@ -37,36 +52,19 @@ func (rc *recurrent) direction(c *ops.Context, d int, back bool, seq, batch int,
 				copy(hr[b*gh:b*gh+2*h], hr[b*2*h:(b+1)*2*h])
 			}
 		}
-		// Gate pre-activations (without the GRU h gate's recurrent term).
-		pre := func(b, t int) []float32 {
-			xrow := xw[(t*batch+b)*gh : (t*batch+b+1)*gh]
-			for j := range gate {
-				v := xrow[j]
-				if wb != nil {
-					v += wb[j]
-				}
-				gate[j] = v
-			}
-			return gate
-		}
 		if rh != nil {
 			// r_t first, for every batch entry, then (r⊙h)·Rhᵀ.
 			for b := 0; b < batch; b++ {
-				t := step
-				if back {
-					t = lens[b] - 1 - step
-				}
 				if step >= lens[b] {
 					clear(hh[b*h : (b+1)*h])
 					continue
 				}
-				g := pre(b, t)
-				for j := 0; j < h; j++ {
-					v := g[h+j] + hr[b*gh+h+j]
-					if rb != nil {
-						v += rb[h+j]
-					}
-					hh[b*h+j] = acts[0](clip(v)) * hd[b*h+j]
+				r := g[h : 2*h]
+				rc.preact(r, xw, wb, hr, rb, (at(b, step)*batch+b)*gh, b*gh, h)
+				acts[0](r, r)
+				hb, hdb := hh[b*h:(b+1)*h], hd[b*h:(b+1)*h]
+				for j := range hb {
+					hb[j] = r[j] * hdb[j]
 				}
 			}
 			if err := rh.mul(e, hh, batch, rhBuf); err != nil {
@@ -77,62 +75,150 @@ func (rc *recurrent) direction(c *ops.Context, d int, back bool, seq, batch int,
 			if step >= lens[b] {
 				continue
 			}
-			t := step
-			if back {
-				t = lens[b] - 1 - step
-			}
-			g := pre(b, t)
-			rrow := hr[b*gh : (b+1)*gh]
+			t := at(b, step)
 			hrow := hd[b*h : (b+1)*h]
-			rbAt := func(j int) float32 {
-				if rb == nil {
-					return 0
-				}
-				return rb[j]
-			}
 			switch rc.cell.kind {
 			case cellRNN:
-				for j := 0; j < h; j++ {
-					hrow[j] = acts[0](clip(g[j] + rrow[j] + rbAt(j)))
-				}
+				rc.preact(g, xw, wb, hr, rb, (t*batch+b)*gh, b*gh, 0)
+				acts[0](hrow, g)
 			case cellGRU:
-				for j := 0; j < h; j++ {
-					z := acts[0](clip(g[j] + rrow[j] + rbAt(j)))
-					r := acts[0](clip(g[h+j] + rrow[h+j] + rbAt(h+j)))
-					var hc float32
-					if rh != nil {
-						hc = acts[1](clip(g[2*h+j] + rhBuf[b*h+j] + rbAt(2*h+j)))
-					} else {
-						hc = acts[1](clip(g[2*h+j] + r*(rrow[2*h+j]+rbAt(2*h+j))))
-					}
-					hrow[j] = (1-z)*hc + z*hrow[j]
-				}
+				rc.gru(tb, acts, g, xw, wb, hr, rb, rhBuf, hrow, (t*batch+b)*gh, b, rh != nil)
 			case cellLSTM:
-				crow := cd[b*h : (b+1)*h]
-				for j := 0; j < h; j++ {
-					iv := g[j] + rrow[j] + rbAt(j)
-					ov := g[h+j] + rrow[h+j] + rbAt(h+j)
-					fv := g[2*h+j] + rrow[2*h+j] + rbAt(2*h+j)
-					cv := g[3*h+j] + rrow[3*h+j] + rbAt(3*h+j)
-					if peep != nil {
-						iv += peep[j] * crow[j]
-						fv += peep[2*h+j] * crow[j]
-					}
-					i := acts[0](clip(iv))
-					f := acts[0](clip(fv))
-					if rc.cell.inputForget {
-						f = 1 - i
-					}
-					ct := f*crow[j] + i*acts[1](clip(cv))
-					crow[j] = ct
-					if peep != nil {
-						ov += peep[h+j] * ct
-					}
-					hrow[j] = acts[0](clip(ov)) * acts[2](ct)
-				}
+				rc.lstm(acts, g, tmp, xw, wb, hr, rb, peep, hrow, cd[b*h:(b+1)*h], (t*batch+b)*gh, b*gh)
 			}
 			copy(y[((t*dirs+d)*batch+b)*h:], hrow)
 		}
 	}
 	return nil
+}
+
+// preact sets g[j] to the clipped pre-activation ((xw + wb) + hr) + rb of
+// gate value from+j, for j < len(g): xw's row at xo, hr's at ho (wb, rb
+// nil: no bias).
+func (rc *recurrent) preact(g, xw, wb, hr, rb []float32, xo, ho, from int) {
+	x, r := xw[xo+from:][:len(g)], hr[ho+from:][:len(g)]
+	copy(g, x)
+	if wb != nil {
+		for j, v := range wb[from:][:len(g)] {
+			g[j] += v
+		}
+	}
+	for j, v := range r {
+		g[j] += v
+	}
+	if rb != nil {
+		for j, v := range rb[from:][:len(g)] {
+			g[j] += v
+		}
+	}
+	rc.clipTo(g)
+}
+
+// clipTo clips g to [-clip, clip] when the node sets a clip.
+func (rc *recurrent) clipTo(g []float32) {
+	if rc.clip >= 3.4028235e38 {
+		return
+	}
+	for j, v := range g {
+		g[j] = min(max(v, -rc.clip), rc.clip)
+	}
+}
+
+// gru computes one GRU step of batch entry b into hrow: z and r from g's
+// first two gates, the h gate from (r⊙h)·Rhᵀ (rhBuf, when split) or
+// r⊙(h·Rhᵀ + rb) (linear_before_reset).
+func (rc *recurrent) gru(tb *dispatch.Table, acts [3]func(dst, src []float32), g, xw, wb, hr, rb, rhBuf, hrow []float32, xo, b int, split bool) {
+	h, gh := rc.hidden, rc.cell.gates*rc.hidden
+	ho := b * gh
+	rc.preact(g[:2*h], xw, wb, hr, rb, xo, ho, 0)
+	acts[0](g[:2*h], g[:2*h]) // z, r
+	hc := g[2*h:]
+	copy(hc, xw[xo+2*h:][:h])
+	if wb != nil {
+		for j, v := range wb[2*h:][:h] {
+			hc[j] += v
+		}
+	}
+	if split {
+		for j, v := range rhBuf[b*h:][:h] {
+			hc[j] += v
+		}
+		if rb != nil {
+			for j, v := range rb[2*h:][:h] {
+				hc[j] += v
+			}
+		}
+	} else {
+		rr := hr[ho+2*h:][:h]
+		for j := range hc {
+			v := rr[j]
+			if rb != nil {
+				v += rb[2*h+j]
+			}
+			hc[j] += g[h+j] * v
+		}
+	}
+	rc.clipTo(hc)
+	acts[1](hc, hc)
+	for j, z := range g[:h] {
+		hrow[j] = (1-z)*hc[j] + z*hrow[j]
+	}
+}
+
+// lstm computes one LSTM step of a batch entry into hrow and crow, its
+// gates i, o, f, c in g's quarters; tmp holds the tanh of the cell.
+func (rc *recurrent) lstm(acts [3]func(dst, src []float32), g, tmp, xw, wb, hr, rb, peep, hrow, crow []float32, xo, ho int) {
+	h := rc.hidden
+	if peep == nil {
+		rc.preact(g, xw, wb, hr, rb, xo, ho, 0)
+		acts[0](g[:3*h], g[:3*h]) // i, o, f
+	} else {
+		// The input and forget gates see the old cell, the output gate
+		// the new one: its clip and activation wait for it.
+		copy(g, xw[xo:][:4*h])
+		if wb != nil {
+			for j, v := range wb[:4*h] {
+				g[j] += v
+			}
+		}
+		for j, v := range hr[ho:][:4*h] {
+			g[j] += v
+		}
+		if rb != nil {
+			for j, v := range rb[:4*h] {
+				g[j] += v
+			}
+		}
+		for j, c := range crow {
+			g[j] += peep[j] * c
+			g[2*h+j] += peep[2*h+j] * c
+		}
+		i, f := g[:h], g[2*h:3*h]
+		rc.clipTo(i)
+		rc.clipTo(f)
+		rc.clipTo(g[3*h:])
+		acts[0](i, i)
+		acts[0](f, f)
+	}
+	i, o, f, cg := g[:h], g[h:2*h], g[2*h:3*h], g[3*h:]
+	if rc.cell.inputForget {
+		for j, v := range i {
+			f[j] = 1 - v
+		}
+	}
+	acts[1](cg, cg)
+	for j := range crow {
+		crow[j] = f[j]*crow[j] + i[j]*cg[j]
+	}
+	if peep != nil {
+		for j, c := range crow {
+			o[j] += peep[h+j] * c
+		}
+		rc.clipTo(o)
+		acts[0](o, o)
+	}
+	acts[2](tmp, crow)
+	for j := range hrow {
+		hrow[j] = o[j] * tmp[j]
+	}
 }

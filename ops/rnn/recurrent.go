@@ -45,7 +45,7 @@ type recurrent struct {
 	dirs    int   // 1 or 2
 	reverse bool  // direction "reverse" (with dirs == 1)
 	hidden  int
-	acts    [][]func(float32) float32 // per direction
+	acts    [][]gateAct // per direction
 	clip    float32
 	scheme  quant.Scheme
 	// Constant weights packed at load, per direction; nil when W or R is
@@ -95,9 +95,9 @@ func buildRecurrent(n *ops.Node, cell cellSpec, at *RecurrentAttrs) (ops.Operato
 	}
 	alphas, betas := append([]float32(nil), at.ActivationAlpha...), append([]float32(nil), at.ActivationBeta...)
 	for d := 0; d < rc.dirs; d++ {
-		var fs []func(float32) float32
+		var fs []gateAct
 		for _, name := range names[d*cell.acts : (d+1)*cell.acts] {
-			f, err := activation(name, &alphas, &betas)
+			f, err := gateActivation(name, &alphas, &betas)
 			if err != nil {
 				return nil, err
 			}

@@ -317,3 +317,45 @@ func TestRecurrentStopsWhenCancelled(t *testing.T) {
 		t.Errorf("cancelled run: %v", err)
 	}
 }
+
+// BenchmarkRecurrent runs each cell over 32 steps of one sequence
+// (batch 1, as a streaming speech or text model does) and of 8, with
+// weights known at load: the recurrent products are one row each, the
+// gates' activations a large share of a step.
+func BenchmarkRecurrent(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const seq, input, hidden = 32, 128, 256
+	for _, c := range cells[:4] {
+		cw := newCellWeights(r, c.op, c.gates, hidden, input, c.extra...)
+		for _, w := range []*tensor.Tensor{cw.w, cw.r} {
+			for i, v := range w.Data.([]float32) {
+				w.Data.([]float32)[i] = v * 0.1
+			}
+		}
+		l := cw.layer("forward", 0, 1, 0)
+		op, _, err := opstest.Compile(l.node, len(l.consts))
+		if err != nil {
+			b.Fatal(err)
+		}
+		name := c.op
+		if len(c.extra) > 0 {
+			name += "/linear_before_reset"
+		}
+		for _, batch := range []int{1, 8} {
+			x := randFloats(r, 1, seq, batch, input)
+			lens := make([]int32, batch)
+			for i := range lens {
+				lens[i] = seq
+			}
+			in := l.inputs(x, lens)
+			in[1], in[2] = nil, nil // held at load
+			b.Run(fmt.Sprintf("%s/batch%d", name, batch), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := op.Run(opstest.Background(), in); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
