@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops/conv"
@@ -24,7 +25,8 @@ import (
 //
 // each step optional but in that order (the activations: Relu, LeakyRelu,
 // Clip, HardSigmoid, HardSwish, HardSwish as exporters spell it out,
-// x·Clip(x + 3, 0, 6)/6, and in static QDQ files that with a pair after
+// x·Clip(x + 3, 0, 6)/6, Sigmoid, Swish with alpha 1 and SiLU as
+// exporters spell it out, x·Sigmoid(x), and in static QDQ files that with a pair after
 // the convolution and after each of its steps, matchConvHardSwishQDQ).
 // Then the layout rule lets fused convolutions hand their outputs to each
 // other channels-last (NHWC), so no image is transposed between two
@@ -112,8 +114,8 @@ func fuseConvs(r *rewriter) bool {
 			attrs = append(attrs, act...)
 			absorbed = append(absorbed, nodes...)
 			parts = append(parts, nodes[0].OpType)
-			if len(nodes) > 1 {
-				parts[len(parts)-1] = "HardSwish"
+			if len(nodes) > 1 { // spelled out: named by the activation
+				parts[len(parts)-1] = strings.TrimSuffix(string(act[0].S), "Parts")
 			}
 			last = nodes[len(nodes)-1]
 		}
@@ -219,10 +221,11 @@ func foldableBN(r *rewriter, bn *onnxpb.Node, cf *constFinder) bool {
 	return true
 }
 
-// addAndMul returns the Add and the Mul that read x when x has two
-// readers (a HardSwish written out: x·Clip(x + c, lo, hi) / d); either
-// is nil when no live reader of x is of its type.
-func (r *rewriter) addAndMul(x string) (add, mul *onnxpb.Node) {
+// twoReaders returns the nodes of types a and b that read x when x has
+// two readers (a HardSwish written out, x·Clip(x + c, lo, hi) / d: an
+// Add and a Mul; a SiLU, x·Sigmoid(x): a Sigmoid and a Mul); either is
+// nil when no live reader of x is of its type.
+func (r *rewriter) twoReaders(x, a, b string) (na, nb *onnxpb.Node) {
 	if r.used[x] != 2 {
 		return nil, nil
 	}
@@ -231,13 +234,13 @@ func (r *rewriter) addAndMul(x string) (add, mul *onnxpb.Node) {
 			continue
 		}
 		switch {
-		case r.is(n, "Add"):
-			add = n
-		case r.is(n, "Mul"):
-			mul = n
+		case r.is(n, a):
+			na = n
+		case r.is(n, b):
+			nb = n
 		}
 	}
-	return add, mul
+	return na, nb
 }
 
 // matchConvActivation matches an activation reading value x (and nothing
@@ -274,6 +277,10 @@ func matchConvActivation(r *rewriter, x string) ([]*onnxpb.Attribute, []*onnxpb.
 			return []*onnxpb.Attribute{str("activation", "HardSigmoid"), floats(attrF(n, "alpha", 0.2), attrF(n, "beta", 0.5))}, []*onnxpb.Node{n}
 		case r.is(n, "HardSwish") && len(n.Inputs) == 1 && len(n.Attributes) == 0:
 			return []*onnxpb.Attribute{str("activation", "HardSwish")}, []*onnxpb.Node{n}
+		case r.is(n, "Sigmoid") && len(n.Inputs) == 1 && len(n.Attributes) == 0:
+			return []*onnxpb.Attribute{str("activation", "Sigmoid")}, []*onnxpb.Node{n}
+		case r.is(n, "Swish") && len(n.Inputs) == 1 && onlyAttrs(n, "alpha") && attrF(n, "alpha", 1) == 1:
+			return []*onnxpb.Attribute{str("activation", "Swish")}, []*onnxpb.Node{n}
 		case r.is(n, "Clip"):
 			if lo, hi, ok := clipBounds(r, n); ok {
 				return []*onnxpb.Attribute{str("activation", "Clip"), floats(lo, hi)}, []*onnxpb.Node{n}
@@ -281,8 +288,17 @@ func matchConvActivation(r *rewriter, x string) ([]*onnxpb.Attribute, []*onnxpb.
 		}
 		return nil, nil
 	}
+	// x·Sigmoid(x) (SiLU, Swish with alpha 1): two nodes read x.
+	if sig, mul := r.twoReaders(x, "Sigmoid", "Mul"); sig != nil && mul != nil {
+		if len(sig.Inputs) != 1 || len(sig.Attributes) > 0 || len(sig.Outputs) != 1 || r.used[sig.Outputs[0]] != 1 ||
+			r.opset(mul) < 7 || len(mul.Attributes) > 0 || len(mul.Inputs) != 2 || len(mul.Outputs) != 1 ||
+			!(mul.Inputs[0] == x && mul.Inputs[1] == sig.Outputs[0] || mul.Inputs[1] == x && mul.Inputs[0] == sig.Outputs[0]) {
+			return nil, nil
+		}
+		return []*onnxpb.Attribute{str("activation", "Swish")}, []*onnxpb.Node{sig, mul}
+	}
 	// x·Clip(x + c, lo, hi) / d (or · d): two nodes read x.
-	add, mul := r.addAndMul(x)
+	add, mul := r.twoReaders(x, "Add", "Mul")
 	if add == nil || mul == nil || r.opset(add) < 7 || len(add.Attributes) > 0 || len(add.Inputs) != 2 || len(add.Outputs) != 1 {
 		return nil, nil
 	}

@@ -442,7 +442,7 @@ func matchConvHardSwishQDQ(r *rewriter, x string) ([]*onnxpb.Attribute, []*onnxp
 		return nil, nil
 	}
 	a := q0.Outputs[0]
-	add, mul := r.addAndMul(a)
+	add, mul := r.twoReaders(a, "Add", "Mul")
 	binary := func(n *onnxpb.Node) bool {
 		return n != nil && r.opset(n) >= 7 && len(n.Attributes) == 0 && len(n.Inputs) == 2 && len(n.Outputs) == 1 && n.Outputs[0] != ""
 	}

@@ -24,6 +24,8 @@ const (
 	actHardSwishParts // (x·Clip(x + p[0], p[1], p[2])) / p[3] (· p[3] when p[4] is 0)
 	actBound          // none: only the bound, or the fake quantization
 	actHardSwishQDQ   // HardSwishParts through QDQ pairs hq (see tabulate)
+	actSigmoid
+	actSwish // x·Sigmoid(x) (SiLU)
 )
 
 // boundKind is a Max or Min with a constant folded after the activation.
@@ -60,7 +62,7 @@ func parseActivation(name string, params []float32) (activation, error) {
 	}{
 		"": {actNone, 0}, "Relu": {actRelu, 0}, "LeakyRelu": {actLeakyRelu, 1}, "Clip": {actClip, 2},
 		"HardSigmoid": {actHardSigmoid, 2}, "HardSwish": {actHardSwish, 0}, "HardSwishParts": {actHardSwishParts, 5},
-		"HardSwishQDQ": {actHardSwishQDQ, 3},
+		"HardSwishQDQ": {actHardSwishQDQ, 3}, "Sigmoid": {actSigmoid, 0}, "Swish": {actSwish, 0},
 	}
 	k, ok := kinds[name]
 	if !ok {
@@ -276,12 +278,35 @@ func (a *activation) rest(v []float32, tb *dispatch.Table) {
 	case actHardSwishQDQ: // with the bound and the pair
 		a.hq[0].ApplyTable(v, v, a.lut, tb.FakeQuantKernels())
 		return
+	case actSigmoid:
+		tb.Sigmoid(v, v)
+	case actSwish:
+		swish(v, tb)
 	}
 	if a.bound != boundNone {
 		tb.MaxMinConst(v, a.c, a.bound == boundMin)
 	}
 	if a.fq != nil {
 		a.fq.ApplyVector(v, v, tb.FakeQuantKernels())
+	}
+}
+
+// swishChunk is how many values swish takes a sigmoid of at a time.
+const swishChunk = 2048
+
+// swish sets v[j] = v[j]·Sigmoid(v[j]), as the Mul of x and Sigmoid(x)
+// computes it (tb.Sigmoid: the Sigmoid operator's bits), a chunk at a
+// time through a pooled buffer.
+func swish(v []float32, tb *dispatch.Table) {
+	s := getBuf(min(len(v), swishChunk))
+	defer putBuf(s)
+	for len(v) > 0 {
+		n := min(len(v), len(s))
+		tb.Sigmoid(s[:n], v[:n])
+		for j, e := range s[:n] {
+			v[j] *= e
+		}
+		v = v[n:]
 	}
 }
 
