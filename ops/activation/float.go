@@ -79,8 +79,9 @@ type tableFunc struct {
 	f  func(float64) float64
 }
 
-// tableBuilder returns the builder of the activation op: the kernel of
-// returns for float32 tensors, f for the other floating-point types.
+// tableBuilder returns the builder of the activation op: for float32
+// tensors the kernel that of picks from the engine's table, f for the
+// other floating-point types.
 func tableBuilder(op string, of func(*dispatch.Table) func(dst, src []float32), f func(float64) float64) func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
 	a := &tableFunc{op: op, of: of, f: f}
 	return func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {

@@ -1,7 +1,8 @@
 package rnn
 
 import (
-	"github.com/quantserve/quantserve/dispatch"
+	"math"
+
 	"github.com/quantserve/quantserve/ops"
 )
 
@@ -13,10 +14,9 @@ import (
 func (rc *recurrent) direction(c *ops.Context, d int, back bool, seq, batch int, lens []int, xw, wb, rb, peep, hd, cd []float32, rfull, rzr, rh *gateWeights, y []float32) error {
 	h, gh, dirs := rc.hidden, rc.cell.gates*rc.hidden, rc.dirs
 	e := c.Engine()
-	tb := e.Table()
 	var acts [3]func(dst, src []float32)
 	for i, a := range rc.acts[d] {
-		acts[i] = a.on(tb)
+		acts[i] = a.on(e.Table())
 	}
 	hr := make([]float32, batch*gh)
 	var rhBuf, hh []float32
@@ -82,7 +82,7 @@ func (rc *recurrent) direction(c *ops.Context, d int, back bool, seq, batch int,
 				rc.preact(g, xw, wb, hr, rb, (t*batch+b)*gh, b*gh, 0)
 				acts[0](hrow, g)
 			case cellGRU:
-				rc.gru(tb, acts, g, xw, wb, hr, rb, rhBuf, hrow, (t*batch+b)*gh, b, rh != nil)
+				rc.gru(acts, g, xw, wb, hr, rb, rhBuf, hrow, (t*batch+b)*gh, b, rh != nil)
 			case cellLSTM:
 				rc.lstm(acts, g, tmp, xw, wb, hr, rb, peep, hrow, cd[b*h:(b+1)*h], (t*batch+b)*gh, b*gh)
 			}
@@ -96,27 +96,36 @@ func (rc *recurrent) direction(c *ops.Context, d int, back bool, seq, batch int,
 // gate value from+j, for j < len(g): xw's row at xo, hr's at ho (wb, rb
 // nil: no bias).
 func (rc *recurrent) preact(g, xw, wb, hr, rb []float32, xo, ho, from int) {
-	x, r := xw[xo+from:][:len(g)], hr[ho+from:][:len(g)]
-	copy(g, x)
-	if wb != nil {
-		for j, v := range wb[from:][:len(g)] {
-			g[j] += v
-		}
-	}
-	for j, v := range r {
-		g[j] += v
-	}
-	if rb != nil {
-		for j, v := range rb[from:][:len(g)] {
-			g[j] += v
-		}
-	}
+	n := len(g)
+	sumInto(g, xw[xo+from:][:n], part(wb, from, n), hr[ho+from:][:n], part(rb, from, n))
 	rc.clipTo(g)
+}
+
+// sumInto sets g[j] = ((x[j] + wb[j]) + r[j]) + rb[j] for j < len(g),
+// the terms that are nil left out.
+func sumInto(g, x, wb, r, rb []float32) {
+	copy(g, x[:len(g)])
+	for _, t := range [...][]float32{wb, r, rb} {
+		if t == nil {
+			continue
+		}
+		for j, v := range t[:len(g)] {
+			g[j] += v
+		}
+	}
+}
+
+// part returns s[from:from+n], nil for a nil s.
+func part(s []float32, from, n int) []float32 {
+	if s == nil {
+		return nil
+	}
+	return s[from : from+n]
 }
 
 // clipTo clips g to [-clip, clip] when the node sets a clip.
 func (rc *recurrent) clipTo(g []float32) {
-	if rc.clip >= 3.4028235e38 {
+	if math.IsInf(float64(rc.clip), 1) {
 		return
 	}
 	for j, v := range g {
@@ -127,28 +136,16 @@ func (rc *recurrent) clipTo(g []float32) {
 // gru computes one GRU step of batch entry b into hrow: z and r from g's
 // first two gates, the h gate from (r⊙h)·Rhᵀ (rhBuf, when split) or
 // r⊙(h·Rhᵀ + rb) (linear_before_reset).
-func (rc *recurrent) gru(tb *dispatch.Table, acts [3]func(dst, src []float32), g, xw, wb, hr, rb, rhBuf, hrow []float32, xo, b int, split bool) {
+func (rc *recurrent) gru(acts [3]func(dst, src []float32), g, xw, wb, hr, rb, rhBuf, hrow []float32, xo, b int, split bool) {
 	h, gh := rc.hidden, rc.cell.gates*rc.hidden
 	ho := b * gh
 	rc.preact(g[:2*h], xw, wb, hr, rb, xo, ho, 0)
 	acts[0](g[:2*h], g[:2*h]) // z, r
 	hc := g[2*h:]
-	copy(hc, xw[xo+2*h:][:h])
-	if wb != nil {
-		for j, v := range wb[2*h:][:h] {
-			hc[j] += v
-		}
-	}
 	if split {
-		for j, v := range rhBuf[b*h:][:h] {
-			hc[j] += v
-		}
-		if rb != nil {
-			for j, v := range rb[2*h:][:h] {
-				hc[j] += v
-			}
-		}
+		sumInto(hc, xw[xo+2*h:], part(wb, 2*h, h), rhBuf[b*h:], part(rb, 2*h, h))
 	} else {
+		sumInto(hc, xw[xo+2*h:], part(wb, 2*h, h), nil, nil)
 		rr := hr[ho+2*h:][:h]
 		for j := range hc {
 			v := rr[j]
@@ -175,20 +172,7 @@ func (rc *recurrent) lstm(acts [3]func(dst, src []float32), g, tmp, xw, wb, hr, 
 	} else {
 		// The input and forget gates see the old cell, the output gate
 		// the new one: its clip and activation wait for it.
-		copy(g, xw[xo:][:4*h])
-		if wb != nil {
-			for j, v := range wb[:4*h] {
-				g[j] += v
-			}
-		}
-		for j, v := range hr[ho:][:4*h] {
-			g[j] += v
-		}
-		if rb != nil {
-			for j, v := range rb[:4*h] {
-				g[j] += v
-			}
-		}
+		sumInto(g, xw[xo:], part(wb, 0, 4*h), hr[ho:], part(rb, 0, 4*h))
 		for j, c := range crow {
 			g[j] += peep[j] * c
 			g[2*h+j] += peep[2*h+j] * c
