@@ -1,7 +1,7 @@
 package model
 
 import (
-	"math"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -22,17 +22,7 @@ import (
 func TestConvSigmoidRewrites(t *testing.T) {
 	r := rand.New(rand.NewPCG(29, 29))
 	b := &fusedTestGraph{r: r, g: &onnxpb.Graph{Name: "silu"}}
-	vi := func(name string, shape ...int64) *onnxpb.ValueInfo {
-		ty := &onnxpb.Type{Kind: onnxpb.TypeTensor, ElemType: onnxpb.Float, HasShape: true}
-		for _, d := range shape {
-			if d < 0 {
-				ty.Shape = append(ty.Shape, onnxpb.Dim{Param: "N"})
-			} else {
-				ty.Shape = append(ty.Shape, onnxpb.Dim{Value: d, HasValue: true})
-			}
-		}
-		return &onnxpb.ValueInfo{Name: name, Type: ty}
-	}
+	vi := floatInfo
 	b.g.Inputs = []*onnxpb.ValueInfo{vi("x", -1, 3, 20, 24)}
 	c1 := b.bn(b.conv("x", 3, 16, 3, 1, 1), 16)
 	h1 := b.node("Mul", []string{c1, b.node("Sigmoid", []string{c1})})
@@ -51,14 +41,7 @@ func TestConvSigmoidRewrites(t *testing.T) {
 	data := onnxpb.Marshal(&onnxpb.Model{IRVersion: 10, OpsetImport: []onnxpb.OpsetID{{Version: 24}}, Graph: b.g})
 
 	in := map[string]*tensor.Tensor{"x": tensor.From([]int{2, 3, 20, 24}, convRandom(r, []int{2, 3, 20, 24}))}
-	plain, err := LoadWith(data, Options{Unrewritten: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := convRun1(plain, in)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := runAsWritten(t, data, in)
 	wv := want.Data.([]float32)
 	lo, hi := slices.Min(wv), slices.Max(wv)
 	for _, q := range []bool{false, true} {
@@ -82,20 +65,10 @@ func TestConvSigmoidRewrites(t *testing.T) {
 		if want := []string{"Conv", "Sigmoid", "Mul", "Add", "Conv", "Swish"}; !slices.Equal(others, want) {
 			t.Errorf("int8=%v: other steps %q, want %q", q, others, want)
 		}
-		for round := 0; round < 2; round++ {
-			got, err := convRun1(m, in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tol := 1e-5 * float64(hi-lo)
-			if q {
-				tol = 0.02 * float64(hi-lo)
-			}
-			for i, v := range got.Data.([]float32) {
-				if math.Abs(float64(v-wv[i])) > tol {
-					t.Fatalf("int8=%v round %d: y[%d] = %v, as written %v", q, round, i, v, wv[i])
-				}
-			}
+		tol := 1e-5 * float64(hi-lo)
+		if q {
+			tol = 0.02 * float64(hi-lo)
 		}
+		checkRuns(t, m, in, want, tol, 2, fmt.Sprintf("int8=%v", q))
 	}
 }

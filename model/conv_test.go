@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -344,6 +345,57 @@ func (b *fusedTestGraph) bn(x string, c int) string {
 		b.init(name("mean"), []int{c}, nil), b.init(name("var"), []int{c}, v)})
 }
 
+// floatInfo returns a float32 value's info of the given shape, a
+// negative dimension the symbolic batch N.
+func floatInfo(name string, shape ...int64) *onnxpb.ValueInfo {
+	ty := &onnxpb.Type{Kind: onnxpb.TypeTensor, ElemType: onnxpb.Float, HasShape: true}
+	for _, d := range shape {
+		if d < 0 {
+			ty.Shape = append(ty.Shape, onnxpb.Dim{Param: "N"})
+		} else {
+			ty.Shape = append(ty.Shape, onnxpb.Dim{Value: d, HasValue: true})
+		}
+	}
+	return &onnxpb.ValueInfo{Name: name, Type: ty}
+}
+
+// runAsWritten runs the model in data without its rewrites on in and
+// returns its output y.
+func runAsWritten(t *testing.T, data []byte, in map[string]*tensor.Tensor) *tensor.Tensor {
+	t.Helper()
+	plain, err := LoadWith(data, Options{Unrewritten: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := convRun1(plain, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+// checkRuns runs m on in rounds times (recycled buffers on the later
+// rounds) and checks its output y has want's shape and lies within tol
+// of it.
+func checkRuns(t *testing.T, m *Model, in map[string]*tensor.Tensor, want *tensor.Tensor, tol float64, rounds int, what string) {
+	t.Helper()
+	wv := want.Data.([]float32)
+	for round := 0; round < rounds; round++ {
+		got, err := convRun1(m, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equalShape(got.Shape, want.Shape) {
+			t.Fatalf("%s: shape %v, want %v", what, got.Shape, want.Shape)
+		}
+		for i, v := range got.Data.([]float32) {
+			if math.Abs(float64(v-wv[i])) > tol {
+				t.Fatalf("%s round %d: y[%d] = %v, as written %v", what, round, i, v, wv[i])
+			}
+		}
+	}
+}
+
 func (b *fusedTestGraph) scalar(name string, v float32) string {
 	return b.init(name, []int{}, []float32{v})
 }
@@ -357,17 +409,7 @@ func (b *fusedTestGraph) scalar(name string, v float32) string {
 func TestFusedConvRewrites(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 23))
 	b := &fusedTestGraph{r: r, g: &onnxpb.Graph{Name: "blocks"}}
-	vi := func(name string, shape ...int64) *onnxpb.ValueInfo {
-		ty := &onnxpb.Type{Kind: onnxpb.TypeTensor, ElemType: onnxpb.Float, HasShape: true}
-		for _, d := range shape {
-			if d < 0 {
-				ty.Shape = append(ty.Shape, onnxpb.Dim{Param: "N"})
-			} else {
-				ty.Shape = append(ty.Shape, onnxpb.Dim{Value: d, HasValue: true})
-			}
-		}
-		return &onnxpb.ValueInfo{Name: name, Type: ty}
-	}
+	vi := floatInfo
 	b.g.Inputs = []*onnxpb.ValueInfo{vi("x", -1, 3, 20, 24), vi("shift", 1, 16, 1, 1)}
 	// ResNet: conv-BN-Relu, then a bottleneck with a residual.
 	h1 := b.node("Relu", []string{b.bn(b.conv("x", 3, 16, 3, 1, 1), 16)})
@@ -394,14 +436,7 @@ func TestFusedConvRewrites(t *testing.T) {
 		"x":     tensor.From([]int{2, 3, 20, 24}, convRandom(r, []int{2, 3, 20, 24})),
 		"shift": tensor.From([]int{1, 16, 1, 1}, convRandom(r, []int{1, 16, 1, 1})),
 	}
-	plain, err := LoadWith(data, Options{Unrewritten: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := convRun1(plain, in)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := runAsWritten(t, data, in)
 	wv := want.Data.([]float32)
 	lo, hi := slices.Min(wv), slices.Max(wv)
 	for _, q := range []bool{false, true} {
@@ -446,24 +481,11 @@ func TestFusedConvRewrites(t *testing.T) {
 		if len(pooled) != len(wantFused) || !pooled[6] {
 			t.Errorf("int8=%v: pooled outputs %v: the depthwise convolution's is not", q, pooled)
 		}
-		for round := 0; round < 3; round++ { // recycled buffers on the later rounds
-			got, err := convRun1(m, in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !equalShape(got.Shape, want.Shape) {
-				t.Fatalf("shape %v, want %v", got.Shape, want.Shape)
-			}
-			tol := 1e-4 * float64(hi-lo)
-			if q {
-				tol = 0.02 * float64(hi-lo)
-			}
-			for i, v := range got.Data.([]float32) {
-				if math.Abs(float64(v-wv[i])) > tol {
-					t.Fatalf("int8=%v round %d: y[%d] = %v, as written %v", q, round, i, v, wv[i])
-				}
-			}
+		tol := 1e-4 * float64(hi-lo)
+		if q {
+			tol = 0.02 * float64(hi-lo)
 		}
+		checkRuns(t, m, in, want, tol, 3, fmt.Sprintf("int8=%v", q))
 		vals, err := m.Trace(context.Background(), in)
 		if err != nil {
 			t.Fatal(err)
