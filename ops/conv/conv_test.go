@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/quantserve/quantserve/dispatch"
@@ -379,5 +380,56 @@ func TestConvMemoryIsBoundedByTiles(t *testing.T) {
 			t.Errorf("%s: a run allocated %d bytes, more than 3 images (%d); the im2col matrix is %d", cp.layers()[0], alloc, limit, im2col)
 		}
 		t.Logf("%s: %.2f MB allocated per run (image %.2f MB, im2col %.2f MB)", cp.layers()[0], float64(alloc)/1e6, float64(4*x.Len())/1e6, float64(im2col)/1e6)
+	}
+}
+
+// TestConvPlanarWidths runs an image's first convolution (3 input
+// channels, 8 outputs: plane by plane) on images of two widths in turn,
+// and on both at once from several goroutines, against the definition:
+// the weights it spreads along a row of one width are never read for
+// the other.
+func TestConvPlanarWidths(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	c := convCase{name: "planar", x: []int{1, 3, 12, 40}, w: []int{8, 3, 3, 3}, bias: true, strides: []int{2, 2}, pads: []int{1, 1, 1, 1}}
+	w := tensor.From(c.w, randomFloats(r, c.w))
+	bv := randomFloats(r, []int{8})
+	b := tensor.From([]int{8}, bv)
+	group, strides, dil, pads := c.axes()
+	if !planar(c.w, 1) {
+		t.Fatalf("weight %v does not run plane by plane", c.w)
+	}
+	cp := compileMode(t, "Conv", 22, c.attrs(), w, b, "held float32", gemm.Default())
+	var xs []*tensor.Tensor
+	var refs []refResult
+	for _, width := range []int{40, 23} {
+		shape := []int{2, 3, 12, width}
+		x := tensor.From(shape, randomFloats(r, shape))
+		xs = append(xs, x)
+		refs = append(refs, refConvolve(x.Data.([]float32), shape, w.Data.([]float32), c.w, bv, group, strides, dil, pads, false))
+	}
+	for round := range 6 {
+		i := round % 2
+		y, err := cp.run1(xs[i], w, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs[i].check(t, y, false)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	ys := make([]*tensor.Tensor, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ys[g], errs[g] = cp.run1(xs[g%2], w, b)
+		}()
+	}
+	wg.Wait()
+	for g := range 8 {
+		if errs[g] != nil {
+			t.Fatal(errs[g])
+		}
+		refs[g%2].check(t, ys[g], false)
 	}
 }

@@ -1,6 +1,8 @@
 package conv
 
 import (
+	"sync/atomic"
+
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/ops"
 )
@@ -8,7 +10,8 @@ import (
 // depthwiseWeights are a depthwise convolution's weights: M planes of
 // kernel values (channel multiplier M/C).
 type depthwiseWeights struct {
-	w []float32
+	w      []float32
+	spread atomic.Pointer[spread] // a planar convolution's (spreadRows)
 }
 
 // forward computes y = conv(x) + bias for a depthwise geometry, one

@@ -121,12 +121,36 @@ func (l *phased) prepareRows(tb *dispatch.Table, x, buf []float32, r0, r1 int) {
 	}
 }
 
+// spread is the planar convolution's weights spread along its output
+// rows, for one row width: output channel m's tap t repeated ow times at
+// (m·taps + t)·ow.
+type spread struct {
+	ow int
+	w  []float32
+}
+
+// spreadRows returns the weights of m output channels of taps taps each
+// spread along output rows of ow columns, as DepthwiseRows reads them:
+// made on the first run of a width and kept (a run of another width
+// replaces them; concurrent runs share what they find).
+func (dw *depthwiseWeights) spreadRows(m, taps, ow int) []float32 {
+	if sp := dw.spread.Load(); sp != nil && sp.ow == ow {
+		return sp.w
+	}
+	sp := &spread{ow: ow, w: make([]float32, m*taps*ow)}
+	for i, v := range dw.w[:m*taps] {
+		fill(sp.w[i*ow:(i+1)*ow], v)
+	}
+	dw.spread.Store(sp)
+	return sp.w
+}
+
 // planarTo computes y = o.finish(conv(x)) plane by plane for a geometry of
 // one group, x in NCHW, y as o says (NCHW or channels-last), a residual
 // only in NCHW. The input planes are laid out (phased) once, then each
 // (image, output channel) plane is a task.
 func (dw *depthwiseWeights) planarTo(c *ops.Context, g *Geometry, x, y []float32, o *output) error {
-	inSize, outSize, kk := g.InSize(), g.OutSize(), g.KernelSize()
+	inSize, outSize := g.InSize(), g.OutSize()
 	if g.Batch == 0 || g.M == 0 || outSize == 0 {
 		return nil
 	}
@@ -152,7 +176,8 @@ func (dw *depthwiseWeights) planarTo(c *ops.Context, g *Geometry, x, y []float32
 	}
 	offs := l.offsets(g.C)
 	taps := len(offs)
-	work := g.Batch * g.M * (outSize*(taps*tapCost+finishCost) + taps*p.ow)
+	spread := dw.spreadRows(g.M, taps, p.ow)
+	work := g.Batch * g.M * outSize * (taps*tapCost + finishCost)
 	err = run(c, g.Batch*g.M, work, func(_ *gemm.Engine, s *scratch, task int) error {
 		b, m := task/g.M, task%g.M
 		out := planes[task*outSize:][:outSize]
@@ -161,12 +186,7 @@ func (dw *depthwiseWeights) planarTo(c *ops.Context, g *Geometry, x, y []float32
 			bv = o.bias[m]
 		}
 		fill(out, bv)
-		// Each tap's weight along a row of p.ow columns.
-		s.part = grow(s.part, taps*p.ow)
-		wr := s.part[:taps*p.ow]
-		for t, v := range dw.w[m*g.C*kk:][:taps] {
-			fill(wr[t*p.ow:(t+1)*p.ow], v)
-		}
+		wr := spread[m*taps*p.ow:][:taps*p.ow]
 		o.tb.DepthwiseRows(out, prep[b*g.C*size:][:g.C*size], wr, offs, p.sh*l.cols, p.ow)
 		var res []float32
 		if o.res != nil {
