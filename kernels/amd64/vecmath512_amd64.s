@@ -140,6 +140,24 @@
 	VADDPS.BCST C_ONE, T4, T4 \
 	VMULPS.Z    T1, T4, K, D
 
+// TAILMASK sets K1 to the lanes of the next 16 values of DX left: all,
+// or the last DX mod 16 (CX and R11 clobbered).
+#define TAILMASK \
+	MOVL  $0xffff, R11 \
+	CMPQ  DX, $16      \
+	JGE   5(PC)        \
+	MOVQ  DX, CX       \
+	MOVL  $1, R11      \
+	SHLL  CX, R11      \
+	DECL  R11          \
+	KMOVW R11, K1
+
+// HORNER is one step of Horner's scheme on zmm: P = P·Z + c, c read by
+// an embedded broadcast.
+#define HORNER(P, Z, c) \
+	VMULPS      Z, P, P \
+	VADDPS.BCST c, P, P
+
 // func maxScaledAVX512(x []float32, scale float32, c *[37][8]float32) float32
 // len(x) is a positive multiple of 8. Two zmm maxima take alternate 16s,
 // a last 8 goes to their ymm fold; the order does not matter to a maximum
@@ -571,18 +589,9 @@ gelu32nobias:
 	JMP     gelu32
 
 gelu16:
-	TESTQ DX, DX
-	JZ    geludone
-	MOVL  $0xffff, R11
-	CMPQ  DX, $16
-	JGE   gelumask
-	MOVQ  DX, CX
-	MOVL  $1, R11
-	SHLL  CX, R11
-	DECL  R11
-
-gelumask:
-	KMOVW     R11, K1
+	TESTQ     DX, DX
+	JZ        geludone
+	TAILMASK
 	VMOVUPS.Z (SI), K1, Z0 // lanes past the end read as 0, touching nothing
 	TESTQ     AX, AX
 	JZ        gelu16nobias
@@ -606,18 +615,6 @@ gelu16nobias:
 geludone:
 	VZEROUPPER
 	RET
-
-// TAILMASK sets K1 to the lanes of the next 16 values of DX left: all,
-// or the last DX mod 16 (CX and R11 clobbered).
-#define TAILMASK \
-	MOVL  $0xffff, R11 \
-	CMPQ  DX, $16      \
-	JGE   5(PC)        \
-	MOVQ  DX, CX       \
-	MOVL  $1, R11      \
-	SHLL  CX, R11      \
-	DECL  R11          \
-	KMOVW R11, K1
 
 // func sigmoidAVX512(dst, src []float32, c *[kernels.ActRows][8]float32)
 // len(dst) >= len(src). As sigmoidAVX2, 16 at a time under the mask K1:
@@ -685,22 +682,15 @@ tanh16:
 	VDIVPS    Z4, Z3, Z3
 
 	VMULPS      Z1, Z1, Z2 // z
-	VMULPS      Z2, Z31, Z4
-	VADDPS.BCST C_TC7, Z4, Z4
-	VMULPS      Z2, Z4, Z4
-	VADDPS.BCST C_TC6, Z4, Z4
-	VMULPS      Z2, Z4, Z4
-	VADDPS.BCST C_TC5, Z4, Z4
-	VMULPS      Z2, Z4, Z4
-	VADDPS.BCST C_TC4, Z4, Z4
-	VMULPS      Z2, Z4, Z4
-	VADDPS.BCST C_TC3, Z4, Z4
-	VMULPS      Z2, Z4, Z4
-	VADDPS.BCST C_TC2, Z4, Z4
-	VMULPS      Z2, Z4, Z4
-	VADDPS.BCST C_TC1, Z4, Z4
-	VMULPS      Z2, Z4, Z4
-	VADDPS.BCST C_TC0, Z4, Z4
+	VMOVAPS     Z31, Z4
+	HORNER(Z4, Z2, C_TC7)
+	HORNER(Z4, Z2, C_TC6)
+	HORNER(Z4, Z2, C_TC5)
+	HORNER(Z4, Z2, C_TC4)
+	HORNER(Z4, Z2, C_TC3)
+	HORNER(Z4, Z2, C_TC2)
+	HORNER(Z4, Z2, C_TC1)
+	HORNER(Z4, Z2, C_TC0)
 	VMULPS      Z2, Z1, Z5                 // a·z
 	VMULPS      Z4, Z5, Z5                 // (a·z)·P
 	VADDPS      Z5, Z1, Z5                 // a + (a·z)·P

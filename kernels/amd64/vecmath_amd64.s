@@ -338,6 +338,11 @@ gelunobias:
 	VZEROUPPER
 	RET
 
+// HORNER is one step of Horner's scheme: P = P·Z + c.
+#define HORNER(P, Z, c) \
+	VMULPS Z, P, P \
+	VADDPS c, P, P
+
 // func sigmoidAVX2(dst, src []float32, c *[kernels.ActRows][8]float32)
 // len(src) is a positive multiple of 8, len(dst) >= len(src). Per lane,
 // as kernels.SigmoidOne: e = ExpNeg(-|x|); (x < 0 ? e : 1) / (1 + e).
@@ -390,22 +395,14 @@ tanhloop:
 
 	VMULPS  Y1, Y1, Y2 // z
 	VMOVUPS C_TC8, Y4
-	VMULPS  Y2, Y4, Y4
-	VADDPS  C_TC7, Y4, Y4
-	VMULPS  Y2, Y4, Y4
-	VADDPS  C_TC6, Y4, Y4
-	VMULPS  Y2, Y4, Y4
-	VADDPS  C_TC5, Y4, Y4
-	VMULPS  Y2, Y4, Y4
-	VADDPS  C_TC4, Y4, Y4
-	VMULPS  Y2, Y4, Y4
-	VADDPS  C_TC3, Y4, Y4
-	VMULPS  Y2, Y4, Y4
-	VADDPS  C_TC2, Y4, Y4
-	VMULPS  Y2, Y4, Y4
-	VADDPS  C_TC1, Y4, Y4
-	VMULPS  Y2, Y4, Y4
-	VADDPS  C_TC0, Y4, Y4
+	HORNER(Y4, Y2, C_TC7)
+	HORNER(Y4, Y2, C_TC6)
+	HORNER(Y4, Y2, C_TC5)
+	HORNER(Y4, Y2, C_TC4)
+	HORNER(Y4, Y2, C_TC3)
+	HORNER(Y4, Y2, C_TC2)
+	HORNER(Y4, Y2, C_TC1)
+	HORNER(Y4, Y2, C_TC0)
 	VMULPS  Y2, Y1, Y5     // a·z
 	VMULPS  Y4, Y5, Y5     // (a·z)·P
 	VADDPS  Y5, Y1, Y5     // a + (a·z)·P

@@ -328,6 +328,12 @@ gelunobias:
 	CBNZ R3, geluloop
 	RET
 
+// HORNER is one step of Horner's scheme on registers P, Z and C:
+// P = P·Z + C.
+#define HORNER(P, Z, C) \
+	V_FMUL(P, P, Z) \
+	V_FADD(P, P, C)
+
 // func sigmoidNEON(dst, src []float32, c *[actRows][4]float32)
 //
 // len(src) is a positive multiple of 4, len(dst) >= len(src). Per lane,
@@ -388,20 +394,13 @@ tanhloop:
 	V_FMUL(2, 1, 1)               // z
 	V_FMUL(4, 31, 2)
 	V_FADD(4, 4, 15)
-	V_FMUL(4, 4, 2)
-	V_FADD(4, 4, 14)
-	V_FMUL(4, 4, 2)
-	V_FADD(4, 4, 13)
-	V_FMUL(4, 4, 2)
-	V_FADD(4, 4, 12)
-	V_FMUL(4, 4, 2)
-	V_FADD(4, 4, 11)
-	V_FMUL(4, 4, 2)
-	V_FADD(4, 4, 10)
-	V_FMUL(4, 4, 2)
-	V_FADD(4, 4, 9)
-	V_FMUL(4, 4, 2)
-	V_FADD(4, 4, 8)
+	HORNER(4, 2, 14)
+	HORNER(4, 2, 13)
+	HORNER(4, 2, 12)
+	HORNER(4, 2, 11)
+	HORNER(4, 2, 10)
+	HORNER(4, 2, 9)
+	HORNER(4, 2, 8)
 	V_FMUL(5, 1, 2)               // a·z
 	V_FMUL(5, 5, 4)               // (a·z)·P
 	V_FADD(5, 1, 5)               // a + (a·z)·P

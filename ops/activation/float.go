@@ -44,12 +44,14 @@ func floatMap32(c *ops.Context, op string, x *tensor.Tensor, cost int, k32 func(
 }
 
 // floatFunc is an activation without attributes over floating-point
-// types: k32 (if any) for float32, an element costing cost, f in float64
+// types: for float32 the kernel of picks from the engine's table when of
+// is set, else k32 (if any), an element costing cost; f in float64
 // otherwise.
 type floatFunc struct {
 	op   string
 	cost int
 	k32  func(dst, src []float32)
+	of   func(*dispatch.Table) func(dst, src []float32)
 	f    func(float64) float64
 }
 
@@ -57,41 +59,28 @@ type floatFunc struct {
 // tensors (nil: f for them too), an element costing cost, f for the
 // other floating-point types.
 func floatBuilder(op string, cost int, k32 func(dst, src []float32), f func(float64) float64) func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
-	a := &floatFunc{op: op, cost: cost, k32: k32, f: f}
-	return func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
-		if err := n.CheckArity(1, 1, 1, 1); err != nil {
-			return nil, err
-		}
-		return a, nil
+	return (&floatFunc{op: op, cost: cost, k32: k32, f: f}).builder
+}
+
+// tableBuilder returns the builder of the activation op whose float32
+// loop is a kernel of the engine's table (Sigmoid, Tanh: the same bits on
+// every table), the one of picks; f for the other floating-point types.
+func tableBuilder(op string, of func(*dispatch.Table) func(dst, src []float32), f func(float64) float64) func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
+	return (&floatFunc{op: op, cost: kernelExpCost, of: of, f: f}).builder
+}
+
+// builder checks a node of the activation and returns a.
+func (a *floatFunc) builder(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
+	if err := n.CheckArity(1, 1, 1, 1); err != nil {
+		return nil, err
 	}
+	return a, nil
 }
 
 func (a *floatFunc) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(floatMap32(c, a.op, in[0], a.cost, a.k32, a.f))
-}
-
-// tableFunc is an activation without attributes whose float32 loop is a
-// kernel of the engine's table (Sigmoid, Tanh: the same bits on every
-// table), f in float64 for the other floating-point types.
-type tableFunc struct {
-	op string
-	of func(*dispatch.Table) func(dst, src []float32)
-	f  func(float64) float64
-}
-
-// tableBuilder returns the builder of the activation op: for float32
-// tensors the kernel that of picks from the engine's table, f for the
-// other floating-point types.
-func tableBuilder(op string, of func(*dispatch.Table) func(dst, src []float32), f func(float64) float64) func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
-	a := &tableFunc{op: op, of: of, f: f}
-	return func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
-		if err := n.CheckArity(1, 1, 1, 1); err != nil {
-			return nil, err
-		}
-		return a, nil
+	k := a.k32
+	if a.of != nil {
+		k = a.of(c.Engine().Table())
 	}
-}
-
-func (a *tableFunc) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(floatMap32(c, a.op, in[0], kernelExpCost, a.of(c.Engine().Table()), a.f))
+	return ops.Result(floatMap32(c, a.op, in[0], a.cost, k, a.f))
 }
