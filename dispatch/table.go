@@ -73,6 +73,9 @@ type Table struct {
 	// (kernels.Sigmoid, kernels.Tanh); dst may be src.
 	Sigmoid func(dst, src []float32)
 	Tanh    func(dst, src []float32)
+	// GELU's tanh approximation (Gelu approximate="tanh", FastGelu):
+	// kernels.GeluTanh; dst may be src.
+	GeluTanh func(dst, src []float32)
 
 	// The convolution and pooling paths' kernels, each giving its
 	// reference's bits (kernels.TransposeCols, kernels.Transpose8,
@@ -183,6 +186,7 @@ var generic = &Table{
 	AddBias:        kernels.AddBias,
 	Sigmoid:        kernels.Sigmoid,
 	Tanh:           kernels.Tanh,
+	GeluTanh:       kernels.GeluTanh,
 
 	ConvTaps:       kernels.ConvTaps,
 	TransposeCols:  kernels.TransposeCols[float32],

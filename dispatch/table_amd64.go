@@ -52,6 +52,7 @@ func isaTables() []*Table {
 		AddBias:        amd64.AddBiasAVX512,
 		Sigmoid:        amd64.SigmoidAVX512,
 		Tanh:           amd64.TanhAVX512,
+		GeluTanh:       amd64.GeluTanhAVX512,
 
 		ConvTaps:       amd64.ConvTapsAVX2,
 		TransposeCols:  amd64.TransposeColsAVX2,
@@ -98,6 +99,7 @@ func isaTables() []*Table {
 		AddBias:        amd64.AddBiasAVX512,
 		Sigmoid:        amd64.SigmoidAVX512,
 		Tanh:           amd64.TanhAVX512,
+		GeluTanh:       amd64.GeluTanhAVX512,
 
 		ConvTaps:       amd64.ConvTapsAVX2,
 		TransposeCols:  amd64.TransposeColsAVX2,
@@ -144,6 +146,7 @@ func isaTables() []*Table {
 		AddBias:        amd64.AddBiasAVX2,
 		Sigmoid:        amd64.SigmoidAVX2,
 		Tanh:           amd64.TanhAVX2,
+		GeluTanh:       amd64.GeluTanhAVX2,
 
 		ConvTaps:       amd64.ConvTapsAVX2,
 		TransposeCols:  amd64.TransposeColsAVX2,
@@ -188,6 +191,7 @@ func isaTables() []*Table {
 		AddBias:        amd64.AddBiasAVX2,
 		Sigmoid:        amd64.SigmoidAVX2,
 		Tanh:           amd64.TanhAVX2,
+		GeluTanh:       amd64.GeluTanhAVX2,
 
 		ConvTaps:       amd64.ConvTapsAVX2,
 		TransposeCols:  amd64.TransposeColsAVX2,

@@ -42,6 +42,7 @@ func isaTables() []*Table {
 			AddBias:        arm64.AddBiasNEON,
 			Sigmoid:        arm64.SigmoidNEON,
 			Tanh:           arm64.TanhNEON,
+			GeluTanh:       arm64.GeluTanhNEON,
 
 			ConvTaps:       arm64.ConvTapsNEON,
 			TransposeCols:  kernels.TransposeCols[float32],

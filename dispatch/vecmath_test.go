@@ -122,6 +122,8 @@ func checkVecOn(t *testing.T, n int, scale float32, x, bias, res []float32) {
 	kernels.Sigmoid(wantSig, x)
 	wantTanh := make([]float32, n)
 	kernels.Tanh(wantTanh, x)
+	wantGT := make([]float32, n)
+	kernels.GeluTanh(wantGT, x)
 
 	xs, bs, rs := slices.Clone(x), slices.Clone(bias), slices.Clone(res)
 	unchanged := func(tb *Table, what string) {
@@ -156,6 +158,8 @@ func checkVecOn(t *testing.T, n int, scale float32, x, bias, res []float32) {
 		run("Sigmoid in place", wantSig, func(out []float32) { copy(out, x); tb.Sigmoid(out, out) })
 		run("Tanh", wantTanh, func(out []float32) { tb.Tanh(out, x) })
 		run("Tanh in place", wantTanh, func(out []float32) { copy(out, x); tb.Tanh(out, out) })
+		run("GeluTanh", wantGT, func(out []float32) { tb.GeluTanh(out, x) })
+		run("GeluTanh in place", wantGT, func(out []float32) { copy(out, x); tb.GeluTanh(out, out) })
 		run("AddBias+res", wantAddR, func(out []float32) { copy(out, x); tb.AddBias(out, bias, res) })
 	}
 }
@@ -213,10 +217,10 @@ func TestGeluBitPatternsEveryTable(t *testing.T) {
 	}
 }
 
-// TestSigmoidTanhBitPatternsEveryTable runs every table's Sigmoid and
-// Tanh on a comb through all 2³² float32 bit patterns and on the values
-// around Tanh's switch from its polynomial, bit for bit against the
-// reference.
+// TestSigmoidTanhBitPatternsEveryTable runs every table's Sigmoid, Tanh
+// and GeluTanh on a comb through all 2³² float32 bit patterns, on the
+// values around Tanh's switch from its polynomial and around GeluTanh's
+// flush to 0 in the tail, bit for bit against the reference.
 func TestSigmoidTanhBitPatternsEveryTable(t *testing.T) {
 	const step = 4099
 	x := make([]float32, 0, 1<<32/step+64)
@@ -232,6 +236,12 @@ func TestSigmoidTanhBitPatternsEveryTable(t *testing.T) {
 		v = math.Nextafter32(v, 1)
 	}
 	x = append(x, math.Float32frombits(0xffffffff), kernels.ExpNegMin, -kernels.ExpNegMin, kernels.ExpNegMin/2, -kernels.ExpNegMin/2)
+	for v := float32(-9.9); v > -10.05; v = math.Nextafter32(v, -11) {
+		if kernels.GeluTanhOne(v) == 0 {
+			x = append(x, v, math.Nextafter32(v, 0)) // the first x whose result flushes, and the last that does not
+			break
+		}
+	}
 	for _, f := range []struct {
 		name string
 		ref  func(dst, src []float32)
@@ -239,6 +249,7 @@ func TestSigmoidTanhBitPatternsEveryTable(t *testing.T) {
 	}{
 		{"Sigmoid", kernels.Sigmoid, func(tb *Table) func(dst, src []float32) { return tb.Sigmoid }},
 		{"Tanh", kernels.Tanh, func(tb *Table) func(dst, src []float32) { return tb.Tanh }},
+		{"GeluTanh", kernels.GeluTanh, func(tb *Table) func(dst, src []float32) { return tb.GeluTanh }},
 	} {
 		want := make([]float32, len(x))
 		f.ref(want, x)
@@ -310,9 +321,10 @@ func FuzzVecMath(f *testing.F) {
 		kernels.Gelu(wantG, a, b)
 		wantA := slices.Clone(a)
 		kernels.AddBias(wantA, b, a)
-		wantS, wantT := make([]float32, len(x)), make([]float32, len(x))
+		wantS, wantT, wantGT := make([]float32, len(x)), make([]float32, len(x)), make([]float32, len(x))
 		kernels.Sigmoid(wantS, x)
 		kernels.Tanh(wantT, x)
+		kernels.GeluTanh(wantGT, x)
 		for _, tb := range Available() {
 			got := slices.Clone(x)
 			tb.SoftmaxRow(got, scale)
@@ -337,6 +349,10 @@ func FuzzVecMath(f *testing.F) {
 			tb.Tanh(e, x)
 			if i := sameBits(e, wantT); i >= 0 {
 				t.Fatalf("%v Tanh(%v) = %v, want %v", tb, x[i], e[i], wantT[i])
+			}
+			tb.GeluTanh(e, x)
+			if i := sameBits(e, wantGT); i >= 0 {
+				t.Fatalf("%v GeluTanh(%v) = %v, want %v", tb, x[i], e[i], wantGT[i])
 			}
 		}
 	})
@@ -378,6 +394,13 @@ func BenchmarkVecMath(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				tb.Tanh(out, x)
+			}
+		})
+		b.Run("GeluTanh1024/"+tb.Name, func(b *testing.B) {
+			b.SetBytes(4 * 1024)
+			b.ReportAllocs()
+			for b.Loop() {
+				tb.GeluTanh(out, x)
 			}
 		})
 		b.Run("AddBias1024/"+tb.Name, func(b *testing.B) {

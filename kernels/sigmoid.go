@@ -23,7 +23,12 @@ var tanhC = [...]float32{-1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835, -1382.0 /
 const (
 	ActTanhSmall = VecRows     // tanhSmall
 	ActTanhC0    = VecRows + 1 // tanhC[k] in row ActTanhC0+k, k < 9
-	ActRows      = ActTanhC0 + len(tanhC)
+	// GeluTanh's float64 constants, each a float64's bits in every pair
+	// of lanes (low word first): a broadcast of the row's first 8 bytes
+	// reads it.
+	ActGeluA = ActTanhC0 + len(tanhC)
+	ActGeluK = ActGeluA + 1
+	ActRows  = ActGeluK + 1
 )
 
 var actConsts = func() (t [ActRows][8]float32) {
@@ -33,12 +38,16 @@ var actConsts = func() (t [ActRows][8]float32) {
 		for k, c := range tanhC {
 			t[ActTanhC0+k][l] = c
 		}
+		for row, c := range map[int]float64{ActGeluA: geluTanhA, ActGeluK: geluTanhK} {
+			t[row][l] = math.Float32frombits(uint32(math.Float64bits(c) >> (32 * (l % 2))))
+		}
 	}
 	return t
 }()
 
-// ActConsts returns the constants the SIMD twins of Sigmoid and Tanh read:
-// VecConsts' rows, then Tanh's. Callers must not modify them.
+// ActConsts returns the constants the SIMD twins of Sigmoid, Tanh and
+// GeluTanh read: VecConsts' rows, then Tanh's, then GeluTanh's. Callers
+// must not modify them.
 func ActConsts() *[ActRows][8]float32 { return &actConsts }
 
 // Sigmoid sets dst[j] = 1/(1 + e**-src[j]) (SigmoidOne); dst may be src.

@@ -29,7 +29,13 @@ const (
 // ExpNegMin, NaN for NaN. d = k·ln2 + r with |r| <= ln2/2 and
 // e**r = 1 + r + r²·P(r), P of degree 5. Results for d > 0 are
 // unspecified.
-func ExpNeg(d float32) float32 {
+func ExpNeg(d float32) float32 { return expNegLo(d, 0) }
+
+// expNegLo returns e**(d+lo) as ExpNeg(d) does e**d, lo (|lo| at most
+// half an ulp of d) added to the reduced argument r: the low part of an
+// argument computed to more than float32's precision. 0 for d below
+// ExpNegMin, whatever lo.
+func expNegLo(d, lo float32) float32 {
 	if d < ExpNegMin {
 		return 0
 	}
@@ -37,6 +43,7 @@ func ExpNeg(d float32) float32 {
 	k := int32(math.Float32bits(t)) - 0x4b400000
 	n := t - expMagic
 	r := float32(d-float32(n*expLn2Hi)) - float32(n*expLn2Lo)
+	r += lo
 	// P(r) by Estrin's scheme: shorter dependency chains than Horner's
 	// keep more SIMD iterations in flight.
 	r2 := float32(r * r)

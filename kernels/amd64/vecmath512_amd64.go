@@ -84,6 +84,12 @@ func sigmoidAVX512(dst, src []float32, c *[kernels.ActRows][8]float32)
 //go:noescape
 func tanhAVX512(dst, src []float32, c *[kernels.ActRows][8]float32)
 
+// geluTanhAVX512 computes kernels.GeluTanh(dst, src), the values after the
+// last whole 16 under a mask. Requires AVX-512 F; len(dst) >= len(src).
+//
+//go:noescape
+func geluTanhAVX512(dst, src []float32, c *[kernels.ActRows][8]float32)
+
 // SigmoidAVX512 computes kernels.Sigmoid(dst, src). Requires AVX-512 F.
 func SigmoidAVX512(dst, src []float32) {
 	dst = dst[:len(src)] // Go checks the bounds the assembly trusts
@@ -97,5 +103,13 @@ func TanhAVX512(dst, src []float32) {
 	dst = dst[:len(src)]
 	if len(src) > 0 {
 		tanhAVX512(dst, src, kernels.ActConsts())
+	}
+}
+
+// GeluTanhAVX512 computes kernels.GeluTanh(dst, src). Requires AVX-512 F.
+func GeluTanhAVX512(dst, src []float32) {
+	dst = dst[:len(src)]
+	if len(src) > 0 {
+		geluTanhAVX512(dst, src, kernels.ActConsts())
 	}
 }

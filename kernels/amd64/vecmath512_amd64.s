@@ -57,6 +57,8 @@
 #define C_TC6 1408(R8)
 #define C_TC7 1440(R8)
 #define C_TC8 1472(R8)
+#define C_GELUA 1504(R8)
+#define C_GELUK 1536(R8)
 
 // EXPCONSTS broadcasts ExpNeg's constants into Z16..Z28 (Z28: 1).
 #define EXPCONSTS \
@@ -107,6 +109,25 @@
 	VADDPS   T3, T4, T4 \
 	VADDPS   Z28, T4, T4 \
 	VMULPS.Z T1, T4, K, D
+
+// EXPNEGLO1 is EXPNEG1 for the argument D + L (L the low part of an
+// argument computed to more than float32's precision, kernels.expNegLo):
+// L is added to the reduced argument. EXPNEG2 finishes it.
+#define EXPNEGLO1(D, L, T1, T2, T3, T4, T5, K) \
+	VCMPPS   $5, Z26, D, K \
+	VMULPS   Z16, D, T1 \
+	VADDPS   Z17, T1, T1 \
+	VSUBPS   Z17, T1, T2 \
+	VPSUBD   Z27, T1, T1 \
+	VPSLLD   $23, T1, T1 \
+	VMULPS   Z18, T2, T3 \
+	VSUBPS   T3, D, T3 \
+	VMULPS   Z19, T2, T2 \
+	VSUBPS   T2, T3, T3 \
+	VADDPS   L, T3, T3 \
+	VMULPS   T3, T3, T2 \
+	VMULPS   Z20, T3, T4 \
+	VADDPS   Z21, T4, T4
 
 // EXPNEGM1 and EXPNEGM2 are EXPNEG1 and EXPNEG2 with the constants read
 // from R8 by embedded broadcasts: GELU keeps its registers for two
@@ -706,5 +727,72 @@ tanh16:
 	JG          tanh16
 
 tanhdone:
+	VZEROUPPER
+	RET
+
+// GELUT8 computes t = K·(X + A·X³) in float64 for the 8 float64 lanes of
+// X (Z14: A, Z15: K), into T; X is kept.
+#define GELUT8(X, T) \
+	VMULPD X, X, T \
+	VMULPD X, T, T \
+	VMULPD Z14, T, T \
+	VADDPD X, T, T \
+	VMULPD Z15, T, T
+
+// func geluTanhAVX512(dst, src []float32, c *[kernels.ActRows][8]float32)
+// len(dst) >= len(src). Per lane, as kernels.GeluTanhOne: t in float64
+// (each half of the 16 lanes in a zmm of float64), split into float32
+// hi + lo; e = e**-|t| by EXPNEGLO1/EXPNEG2 on (-|hi|, ±lo); then
+// x·((hi < 0 ? e : 1)/(1 + e)). 16 at a time under the mask K1 (lanes past
+// the end compute on 0 and are neither read nor stored).
+TEXT ·geluTanhAVX512(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), DX
+	MOVQ         c+48(FP), R8
+	EXPCONSTS
+	VBROADCASTSD C_GELUA, Z14
+	VBROADCASTSD C_GELUK, Z15
+	VBROADCASTSS C_SIGN, Z30
+	VPXORD       Z31, Z31, Z31
+	TESTQ        DX, DX
+	JZ           gelutdone
+
+gelut16:
+	TAILMASK
+	VMOVUPS.Z     (SI), K1, Z0
+	VCVTPS2PD     Y0, Z1
+	VEXTRACTF64X4 $1, Z0, Y2
+	VCVTPS2PD     Y2, Z2
+	GELUT8(Z1, Z3)                 // t, lanes 0-7
+	GELUT8(Z2, Z4)                 // t, lanes 8-15
+	VCVTPD2PS     Z3, Y5           // hi
+	VCVTPD2PS     Z4, Y6
+	VCVTPS2PD     Y5, Z7
+	VSUBPD        Z7, Z3, Z3
+	VCVTPD2PS     Z3, Y3           // lo = t - hi
+	VCVTPS2PD     Y6, Z7
+	VSUBPD        Z7, Z4, Z4
+	VCVTPD2PS     Z4, Y4
+	VINSERTF64X4  $1, Y6, Z5, Z5   // hi, 16 lanes
+	VINSERTF64X4  $1, Y4, Z3, Z3   // lo, 16 lanes
+	VPORD         Z30, Z5, Z6      // -|hi|
+	VPANDND       Z30, Z5, Z7      // the sign bit where hi's is clear
+	VPXORD        Z7, Z3, Z3       // the low part of -|t|
+	EXPNEGLO1(Z6, Z3, Z8, Z9, Z10, Z11, Z12, K2)
+	EXPNEG2(Z6, Z8, Z9, Z10, Z11, Z12, K2) // e
+	VADDPS        Z6, Z28, Z2      // 1 + e
+	VCMPPS        $1, Z31, Z5, K3  // hi < 0
+	VMOVAPS       Z28, Z4
+	VMOVAPS       Z6, K3, Z4       // hi < 0 ? e : 1
+	VDIVPS        Z2, Z4, Z4
+	VMULPS        Z4, Z0, Z4
+	VMOVUPS       Z4, K1, (DI)
+	ADDQ          $64, SI
+	ADDQ          $64, DI
+	SUBQ          $16, DX
+	JG            gelut16
+
+gelutdone:
 	VZEROUPPER
 	RET

@@ -19,3 +19,6 @@ func SigmoidAVX512(dst, src []float32) { kernels.Sigmoid(dst, src) }
 
 // TanhAVX512 forwards to kernels.Tanh in builds without assembly.
 func TanhAVX512(dst, src []float32) { kernels.Tanh(dst, src) }
+
+// GeluTanhAVX512 forwards to kernels.GeluTanh in builds without assembly.
+func GeluTanhAVX512(dst, src []float32) { kernels.GeluTanh(dst, src) }

@@ -48,6 +48,12 @@ func sigmoidAVX2(dst, src []float32, c *[kernels.ActRows][8]float32)
 //go:noescape
 func tanhAVX2(dst, src []float32, c *[kernels.ActRows][8]float32)
 
+// geluTanhAVX2 computes kernels.GeluTanh(dst, src). Requires AVX2;
+// len(src) a positive multiple of 8, len(dst) >= len(src).
+//
+//go:noescape
+func geluTanhAVX2(dst, src []float32, c *[kernels.ActRows][8]float32)
+
 // SoftmaxRowAVX2 computes kernels.SoftmaxRow(x, scale). Requires AVX2.
 func SoftmaxRowAVX2(x []float32, scale float32) { kernels.SoftmaxRowWith(x, scale, &softmaxAVX2) }
 
@@ -108,6 +114,9 @@ func SigmoidAVX2(dst, src []float32) { eachAVX2(dst, src, sigmoidAVX2, kernels.S
 
 // TanhAVX2 computes kernels.Tanh(dst, src). Requires AVX2.
 func TanhAVX2(dst, src []float32) { eachAVX2(dst, src, tanhAVX2, kernels.Tanh) }
+
+// GeluTanhAVX2 computes kernels.GeluTanh(dst, src). Requires AVX2.
+func GeluTanhAVX2(dst, src []float32) { eachAVX2(dst, src, geluTanhAVX2, kernels.GeluTanh) }
 
 // eachAVX2 runs an element-wise kernel on the whole blocks of 8 of src
 // and its reference on the values after them.

@@ -55,6 +55,8 @@
 #define C_TC6 1408(CX)
 #define C_TC7 1440(CX)
 #define C_TC8 1472(CX)
+#define C_GELUA 1504(CX)
+#define C_GELUK 1536(CX)
 
 // EXPNEG sets D = kernels.ExpNeg(D) lane by lane; T1..T5 are clobbered.
 //   t = d·log2e + magic; n = t - magic; 2^k from t's bits
@@ -72,6 +74,38 @@
 	VSUBPS  T3, D, T3 \
 	VMULPS  C_LN2LO, T2, T2 \
 	VSUBPS  T2, T3, T3 \
+	VMULPS  T3, T3, T2 \
+	VMULPS  C_P0, T3, T4 \
+	VADDPS  C_P1, T4, T4 \
+	VMULPS  C_P2, T3, T5 \
+	VADDPS  C_P3, T5, T5 \
+	VMULPS  T2, T4, T4 \
+	VADDPS  T5, T4, T4 \
+	VMULPS  T2, T4, T4 \
+	VMULPS  C_P4, T3, T5 \
+	VADDPS  C_P5, T5, T5 \
+	VADDPS  T5, T4, T4 \
+	VMULPS  T2, T4, T4 \
+	VADDPS  T3, T4, T4 \
+	VADDPS  C_ONE, T4, T4 \
+	VMULPS  T1, T4, T4 \
+	VCMPPS  $5, C_EXPMIN, D, D \
+	VANDPS  T4, D, D
+
+// EXPNEGLO is EXPNEG for the argument D + L (L the low part of an
+// argument computed to more than float32's precision, kernels.expNegLo):
+// L is added to the reduced argument; the lanes are zeroed by D alone.
+#define EXPNEGLO(D, L, T1, T2, T3, T4, T5) \
+	VMULPS  C_LOG2E, D, T1 \
+	VADDPS  C_MAGIC, T1, T1 \
+	VSUBPS  C_MAGIC, T1, T2 \
+	VPSUBD  C_EXPBIAS, T1, T1 \
+	VPSLLD  $23, T1, T1 \
+	VMULPS  C_LN2HI, T2, T3 \
+	VSUBPS  T3, D, T3 \
+	VMULPS  C_LN2LO, T2, T2 \
+	VSUBPS  T2, T3, T3 \
+	VADDPS  L, T3, T3 \
 	VMULPS  T3, T3, T2 \
 	VMULPS  C_P0, T3, T4 \
 	VADDPS  C_P1, T4, T4 \
@@ -416,5 +450,64 @@ tanhloop:
 	ADDQ      $32, DI
 	SUBQ      $8, DX
 	JNZ       tanhloop
+	VZEROUPPER
+	RET
+
+// GELUT4 computes t = K·(X + A·X³) in float64 for the 4 float64 lanes of
+// X (Y14: A, Y15: K), into T; X is kept.
+#define GELUT4(X, T) \
+	VMULPD X, X, T \
+	VMULPD X, T, T \
+	VMULPD Y14, T, T \
+	VADDPD X, T, T \
+	VMULPD Y15, T, T
+
+// func geluTanhAVX2(dst, src []float32, c *[kernels.ActRows][8]float32)
+// len(src) is a positive multiple of 8, len(dst) >= len(src). Per lane,
+// as kernels.GeluTanhOne: t in float64 (each half of the 8 lanes in a ymm
+// of float64), split into float32 hi + lo; e = e**-|t| by EXPNEGLO on
+// (-|hi|, ±lo); then x·((hi < 0 ? e : 1)/(1 + e)).
+TEXT ·geluTanhAVX2(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), DX
+	MOVQ         c+48(FP), CX
+	VMOVUPS      C_ONE, Y8
+	VXORPS       Y9, Y9, Y9
+	VMOVUPS      C_SIGN, Y13
+	VBROADCASTSD C_GELUA, Y14
+	VBROADCASTSD C_GELUK, Y15
+
+gelutloop:
+	VMOVUPS      (SI), Y0
+	VCVTPS2PD    X0, Y1
+	VEXTRACTF128 $1, Y0, X2
+	VCVTPS2PD    X2, Y2
+	GELUT4(Y1, Y3)                      // t, lanes 0-3
+	GELUT4(Y2, Y4)                      // t, lanes 4-7
+	VCVTPD2PSY   Y3, X5                 // hi
+	VCVTPD2PSY   Y4, X6
+	VCVTPS2PD    X5, Y7
+	VSUBPD       Y7, Y3, Y3
+	VCVTPD2PSY   Y3, X3                 // lo = t - hi
+	VCVTPS2PD    X6, Y7
+	VSUBPD       Y7, Y4, Y4
+	VCVTPD2PSY   Y4, X4
+	VINSERTF128  $1, X6, Y5, Y5         // hi, 8 lanes
+	VINSERTF128  $1, X4, Y3, Y3         // lo, 8 lanes
+	VORPS        Y13, Y5, Y6            // -|hi|
+	VANDNPS      Y13, Y5, Y7            // the sign bit where hi's is clear
+	VXORPS       Y7, Y3, Y3             // the low part of -|t|
+	EXPNEGLO(Y6, Y3, Y1, Y2, Y4, Y7, Y10) // e
+	VADDPS       Y6, Y8, Y2             // 1 + e
+	VCMPPS       $1, Y9, Y5, Y4         // hi < 0
+	VBLENDVPS    Y4, Y6, Y8, Y1         // hi < 0 ? e : 1
+	VDIVPS       Y2, Y1, Y1
+	VMULPS       Y1, Y0, Y1
+	VMOVUPS      Y1, (DI)
+	ADDQ         $32, SI
+	ADDQ         $32, DI
+	SUBQ         $8, DX
+	JNZ          gelutloop
 	VZEROUPPER
 	RET

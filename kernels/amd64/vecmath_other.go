@@ -18,3 +18,6 @@ func SigmoidAVX2(dst, src []float32) { kernels.Sigmoid(dst, src) }
 
 // TanhAVX2 forwards to kernels.Tanh in builds without assembly.
 func TanhAVX2(dst, src []float32) { kernels.Tanh(dst, src) }
+
+// GeluTanhAVX2 forwards to kernels.GeluTanh in builds without assembly.
+func GeluTanhAVX2(dst, src []float32) { kernels.GeluTanh(dst, src) }

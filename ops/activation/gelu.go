@@ -18,8 +18,8 @@ type GeluAttrs struct {
 }
 
 // gelu implements Gelu (opset 20): x·Φ(x), or with tanh its tanh
-// approximation. The exact form of float32 tensors runs on the engine's
-// Gelu kernel.
+// approximation. Float32 tensors run on the engine's Gelu or GeluTanh
+// kernel.
 type gelu struct{ tanh bool }
 
 func buildGelu(n *ops.Node, at *GeluAttrs) (ops.Operator, error) {
@@ -37,10 +37,11 @@ func buildGelu(n *ops.Node, at *GeluAttrs) (ops.Operator, error) {
 }
 
 func (g gelu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	tb := c.Engine().Table()
 	if g.tanh {
-		return ops.Result(floatMap32(c, "Gelu", in[0], expCost, geluTanhSlice, geluTanh))
+		return ops.Result(floatMap32(c, "Gelu", in[0], expCost, tb.GeluTanh, geluTanh))
 	}
-	k := c.Engine().Table().Gelu
+	k := tb.Gelu
 	return ops.Result(floatMap32(c, "Gelu", in[0], expCost, func(dst, src []float32) { k(dst, src, nil) }, geluExact))
 }
 
@@ -52,13 +53,3 @@ func geluTanh(v float64) float64 { return v * ops.Sigmoid(2*geluTanhArg(v)) }
 
 // geluTanhArg is the tanh approximation's argument √(2/π)·(x + 0.044715·x³).
 func geluTanhArg(v float64) float64 { return math.Sqrt(2/math.Pi) * (v + 0.044715*v*v*v) }
-
-// geluTanhSlice computes 0.5·x·(1 + tanh u) as x·sigmoid(2u), which is
-// the same function without cancellation for negative u; u is computed
-// in float64, as sigmoid magnifies its rounding.
-func geluTanhSlice(dst, src []float32) {
-	dst = dst[:len(src)]
-	for i, v := range src {
-		dst[i] = v * Sigmoidf(2*geluTanhArg(float64(v)))
-	}
-}

@@ -1,8 +1,6 @@
 package contrib
 
 import (
-	"math"
-
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -13,7 +11,8 @@ func init() {
 
 // fastGelu implements FastGelu, GELU's tanh approximation
 // Y = 0.5·X·(1 + tanh(√(2/π)·(X + 0.044715·X³))), with an optional bias, a
-// vector of X's last dimension, added to each row of X first.
+// vector of X's last dimension, added to each row of X first (in
+// float32), on the engine's GeluTanh kernel.
 type fastGelu struct{}
 
 func buildFastGelu(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
@@ -44,27 +43,21 @@ func (fastGelu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, erro
 		size = x.Shape[x.Rank()-1]
 	}
 	y := make([]float32, len(v))
+	geluTanh := c.Engine().Table().GeluTanh
 	if len(v) > 0 {
 		err = rowBlocks(c, len(v)/size, size, func(r0, r1 int) {
-			for i := r0 * size; i < r1*size; i++ {
-				t := float64(v[i])
-				if bias != nil {
-					t = float64(v[i] + bias[i%size])
+			src, dst := v[r0*size:r1*size], y[r0*size:r1*size]
+			if bias != nil {
+				for i := range dst {
+					dst[i] = src[i] + bias[i%size]
 				}
-				y[i] = float32(fastGeluOf(t))
+				src = dst
 			}
+			geluTanh(dst, src)
 		})
 	}
 	if err != nil {
 		return nil, err
 	}
 	return []*tensor.Tensor{result(x.DType, x.Shape, y)}, nil
-}
-
-// fastGeluOf returns 0.5·x·(1 + tanh u), u = √(2/π)·(x + 0.044715·x³),
-// as x·sigmoid(2u), the same function without 1 + tanh u's cancellation
-// for negative x.
-func fastGeluOf(x float64) float64 {
-	u := math.Sqrt(2/math.Pi) * (x + 0.044715*x*x*x)
-	return x / (1 + math.Exp(-2*u))
 }
