@@ -43,9 +43,12 @@ var neonConsts = func() (t [neonRows][4]float32) {
 // actRows is the number of rows of actConsts.
 const actRows = 12 + 1 + kernels.ActRows - kernels.ActTanhC0
 
-// actConsts are the constants of sigmoidNEON and tanhNEON, one row of 4
-// lanes each, taken from kernels.ActConsts: ExpNeg's rows (0..11, as
-// neonConsts'), then Tanh's bound (12) and coefficients c0..c8 (13..21).
+// actConsts are the constants of sigmoidNEON, tanhNEON and
+// geluTanhNEON, one row of 4 lanes each, taken from kernels.ActConsts:
+// ExpNeg's rows (0..11, as neonConsts'), then Tanh's bound (12) and
+// coefficients c0..c8 (13..21), then GeluTanh's float64 constants A (22)
+// and K (23), each row holding its float64's bits twice (low word first),
+// a float64 in each half.
 var actConsts = func() (t [actRows][4]float32) {
 	c := kernels.ActConsts()
 	for r := 0; r <= kernels.VecExpBias; r++ {
@@ -69,11 +72,21 @@ func sigmoidNEON(dst, src []float32, c *[actRows][4]float32)
 //go:noescape
 func tanhNEON(dst, src []float32, c *[actRows][4]float32)
 
+// geluTanhNEON computes kernels.GeluTanh(dst, src). Requires ASIMD;
+// len(src) a positive multiple of 4, len(dst) >= len(src).
+//
+//go:noescape
+func geluTanhNEON(dst, src []float32, c *[actRows][4]float32)
+
 // SigmoidNEON computes kernels.Sigmoid(dst, src). Requires ASIMD.
 func SigmoidNEON(dst, src []float32) { eachNEON(dst, src, sigmoidNEON, kernels.Sigmoid) }
 
 // TanhNEON computes kernels.Tanh(dst, src). Requires ASIMD.
 func TanhNEON(dst, src []float32) { eachNEON(dst, src, tanhNEON, kernels.Tanh) }
+
+// GeluTanhNEON computes kernels.GeluTanh(dst, src); dst may be src.
+// Requires ASIMD.
+func GeluTanhNEON(dst, src []float32) { eachNEON(dst, src, geluTanhNEON, kernels.GeluTanh) }
 
 // eachNEON runs an element-wise kernel on the whole blocks of 4 of src
 // and its reference on the values after them.

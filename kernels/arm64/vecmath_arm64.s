@@ -31,6 +31,18 @@
 //	e = ((p·r2 + r) + 1)·2^k; lanes with d < ExpNegMin become 0 (NaN
 //	stays NaN)
 #define EXPNEG(D, T1, T2, T3, T4, T5) \
+	EXPREDUCE(D, T1, T2, T3) \
+	EXPPOLY(D, T1, T2, T3, T4, T5)
+
+// EXPNEGLO sets D = e**(D+LO) as kernels' expNegLo: EXPNEG with LO added
+// to the reduced argument r. LO is kept; T1..T5 are clobbered.
+#define EXPNEGLO(D, LO, T1, T2, T3, T4, T5) \
+	EXPREDUCE(D, T1, T2, T3)       \
+	V_FADD(T3, T3, LO)             \
+	EXPPOLY(D, T1, T2, T3, T4, T5)
+
+// EXPREDUCE is EXPNEG's first part: T1 = 2^k's bits, T3 = r.
+#define EXPREDUCE(D, T1, T2, T3) \
 	V_FMUL(T1, D, 16)  \
 	V_FADD(T1, T1, 17) \
 	V_FSUB(T2, T1, 17) \
@@ -39,7 +51,11 @@
 	V_FMUL(T3, T2, 18) \
 	V_FSUB(T3, D, T3)  \
 	V_FMUL(T2, T2, 19) \
-	V_FSUB(T3, T3, T2) \
+	V_FSUB(T3, T3, T2)
+
+// EXPPOLY is EXPNEG's second part: D = ((p·r2 + r) + 1)·2^k from T1 and
+// T3 as EXPREDUCE leaves them, 0 where D < ExpNegMin.
+#define EXPPOLY(D, T1, T2, T3, T4, T5) \
 	V_FMUL(T2, T3, T3) \
 	V_FMUL(T4, 20, T3) \
 	V_FADD(T4, T4, 21) \
@@ -412,4 +428,73 @@ tanhloop:
 	VST1.P [V3.S4], 16(R0)
 	SUB    $4, R3
 	CBNZ   R3, tanhloop
+	RET
+
+// Float64 operations on two double-precision lanes (.2D) and the
+// conversions between them and float32 lanes, as WORD encodings with
+// neon_arm64.h's operand order.
+#define D_FADD(d, n, m) WORD $(0x4e60d400|((m)<<16)|((n)<<5)|(d)) // FADD Vd.2D, Vn.2D, Vm.2D: n + m
+#define D_FSUB(d, n, m) WORD $(0x4ee0d400|((m)<<16)|((n)<<5)|(d)) // FSUB: n - m
+#define D_FMUL(d, n, m) WORD $(0x6e60dc00|((m)<<16)|((n)<<5)|(d)) // FMUL: n·m, rounded (never fused)
+#define V_FCVTL(d, n) WORD $(0x0e617800|((n)<<5)|(d))             // FCVTL Vd.2D, Vn.2S: float32 lanes 0-1, widened
+#define V_FCVTL2(d, n) WORD $(0x4e617800|((n)<<5)|(d))            // FCVTL2 Vd.2D, Vn.4S: lanes 2-3, widened
+#define V_FCVTN(d, n) WORD $(0x0e616800|((n)<<5)|(d))             // FCVTN Vd.2S, Vn.2D: rounded to lanes 0-1, 2-3 cleared
+#define V_FCVTN2(d, n) WORD $(0x4e616800|((n)<<5)|(d))            // FCVTN2 Vd.4S, Vn.2D: rounded to lanes 2-3, 0-1 kept
+
+// GELUT sets T = K·(V + A·((V·V)·V)) on two float64 lanes; V28 holds A,
+// V29 K.
+#define GELUT(V, T) \
+	D_FMUL(T, V, V)  \
+	D_FMUL(T, T, V)  \
+	D_FMUL(T, 28, T) \
+	D_FADD(T, V, T)  \
+	D_FMUL(T, 29, T)
+
+// func geluTanhNEON(dst, src []float32, c *[actRows][4]float32)
+//
+// len(src) is a positive multiple of 4, len(dst) >= len(src). Per lane,
+// as kernels.GeluTanhOne: t in float64 (lanes 0-1 and 2-3 in a register
+// each), split into float32 hi + lo (lo = t - hi, rounded); e = e**-|t|
+// by EXPNEGLO on (-|hi|, lo with its sign flipped where hi's is clear);
+// then x·((hi < 0 ? e : 1)/(1 + e)). V28/V29 hold A and K (rows 22, 23:
+// a float64 in each half), V30 1, V31 the sign bit, V14 0.
+TEXT ·geluTanhNEON(SB), NOSPLIT, $0-56
+	MOVD dst_base+0(FP), R0
+	MOVD src_base+24(FP), R1
+	MOVD src_len+32(FP), R3
+	MOVD c+48(FP), R2
+	LOADEXP
+	ADD  $352, R2, R9
+	VLD1 (R9), [V28.S4, V29.S4] // rows 22, 23
+	V_FMOV1(30)
+	VEOR V14.B16, V14.B16, V14.B16
+	V_FNEG(31, 14)
+
+gelutloop:
+	VLD1.P 16(R1), [V0.S4]
+	V_FCVTL(1, 0)
+	V_FCVTL2(2, 0)
+	GELUT(1, 3)                    // t, lanes 0-1
+	GELUT(2, 4)                    // t, lanes 2-3
+	V_FCVTN(5, 3)
+	V_FCVTN2(5, 4)                 // hi
+	V_FCVTL(1, 5)
+	D_FSUB(3, 3, 1)
+	V_FCVTL2(2, 5)
+	D_FSUB(4, 4, 2)
+	V_FCVTN(6, 3)
+	V_FCVTN2(6, 4)                 // lo = t - hi
+	VORR   V31.B16, V5.B16, V1.B16 // -|hi|
+	V_BIC(2, 31, 5)                // the sign bit where hi's is clear
+	VEOR   V2.B16, V6.B16, V6.B16  // the low part of -|t|
+	EXPNEGLO(1, 6, 2, 3, 4, 7, 8)  // e
+	V_FADD(2, 30, 1)               // 1 + e
+	V_FCMGT(3, 14, 5)              // 0 > hi (false for -0 and NaN)
+	VORR   V30.B16, V30.B16, V4.B16
+	V_BIT(4, 1, 3)                 // hi < 0 ? e : 1
+	V_FDIV(4, 4, 2)
+	V_FMUL(4, 0, 4)
+	VST1.P [V4.S4], 16(R0)
+	SUB    $4, R3
+	CBNZ   R3, gelutloop
 	RET

@@ -20,6 +20,9 @@ func SigmoidNEON(dst, src []float32) { kernels.Sigmoid(dst, src) }
 // TanhNEON forwards to kernels.Tanh in builds without assembly.
 func TanhNEON(dst, src []float32) { kernels.Tanh(dst, src) }
 
+// GeluTanhNEON forwards to kernels.GeluTanh in builds without assembly.
+func GeluTanhNEON(dst, src []float32) { kernels.GeluTanh(dst, src) }
+
 // ColumnPoolSumsNEON forwards to kernels.ColumnPoolSums in builds
 // without assembly.
 func ColumnPoolSumsNEON(dst []float64, x []float32, rows, ld int) {
