@@ -402,7 +402,11 @@ func (r *rewriter) scalarOther(n *onnxpb.Node, x string) (float32, bool) {
 // outputScalar returns the value of a float32 constant of one element whose
 // rank is at most 3: broadcast against a convolution's output (rank 3 or
 // more) it leaves the shape as it is, in either layout.
-func (r *rewriter) outputScalar(name string) (float32, bool) {
+func (r *rewriter) outputScalar(name string) (float32, bool) { return r.constScalar(name, 3) }
+
+// constScalar returns the value of a float32 constant of one element
+// (an initializer or a Constant node) whose rank is at most maxRank.
+func (r *rewriter) constScalar(name string, maxRank int) (float32, bool) {
 	t := r.constant(name)
 	if n := r.prod[name]; t == nil && r.is(n, "Constant") && len(n.Attributes) == 1 {
 		a := n.Attributes[0]
@@ -416,7 +420,7 @@ func (r *rewriter) outputScalar(name string) (float32, bool) {
 			}
 		}
 	}
-	if t == nil || t.DType != tensor.Float32 || t.Len() != 1 || t.Rank() > 3 {
+	if t == nil || t.DType != tensor.Float32 || t.Len() != 1 || t.Rank() > maxRank {
 		return 0, false
 	}
 	return t.Data.([]float32)[0], true

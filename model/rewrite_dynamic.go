@@ -148,7 +148,7 @@ func (r *rewriter) dynamicChain(mi *onnxpb.Node, xq, xs, xz string, before map[s
 	opset := r.opset(mi)
 	next := func(v string) *onnxpb.Node {
 		n := r.onlyReader(v)
-		if n == nil || len(n.Outputs) != 1 || r.opset(n) != opset {
+		if n == nil || len(n.Outputs) != 1 || normDomain(n.Domain) == "" && r.opset(n) != opset { // the rewrite domain's Gelu serves every opset
 			return nil
 		}
 		return n
@@ -188,7 +188,7 @@ func (r *rewriter) dynamicChain(mi *onnxpb.Node, xq, xs, xz string, before map[s
 			ch.out = add.Outputs[0]
 		}
 	}
-	if g := next(ch.out); r.is(g, "Gelu") && len(g.Inputs) == 1 && exactGelu(g) {
+	if g := next(ch.out); g != nil && len(g.Inputs) == 1 && isExactGelu(r, g) {
 		ch.act = "Gelu"
 		ch.nodes = append(ch.nodes, g)
 		ch.out = g.Outputs[0]
@@ -201,4 +201,11 @@ func (r *rewriter) dynamicChain(mi *onnxpb.Node, xq, xs, xz string, before map[s
 		}
 	}
 	return ch, true
+}
+
+// isExactGelu reports whether n is a Gelu of the exact form, of ai.onnx or
+// the "gelu" rule's.
+func isExactGelu(r *rewriter, n *onnxpb.Node) bool {
+	gelu, exact := r.isGelu(n)
+	return gelu && exact
 }

@@ -41,7 +41,7 @@ func (r *rewriter) fuseLinear(mm *onnxpb.Node) bool {
 	out := mm.Outputs[0]
 	next := func() *onnxpb.Node {
 		n := r.onlyReader(out)
-		if n == nil || len(n.Outputs) != 1 || r.opset(n) != opset {
+		if n == nil || len(n.Outputs) != 1 || normDomain(n.Domain) == "" && r.opset(n) != opset { // the rewrite domain's Gelu serves every opset
 			return nil
 		}
 		return n
@@ -55,9 +55,14 @@ func (r *rewriter) fuseLinear(mm *onnxpb.Node) bool {
 	}
 	// the activation
 	act := ""
-	if n := next(); n != nil && (r.is(n, "Relu") || r.is(n, "Gelu") && exactGelu(n)) && len(n.Inputs) == 1 {
-		act = n.OpType
-		chain, out = append(chain, n), n.Outputs[0]
+	if n := next(); n != nil && len(n.Inputs) == 1 {
+		if gelu, exact := r.isGelu(n); r.is(n, "Relu") || gelu {
+			act = n.OpType
+			if gelu && !exact {
+				act = "GeluTanh"
+			}
+			chain, out = append(chain, n), n.Outputs[0]
+		}
 	}
 	// the residual
 	if n := next(); r.is(n, "Add") && len(n.Inputs) == 2 {

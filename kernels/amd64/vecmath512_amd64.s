@@ -82,6 +82,12 @@
 // (K clear; NaN sets it) are zeroed by the last multiply. Two halves, so
 // that two vectors' chains can alternate.
 #define EXPNEG1(D, T1, T2, T3, T4, T5, K) \
+	EXPREDUCE5(D, T1, T2, T3, K) \
+	EXPSTART5(T2, T3, T4)
+
+// EXPREDUCE5 is EXPNEG1's reduction: K = d >= ExpNegMin (or NaN),
+// T1 = 2^k, T3 = r; EXPSTART5 begins the polynomial from r.
+#define EXPREDUCE5(D, T1, T2, T3, K) \
 	VCMPPS   $5, Z26, D, K \
 	VMULPS   Z16, D, T1 \
 	VADDPS   Z17, T1, T1 \
@@ -91,7 +97,9 @@
 	VMULPS   Z18, T2, T3 \
 	VSUBPS   T3, D, T3 \
 	VMULPS   Z19, T2, T2 \
-	VSUBPS   T2, T3, T3 \
+	VSUBPS   T2, T3, T3
+
+#define EXPSTART5(T2, T3, T4) \
 	VMULPS   T3, T3, T2 \
 	VMULPS   Z20, T3, T4 \
 	VADDPS   Z21, T4, T4
@@ -114,20 +122,9 @@
 // argument computed to more than float32's precision, kernels.expNegLo):
 // L is added to the reduced argument. EXPNEG2 finishes it.
 #define EXPNEGLO1(D, L, T1, T2, T3, T4, T5, K) \
-	VCMPPS   $5, Z26, D, K \
-	VMULPS   Z16, D, T1 \
-	VADDPS   Z17, T1, T1 \
-	VSUBPS   Z17, T1, T2 \
-	VPSUBD   Z27, T1, T1 \
-	VPSLLD   $23, T1, T1 \
-	VMULPS   Z18, T2, T3 \
-	VSUBPS   T3, D, T3 \
-	VMULPS   Z19, T2, T2 \
-	VSUBPS   T2, T3, T3 \
+	EXPREDUCE5(D, T1, T2, T3, K) \
 	VADDPS   L, T3, T3 \
-	VMULPS   T3, T3, T2 \
-	VMULPS   Z20, T3, T4 \
-	VADDPS   Z21, T4, T4
+	EXPSTART5(T2, T3, T4)
 
 // EXPNEGM1 and EXPNEGM2 are EXPNEG1 and EXPNEG2 with the constants read
 // from R8 by embedded broadcasts: GELU keeps its registers for two

@@ -65,37 +65,19 @@
 //   e = ((p·r2 + r) + 1)·2^k; lanes with d < ExpNegMin become 0 (NaN
 //   stays NaN)
 #define EXPNEG(D, T1, T2, T3, T4, T5) \
-	VMULPS  C_LOG2E, D, T1 \
-	VADDPS  C_MAGIC, T1, T1 \
-	VSUBPS  C_MAGIC, T1, T2 \
-	VPSUBD  C_EXPBIAS, T1, T1 \
-	VPSLLD  $23, T1, T1 \
-	VMULPS  C_LN2HI, T2, T3 \
-	VSUBPS  T3, D, T3 \
-	VMULPS  C_LN2LO, T2, T2 \
-	VSUBPS  T2, T3, T3 \
-	VMULPS  T3, T3, T2 \
-	VMULPS  C_P0, T3, T4 \
-	VADDPS  C_P1, T4, T4 \
-	VMULPS  C_P2, T3, T5 \
-	VADDPS  C_P3, T5, T5 \
-	VMULPS  T2, T4, T4 \
-	VADDPS  T5, T4, T4 \
-	VMULPS  T2, T4, T4 \
-	VMULPS  C_P4, T3, T5 \
-	VADDPS  C_P5, T5, T5 \
-	VADDPS  T5, T4, T4 \
-	VMULPS  T2, T4, T4 \
-	VADDPS  T3, T4, T4 \
-	VADDPS  C_ONE, T4, T4 \
-	VMULPS  T1, T4, T4 \
-	VCMPPS  $5, C_EXPMIN, D, D \
-	VANDPS  T4, D, D
+	EXPREDUCE(D, T1, T2, T3) \
+	EXPPOLY(D, T1, T2, T3, T4, T5)
 
 // EXPNEGLO is EXPNEG for the argument D + L (L the low part of an
 // argument computed to more than float32's precision, kernels.expNegLo):
 // L is added to the reduced argument; the lanes are zeroed by D alone.
 #define EXPNEGLO(D, L, T1, T2, T3, T4, T5) \
+	EXPREDUCE(D, T1, T2, T3) \
+	VADDPS L, T3, T3 \
+	EXPPOLY(D, T1, T2, T3, T4, T5)
+
+// EXPREDUCE is EXPNEG's first half: T1 = 2^k, T3 = r.
+#define EXPREDUCE(D, T1, T2, T3) \
 	VMULPS  C_LOG2E, D, T1 \
 	VADDPS  C_MAGIC, T1, T1 \
 	VSUBPS  C_MAGIC, T1, T2 \
@@ -104,8 +86,10 @@
 	VMULPS  C_LN2HI, T2, T3 \
 	VSUBPS  T3, D, T3 \
 	VMULPS  C_LN2LO, T2, T2 \
-	VSUBPS  T2, T3, T3 \
-	VADDPS  L, T3, T3 \
+	VSUBPS  T2, T3, T3
+
+// EXPPOLY is EXPNEG's second half, from 2^k in T1 and r in T3.
+#define EXPPOLY(D, T1, T2, T3, T4, T5) \
 	VMULPS  T3, T3, T2 \
 	VMULPS  C_P0, T3, T4 \
 	VADDPS  C_P1, T4, T4 \

@@ -7,9 +7,11 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// Gelu is the Gelu operator.
+// Gelu is the Gelu operator, and quantserve.Gelu the same operator for
+// the GELU the "gelu" rewrite finds spelled out in a model of any opset.
 var Gelu = ops.Op{
 	ops.Register(ops.Descriptor{Type: "Gelu", Since: 20, Fold: true}, buildGelu),
+	ops.Register(ops.Descriptor{Domain: ops.RewriteDomain, Type: "Gelu", Since: 1, Fold: true}, buildGelu),
 }
 
 // GeluAttrs are Gelu's attributes.

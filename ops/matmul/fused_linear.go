@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -29,7 +30,8 @@ func init() {
 
 // LinearAttrs are quantserve.Linear's attributes.
 type LinearAttrs struct {
-	// Activation is "" (none), "Relu" or "Gelu" (the exact, erf form).
+	// Activation is "" (none), "Relu", "Gelu" (the exact, erf form) or
+	// "GeluTanh" (Gelu's tanh approximation).
 	Activation string `onnx:"activation"`
 	// Opset is the ai.onnx opset of the operators the node replaces.
 	Opset int64 `onnx:"opset"`
@@ -82,11 +84,19 @@ func buildLinear(n *ops.Node, at *LinearAttrs) (ops.Operator, error) {
 	switch at.Activation {
 	case "":
 	case "Relu", "Gelu":
-		if ch.act, err = n.BuildPart(at.Activation, at.Opset, none[:1], nil); err != nil {
+		opset := at.Opset
+		if at.Activation == "Gelu" {
+			opset = max(opset, 20) // a GELU the "gelu" rewrite found spelled out below opset 20
+		}
+		if ch.act, err = n.BuildPart(at.Activation, opset, none[:1], nil); err != nil {
+			return nil, err
+		}
+	case "GeluTanh":
+		if ch.act, err = geluTanhPart(n); err != nil {
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("activation %q is not Relu or Gelu", at.Activation)
+		return nil, fmt.Errorf("activation %q is not Relu, Gelu or GeluTanh", at.Activation)
 	}
 	if given(3) {
 		if ch.residual, err = n.BuildPart("Add", at.Opset, none, nil); err != nil {
@@ -107,6 +117,22 @@ func buildLinear(n *ops.Node, at *LinearAttrs) (ops.Operator, error) {
 		}
 	}
 	return f, nil
+}
+
+// geluTanhPart builds the chain's activation for "GeluTanh": a Gelu part
+// of opset 20 with approximate="tanh".
+func geluTanhPart(n *ops.Node) (ops.Operator, error) {
+	d, err := ops.Lookup("", "Gelu", 20)
+	if err != nil {
+		return nil, err
+	}
+	p := n.Part("Gelu", 20, []*tensor.Tensor{nil}, nil)
+	p.Attrs["approximate"] = &onnxpb.Attribute{Name: "approximate", Type: onnxpb.AttrString, S: []byte("tanh")}
+	at, err := d.Parse(p)
+	if err != nil {
+		return nil, err
+	}
+	return d.Build(p, at)
 }
 
 // Weight returns the MatMul's constant weight the kernels hold, or nil
@@ -184,12 +210,12 @@ func biasFinish(bias []float32, n int, res *tensor.Tensor, shape []int) *gemm.Fi
 
 // epilogue finishes the rows of a product y (cols values each): y + bias
 // (bias nil or cols values), or Gelu(y + bias) as tb.Gelu computes it,
-// then Relu, then + res (nil or as long as y); with a bias, a residual
-// and no activation, (y + bias) + res in one pass. The rows split across
-// the engine's cores.
+// then Relu or GeluTanh, then + res (nil or as long as y); with a bias, a
+// residual and no activation, (y + bias) + res in one pass. The rows
+// split across the engine's cores.
 func epilogue(c *ops.Context, y []float32, cols int, bias, res []float32, act string) error {
 	tb := c.Engine().Table()
-	return c.ParallelRows(len(y)/max(cols, 1), cols*epilogueCost(act == "Gelu"), func(r0, r1 int) {
+	return c.ParallelRows(len(y)/max(cols, 1), cols*epilogueCost(act == "Gelu" || act == "GeluTanh"), func(r0, r1 int) {
 		for r := r0; r < r1; r++ {
 			row := y[r*cols : (r+1)*cols]
 			var rr []float32
@@ -205,10 +231,13 @@ func epilogue(c *ops.Context, y []float32, cols int, bias, res []float32, act st
 				tb.AddBias(row, bias, rr) // (y + bias) + residual
 				continue
 			}
-			if act == "Relu" {
+			switch act {
+			case "Relu":
 				for i, v := range row {
 					row[i] = max(v, 0)
 				}
+			case "GeluTanh":
+				tb.GeluTanh(row, row)
 			}
 			if rr != nil {
 				tb.AddBias(row, rr, nil)
