@@ -5,9 +5,12 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// LayerNormalization is the LayerNormalization operator.
+// LayerNormalization is the LayerNormalization operator, and
+// quantserve.LayerNormalization the same operator for the normalization
+// the "layernorm" rewrite finds spelled out in a model of any opset.
 var LayerNormalization = ops.Op{
 	ops.Register(ops.Descriptor{Type: "LayerNormalization", Since: 17, Fold: true}, buildLayerNorm),
+	ops.Register(ops.Descriptor{Domain: ops.RewriteDomain, Type: "LayerNormalization", Since: 1, Fold: true}, buildLayerNorm),
 }
 
 // LayerNormAttrs are LayerNormalization's attributes.

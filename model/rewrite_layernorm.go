@@ -1,0 +1,177 @@
+package model
+
+import (
+	"math"
+	"slices"
+
+	"github.com/quantserve/quantserve/onnx/onnxpb"
+)
+
+// The "layernorm" rewrite runs layer normalization spelled out, as
+// exporters write nn.LayerNorm below opset 17 (BERT's, GPT-2's), as one
+// LayerNormalization over the last axis: the operator's row kernel in
+// one pass where the graph as written makes nine, two of them
+// reductions.
+//
+//	m = ReduceMean(x, axes=[-1])          keepdims, axes as an attribute
+//	d = Sub(x, m)                         or (opset 18) a constant input
+//	v = ReduceMean(Pow(d, 2), axes=[-1])  or Mul(d, d)
+//	n = Div(d, Sqrt(Add(v, eps)))         eps a float32 scalar constant
+//	y = Add(Mul(n, gamma), beta)          gamma, beta float32 vectors,
+//	                                      constants; the Add optional
+//
+// Every value between x and y is read by the pattern alone (d by its two
+// readers). The node is quantserve.LayerNormalization (the operator,
+// registered in the rewrite domain for models of any opset).
+
+func init() {
+	registerRewrite("layernorm", func(r *rewriter) bool {
+		changed := false
+		for _, n := range slices.Clone(r.g.Nodes) {
+			if r.fuseLayerNorm(n) {
+				changed = true
+			}
+		}
+		return changed
+	})
+}
+
+// fuseLayerNorm replaces the spelled-out layer normalization whose first
+// node is mean, if it is one, and reports whether it did.
+func (r *rewriter) fuseLayerNorm(mean *onnxpb.Node) bool {
+	if !r.lastAxisMean(mean) {
+		return false
+	}
+	x := mean.Inputs[0]
+	sub := r.readBy(mean.Outputs[0], "Sub")
+	if sub == nil || len(sub.Inputs) != 2 || sub.Inputs[0] != x || sub.Inputs[1] != mean.Outputs[0] {
+		return false
+	}
+	d := sub.Outputs[0]
+	readers := r.readers(d)
+	if len(readers) != 2 {
+		return false
+	}
+	var sq, div *onnxpb.Node
+	for _, n := range readers {
+		switch {
+		case r.is(n, "Div") && len(n.Inputs) == 2 && n.Inputs[0] == d:
+			div = n
+		case r.is(n, "Pow") && len(n.Inputs) == 2 && n.Inputs[0] == d && r.scalarNear(n.Inputs[1], 2),
+			r.is(n, "Mul") && len(n.Inputs) == 2 && n.Inputs[0] == d && n.Inputs[1] == d:
+			sq = n
+		}
+	}
+	if sq == nil || div == nil || len(sq.Outputs) != 1 || len(div.Outputs) != 1 {
+		return false
+	}
+	reads := 2
+	if sq.OpType == "Mul" {
+		reads = 3 // Mul(d, d) reads d twice
+	}
+	if r.used[d] != reads {
+		return false // d read elsewhere too
+	}
+	variance := r.readBy(sq.Outputs[0], "ReduceMean")
+	if variance == nil || !r.lastAxisMean(variance) {
+		return false
+	}
+	add := r.readBy(variance.Outputs[0], "Add")
+	if add == nil || len(add.Inputs) != 2 {
+		return false
+	}
+	eps, ok := r.constScalar(otherInput(add, variance.Outputs[0]), 1)
+	if !ok || !(eps >= 0) || math.IsInf(float64(eps), 0) {
+		return false
+	}
+	sqrt := r.readBy(add.Outputs[0], "Sqrt")
+	if sqrt == nil || len(sqrt.Inputs) != 1 || r.onlyReader(sqrt.Outputs[0]) != div || div.Inputs[1] != sqrt.Outputs[0] {
+		return false
+	}
+	scale := r.readBy(div.Outputs[0], "Mul")
+	if scale == nil || len(scale.Inputs) != 2 {
+		return false
+	}
+	gamma := otherInput(scale, div.Outputs[0])
+	if !r.vectorConst(gamma) {
+		return false
+	}
+	last, inputs := scale, []string{x, gamma}
+	if shift := r.readBy(scale.Outputs[0], "Add"); shift != nil && len(shift.Inputs) == 2 {
+		if beta := otherInput(shift, scale.Outputs[0]); r.vectorConst(beta) && r.inits[beta].Dims[0] == r.inits[gamma].Dims[0] {
+			last, inputs = shift, append(inputs, beta)
+		}
+	}
+	fused := &onnxpb.Node{
+		Name: last.Name, OpType: "LayerNormalization", Domain: rewriteDomain,
+		Inputs: inputs, Outputs: []string{last.Outputs[0]},
+		Attributes: []*onnxpb.Attribute{
+			{Name: "axis", Type: onnxpb.AttrInt, I: -1},
+			{Name: "epsilon", Type: onnxpb.AttrFloat, F: eps},
+		},
+	}
+	for i, n := range r.g.Nodes {
+		if n == last {
+			r.g.Nodes[i] = fused // x, gamma and beta are there before the pattern's first node
+		}
+	}
+	for _, n := range []*onnxpb.Node{mean, sub, sq, variance, add, sqrt, div, scale, last} {
+		if n != last {
+			r.remove(n)
+		}
+	}
+	r.useDomain()
+	return true
+}
+
+// lastAxisMean reports whether n is a ReduceMean of one input over the
+// last axis alone (axes [-1], as an attribute or, from opset 18, a
+// constant input), keeping it.
+func (r *rewriter) lastAxisMean(n *onnxpb.Node) bool {
+	if !r.is(n, "ReduceMean") || len(n.Inputs) == 0 || len(n.Outputs) != 1 || n.Inputs[0] == "" {
+		return false
+	}
+	axes := []int64(nil)
+	for _, a := range n.Attributes {
+		switch {
+		case a.Name == "axes":
+			axes = a.Ints
+		case a.Name == "keepdims" && a.I == 1, a.Name == "noop_with_empty_axes" && a.I == 0:
+		default:
+			return false
+		}
+	}
+	switch {
+	case len(n.Inputs) == 2 && axes == nil:
+		axes, _ = r.ints(n.Inputs[1])
+	case len(n.Inputs) != 1:
+		return false
+	}
+	return slices.Equal(axes, []int64{-1})
+}
+
+// readBy returns the ai.onnx node of type typ, of one output, that alone
+// reads value v (once), or nil.
+func (r *rewriter) readBy(v, typ string) *onnxpb.Node {
+	if n := r.onlyReader(v); r.is(n, typ) && len(n.Outputs) == 1 {
+		return n
+	}
+	return nil
+}
+
+// readers returns the live nodes reading value v, each once.
+func (r *rewriter) readers(v string) []*onnxpb.Node {
+	var out []*onnxpb.Node
+	for _, n := range r.g.Nodes {
+		if !r.dead[n] && slices.Contains(n.Inputs, v) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// vectorConst reports whether v is a float32 initializer of rank 1.
+func (r *rewriter) vectorConst(v string) bool {
+	p := r.inits[v]
+	return v != "" && p != nil && !p.External && p.DataType == onnxpb.Float && len(p.Dims) == 1
+}
