@@ -15,6 +15,11 @@ import (
 type EncoderConfig struct {
 	Vocab, Seq, Hidden, Heads, Layers int
 	Seed                              uint64
+	// Spelled writes the encoder as exporters do below opset 17 (opset
+	// 14): each LayerNormalization as ReduceMean, Sub, Pow, ReduceMean,
+	// Add, Sqrt, Div, Mul, Add and each Gelu as Div, Erf, Add, Mul, Mul,
+	// the same functions.
+	Spelled bool
 }
 
 // DefaultEncoder is the encoder the tests and benchmarks use: hidden 256,
@@ -37,7 +42,7 @@ func Encoder(c EncoderConfig) Graph {
 		input = V("x", tensor.Float32, -1, c.Seq, h)
 	}
 	g := Graph{
-		Opset:   20,
+		Opset:   map[bool]int64{false: 20, true: 14}[c.Spelled],
 		Inputs:  []IO{input},
 		Outputs: []IO{V("hidden", tensor.Float32, -1, c.Seq, h)},
 		Inits:   map[string]*tensor.Tensor{},
@@ -74,7 +79,19 @@ func Encoder(c EncoderConfig) Graph {
 		g.Nodes = append(g.Nodes, Node{Op: op, Inputs: in, Outputs: []string{out}, Attrs: attrs})
 		return out
 	}
+	lastAxis := &onnxpb.Attribute{Name: "axes", Type: onnxpb.AttrInts, Ints: []int64{-1}}
 	layerNorm := func(x, name string) string {
+		if c.Spelled {
+			m := node("ReduceMean", []string{x}, name+".mean", lastAxis)
+			d := node("Sub", []string{x, m}, name+".centered")
+			v := node("Pow", []string{d, constant(name+".two", nil, 2)}, name+".squared")
+			v = node("ReduceMean", []string{v}, name+".variance", lastAxis)
+			v = node("Add", []string{v, constant(name+".eps", nil, 1e-5)}, name+".variance_eps")
+			v = node("Sqrt", []string{v}, name+".std")
+			y := node("Div", []string{d, v}, name+".normalized")
+			y = node("Mul", []string{y, constant(name+".gamma", []int{h}, 1)}, name+".scaled")
+			return node("Add", []string{y, constant(name+".beta", []int{h}, 0)}, name)
+		}
 		return node("LayerNormalization", []string{x, constant(name+".gamma", []int{h}, 1), constant(name+".beta", []int{h}, 0)}, name,
 			IntAttr("axis", -1), &onnxpb.Attribute{Name: "epsilon", Type: onnxpb.AttrFloat, F: 1e-5})
 	}
@@ -114,7 +131,15 @@ func Encoder(c EncoderConfig) Graph {
 		x = node("Add", []string{x, o}, p+".residual1")
 		f := layerNorm(x, p+".ln2")
 		f = linear(f, p+".ff1", h, 4*h)
-		f = node("Gelu", []string{f}, p+".gelu")
+		if c.Spelled {
+			e := node("Div", []string{f, constant(p+".sqrt2", nil, float32(math.Sqrt2))}, p+".gelu.arg")
+			e = node("Erf", []string{e}, p+".gelu.erf")
+			e = node("Add", []string{e, constant(p+".one", nil, 1)}, p+".gelu.sum")
+			f = node("Mul", []string{f, e}, p+".gelu.product")
+			f = node("Mul", []string{f, constant(p+".half", nil, 0.5)}, p+".gelu")
+		} else {
+			f = node("Gelu", []string{f}, p+".gelu")
+		}
 		f = linear(f, p+".ff2", 4*h, h)
 		x = node("Add", []string{x, f}, p+".residual2")
 	}
