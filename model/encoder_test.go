@@ -109,23 +109,28 @@ func TestEncoderMatchesONNXRuntime(t *testing.T) {
 // BenchmarkEncoder runs the transformer encoder of internal/onnxbuild
 // (tools/modelbench's "encoder") on GOMAXPROCS threads (-test.cpu N,
 // one value an invocation: see benchCNN) at batch 1 and 8, with int8
-// weights (the default) and in float32; sequences/s is the figure the
-// table in docs/performance.md reports. It also reports the process's CPU
-// time a run (cpu-ns/op, where the system tells it), the collector's
-// included, which a busy shared machine disturbs less than the time: the
-// figure to compare runs with and without the memory plan by.
+// weights (the default) and in float32, and with int8 weights the same
+// encoder spelled out at opset 14 (EncoderConfig.Spelled, the rewrites'
+// work); sequences/s is the figure the table in docs/performance.md
+// reports. It also reports the process's CPU time a run (cpu-ns/op,
+// where the system tells it), the collector's included, which a busy
+// shared machine disturbs less than the time: the figure to compare runs
+// with and without the memory plan by.
 func BenchmarkEncoder(b *testing.B) {
-	data := onnxbuild.Encoder(onnxbuild.DefaultEncoder).Bytes()
+	spelled := onnxbuild.DefaultEncoder
+	spelled.Spelled = true
 	exec := gemm.New(dispatch.Default(), runtime.GOMAXPROCS(0))
 	defer exec.Close()
 	for _, c := range []struct {
 		name string
+		enc  onnxbuild.EncoderConfig
 		opts model.Options
 	}{
-		{"int8", model.Options{Exec: exec, Quantize: true, Scheme: quant.PerChannel}},
-		{"float32", model.Options{Exec: exec}},
+		{"int8", onnxbuild.DefaultEncoder, model.Options{Exec: exec, Quantize: true, Scheme: quant.PerChannel}},
+		{"float32", onnxbuild.DefaultEncoder, model.Options{Exec: exec}},
+		{"int8-spelled", spelled, model.Options{Exec: exec, Quantize: true, Scheme: quant.PerChannel}},
 	} {
-		m, err := model.LoadWith(data, c.opts)
+		m, err := model.LoadWith(onnxbuild.Encoder(c.enc).Bytes(), c.opts)
 		if err != nil {
 			b.Fatal(err)
 		}
