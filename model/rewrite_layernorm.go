@@ -175,3 +175,103 @@ func (r *rewriter) vectorConst(v string) bool {
 	p := r.inits[v]
 	return v != "" && p != nil && !p.External && p.DataType == onnxpb.Float && len(p.Dims) == 1
 }
+
+// The "rmsnorm" rewrite runs root-mean-square normalization spelled out,
+// as exporters write LLaMA's and T5's below opset 23, as one
+// RMSNormalization over the last axis (quantserve.RMSNormalization, the
+// operator registered in the rewrite domain):
+//
+//	v = ReduceMean(Pow(x, 2), axes=[-1])   or Mul(x, x)
+//	s = Sqrt(Add(v, eps))
+//	y = Mul(gamma, Mul(x, Reciprocal(s)))  or Div(x, s), or Div(1, s)
+//	                                       for the reciprocal; either
+//	                                       order of each product
+//
+// gamma a float32 vector constant; every value between x and y read by
+// the pattern alone (x itself by anything).
+
+func init() {
+	registerRewrite("rmsnorm", func(r *rewriter) bool {
+		changed := false
+		for _, n := range slices.Clone(r.g.Nodes) {
+			if r.fuseRMSNorm(n) {
+				changed = true
+			}
+		}
+		return changed
+	})
+}
+
+// fuseRMSNorm replaces the spelled-out RMS normalization whose square is
+// sq, if it is one, and reports whether it did.
+func (r *rewriter) fuseRMSNorm(sq *onnxpb.Node) bool {
+	if len(sq.Inputs) != 2 || len(sq.Outputs) != 1 {
+		return false
+	}
+	x := sq.Inputs[0]
+	if !(r.is(sq, "Pow") && r.scalarNear(sq.Inputs[1], 2) || r.is(sq, "Mul") && sq.Inputs[1] == x) {
+		return false
+	}
+	mean := r.readBy(sq.Outputs[0], "ReduceMean")
+	if mean == nil || !r.lastAxisMean(mean) {
+		return false
+	}
+	add := r.readBy(mean.Outputs[0], "Add")
+	if add == nil || len(add.Inputs) != 2 {
+		return false
+	}
+	eps, ok := r.constScalar(otherInput(add, mean.Outputs[0]), 1)
+	if !ok || !(eps >= 0) || math.IsInf(float64(eps), 0) {
+		return false
+	}
+	sqrt := r.readBy(add.Outputs[0], "Sqrt")
+	if sqrt == nil {
+		return false
+	}
+	nodes := []*onnxpb.Node{sq, mean, add, sqrt}
+	// x/s, or x·(1/s) with 1/s as Reciprocal(s) or Div(1, s)
+	normed := r.readBy(sqrt.Outputs[0], "Div")
+	switch {
+	case normed != nil && len(normed.Inputs) == 2 && normed.Inputs[0] == x && normed.Inputs[1] == sqrt.Outputs[0]:
+		nodes = append(nodes, normed)
+	default:
+		inv := r.readBy(sqrt.Outputs[0], "Reciprocal")
+		if inv == nil && normed != nil && len(normed.Inputs) == 2 && normed.Inputs[1] == sqrt.Outputs[0] && r.scalarNear(normed.Inputs[0], 1) {
+			inv = normed
+		}
+		if inv == nil {
+			return false
+		}
+		normed = r.readBy(inv.Outputs[0], "Mul")
+		if normed == nil || len(normed.Inputs) != 2 || otherInput(normed, inv.Outputs[0]) != x {
+			return false
+		}
+		nodes = append(nodes, inv, normed)
+	}
+	scale := r.readBy(normed.Outputs[0], "Mul")
+	if scale == nil || len(scale.Inputs) != 2 {
+		return false
+	}
+	gamma := otherInput(scale, normed.Outputs[0])
+	if !r.vectorConst(gamma) {
+		return false
+	}
+	fused := &onnxpb.Node{
+		Name: scale.Name, OpType: "RMSNormalization", Domain: rewriteDomain,
+		Inputs: []string{x, gamma}, Outputs: []string{scale.Outputs[0]},
+		Attributes: []*onnxpb.Attribute{
+			{Name: "axis", Type: onnxpb.AttrInt, I: -1},
+			{Name: "epsilon", Type: onnxpb.AttrFloat, F: eps},
+		},
+	}
+	for i, n := range r.g.Nodes {
+		if n == scale {
+			r.g.Nodes[i] = fused // x and gamma are there before the square
+		}
+	}
+	for _, n := range nodes {
+		r.remove(n)
+	}
+	r.useDomain()
+	return true
+}
