@@ -68,7 +68,7 @@ func (r *rewriter) fuseGelu(y *onnxpb.Node) bool {
 // level), and the Mul nodes so taken.
 func (r *rewriter) productLeaves(y *onnxpb.Node) (leaves []string, chain []*onnxpb.Node) {
 	for _, in := range y.Inputs {
-		if m := r.readOnce(in, "Mul"); m != nil && len(m.Inputs) == 2 {
+		if m := r.producerReadOnce(in, "Mul"); m != nil && len(m.Inputs) == 2 {
 			leaves = append(leaves, m.Inputs...)
 			chain = append(chain, m)
 			continue
@@ -78,9 +78,9 @@ func (r *rewriter) productLeaves(y *onnxpb.Node) (leaves []string, chain []*onnx
 	return leaves, chain
 }
 
-// readOnce returns the ai.onnx node of type typ computing value v when no
-// other node and no graph output reads v, or nil.
-func (r *rewriter) readOnce(v, typ string) *onnxpb.Node {
+// producerReadOnce returns the ai.onnx node of type typ computing value v
+// when one node reads v, once, and no graph output is v; or nil.
+func (r *rewriter) producerReadOnce(v, typ string) *onnxpb.Node {
 	n := r.prod[v]
 	if !r.is(n, typ) || r.used[v] != 1 || len(n.Outputs) != 1 {
 		return nil
@@ -91,7 +91,7 @@ func (r *rewriter) readOnce(v, typ string) *onnxpb.Node {
 // geluSum reports whether s is 1 + Erf(x/√2) or 1 + Tanh(√(2/π)·(x +
 // 0.044715·x³)), which form ("none" or "tanh"), and its nodes.
 func (r *rewriter) geluSum(s, x string) (approx string, nodes []*onnxpb.Node, ok bool) {
-	add := r.readOnce(s, "Add")
+	add := r.producerReadOnce(s, "Add")
 	if add == nil || len(add.Inputs) != 2 {
 		return "", nil, false
 	}
@@ -99,12 +99,12 @@ func (r *rewriter) geluSum(s, x string) (approx string, nodes []*onnxpb.Node, ok
 		if !r.scalarNear(add.Inputs[1-i], 1) {
 			continue
 		}
-		if erf := r.readOnce(f, "Erf"); erf != nil && len(erf.Inputs) == 1 {
+		if erf := r.producerReadOnce(f, "Erf"); erf != nil && len(erf.Inputs) == 1 {
 			if g, ok := r.erfArgument(erf.Inputs[0], x); ok {
 				return "none", []*onnxpb.Node{add, erf, g}, true
 			}
 		}
-		if tanh := r.readOnce(f, "Tanh"); tanh != nil && len(tanh.Inputs) == 1 {
+		if tanh := r.producerReadOnce(f, "Tanh"); tanh != nil && len(tanh.Inputs) == 1 {
 			if more, ok := r.tanhArgument(tanh.Inputs[0], x); ok {
 				return "tanh", append([]*onnxpb.Node{add, tanh}, more...), true
 			}
@@ -115,10 +115,10 @@ func (r *rewriter) geluSum(s, x string) (approx string, nodes []*onnxpb.Node, ok
 
 // erfArgument reports whether g is x/√2 or x·(1/√2), and its node.
 func (r *rewriter) erfArgument(g, x string) (*onnxpb.Node, bool) {
-	if d := r.readOnce(g, "Div"); d != nil && len(d.Inputs) == 2 && d.Inputs[0] == x && r.scalarNear(d.Inputs[1], math.Sqrt2) {
+	if d := r.producerReadOnce(g, "Div"); d != nil && len(d.Inputs) == 2 && d.Inputs[0] == x && r.scalarNear(d.Inputs[1], math.Sqrt2) {
 		return d, true
 	}
-	if m := r.readOnce(g, "Mul"); m != nil && len(m.Inputs) == 2 && r.scalarNear(otherInput(m, x), 1/math.Sqrt2) {
+	if m := r.producerReadOnce(g, "Mul"); m != nil && len(m.Inputs) == 2 && r.scalarNear(otherInput(m, x), 1/math.Sqrt2) {
 		return m, true
 	}
 	return nil, false
@@ -127,7 +127,7 @@ func (r *rewriter) erfArgument(g, x string) (*onnxpb.Node, bool) {
 // tanhArgument reports whether g is √(2/π)·(x + 0.044715·x³), and its
 // nodes.
 func (r *rewriter) tanhArgument(g, x string) ([]*onnxpb.Node, bool) {
-	scaled := r.readOnce(g, "Mul")
+	scaled := r.producerReadOnce(g, "Mul")
 	if scaled == nil || len(scaled.Inputs) != 2 {
 		return nil, false
 	}
@@ -135,11 +135,11 @@ func (r *rewriter) tanhArgument(g, x string) ([]*onnxpb.Node, bool) {
 		if !r.scalarNear(scaled.Inputs[1-i], math.Sqrt(2/math.Pi)) {
 			continue
 		}
-		sum := r.readOnce(h, "Add")
+		sum := r.producerReadOnce(h, "Add")
 		if sum == nil || len(sum.Inputs) != 2 {
 			continue
 		}
-		term := r.readOnce(otherInput(sum, x), "Mul")
+		term := r.producerReadOnce(otherInput(sum, x), "Mul")
 		if term == nil || len(term.Inputs) != 2 {
 			continue
 		}
@@ -158,14 +158,14 @@ func (r *rewriter) tanhArgument(g, x string) ([]*onnxpb.Node, bool) {
 // cubeOf reports whether c is x³ as Pow(x, 3), x·(x·x) or (x·x)·x, and
 // its nodes.
 func (r *rewriter) cubeOf(c, x string) ([]*onnxpb.Node, bool) {
-	if p := r.readOnce(c, "Pow"); p != nil && len(p.Inputs) == 2 && p.Inputs[0] == x && r.scalarNear(p.Inputs[1], 3) {
+	if p := r.producerReadOnce(c, "Pow"); p != nil && len(p.Inputs) == 2 && p.Inputs[0] == x && r.scalarNear(p.Inputs[1], 3) {
 		return []*onnxpb.Node{p}, true
 	}
-	m := r.readOnce(c, "Mul")
+	m := r.producerReadOnce(c, "Mul")
 	if m == nil || len(m.Inputs) != 2 {
 		return nil, false
 	}
-	sq := r.readOnce(otherInput(m, x), "Mul")
+	sq := r.producerReadOnce(otherInput(m, x), "Mul")
 	if sq == nil || len(sq.Inputs) != 2 || sq.Inputs[0] != x || sq.Inputs[1] != x {
 		return nil, false
 	}
