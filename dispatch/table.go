@@ -74,8 +74,11 @@ type Table struct {
 	Sigmoid func(dst, src []float32)
 	Tanh    func(dst, src []float32)
 	// GELU's tanh approximation (Gelu approximate="tanh", FastGelu):
-	// kernels.GeluTanh; dst may be src.
+	// kernels.GeluTanh; and the same kernel on other constants,
+	// x·sigmoid(K·(x + A·x³)) (QuickGelu, Swish: kernels.XSigmoid with
+	// kernels.XSigmoidConsts(0, alpha)); dst may be src.
 	GeluTanh func(dst, src []float32)
+	XSigmoid func(dst, src []float32, c *[kernels.ActRows][8]float32)
 
 	// The convolution and pooling paths' kernels, each giving its
 	// reference's bits (kernels.TransposeCols, kernels.Transpose8,
@@ -187,6 +190,7 @@ var generic = &Table{
 	Sigmoid:        kernels.Sigmoid,
 	Tanh:           kernels.Tanh,
 	GeluTanh:       kernels.GeluTanh,
+	XSigmoid:       kernels.XSigmoid,
 
 	ConvTaps:       kernels.ConvTaps,
 	TransposeCols:  kernels.TransposeCols[float32],

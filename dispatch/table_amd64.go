@@ -53,6 +53,7 @@ func isaTables() []*Table {
 		Sigmoid:        amd64.SigmoidAVX512,
 		Tanh:           amd64.TanhAVX512,
 		GeluTanh:       amd64.GeluTanhAVX512,
+		XSigmoid:       amd64.XSigmoidAVX512,
 
 		ConvTaps:       amd64.ConvTapsAVX2,
 		TransposeCols:  amd64.TransposeColsAVX2,
@@ -100,6 +101,7 @@ func isaTables() []*Table {
 		Sigmoid:        amd64.SigmoidAVX512,
 		Tanh:           amd64.TanhAVX512,
 		GeluTanh:       amd64.GeluTanhAVX512,
+		XSigmoid:       amd64.XSigmoidAVX512,
 
 		ConvTaps:       amd64.ConvTapsAVX2,
 		TransposeCols:  amd64.TransposeColsAVX2,
@@ -147,6 +149,7 @@ func isaTables() []*Table {
 		Sigmoid:        amd64.SigmoidAVX2,
 		Tanh:           amd64.TanhAVX2,
 		GeluTanh:       amd64.GeluTanhAVX2,
+		XSigmoid:       amd64.XSigmoidAVX2,
 
 		ConvTaps:       amd64.ConvTapsAVX2,
 		TransposeCols:  amd64.TransposeColsAVX2,
@@ -192,6 +195,7 @@ func isaTables() []*Table {
 		Sigmoid:        amd64.SigmoidAVX2,
 		Tanh:           amd64.TanhAVX2,
 		GeluTanh:       amd64.GeluTanhAVX2,
+		XSigmoid:       amd64.XSigmoidAVX2,
 
 		ConvTaps:       amd64.ConvTapsAVX2,
 		TransposeCols:  amd64.TransposeColsAVX2,

@@ -43,6 +43,7 @@ func isaTables() []*Table {
 			Sigmoid:        arm64.SigmoidNEON,
 			Tanh:           arm64.TanhNEON,
 			GeluTanh:       arm64.GeluTanhNEON,
+			XSigmoid:       arm64.XSigmoidNEON,
 
 			ConvTaps:       arm64.ConvTapsNEON,
 			TransposeCols:  kernels.TransposeCols[float32],

@@ -124,6 +124,9 @@ func checkVecOn(t *testing.T, n int, scale float32, x, bias, res []float32) {
 	kernels.Tanh(wantTanh, x)
 	wantGT := make([]float32, n)
 	kernels.GeluTanh(wantGT, x)
+	quick := kernels.XSigmoidConsts(0, 1.702)
+	wantQ := make([]float32, n)
+	kernels.XSigmoid(wantQ, x, quick)
 
 	xs, bs, rs := slices.Clone(x), slices.Clone(bias), slices.Clone(res)
 	unchanged := func(tb *Table, what string) {
@@ -160,6 +163,7 @@ func checkVecOn(t *testing.T, n int, scale float32, x, bias, res []float32) {
 		run("Tanh in place", wantTanh, func(out []float32) { copy(out, x); tb.Tanh(out, out) })
 		run("GeluTanh", wantGT, func(out []float32) { tb.GeluTanh(out, x) })
 		run("GeluTanh in place", wantGT, func(out []float32) { copy(out, x); tb.GeluTanh(out, out) })
+		run("XSigmoid(1.702x)", wantQ, func(out []float32) { tb.XSigmoid(out, x, quick) })
 		run("AddBias+res", wantAddR, func(out []float32) { copy(out, x); tb.AddBias(out, bias, res) })
 	}
 }
@@ -325,6 +329,9 @@ func FuzzVecMath(f *testing.F) {
 		kernels.Sigmoid(wantS, x)
 		kernels.Tanh(wantT, x)
 		kernels.GeluTanh(wantGT, x)
+		swish := kernels.XSigmoidConsts(0, float64(scale))
+		wantX := make([]float32, len(x))
+		kernels.XSigmoid(wantX, x, swish)
 		for _, tb := range Available() {
 			got := slices.Clone(x)
 			tb.SoftmaxRow(got, scale)
@@ -353,6 +360,10 @@ func FuzzVecMath(f *testing.F) {
 			tb.GeluTanh(e, x)
 			if i := sameBits(e, wantGT); i >= 0 {
 				t.Fatalf("%v GeluTanh(%v) = %v, want %v", tb, x[i], e[i], wantGT[i])
+			}
+			tb.XSigmoid(e, x, swish)
+			if i := sameBits(e, wantX); i >= 0 {
+				t.Fatalf("%v XSigmoid(%v·%v) = %v, want %v", tb, scale, x[i], e[i], wantX[i])
 			}
 		}
 	})

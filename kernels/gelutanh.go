@@ -24,11 +24,35 @@ const (
 
 // GeluTanh sets dst[j] = GeluTanhOne(src[j]); dst may be src. len(dst) >=
 // len(src).
-func GeluTanh(dst, src []float32) {
+func GeluTanh(dst, src []float32) { XSigmoid(dst, src, ActConsts()) }
+
+// XSigmoid sets dst[j] = x·sigmoid(K·(x + A·x³)) for x = src[j], A and K
+// the float64 constants in c's rows ActGeluA and ActGeluK, computed as
+// GeluTanhOne computes GELU's (c = ActConsts()); dst may be src. len(dst)
+// >= len(src). With A = 0 and K = α (XSigmoidConsts) it is x·sigmoid(α·x),
+// QuickGelu and Swish, t then exact (a product of two float32 values is a
+// float64 one), flushing to 0 as GeluTanhOne does where e**t leaves the
+// normal floats; ±Inf give NaN (0·∞).
+func XSigmoid(dst, src []float32, c *[ActRows][8]float32) {
+	a, k := rowFloat64(&c[ActGeluA]), rowFloat64(&c[ActGeluK])
 	dst = dst[:len(src)]
 	for j, x := range src {
-		dst[j] = GeluTanhOne(x)
+		dst[j] = xSigmoidOne(x, a, k)
 	}
+}
+
+// XSigmoidConsts returns ActConsts with A and K in the rows of GeluTanh's
+// constants, for XSigmoid and its twins.
+func XSigmoidConsts(a, k float64) *[ActRows][8]float32 {
+	c := actConsts
+	putFloat64(&c[ActGeluA], a)
+	putFloat64(&c[ActGeluK], k)
+	return &c
+}
+
+// rowFloat64 returns the float64 whose bits a row's first two lanes hold.
+func rowFloat64(row *[8]float32) float64 {
+	return math.Float64frombits(uint64(math.Float32bits(row[1]))<<32 | uint64(math.Float32bits(row[0])))
 }
 
 // GeluTanhOne returns x·sigmoid(t), t = 2·√(2/π)·(x + 0.044715·x³),
@@ -37,10 +61,14 @@ func GeluTanh(dst, src []float32) {
 // x·((hi < 0 ? e : 1)/(1 + e)). 0 where -|t| is below ExpNegMin on the
 // negative side (x below about -9.97, a result under 1.2e-37), x on the
 // positive one; NaN for NaN and for -Inf (-Inf·0), +Inf for +Inf.
-func GeluTanhOne(x float32) float32 {
+func GeluTanhOne(x float32) float32 { return xSigmoidOne(x, geluTanhA, geluTanhK) }
+
+// xSigmoidOne is GeluTanhOne with the constants a and k in place of
+// GELU's.
+func xSigmoidOne(x float32, a, k float64) float32 {
 	v := float64(x)
 	x3 := float64(float64(v*v) * v)
-	t := float64(geluTanhK * (v + float64(geluTanhA*x3)))
+	t := float64(k * (v + float64(a*x3)))
 	hi := float32(t)
 	lo := float32(t - float64(hi))
 	// -|t| = dh + dl: hi's sign bit set, and lo's sign changed where hi's

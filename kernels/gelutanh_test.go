@@ -80,3 +80,61 @@ func TestGeluTanhNeedsFloat64Argument(t *testing.T) {
 		t.Errorf("float32 arithmetic on t is %.2f ulp off at worst: the float64 argument would not be needed", worst)
 	}
 }
+
+// TestXSigmoidScaledAccuracy: XSigmoid on XSigmoidConsts(0, α) is
+// x·sigmoid(α·x) within 4 float32 ulps for several α down to the tail,
+// where e**(αx) leaves the normal floats and the result flushes (at most
+// |x|·1.2e-38); ±Inf give NaN.
+func TestXSigmoidScaledAccuracy(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, alpha := range []float64{1, 1.702, -0.5, 1e-3, float64(float32(1.3))} {
+		c := XSigmoidConsts(0, alpha)
+		want := func(x float64) float64 {
+			u := alpha * x
+			if u >= 0 {
+				return x / (1 + math.Exp(-u))
+			}
+			e := math.Exp(u)
+			return x * e / (1 + e)
+		}
+		one := func(x float32) float32 {
+			var y [1]float32
+			XSigmoid(y[:], []float32{x}, c)
+			return y[0]
+		}
+		var xs []float32
+		for range 100000 {
+			xs = append(xs, float32(r.NormFloat64()*30))
+		}
+		for x := float32(1e-30); x < 1e30; x *= 1.02 {
+			xs = append(xs, x, -x)
+		}
+		kept := xs[:0]
+		for _, x := range xs {
+			if alpha*float64(x) < float64(ExpNegMin)+0.1 { // e**(αx) leaves the normal floats: the result flushes to 0
+				if got := one(x); math.Abs(float64(got)) > math.Abs(float64(x))*1.3e-38 {
+					t.Errorf("α %v: XSigmoid(%v) = %v, want at most |x|·e**%v", alpha, x, got, ExpNegMin)
+				}
+				continue
+			}
+			kept = append(kept, x)
+		}
+		worst, at := worstULPs(t, "XSigmoid", one, want, kept)
+		t.Logf("α %v: %.2f ulp at worst (x = %v)", alpha, worst, at)
+		if worst > 4 {
+			t.Errorf("α %v: XSigmoid is %.2f ulp from the float64 value at x = %v", alpha, worst, at)
+		}
+		for _, x := range []float32{float32(math.Inf(1)), float32(math.Inf(-1))} {
+			if got := one(x); got == got {
+				t.Errorf("α %v: XSigmoid(%v) = %v, want NaN (0·∞)", alpha, x, got)
+			}
+		}
+	}
+	var y [3]float32
+	XSigmoid(y[:], []float32{-3, 0.5, 7}, ActConsts())
+	for i, x := range []float32{-3, 0.5, 7} {
+		if y[i] != GeluTanhOne(x) {
+			t.Errorf("XSigmoid with ActConsts(%v) = %v, GeluTanh %v", x, y[i], GeluTanhOne(x))
+		}
+	}
+}

@@ -38,12 +38,19 @@ var actConsts = func() (t [ActRows][8]float32) {
 		for k, c := range tanhC {
 			t[ActTanhC0+k][l] = c
 		}
-		for row, c := range map[int]float64{ActGeluA: geluTanhA, ActGeluK: geluTanhK} {
-			t[row][l] = math.Float32frombits(uint32(math.Float64bits(c) >> (32 * (l % 2))))
-		}
 	}
+	putFloat64(&t[ActGeluA], geluTanhA)
+	putFloat64(&t[ActGeluK], geluTanhK)
 	return t
 }()
+
+// putFloat64 writes v's bits into every pair of row's lanes, low word
+// first (rowFloat64 reads it back).
+func putFloat64(row *[8]float32, v float64) {
+	for l := range row {
+		row[l] = math.Float32frombits(uint32(math.Float64bits(v) >> (32 * (l % 2))))
+	}
+}
 
 // ActConsts returns the constants the SIMD twins of Sigmoid, Tanh and
 // GeluTanh read: VecConsts' rows, then Tanh's, then GeluTanh's. Callers

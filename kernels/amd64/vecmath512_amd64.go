@@ -84,8 +84,8 @@ func sigmoidAVX512(dst, src []float32, c *[kernels.ActRows][8]float32)
 //go:noescape
 func tanhAVX512(dst, src []float32, c *[kernels.ActRows][8]float32)
 
-// geluTanhAVX512 computes kernels.GeluTanh(dst, src), the values after the
-// last whole 16 under a mask. Requires AVX-512 F; len(dst) >= len(src).
+// geluTanhAVX512 computes kernels.XSigmoid(dst, src, c), the values after
+// the last whole 16 under a mask. Requires AVX-512 F; len(dst) >= len(src).
 //
 //go:noescape
 func geluTanhAVX512(dst, src []float32, c *[kernels.ActRows][8]float32)
@@ -107,9 +107,13 @@ func TanhAVX512(dst, src []float32) {
 }
 
 // GeluTanhAVX512 computes kernels.GeluTanh(dst, src). Requires AVX-512 F.
-func GeluTanhAVX512(dst, src []float32) {
+func GeluTanhAVX512(dst, src []float32) { XSigmoidAVX512(dst, src, kernels.ActConsts()) }
+
+// XSigmoidAVX512 computes kernels.XSigmoid(dst, src, c). Requires AVX-512
+// F.
+func XSigmoidAVX512(dst, src []float32, c *[kernels.ActRows][8]float32) {
 	dst = dst[:len(src)]
 	if len(src) > 0 {
-		geluTanhAVX512(dst, src, kernels.ActConsts())
+		geluTanhAVX512(dst, src, c)
 	}
 }

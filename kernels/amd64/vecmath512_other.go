@@ -22,3 +22,8 @@ func TanhAVX512(dst, src []float32) { kernels.Tanh(dst, src) }
 
 // GeluTanhAVX512 forwards to kernels.GeluTanh in builds without assembly.
 func GeluTanhAVX512(dst, src []float32) { kernels.GeluTanh(dst, src) }
+
+// XSigmoidAVX512 forwards to kernels.XSigmoid in builds without assembly.
+func XSigmoidAVX512(dst, src []float32, c *[kernels.ActRows][8]float32) {
+	kernels.XSigmoid(dst, src, c)
+}

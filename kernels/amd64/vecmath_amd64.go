@@ -48,7 +48,7 @@ func sigmoidAVX2(dst, src []float32, c *[kernels.ActRows][8]float32)
 //go:noescape
 func tanhAVX2(dst, src []float32, c *[kernels.ActRows][8]float32)
 
-// geluTanhAVX2 computes kernels.GeluTanh(dst, src). Requires AVX2;
+// geluTanhAVX2 computes kernels.XSigmoid(dst, src, c). Requires AVX2;
 // len(src) a positive multiple of 8, len(dst) >= len(src).
 //
 //go:noescape
@@ -116,7 +116,19 @@ func SigmoidAVX2(dst, src []float32) { eachAVX2(dst, src, sigmoidAVX2, kernels.S
 func TanhAVX2(dst, src []float32) { eachAVX2(dst, src, tanhAVX2, kernels.Tanh) }
 
 // GeluTanhAVX2 computes kernels.GeluTanh(dst, src). Requires AVX2.
-func GeluTanhAVX2(dst, src []float32) { eachAVX2(dst, src, geluTanhAVX2, kernels.GeluTanh) }
+func GeluTanhAVX2(dst, src []float32) { XSigmoidAVX2(dst, src, kernels.ActConsts()) }
+
+// XSigmoidAVX2 computes kernels.XSigmoid(dst, src, c). Requires AVX2.
+func XSigmoidAVX2(dst, src []float32, c *[kernels.ActRows][8]float32) {
+	dst = dst[:len(src)]
+	n8 := len(src) &^ 7
+	if n8 > 0 {
+		geluTanhAVX2(dst[:n8], src[:n8], c)
+	}
+	if n8 < len(src) {
+		kernels.XSigmoid(dst[n8:], src[n8:], c)
+	}
+}
 
 // eachAVX2 runs an element-wise kernel on the whole blocks of 8 of src
 // and its reference on the values after them.

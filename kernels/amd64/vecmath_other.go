@@ -21,3 +21,6 @@ func TanhAVX2(dst, src []float32) { kernels.Tanh(dst, src) }
 
 // GeluTanhAVX2 forwards to kernels.GeluTanh in builds without assembly.
 func GeluTanhAVX2(dst, src []float32) { kernels.GeluTanh(dst, src) }
+
+// XSigmoidAVX2 forwards to kernels.XSigmoid in builds without assembly.
+func XSigmoidAVX2(dst, src []float32, c *[kernels.ActRows][8]float32) { kernels.XSigmoid(dst, src, c) }

@@ -49,8 +49,10 @@ const actRows = 12 + 1 + kernels.ActRows - kernels.ActTanhC0
 // coefficients c0..c8 (13..21), then GeluTanh's float64 constants A (22)
 // and K (23), each row holding its float64's bits twice (low word first),
 // a float64 in each half.
-var actConsts = func() (t [actRows][4]float32) {
-	c := kernels.ActConsts()
+var actConsts = actConstsOf(kernels.ActConsts())
+
+// actConstsOf returns actConsts' rows taken from c.
+func actConstsOf(c *[kernels.ActRows][8]float32) (t [actRows][4]float32) {
 	for r := 0; r <= kernels.VecExpBias; r++ {
 		copy(t[r][:], c[r][:4])
 	}
@@ -58,7 +60,7 @@ var actConsts = func() (t [actRows][4]float32) {
 		copy(t[12+r-kernels.ActTanhSmall][:], c[r][:4])
 	}
 	return t
-}()
+}
 
 // sigmoidNEON computes kernels.Sigmoid(dst, src). Requires ASIMD;
 // len(src) a positive multiple of 4, len(dst) >= len(src).
@@ -72,7 +74,8 @@ func sigmoidNEON(dst, src []float32, c *[actRows][4]float32)
 //go:noescape
 func tanhNEON(dst, src []float32, c *[actRows][4]float32)
 
-// geluTanhNEON computes kernels.GeluTanh(dst, src). Requires ASIMD;
+// geluTanhNEON computes kernels.XSigmoid(dst, src, c) (GeluTanh with
+// actConsts). Requires ASIMD;
 // len(src) a positive multiple of 4, len(dst) >= len(src).
 //
 //go:noescape
@@ -87,6 +90,21 @@ func TanhNEON(dst, src []float32) { eachNEON(dst, src, tanhNEON, kernels.Tanh) }
 // GeluTanhNEON computes kernels.GeluTanh(dst, src); dst may be src.
 // Requires ASIMD.
 func GeluTanhNEON(dst, src []float32) { eachNEON(dst, src, geluTanhNEON, kernels.GeluTanh) }
+
+// XSigmoidNEON computes kernels.XSigmoid(dst, src, c); dst may be src.
+// Requires ASIMD. c's rows are laid out as the kernel reads them on every
+// call (384 bytes).
+func XSigmoidNEON(dst, src []float32, c *[kernels.ActRows][8]float32) {
+	dst = dst[:len(src)]
+	n4 := len(src) &^ 3
+	if n4 > 0 {
+		t := actConstsOf(c)
+		geluTanhNEON(dst[:n4], src[:n4], &t)
+	}
+	if n4 < len(src) {
+		kernels.XSigmoid(dst[n4:], src[n4:], c)
+	}
+}
 
 // eachNEON runs an element-wise kernel on the whole blocks of 4 of src
 // and its reference on the values after them.

@@ -28,3 +28,6 @@ func GeluTanhNEON(dst, src []float32) { kernels.GeluTanh(dst, src) }
 func ColumnPoolSumsNEON(dst []float64, x []float32, rows, ld int) {
 	kernels.ColumnPoolSums(dst, x, rows, ld)
 }
+
+// XSigmoidNEON forwards to kernels.XSigmoid in builds without assembly.
+func XSigmoidNEON(dst, src []float32, c *[kernels.ActRows][8]float32) { kernels.XSigmoid(dst, src, c) }

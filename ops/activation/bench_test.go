@@ -70,6 +70,7 @@ func BenchmarkActivations(b *testing.B) {
 		{"Clip", "1x256x56x56", 6, []*onnxpb.Attribute{fattr("min", 0), fattr("max", 6)}, image, func(v float64) float64 { return min(max(v, 0), 6) }},
 		{"Tanh", "128x1024", 13, nil, tokens, math.Tanh},
 		{"Gelu", "128x1024", 20, nil, tokens, geluExact},
+		{"Swish", "128x1024", 24, []*onnxpb.Attribute{fattr("alpha", 1.702)}, tokens, func(v float64) float64 { return v * ops.Sigmoid(float64(float32(1.702))*v) }},
 		{"Gelu", "128x1024-tanh", 20, []*onnxpb.Attribute{{Name: "approximate", Type: onnxpb.AttrString, S: []byte("tanh")}}, tokens, geluTanh},
 	} {
 		op, _, err := opstest.Compile(opstest.Node{Op: c.op, Opset: c.opset, Attrs: c.attrs}, 1)

@@ -9,9 +9,9 @@
 // attribute an attributes struct does not name); later versions widened
 // the types.
 //
-// float32 tensors run on float32 kernels (Sigmoid, Tanh and both forms of
-// Gelu on the engine's vector kernels; Swish on the approximation
-// Sigmoidf, within a few ulps); every other
+// float32 tensors run on float32 kernels (Sigmoid, Tanh, Swish and both
+// forms of Gelu on the engine's vector kernels, within a few ulps); every
+// other
 // floating-point type computes in float64 and rounds once. The gradient
 // code reads the attribute structs (LeakyReluAttrs, GeluAttrs, ...) the
 // operators parse.

@@ -15,26 +15,23 @@ type SwishAttrs struct {
 	Alpha float32 `onnx:"alpha" default:"1"`
 }
 
-// swish implements Swish (opset 24): x·sigmoid(alpha·x).
-type swish struct{ alpha float64 }
+// swish implements Swish (opset 24): x·sigmoid(alpha·x), float32 on the
+// engine's XSigmoid kernel (ops.ScaledSigmoid).
+type swish struct {
+	alpha float64
+	k     *ops.ScaledSigmoid
+}
 
 func buildSwish(n *ops.Node, at *SwishAttrs) (ops.Operator, error) {
 	if err := n.CheckArity(1, 1, 1, 1); err != nil {
 		return nil, err
 	}
-	return swish{alpha: float64(at.Alpha)}, nil
+	return swish{alpha: float64(at.Alpha), k: ops.NewScaledSigmoid(float64(at.Alpha))}, nil
 }
 
 func (s swish) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(floatMap32(c, "Swish", in[0], expCost, s.k32, s.f64))
-}
-
-func (s swish) k32(dst, src []float32) {
-	a := s.alpha
-	dst = dst[:len(src)]
-	for i, v := range src {
-		dst[i] = v * Sigmoidf(a*float64(v)) // alpha·x unrounded: sigmoid would magnify its rounding
-	}
+	tb := c.Engine().Table()
+	return ops.Result(floatMap32(c, "Swish", in[0], expCost, func(dst, src []float32) { s.k.Apply(tb, dst, src) }, s.f64))
 }
 
 func (s swish) f64(v float64) float64 { return v * ops.Sigmoid(s.alpha*v) }

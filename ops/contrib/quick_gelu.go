@@ -1,8 +1,6 @@
 package contrib
 
 import (
-	"math"
-
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -18,7 +16,7 @@ type QuickGeluAttrs struct {
 
 // quickGelu implements QuickGelu: Y = X·sigmoid(alpha·X), the sigmoid
 // approximation of GELU (alpha 1.702, CLIP's) and, with alpha 1, SiLU.
-type quickGelu struct{ alpha float64 }
+type quickGelu struct{ k *ops.ScaledSigmoid }
 
 func buildQuickGelu(n *ops.Node, at *QuickGeluAttrs) (ops.Operator, error) {
 	if err := n.CheckArity(1, 1, 1, 1); err != nil {
@@ -27,7 +25,7 @@ func buildQuickGelu(n *ops.Node, at *QuickGeluAttrs) (ops.Operator, error) {
 	if err := n.RequireInputs(1); err != nil {
 		return nil, err
 	}
-	return &quickGelu{alpha: float64(at.Alpha)}, nil
+	return &quickGelu{k: ops.NewScaledSigmoid(float64(at.Alpha))}, nil
 }
 
 func (q *quickGelu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
@@ -37,12 +35,8 @@ func (q *quickGelu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 		return nil, err
 	}
 	y := make([]float32, len(v))
-	err = rowBlocks(c, len(v), 1, func(i0, i1 int) {
-		for i := i0; i < i1; i++ {
-			t := float64(v[i])
-			y[i] = float32(t / (1 + math.Exp(-q.alpha*t)))
-		}
-	})
+	tb := c.Engine().Table()
+	err = rowBlocks(c, len(v), 1, func(i0, i1 int) { q.k.Apply(tb, y[i0:i1], v[i0:i1]) })
 	if err != nil {
 		return nil, err
 	}
