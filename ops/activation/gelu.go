@@ -7,11 +7,16 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// Gelu is the Gelu operator, and quantserve.Gelu the same operator for
-// the GELU the "gelu" rewrite finds spelled out in a model of any opset.
+// Gelu is the Gelu operator.
 var Gelu = ops.Op{
 	ops.Register(ops.Descriptor{Type: "Gelu", Since: 20, Fold: true}, buildGelu),
-	ops.Register(ops.Descriptor{Domain: ops.RewriteDomain, Type: "Gelu", Since: 1, Fold: true}, buildGelu),
+}
+
+// quantserve.Gelu is the same operator for the GELU the "gelu" rewrite
+// finds spelled out in a model of any opset (rewritten graphs take no
+// gradients: autodiff compiles the model as written).
+func init() {
+	ops.Register(ops.Descriptor{Domain: ops.RewriteDomain, Type: "Gelu", Since: 1, Fold: true}, buildGelu)
 }
 
 // GeluAttrs are Gelu's attributes.

@@ -5,12 +5,17 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// LayerNormalization is the LayerNormalization operator, and
-// quantserve.LayerNormalization the same operator for the normalization
-// the "layernorm" rewrite finds spelled out in a model of any opset.
+// LayerNormalization is the LayerNormalization operator.
 var LayerNormalization = ops.Op{
 	ops.Register(ops.Descriptor{Type: "LayerNormalization", Since: 17, Fold: true}, buildLayerNorm),
-	ops.Register(ops.Descriptor{Domain: ops.RewriteDomain, Type: "LayerNormalization", Since: 1, Fold: true}, buildLayerNorm),
+}
+
+// quantserve.LayerNormalization is the same operator for the
+// normalization the "layernorm" rewrite finds spelled out in a model of
+// any opset (rewritten graphs take no gradients: autodiff compiles the
+// model as written).
+func init() {
+	ops.Register(ops.Descriptor{Domain: ops.RewriteDomain, Type: "LayerNormalization", Since: 1, Fold: true}, buildLayerNorm)
 }
 
 // LayerNormAttrs are LayerNormalization's attributes.

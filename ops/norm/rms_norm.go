@@ -5,12 +5,17 @@ import (
 	"github.com/quantserve/quantserve/tensor"
 )
 
-// RMSNormalization is the RMSNormalization operator, and
-// quantserve.RMSNormalization the same operator for the normalization the
-// "rmsnorm" rewrite finds spelled out in a model of any opset.
+// RMSNormalization is the RMSNormalization operator.
 var RMSNormalization = ops.Op{
 	ops.Register(ops.Descriptor{Type: "RMSNormalization", Since: 23, Fold: true}, buildRMSNorm),
-	ops.Register(ops.Descriptor{Domain: ops.RewriteDomain, Type: "RMSNormalization", Since: 1, Fold: true}, buildRMSNorm),
+}
+
+// quantserve.RMSNormalization is the same operator for the normalization
+// the "rmsnorm" rewrite finds spelled out in a model of any opset
+// (rewritten graphs take no gradients: autodiff compiles the model as
+// written).
+func init() {
+	ops.Register(ops.Descriptor{Domain: ops.RewriteDomain, Type: "RMSNormalization", Since: 1, Fold: true}, buildRMSNorm)
 }
 
 // RMSNormAttrs are RMSNormalization's attributes.
