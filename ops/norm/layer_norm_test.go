@@ -202,8 +202,8 @@ func TestNormalizationBadInputs(t *testing.T) {
 }
 
 // BenchmarkLayerNorm normalizes 128×768 (BERT-base's hidden size over a
-// 128-token sequence): the one-pass float32 rows against the two-pass
-// float64 definition.
+// 128-token sequence): the one-pass float32 rows, RMS normalization's
+// rows, and the two-pass float64 definition.
 func BenchmarkLayerNorm(b *testing.B) {
 	r := rand.New(rand.NewPCG(9, 10))
 	x := tensor.From([]int{128, 768}, randFloats(r, 128*768, 0))
@@ -219,6 +219,19 @@ func BenchmarkLayerNorm(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := op.Run(opstest.Background(), in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	rms, err := rmsNorm(b, -1, 1e-5)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("rms-rows", func(b *testing.B) {
+		b.SetBytes(4 * 128 * 768)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := rms.Run(opstest.Background(), in[:2]); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -80,7 +80,7 @@ func (o *rmsNormOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 	} else {
 		out = make([]float32, len(xd))
 	}
-	if err := rmsNormRows(xd, out, nr, sc, o.eps, c); err != nil {
+	if err := rmsNormRows32(xd, out, nr, sc, o.eps, c); err != nil {
 		return nil, err
 	}
 	return []*tensor.Tensor{{DType: scale.DType, Shape: x.Shape, Data: ops.RoundFloat32s(out, scale.DType)}}, nil

@@ -174,6 +174,24 @@ func rmsNormRows[T float32 | float64](x, y []T, nr *lnRows, scale lnParam[T], ep
 	})
 }
 
+// rmsNormRows32 is rmsNormRows on float32 rows on the engine's vector
+// kernels, as layerNormRows32 runs: the sum of squares is
+// LayerNormSums's with no shift, the row LayerNormApply's with mean 0
+// and no bias, ((x - 0)·inv)·scale, the product rmsNormRows rounds.
+func rmsNormRows32(x, y []float32, nr *lnRows, scale lnParam[float32], eps float32, oc *ops.Context) error {
+	inner := nr.inner
+	tb := oc.Engine().Table()
+	return oc.ParallelRows(nr.outer, 2*inner*ops.VectorCost, func(r0, r1 int) {
+		for r := r0; r < r1; r++ {
+			xr := x[r*inner : (r+1)*inner]
+			yr := y[r*inner : r*inner+len(xr)]
+			_, s2 := tb.LayerNormSums(xr, 0)
+			is := float32(1 / math.Sqrt(s2/float64(inner)+float64(eps)))
+			tb.LayerNormApply(yr, xr, scale.row(r, inner), nil, 0, is)
+		}
+	})
+}
+
 // rowMeanVar returns the mean and (population) variance of x in one pass:
 // sums of d = x - x[0] and d² in T with independent partials per block,
 // blocks added in float64. Shifting by a sample keeps Σd² - (Σd)²/n from
