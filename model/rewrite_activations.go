@@ -18,7 +18,8 @@ import (
 //
 //	exact:  x · 0.5 · (1 + Erf(x / √2))      or Erf(x · (1/√2))
 //	tanh:   x · 0.5 · (1 + Tanh(√(2/π) · (x + 0.044715 · x³)))
-//	        x³ as Pow(x, 3), x·(x·x) or (x·x)·x
+//	        x³ as Pow(x, 3) or a product of three x
+//	        or Tanh(√(2/π) · x · (1 + 0.044715 · x · x)) (gelu_fast)
 //
 // Every node between x and the result but the last must be read once,
 // by the pattern. The fused node computes the function more closely than
@@ -124,52 +125,82 @@ func (r *rewriter) erfArgument(g, x string) (*onnxpb.Node, bool) {
 	return nil, false
 }
 
-// tanhArgument reports whether g is √(2/π)·(x + 0.044715·x³), and its
-// nodes.
+// tanhArgument reports whether g is √(2/π)·(x + 0.044715·x³), or
+// √(2/π)·x·(1 + 0.044715·x·x) (Hugging Face's gelu_fast), each product
+// in any order and association, and its nodes.
 func (r *rewriter) tanhArgument(g, x string) ([]*onnxpb.Node, bool) {
-	scaled := r.producerReadOnce(g, "Mul")
-	if scaled == nil || len(scaled.Inputs) != 2 {
+	leaves, nodes := r.factors(g, maxFactors)
+	if len(nodes) == 0 {
 		return nil, false
 	}
-	for i, h := range scaled.Inputs {
-		if !r.scalarNear(scaled.Inputs[1-i], math.Sqrt(2/math.Pi)) {
-			continue
+	k := slices.IndexFunc(leaves, func(v string) bool { return r.scalarNear(v, math.Sqrt(2/math.Pi)) })
+	if k < 0 {
+		return nil, false
+	}
+	rest := slices.Delete(leaves, k, k+1)
+	var sum *onnxpb.Node
+	var term string
+	switch {
+	case len(rest) == 1: // x + 0.044715·x³
+		if sum = r.producerReadOnce(rest[0], "Add"); sum == nil || len(sum.Inputs) != 2 {
+			return nil, false
 		}
-		sum := r.producerReadOnce(h, "Add")
-		if sum == nil || len(sum.Inputs) != 2 {
-			continue
+		term = otherInput(sum, x)
+	case len(rest) == 2 && (rest[0] == x) != (rest[1] == x): // x · (1 + 0.044715·x·x)
+		s := rest[0]
+		if s == x {
+			s = rest[1]
 		}
-		term := r.producerReadOnce(otherInput(sum, x), "Mul")
-		if term == nil || len(term.Inputs) != 2 {
-			continue
+		if sum = r.producerReadOnce(s, "Add"); sum == nil || len(sum.Inputs) != 2 {
+			return nil, false
 		}
-		for j, cube := range term.Inputs {
-			if !r.scalarNear(term.Inputs[1-j], 0.044715) {
-				continue
+		for i, in := range sum.Inputs {
+			if r.scalarNear(sum.Inputs[1-i], 1) {
+				term = in
 			}
-			if more, ok := r.cubeOf(cube, x); ok {
-				return append([]*onnxpb.Node{scaled, sum, term}, more...), true
-			}
+		}
+	default:
+		return nil, false
+	}
+	tl, tn := r.factors(term, maxFactors)
+	c := slices.IndexFunc(tl, func(v string) bool { return r.scalarNear(v, 0.044715) })
+	if len(tn) == 0 || c < 0 {
+		return nil, false
+	}
+	power := slices.Delete(tl, c, c+1)
+	nodes = append(append(nodes, sum), tn...)
+	if len(rest) == 2 { // x·x
+		return nodes, len(power) == 2 && power[0] == x && power[1] == x
+	}
+	if len(power) == 3 && power[0] == x && power[1] == x && power[2] == x {
+		return nodes, true
+	}
+	if len(power) == 1 {
+		if p := r.producerReadOnce(power[0], "Pow"); p != nil && len(p.Inputs) == 2 && p.Inputs[0] == x && r.scalarNear(p.Inputs[1], 3) {
+			return append(nodes, p), true
 		}
 	}
 	return nil, false
 }
 
-// cubeOf reports whether c is x³ as Pow(x, 3), x·(x·x) or (x·x)·x, and
-// its nodes.
-func (r *rewriter) cubeOf(c, x string) ([]*onnxpb.Node, bool) {
-	if p := r.producerReadOnce(c, "Pow"); p != nil && len(p.Inputs) == 2 && p.Inputs[0] == x && r.scalarNear(p.Inputs[1], 3) {
-		return []*onnxpb.Node{p}, true
+// maxFactors bounds how many Mul nodes deep factors looks.
+const maxFactors = 4
+
+// factors returns the factors of the value v when a Mul read once
+// computes it: the inputs of that Mul and of the Muls read once below it,
+// up to depth levels, with the Mul nodes so taken; otherwise v alone.
+func (r *rewriter) factors(v string, depth int) (leaves []string, nodes []*onnxpb.Node) {
+	m := r.producerReadOnce(v, "Mul")
+	if m == nil || len(m.Inputs) != 2 || depth == 0 {
+		return []string{v}, nil
 	}
-	m := r.producerReadOnce(c, "Mul")
-	if m == nil || len(m.Inputs) != 2 {
-		return nil, false
+	nodes = []*onnxpb.Node{m}
+	for _, in := range m.Inputs {
+		l, n := r.factors(in, depth-1)
+		leaves = append(leaves, l...)
+		nodes = append(nodes, n...)
 	}
-	sq := r.producerReadOnce(otherInput(m, x), "Mul")
-	if sq == nil || len(sq.Inputs) != 2 || sq.Inputs[0] != x || sq.Inputs[1] != x {
-		return nil, false
-	}
-	return []*onnxpb.Node{m, sq}, true
+	return leaves, nodes
 }
 
 // scalarNear reports whether v is a float32 scalar constant (rank 0 or 1)

@@ -15,7 +15,7 @@ import (
 )
 
 // TestGeluRewrite: GELU spelled out as exporters write it (the exact and
-// the tanh form, in several orders and associations, constants as
+// the tanh form, and Hugging Face's gelu_fast, in several orders and associations, constants as
 // initializers or Constant nodes, below and at opset 20) runs as one Gelu,
 // which the product before it takes in, and computes what the graph as
 // written does; patterns that differ (a constant off, an intermediate
@@ -46,6 +46,12 @@ func TestGeluRewrite(t *testing.T) {
 			nd("Tanh", "th", "g"), nd("Add", "s", "one", "th"))
 		return append(ns, last...)
 	}
+	// Hugging Face's gelu_fast: Tanh(√(2/π)·x·(1 + 0.044715·x·x)).
+	fast := func(arg []onnxbuild.Node, last ...onnxbuild.Node) []onnxbuild.Node {
+		ns := append(slices.Clone(product), arg...)
+		ns = append(ns, nd("Tanh", "th", "g"), nd("Add", "s", "one", "th"))
+		return append(ns, last...)
+	}
 	div := nd("Div", "g", "h", "sqrt2")
 	halfFirst := []onnxbuild.Node{nd("Mul", "hx", "h", "half"), nd("Mul", "y", "hx", "s")}
 	for _, c := range []struct {
@@ -62,6 +68,17 @@ func TestGeluRewrite(t *testing.T) {
 		{"tanh, Pow", 14, tanh([]onnxbuild.Node{nd("Pow", "cube", "h", "three")}, halfFirst...), []string{"Linear"}},
 		{"tanh, x·(x·x)", 13, tanh([]onnxbuild.Node{nd("Mul", "sq", "h", "h"), nd("Mul", "cube", "h", "sq")},
 			nd("Mul", "xs", "h", "s"), nd("Mul", "y", "half", "xs")), []string{"Linear"}},
+		{"tanh, (x·x)·x", 14, tanh([]onnxbuild.Node{nd("Mul", "sq", "h", "h"), nd("Mul", "cube", "sq", "h")}, halfFirst...), []string{"Linear"}},
+		{"gelu_fast as traced", 14, fast([]onnxbuild.Node{nd("Mul", "hk", "h", "k"), nd("Mul", "ch", "c", "h"), nd("Mul", "chh", "ch", "h"),
+			nd("Add", "d", "one", "chh"), nd("Mul", "g", "hk", "d")}, halfFirst...), []string{"Linear"}},
+		{"gelu_fast, k·(x·(x·(x·c) + 1))", 14, fast([]onnxbuild.Node{nd("Mul", "hc", "h", "c"), nd("Mul", "hhc", "h", "hc"),
+			nd("Add", "d", "hhc", "one"), nd("Mul", "hd", "h", "d"), nd("Mul", "g", "k", "hd")}, halfFirst...), []string{"Linear"}},
+		{"gelu_fast of x·bias", 14, fast([]onnxbuild.Node{nd("Mul", "hk", "h", "k"), nd("Mul", "ch", "c", "h"), nd("Mul", "chh", "ch", "bias"),
+			nd("Add", "d", "one", "chh"), nd("Mul", "g", "hk", "d")}, halfFirst...),
+			[]string{"Linear", "Mul", "Mul", "Mul", "Add", "Mul", "Tanh", "Add", "Mul", "Mul"}},
+		{"gelu_fast without the 1", 14, fast([]onnxbuild.Node{nd("Mul", "hk", "h", "k"), nd("Mul", "ch", "c", "h"), nd("Mul", "chh", "ch", "h"),
+			nd("Add", "d", "half", "chh"), nd("Mul", "g", "hk", "d")}, halfFirst...),
+			[]string{"Linear", "Mul", "Mul", "Mul", "Add", "Mul", "Tanh", "Add", "Mul", "Mul"}},
 		{"a constant off", 14, exact(div, nd("Mul", "hx", "h", "almost_half"), nd("Mul", "y", "hx", "s")),
 			[]string{"Linear", "Div", "Erf", "Add", "Mul", "Mul"}},
 		{"the sum read twice", 14, exact(div, nd("Mul", "hx", "h", "half"), nd("Mul", "y0", "hx", "s"), nd("Add", "y", "y0", "s")),

@@ -128,8 +128,9 @@ func TestRMSNormRewrite(t *testing.T) {
 }
 
 // BenchmarkSpelledLayerNorm runs layer normalization as PyTorch exports
-// it below opset 17 over 128 tokens of 768 features (BERT-base's), as
-// one LayerNormalization and as written.
+// it below opset 17, and RMS normalization as below opset 23 (the
+// Reciprocal form), over 128 tokens of 768 features (BERT-base's), as one
+// LayerNormalization or RMSNormalization and as written.
 func BenchmarkSpelledLayerNorm(b *testing.B) {
 	const m, n = 128, 768
 	r := rand.New(rand.NewPCG(9, 10))
@@ -137,33 +138,43 @@ func BenchmarkSpelledLayerNorm(b *testing.B) {
 		return onnxbuild.Node{Op: op, Inputs: in, Outputs: []string{out}}
 	}
 	axes := []*onnxpb.Attribute{{Name: "axes", Type: onnxpb.AttrInts, Ints: []int64{-1}}}
-	g := onnxbuild.Graph{
-		Opset:   14,
-		Inputs:  []onnxbuild.IO{onnxbuild.V("x", tensor.Float32, m, n)},
-		Outputs: []onnxbuild.IO{onnxbuild.V("y", tensor.Float32, m, n)},
-		Nodes: []onnxbuild.Node{{Op: "ReduceMean", Inputs: []string{"x"}, Outputs: []string{"m"}, Attrs: axes}, nd("Sub", "d", "x", "m"),
+	inits := map[string]*tensor.Tensor{"gamma": randFloats(r, 1, n), "beta": randFloats(r, 1, n),
+		"eps": tensor.From([]int{}, []float32{1e-12}), "two": tensor.From([]int{}, []float32{2})}
+	for _, form := range []struct {
+		name  string
+		nodes []onnxbuild.Node
+	}{
+		{"", []onnxbuild.Node{{Op: "ReduceMean", Inputs: []string{"x"}, Outputs: []string{"m"}, Attrs: axes}, nd("Sub", "d", "x", "m"),
 			nd("Pow", "sq", "d", "two"), {Op: "ReduceMean", Inputs: []string{"sq"}, Outputs: []string{"v"}, Attrs: axes},
-			nd("Add", "ve", "v", "eps"), nd("Sqrt", "s", "ve"), nd("Div", "nrm", "d", "s"), nd("Mul", "sc", "nrm", "gamma"), nd("Add", "y", "sc", "beta")},
-		Inits: map[string]*tensor.Tensor{"gamma": randFloats(r, 1, n), "beta": randFloats(r, 1, n),
-			"eps": tensor.From([]int{}, []float32{1e-12}), "two": tensor.From([]int{}, []float32{2})},
-	}
-	in := map[string]*tensor.Tensor{"x": randFloats(r, 1, m, n)}
-	for _, unrewritten := range []bool{false, true} {
-		mod, err := model.LoadWith(g.Bytes(), model.Options{Unrewritten: unrewritten})
-		if err != nil {
-			b.Fatal(err)
+			nd("Add", "ve", "v", "eps"), nd("Sqrt", "s", "ve"), nd("Div", "nrm", "d", "s"), nd("Mul", "sc", "nrm", "gamma"), nd("Add", "y", "sc", "beta")}},
+		{"rms-", []onnxbuild.Node{nd("Pow", "sq", "x", "two"), {Op: "ReduceMean", Inputs: []string{"sq"}, Outputs: []string{"v"}, Attrs: axes},
+			nd("Add", "ve", "eps", "v"), nd("Sqrt", "s", "ve"), nd("Reciprocal", "inv", "s"), nd("Mul", "nrm", "x", "inv"), nd("Mul", "y", "gamma", "nrm")}},
+	} {
+		g := onnxbuild.Graph{
+			Opset:   14,
+			Inputs:  []onnxbuild.IO{onnxbuild.V("x", tensor.Float32, m, n)},
+			Outputs: []onnxbuild.IO{onnxbuild.V("y", tensor.Float32, m, n)},
+			Nodes:   form.nodes,
+			Inits:   inits,
 		}
-		name := "rewritten"
-		if unrewritten {
-			name = "as-written"
-		}
-		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := mod.Run(context.Background(), in, nil); err != nil {
-					b.Fatal(err)
-				}
+		in := map[string]*tensor.Tensor{"x": randFloats(r, 1, m, n)}
+		for _, unrewritten := range []bool{false, true} {
+			mod, err := model.LoadWith(g.Bytes(), model.Options{Unrewritten: unrewritten})
+			if err != nil {
+				b.Fatal(err)
 			}
-		})
+			name := form.name + "rewritten"
+			if unrewritten {
+				name = form.name + "as-written"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := mod.Run(context.Background(), in, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
