@@ -3,6 +3,7 @@ package conv
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/quantserve/quantserve/ops"
@@ -311,16 +312,19 @@ func (f *fusedConv) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 	return outs, nil
 }
 
-// convResult is a run's output (ops.Single) and its output stage in one
-// allocation: a small model's convolutions run by the thousand a second.
-type convResult struct {
-	ops.Single
-	o output
-}
+// outputs recycles the output stages of runs: a small model's
+// convolutions run by the thousand a second, and a stage (its operands'
+// slices, some hundred bytes of pointers) allocated each time made the
+// collector run, and every store of a pointer pay its write barrier,
+// while the step mostly waited for it.
+var outputs = sync.Pool{New: func() any { return new(output) }}
 
-// release drops the output stage's operands once the run is over: the
-// output outlives it.
-func (r *convResult) release() { r.o = output{} }
+// releaseOutput drops o's operands, which the run's output outlives, and
+// recycles it.
+func releaseOutput(o *output) {
+	*o = output{}
+	outputs.Put(o)
+}
 
 // run runs the fused convolution on x times xs and with residual res
 // (each nil when absent), in the node's layouts; own says x, when
@@ -380,14 +384,13 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) ([]
 	if err != nil {
 		return nil, err
 	}
-	r := new(convResult)
-	defer r.release()
-	r.Reset(2 + len(g.Out))
+	r := ops.NewSingle(2 + len(g.Out))
 	outShape := r.Shape() // the output's: NCHW, then as it is laid out
 	outShape[0], outShape[1] = g.Batch, g.M
 	copy(outShape[2:], g.Out)
 	size, _ := tensor.NumElements(outShape)
-	o := &r.o
+	o := outputs.Get().(*output)
+	defer releaseOutput(o)
 	*o = output{bias: bias, act: act, nhwcIn: lay.nhwcIn, nhwcOut: lay.nhwcOut, nhwcRes: lay.nhwcRes, pooled: lay.pooled, xscale: xscale, biasRep: lay.biasRep, tb: c.Engine().Table()}
 	var late *tensor.Tensor // a residual of another shape (broadcast): added after
 	if res != nil {
