@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/quantserve/quantserve/internal/onnxbuild"
@@ -101,8 +102,9 @@ func TestGeluRewrite(t *testing.T) {
 
 // BenchmarkSpelledGelu runs a transformer's feed-forward first half as
 // PyTorch exports it below opset 20 (MatMul, bias Add, GELU in five or
-// eight elementary operators) on 128 tokens of 256 features into 1,024,
-// int8 weights, rewritten (one Linear, or Linear and Gelu) and as written.
+// eight elementary operators, or SiLU as Sigmoid and Mul) on 128 tokens
+// of 256 features into 1,024 (SiLU also on one token), int8 weights,
+// rewritten (one Linear, or Linear and Gelu) and as written.
 func BenchmarkSpelledGelu(b *testing.B) {
 	const m, k, n = 128, 256, 1024
 	r := rand.New(rand.NewPCG(5, 6))
@@ -119,7 +121,13 @@ func BenchmarkSpelledGelu(b *testing.B) {
 		{"erf", append(append(slices.Clone(product), nd("Div", "g", "h", "sqrt2"), nd("Erf", "e", "g"), nd("Add", "s", "e", "one")), half...)},
 		{"tanh", append(append(slices.Clone(product), nd("Pow", "cube", "h", "three"), nd("Mul", "t3", "c", "cube"), nd("Add", "u", "h", "t3"),
 			nd("Mul", "g", "u", "k"), nd("Tanh", "th", "g"), nd("Add", "s", "one", "th")), half...)},
+		{"silu", append(slices.Clone(product), nd("Sigmoid", "sg", "h"), nd("Mul", "y", "h", "sg"))},
+		{"silu-1-token", append(slices.Clone(product), nd("Sigmoid", "sg", "h"), nd("Mul", "y", "h", "sg"))},
 	} {
+		m := m
+		if strings.HasSuffix(c.name, "-1-token") {
+			m = 1
+		}
 		g := onnxbuild.Graph{
 			Opset:   14,
 			Inputs:  []onnxbuild.IO{onnxbuild.V("x", tensor.Float32, m, k)},

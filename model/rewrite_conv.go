@@ -243,6 +243,14 @@ func (r *rewriter) twoReaders(x, a, b string) (na, nb *onnxpb.Node) {
 	return na, nb
 }
 
+// isSiLU reports whether sig and mul, x's two readers (twoReaders),
+// compute x·Sigmoid(x), the sigmoid read by mul alone.
+func (r *rewriter) isSiLU(x string, sig, mul *onnxpb.Node) bool {
+	return len(sig.Inputs) == 1 && len(sig.Attributes) == 0 && len(sig.Outputs) == 1 && r.used[sig.Outputs[0]] == 1 &&
+		r.opset(mul) >= 7 && len(mul.Attributes) == 0 && len(mul.Inputs) == 2 && len(mul.Outputs) == 1 &&
+		(mul.Inputs[0] == x && mul.Inputs[1] == sig.Outputs[0] || mul.Inputs[1] == x && mul.Inputs[0] == sig.Outputs[0])
+}
+
 // matchConvActivation matches an activation reading value x (and nothing
 // else reading x) and returns its attributes for FusedConv and the nodes
 // it spans, or nil.
@@ -290,9 +298,7 @@ func matchConvActivation(r *rewriter, x string) ([]*onnxpb.Attribute, []*onnxpb.
 	}
 	// x·Sigmoid(x) (SiLU, Swish with alpha 1): two nodes read x.
 	if sig, mul := r.twoReaders(x, "Sigmoid", "Mul"); sig != nil && mul != nil {
-		if len(sig.Inputs) != 1 || len(sig.Attributes) > 0 || len(sig.Outputs) != 1 || r.used[sig.Outputs[0]] != 1 ||
-			r.opset(mul) < 7 || len(mul.Attributes) > 0 || len(mul.Inputs) != 2 || len(mul.Outputs) != 1 ||
-			!(mul.Inputs[0] == x && mul.Inputs[1] == sig.Outputs[0] || mul.Inputs[1] == x && mul.Inputs[0] == sig.Outputs[0]) {
+		if !r.isSiLU(x, sig, mul) {
 			return nil, nil
 		}
 		return []*onnxpb.Attribute{str("activation", "Swish")}, []*onnxpb.Node{sig, mul}

@@ -63,6 +63,11 @@ func (r *rewriter) fuseLinear(mm *onnxpb.Node) bool {
 			}
 			chain, out = append(chain, n), n.Outputs[0]
 		}
+	} else if sig, mul := r.twoReaders(out, "Sigmoid", "Mul"); sig != nil && mul != nil && r.isSiLU(out, sig, mul) &&
+		r.opset(sig) == opset && r.opset(mul) == opset {
+		// x·Sigmoid(x), SiLU as exporters below opset 24 write it
+		act = "SiLU"
+		chain, out = append(chain, sig, mul), mul.Outputs[0]
 	}
 	// the residual
 	if n := next(); r.is(n, "Add") && len(n.Inputs) == 2 {

@@ -45,6 +45,14 @@ func TestLinearRewrite(t *testing.T) {
 		{"wide bias", []onnxbuild.Node{node("MatMul", "x", "w"), node("Add", "MatMul_x", "wide_bias")}, []string{"MatMul", "Add"}},
 		{"tanh gelu", []onnxbuild.Node{node("MatMul", "x", "w"), node("Add", "MatMul_x", "bias"),
 			{Op: "Gelu", Inputs: []string{"Add_MatMul_x"}, Outputs: []string{"Gelu_Add_MatMul_x"}, Attrs: []*onnxpb.Attribute{approx}}}, []string{"Linear"}},
+		{"bias silu", []onnxbuild.Node{node("MatMul", "x", "w"), node("Add", "MatMul_x", "bias"), node("Sigmoid", "Add_MatMul_x"),
+			node("Mul", "Add_MatMul_x", "Sigmoid_Add_MatMul_x")}, []string{"Linear"}},
+		{"silu, the sigmoid first, residual", []onnxbuild.Node{node("MatMul", "x", "w"), node("Sigmoid", "MatMul_x"),
+			node("Mul", "Sigmoid_MatMul_x", "MatMul_x"), node("Add", "Mul_Sigmoid_MatMul_x", "r")}, []string{"Linear"}},
+		{"silu, the sigmoid read twice", []onnxbuild.Node{node("MatMul", "x", "w"), node("Add", "MatMul_x", "bias"), node("Sigmoid", "Add_MatMul_x"),
+			node("Mul", "Add_MatMul_x", "Sigmoid_Add_MatMul_x"), node("Add", "Sigmoid_Add_MatMul_x", "Mul_Add_MatMul_x")}, []string{"Linear", "Sigmoid", "Mul", "Add"}},
+		{"a sigmoid times another value", []onnxbuild.Node{node("MatMul", "x", "w"), node("Add", "MatMul_x", "bias"), node("Sigmoid", "Add_MatMul_x"),
+			node("Mul", "r", "Sigmoid_Add_MatMul_x"), node("Add", "Mul_r", "Add_MatMul_x")}, []string{"Linear", "Sigmoid", "Mul", "Add"}},
 		{"activation weight", []onnxbuild.Node{node("MatMul", "x", "r2"), node("Add", "MatMul_x", "bias")}, []string{"MatMul", "Add"}},
 	} {
 		last := c.nodes[len(c.nodes)-1]

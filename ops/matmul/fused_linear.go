@@ -30,8 +30,9 @@ func init() {
 
 // LinearAttrs are quantserve.Linear's attributes.
 type LinearAttrs struct {
-	// Activation is "" (none), "Relu", "Gelu" (the exact, erf form) or
-	// "GeluTanh" (Gelu's tanh approximation).
+	// Activation is "" (none), "Relu", "Gelu" (the exact, erf form),
+	// "GeluTanh" (Gelu's tanh approximation) or "SiLU" (x·Sigmoid(x), a
+	// Sigmoid and a Mul as the graph wrote them).
 	Activation string `onnx:"activation"`
 	// Opset is the ai.onnx opset of the operators the node replaces.
 	Opset int64 `onnx:"opset"`
@@ -95,8 +96,17 @@ func buildLinear(n *ops.Node, at *LinearAttrs) (ops.Operator, error) {
 		if ch.act, err = geluTanhPart(n); err != nil {
 			return nil, err
 		}
+	case "SiLU":
+		var s siluPart
+		if s.sigmoid, err = n.BuildPart("Sigmoid", at.Opset, none[:1], nil); err != nil {
+			return nil, err
+		}
+		if s.mul, err = n.BuildPart("Mul", at.Opset, none, nil); err != nil {
+			return nil, err
+		}
+		ch.act = s
 	default:
-		return nil, fmt.Errorf("activation %q is not Relu, Gelu or GeluTanh", at.Activation)
+		return nil, fmt.Errorf("activation %q is not Relu, Gelu, GeluTanh or SiLU", at.Activation)
 	}
 	if given(3) {
 		if ch.residual, err = n.BuildPart("Add", at.Opset, none, nil); err != nil {
@@ -135,6 +145,18 @@ func geluTanhPart(n *ops.Node) (ops.Operator, error) {
 	return d.Build(p, at)
 }
 
+// siluPart is the chain's activation for "SiLU": x·Sigmoid(x) on the
+// graph's Sigmoid and Mul.
+type siluPart struct{ sigmoid, mul ops.Operator }
+
+func (s siluPart) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	sg, err := s.sigmoid.Run(c, in[:1])
+	if err != nil {
+		return nil, err
+	}
+	return s.mul.Run(c, []*tensor.Tensor{in[0], sg[0]})
+}
+
 // Weight returns the MatMul's constant weight the kernels hold, or nil
 // (Weighted).
 func (f *fusedLinear) Weight() *Linear { return f.w }
@@ -171,22 +193,42 @@ func (f *fusedLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor
 	return []*tensor.Tensor{y}, nil
 }
 
-// runFinished runs a node of a bias and no activation, its residual
-// absent or the product's shape, with the bias and residual added by the
-// product's own finish ((y + bias) + residual as each row tile is
-// written: the bits of epilogue's pass, without the pass). ok is false
-// for any other node, which Run finishes itself.
+// runFinished runs a node with a bias whose residual is absent or of the
+// product's shape with the bias added by the product's own finish, as
+// each row tile is written: without an activation the residual too,
+// ((y + bias) + residual: the bits of epilogue's pass, without the
+// pass); with one but Gelu (whose kernel adds the bias itself), the
+// activation and the residual then follow on the finished rows. ok is
+// false for any other node, which Run finishes itself.
 func (f *fusedLinear) runFinished(c *ops.Context, in []*tensor.Tensor) (y *tensor.Tensor, ok bool, err error) {
 	x, n := in[0], f.lin.n
-	if f.act != "" || f.lin.k == 0 || x.Rank() == 0 {
+	if f.act == "Gelu" || f.lin.k == 0 || x.Rank() == 0 {
 		return nil, false, nil
 	}
-	fin := biasFinish(f.bias, n, ops.Optional(in, 3), append(slices.Clone(x.Shape[:x.Rank()-1]), n))
+	shape := append(slices.Clone(x.Shape[:x.Rank()-1]), n)
+	res := ops.Optional(in, 3)
+	if f.act == "" {
+		fin := biasFinish(f.bias, n, res, shape)
+		if fin == nil {
+			return nil, false, nil
+		}
+		y, err = f.lin.ApplyFinish(c, x, fin)
+		return y, true, err
+	}
+	var rd []float32
+	if res != nil {
+		if rd, _ = res.Data.([]float32); rd == nil || !ops.EqualShape(res.Shape, shape) {
+			return nil, false, nil
+		}
+	}
+	fin := biasFinish(f.bias, n, nil, shape)
 	if fin == nil {
 		return nil, false, nil
 	}
-	y, err = f.lin.ApplyFinish(c, x, fin)
-	return y, true, err
+	if y, err = f.lin.ApplyFinish(c, x, fin); err != nil {
+		return nil, true, err
+	}
+	return y, true, epilogue(c, y.Data.([]float32), n, nil, rd, f.act)
 }
 
 // biasFinish returns the gemm.Finish that adds bias (n values) and res
@@ -210,12 +252,18 @@ func biasFinish(bias []float32, n int, res *tensor.Tensor, shape []int) *gemm.Fi
 
 // epilogue finishes the rows of a product y (cols values each): y + bias
 // (bias nil or cols values), or Gelu(y + bias) as tb.Gelu computes it,
-// then Relu or GeluTanh, then + res (nil or as long as y); with a bias, a
-// residual and no activation, (y + bias) + res in one pass. The rows
-// split across the engine's cores.
+// then Relu, GeluTanh or SiLU (the Sigmoid operator's bits, tb.Sigmoid,
+// times the value, as the graph's Mul), then + res (nil or as long as y);
+// with a bias, a residual and no activation, (y + bias) + res in one
+// pass. The rows split across the engine's cores.
 func epilogue(c *ops.Context, y []float32, cols int, bias, res []float32, act string) error {
 	tb := c.Engine().Table()
-	return c.ParallelRows(len(y)/max(cols, 1), cols*epilogueCost(act == "Gelu" || act == "GeluTanh"), func(r0, r1 int) {
+	return c.ParallelRows(len(y)/max(cols, 1), cols*epilogueCost(act == "Gelu" || act == "GeluTanh" || act == "SiLU"), func(r0, r1 int) {
+		var sig []float32 // SiLU's sigmoids, a chunk of a row at a time
+		if act == "SiLU" {
+			sig = c.Scratch(min(cols, siluChunk))
+			defer c.Free(sig)
+		}
 		for r := r0; r < r1; r++ {
 			row := y[r*cols : (r+1)*cols]
 			var rr []float32
@@ -238,6 +286,13 @@ func epilogue(c *ops.Context, y []float32, cols int, bias, res []float32, act st
 				}
 			case "GeluTanh":
 				tb.GeluTanh(row, row)
+			case "SiLU":
+				for v := row; len(v) > 0; {
+					n := min(len(v), len(sig))
+					tb.Sigmoid(sig[:n], v[:n])
+					tb.ScaleRows(v[:n], sig[:n]) // v·sigmoid(v), as Mul rounds it
+					v = v[n:]
+				}
 			}
 			if rr != nil {
 				tb.AddBias(row, rr, nil)
@@ -245,6 +300,10 @@ func epilogue(c *ops.Context, y []float32, cols int, bias, res []float32, act st
 		}
 	})
 }
+
+// siluChunk is how many values of a row SiLU takes the sigmoids of at a
+// time.
+const siluChunk = 2048
 
 // epilogueCost is the work (ops.ParallelFor's units) of a product's
 // epilogue on one output value: an erf Gelu's vector kernel costs about

@@ -17,19 +17,22 @@ import (
 )
 
 // The parts a Linear node compiles for what it does not fuse are the
-// graph's Add, Relu and Gelu, operators of other families. Where this
+// graph's Add, Relu, Gelu, Sigmoid and Mul, operators of other families. Where this
 // test binary links none, it registers plain float32 ones, computed in
 // float64 by their definitions, for the parts to be compiled with.
 func init() {
-	if len(ops.Descriptors("", "Add")) == 0 {
-		ops.Register(ops.Descriptor{Type: "Add", Since: 1}, func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
+	binary := func(typ string, f func(x, y float64) float64) {
+		if len(ops.Descriptors("", typ)) > 0 {
+			return
+		}
+		ops.Register(ops.Descriptor{Type: typ, Since: 1}, func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
 			return ops.Func(func(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 				a, b := in[0], in[1]
 				if a.DType != tensor.Float32 || b.DType != tensor.Float32 {
-					return nil, ops.InputErrorf("Add takes FP32 here, got %v and %v", a.DType, b.DType)
+					return nil, ops.InputErrorf("%s takes FP32 here, got %v and %v", typ, a.DType, b.DType)
 				}
 				shape, y, err := ops.BinaryMap(a.Data.([]float32), b.Data.([]float32), a.Shape, b.Shape, func(x, y float32) float32 {
-					return float32(float64(x) + float64(y))
+					return float32(f(float64(x), float64(y)))
 				})
 				if err != nil {
 					return nil, err
@@ -38,6 +41,8 @@ func init() {
 			}), nil
 		})
 	}
+	binary("Add", func(x, y float64) float64 { return x + y })
+	binary("Mul", func(x, y float64) float64 { return x * y })
 	unary := func(typ string, f func(float64) float64) {
 		if len(ops.Descriptors("", typ)) > 0 {
 			return
@@ -55,7 +60,10 @@ func init() {
 	}
 	unary("Relu", relu)
 	unary("Gelu", gelu)
+	unary("Sigmoid", sigmoid)
 }
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
 func relu(x float64) float64 { return max(x, 0) }
 
@@ -90,6 +98,9 @@ func TestFusedLinear(t *testing.T) {
 		{"bias, a broadcast residual", "", bias, rowRes, true, true},
 		{"gelu, a broadcast residual", "Gelu", bias, rowRes, true, true},
 		{"a wide bias", "Relu", wideBias, res, true, false},
+		{"bias silu residual", "SiLU", bias, res, true, true},
+		{"silu", "SiLU", nil, nil, true, false},
+		{"silu, a weight known at run time", "SiLU", bias, res, false, false},
 		{"a weight known at run time", "Gelu", bias, res, false, false},
 	} {
 		for _, quantize := range []bool{false, true} {
@@ -143,6 +154,8 @@ func TestFusedLinear(t *testing.T) {
 					u = relu(u)
 				case "Gelu":
 					u = gelu(u)
+				case "SiLU":
+					u *= sigmoid(u)
 				}
 				if c.res != nil {
 					u += c.res.Float64s()[i%c.res.Len()]
