@@ -140,19 +140,27 @@ func layerNormRows[T float32 | float64](x, y []T, nr *lnRows, scale, bias lnPara
 func layerNormRows32(x, y []float32, nr *lnRows, scale, bias lnParam[float32], eps float32, mean, inv []float32, oc *ops.Context) error {
 	inner := nr.inner
 	tb := oc.Engine().Table()
+	return rows32(x, y, nr, oc, func(r int, xr, yr []float32) {
+		m, is := float32(math.NaN()), float32(math.NaN())
+		if len(xr) > 0 {
+			s1, s2 := tb.LayerNormSums(xr, xr[0])
+			m1 := s1 / float64(inner)
+			v := max(s2/float64(inner)-m1*m1, 0)
+			m, is = float32(float64(xr[0])+m1), float32(1/math.Sqrt(v+float64(eps)))
+		}
+		mean[r], inv[r] = m, is
+		tb.LayerNormApply(yr, xr, scale.row(r, inner), bias.row(r, inner), m, is)
+	})
+}
+
+// rows32 runs row on each row r of x and of y (nr.inner values each),
+// rows split across the engine's cores, each costing two vector passes.
+func rows32(x, y []float32, nr *lnRows, oc *ops.Context, row func(r int, xr, yr []float32)) error {
+	inner := nr.inner
 	return oc.ParallelRows(nr.outer, 2*inner*ops.VectorCost, func(r0, r1 int) {
 		for r := r0; r < r1; r++ {
 			xr := x[r*inner : (r+1)*inner]
-			yr := y[r*inner : r*inner+len(xr)]
-			m, is := float32(math.NaN()), float32(math.NaN())
-			if len(xr) > 0 {
-				s1, s2 := tb.LayerNormSums(xr, xr[0])
-				m1 := s1 / float64(inner)
-				v := max(s2/float64(inner)-m1*m1, 0)
-				m, is = float32(float64(xr[0])+m1), float32(1/math.Sqrt(v+float64(eps)))
-			}
-			mean[r], inv[r] = m, is
-			tb.LayerNormApply(yr, xr, scale.row(r, inner), bias.row(r, inner), m, is)
+			row(r, xr, y[r*inner:r*inner+len(xr)])
 		}
 	})
 }
@@ -181,14 +189,10 @@ func rmsNormRows[T float32 | float64](x, y []T, nr *lnRows, scale lnParam[T], ep
 func rmsNormRows32(x, y []float32, nr *lnRows, scale lnParam[float32], eps float32, oc *ops.Context) error {
 	inner := nr.inner
 	tb := oc.Engine().Table()
-	return oc.ParallelRows(nr.outer, 2*inner*ops.VectorCost, func(r0, r1 int) {
-		for r := r0; r < r1; r++ {
-			xr := x[r*inner : (r+1)*inner]
-			yr := y[r*inner : r*inner+len(xr)]
-			_, s2 := tb.LayerNormSums(xr, 0)
-			is := float32(1 / math.Sqrt(s2/float64(inner)+float64(eps)))
-			tb.LayerNormApply(yr, xr, scale.row(r, inner), nil, 0, is)
-		}
+	return rows32(x, y, nr, oc, func(r int, xr, yr []float32) {
+		_, s2 := tb.LayerNormSums(xr, 0)
+		is := float32(1 / math.Sqrt(s2/float64(inner)+float64(eps)))
+		tb.LayerNormApply(yr, xr, scale.row(r, inner), nil, 0, is)
 	})
 }
 
