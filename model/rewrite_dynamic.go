@@ -18,7 +18,8 @@ import (
 //	S  = Mul(xs, Ws)                     (Ws an FP32 initializer, scalar or [N])
 //	Y  = Mul(Yf, S)                      (either operand order in both Muls)
 //	Y  = Add(Y, bias)                    (optional: an FP32 initializer [N])
-//	Y  = Gelu(Y)                         (optional: the exact form)
+//	Y  = act(Y)                          (optional: Relu, Gelu of either form,
+//	                                      or SiLU as Y·Sigmoid(Y))
 //	Y  = Add(Y, R)                       (optional: a residual, any value but a
 //	                                      constant computed before the
 //	                                      DynamicQuantizeLinear)
@@ -49,7 +50,7 @@ func init() {
 // the rewrite fuses.
 type dynamicChain struct {
 	inputs []string // W, Wz, Ws, bias, residual ("" absent)
-	act    string   // "" or "Gelu"
+	act    string   // "" or Linear's activation
 	out    string
 	nodes  []*onnxpb.Node // the nodes that go
 	scales bool           // whether S's Mul is among them
@@ -188,10 +189,20 @@ func (r *rewriter) dynamicChain(mi *onnxpb.Node, xq, xs, xz string, before map[s
 			ch.out = add.Outputs[0]
 		}
 	}
-	if g := next(ch.out); g != nil && len(g.Inputs) == 1 && isExactGelu(r, g) {
-		ch.act = "Gelu"
-		ch.nodes = append(ch.nodes, g)
-		ch.out = g.Outputs[0]
+	if g := next(ch.out); g != nil && len(g.Inputs) == 1 {
+		if gelu, exact := r.isGelu(g); gelu || r.is(g, "Relu") {
+			ch.act = g.OpType
+			if gelu && !exact {
+				ch.act = "GeluTanh"
+			}
+			ch.nodes = append(ch.nodes, g)
+			ch.out = g.Outputs[0]
+		}
+	} else if sig, mul := r.twoReaders(ch.out, "Sigmoid", "Mul"); sig != nil && mul != nil && r.isSiLU(ch.out, sig, mul) &&
+		r.opset(sig) == opset && r.opset(mul) == opset {
+		ch.act = "SiLU" // x·Sigmoid(x)
+		ch.nodes = append(ch.nodes, sig, mul)
+		ch.out = mul.Outputs[0]
 	}
 	if add := next(ch.out); r.is(add, "Add") && len(add.Inputs) == 2 {
 		if res := otherInput(add, ch.out); res != "" && r.inits[res] == nil && before[res] {
@@ -201,11 +212,4 @@ func (r *rewriter) dynamicChain(mi *onnxpb.Node, xq, xs, xz string, before map[s
 		}
 	}
 	return ch, true
-}
-
-// isExactGelu reports whether n is a Gelu of the exact form, of ai.onnx or
-// the "gelu" rule's.
-func isExactGelu(r *rewriter, n *onnxpb.Node) bool {
-	gelu, exact := r.isGelu(n)
-	return gelu && exact
 }

@@ -22,10 +22,10 @@ import (
 type dynamicProduct struct {
 	w, wz, ws, bias      *tensor.Tensor
 	swapScale, swapOut   bool
-	biasFirst, castTwice bool // castTwice: another node reads the Cast's output
-	gelu                 bool
-	res                  []int // the residual's shape (nil: none), an input "r<j>"
-	lateRes              bool  // the residual is computed after the DynamicQuantizeLinear
+	biasFirst, castTwice bool   // castTwice: another node reads the Cast's output
+	act                  string // "", or the activation after the bias: Gelu, GeluTanh, Relu or SiLU (Sigmoid and Mul)
+	res                  []int  // the residual's shape (nil: none), an input "r<j>"
+	lateRes              bool   // the residual is computed after the DynamicQuantizeLinear
 }
 
 // dynamicGraph writes x [2, 7, k] -> DynamicQuantizeLinear -> one chain per
@@ -78,14 +78,22 @@ func dynamicGraph(k int, prods []dynamicProduct, keepXQ bool) onnxbuild.Graph {
 				node("Add", v("y"), out, v("b"))
 			}
 		}
-		if p.gelu || p.res != nil {
+		if p.act != "" || p.res != nil {
 			g.Nodes[len(g.Nodes)-1].Outputs[0] = v("pre")
 		}
-		if p.gelu {
-			node("Gelu", v("y"), last())
-			if p.res != nil {
-				g.Nodes[len(g.Nodes)-1].Outputs[0] = v("act")
-			}
+		switch p.act {
+		case "Gelu", "Relu":
+			node(p.act, v("y"), last())
+		case "GeluTanh":
+			g.Nodes = append(g.Nodes, onnxbuild.Node{Op: "Gelu", Inputs: []string{last()}, Outputs: []string{v("y")},
+				Attrs: []*onnxpb.Attribute{{Name: "approximate", Type: onnxpb.AttrString, S: []byte("tanh")}}})
+		case "SiLU":
+			pre := last()
+			node("Sigmoid", v("sig"), pre)
+			node("Mul", v("y"), pre, v("sig"))
+		}
+		if p.act != "" && p.res != nil {
+			g.Nodes[len(g.Nodes)-1].Outputs[0] = v("act")
 		}
 		if p.res != nil {
 			g.Inputs = append(g.Inputs, onnxbuild.V(v("r"), tensor.Float32, p.res...))
@@ -206,10 +214,17 @@ func TestDynamicRewrite(t *testing.T) {
 	inputs["halves"].Data.([]float32)[0] = 127.5 // scale 1, zero point 128
 	inputs["halves"].Data.([]float32)[1] = -127.5
 	withRes := []dynamicProduct{
-		{w: prods[0].w, wz: prods[0].wz, ws: prods[0].ws, bias: prods[0].bias, gelu: true, res: []int{2, 7, 24}},
+		{w: prods[0].w, wz: prods[0].wz, ws: prods[0].ws, bias: prods[0].bias, act: "Gelu", res: []int{2, 7, 24}},
 		{w: prods[1].w, wz: prods[1].wz, ws: prods[1].ws, res: []int{16}},
 		{w: prods[2].w, ws: prods[2].ws, bias: prods[2].bias, res: []int{2, 7, 8}, lateRes: true},
-		{w: prods[2].w, ws: prods[2].ws, gelu: true},
+		{w: prods[2].w, ws: prods[2].ws, act: "Gelu"},
+	}
+	// the other activations, after a bias and before a residual
+	acts := []dynamicProduct{
+		{w: prods[0].w, wz: prods[0].wz, ws: prods[0].ws, bias: prods[0].bias, act: "SiLU", res: []int{2, 7, 24}},
+		{w: prods[1].w, wz: prods[1].wz, ws: prods[1].ws, act: "SiLU"},
+		{w: prods[2].w, ws: prods[2].ws, bias: prods[2].bias, act: "GeluTanh"},
+		{w: prods[2].w, ws: prods[2].ws, act: "Relu", res: []int{2, 7, 8}},
 	}
 	for _, c := range []struct {
 		name   string
@@ -219,6 +234,7 @@ func TestDynamicRewrite(t *testing.T) {
 	}{
 		{"qkv", prods, false, []string{"DynamicLinear"}},
 		{"gelu residual", withRes, false, []string{"DynamicLinear", "Neg", "Add"}},
+		{"silu, tanh gelu, relu", acts, false, []string{"DynamicLinear"}},
 		{"xq read", prods[:1], true, []string{"DynamicQuantizeLinear", "DynamicLinear"}},
 		{"cast read", []dynamicProduct{prods[0], {w: prods[1].w, wz: prods[1].wz, ws: prods[1].ws, castTwice: true}},
 			false, []string{"DynamicQuantizeLinear", "DynamicLinear", "MatMulInteger", "Cast", "Mul", "Mul", "Neg"}},
@@ -261,8 +277,8 @@ func TestDynamicRewrite(t *testing.T) {
 					for j, p := range c.prods {
 						out := fmt.Sprintf("y%d", j)
 						ref := dynamicReference(x.Data.([]float32), k, p)
-						if p.gelu || p.res != nil {
-							ref = nil // Gelu's kernel and the residual: the unfused graph is the reference
+						if p.act != "" || p.res != nil {
+							ref = nil // the activation's kernel and the residual: the unfused graph is the reference
 						}
 						if !slices.Equal(shapeOf(got[out]), []int{2, 7, p.w.Shape[1]}) {
 							t.Fatalf("%s %s: %s shape %v", name, in, out, got[out].Shape)

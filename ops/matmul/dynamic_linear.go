@@ -40,8 +40,9 @@ func init() {
 
 // DynamicLinearAttrs are quantserve.DynamicLinear's attributes.
 type DynamicLinearAttrs struct {
-	// Activations are the products' activations in order, "" (none) or
-	// "Gelu" (the exact form); absent: none.
+	// Activations are the products' activations in order: "" (none), or
+	// one of Linear's ("Relu", "Gelu" the exact form, "GeluTanh", "SiLU");
+	// absent: none.
 	Activations []string `onnx:"activations"`
 	// Opset is the ai.onnx opset of the operators the node replaces.
 	Opset int64 `onnx:"opset"`
@@ -59,9 +60,9 @@ type dynamicLinear struct {
 // dynamicProduct is one product of a DynamicLinear.
 type dynamicProduct struct {
 	p        *intProduct
-	scale    []float32 // Ws: one value, or one per column
-	bias     []float32 // nil: none
-	gelu     bool
+	scale    []float32    // Ws: one value, or one per column
+	bias     []float32    // nil: none
+	act      string       // as Linear's activation
 	residual int          // the residual's input, 0: none
 	add      ops.Operator // the graph's Add, for a residual that broadcasts
 }
@@ -107,12 +108,11 @@ func buildDynamicLinear(n *ops.Node, at *DynamicLinearAttrs) (ops.Operator, erro
 			n.HoldInputs(bi)
 		}
 		if len(at.Activations) > 0 {
-			switch at.Activations[j] {
-			case "":
-			case "Gelu":
-				dp.gelu = true
+			switch a := at.Activations[j]; a {
+			case "", "Relu", "Gelu", "GeluTanh", "SiLU":
+				dp.act = a
 			default:
-				return nil, fmt.Errorf("product %d: activation %q is not Gelu", j, at.Activations[j])
+				return nil, fmt.Errorf("product %d: activation %q is not Relu, Gelu, GeluTanh or SiLU", j, a)
 			}
 		}
 		if n.Inputs[ri] != "" {
@@ -248,7 +248,7 @@ func (dp *dynamicProduct) run(c *ops.Context, qa *gemm.QRows, xshape []int, m in
 // bias and no Gelu whose residual, if any, has the product's shape; nil
 // for any other, which finish finishes.
 func (dp *dynamicProduct) finishOf(shape []int, in []*tensor.Tensor) *gemm.Finish {
-	if dp.gelu {
+	if dp.act != "" {
 		return nil
 	}
 	var res *tensor.Tensor
@@ -273,12 +273,8 @@ func (dp *dynamicProduct) finish(c *ops.Context, out []float32, shape []int, m i
 		// takes it once the rest is done
 		rd = nil
 	}
-	if dp.bias != nil || dp.gelu || rd != nil {
-		act := ""
-		if dp.gelu {
-			act = "Gelu"
-		}
-		if err := epilogue(c, out[:m*dp.p.n], dp.p.n, dp.bias, rd, act); err != nil {
+	if dp.bias != nil || dp.act != "" || rd != nil {
+		if err := epilogue(c, out[:m*dp.p.n], dp.p.n, dp.bias, rd, dp.act); err != nil {
 			return nil, err
 		}
 	}

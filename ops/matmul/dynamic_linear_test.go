@@ -86,7 +86,7 @@ func TestDynamicQuantFast(t *testing.T) {
 func TestDynamicLinearBuild(t *testing.T) {
 	w := tensor.From([]int{4, 3}, make([]int8, 12))
 	s := tensor.Scalar(float32(1))
-	relu := &onnxpb.Attribute{Name: "activations", Type: onnxpb.AttrStrings, Strings: [][]byte{[]byte("Relu")}}
+	tanh := &onnxpb.Attribute{Name: "activations", Type: onnxpb.AttrStrings, Strings: [][]byte{[]byte("Tanh")}}
 	two := &onnxpb.Attribute{Name: "activations", Type: onnxpb.AttrStrings, Strings: [][]byte{nil, nil}}
 	for _, c := range []struct {
 		name   string
@@ -103,7 +103,7 @@ func TestDynamicLinearBuild(t *testing.T) {
 		{"scale of 2", 6, 1, []*tensor.Tensor{nil, w, nil, tensor.From([]int{2}, []float32{1, 2}), nil}, nil},
 		{"bias of 2", 6, 1, []*tensor.Tensor{nil, w, nil, s, tensor.From([]int{2}, []float32{1, 2})}, nil},
 		{"K differs", 11, 2, []*tensor.Tensor{nil, w, nil, s, nil, nil, tensor.From([]int{5, 3}, make([]int8, 15)), nil, s, nil}, nil},
-		{"relu", 6, 1, []*tensor.Tensor{nil, w, nil, s, nil}, []*onnxpb.Attribute{relu}},
+		{"tanh", 6, 1, []*tensor.Tensor{nil, w, nil, s, nil}, []*onnxpb.Attribute{tanh}},
 		{"activations", 6, 1, []*tensor.Tensor{nil, w, nil, s, nil}, []*onnxpb.Attribute{two}},
 	} {
 		if _, _, err := compile(t, spec{domain: ops.RewriteDomain, op: "DynamicLinear", opset: 1, inputs: c.inputs, outputs: c.out, consts: c.consts, attrs: c.attrs, absent: []int{2}}); err == nil {
