@@ -11,14 +11,15 @@ import (
 )
 
 // BenchmarkStepCost runs chains of 100 steps whose work is next to
-// nothing (a Relu of 16 values; a 16-channel 1×1 convolution with bias
-// and Relu on a 1×1 image, a squeeze-and-excitation block's kind), so
+// nothing (a Relu of 16 values; an Add of a constant to them; a
+// 16-channel 1×1 convolution with bias and Relu on a 1×1 image, a
+// squeeze-and-excitation block's kind), so
 // that what a step costs beside its work shows: ns/step, and the bytes
 // a run allocates. Small models' runs, and the serial part of a CNN's at
 // batch 1, are made of such steps.
 func BenchmarkStepCost(b *testing.B) {
 	const steps, ch = 100, 16
-	for _, op := range []string{"Relu", "FusedConv"} {
+	for _, op := range []string{"Relu", "Add", "FusedConv"} {
 		var nodes []onnxbuild.Node
 		inits := map[string]*tensor.Tensor{}
 		prev := "x"
@@ -28,6 +29,12 @@ func BenchmarkStepCost(b *testing.B) {
 				out = "y"
 			}
 			in := prev
+			if op == "Add" {
+				inits["c"] = tensor.From([]int{1, ch, 1, 1}, make([]float32, ch))
+				nodes = append(nodes, onnxbuild.Node{Op: "Add", Inputs: []string{prev, "c"}, Outputs: []string{out}})
+				prev = out
+				continue
+			}
 			if op == "FusedConv" {
 				w, bias := fmt.Sprintf("w%d", i), fmt.Sprintf("b%d", i)
 				inits[w] = tensor.From([]int{ch, ch, 1, 1}, make([]float32, ch*ch))

@@ -33,6 +33,13 @@ func (c *Context) ParallelRows(rows, rowCost int, f func(r0, r1 int)) error {
 	})
 }
 
+// OneCore reports whether a loop of n units of cost each (ParallelRows's
+// rowCost) is too small for any engine to split (gemm.MinParallelWork):
+// an operator then runs it on the calling goroutine itself, without the
+// closures ParallelRows takes, which a step of a few hundred values pays
+// for in allocations as much as for its work.
+func OneCore(n, cost int) bool { return n < gemm.MinParallelWork/max(cost, 1) }
+
 // ParallelFor runs f over the units [0, n) of a loop whose units are
 // independent (each writes a part of the output of its own), in chunks
 // of consecutive units spread over the engine's workers and the caller

@@ -35,7 +35,9 @@ const (
 func floatMap32(c *ops.Context, op string, x *tensor.Tensor, cost int, k32 func(dst, src []float32), f func(float64) float64) (*tensor.Tensor, error) {
 	if d, ok := x.Data.([]float32); ok && k32 != nil {
 		r := c.Float32Output(len(d)) // k32 writes every element
-		if err := c.ParallelRows(len(d), cost, func(lo, hi int) { k32(r[lo:hi], d[lo:hi]) }); err != nil {
+		if ops.OneCore(len(d), cost) {
+			k32(r, d)
+		} else if err := c.ParallelRows(len(d), cost, func(lo, hi int) { k32(r[lo:hi], d[lo:hi]) }); err != nil {
 			return nil, err
 		}
 		return &tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: r}, nil

@@ -34,7 +34,11 @@ func (relu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	switch d := x.Data.(type) {
 	case []float32:
 		r := c.Float32Output(len(d)) // every element is written
-		err = c.ParallelRows(len(d), cheapCost, func(lo, hi int) { reluSlice(r[lo:hi], d[lo:hi]) })
+		if ops.OneCore(len(d), cheapCost) {
+			reluSlice(r, d)
+		} else {
+			err = c.ParallelRows(len(d), cheapCost, func(lo, hi int) { reluSlice(r[lo:hi], d[lo:hi]) })
+		}
 		out = r
 	case []float64:
 		out, err = reluOf(c, d)
@@ -54,7 +58,7 @@ func (relu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []*tensor.Tensor{{DType: x.DType, Shape: x.Shape, Data: out}}, nil
+	return ops.Result(&tensor.Tensor{DType: x.DType, Shape: x.Shape, Data: out}, nil)
 }
 
 // reluOf is max(x, 0), NaN staying NaN, in pieces split across the

@@ -60,6 +60,10 @@ func Map2[A, B, R tensor.Elem](c *ops.Context, a []A, b []B, as, bs []int, kerne
 		return nil, nil, err
 	}
 	r := ops.Output[R](c, l.n) // kernel writes every element
+	if ops.OneCore(l.n, elemCost) {
+		map2Range(l, 0, l.n, r, a, b, kernel)
+		return l.shape, r, nil
+	}
 	err = c.ParallelRows(l.n, elemCost, func(i0, i1 int) { map2Range(l, i0, i1, r, a, b, kernel) })
 	if err != nil {
 		return nil, nil, err
