@@ -38,6 +38,21 @@ func registerRewrite(name string, apply func(r *rewriter) bool) {
 	rewrites = append(rewrites, rewrite{name, apply})
 }
 
+// eachNode returns a rule that offers fuse every node of the graph as it
+// stood when the rule began (fuse reports whether it rewrote around it),
+// and reports whether any call did.
+func eachNode(fuse func(r *rewriter, n *onnxpb.Node) bool) func(r *rewriter) bool {
+	return func(r *rewriter) bool {
+		changed := false
+		for _, n := range slices.Clone(r.g.Nodes) {
+			if fuse(r, n) {
+				changed = true
+			}
+		}
+		return changed
+	}
+}
+
 // rewriter is a graph under rewriting with the indexes rules need.
 type rewriter struct {
 	g      *onnxpb.Graph
@@ -183,6 +198,23 @@ func (r *rewriter) addConstant(hint string, t *tensor.Tensor) string {
 
 // remove marks n dead.
 func (r *rewriter) remove(n *onnxpb.Node) { r.dead[n] = true }
+
+// replace puts fused in the place of last, a pattern's last node (every
+// value the pattern reads is computed by then), removes the pattern's
+// other nodes, and makes the model import the rewrite domain.
+func (r *rewriter) replace(last, fused *onnxpb.Node, pattern []*onnxpb.Node) {
+	for i, n := range r.g.Nodes {
+		if n == last {
+			r.g.Nodes[i] = fused
+		}
+	}
+	for _, n := range pattern {
+		if n != last {
+			r.remove(n)
+		}
+	}
+	r.useDomain()
+}
 
 // useDomain makes the model import the rewrite domain.
 func (r *rewriter) useDomain() { r.opsets[rewriteDomain] = 1 }

@@ -27,15 +27,7 @@ import (
 // within the few ulps of its kernels.
 
 func init() {
-	registerRewrite("gelu", func(r *rewriter) bool {
-		changed := false
-		for _, n := range slices.Clone(r.g.Nodes) {
-			if r.fuseGelu(n) {
-				changed = true
-			}
-		}
-		return changed
-	})
+	registerRewrite("gelu", eachNode((*rewriter).fuseGelu))
 }
 
 // fuseGelu replaces the spelled-out GELU whose last product is y, if it
@@ -221,15 +213,7 @@ func (r *rewriter) replaceGelu(y *onnxpb.Node, x, approx string, others []*onnxp
 		Inputs: []string{x}, Outputs: []string{y.Outputs[0]},
 		Attributes: []*onnxpb.Attribute{{Name: "approximate", Type: onnxpb.AttrString, S: []byte(approx)}},
 	}
-	for i, n := range r.g.Nodes {
-		if n == y {
-			r.g.Nodes[i] = fused // x is computed before the pattern's first node, so before y
-		}
-	}
-	for _, n := range others {
-		r.remove(n)
-	}
-	r.useDomain()
+	r.replace(y, fused, others) // x is computed before the pattern's first node, so before y
 }
 
 // isGelu reports whether n is a Gelu node, of ai.onnx or one the "gelu"

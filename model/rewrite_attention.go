@@ -155,17 +155,7 @@ func (r *rewriter) fuseAttention(sm *onnxpb.Node) bool {
 			{Name: "scale", Type: onnxpb.AttrFloat, F: scale},
 		},
 	}
-	for i, n := range r.g.Nodes {
-		if n == merge {
-			r.g.Nodes[i] = fused // Q, K and V are computed by here
-		}
-	}
-	for _, n := range chain {
-		if n != merge {
-			r.remove(n)
-		}
-	}
-	r.useDomain()
+	r.replace(merge, fused, chain) // Q, K and V are computed by here
 	return true
 }
 

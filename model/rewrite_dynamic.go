@@ -35,15 +35,7 @@ import (
 // what the graph did, bit for bit.
 
 func init() {
-	registerRewrite("dynamic", func(r *rewriter) bool {
-		changed := false
-		for _, d := range slices.Clone(r.g.Nodes) {
-			if r.fuseDynamic(d) {
-				changed = true
-			}
-		}
-		return changed
-	})
+	registerRewrite("dynamic", eachNode((*rewriter).fuseDynamic))
 }
 
 // dynamicChain is one product of a DynamicQuantizeLinear's output that

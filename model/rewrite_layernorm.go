@@ -25,15 +25,7 @@ import (
 // registered in the rewrite domain for models of any opset).
 
 func init() {
-	registerRewrite("layernorm", func(r *rewriter) bool {
-		changed := false
-		for _, n := range slices.Clone(r.g.Nodes) {
-			if r.fuseLayerNorm(n) {
-				changed = true
-			}
-		}
-		return changed
-	})
+	registerRewrite("layernorm", eachNode((*rewriter).fuseLayerNorm))
 }
 
 // fuseLayerNorm replaces the spelled-out layer normalization whose first
@@ -76,16 +68,8 @@ func (r *rewriter) fuseLayerNorm(mean *onnxpb.Node) bool {
 	if variance == nil || !r.lastAxisMean(variance) {
 		return false
 	}
-	add := r.readBy(variance.Outputs[0], "Add")
-	if add == nil || len(add.Inputs) != 2 {
-		return false
-	}
-	eps, ok := r.constScalar(otherInput(add, variance.Outputs[0]), 1)
-	if !ok || !(eps >= 0) || math.IsInf(float64(eps), 0) {
-		return false
-	}
-	sqrt := r.readBy(add.Outputs[0], "Sqrt")
-	if sqrt == nil || len(sqrt.Inputs) != 1 || r.onlyReader(sqrt.Outputs[0]) != div || div.Inputs[1] != sqrt.Outputs[0] {
+	add, sqrt, eps, ok := r.rootOfMean(variance)
+	if !ok || r.onlyReader(sqrt.Outputs[0]) != div || div.Inputs[1] != sqrt.Outputs[0] {
 		return false
 	}
 	scale := r.readBy(div.Outputs[0], "Mul")
@@ -110,17 +94,8 @@ func (r *rewriter) fuseLayerNorm(mean *onnxpb.Node) bool {
 			{Name: "epsilon", Type: onnxpb.AttrFloat, F: eps},
 		},
 	}
-	for i, n := range r.g.Nodes {
-		if n == last {
-			r.g.Nodes[i] = fused // x, gamma and beta are there before the pattern's first node
-		}
-	}
-	for _, n := range []*onnxpb.Node{mean, sub, sq, variance, add, sqrt, div, scale, last} {
-		if n != last {
-			r.remove(n)
-		}
-	}
-	r.useDomain()
+	// x, gamma and beta are there before the pattern's first node
+	r.replace(last, fused, []*onnxpb.Node{mean, sub, sq, variance, add, sqrt, div, scale})
 	return true
 }
 
@@ -148,6 +123,25 @@ func (r *rewriter) lastAxisMean(n *onnxpb.Node) bool {
 		return false
 	}
 	return slices.Equal(axes, []int64{-1})
+}
+
+// rootOfMean matches Sqrt(Add(mean, eps)) after the ReduceMean mean, each
+// read by the next alone, eps a finite float32 scalar constant >= 0, and
+// returns the Add, the Sqrt and eps.
+func (r *rewriter) rootOfMean(mean *onnxpb.Node) (add, sqrt *onnxpb.Node, eps float32, ok bool) {
+	add = r.readBy(mean.Outputs[0], "Add")
+	if add == nil || len(add.Inputs) != 2 {
+		return nil, nil, 0, false
+	}
+	eps, ok = r.constScalar(otherInput(add, mean.Outputs[0]), 1)
+	if !ok || !(eps >= 0) || math.IsInf(float64(eps), 0) {
+		return nil, nil, 0, false
+	}
+	sqrt = r.readBy(add.Outputs[0], "Sqrt")
+	if sqrt == nil || len(sqrt.Inputs) != 1 {
+		return nil, nil, 0, false
+	}
+	return add, sqrt, eps, true
 }
 
 // readBy returns the ai.onnx node of type typ, of one output, that alone
@@ -191,15 +185,7 @@ func (r *rewriter) vectorConst(v string) bool {
 // the pattern alone (x itself by anything).
 
 func init() {
-	registerRewrite("rmsnorm", func(r *rewriter) bool {
-		changed := false
-		for _, n := range slices.Clone(r.g.Nodes) {
-			if r.fuseRMSNorm(n) {
-				changed = true
-			}
-		}
-		return changed
-	})
+	registerRewrite("rmsnorm", eachNode((*rewriter).fuseRMSNorm))
 }
 
 // fuseRMSNorm replaces the spelled-out RMS normalization whose square is
@@ -216,16 +202,8 @@ func (r *rewriter) fuseRMSNorm(sq *onnxpb.Node) bool {
 	if mean == nil || !r.lastAxisMean(mean) {
 		return false
 	}
-	add := r.readBy(mean.Outputs[0], "Add")
-	if add == nil || len(add.Inputs) != 2 {
-		return false
-	}
-	eps, ok := r.constScalar(otherInput(add, mean.Outputs[0]), 1)
-	if !ok || !(eps >= 0) || math.IsInf(float64(eps), 0) {
-		return false
-	}
-	sqrt := r.readBy(add.Outputs[0], "Sqrt")
-	if sqrt == nil {
+	add, sqrt, eps, ok := r.rootOfMean(mean)
+	if !ok {
 		return false
 	}
 	nodes := []*onnxpb.Node{sq, mean, add, sqrt}
@@ -264,14 +242,6 @@ func (r *rewriter) fuseRMSNorm(sq *onnxpb.Node) bool {
 			{Name: "epsilon", Type: onnxpb.AttrFloat, F: eps},
 		},
 	}
-	for i, n := range r.g.Nodes {
-		if n == scale {
-			r.g.Nodes[i] = fused // x and gamma are there before the square
-		}
-	}
-	for _, n := range nodes {
-		r.remove(n)
-	}
-	r.useDomain()
+	r.replace(scale, fused, nodes) // x and gamma are there before the square
 	return true
 }

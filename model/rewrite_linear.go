@@ -91,15 +91,7 @@ func (r *rewriter) fuseLinear(mm *onnxpb.Node) bool {
 		},
 	}
 	last := chain[len(chain)-1]
-	for i, n := range r.g.Nodes {
-		if n == last {
-			r.g.Nodes[i] = fused // every input is computed by here
-		}
-	}
-	for _, n := range chain[:len(chain)-1] {
-		r.remove(n)
-	}
-	r.useDomain()
+	r.replace(last, fused, chain) // every input is computed by here
 	return true
 }
 

@@ -30,15 +30,7 @@ import (
 // activation and pair) into the convolution whose pair the Add reads.
 
 func init() {
-	registerRewrite("qdq", func(r *rewriter) bool {
-		changed := false
-		for _, q := range slices.Clone(r.g.Nodes) {
-			if r.fuseQDQ(q) {
-				changed = true
-			}
-		}
-		return changed
-	})
+	registerRewrite("qdq", eachNode((*rewriter).fuseQDQ))
 }
 
 // qdqScalar reports whether p is a one-value constant of one of types.
@@ -127,15 +119,7 @@ func (r *rewriter) fuseQDQ(q *onnxpb.Node) bool {
 // zero point) · scale, per tensor or along axis. Products that run on a
 // DequantizeLinear's integers (MatMul, Gemm) keep theirs.
 func init() {
-	registerRewrite("qdq-weights", func(r *rewriter) bool {
-		changed := false
-		for _, d := range slices.Clone(r.g.Nodes) {
-			if r.foldConvDQ(d) {
-				changed = true
-			}
-		}
-		return changed
-	})
+	registerRewrite("qdq-weights", eachNode((*rewriter).foldConvDQ))
 }
 
 func (r *rewriter) foldConvDQ(d *onnxpb.Node) bool {
@@ -258,15 +242,7 @@ func dequantized(x, scale, zp *tensor.Tensor, axis int64) *tensor.Tensor {
 // unfused graph's bit for bit. c must be read by the Add alone and
 // carry no residual, activation or bound of its own.
 func init() {
-	registerRewrite("qdq-residual", func(r *rewriter) bool {
-		changed := false
-		for _, n := range slices.Clone(r.g.Nodes) {
-			if r.fuseResidualQDQ(n) {
-				changed = true
-			}
-		}
-		return changed
-	})
+	registerRewrite("qdq-residual", eachNode((*rewriter).fuseResidualQDQ))
 }
 
 // fuseResidualQDQ takes the residual Add or Sum add, when it matches,
