@@ -31,15 +31,19 @@ func NewScaledSigmoid(alpha float64) *ScaledSigmoid {
 	return &ScaledSigmoid{alpha: alpha, consts: kernels.XSigmoidConsts(0, alpha)}
 }
 
+// Of returns x·sigmoid(alpha·x) in float64.
+func (s *ScaledSigmoid) Of(x float64) float64 { return x * Sigmoid(s.alpha*x) }
+
 // Apply sets dst[i] = src[i]·sigmoid(alpha·src[i]) on tb's kernel; dst
-// must not overlap src. The kernel's NaN for ±Inf (its x³ term's 0·∞) becomes the limit
-// in float64 (+Inf for x·sigmoid(+Inf), NaN for ∞·0), NaN stays NaN.
+// must not overlap src. The kernel's NaN for ±Inf (its x³ term's 0·∞)
+// becomes Of's value (+Inf for x·sigmoid(+Inf), NaN for ∞·0); NaN stays
+// NaN.
 func (s *ScaledSigmoid) Apply(tb *dispatch.Table, dst, src []float32) {
 	dst = dst[:len(src)]
 	tb.XSigmoid(dst, src, s.consts)
 	for i, v := range dst {
 		if x := src[i]; v != v && x == x {
-			dst[i] = float32(float64(x) * Sigmoid(s.alpha*float64(x)))
+			dst[i] = float32(s.Of(float64(x)))
 		}
 	}
 }

@@ -17,21 +17,16 @@ type SwishAttrs struct {
 
 // swish implements Swish (opset 24): x·sigmoid(alpha·x), float32 on the
 // engine's XSigmoid kernel (ops.ScaledSigmoid).
-type swish struct {
-	alpha float64
-	k     *ops.ScaledSigmoid
-}
+type swish struct{ k *ops.ScaledSigmoid }
 
 func buildSwish(n *ops.Node, at *SwishAttrs) (ops.Operator, error) {
 	if err := n.CheckArity(1, 1, 1, 1); err != nil {
 		return nil, err
 	}
-	return swish{alpha: float64(at.Alpha), k: ops.NewScaledSigmoid(float64(at.Alpha))}, nil
+	return swish{k: ops.NewScaledSigmoid(float64(at.Alpha))}, nil
 }
 
 func (s swish) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	tb := c.Engine().Table()
-	return ops.Result(floatMap32(c, "Swish", in[0], expCost, func(dst, src []float32) { s.k.Apply(tb, dst, src) }, s.f64))
+	return ops.Result(floatMap32(c, "Swish", in[0], expCost, func(dst, src []float32) { s.k.Apply(tb, dst, src) }, s.k.Of))
 }
-
-func (s swish) f64(v float64) float64 { return v * ops.Sigmoid(s.alpha*v) }
