@@ -12,9 +12,17 @@ import (
 // convolution's late layers (ResNet-50's 7×7 and 14×14 stages) by weights
 // that come from memory, as a model's layers do one after another: the
 // product cycles through copies of its weights larger than a last-level
-// cache together.
+// cache together. It runs on every vector table the CPU has.
 func BenchmarkMatMulColdWeights(b *testing.B) {
-	tb := dispatch.Default()
+	for _, tb := range dispatch.Available() {
+		if tb == dispatch.Reference() {
+			continue
+		}
+		b.Run(tb.Name, func(b *testing.B) { benchColdWeights(b, tb) })
+	}
+}
+
+func benchColdWeights(b *testing.B, tb *dispatch.Table) {
 	for _, sh := range [][3]int{{49, 512, 2048}, {49, 2048, 512}, {49, 4608, 512}, {196, 1024, 256}, {196, 2304, 256}} {
 		m, k, n := sh[0], sh[1], sh[2]
 		r := rand.New(rand.NewPCG(2, 2))

@@ -334,7 +334,7 @@ f6start:
 	JZ     f6done
 
 f6loop:
-	PREFETCHT0   512(BX)
+	PREFETCHT0   4096(BX)     // a page ahead: the weights may come from memory
 	VMOVUPS      (BX), Y12    // B[k][0:8]
 	VMOVUPS      32(BX), Y13  // B[k][8:16]
 	VBROADCASTSS (SI), Y14

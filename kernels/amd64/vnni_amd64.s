@@ -145,9 +145,12 @@ v5p3h8: // 8 rows
 	CMPQ CX, $2
 	JLT  v5p3h8tail
 v5p3h8loop: // two groups of 4 k per iteration
-	PREFETCHT0 512(BX)
-	PREFETCHT0 512(BX)(DI*1)
-	PREFETCHT0 512(DX)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4096(BX)(DI*1)
+	PREFETCHT0 4096(DX)
+	PREFETCHT0 4160(BX)
+	PREFETCHT0 4160(BX)(DI*1)
+	PREFETCHT0 4160(DX)
 	VMOVDQU32 0(BX), Z24
 	VMOVDQU32 0(BX)(DI*1), Z25
 	VMOVDQU32 0(DX), Z26
@@ -268,9 +271,12 @@ v5p3h4: // 4 rows
 	CMPQ CX, $2
 	JLT  v5p3h4tail
 v5p3h4loop: // two groups of 4 k per iteration
-	PREFETCHT0 512(BX)
-	PREFETCHT0 512(BX)(DI*1)
-	PREFETCHT0 512(DX)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4096(BX)(DI*1)
+	PREFETCHT0 4096(DX)
+	PREFETCHT0 4160(BX)
+	PREFETCHT0 4160(BX)(DI*1)
+	PREFETCHT0 4160(DX)
 	VMOVDQU32 0(BX), Z24
 	VMOVDQU32 0(BX)(DI*1), Z25
 	VMOVDQU32 0(DX), Z26
@@ -343,12 +349,12 @@ v5p3h2: // 2 rows
 	CMPQ CX, $2
 	JLT  v5p3h2tail
 v5p3h2loop: // two groups of 4 k per iteration
-	PREFETCHT0 2048(BX)
-	PREFETCHT0 2048(BX)(DI*1)
-	PREFETCHT0 2048(DX)
-	PREFETCHT0 2112(BX)
-	PREFETCHT0 2112(BX)(DI*1)
-	PREFETCHT0 2112(DX)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4096(BX)(DI*1)
+	PREFETCHT0 4096(DX)
+	PREFETCHT0 4160(BX)
+	PREFETCHT0 4160(BX)(DI*1)
+	PREFETCHT0 4160(DX)
 	VMOVDQU32 0(BX), Z24
 	VMOVDQU32 0(BX)(DI*1), Z25
 	VMOVDQU32 0(DX), Z26
@@ -397,12 +403,12 @@ v5p3h1: // 1 rows
 	CMPQ CX, $2
 	JLT  v5p3h1tail
 v5p3h1loop: // two groups of 4 k per iteration
-	PREFETCHT0 2048(BX)
-	PREFETCHT0 2048(BX)(DI*1)
-	PREFETCHT0 2048(DX)
-	PREFETCHT0 2112(BX)
-	PREFETCHT0 2112(BX)(DI*1)
-	PREFETCHT0 2112(DX)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4096(BX)(DI*1)
+	PREFETCHT0 4096(DX)
+	PREFETCHT0 4160(BX)
+	PREFETCHT0 4160(BX)(DI*1)
+	PREFETCHT0 4160(DX)
 	VMOVDQU32 0(BX), Z24
 	VMOVDQU32 0(BX)(DI*1), Z25
 	VMOVDQU32 0(DX), Z26
@@ -448,8 +454,10 @@ v5p2h8: // 8 rows
 	CMPQ CX, $2
 	JLT  v5p2h8tail
 v5p2h8loop: // two groups of 4 k per iteration
-	PREFETCHT0 512(BX)
-	PREFETCHT0 512(BX)(DI*1)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4096(BX)(DI*1)
+	PREFETCHT0 4160(BX)
+	PREFETCHT0 4160(BX)(DI*1)
 	VMOVDQU32 0(BX), Z24
 	VMOVDQU32 0(BX)(DI*1), Z25
 	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
@@ -543,8 +551,10 @@ v5p2h4: // 4 rows
 	CMPQ CX, $2
 	JLT  v5p2h4tail
 v5p2h4loop: // two groups of 4 k per iteration
-	PREFETCHT0 512(BX)
-	PREFETCHT0 512(BX)(DI*1)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4096(BX)(DI*1)
+	PREFETCHT0 4160(BX)
+	PREFETCHT0 4160(BX)(DI*1)
 	VMOVDQU32 0(BX), Z24
 	VMOVDQU32 0(BX)(DI*1), Z25
 	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
@@ -602,10 +612,10 @@ v5p2h2: // 2 rows
 	CMPQ CX, $2
 	JLT  v5p2h2tail
 v5p2h2loop: // two groups of 4 k per iteration
-	PREFETCHT0 2048(BX)
-	PREFETCHT0 2048(BX)(DI*1)
-	PREFETCHT0 2112(BX)
-	PREFETCHT0 2112(BX)(DI*1)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4096(BX)(DI*1)
+	PREFETCHT0 4160(BX)
+	PREFETCHT0 4160(BX)(DI*1)
 	VMOVDQU32 0(BX), Z24
 	VMOVDQU32 0(BX)(DI*1), Z25
 	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
@@ -645,10 +655,10 @@ v5p2h1: // 1 rows
 	CMPQ CX, $2
 	JLT  v5p2h1tail
 v5p2h1loop: // two groups of 4 k per iteration
-	PREFETCHT0 2048(BX)
-	PREFETCHT0 2048(BX)(DI*1)
-	PREFETCHT0 2112(BX)
-	PREFETCHT0 2112(BX)(DI*1)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4096(BX)(DI*1)
+	PREFETCHT0 4160(BX)
+	PREFETCHT0 4160(BX)(DI*1)
 	VMOVDQU32 0(BX), Z24
 	VMOVDQU32 0(BX)(DI*1), Z25
 	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
@@ -688,7 +698,8 @@ v5p1h8: // 8 rows
 	CMPQ CX, $2
 	JLT  v5p1h8tail
 v5p1h8loop: // two groups of 4 k per iteration
-	PREFETCHT0 512(BX)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4160(BX)
 	VMOVDQU32 0(BX), Z24
 	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
 	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
@@ -755,7 +766,8 @@ v5p1h4: // 4 rows
 	CMPQ CX, $2
 	JLT  v5p1h4tail
 v5p1h4loop: // two groups of 4 k per iteration
-	PREFETCHT0 512(BX)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4160(BX)
 	VMOVDQU32 0(BX), Z24
 	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
 	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
@@ -798,8 +810,8 @@ v5p1h2: // 2 rows
 	CMPQ CX, $2
 	JLT  v5p1h2tail
 v5p1h2loop: // two groups of 4 k per iteration
-	PREFETCHT0 2048(BX)
-	PREFETCHT0 2112(BX)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4160(BX)
 	VMOVDQU32 0(BX), Z24
 	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
 	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
@@ -830,8 +842,8 @@ v5p1h1: // 1 rows
 	CMPQ CX, $2
 	JLT  v5p1h1tail
 v5p1h1loop: // two groups of 4 k per iteration
-	PREFETCHT0 2048(BX)
-	PREFETCHT0 2112(BX)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4160(BX)
 	VMOVDQU32 0(BX), Z24
 	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
 	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
@@ -2953,9 +2965,12 @@ f5p3h8seg: // a segment: its offset along the rows, its columns
 	CMPQ CX, $2
 	JLT  f5p3h8tail
 f5p3h8loop: // two k per iteration
-	PREFETCHT0 512(BX)
-	PREFETCHT0 512(BX)(DI*1)
-	PREFETCHT0 512(DX)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4096(BX)(DI*1)
+	PREFETCHT0 4096(DX)
+	PREFETCHT0 4160(BX)
+	PREFETCHT0 4160(BX)(DI*1)
+	PREFETCHT0 4160(DX)
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VMOVUPS 0(DX), Z26
@@ -3085,9 +3100,12 @@ f5p3h4seg: // a segment: its offset along the rows, its columns
 	CMPQ CX, $2
 	JLT  f5p3h4tail
 f5p3h4loop: // two k per iteration
-	PREFETCHT0 512(BX)
-	PREFETCHT0 512(BX)(DI*1)
-	PREFETCHT0 512(DX)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4096(BX)(DI*1)
+	PREFETCHT0 4096(DX)
+	PREFETCHT0 4160(BX)
+	PREFETCHT0 4160(BX)(DI*1)
+	PREFETCHT0 4160(DX)
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VMOVUPS 0(DX), Z26
@@ -3169,12 +3187,12 @@ f5p3h2seg: // a segment: its offset along the rows, its columns
 	CMPQ CX, $2
 	JLT  f5p3h2tail
 f5p3h2loop: // two k per iteration
-	PREFETCHT0 2048(BX)
-	PREFETCHT0 2048(BX)(DI*1)
-	PREFETCHT0 2048(DX)
-	PREFETCHT0 2112(BX)
-	PREFETCHT0 2112(BX)(DI*1)
-	PREFETCHT0 2112(DX)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4096(BX)(DI*1)
+	PREFETCHT0 4096(DX)
+	PREFETCHT0 4160(BX)
+	PREFETCHT0 4160(BX)(DI*1)
+	PREFETCHT0 4160(DX)
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VMOVUPS 0(DX), Z26
@@ -3232,12 +3250,12 @@ f5p3h1seg: // a segment: its offset along the rows, its columns
 	CMPQ CX, $2
 	JLT  f5p3h1tail
 f5p3h1loop: // two k per iteration
-	PREFETCHT0 2048(BX)
-	PREFETCHT0 2048(BX)(DI*1)
-	PREFETCHT0 2048(DX)
-	PREFETCHT0 2112(BX)
-	PREFETCHT0 2112(BX)(DI*1)
-	PREFETCHT0 2112(DX)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4096(BX)(DI*1)
+	PREFETCHT0 4096(DX)
+	PREFETCHT0 4160(BX)
+	PREFETCHT0 4160(BX)(DI*1)
+	PREFETCHT0 4160(DX)
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VMOVUPS 0(DX), Z26
@@ -3292,8 +3310,10 @@ f5p2h8seg: // a segment: its offset along the rows, its columns
 	CMPQ CX, $2
 	JLT  f5p2h8tail
 f5p2h8loop: // two k per iteration
-	PREFETCHT0 512(BX)
-	PREFETCHT0 512(BX)(DI*1)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4096(BX)(DI*1)
+	PREFETCHT0 4160(BX)
+	PREFETCHT0 4160(BX)(DI*1)
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
@@ -3396,8 +3416,10 @@ f5p2h4seg: // a segment: its offset along the rows, its columns
 	CMPQ CX, $2
 	JLT  f5p2h4tail
 f5p2h4loop: // two k per iteration
-	PREFETCHT0 512(BX)
-	PREFETCHT0 512(BX)(DI*1)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4096(BX)(DI*1)
+	PREFETCHT0 4160(BX)
+	PREFETCHT0 4160(BX)(DI*1)
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
@@ -3464,10 +3486,10 @@ f5p2h2seg: // a segment: its offset along the rows, its columns
 	CMPQ CX, $2
 	JLT  f5p2h2tail
 f5p2h2loop: // two k per iteration
-	PREFETCHT0 2048(BX)
-	PREFETCHT0 2048(BX)(DI*1)
-	PREFETCHT0 2112(BX)
-	PREFETCHT0 2112(BX)(DI*1)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4096(BX)(DI*1)
+	PREFETCHT0 4160(BX)
+	PREFETCHT0 4160(BX)(DI*1)
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
@@ -3516,10 +3538,10 @@ f5p2h1seg: // a segment: its offset along the rows, its columns
 	CMPQ CX, $2
 	JLT  f5p2h1tail
 f5p2h1loop: // two k per iteration
-	PREFETCHT0 2048(BX)
-	PREFETCHT0 2048(BX)(DI*1)
-	PREFETCHT0 2112(BX)
-	PREFETCHT0 2112(BX)(DI*1)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4096(BX)(DI*1)
+	PREFETCHT0 4160(BX)
+	PREFETCHT0 4160(BX)(DI*1)
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
@@ -3568,7 +3590,8 @@ f5p1h8seg: // a segment: its offset along the rows, its columns
 	CMPQ CX, $2
 	JLT  f5p1h8tail
 f5p1h8loop: // two k per iteration
-	PREFETCHT0 512(BX)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4160(BX)
 	VMOVUPS 0(BX), Z24
 	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
 	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
@@ -3644,7 +3667,8 @@ f5p1h4seg: // a segment: its offset along the rows, its columns
 	CMPQ CX, $2
 	JLT  f5p1h4tail
 f5p1h4loop: // two k per iteration
-	PREFETCHT0 512(BX)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4160(BX)
 	VMOVUPS 0(BX), Z24
 	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
 	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
@@ -3696,8 +3720,8 @@ f5p1h2seg: // a segment: its offset along the rows, its columns
 	CMPQ CX, $2
 	JLT  f5p1h2tail
 f5p1h2loop: // two k per iteration
-	PREFETCHT0 2048(BX)
-	PREFETCHT0 2112(BX)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4160(BX)
 	VMOVUPS 0(BX), Z24
 	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
 	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
@@ -3737,8 +3761,8 @@ f5p1h1seg: // a segment: its offset along the rows, its columns
 	CMPQ CX, $2
 	JLT  f5p1h1tail
 f5p1h1loop: // two k per iteration
-	PREFETCHT0 2048(BX)
-	PREFETCHT0 2112(BX)
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4160(BX)
 	VMOVUPS 0(BX), Z24
 	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
 	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
