@@ -17,8 +17,10 @@ import (
 // reach bigWeights (one tile of up to bigTileRows positions an image,
 // gathered across the engine's cores) against Conv's definition: a 3×3
 // layer of ResNet-50's last stage (narrow rows, so from gathered rows),
-// strided and not, with a residual and Relu, two images; on every table
-// with one thread and two, and the two give the same bits.
+// strided and not, and a 1×1 one, with a residual and Relu; on every
+// table with one thread and two, and the two give the same bits. The
+// images' rows run as one product: two images in one tile, and seven in
+// two tiles, the second starting halfway through an image.
 func TestFusedConvBigWeights(t *testing.T) {
 	r := rand.New(rand.NewPCG(47, 53))
 	for _, c := range []struct {
@@ -26,15 +28,19 @@ func TestFusedConvBigWeights(t *testing.T) {
 		x       []int // N, C, H, W
 		m       int
 		strides []int
+		k       int // the kernel's height and width
 	}{
-		{name: "3x3", x: []int{2, 64, 7, 7}, m: 512, strides: []int{1, 1}},
-		{name: "3x3 stride 2", x: []int{2, 64, 14, 13}, m: 512, strides: []int{2, 2}},
+		{name: "3x3", x: []int{2, 64, 7, 7}, m: 512, strides: []int{1, 1}, k: 3},
+		{name: "3x3 stride 2", x: []int{2, 64, 14, 13}, m: 512, strides: []int{2, 2}, k: 3},
+		{name: "3x3 seven images", x: []int{7, 64, 7, 6}, m: 512, strides: []int{1, 1}, k: 3},
+		{name: "1x1 three images", x: []int{3, 512, 7, 7}, m: 512, strides: []int{1, 1}, k: 1},
 	} {
-		xs, ws := c.x, []int{c.m, c.x[1], 3, 3}
+		xs, ws := c.x, []int{c.m, c.x[1], c.k, c.k}
 		if ops.ProdInts(ws) < bigWeights {
 			t.Fatalf("%s: %d weights, under bigWeights", c.name, ops.ProdInts(ws))
 		}
-		pads, dil := []int{1, 1, 1, 1}, []int{1, 1}
+		p := c.k / 2
+		pads, dil := []int{p, p, p, p}, []int{1, 1}
 		x := tensor.From(xs, randomFloats(r, xs))
 		w := tensor.From(ws, randomFloats(r, ws))
 		b := tensor.From([]int{c.m}, randomFloats(r, []int{c.m}))

@@ -42,7 +42,18 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 	if big {
 		tile = max(tile, min(outSize, bigTileRows))
 	}
-	tiles := (outSize + tile - 1) / tile
+	// A product whose tiles stream big weights from memory takes the
+	// rows of all images together when an image has fewer than a tile
+	// (ResNet-50's 14×14 and 7×7 layers in a batch), channels-last, so
+	// each tile's rows continue across images in the input and output
+	// alike: the weights stream once a tile, not once an image.
+	images, span := g.Batch, outSize // tiles are of span rows of one of images
+	if big && g.Batch > 1 && g.Group == 1 && o.nhwcOut && o.xscale == nil && outSize < bigTileRows {
+		images, span = 1, g.Batch*outSize
+		n := (span + bigTileRows - 1) / bigTileRows
+		tile = (span + n - 1) / n
+	}
+	tiles := (span + tile - 1) / tile
 	img := inSize * g.C
 	xt := x
 	if !o.nhwcIn {
@@ -70,10 +81,10 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 	}
 	per := tiles * g.Group
 	cold := o.nhwcOut && g.Batch*outSize*g.M*4 >= coldOutput
-	return run(c, g.Batch*per, work, func(e *gemm.Engine, s *scratch, task int) error {
+	return run(c, images*per, work, func(e *gemm.Engine, s *scratch, task int) error {
 		b, gi, p0 := task/per, task%per/tiles, task%tiles*tile
-		n := min(tile, outSize-p0)
-		xb := xt[b*img : (b+1)*img]
+		n := min(tile, span-p0)
+		xb := xt[b*img*span/outSize : (b+1)*img*span/outSize]
 		var rows []float32 // nil: quantized into s.qrows from the image
 		if qi != nil {
 			if err := qi.rows(e.Table(), &s.qrows, b, gi, p0, n); err != nil {
@@ -91,11 +102,11 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 			s.rows = grow(s.rows, n*cw.k)
 			rows = s.rows
 			if !big {
-				taps.gatherRows(rows, xb, gi, p0, n)
+				taps.gatherImages(rows, xb, img, outSize, gi, p0, n)
 			} else if err := e.Parallel(n, n*cw.k*gatherCost, func(_ *gemm.Engine, i0, i1 int) error {
 				// A big tile gathers across the cores its product
 				// splits over.
-				taps.gatherRows(rows[i0*cw.k:], xb, gi, p0+i0, i1-i0)
+				taps.gatherImages(rows[i0*cw.k:], xb, img, outSize, gi, p0+i0, i1-i0)
 				return nil
 			}); err != nil {
 				return err
@@ -106,11 +117,11 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 		if o.bias != nil {
 			bias = o.bias[m0 : m0+mg]
 		}
-		yb := y[b*outSize*g.M : (b+1)*outSize*g.M]
+		yb := y[b*span*g.M : (b+1)*span*g.M]
 		if cold {
 			var res []float32
 			if o.res != nil {
-				res = o.res[(b*outSize+p0)*g.M+m0:]
+				res = o.res[(b*span+p0)*g.M+m0:]
 			}
 			touchTile(tb, yb[p0*g.M+m0:], res, n, mg, g.M)
 		}
@@ -121,7 +132,7 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 			var res []float32 // the tile's residual rows, for finishRest when it adds them
 			s.fin.Bias, s.fin.Res, s.fin.LDR = bias, nil, 0
 			if o.res != nil {
-				tile := o.res[(b*outSize+p0)*g.M+m0:][:(n-1)*g.M+mg]
+				tile := o.res[(b*span+p0)*g.M+m0:][:(n-1)*g.M+mg]
 				if o.residualLater() {
 					res = tile
 				} else {
@@ -155,7 +166,7 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 				at := p0 * g.M
 				var res []float32
 				if o.res != nil {
-					res = o.res[b*outSize*g.M+at:][:n*mg]
+					res = o.res[b*span*g.M+at:][:n*mg]
 				}
 				o.finish(yb[at:at+n*mg], rep, res)
 				return nil
@@ -164,7 +175,7 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 				at := r*g.M + m0
 				var res []float32
 				if o.res != nil {
-					res = o.res[b*outSize*g.M+at:][:mg]
+					res = o.res[b*span*g.M+at:][:mg]
 				}
 				o.finish(yb[at:at+mg], bias, res)
 			}

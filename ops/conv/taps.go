@@ -115,6 +115,19 @@ func (c *position) at(kidx int) int {
 	return lin
 }
 
+// gatherImages is gatherRows over the images xt holds one after another
+// (img values, size output positions each): positions [p0, p0+n) count
+// on from one image's into the next's.
+func (t *taps) gatherImages(rows, xt []float32, img, size, gi, p0, n int) {
+	k := len(t.lin) * t.g.cg() // a row's values
+	for n > 0 {
+		i, q := p0/size, p0%size
+		c := min(n, size-q)
+		t.gatherRows(rows, xt[i*img:(i+1)*img], gi, q, c)
+		rows, p0, n = rows[c*k:], p0+c, n-c
+	}
+}
+
 // gatherRows writes the im2col rows of output positions [p0, p0+t) of
 // group gi into rows (t×kk·Cg): row r, column kidx·Cg+ci is input channel
 // gi·Cg+ci at the position kernel offset kidx reads, zero in the padding.
