@@ -46,11 +46,15 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 	// rows of all images together when an image has fewer than a tile
 	// (ResNet-50's 14×14 and 7×7 layers in a batch), channels-last, so
 	// each tile's rows continue across images in the input and output
-	// alike: the weights stream once a tile, not once an image.
+	// alike: the weights stream once a tile, not once an image. The tiles
+	// are a multiple of the cores when more than one a core.
 	images, span := g.Batch, outSize // tiles are of span rows of one of images
 	if big && g.Batch > 1 && g.Group == 1 && o.nhwcOut && o.xscale == nil && outSize < bigTileRows {
 		images, span = 1, g.Batch*outSize
 		n := (span + bigTileRows - 1) / bigTileRows
+		if t := c.Engine().Threads(); n > t { // as many tiles for every core
+			n = (n + t - 1) / t * t
+		}
 		tile = (span + n - 1) / n
 	}
 	tiles := (span + tile - 1) / tile
