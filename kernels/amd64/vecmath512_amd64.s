@@ -634,6 +634,16 @@ geludone:
 	VZEROUPPER
 	RET
 
+// SIGMOIDFRAC sets Z4 = (S < 0 ? E : 1) / (1 + E), the logistic
+// function of a value of S's sign from E = e**-|value|, as
+// kernels.SigmoidOne ends (Z28 holds 1, Z31 0; Z2 and K3 are clobbered).
+#define SIGMOIDFRAC(E, S) \
+	VADDPS  E, Z28, Z2 \
+	VCMPPS  $1, Z31, S, K3 \
+	VMOVAPS Z28, Z4 \
+	VMOVAPS E, K3, Z4 \
+	VDIVPS  Z2, Z4, Z4
+
 // func sigmoidAVX512(dst, src []float32, c *[kernels.ActRows][8]float32)
 // len(dst) >= len(src). As sigmoidAVX2, 16 at a time under the mask K1:
 // all lanes, then the last len(src) mod 16 (lanes past the end compute
@@ -657,11 +667,7 @@ sigmoid16:
 	VPXORD    Z30, Z1, Z1                  // -|x|
 	EXPNEG1(Z1, Z2, Z3, Z4, Z5, Z6, K2)
 	EXPNEG2(Z1, Z2, Z3, Z4, Z5, Z6, K2)    // e
-	VADDPS    Z1, Z28, Z2                  // 1 + e
-	VCMPPS    $1, Z31, Z0, K3              // x < 0
-	VMOVAPS   Z28, Z4
-	VMOVAPS   Z1, K3, Z4                   // x < 0 ? e : 1
-	VDIVPS    Z2, Z4, Z4
+	SIGMOIDFRAC(Z1, Z0)
 	VMOVUPS   Z4, K1, (DI)
 	ADDQ      $64, SI
 	ADDQ      $64, DI
@@ -778,11 +784,7 @@ gelut16:
 	VPXORD        Z7, Z3, Z3       // the low part of -|t|
 	EXPNEGLO1(Z6, Z3, Z8, Z9, Z10, Z11, Z12, K2)
 	EXPNEG2(Z6, Z8, Z9, Z10, Z11, Z12, K2) // e
-	VADDPS        Z6, Z28, Z2      // 1 + e
-	VCMPPS        $1, Z31, Z5, K3  // hi < 0
-	VMOVAPS       Z28, Z4
-	VMOVAPS       Z6, K3, Z4       // hi < 0 ? e : 1
-	VDIVPS        Z2, Z4, Z4
+	SIGMOIDFRAC(Z6, Z5)
 	VMULPS        Z4, Z0, Z4
 	VMOVUPS       Z4, K1, (DI)
 	ADDQ          $64, SI

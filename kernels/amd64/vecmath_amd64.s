@@ -361,6 +361,15 @@ gelunobias:
 	VMULPS Z, P, P \
 	VADDPS c, P, P
 
+// SIGMOIDFRAC sets R = (S < 0 ? E : 1) / (1 + E), the logistic function
+// of a value of S's sign from E = e**-|value|, as kernels.SigmoidOne ends
+// (Y8 holds 1, Y9 0; D and M are clobbered).
+#define SIGMOIDFRAC(E, S, D, M, R) \
+	VADDPS    E, Y8, D \
+	VCMPPS    $1, Y9, S, M \
+	VBLENDVPS M, E, Y8, R \
+	VDIVPS    D, R, R
+
 // func sigmoidAVX2(dst, src []float32, c *[kernels.ActRows][8]float32)
 // len(src) is a positive multiple of 8, len(dst) >= len(src). Per lane,
 // as kernels.SigmoidOne: e = ExpNeg(-|x|); (x < 0 ? e : 1) / (1 + e).
@@ -377,10 +386,7 @@ sigmoidloop:
 	VANDPS    C_ABS, Y0, Y1
 	VXORPS    C_SIGN, Y1, Y1      // -|x|
 	EXPNEG(Y1, Y2, Y3, Y4, Y5, Y6) // e
-	VADDPS    Y1, Y8, Y2          // 1 + e
-	VCMPPS    $1, Y9, Y0, Y3      // x < 0
-	VBLENDVPS Y3, Y1, Y8, Y4      // x < 0 ? e : 1
-	VDIVPS    Y2, Y4, Y4
+	SIGMOIDFRAC(Y1, Y0, Y2, Y3, Y4)
 	VMOVUPS   Y4, (DI)
 	ADDQ      $32, SI
 	ADDQ      $32, DI
@@ -483,10 +489,7 @@ gelutloop:
 	VANDNPS      Y13, Y5, Y7            // the sign bit where hi's is clear
 	VXORPS       Y7, Y3, Y3             // the low part of -|t|
 	EXPNEGLO(Y6, Y3, Y1, Y2, Y4, Y7, Y10) // e
-	VADDPS       Y6, Y8, Y2             // 1 + e
-	VCMPPS       $1, Y9, Y5, Y4         // hi < 0
-	VBLENDVPS    Y4, Y6, Y8, Y1         // hi < 0 ? e : 1
-	VDIVPS       Y2, Y1, Y1
+	SIGMOIDFRAC(Y6, Y5, Y2, Y4, Y1)
 	VMULPS       Y1, Y0, Y1
 	VMOVUPS      Y1, (DI)
 	ADDQ         $32, SI

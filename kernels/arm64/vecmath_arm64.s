@@ -350,6 +350,17 @@ gelunobias:
 	V_FMUL(P, P, Z) \
 	V_FADD(P, P, C)
 
+// SIGMOIDFRAC sets V4 = (S < 0 ? E : 1) / (1 + E), the logistic
+// function of a value of S's sign from E = e**-|value|, as
+// kernels.SigmoidOne ends (0 > S is false for -0 and NaN); ONE holds 1,
+// ZERO 0; V2 and V3 are clobbered.
+#define SIGMOIDFRAC(E, S, ONE, ZERO) \
+	V_FADD(2, ONE, E) \
+	V_FCMGT(3, ZERO, S) \
+	V_AND(4, ONE, ONE) \
+	V_BIT(4, E, 3) \
+	V_FDIV(4, 4, 2)
+
 // func sigmoidNEON(dst, src []float32, c *[actRows][4]float32)
 //
 // len(src) is a positive multiple of 4, len(dst) >= len(src). Per lane,
@@ -368,11 +379,7 @@ sigmoidloop:
 	V_FABS(1, 0)
 	V_FNEG(1, 1)                  // -|x|
 	EXPNEG(1, 3, 4, 5, 6, 7)      // e
-	V_FADD(2, 29, 1)              // 1 + e
-	V_FCMGT(3, 30, 0)             // 0 > x
-	VORR   V29.B16, V29.B16, V4.B16
-	V_BIT(4, 1, 3)                // x < 0 ? e : 1
-	V_FDIV(4, 4, 2)
+	SIGMOIDFRAC(1, 0, 29, 30)
 	VST1.P [V4.S4], 16(R0)
 	SUB    $4, R3
 	CBNZ   R3, sigmoidloop
@@ -488,11 +495,7 @@ gelutloop:
 	V_BIC(2, 31, 5)                // the sign bit where hi's is clear
 	VEOR   V2.B16, V6.B16, V6.B16  // the low part of -|t|
 	EXPNEGLO(1, 6, 2, 3, 4, 7, 8)  // e
-	V_FADD(2, 30, 1)               // 1 + e
-	V_FCMGT(3, 14, 5)              // 0 > hi (false for -0 and NaN)
-	VORR   V30.B16, V30.B16, V4.B16
-	V_BIT(4, 1, 3)                 // hi < 0 ? e : 1
-	V_FDIV(4, 4, 2)
+	SIGMOIDFRAC(1, 5, 30, 14)
 	V_FMUL(4, 0, 4)
 	VST1.P [V4.S4], 16(R0)
 	SUB    $4, R3
