@@ -17,7 +17,8 @@ import (
 // reach bigWeights (one tile of up to bigTileRows positions an image,
 // gathered across the engine's cores) against Conv's definition: a 3×3
 // layer of ResNet-50's last stage (narrow rows, so from gathered rows),
-// strided and not, and a 1×1 one, with a residual and Relu; on every
+// strided and not, and a 1×1 one, with a residual and Relu (LeakyRelu,
+// which the product does not finish in its registers, once); on every
 // table with one thread and two, and the two give the same bits. The
 // images' rows run as one product: two images in one tile, and seven in
 // two tiles, the second starting halfway through an image.
@@ -28,12 +29,14 @@ func TestFusedConvBigWeights(t *testing.T) {
 		x       []int // N, C, H, W
 		m       int
 		strides []int
-		k       int // the kernel's height and width
+		k       int  // the kernel's height and width
+		leaky   bool // LeakyRelu(0.1) in place of Relu
 	}{
 		{name: "3x3", x: []int{2, 64, 7, 7}, m: 512, strides: []int{1, 1}, k: 3},
 		{name: "3x3 stride 2", x: []int{2, 64, 14, 13}, m: 512, strides: []int{2, 2}, k: 3},
 		{name: "3x3 seven images", x: []int{7, 64, 7, 6}, m: 512, strides: []int{1, 1}, k: 3},
 		{name: "1x1 three images", x: []int{3, 512, 7, 7}, m: 512, strides: []int{1, 1}, k: 1},
+		{name: "3x3 seven images leaky", x: []int{7, 64, 7, 6}, m: 512, strides: []int{1, 1}, k: 3, leaky: true},
 	} {
 		xs, ws := c.x, []int{c.m, c.x[1], c.k, c.k}
 		if ops.ProdInts(ws) < bigWeights {
@@ -48,13 +51,20 @@ func TestFusedConvBigWeights(t *testing.T) {
 		res := tensor.From(ref.shape, randomFloats(r, ref.shape))
 		want := slices.Clone(ref.y)
 		for i, v := range res.Data.([]float32) {
-			want[i] = math.Max(0, want[i]+float64(v))
+			if want[i] += float64(v); want[i] < 0 {
+				want[i] *= map[bool]float64{false: 0, true: 0.1}[c.leaky]
+			}
+		}
+		act := []*onnxpb.Attribute{opstest.AttrString("activation", "Relu")}
+		if c.leaky {
+			act = []*onnxpb.Attribute{opstest.AttrString("activation", "LeakyRelu"), opstest.AttrFloats("activation_params", 0.1)}
 		}
 		attrs := []*onnxpb.Attribute{
 			opstest.AttrInts("pads", int64s(pads)...), opstest.AttrInts("strides", int64s(c.strides)...),
 			opstest.AttrInts("dilations", int64s(dil)...), opstest.AttrInt("nhwc_out", 1), opstest.AttrInt("nhwc_in", 1),
-			opstest.AttrString("activation", "Relu"), opstest.AttrInt("nhwc_residual", 1),
+			opstest.AttrInt("nhwc_residual", 1),
 		}
+		attrs = append(attrs, act...)
 		in := make([]*tensor.Tensor, FusedInputs)
 		in[FusedX], in[FusedW], in[FusedB], in[FusedResidual] = toNHWC(x), w, b, toNHWC(res)
 		absent := absentInputs(in)
