@@ -37,10 +37,15 @@ func (s *ScaledSigmoid) Of(x float64) float64 { return x * Sigmoid(s.alpha*x) }
 // Apply sets dst[i] = src[i]·sigmoid(alpha·src[i]) on tb's kernel; dst
 // must not overlap src. The kernel's NaN for ±Inf (its x³ term's 0·∞)
 // becomes Of's value (+Inf for x·sigmoid(+Inf), NaN for ∞·0); NaN stays
-// NaN.
+// NaN. Only a src that is not all finite (the table's MinMax, a vector
+// pass over src where the kernel left it in cache) is looked at again
+// value by value.
 func (s *ScaledSigmoid) Apply(tb *dispatch.Table, dst, src []float32) {
 	dst = dst[:len(src)]
 	tb.XSigmoid(dst, src, s.consts)
+	if _, _, finite := tb.MinMax(src); finite {
+		return
+	}
 	for i, v := range dst {
 		if x := src[i]; v != v && x == x {
 			dst[i] = float32(s.Of(float64(x)))
