@@ -84,11 +84,12 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 		defer qi.free()
 	}
 	per := tiles * g.Group
+	taskImg := img * (span / outSize) // the values of the images one task's tiles read
 	cold := o.nhwcOut && g.Batch*outSize*g.M*4 >= coldOutput
 	return run(c, images*per, work, func(e *gemm.Engine, s *scratch, task int) error {
 		b, gi, p0 := task/per, task%per/tiles, task%tiles*tile
 		n := min(tile, span-p0)
-		xb := xt[b*img*span/outSize : (b+1)*img*span/outSize]
+		xb := xt[b*taskImg : (b+1)*taskImg]
 		var rows []float32 // nil: quantized into s.qrows from the image
 		if qi != nil {
 			if err := qi.rows(e.Table(), &s.qrows, b, gi, p0, n); err != nil {

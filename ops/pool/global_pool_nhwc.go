@@ -98,19 +98,13 @@ func globalPoolChannelsLast(c *ops.Context, x, y []float32, batch, size, ch int,
 	tb := c.Engine().Table()
 	if avg {
 		chunks := (ch + nhwcMeanChunk - 1) / nhwcMeanChunk
-		sp := meanSums.Get().(*[]float64)
-		defer meanSums.Put(sp)
-		if cap(*sp) < batch*ch {
-			*sp = make([]float64, batch*ch)
-		}
-		sums := (*sp)[:batch*ch] // each task writes its own before it reads them
 		cost := size * min(ch, nhwcMeanChunk) * 2 * ops.VectorCost
 		if ops.OneCore(batch*chunks, cost) { // a squeeze-and-excitation block's few thousand values
-			channelMeans(tb, sums, x, y, size, ch, chunks, 0, batch*chunks)
+			channelMeans(tb, x, y, size, ch, chunks, 0, batch*chunks)
 			return nil
 		}
 		return c.ParallelRows(batch*chunks, cost, func(t0, t1 int) {
-			channelMeans(tb, sums, x, y, size, ch, chunks, t0, t1)
+			channelMeans(tb, x, y, size, ch, chunks, t0, t1)
 		})
 	}
 	chunks := (ch + nhwcChannelChunk - 1) / nhwcChannelChunk
@@ -144,21 +138,23 @@ func globalPoolChannelsLast(c *ops.Context, x, y []float32, batch, size, ch int,
 	return nil
 }
 
-// meanSums holds the channels-last mean's float64 sums, reused call to
-// call.
-var meanSums = sync.Pool{New: func() any { return new([]float64) }}
+// meanSums holds one chunk's float64 sums of the channels-last mean,
+// reused task to task and call to call.
+var meanSums = sync.Pool{New: func() any { return new([nhwcMeanChunk]float64) }}
 
 // channelMeans runs tasks [t0, t1) of the channels-last mean: task t is
-// image t/chunks's chunk t%chunks of nhwcMeanChunk channels, summed into
-// sums on the table's ColumnPoolSums and divided into y.
-func channelMeans(tb *dispatch.Table, sums []float64, x, y []float32, size, ch, chunks, t0, t1 int) {
+// image t/chunks's chunk t%chunks of nhwcMeanChunk channels, summed on
+// the table's ColumnPoolSums and divided into y.
+func channelMeans(tb *dispatch.Table, x, y []float32, size, ch, chunks, t0, t1 int) {
+	sums := meanSums.Get().(*[nhwcMeanChunk]float64)
+	defer meanSums.Put(sums)
 	for t := t0; t < t1; t++ {
 		b, c0 := t/chunks, t%chunks*nhwcMeanChunk
 		c1 := min(c0+nhwcMeanChunk, ch)
-		at := b*ch + c0
-		tb.ColumnPoolSums(sums[at:b*ch+c1], x[b*size*ch+c0:], size, ch)
-		for j, v := range sums[at : b*ch+c1] {
-			y[at+j] = float32(v / float64(size))
+		s := sums[:c1-c0]
+		tb.ColumnPoolSums(s, x[b*size*ch+c0:], size, ch)
+		for j, v := range s {
+			y[b*ch+c0+j] = float32(v / float64(size))
 		}
 	}
 }
