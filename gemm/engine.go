@@ -108,9 +108,21 @@ const MinParallelWork = 1 << 18
 // at four times as many multiply-adds as a float32 one.
 const QMACsPerUnit = 4
 
-// rowChunk is the number of rows whose tiles pass over one K block of a
-// panel group before the next group: a multiple of the table's MR.
-func rowChunk(mr int) int { return mr * max(1, 96/mr) }
+// rowChunk is the number of rows of m whose tiles pass over one K block
+// of a panel group before the next group: a multiple of the table's MR,
+// at most 96 rows (or one tile), the rows split as evenly as that allows.
+// Uneven chunks (96 and 32 of 128 rows) gave one core of two three times
+// the other's work before it could take over the rest, and a part of
+// rows unlike the parts of the loops before and after.
+func rowChunk(mr, m int) int {
+	most := mr * max(1, 96/mr)
+	if m <= most {
+		return max(most, 1)
+	}
+	chunks := (m + most - 1) / most
+	tiles := (m + mr - 1) / mr
+	return mr * ((tiles + chunks - 1) / chunks)
+}
 
 // spans splits n into parts near-equal ranges; range i is [i*n/parts, (i+1)*n/parts).
 func span(i, n, parts int) (int, int) { return i * n / parts, (i + 1) * n / parts }
@@ -259,7 +271,7 @@ func (e *Engine) QMatMulRowsFinish(qa *QRows, w *QWeights, c []float32, ldc int,
 	off := qa.offsets(t.QOffset)
 	panels := w.cols / kernels.PanelN
 	ng := groups(panels, t.NP)
-	mc := rowChunk(t.MR)
+	mc := rowChunk(t.MR, m)
 	chunks := (m + mc - 1) / mc
 	kq := qa.ldu / kernels.KGroup
 	pstr := w.kp * kernels.PanelN
@@ -518,7 +530,7 @@ func (e *Engine) QMatMulInt32(qa *QRows, w *QWeights, out []int32, ldo int) erro
 	parts := w.parts()
 	panels := w.cols / kernels.PanelN
 	ng := groups(panels, t.NP)
-	mc := rowChunk(t.MR)
+	mc := rowChunk(t.MR, m)
 	chunks := (m + mc - 1) / mc
 	kq := qa.ldu / kernels.KGroup
 	pstr := w.kp * kernels.PanelN

@@ -139,7 +139,7 @@ func TestMatMulStridedFinish(t *testing.T) {
 func touchedShape(t *testing.T) [3]int {
 	sh := [3]int{200, 40, 400}
 	for _, mr := range []int{4, 8, 12, 14} {
-		if !touches(sh[0], sh[2], rowChunk(mr)) {
+		if !touches(sh[0], sh[2], rowChunk(mr, sh[0])) {
 			t.Fatalf("a product of %v is not touched", sh)
 		}
 	}

@@ -59,7 +59,7 @@ func (e *Engine) matMulF(a []float32, m, lda int, segs []int, w *FWeights, c []f
 	if row {
 		ng = groups(panels, rowPanels)
 	}
-	mc := rowChunk(t.FMR)
+	mc := rowChunk(t.FMR, m)
 	chunks := (m + mc - 1) / mc
 	pstr := k * kernels.PanelN
 	// K blocks: even, each under kcBytes of a panel group's packed

@@ -300,3 +300,26 @@ func TestClaimsOwnPartFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestRowChunkEven checks the row chunks of a product: multiples of the
+// row tile, no more of them than 96-row chunks would make, and as even
+// as whole tiles allow, so that two cores splitting 128 rows start with
+// 64 each rather than 96 and 32.
+func TestRowChunkEven(t *testing.T) {
+	for _, mr := range []int{1, 4, 8, 12, 14} {
+		most := mr * max(1, 96/mr)
+		for m := 1; m <= 2000; m++ {
+			mc := rowChunk(mr, m)
+			chunks := (m + mc - 1) / mc
+			if mc%mr != 0 || mc > most || chunks > (m+most-1)/most {
+				t.Fatalf("MR %d, %d rows: chunks of %d rows (%d of them), want multiples of %d of at most %d", mr, m, mc, chunks, mr, most)
+			}
+			if last := m - (chunks-1)*mc; chunks > 1 && chunks <= 4 && mc-last > chunks*mr {
+				t.Fatalf("MR %d, %d rows: chunks of %d rows leave %d for the last", mr, m, mc, last)
+			}
+		}
+	}
+	if mc := rowChunk(8, 128); mc != 64 {
+		t.Errorf("128 rows of 8-row tiles: chunks of %d rows, want 64", mc)
+	}
+}
