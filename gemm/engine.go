@@ -117,7 +117,7 @@ const QMACsPerUnit = 4
 func rowChunk(mr, m int) int {
 	most := mr * max(1, 96/mr)
 	if m <= most {
-		return max(most, 1)
+		return most
 	}
 	chunks := (m + most - 1) / most
 	tiles := (m + mr - 1) / mr
