@@ -108,14 +108,19 @@ const MinParallelWork = 1 << 18
 // at four times as many multiply-adds as a float32 one.
 const QMACsPerUnit = 4
 
+// rowChunkRows is the most rows whose tiles pass over one K block of a
+// panel group before the next group (rounded down to whole tiles).
+const rowChunkRows = 96
+
 // rowChunk is the number of rows of m whose tiles pass over one K block
 // of a panel group before the next group: a multiple of the table's MR,
-// at most 96 rows (or one tile), the rows split as evenly as that allows.
+// at most rowChunkRows (or one tile), the rows split as evenly as that
+// allows.
 // Uneven chunks (96 and 32 of 128 rows) gave one core of two three times
 // the other's work before it could take over the rest, and a part of
 // rows unlike the parts of the loops before and after.
 func rowChunk(mr, m int) int {
-	most := mr * max(1, 96/mr)
+	most := mr * max(1, rowChunkRows/mr)
 	if m <= most {
 		return most
 	}

@@ -307,7 +307,7 @@ func TestClaimsOwnPartFirst(t *testing.T) {
 // 64 each rather than 96 and 32.
 func TestRowChunkEven(t *testing.T) {
 	for _, mr := range []int{1, 4, 8, 12, 14} {
-		most := mr * max(1, 96/mr)
+		most := mr * max(1, rowChunkRows/mr)
 		for m := 1; m <= 2000; m++ {
 			mc := rowChunk(mr, m)
 			chunks := (m + mc - 1) / mc

@@ -49,15 +49,15 @@ func TestFusedConvBigWeights(t *testing.T) {
 		b := tensor.From([]int{c.m}, randomFloats(r, []int{c.m}))
 		ref := refConvolve(x.Data.([]float32), xs, w.Data.([]float32), ws, b.Data.([]float32), 1, c.strides, dil, pads, false)
 		res := tensor.From(ref.shape, randomFloats(r, ref.shape))
+		slope, act := 0.0, []*onnxpb.Attribute{opstest.AttrString("activation", "Relu")}
+		if c.leaky {
+			slope, act = 0.1, []*onnxpb.Attribute{opstest.AttrString("activation", "LeakyRelu"), opstest.AttrFloats("activation_params", 0.1)}
+		}
 		want := slices.Clone(ref.y)
 		for i, v := range res.Data.([]float32) {
 			if want[i] += float64(v); want[i] < 0 {
-				want[i] *= map[bool]float64{false: 0, true: 0.1}[c.leaky]
+				want[i] *= slope
 			}
-		}
-		act := []*onnxpb.Attribute{opstest.AttrString("activation", "Relu")}
-		if c.leaky {
-			act = []*onnxpb.Attribute{opstest.AttrString("activation", "LeakyRelu"), opstest.AttrFloats("activation_params", 0.1)}
 		}
 		attrs := []*onnxpb.Attribute{
 			opstest.AttrInts("pads", int64s(pads)...), opstest.AttrInts("strides", int64s(c.strides)...),
