@@ -23,7 +23,12 @@ type Table struct {
 	Needs   string // the CPU features the table uses, for logs and errors
 	QOffset int32
 	MR, NP  int // register tile of QBlock: up to MR rows × NP panels of 16 columns
-	QBlock  func(*kernels.QBlock)
+	// MRStep, when not 0, is the rows a product's row chunks are
+	// multiples of, MR a multiple of it: a QBlock that passes over K once
+	// for each MRStep rows and takes up to MR of them a call, paying its
+	// set-up once a call.
+	MRStep int
+	QBlock func(*kernels.QBlock)
 	// FullRange: QBlock's int32 sums are exact (modulo 2^32) for any
 	// bytes u and any int8 b. Without it (vpmaddubsw saturates its int16
 	// pair sums) they are exact for u ≤ 128 and |b| ≤ 127, the range the
@@ -236,6 +241,15 @@ func runnable(ts []*Table) []*Table {
 	return out
 }
 
+// RowStep is the rows a product's row chunks are multiples of: MRStep,
+// or MR when that is 0.
+func (t *Table) RowStep() int {
+	if t.MRStep != 0 {
+		return t.MRStep
+	}
+	return t.MR
+}
+
 // Default returns the table chosen at init: the best this CPU runs.
 func Default() *Table { return selected }
 
@@ -255,7 +269,7 @@ func Reference() *Table { return generic }
 // each, and the GOARCH it runs on ("" for the reference, which runs
 // anywhere). Each build's tables are a subset (TestNames holds them to it).
 var allTables = []struct{ name, arch string }{
-	{"avx512vnni", "amd64"}, {"avx512", "amd64"}, {"avxvnni", "amd64"}, {"avx2", "amd64"},
+	{"amx", "amd64"}, {"avx512vnni", "amd64"}, {"avx512", "amd64"}, {"avxvnni", "amd64"}, {"avx2", "amd64"},
 	{"i8mm", "arm64"}, {"sdot", "arm64"}, {"neon", "arm64"},
 	{"generic", ""},
 }

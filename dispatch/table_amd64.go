@@ -10,10 +10,12 @@ import (
 )
 
 // XCR0 bits: the OS saves (and so lets programs use) the SSE and AVX
-// registers (bits 1-2) and the AVX-512 opmask and zmm registers (bits 5-7).
+// registers (bits 1-2), the AVX-512 opmask and zmm registers (bits 5-7)
+// and the AMX tiles (bits 17-18).
 const (
 	xcr0AVX    = 0x6
 	xcr0AVX512 = 0xe6
+	xcr0AMX    = 0x60000 // tile configuration and tile data (bits 17-18)
 )
 
 // osSaves reports whether the OS saves the register state in mask: cpuid
@@ -29,7 +31,7 @@ func isaTables() []*Table {
 	avx512 := func(extra ...cpuid.FeatureID) bool {
 		return avx2() && cpuid.CPU.Supports(append(extra, cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL)...) && osSaves(xcr0AVX512)
 	}
-	return []*Table{{
+	ts := []*Table{{
 		Name:           "avx512vnni",
 		Needs:          "AVX-512 F, BW, VL and VNNI (zmm vpdpbusd), AVX2 and FMA, with the OS saving zmm state (XCR0)",
 		MR:             8,
@@ -221,4 +223,15 @@ func isaTables() []*Table {
 
 		supported: avx2,
 	}}
+	// The amx table is the avx512vnni table with its products' blocks on
+	// AMX tiles: up to 96 rows × 2 panels a block, a pass over K for each
+	// 32 rows of it, every other kernel the same.
+	amx := *ts[0]
+	amx.Name = "amx"
+	amx.Needs = "AMX-TILE and AMX-INT8 (tdpbusd) with Linux granting the tile state, and what avx512vnni needs"
+	amx.MR, amx.MRStep, amx.NP, amx.QBlock = 96, 32, 2, amd64.QBlockAMX
+	amx.supported = func() bool {
+		return avx512(cpuid.AVX512VNNI, cpuid.AMXTILE, cpuid.AMXINT8) && osSaves(xcr0AVX512|xcr0AMX) && amd64.RequestAMX()
+	}
+	return append([]*Table{&amx}, ts...)
 }

@@ -276,7 +276,7 @@ func (e *Engine) QMatMulRowsFinish(qa *QRows, w *QWeights, c []float32, ldc int,
 	off := qa.offsets(t.QOffset)
 	panels := w.cols / kernels.PanelN
 	ng := groups(panels, t.NP)
-	mc := rowChunk(t.MR, m)
+	mc := rowChunk(t.RowStep(), m)
 	chunks := (m + mc - 1) / mc
 	kq := qa.ldu / kernels.KGroup
 	pstr := w.kp * kernels.PanelN
@@ -535,7 +535,7 @@ func (e *Engine) QMatMulInt32(qa *QRows, w *QWeights, out []int32, ldo int) erro
 	parts := w.parts()
 	panels := w.cols / kernels.PanelN
 	ng := groups(panels, t.NP)
-	mc := rowChunk(t.MR, m)
+	mc := rowChunk(t.RowStep(), m)
 	chunks := (m + mc - 1) / mc
 	kq := qa.ldu / kernels.KGroup
 	pstr := w.kp * kernels.PanelN

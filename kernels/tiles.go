@@ -75,3 +75,31 @@ func FBlockTiles(f *FBlock, rows int, tileN FTileN, tile1 FTile1) {
 		f.FinishRows(ConvFinish)
 	}
 }
+
+// QBlockRows runs q on block, a kernel of at most n rows, n rows at a
+// time, each call's row-indexed operands moved to its first row. q is
+// changed in place (an argument passed to a kernel through a function
+// value escapes) and restored before it returns.
+func QBlockRows(q *QBlock, n int, block func(*QBlock)) {
+	if q.Rows <= n {
+		block(q)
+		return
+	}
+	rows, u, off, sa, acc, fsum, c, res := q.Rows, q.U, q.Off, q.SA, q.Acc, q.FSum, q.C, q.Res
+	from := func(s []int32, i int) []int32 { return s[min(i, len(s)):] }
+	fromF := func(s []float32, i int) []float32 {
+		if s == nil {
+			return nil
+		}
+		return s[min(i, len(s)):]
+	}
+	for r0 := 0; r0 < rows; r0 += n {
+		q.Rows = min(n, rows-r0)
+		q.U = u[min(r0*q.LDU, len(u)):]
+		q.Off, q.SA = from(off, r0), fromF(sa, r0)
+		q.Acc, q.FSum = from(acc, r0*q.AccStr), fromF(fsum, r0*q.AccStr)
+		q.C, q.Res = fromF(c, r0*q.LDC), fromF(res, r0*q.LDR)
+		block(q)
+	}
+	q.Rows, q.U, q.Off, q.SA, q.Acc, q.FSum, q.C, q.Res = rows, u, off, sa, acc, fsum, c, res
+}

@@ -2,10 +2,10 @@
 // CPU runs, each against the ceiling of the table being measured, measured
 // in the same run with the same number of threads as the row:
 //
-//	int8 ceiling   the table's register-only int8 loop: vpdpbusd zmm
-//	               (avx512vnni), vpdpbusd ymm (avxvnni), vpmaddubsw+vpmaddwd+
-//	               vpaddd ymm (avx2, avx512)
-//	f32 ceiling    register-only FMA chains, zmm (avx512vnni, avx512) or ymm
+//	int8 ceiling   the table's register-only int8 loop: tdpbusd on AMX tiles
+//	               (amx), vpdpbusd zmm (avx512vnni), vpdpbusd ymm (avxvnni),
+//	               vpmaddubsw+vpmaddwd+vpaddd ymm (avx2, avx512)
+//	f32 ceiling    register-only FMA chains, zmm (amx, avx512vnni, avx512) or ymm
 //	DRAM read      streaming read of a buffer twice the size of the L3
 //	L3 read        streaming read of a buffer a quarter of the L3
 //

@@ -14,6 +14,8 @@ func ceilingsOf(t *dispatch.Table) (int8Loop, f32Loop *loop) {
 	zmmFMA := &loop{"FMA zmm", amd64.PeakF32ZmmOpsPerIter, func(n int) { amd64.PeakF32Zmm(n) }}
 	maddubs := &loop{"vpmaddubsw ymm", amd64.PeakInt8OpsPerIter, func(n int) { amd64.PeakInt8(n) }}
 	switch t.Name {
+	case "amx":
+		return &loop{"tdpbusd tiles", amd64.PeakAMXOpsPerIter, func(n int) { amd64.PeakAMX(n) }}, zmmFMA
 	case "avx512vnni":
 		return &loop{"vpdpbusd zmm", amd64.PeakVNNI512OpsPerIter, func(n int) { amd64.PeakVNNI512(n) }}, zmmFMA
 	case "avx512":

@@ -1,7 +1,7 @@
 // Command serve runs the quantserve model server.
 //
 //	serve [--addr :8000] [--model-repository DIR|FILE.onnx] [--model-name NAME] [--max-body-bytes N] [--log-level info]
-//	      [--kernels auto|avx512vnni|avx512|avxvnni|avx2|i8mm|sdot|neon|generic] [--threads N] [--spin D] [--quantize int8|none]
+//	      [--kernels auto|amx|avx512vnni|avx512|avxvnni|avx2|i8mm|sdot|neon|generic] [--threads N] [--spin D] [--quantize int8|none]
 //	      [--quantize-scheme per_channel|per_block|per_tensor] [--admin-token T]
 //	      [--max-inflight N] [--max-inflight-bytes SIZE] [--max-request-bytes SIZE] [--request-timeout D]
 //	      [--memory-limit SIZE] [--gc-min-heap SIZE] [--drain-delay D] [--shutdown-timeout D]

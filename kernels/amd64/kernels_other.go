@@ -67,5 +67,11 @@ func FBlockAVX512(f *kernels.FBlock) { kernels.FBlockRef(f) }
 // QBlockAVXVNNI forwards to kernels.QBlockRef in builds without assembly.
 func QBlockAVXVNNI(q *kernels.QBlock) { kernels.QBlockRef(q) }
 
+// QBlockAMX forwards to kernels.QBlockRef in builds without assembly.
+func QBlockAMX(q *kernels.QBlock) { kernels.QBlockRef(q) }
+
+// RequestAMX reports false in builds without assembly.
+func RequestAMX() bool { return false }
+
 // XCR0 returns 0 in builds without assembly.
 func XCR0(osxsave bool) uint64 { return 0 }

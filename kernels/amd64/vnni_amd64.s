@@ -4636,6 +4636,612 @@ vynext:
 	VZEROUPPER
 	RET
 
+// func qBlockAMX(q *kernels.QBlock, cfg *amxConfigs)
+//
+// The block's rows run as groups of 32 (the last may be shorter), each a
+// pass over K. Tiles: C(t, p) = TMM(2t+p) sums rows 16t.. of the group,
+// panel p (16 int32 columns); A(t) = TMM(4+t) holds those rows' activation
+// bytes of a step (64 k), LDU apart; B(p) = TMM(6+p) panel p's bytes of
+// the step, 16 groups of 64, which is the panel's layout. Per step, 2-4
+// tile loads and 1-4 tdpbusd:
+//   C(t, p)[m][n] += Σ_g Σ_{i<4} u[16t+m][4g+i] · b[p][g][n][i]  (exact int32)
+// cfg holds the shapes of a group of 32 rows (a step of 16 groups of 4 k,
+// then the last, shorter step) at 0 and 64, and of the last group at 128
+// and 192; ldtilecfg, which costs as much as two steps, runs only when the
+// shape changes. DI holds the configuration loaded (0: none).
+// The sums go to the frame (row r at r·128, panel p at p·64), the tiles
+// are released, and the epilogue loop writes them out as the flags ask,
+// finished with QFinish (amxChannel; the generic epilogue for the rest).
+TEXT ·qBlockAMX(SB), 0, $12312-16
+	MOVQ q+0(FP), DI
+	MOVQ 32(DI), R13 // rows left
+	MOVQ 0(DI), AX
+	MOVQ AX, 12304(SP) // the group's A
+	MOVQ cfg+8(FP), R14
+	MOVQ $64, R9    // B's row stride
+	MOVQ $128, R11   // the frame's row stride
+	XORQ R12, R12   // the group's offset in the frame
+	XORQ DI, DI     // no configuration loaded
+amxgroup:
+	MOVQ R14, R15   // a group of 32 rows
+	CMPQ R13, $32
+	JGE  amxgcfg
+	LEAQ 128(R14), R15 // the last, shorter group
+amxgcfg:
+	CMPQ DI, R15
+	JEQ  amxgload
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x78; BYTE $0x49; BYTE $0x07 // LDTILECFG (R15)
+	MOVQ R15, DI
+amxgload:
+	MOVQ q+0(FP), R10
+	MOVQ 12304(SP), SI // A(0): the group's row 0
+	MOVQ 24(R10), AX // ldu
+	MOVQ AX, R8
+	SHLQ $4, R8
+	ADDQ SI, R8     // A(1): its row 16
+	MOVQ 40(R10), BX // B(0): panel 0
+	MOVQ 64(R10), DX
+	ADDQ BX, DX     // B(1): panel 1
+	MOVQ 80(R10), CX
+	SHRQ $4, CX     // full steps
+	CMPQ 72(R10), $2 // np
+	JEQ  amxnp2
+	CMPQ R13, $16
+	JGT  amxt2p1
+	JMP  amxt1p1
+amxnp2:
+	CMPQ R13, $16
+	JGT  amxt2p2
+	JMP  amxt1p2
+amxt1p1: // 1 row tiles, 1 panels
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
+	TESTQ CX, CX
+	JZ    amxt1p1tail
+amxt1p1loop: // a step of 64 k
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x06 // TILELOADD (SI)(AX*1), TMM4
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x0b // TILELOADD (BX)(R9*1), TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x49; BYTE $0x5e; BYTE $0xc4 // TDPBUSD TMM0, TMM4, TMM6 (TMM0 += u8(TMM4)·s8(TMM6))
+	ADDQ $64, SI
+	ADDQ $1024, BX
+	DECQ CX
+	JNZ  amxt1p1loop
+amxt1p1tail: // the last groups of 4 k, fewer than 16: their own shapes
+	MOVQ q+0(FP), CX
+	MOVQ 80(CX), CX
+	ANDQ $15, CX
+	JZ   amxt1p1store
+	LEAQ 0(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1a // TILESTORED TMM0, (R10)(R11*1)
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x78; BYTE $0x49; BYTE $0x47; BYTE $0x40 // LDTILECFG 64(R15)
+	LEAQ 64(R15), DI
+	LEAQ 0(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x04; BYTE $0x1a // TILELOADD (R10)(R11*1), TMM0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x06 // TILELOADD (SI)(AX*1), TMM4
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x0b // TILELOADD (BX)(R9*1), TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x49; BYTE $0x5e; BYTE $0xc4 // TDPBUSD TMM0, TMM4, TMM6 (TMM0 += u8(TMM4)·s8(TMM6))
+amxt1p1store:
+	LEAQ 0(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1a // TILESTORED TMM0, (R10)(R11*1)
+	JMP  amxgnext
+amxt1p2: // 1 row tiles, 2 panels
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // TILEZERO TMM1
+	TESTQ CX, CX
+	JZ    amxt1p2tail
+amxt1p2loop: // a step of 64 k
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x06 // TILELOADD (SI)(AX*1), TMM4
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x0b // TILELOADD (BX)(R9*1), TMM6
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x3c; BYTE $0x0a // TILELOADD (DX)(R9*1), TMM7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x49; BYTE $0x5e; BYTE $0xc4 // TDPBUSD TMM0, TMM4, TMM6 (TMM0 += u8(TMM4)·s8(TMM6))
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x41; BYTE $0x5e; BYTE $0xcc // TDPBUSD TMM1, TMM4, TMM7 (TMM1 += u8(TMM4)·s8(TMM7))
+	ADDQ $64, SI
+	ADDQ $1024, BX
+	ADDQ $1024, DX
+	DECQ CX
+	JNZ  amxt1p2loop
+amxt1p2tail: // the last groups of 4 k, fewer than 16: their own shapes
+	MOVQ q+0(FP), CX
+	MOVQ 80(CX), CX
+	ANDQ $15, CX
+	JZ   amxt1p2store
+	LEAQ 0(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1a // TILESTORED TMM0, (R10)(R11*1)
+	LEAQ 64(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x0c; BYTE $0x1a // TILESTORED TMM1, (R10)(R11*1)
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x78; BYTE $0x49; BYTE $0x47; BYTE $0x40 // LDTILECFG 64(R15)
+	LEAQ 64(R15), DI
+	LEAQ 0(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x04; BYTE $0x1a // TILELOADD (R10)(R11*1), TMM0
+	LEAQ 64(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x0c; BYTE $0x1a // TILELOADD (R10)(R11*1), TMM1
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x06 // TILELOADD (SI)(AX*1), TMM4
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x0b // TILELOADD (BX)(R9*1), TMM6
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x3c; BYTE $0x0a // TILELOADD (DX)(R9*1), TMM7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x49; BYTE $0x5e; BYTE $0xc4 // TDPBUSD TMM0, TMM4, TMM6 (TMM0 += u8(TMM4)·s8(TMM6))
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x41; BYTE $0x5e; BYTE $0xcc // TDPBUSD TMM1, TMM4, TMM7 (TMM1 += u8(TMM4)·s8(TMM7))
+amxt1p2store:
+	LEAQ 0(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1a // TILESTORED TMM0, (R10)(R11*1)
+	LEAQ 64(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x0c; BYTE $0x1a // TILESTORED TMM1, (R10)(R11*1)
+	JMP  amxgnext
+amxt2p1: // 2 row tiles, 1 panels
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd0 // TILEZERO TMM2
+	TESTQ CX, CX
+	JZ    amxt2p1tail
+amxt2p1loop: // a step of 64 k
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x06 // TILELOADD (SI)(AX*1), TMM4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x2c; BYTE $0x00 // TILELOADD (R8)(AX*1), TMM5
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x0b // TILELOADD (BX)(R9*1), TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x49; BYTE $0x5e; BYTE $0xc4 // TDPBUSD TMM0, TMM4, TMM6 (TMM0 += u8(TMM4)·s8(TMM6))
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x49; BYTE $0x5e; BYTE $0xd5 // TDPBUSD TMM2, TMM5, TMM6 (TMM2 += u8(TMM5)·s8(TMM6))
+	ADDQ $64, SI
+	ADDQ $64, R8
+	ADDQ $1024, BX
+	DECQ CX
+	JNZ  amxt2p1loop
+amxt2p1tail: // the last groups of 4 k, fewer than 16: their own shapes
+	MOVQ q+0(FP), CX
+	MOVQ 80(CX), CX
+	ANDQ $15, CX
+	JZ   amxt2p1store
+	LEAQ 0(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1a // TILESTORED TMM0, (R10)(R11*1)
+	LEAQ 2048(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x1a // TILESTORED TMM2, (R10)(R11*1)
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x78; BYTE $0x49; BYTE $0x47; BYTE $0x40 // LDTILECFG 64(R15)
+	LEAQ 64(R15), DI
+	LEAQ 0(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x04; BYTE $0x1a // TILELOADD (R10)(R11*1), TMM0
+	LEAQ 2048(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x1a // TILELOADD (R10)(R11*1), TMM2
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x06 // TILELOADD (SI)(AX*1), TMM4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x2c; BYTE $0x00 // TILELOADD (R8)(AX*1), TMM5
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x0b // TILELOADD (BX)(R9*1), TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x49; BYTE $0x5e; BYTE $0xc4 // TDPBUSD TMM0, TMM4, TMM6 (TMM0 += u8(TMM4)·s8(TMM6))
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x49; BYTE $0x5e; BYTE $0xd5 // TDPBUSD TMM2, TMM5, TMM6 (TMM2 += u8(TMM5)·s8(TMM6))
+amxt2p1store:
+	LEAQ 0(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1a // TILESTORED TMM0, (R10)(R11*1)
+	LEAQ 2048(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x1a // TILESTORED TMM2, (R10)(R11*1)
+	JMP  amxgnext
+amxt2p2: // 2 row tiles, 2 panels
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // TILEZERO TMM1
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd0 // TILEZERO TMM2
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd8 // TILEZERO TMM3
+	TESTQ CX, CX
+	JZ    amxt2p2tail
+amxt2p2loop: // a step of 64 k
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x06 // TILELOADD (SI)(AX*1), TMM4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x2c; BYTE $0x00 // TILELOADD (R8)(AX*1), TMM5
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x0b // TILELOADD (BX)(R9*1), TMM6
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x3c; BYTE $0x0a // TILELOADD (DX)(R9*1), TMM7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x49; BYTE $0x5e; BYTE $0xc4 // TDPBUSD TMM0, TMM4, TMM6 (TMM0 += u8(TMM4)·s8(TMM6))
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x41; BYTE $0x5e; BYTE $0xcc // TDPBUSD TMM1, TMM4, TMM7 (TMM1 += u8(TMM4)·s8(TMM7))
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x49; BYTE $0x5e; BYTE $0xd5 // TDPBUSD TMM2, TMM5, TMM6 (TMM2 += u8(TMM5)·s8(TMM6))
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x41; BYTE $0x5e; BYTE $0xdd // TDPBUSD TMM3, TMM5, TMM7 (TMM3 += u8(TMM5)·s8(TMM7))
+	ADDQ $64, SI
+	ADDQ $64, R8
+	ADDQ $1024, BX
+	ADDQ $1024, DX
+	DECQ CX
+	JNZ  amxt2p2loop
+amxt2p2tail: // the last groups of 4 k, fewer than 16: their own shapes
+	MOVQ q+0(FP), CX
+	MOVQ 80(CX), CX
+	ANDQ $15, CX
+	JZ   amxt2p2store
+	LEAQ 0(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1a // TILESTORED TMM0, (R10)(R11*1)
+	LEAQ 64(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x0c; BYTE $0x1a // TILESTORED TMM1, (R10)(R11*1)
+	LEAQ 2048(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x1a // TILESTORED TMM2, (R10)(R11*1)
+	LEAQ 2112(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x1c; BYTE $0x1a // TILESTORED TMM3, (R10)(R11*1)
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x78; BYTE $0x49; BYTE $0x47; BYTE $0x40 // LDTILECFG 64(R15)
+	LEAQ 64(R15), DI
+	LEAQ 0(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x04; BYTE $0x1a // TILELOADD (R10)(R11*1), TMM0
+	LEAQ 64(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x0c; BYTE $0x1a // TILELOADD (R10)(R11*1), TMM1
+	LEAQ 2048(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x1a // TILELOADD (R10)(R11*1), TMM2
+	LEAQ 2112(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x1c; BYTE $0x1a // TILELOADD (R10)(R11*1), TMM3
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x06 // TILELOADD (SI)(AX*1), TMM4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x2c; BYTE $0x00 // TILELOADD (R8)(AX*1), TMM5
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x0b // TILELOADD (BX)(R9*1), TMM6
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x3c; BYTE $0x0a // TILELOADD (DX)(R9*1), TMM7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x49; BYTE $0x5e; BYTE $0xc4 // TDPBUSD TMM0, TMM4, TMM6 (TMM0 += u8(TMM4)·s8(TMM6))
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x41; BYTE $0x5e; BYTE $0xcc // TDPBUSD TMM1, TMM4, TMM7 (TMM1 += u8(TMM4)·s8(TMM7))
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x49; BYTE $0x5e; BYTE $0xd5 // TDPBUSD TMM2, TMM5, TMM6 (TMM2 += u8(TMM5)·s8(TMM6))
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x41; BYTE $0x5e; BYTE $0xdd // TDPBUSD TMM3, TMM5, TMM7 (TMM3 += u8(TMM5)·s8(TMM7))
+amxt2p2store:
+	LEAQ 0(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1a // TILESTORED TMM0, (R10)(R11*1)
+	LEAQ 64(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x0c; BYTE $0x1a // TILESTORED TMM1, (R10)(R11*1)
+	LEAQ 2048(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x1a // TILESTORED TMM2, (R10)(R11*1)
+	LEAQ 2112(SP)(R12*1), R10
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x1c; BYTE $0x1a // TILESTORED TMM3, (R10)(R11*1)
+	JMP  amxgnext
+amxgnext:
+	ADDQ $4096, R12   // 32 rows of the frame
+	MOVQ q+0(FP), R10
+	MOVQ 24(R10), AX
+	SHLQ $5, AX
+	ADDQ AX, 12304(SP) // 32 rows of A
+	SUBQ $32, R13
+	JG   amxgroup
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
+	MOVQ q+0(FP), DI
+	MOVQ 88(DI), CX // flags
+	TESTQ $4, CX   // QOutBlock
+	JNZ  amxgeneric
+	TESTQ $2, CX   // QOutChannel
+	JZ   amxgeneric
+	MOVQ 32(DI), AX
+	MOVQ AX, 12288(SP) // rows
+	MOVQ 72(DI), AX
+	MOVQ AX, 12296(SP) // np
+	MOVQ 96(DI), AX // Acc
+	MOVQ 120(DI), BX
+	SHLQ $2, BX     // AccStr in bytes
+	MOVQ 248(DI), R10 // C
+	MOVQ 272(DI), R11
+	SHLQ $2, R11    // LDC in bytes
+	MOVQ 152(DI), R12 // Off
+	MOVQ 176(DI), R13 // SA
+	MOVQ 200(DI), R14 // Colsum
+	MOVQ 224(DI), R15 // SB
+	MOVQ 536(DI), SI // Bias
+	VBROADCASTSS 592(DI), Z28 // lo
+	VBROADCASTSS 596(DI), Z29 // hi
+	MOVQ 560(DI), DX // Res
+	MOVQ 584(DI), R8
+	SHLQ $2, R8     // LDR in bytes
+	TESTQ DX, DX
+	JNZ  amxcres
+	XORQ R8, R8     // no residual: its row stays nil
+amxcres:
+	VMOVDQU32 (R14), Z2 // colsum, sb and (QFinish) bias of panel 0
+	VMOVUPS (R15), Z4
+	TESTQ $32, CX
+	JZ   amxcnob0
+	VMOVUPS (SI), Z6
+amxcnob0:
+	CMPQ 12296(SP), $2
+	JLT  amxconly1
+	VMOVDQU32 64(R14), Z3 // and of panel 1
+	VMOVUPS 64(R15), Z5
+	TESTQ $32, CX
+	JZ   amxcnob1
+	VMOVUPS 64(SI), Z7
+amxcnob1:
+	TESTQ $32, CX // QFinish
+	JZ   amxc2plain
+	TESTQ DX, DX
+	JZ   amxc2bias
+amxc2res: // 2 panels, finish: res
+	XORQ R9, R9
+	LEAQ 0(SP), DI
+amxc2resrow:
+	VPBROADCASTD (R12)(R9*4), Z8 // off
+	VBROADCASTSS (R13)(R9*4), Z9 // sa
+	VMOVDQU32 0(DI), Z0
+	TESTQ $1, CX // QLoadAcc
+	JZ   amxc2resnoacc0
+	VPADDD 0(AX), Z0, Z0 // s += Acc
+amxc2resnoacc0:
+	VPMULLD Z2, Z8, Z1
+	VPADDD Z1, Z0, Z0 // s + off·colsum
+	VCVTDQ2PS Z0, Z0
+	VMULPS Z9, Z0, Z0 // · sa
+	VMULPS Z4, Z0, Z0 // · sb
+	VADDPS Z6, Z0, Z0 // + bias
+	VADDPS 0(DX), Z0, Z0 // + residual
+	VMAXPS Z0, Z28, Z0 // lo > v ? lo : v
+	VMINPS Z0, Z29, Z0 // hi < v ? hi : v
+	VMOVUPS Z0, 0(R10)
+	VMOVDQU32 64(DI), Z0
+	TESTQ $1, CX // QLoadAcc
+	JZ   amxc2resnoacc1
+	VPADDD 64(AX), Z0, Z0 // s += Acc
+amxc2resnoacc1:
+	VPMULLD Z3, Z8, Z1
+	VPADDD Z1, Z0, Z0 // s + off·colsum
+	VCVTDQ2PS Z0, Z0
+	VMULPS Z9, Z0, Z0 // · sa
+	VMULPS Z5, Z0, Z0 // · sb
+	VADDPS Z7, Z0, Z0 // + bias
+	VADDPS 64(DX), Z0, Z0 // + residual
+	VMAXPS Z0, Z28, Z0 // lo > v ? lo : v
+	VMINPS Z0, Z29, Z0 // hi < v ? hi : v
+	VMOVUPS Z0, 64(R10)
+	ADDQ $128, DI
+	ADDQ BX, AX
+	ADDQ R11, R10
+	ADDQ R8, DX
+	INCQ R9
+	CMPQ R9, 12288(SP)
+	JLT  amxc2resrow
+	VZEROUPPER
+	RET
+amxc2bias: // 2 panels, finish: bias
+	XORQ R9, R9
+	LEAQ 0(SP), DI
+amxc2biasrow:
+	VPBROADCASTD (R12)(R9*4), Z8 // off
+	VBROADCASTSS (R13)(R9*4), Z9 // sa
+	VMOVDQU32 0(DI), Z0
+	TESTQ $1, CX // QLoadAcc
+	JZ   amxc2biasnoacc0
+	VPADDD 0(AX), Z0, Z0 // s += Acc
+amxc2biasnoacc0:
+	VPMULLD Z2, Z8, Z1
+	VPADDD Z1, Z0, Z0 // s + off·colsum
+	VCVTDQ2PS Z0, Z0
+	VMULPS Z9, Z0, Z0 // · sa
+	VMULPS Z4, Z0, Z0 // · sb
+	VADDPS Z6, Z0, Z0 // + bias
+	VMAXPS Z0, Z28, Z0 // lo > v ? lo : v
+	VMINPS Z0, Z29, Z0 // hi < v ? hi : v
+	VMOVUPS Z0, 0(R10)
+	VMOVDQU32 64(DI), Z0
+	TESTQ $1, CX // QLoadAcc
+	JZ   amxc2biasnoacc1
+	VPADDD 64(AX), Z0, Z0 // s += Acc
+amxc2biasnoacc1:
+	VPMULLD Z3, Z8, Z1
+	VPADDD Z1, Z0, Z0 // s + off·colsum
+	VCVTDQ2PS Z0, Z0
+	VMULPS Z9, Z0, Z0 // · sa
+	VMULPS Z5, Z0, Z0 // · sb
+	VADDPS Z7, Z0, Z0 // + bias
+	VMAXPS Z0, Z28, Z0 // lo > v ? lo : v
+	VMINPS Z0, Z29, Z0 // hi < v ? hi : v
+	VMOVUPS Z0, 64(R10)
+	ADDQ $128, DI
+	ADDQ BX, AX
+	ADDQ R11, R10
+	INCQ R9
+	CMPQ R9, 12288(SP)
+	JLT  amxc2biasrow
+	VZEROUPPER
+	RET
+amxc2plain: // 2 panels, finish: plain
+	XORQ R9, R9
+	LEAQ 0(SP), DI
+amxc2plainrow:
+	VPBROADCASTD (R12)(R9*4), Z8 // off
+	VBROADCASTSS (R13)(R9*4), Z9 // sa
+	VMOVDQU32 0(DI), Z0
+	TESTQ $1, CX // QLoadAcc
+	JZ   amxc2plainnoacc0
+	VPADDD 0(AX), Z0, Z0 // s += Acc
+amxc2plainnoacc0:
+	VPMULLD Z2, Z8, Z1
+	VPADDD Z1, Z0, Z0 // s + off·colsum
+	VCVTDQ2PS Z0, Z0
+	VMULPS Z9, Z0, Z0 // · sa
+	VMULPS Z4, Z0, Z0 // · sb
+	VMOVUPS Z0, 0(R10)
+	VMOVDQU32 64(DI), Z0
+	TESTQ $1, CX // QLoadAcc
+	JZ   amxc2plainnoacc1
+	VPADDD 64(AX), Z0, Z0 // s += Acc
+amxc2plainnoacc1:
+	VPMULLD Z3, Z8, Z1
+	VPADDD Z1, Z0, Z0 // s + off·colsum
+	VCVTDQ2PS Z0, Z0
+	VMULPS Z9, Z0, Z0 // · sa
+	VMULPS Z5, Z0, Z0 // · sb
+	VMOVUPS Z0, 64(R10)
+	ADDQ $128, DI
+	ADDQ BX, AX
+	ADDQ R11, R10
+	INCQ R9
+	CMPQ R9, 12288(SP)
+	JLT  amxc2plainrow
+	VZEROUPPER
+	RET
+amxconly1:
+	TESTQ $32, CX // QFinish
+	JZ   amxc1plain
+	TESTQ DX, DX
+	JZ   amxc1bias
+amxc1res: // 1 panels, finish: res
+	XORQ R9, R9
+	LEAQ 0(SP), DI
+amxc1resrow:
+	VPBROADCASTD (R12)(R9*4), Z8 // off
+	VBROADCASTSS (R13)(R9*4), Z9 // sa
+	VMOVDQU32 0(DI), Z0
+	TESTQ $1, CX // QLoadAcc
+	JZ   amxc1resnoacc0
+	VPADDD 0(AX), Z0, Z0 // s += Acc
+amxc1resnoacc0:
+	VPMULLD Z2, Z8, Z1
+	VPADDD Z1, Z0, Z0 // s + off·colsum
+	VCVTDQ2PS Z0, Z0
+	VMULPS Z9, Z0, Z0 // · sa
+	VMULPS Z4, Z0, Z0 // · sb
+	VADDPS Z6, Z0, Z0 // + bias
+	VADDPS 0(DX), Z0, Z0 // + residual
+	VMAXPS Z0, Z28, Z0 // lo > v ? lo : v
+	VMINPS Z0, Z29, Z0 // hi < v ? hi : v
+	VMOVUPS Z0, 0(R10)
+	ADDQ $128, DI
+	ADDQ BX, AX
+	ADDQ R11, R10
+	ADDQ R8, DX
+	INCQ R9
+	CMPQ R9, 12288(SP)
+	JLT  amxc1resrow
+	VZEROUPPER
+	RET
+amxc1bias: // 1 panels, finish: bias
+	XORQ R9, R9
+	LEAQ 0(SP), DI
+amxc1biasrow:
+	VPBROADCASTD (R12)(R9*4), Z8 // off
+	VBROADCASTSS (R13)(R9*4), Z9 // sa
+	VMOVDQU32 0(DI), Z0
+	TESTQ $1, CX // QLoadAcc
+	JZ   amxc1biasnoacc0
+	VPADDD 0(AX), Z0, Z0 // s += Acc
+amxc1biasnoacc0:
+	VPMULLD Z2, Z8, Z1
+	VPADDD Z1, Z0, Z0 // s + off·colsum
+	VCVTDQ2PS Z0, Z0
+	VMULPS Z9, Z0, Z0 // · sa
+	VMULPS Z4, Z0, Z0 // · sb
+	VADDPS Z6, Z0, Z0 // + bias
+	VMAXPS Z0, Z28, Z0 // lo > v ? lo : v
+	VMINPS Z0, Z29, Z0 // hi < v ? hi : v
+	VMOVUPS Z0, 0(R10)
+	ADDQ $128, DI
+	ADDQ BX, AX
+	ADDQ R11, R10
+	INCQ R9
+	CMPQ R9, 12288(SP)
+	JLT  amxc1biasrow
+	VZEROUPPER
+	RET
+amxc1plain: // 1 panels, finish: plain
+	XORQ R9, R9
+	LEAQ 0(SP), DI
+amxc1plainrow:
+	VPBROADCASTD (R12)(R9*4), Z8 // off
+	VBROADCASTSS (R13)(R9*4), Z9 // sa
+	VMOVDQU32 0(DI), Z0
+	TESTQ $1, CX // QLoadAcc
+	JZ   amxc1plainnoacc0
+	VPADDD 0(AX), Z0, Z0 // s += Acc
+amxc1plainnoacc0:
+	VPMULLD Z2, Z8, Z1
+	VPADDD Z1, Z0, Z0 // s + off·colsum
+	VCVTDQ2PS Z0, Z0
+	VMULPS Z9, Z0, Z0 // · sa
+	VMULPS Z4, Z0, Z0 // · sb
+	VMOVUPS Z0, 0(R10)
+	ADDQ $128, DI
+	ADDQ BX, AX
+	ADDQ R11, R10
+	INCQ R9
+	CMPQ R9, 12288(SP)
+	JLT  amxc1plainrow
+	VZEROUPPER
+	RET
+amxgeneric:
+	MOVQ q+0(FP), DI
+	MOVQ 88(DI), CX // flags
+	MOVQ 72(DI), R8 // np
+	SHLQ $6, R8     // bytes of output per row
+	XORQ R9, R9     // r
+amxerow:
+	MOVQ 120(DI), AX
+	IMULQ R9, AX    // r·AccStr
+	MOVQ 96(DI), R11
+	LEAQ (R11)(AX*4), R11
+	MOVQ 128(DI), R12
+	LEAQ (R12)(AX*4), R12
+	MOVQ 272(DI), AX
+	IMULQ R9, AX    // r·LDC
+	MOVQ 248(DI), R13
+	LEAQ (R13)(AX*4), R13
+	MOVQ R9, BX
+	IMULQ $128, BX   // the frame's row
+	XORQ R10, R10
+amxechunk:
+	LEAQ (BX)(R10*1), DX
+	VMOVDQU32 (SP)(DX*1), Z0
+	TESTQ $1, CX
+	JZ    amxnoload
+	VPADDD (R11)(R10*1), Z0, Z0 // s += Acc
+amxnoload:
+	TESTQ $2, CX
+	JNZ   amxchan
+	TESTQ $4, CX
+	JNZ   amxblock
+	VMOVDQU32 Z0, (R11)(R10*1) // Acc = s
+	JMP   amxnext
+amxchan: // c = float32(s + off·colsum) · sa · sb
+	MOVQ 152(DI), AX
+	VPBROADCASTD (AX)(R9*4), Z1
+	MOVQ 200(DI), AX
+	VPMULLD (AX)(R10*1), Z1, Z1
+	VPADDD Z1, Z0, Z0
+	VCVTDQ2PS Z0, Z0
+	MOVQ 176(DI), AX
+	VBROADCASTSS (AX)(R9*4), Z1
+	VMULPS Z1, Z0, Z0
+	MOVQ 224(DI), AX
+	VMULPS (AX)(R10*1), Z0, Z0
+	VMOVUPS Z0, (R13)(R10*1)
+	JMP   amxnext
+amxblock: // t = float32(s + off·colsum) · sb; f = (fsum or 0) + t
+	MOVQ 152(DI), AX
+	VPBROADCASTD (AX)(R9*4), Z1
+	MOVQ 200(DI), AX
+	VPMULLD (AX)(R10*1), Z1, Z1
+	VPADDD Z1, Z0, Z0
+	VCVTDQ2PS Z0, Z0
+	MOVQ 224(DI), AX
+	VMULPS (AX)(R10*1), Z0, Z0
+	VPXORD Z2, Z2, Z2
+	TESTQ $8, CX
+	JZ    amxnosum
+	VMOVUPS (R12)(R10*1), Z2
+amxnosum:
+	VADDPS Z0, Z2, Z2
+	TESTQ $16, CX
+	JZ    amxkeep
+	MOVQ 176(DI), AX
+	VBROADCASTSS (AX)(R9*4), Z1
+	VMULPS Z2, Z1, Z2 // c = sa · f
+	VMOVUPS Z2, (R13)(R10*1)
+	JMP   amxnext
+amxkeep:
+	VMOVUPS Z2, (R12)(R10*1) // fsum = f
+amxnext:
+	ADDQ $64, R10
+	CMPQ R10, R8
+	JLT  amxechunk
+	INCQ R9
+	CMPQ R9, 32(DI)
+	JLT  amxerow
+	VZEROUPPER
+	RET
+
+// func peakAMX(cfg *amxConfig, iters int)
+TEXT ·peakAMX(SB), NOSPLIT, $0-16
+	MOVQ cfg+0(FP), DI
+	MOVQ iters+8(FP), CX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x07 // LDTILECFG (DI)
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // TILEZERO TMM1
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd0 // TILEZERO TMM2
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd8 // TILEZERO TMM3
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xe0 // TILEZERO TMM4
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xe8 // TILEZERO TMM5
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xf0 // TILEZERO TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xf8 // TILEZERO TMM7
+pamxloop: // 4 chains × 16·16·64 multiply-adds
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x49; BYTE $0x5e; BYTE $0xc4 // TDPBUSD TMM0, TMM4, TMM6 (TMM0 += u8(TMM4)·s8(TMM6))
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x41; BYTE $0x5e; BYTE $0xcc // TDPBUSD TMM1, TMM4, TMM7 (TMM1 += u8(TMM4)·s8(TMM7))
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x49; BYTE $0x5e; BYTE $0xd5 // TDPBUSD TMM2, TMM5, TMM6 (TMM2 += u8(TMM5)·s8(TMM6))
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x41; BYTE $0x5e; BYTE $0xdd // TDPBUSD TMM3, TMM5, TMM7 (TMM3 += u8(TMM5)·s8(TMM7))
+	DECQ CX
+	JNZ  pamxloop
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
+	RET
+
 // Register-only ceilings of the tables, for the benchmark.
 
 // func peakVNNI512(iters int) int32

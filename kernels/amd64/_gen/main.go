@@ -709,6 +709,8 @@ func main() {
 	qBlockVNNI512()
 	fBlockAVX512()
 	qBlockAVXVNNI()
+	qBlockAMX()
+	peakAMX()
 	peaks()
 	os.Stdout.WriteString(out.String())
 }

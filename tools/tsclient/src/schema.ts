@@ -629,7 +629,7 @@ export interface components {
              *     gradients.
              */
             extensions: string[];
-            /** @description The kernel table matrix products run on (avx512vnni, avx512, avxvnni, avx2, i8mm, sdot, neon or generic), chosen from the CPU's features or by --kernels. */
+            /** @description The kernel table matrix products run on (amx, avx512vnni, avx512, avxvnni, avx2, i8mm, sdot, neon or generic), chosen from the CPU's features or by --kernels. */
             kernels?: string;
         };
         /** @enum {string} */
