@@ -33,14 +33,14 @@ func (cfg *amxConfig) set(rows, np, kq int) {
 	*cfg = amxConfig{}
 	tail := kq % 16
 	for c := range cfg {
-		cfg[c][0] = 1 // palette 1: eight tiles of up to 16 rows × 64 bytes
 		steps := 16
 		if c == 1 {
 			if tail == 0 {
-				break
+				break // no tail: its configuration stays empty
 			}
 			steps = tail
 		}
+		cfg[c][0] = 1 // palette 1: eight tiles of up to 16 rows × 64 bytes
 		for t := 0; t < 2; t++ {
 			r := min(16, rows-16*t)
 			if r <= 0 {
