@@ -113,9 +113,9 @@ const QMACsPerUnit = 4
 const rowChunkRows = 96
 
 // rowChunk is the number of rows of m whose tiles pass over one K block
-// of a panel group before the next group: a multiple of the table's MR,
-// at most rowChunkRows (or one tile), the rows split as evenly as that
-// allows.
+// of a panel group before the next group: a multiple of mr (the table's
+// RowStep), at most rowChunkRows (or one tile), the rows split as evenly
+// as that allows.
 // Uneven chunks (96 and 32 of 128 rows) gave one core of two three times
 // the other's work before it could take over the rest, and a part of
 // rows unlike the parts of the loops before and after.

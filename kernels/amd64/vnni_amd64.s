@@ -4647,8 +4647,8 @@ vynext:
 //   C(t, p)[m][n] += Σ_g Σ_{i<4} u[16t+m][4g+i] · b[p][g][n][i]  (exact int32)
 // cfg holds the shapes of a group of 32 rows (a step of 16 groups of 4 k,
 // then the last, shorter step) at 0 and 64, and of the last group at 128
-// and 192; ldtilecfg, which costs as much as two steps, runs only when the
-// shape changes. DI holds the configuration loaded (0: none).
+// and 192; ldtilecfg, which costs as much as several steps, runs only
+// when the shape changes. DI holds the configuration loaded (0: none).
 // The sums go to the frame (row r at r·128, panel p at p·64), the tiles
 // are released, and the epilogue loop writes them out as the flags ask,
 // finished with QFinish (amxChannel; the generic epilogue for the rest).
