@@ -231,7 +231,7 @@ func isaTables() []*Table {
 	amx.Needs = "AMX-TILE and AMX-INT8 (tdpbusd) with Linux granting the tile state, and what avx512vnni needs"
 	amx.MR, amx.MRStep, amx.NP, amx.QBlock = 96, 32, 2, amd64.QBlockAMX
 	amx.supported = func() bool {
-		return avx512(cpuid.AVX512VNNI, cpuid.AMXTILE, cpuid.AMXINT8) && osSaves(xcr0AVX512|xcr0AMX) && amd64.RequestAMX()
+		return ts[0].supported() && cpuid.CPU.Supports(cpuid.AMXTILE, cpuid.AMXINT8) && osSaves(xcr0AMX) && amd64.RequestAMX()
 	}
 	return append([]*Table{&amx}, ts...)
 }

@@ -86,20 +86,18 @@ func QBlockRows(q *QBlock, n int, block func(*QBlock)) {
 		return
 	}
 	rows, u, off, sa, acc, fsum, c, res := q.Rows, q.U, q.Off, q.SA, q.Acc, q.FSum, q.C, q.Res
-	from := func(s []int32, i int) []int32 { return s[min(i, len(s)):] }
-	fromF := func(s []float32, i int) []float32 {
-		if s == nil {
-			return nil
-		}
-		return s[min(i, len(s)):]
-	}
 	for r0 := 0; r0 < rows; r0 += n {
 		q.Rows = min(n, rows-r0)
-		q.U = u[min(r0*q.LDU, len(u)):]
-		q.Off, q.SA = from(off, r0), fromF(sa, r0)
-		q.Acc, q.FSum = from(acc, r0*q.AccStr), fromF(fsum, r0*q.AccStr)
-		q.C, q.Res = fromF(c, r0*q.LDC), fromF(res, r0*q.LDR)
+		q.U = sliceFrom(u, r0*q.LDU)
+		q.Off, q.SA = sliceFrom(off, r0), sliceFrom(sa, r0)
+		q.Acc, q.FSum = sliceFrom(acc, r0*q.AccStr), sliceFrom(fsum, r0*q.AccStr)
+		q.C, q.Res = sliceFrom(c, r0*q.LDC), sliceFrom(res, r0*q.LDR)
 		block(q)
 	}
 	q.Rows, q.U, q.Off, q.SA, q.Acc, q.FSum, q.C, q.Res = rows, u, off, sa, acc, fsum, c, res
 }
+
+// sliceFrom returns s from index i on, or its empty end when it is
+// shorter: an operand the flags do not use may be short or nil (and stays
+// nil).
+func sliceFrom[T any](s []T, i int) []T { return s[min(i, len(s)):] }

@@ -68,10 +68,10 @@ var amxGroups = func() (g [2][16]amxConfig) {
 	return g
 }()
 
-// AMXMinRows is the fewest rows QBlockAMX multiplies on tiles; blocks of
+// amxMinRows is the fewest rows QBlockAMX multiplies on tiles; blocks of
 // fewer run on QBlockAVX512VNNI, eight rows at a time, as do blocks of
 // under 16 groups of 4 k (a step's tile is filled by 16).
-const AMXMinRows = 8
+const amxMinRows = 8
 
 // QBlockAMX computes kernels.QBlockRef(q) on AMX tiles, up to 96 rows × 2
 // panels, in groups of 32 rows. Requires AMX-TILE and AMX-INT8 granted to
@@ -81,7 +81,7 @@ const AMXMinRows = 8
 // as it writes it.
 func QBlockAMX(q *kernels.QBlock) {
 	q.Check(96, 2)
-	if q.Rows < AMXMinRows || q.KQ < 16 {
+	if q.Rows < amxMinRows || q.KQ < 16 {
 		kernels.QBlockRows(q, 8, QBlockAVX512VNNI)
 		return
 	}
@@ -98,9 +98,7 @@ const PeakAMXOpsPerIter = 4 * 16 * 16 * 64 * 2
 
 // PeakAMX runs the tdpbusd peak loop. Requires AMX granted (RequestAMX).
 func PeakAMX(iters int) {
-	var cfg amxConfig
-	cfg.set(32, 2, 16)
-	peakAMX(&cfg, max(iters, 1))
+	peakAMX(&amxGroups[1][0], max(iters, 1)) // 32 rows, 2 panels: every tile full
 }
 
 // qBlockAMX computes kernels.QBlockRef(q) on AMX tiles configured by cfg
