@@ -31,13 +31,21 @@ func (e *PanicError) Error() string {
 // request's work (it does the work itself), and a worker that starts late
 // finds the work done and returns at once. A worker done with a task
 // spins (yielding to other goroutines) for a while (DefaultSpin, or
-// NewPoolSpin's), looking for the next,
-// before it parks: the parallel loops of one model run follow each other
-// within tens to hundreds of microseconds, and a parked worker handed
-// work takes ~120 µs to run on a virtual machine (the idle vCPU must be
-// woken), longer than most of them: the caller has done the work alone
-// by then. The caller, done with its own share, likewise spins for the
-// helpers' last chunks before it parks (joinSpin).
+// NewPoolSpin's), watching its own slot for the next, before it parks:
+// the parallel loops of one model run follow each other within tens to
+// hundreds of microseconds, and a parked worker handed work takes ~120 µs
+// to run on a virtual machine (the idle vCPU must be woken), longer than
+// most of them: the caller has done the work alone by then. The caller,
+// done with its own share, likewise spins for the helpers' last chunks
+// before it parks (joinSpin).
+//
+// A task reaches a spinning worker through the worker's slot, a cache
+// line the caller writes and the worker watches. A channel's hand-off
+// moved its lock, count and buffer across cores, each line ~0.13 µs on a
+// virtual Xeon: a share's round trip took 1.37 µs there, 0.78 through the
+// slot (BenchmarkShare). Meanwhile the caller, done with its own part,
+// had begun the worker's, pulling the lines the worker's core held from
+// the loop before.
 //
 // Close stops the workers. A closed pool still runs every task it is
 // given, on the goroutine that calls Run, one after another: an engine
@@ -46,10 +54,22 @@ func (e *PanicError) Error() string {
 type Pool struct {
 	n       int
 	spinFor time.Duration // how long a worker done with a task looks for the next
-	tasks   chan func()
+	workers []*worker
 	quit    chan struct{} // closed by Close
+	closed  atomic.Bool   // set by Close, for the spinning workers
 	once    sync.Once
-	workers sync.WaitGroup
+	running sync.WaitGroup
+}
+
+// worker is one worker goroutine's slot: the run handed to it (nil while
+// it is free; it clears it when the run returns) and its parking state,
+// alone on its cache lines.
+type worker struct {
+	_      [64]byte
+	run    atomic.Pointer[shareRun]
+	parked atomic.Bool
+	wake   chan struct{} // one token: wakes the worker once parked
+	_      [64]byte
 }
 
 // DefaultSpin is how long a worker looks for its next task before it
@@ -70,56 +90,72 @@ func NewPool(n int) *Pool { return NewPoolSpin(n, DefaultSpin) }
 // spin (0: they park at once) before they park.
 func NewPoolSpin(n int, spin time.Duration) *Pool {
 	n = max(n, 1)
-	p := &Pool{n: n, spinFor: max(spin, 0), tasks: make(chan func(), n), quit: make(chan struct{})}
-	p.workers.Add(n - 1)
-	for i := 0; i < n-1; i++ {
-		go p.work()
+	p := &Pool{n: n, spinFor: max(spin, 0), workers: make([]*worker, n-1), quit: make(chan struct{})}
+	p.running.Add(n - 1)
+	for i := range p.workers {
+		w := &worker{wake: make(chan struct{}, 1)}
+		p.workers[i] = w
+		go p.work(w)
 	}
 	return p
 }
 
-// work runs tasks until the pool closes. Once it has, a worker takes at
-// most the task it was already choosing, then leaves.
-func (p *Pool) work() {
-	defer p.workers.Done()
+// work runs the runs handed to w until the pool closes. Once it has, a
+// worker finishes the run it was in, then leaves.
+func (p *Pool) work(w *worker) {
+	defer p.running.Done()
 	for {
-		select {
-		case <-p.quit:
-			return
-		default:
-		}
-		if f := p.spin(); f != nil {
-			f()
-			continue
-		}
-		select {
-		case f := <-p.tasks:
-			f()
-		case <-p.quit:
+		r := p.next(w)
+		if r == nil {
 			return
 		}
+		r.help()
+		w.run.Store(nil)
 	}
 }
 
-// spin looks for a task for p.spinFor, yielding the core to other
-// goroutines as it goes, and returns it, or nil.
-func (p *Pool) spin() func() {
-	if p.spinFor <= 0 {
-		return nil
+// spinChecks is how many looks at its slot a spinning worker takes
+// between looks at the clock and yields of its core (~0.1 µs).
+const spinChecks = 64
+
+// next returns the next run handed to w, spinning for p.spinFor, then
+// parked; nil once the pool has closed.
+func (p *Pool) next(w *worker) *shareRun {
+	if p.spinFor > 0 {
+		deadline := time.Now().Add(p.spinFor)
+		for i := 1; ; i++ {
+			if r := w.run.Load(); r != nil {
+				return r
+			}
+			if i%spinChecks == 0 {
+				if p.closed.Load() {
+					return nil
+				}
+				if time.Now().After(deadline) {
+					break
+				}
+				runtime.Gosched()
+			}
+		}
 	}
-	deadline := time.Now().Add(p.spinFor)
 	for {
+		// Parked is set before the slot's last look, and a caller sets the
+		// slot before it looks at parked: one of them sees the other.
+		w.parked.Store(true)
+		if r := w.run.Load(); r != nil {
+			w.parked.Store(false)
+			return r
+		}
 		select {
-		case f := <-p.tasks:
-			return f
+		case <-w.wake:
 		case <-p.quit:
-			return nil
-		default:
-		}
-		if time.Now().After(deadline) {
+			w.parked.Store(false)
 			return nil
 		}
-		runtime.Gosched()
+		w.parked.Store(false)
+		if r := w.run.Load(); r != nil {
+			return r
+		}
 	}
 }
 
@@ -128,8 +164,11 @@ func (p *Pool) spin() func() {
 // caller. Close is idempotent and safe to call concurrently with Run, but
 // not from inside a task of the same pool (it would wait for itself).
 func (p *Pool) Close() {
-	p.once.Do(func() { close(p.quit) })
-	p.workers.Wait()
+	p.once.Do(func() {
+		p.closed.Store(true)
+		close(p.quit)
+	})
+	p.running.Wait()
 }
 
 // Size returns the pool's parallelism (its workers and the caller): what
@@ -168,82 +207,117 @@ func (p *Pool) Run(tasks []func()) error {
 // that are free to help, and returns when every run that started has
 // returned: f is a loop that claims its own work, so however many runs
 // start, each part of the work runs once. f is given its run's part: 0
-// on the caller, 1 to helpers on the helpers, which it may claim first. The caller does not wait for a
-// worker to take a run: a run no worker has started when the caller's
-// own is done never starts. A run that panics is recovered where it ran;
-// share returns the first such panic as a *PanicError. After Close only
-// the caller runs f.
+// on the caller, 1 to helpers on the helpers, which it may claim first.
+// The caller does not wait for a worker to take a run: a run no worker
+// has started when the caller's own is done never starts. A run that
+// panics is recovered where it ran; share returns the first such panic
+// as a *PanicError. After Close only the caller runs f.
 func (p *Pool) share(helpers int, f func(part int)) error {
-	var (
-		// state counts the helpers' runs that started and have not
-		// returned; closed is set once the caller's own run is done, after
-		// which no run starts.
-		state atomic.Int64
-		errMu sync.Mutex
-		first error
-		// parked is closed by the last run to return once the caller has
-		// stopped spinning for them and waits.
-		parked chan struct{}
-	)
-	record := func(err error) {
-		if err != nil {
-			errMu.Lock()
-			if first == nil {
-				first = err
-			}
-			errMu.Unlock()
+	if helpers <= 0 || p.closed.Load() {
+		return protect(func() { f(0) })
+	}
+	s := &shareState{f: f}
+	runs := s.inline[:0]
+	if helpers > len(s.inline) {
+		runs = make([]shareRun, 0, helpers)
+	}
+	handed := 0
+	for _, w := range p.workers {
+		if handed == helpers {
+			break
 		}
-	}
-	if helpers > 0 {
-		parked = make(chan struct{})
-	}
-	for i := 0; i < helpers; i++ {
-		part := i + 1
-		job := func() {
-			for {
-				s := state.Load()
-				if s&shareClosed != 0 {
-					return
-				}
-				if state.CompareAndSwap(s, s+1) {
-					break
-				}
-			}
-			record(protect(func() { f(part) }))
-			if state.Add(-1) == shareClosed|shareWaiting {
-				close(parked)
+		runs = append(runs, shareRun{s: s, part: handed + 1})
+		r := &runs[handed]
+		if w.run.Load() != nil || !w.run.CompareAndSwap(nil, r) {
+			runs = runs[:handed]
+			continue // busy with another run: the caller works without it
+		}
+		handed++
+		if w.parked.Load() {
+			select {
+			case w.wake <- struct{}{}:
+			default: // a token is already there
 			}
 		}
-		select {
-		case p.tasks <- job:
-		default: // every worker busy and the queue full: the caller works alone
-		}
 	}
-	record(protect(func() { f(0) }))
-	if helpers == 0 {
-		return first
+	s.record(protect(func() { f(0) }))
+	if handed == 0 {
+		return s.first
 	}
-	if state.Or(shareClosed) != 0 {
+	if s.state.Or(shareClosed) != 0 {
 		// A helper is still in its run: its last chunk, most often, which
 		// ends in microseconds. Spin for it (a parked caller costs two
 		// thread hand-offs), then park.
 		deadline := time.Now().Add(joinSpin)
-		for state.Load() != shareClosed {
+		for s.state.Load() != shareClosed {
 			if time.Now().After(deadline) {
-				if state.Or(shareWaiting)&^shareClosed != 0 {
+				s.parked = make(chan struct{})
+				if s.state.Or(shareWaiting)&^shareClosed != 0 {
 					if joinParks != nil {
 						joinParks()
 					}
-					<-parked
+					<-s.parked
 				}
 				break
 			}
 			runtime.Gosched()
 		}
 	}
-	errMu.Lock()
-	defer errMu.Unlock()
-	return first
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	return s.first
+}
+
+// shareState is one share: its f, the count of helpers' runs that started
+// and have not returned (with the flags shareClosed, set once the
+// caller's own run is done, after which no run starts, and shareWaiting),
+// and the first panic. A share of up to three helpers is this one
+// allocation.
+type shareState struct {
+	f     func(part int)
+	state atomic.Int64
+	errMu sync.Mutex
+	first error
+	// parked is made by the caller once it has stopped spinning for the
+	// helpers and waits (before it sets shareWaiting), and closed by the
+	// last run to return.
+	parked chan struct{}
+	inline [3]shareRun // the runs handed out, when they fit
+}
+
+// shareRun is one helper's run of a share: its part.
+type shareRun struct {
+	s    *shareState
+	part int
+}
+
+// help runs r's part of its share on a worker, unless the caller's own
+// run has already ended.
+func (r *shareRun) help() {
+	s := r.s
+	for {
+		st := s.state.Load()
+		if st&shareClosed != 0 {
+			return
+		}
+		if s.state.CompareAndSwap(st, st+1) {
+			break
+		}
+	}
+	s.record(protect(func() { s.f(r.part) }))
+	if s.state.Add(-1) == shareClosed|shareWaiting {
+		close(s.parked)
+	}
+}
+
+func (s *shareState) record(err error) {
+	if err != nil {
+		s.errMu.Lock()
+		if s.first == nil {
+			s.first = err
+		}
+		s.errMu.Unlock()
+	}
 }
 
 // The flags of share's state, above its count of running helpers.
@@ -275,6 +349,9 @@ func protect(f func()) (err error) {
 // on its caller, and Close has nothing to stop.
 func serialPool() *Pool {
 	p := &Pool{n: 1, quit: make(chan struct{})}
-	p.once.Do(func() { close(p.quit) })
+	p.once.Do(func() {
+		p.closed.Store(true)
+		close(p.quit)
+	})
 	return p
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/quant"
@@ -269,5 +270,57 @@ func TestPoolWithoutSpin(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("round %d: the engine without spin gives other bits", round)
 		}
+	}
+}
+
+// TestShareSkipsBusyWorker: a worker in one share's run is not handed
+// another's; the second share runs on its caller alone, and the first
+// share's helper still runs its part once.
+func TestShareSkipsBusyWorker(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	started, release := make(chan struct{}), make(chan struct{})
+	var aParts, bParts [2]atomic.Int32
+	err := p.share(1, func(part int) {
+		aParts[part].Add(1)
+		if part == 1 {
+			close(started)
+			<-release
+			return
+		}
+		<-started // the worker holds A's part 1
+		if err := p.share(1, func(part int) { bParts[part].Add(1) }); err != nil {
+			t.Error(err)
+		}
+		close(release)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if aParts[0].Load() != 1 || aParts[1].Load() != 1 {
+		t.Errorf("first share's parts ran %d and %d times, want once each", aParts[0].Load(), aParts[1].Load())
+	}
+	if bParts[0].Load() != 1 || bParts[1].Load() != 0 {
+		t.Errorf("second share's parts ran %d and %d times, want its caller's alone", bParts[0].Load(), bParts[1].Load())
+	}
+}
+
+// BenchmarkShare is the hand-off of a run to a spinning worker and back:
+// share's caller waits in its own run until the helper's has started.
+// Run it on a machine with two real cores.
+func BenchmarkShare(b *testing.B) {
+	p := NewPool(2)
+	defer p.Close()
+	for b.Loop() {
+		var started atomic.Bool
+		deadline := time.Now().Add(time.Millisecond)
+		p.share(1, func(part int) {
+			if part == 1 {
+				started.Store(true)
+				return
+			}
+			for !started.Load() && time.Now().Before(deadline) {
+			}
+		})
 	}
 }
