@@ -73,3 +73,41 @@ func BenchmarkMatMul(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkQMatMulSplit is the encoder's 128×256×256 product on two
+// threads, by row chunks (qMatMulChunks: each core quantizes and
+// multiplies its own rows) and as two loops (the rows quantized across
+// the cores, then the product split by panel group). Run it on a machine
+// with two real cores.
+func BenchmarkQMatMulSplit(b *testing.B) {
+	const m, k, n = 128, 256, 256
+	r := rand.New(rand.NewPCG(3, 3))
+	a := randomActivations(r, m, k)
+	wf := make([]float32, k*n)
+	for i := range wf {
+		wf[i] = float32(r.NormFloat64())
+	}
+	w, _ := quant.QuantizeWeights(wf, k, n, quant.PerChannel)
+	qw, _ := PackQ(w)
+	c := make([]float32, m*n)
+	e := New(dispatch.Default(), 2)
+	defer e.Close()
+	qa := new(QRows)
+	b.Run("chunks", func(b *testing.B) {
+		for b.Loop() {
+			if ok, err := e.qMatMulChunks(qa, a, m, qw, c, nil, nil); !ok || err != nil {
+				b.Fatal(ok, err)
+			}
+		}
+	})
+	b.Run("loops", func(b *testing.B) {
+		for b.Loop() {
+			if err := e.QuantizeRows(qa, a, m, k, k); err != nil {
+				b.Fatal(err)
+			}
+			if err := e.QMatMulRows(qa, qw, c, n); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -211,18 +211,35 @@ const quantizeCost = 8
 // QuantizeRows quantizes m rows of k values, row i at a[i*lda:], into dst
 // with e's table. A row holding NaN or ±Inf is ErrNotFinite.
 func (e *Engine) QuantizeRows(dst *QRows, a []float32, m, k, lda int) error {
-	if m < 0 || k < 0 || lda < k || m > 0 && len(a) < (m-1)*lda+k {
-		return fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(a), m, k, lda)
+	rows, err := e.rowQuantizer(dst, a, m, k, lda)
+	if err != nil {
+		return err
 	}
-	ldu := kernels.PackedKLen(k)
-	dst.m, dst.k, dst.ldu, dst.offOK, dst.wide = m, k, ldu, false, false
-	dst.u = grow(dst.u, paddedRows(m)*ldu)
-	dst.zp = grow(dst.zp, m)
-	dst.scale = grow(dst.scale, m)
-	t := e.t
-	return e.rowsSplit(dst, m, k, func(r0, r1 int) int {
+	return e.rowsSplit(dst, m, k, rows)
+}
+
+// rowQuantizer readies dst for m rows of k values, row i at a[i*lda:],
+// and returns the function quantizing rows [r0, r1) of them as
+// QuantizeRows does: it returns the first row it refused (relative to r0,
+// ErrNotFinite's row), or -1. Ranges of rows may run at once.
+func (e *Engine) rowQuantizer(dst *QRows, a []float32, m, k, lda int) (func(r0, r1 int) int, error) {
+	if m < 0 || k < 0 || lda < k || m > 0 && len(a) < (m-1)*lda+k {
+		return nil, fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(a), m, k, lda)
+	}
+	dst.ready(m, k)
+	t, ldu := e.t, dst.ldu
+	return func(r0, r1 int) int {
 		return t.QuantizeRowsU8(a[r0*lda:], lda, r1-r0, k, dst.u[r0*ldu:], ldu, dst.zp[r0:r1], dst.scale[r0:r1])
-	})
+	}, nil
+}
+
+// ready sizes r for m rows of k values, to be quantized.
+func (r *QRows) ready(m, k int) {
+	ldu := kernels.PackedKLen(k)
+	r.m, r.k, r.ldu, r.offOK, r.wide = m, k, ldu, false, false
+	r.u = grow(r.u, paddedRows(m)*ldu)
+	r.zp = grow(r.zp, m)
+	r.scale = grow(r.scale, m)
 }
 
 var rowsPool = sync.Pool{New: func() any { return new(QRows) }}
@@ -235,6 +252,9 @@ func (e *Engine) QMatMul(a []float32, m int, w *QWeights, c []float32) error {
 	}
 	qa := rowsPool.Get().(*QRows)
 	defer rowsPool.Put(qa)
+	if ok, err := e.qMatMulChunks(qa, a, m, w, c, nil, nil); ok {
+		return err
+	}
 	if err := e.QuantizeRows(qa, a, m, w.K, w.K); err != nil {
 		return err
 	}
@@ -256,6 +276,17 @@ func (e *Engine) QMatMulRows(qa *QRows, w *QWeights, c []float32, ldc int) error
 // registers on tables that take kernels.QFinish, on the table's
 // ConvFinish right after the tile otherwise, the same bits either way.
 func (e *Engine) QMatMulRowsFinish(qa *QRows, w *QWeights, c []float32, ldc int, fin *Finish) error {
+	if err := e.checkRows(qa, w, c, ldc, fin); err != nil || qa.m == 0 || w.N == 0 {
+		return err
+	}
+	j := e.newQJob(qa, w, c, ldc, fin, qa.offsets(e.t.QOffset))
+	defer j.free()
+	return e.run(j.units(), j.work(), j.run)
+}
+
+// checkRows validates a product of qa's rows by w into c (row stride
+// ldc) finished by fin.
+func (e *Engine) checkRows(qa *QRows, w *QWeights, c []float32, ldc int, fin *Finish) error {
 	m, n := qa.m, w.N
 	if qa.k != w.K && m > 0 {
 		return fmt.Errorf("gemm: rows of %d values against weights of K = %d", qa.k, w.K)
@@ -269,15 +300,20 @@ func (e *Engine) QMatMulRowsFinish(qa *QRows, w *QWeights, c []float32, ldc int,
 	if err := fin.check(m, n); err != nil {
 		return err
 	}
-	t := e.t
-	if qa.wide && !t.FullRange {
-		return fmt.Errorf("gemm: rows hold bytes above 128, which the %s kernels multiply exactly only through QMatMulInt32", t.Name)
+	if qa.wide && !e.t.FullRange {
+		return fmt.Errorf("gemm: rows hold bytes above 128, which the %s kernels multiply exactly only through QMatMulInt32", e.t.Name)
 	}
-	off := qa.offsets(t.QOffset)
+	return nil
+}
+
+// newQJob returns the job of a product of qa's rows (checkRows) with
+// their offsets off (QRows.offsets), from the pool: free gives it back.
+func (e *Engine) newQJob(qa *QRows, w *QWeights, c []float32, ldc int, fin *Finish, off []int32) *qJob {
+	m, n := qa.m, w.N
+	t := e.t
 	panels := w.cols / kernels.PanelN
 	ng := groups(panels, t.NP)
 	mc := rowChunk(t.RowStep(), m)
-	chunks := (m + mc - 1) / mc
 	kq := qa.ldu / kernels.KGroup
 	pstr := w.kp * kernels.PanelN
 	// K blocks of the per-channel schemes: even, each under kcBytes of
@@ -293,11 +329,21 @@ func (e *Engine) QMatMulRowsFinish(qa *QRows, w *QWeights, c []float32, ldc int,
 	j.panels, j.ng, j.mc, j.kq, j.pstr, j.nkb = panels, ng, mc, kq, pstr, nkb
 	j.passes = nkb * len(j.parts)
 	j.touch = touches(m, n, mc)
-	err := e.run(chunks*ng, m*n*w.K*len(j.parts)/QMACsPerUnit, j.run)
+	return j
+}
+
+// units is how many units j's loop has: a row chunk of one panel group
+// each.
+func (j *qJob) units() int { return (j.qa.m + j.mc - 1) / j.mc * j.ng }
+
+// work is j's product's work in units of a float32 multiply-add.
+func (j *qJob) work() int { return j.qa.m * j.w.N * j.w.K * len(j.parts) / QMACsPerUnit }
+
+// free gives j back to the pool, holding no operands.
+func (j *qJob) free() {
 	clear(j.parts) // the pool keeps no weights alive
 	*j = qJob{parts: j.parts[:0], run: j.run}
 	qJobs.Put(j)
-	return err
 }
 
 // qJob is one QMatMulRows call: its operands and the shape of its loop,
