@@ -82,9 +82,9 @@ func profileAll(benches []bench) {
 				if *nodes > 0 {
 					slowest := p.Nodes()
 					slices.SortStableFunc(slowest, func(a, b model.NodeTime) int { return cmp.Compare(b.Time, a.Time) })
-					fmt.Printf("\n%-32s %-20s %10s %9s\n", "slowest nodes", "operator", "us/run", "parallel")
+					fmt.Printf("\n%-32s %-20s %10s %9s %10s\n", "slowest nodes", "operator", "us/run", "parallel", "serial us")
 					for _, nd := range slowest[:min(*nodes, len(slowest))] {
-						fmt.Printf("%-32s %-20s %10.1f %8.1f%%\n", nd.Node, nd.Op, 1000*ms(nd.Time)/float64(runs), 100*float64(nd.Parallel)/float64(max(nd.Time, 1)))
+						fmt.Printf("%-32s %-20s %10.1f %8.1f%% %10.2f\n", nd.Node, nd.Op, 1000*ms(nd.Time)/float64(runs), 100*float64(nd.Parallel)/float64(max(nd.Time, 1)), 1000*ms(nd.Time-nd.Parallel)/float64(runs))
 					}
 				}
 				summary = append(summary, fmt.Sprintf("%-10s %-8s %5d %10.2f %9.1f%%", b.name, kind.name, n, ms(t)/float64(runs), 100*p.SerialFraction()))
