@@ -44,7 +44,8 @@ func pool2D(x, y []float32, g *Geometry, kind poolKind, oc *ops.Context) error {
 		folded += W * rs.n
 	}
 	rowCost := tapCost * (folded/OH + OW*kw)
-	maxPair := oc.Engine().Table().MaxPair
+	tb := oc.Engine().Table()
+	maxPair := tb.MaxPair
 	return oc.ParallelRows(g.Planes()*OH, rowCost, func(r0, r1 int) {
 		tmp, pairs := oc.Scratch(W), oc.Scratch(W)
 		defer oc.Free(tmp)
@@ -78,7 +79,7 @@ func pool2D(x, y []float32, g *Geometry, kind poolKind, oc *ops.Context) error {
 			}
 			switch kind {
 			case poolMax:
-				maxCols(tmp, yr, cols, interior, kw, sw, dw, pairs, maxPair)
+				maxCols(tmp, yr, cols, interior, kw, sw, dw, pairs, maxPair, tb.EveryOther)
 			default:
 				sumCols(tmp, yr, cols, interior, kw, sw, dw)
 				if kind == poolAvg {
@@ -153,8 +154,9 @@ func poolInterior(cols []poolSpan, k int) [2]int {
 }
 
 // maxCols sets yr[ow] to the maximum of row over window ow's columns (-Inf
-// for a window over padding only).
-func maxCols(row, yr []float32, cols []poolSpan, interior [2]int, k, sw, dw int, pairs []float32, maxPair func(dst, a, b []float32)) {
+// for a window over padding only). everyOther picks a stride of 2's
+// windows out of their columns' maxima (kernels.EveryOther).
+func maxCols(row, yr []float32, cols []poolSpan, interior [2]int, k, sw, dw int, pairs []float32, maxPair func(dst, a, b []float32), everyOther func(dst, src []float32)) {
 	edge := func(ow int) {
 		cs := cols[ow]
 		m := float32(math.Inf(-1))
@@ -181,6 +183,10 @@ func maxCols(row, yr []float32, cols []poolSpan, interior [2]int, k, sw, dw int,
 			maxPair(p, row[c:c+n], row[c+1:c+1+n])
 			if k == 3 {
 				maxPair(p, p, row[c+2:c+2+n])
+			}
+			if sw == 2 { // a 2×2 or 3×3 pool of stride 2: a vector pass
+				everyOther(yr[lo:hi], p)
+				break
 			}
 			for ow, j := lo, 0; ow < hi; ow, j = ow+1, j+sw {
 				yr[ow] = p[j]

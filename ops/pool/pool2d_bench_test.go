@@ -1,0 +1,28 @@
+package pool
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/quantserve/quantserve/dispatch"
+	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/ops/opstest"
+)
+
+// BenchmarkMaxPoolStride2 is PaddleOCR's last pool: 200 planes of 2×96,
+// 2×2 windows of stride 2, one output row a plane.
+func BenchmarkMaxPoolStride2(b *testing.B) {
+	s, _ := newSpec("b", "NOTSET", []int64{2, 2}, []int64{0, 0, 0, 0}, []int64{2, 2}, nil, false)
+	shape := []int{1, 200, 2, 96}
+	g, _ := s.geometry(shape)
+	x := opstest.Normal(rand.New(rand.NewPCG(1, 1)), shape...).Data.([]float32)
+	y := make([]float32, g.Planes()*g.OutSize())
+	e := gemm.New(dispatch.Default(), 1)
+	defer e.Close()
+	oc := ops.NewContext(context.Background(), e, false)
+	for b.Loop() {
+		pool2D(x, y, g, poolMax, oc)
+	}
+}
