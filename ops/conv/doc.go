@@ -28,9 +28,9 @@
 // images a core by image) one call of the table's DepthwiseRows over a
 // channels-last copy with its columns zero-padded, the rows of taps off
 // the image not run (depthwise_nhwc.go). An image's first convolution (a few input
-// channels, a few outputs) runs plane by plane too, each output plane one
-// DepthwiseRows call over the input planes laid out tap-ready
-// (planar.go). A convolution of one position
+// channels, a few outputs) runs plane by plane too, by blocks of output
+// rows: a block lays out the input rows it reads tap-ready, then each
+// output plane's block is one DepthwiseRows call over them (planar.go). A convolution of one position
 // per image is one product. A squeeze-and-excitation block's scaled
 // convolution (FusedConv's channel scale) reading a channels-last image
 // scales each pixel's channels instead of transposing (scale_nhwc.go). ConvTranspose is the adjoint of a convolution

@@ -12,11 +12,11 @@ import (
 // runs plane by plane instead: each output plane is its bias plus every
 // input plane's taps, added by the table's DepthwiseRows with an output
 // row as its "pixel" and the row's columns as its "channels". The input
-// planes are laid out once so that every tap of every output row is a
-// unit-stride run at a fixed offset (zero-padded, the columns split into
-// their stride's phases), and each tap's weight is spread along a row:
-// the kernel keeps a block of output rows and columns in registers while
-// all C·kh·kw taps are added.
+// rows a block of output rows reads are laid out so that every tap of
+// every output row is a unit-stride run at a fixed offset (zero-padded,
+// the columns split into their stride's phases), and each tap's weight
+// is spread along a row: the kernel keeps a block of output rows and
+// columns in registers while all C·kh·kw taps are added.
 
 // planarMaxChannels and planarMaxOutputs bound the convolutions run plane
 // by plane: fewer input channels than the int8 tiles take
@@ -73,14 +73,23 @@ func (l *phased) offsets(c int) []int {
 	return offs
 }
 
-// prepareRows writes the laid-out rows [r0, r1) of every phase of the
-// plane x into buf (size values): row r of phase f is the plane's row
-// r − ph, its columns f − pw, f − pw + sw, ..., zeros outside the plane.
-func (l *phased) prepareRows(tb *dispatch.Table, x, buf []float32, r0, r1 int) {
+// block returns the layout of the rows that n consecutive output rows
+// read: a phased of the same columns with just those rows.
+func (l *phased) block(n int) phased {
 	p := &l.p
+	return phased{p: *p, rows: (n-1)*p.sh + (p.kh-1)*p.dh + 1, cols: l.cols}
+}
+
+// prepareRows writes the laid-out rows [r0, r0+l.rows) of every phase of
+// the plane x into buf (size values, a block's layout: row r of phase f
+// at (f·l.rows + r − r0)·l.cols): row r of phase f is the plane's row
+// r − ph, its columns f − pw, f − pw + sw, ..., zeros outside the plane.
+func (l *phased) prepareRows(tb *dispatch.Table, x, buf []float32, r0 int) {
+	p := &l.p
+	r1 := r0 + l.rows
 	for f := range p.sw {
 		for r := r0; r < r1; r++ {
-			dst := buf[(f*l.rows+r)*l.cols:][:l.cols]
+			dst := buf[(f*l.rows+r-r0)*l.cols:][:l.cols]
 			iy := r - p.ph
 			if iy < 0 || iy >= p.h {
 				clear(dst)
@@ -147,8 +156,12 @@ func (dw *depthwiseWeights) spreadRows(m, taps, ow int) []float32 {
 
 // planarTo computes y = o.finish(conv(x)) plane by plane for a geometry of
 // one group, x in NCHW, y as o says (NCHW or channels-last), a residual
-// only in NCHW. The input planes are laid out (phased) once, then each
-// (image, output channel) plane is a task.
+// only in NCHW. A task is a block of an image's output rows: it lays out
+// the input rows the block reads (phased, each channel's), adds every
+// output channel's taps over them, and writes the block's positions
+// channels-last when y is. A core thus reads only rows it laid out
+// itself, and the block's rows stay in its cache from the layout to the
+// output.
 func (dw *depthwiseWeights) planarTo(c *ops.Context, g *Geometry, x, y []float32, o *output) error {
 	inSize, outSize := g.InSize(), g.OutSize()
 	if g.Batch == 0 || g.M == 0 || outSize == 0 {
@@ -156,53 +169,68 @@ func (dw *depthwiseWeights) planarTo(c *ops.Context, g *Geometry, x, y []float32
 	}
 	p := plane2D(g)
 	l := p.planeLayout()
-	size := l.size()
 	o.tb = c.Engine().Table()
-	prep := c.Scratch(g.Batch * g.C * size)
-	defer c.Free(prep)
-	// A few input planes (3: RGB) split by rows.
-	err := run(c, g.Batch*g.C*l.rows, g.Batch*g.C*size*transposeCost, func(_ *gemm.Engine, _ *scratch, task int) error {
-		i, r := task/l.rows, task%l.rows
-		l.prepareRows(o.tb, x[i*inSize:][:inSize], prep[i*size:][:size], r, r+1)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
 	planes := y
 	if o.nhwcOut {
 		planes = c.Scratch(g.Batch * g.M * outSize)
 		defer c.Free(planes)
 	}
-	offs := l.offsets(g.C)
-	taps := len(offs)
+	br := planarBlockRows(p.oh, g.Batch, c.Engine().Threads())
+	blocks := (p.oh + br - 1) / br
+	full, last := l.block(br), l.block(p.oh-(blocks-1)*br)
+	offsFull, offsLast := full.offsets(g.C), last.offsets(g.C)
+	taps := len(offsFull)
 	spread := dw.spreadRows(g.M, taps, p.ow)
-	work := g.Batch * g.M * outSize * (taps*tapCost + finishCost)
-	err = run(c, g.Batch*g.M, work, func(_ *gemm.Engine, s *scratch, task int) error {
-		b, m := task/g.M, task%g.M
-		out := planes[task*outSize:][:outSize]
-		var bv float32
-		if o.bias != nil {
-			bv = o.bias[m]
+	work := g.Batch*g.M*outSize*(taps*tapCost+finishCost) + g.Batch*g.C*l.size()*transposeCost
+	if o.nhwcOut {
+		work += g.Batch * g.M * outSize * transposeCost
+	}
+	return run(c, g.Batch*blocks, work, func(_ *gemm.Engine, s *scratch, task int) error {
+		b, oy0 := task/blocks, task%blocks*br
+		rows := min(br, p.oh-oy0)
+		lb, offs := full, offsFull
+		if rows != br {
+			lb, offs = last, offsLast
 		}
-		fill(out, bv)
-		wr := spread[m*taps*p.ow:][:taps*p.ow]
-		o.tb.DepthwiseRows(out, prep[b*g.C*size:][:g.C*size], wr, offs, p.sh*l.cols, p.ow)
-		var res []float32
-		if o.res != nil {
-			res = o.res[task*outSize:][:outSize]
+		size := lb.size()
+		s.rows = grow(s.rows, g.C*size)
+		prep := s.rows[:g.C*size]
+		for ch := range g.C {
+			lb.prepareRows(o.tb, x[(b*g.C+ch)*inSize:][:inSize], prep[ch*size:][:size], oy0*p.sh)
 		}
-		o.finish(out, nil, res)
+		for m := range g.M {
+			at := (b*g.M+m)*outSize + oy0*p.ow
+			out := planes[at:][:rows*p.ow]
+			var bv float32
+			if o.bias != nil {
+				bv = o.bias[m]
+			}
+			fill(out, bv)
+			o.tb.DepthwiseRows(out, prep, spread[m*taps*p.ow:][:taps*p.ow], offs, p.sh*l.cols, p.ow)
+			var res []float32
+			if o.res != nil {
+				res = o.res[at:][:len(out)]
+			}
+			o.finish(out, nil, res)
+		}
+		if o.nhwcOut {
+			at := b * g.M * outSize
+			o.tb.TransposeCols(y[at:at+g.M*outSize], planes[at:at+g.M*outSize], g.M, outSize, 0, oy0*p.ow, (oy0+rows)*p.ow)
+		}
 		return nil
 	})
-	if err != nil || !o.nhwcOut {
-		return err
+}
+
+// planarBlockRows is how many output rows of a plane oh rows high a task
+// of planarTo takes, for batch images on threads cores: about eight,
+// fewer when the images' blocks would not give each core four (a small
+// image on many cores), never under two (a block lays out the rows
+// between its output rows and the next block's again: one of every
+// 2·8+1 for a 3×3 window of stride 2).
+func planarBlockRows(oh, batch, threads int) int {
+	br := 8
+	for br > 2 && batch*((oh+br-1)/br) < 4*threads {
+		br /= 2
 	}
-	for b := 0; b < g.Batch; b++ {
-		at := b * g.M * outSize
-		if err := transposeTo(c, y[at:at+g.M*outSize], planes[at:at+g.M*outSize], g.M, outSize); err != nil {
-			return err
-		}
-	}
-	return nil
+	return min(br, max(oh, 1))
 }
