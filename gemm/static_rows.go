@@ -222,7 +222,9 @@ func (e *Engine) qMatMulChunks(qa *QRows, x []float32, m int, w *QWeights, c []f
 	t := e.t
 	mc := rowChunk(t.RowStep(), m)
 	chunks := (m + mc - 1) / mc
-	work := m * w.N * w.K / QMACsPerUnit
+	// The product's work (QMatMulRowsFinish's, every part of the weights)
+	// and the rows' quantizing.
+	work := m*w.N*w.K*(1+len(w.extra))/QMACsPerUnit + m*w.K*quantizeCost
 	parts := e.parts(work, chunks)
 	// Whole chunks balance when each core gets as many, or when there
 	// are enough that the last one claimed is a small part of the loop.
@@ -248,7 +250,7 @@ func (e *Engine) qMatMulChunks(qa *QRows, x []float32, m int, w *QWeights, c []f
 	defer j.free()
 	var bad atomic.Int64
 	bad.Store(-1)
-	err = e.run(chunks, j.work()+m*w.K*quantizeCost, func(c0, c1 int) {
+	err = e.run(chunks, work, func(c0, c1 int) {
 		for ch := c0; ch < c1 && bad.Load() < 0; ch++ {
 			m0, m1 := ch*mc, min(m, (ch+1)*mc)
 			if i := rows(m0, m1); i >= 0 {
