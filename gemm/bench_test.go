@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/quantserve/quantserve/dispatch"
-	"github.com/quantserve/quantserve/quant"
 )
 
 // BenchmarkQMatMul and BenchmarkMatMul run products on every table this
@@ -20,12 +19,7 @@ func BenchmarkQMatMul(b *testing.B) {
 			}
 			r := rand.New(rand.NewPCG(1, 1))
 			a := randomActivations(r, m, k)
-			wf := make([]float32, k*n)
-			for i := range wf {
-				wf[i] = float32(r.NormFloat64())
-			}
-			w, _ := quant.QuantizeWeights(wf, k, n, quant.PerChannel)
-			qw, _ := PackQ(w)
+			qw := randomPackedQ(b, r, k, n)
 			c := make([]float32, m*n)
 			e := New(tb, 1)
 			defer e.Close()
@@ -83,12 +77,7 @@ func BenchmarkQMatMulSplit(b *testing.B) {
 	const m, k, n = 128, 256, 256
 	r := rand.New(rand.NewPCG(3, 3))
 	a := randomActivations(r, m, k)
-	wf := make([]float32, k*n)
-	for i := range wf {
-		wf[i] = float32(r.NormFloat64())
-	}
-	w, _ := quant.QuantizeWeights(wf, k, n, quant.PerChannel)
-	qw, _ := PackQ(w)
+	qw := randomPackedQ(b, r, k, n)
 	c := make([]float32, m*n)
 	e := New(dispatch.Default(), 2)
 	defer e.Close()

@@ -30,15 +30,7 @@ func TestQMatMulChunks(t *testing.T) {
 			for _, sh := range [][3]int{{128, 256, 256}, {192, 64, 96}, {1200, 40, 200}} {
 				m, k, n := sh[0], sh[1], sh[2]
 				x := randomActivations(r, m, k)
-				wf := make([]float32, k*n)
-				for i := range wf {
-					wf[i] = float32(r.NormFloat64())
-				}
-				w, _ := quant.QuantizeWeights(wf, k, n, quant.PerChannel)
-				qw, err := PackQ(w)
-				if err != nil {
-					t.Fatal(err)
-				}
+				qw := randomPackedQ(t, r, k, n)
 				bias, res := randomActivations(r, 1, n), randomActivations(r, m, n)
 				for _, a := range []*Activations{nil, static} {
 					for _, fin := range []*Finish{nil, {Bias: bias, Res: res, LDR: n, Lo: -1, Hi: 2}} {

@@ -44,6 +44,24 @@ func name(e *Engine) string {
 	return s
 }
 
+// randomPackedQ returns k×n weights of N(0, 1) values, quantized per
+// channel and packed.
+func randomPackedQ(t testing.TB, r *rand.Rand, k, n int) *QWeights {
+	wf := make([]float32, k*n)
+	for i := range wf {
+		wf[i] = float32(r.NormFloat64())
+	}
+	w, err := quant.QuantizeWeights(wf, k, n, quant.PerChannel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qw, err := PackQ(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return qw
+}
+
 func randomActivations(r *rand.Rand, m, k int) []float32 {
 	a := make([]float32, m*k)
 	for i := range a {
