@@ -337,7 +337,11 @@ func (e *Engine) newQJob(qa *QRows, w *QWeights, c []float32, ldc int, fin *Fini
 func (j *qJob) units() int { return (j.qa.m + j.mc - 1) / j.mc * j.ng }
 
 // work is j's product's work in units of a float32 multiply-add.
-func (j *qJob) work() int { return j.qa.m * j.w.N * j.w.K * len(j.parts) / QMACsPerUnit }
+func (j *qJob) work() int { return qWork(j.qa.m, j.w) }
+
+// qWork is the work of m rows' product by w in units of a float32
+// multiply-add: every packed part of the weights is a pass.
+func qWork(m int, w *QWeights) int { return m * w.N * w.K * (1 + len(w.extra)) / QMACsPerUnit }
 
 // free gives j back to the pool, holding no operands.
 func (j *qJob) free() {

@@ -222,9 +222,7 @@ func (e *Engine) qMatMulChunks(qa *QRows, x []float32, m int, w *QWeights, c []f
 	t := e.t
 	mc := rowChunk(t.RowStep(), m)
 	chunks := (m + mc - 1) / mc
-	// The product's work (QMatMulRowsFinish's, every part of the weights)
-	// and the rows' quantizing.
-	work := m*w.N*w.K*(1+len(w.extra))/QMACsPerUnit + m*w.K*quantizeCost
+	work := qWork(m, w) + m*w.K*quantizeCost // the product and the rows' quantizing
 	parts := e.parts(work, chunks)
 	// Whole chunks balance when each core gets as many, or when there
 	// are enough that the last one claimed is a small part of the loop.

@@ -3,6 +3,7 @@ package pool
 import (
 	"math"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/ops"
 )
 
@@ -45,7 +46,6 @@ func pool2D(x, y []float32, g *Geometry, kind poolKind, oc *ops.Context) error {
 	}
 	rowCost := tapCost * (folded/OH + OW*kw)
 	tb := oc.Engine().Table()
-	maxPair := tb.MaxPair
 	return oc.ParallelRows(g.Planes()*OH, rowCost, func(r0, r1 int) {
 		tmp, pairs := oc.Scratch(W), oc.Scratch(W)
 		defer oc.Free(tmp)
@@ -73,13 +73,13 @@ func pool2D(x, y []float32, g *Geometry, kind poolKind, oc *ops.Context) error {
 				return xp[ih*W : (ih+1)*W]
 			}
 			if kind == poolMax {
-				foldMax(tmp, rs.n, row, maxPair)
+				foldMax(tmp, rs.n, row, tb.MaxPair)
 			} else {
 				foldSum(tmp, rs.n, row)
 			}
 			switch kind {
 			case poolMax:
-				maxCols(tmp, yr, cols, interior, kw, sw, dw, pairs, maxPair, tb.EveryOther)
+				maxCols(tb, tmp, yr, cols, interior, kw, sw, dw, pairs)
 			default:
 				sumCols(tmp, yr, cols, interior, kw, sw, dw)
 				if kind == poolAvg {
@@ -154,9 +154,8 @@ func poolInterior(cols []poolSpan, k int) [2]int {
 }
 
 // maxCols sets yr[ow] to the maximum of row over window ow's columns (-Inf
-// for a window over padding only). everyOther picks a stride of 2's
-// windows out of their columns' maxima (kernels.EveryOther).
-func maxCols(row, yr []float32, cols []poolSpan, interior [2]int, k, sw, dw int, pairs []float32, maxPair func(dst, a, b []float32), everyOther func(dst, src []float32)) {
+// for a window over padding only), on tb's MaxPair and EveryOther.
+func maxCols(tb *dispatch.Table, row, yr []float32, cols []poolSpan, interior [2]int, k, sw, dw int, pairs []float32) {
 	edge := func(ow int) {
 		cs := cols[ow]
 		m := float32(math.Inf(-1))
@@ -180,12 +179,12 @@ func maxCols(row, yr []float32, cols []poolSpan, interior [2]int, k, sw, dw int,
 			last := c + (hi-lo-1)*sw
 			n := last - c + 1
 			p := pairs[:n]
-			maxPair(p, row[c:c+n], row[c+1:c+1+n])
+			tb.MaxPair(p, row[c:c+n], row[c+1:c+1+n])
 			if k == 3 {
-				maxPair(p, p, row[c+2:c+2+n])
+				tb.MaxPair(p, p, row[c+2:c+2+n])
 			}
 			if sw == 2 { // a 2×2 or 3×3 pool of stride 2: a vector pass
-				everyOther(yr[lo:hi], p)
+				tb.EveryOther(yr[lo:hi], p)
 				break
 			}
 			for ow, j := lo, 0; ow < hi; ow, j = ow+1, j+sw {
