@@ -246,13 +246,48 @@ tbstop:
 	VMULPS  Z13, r, r; \
 	VMOVUPS r, off(DI)(AX*4)
 
+// MULQ16(r, t, a, d, k) starts the pair on the 16 values in Zr with a
+// multiplication instead of the division: Zt = x·(1/qs), Za = Zt +
+// 1.5·2^23 (Zt rounded to an integer, plus 1.5·2^23), and Kk the lanes
+// whose Zt lies within 0.5 − 2^-11 of a midpoint between integers, or is
+// not finite (|Zt − (Za − 1.5·2^23)| not below Z15, unordered).
+#define MULQ16(r, t, a, d, k) \
+	VMULPS  Z14, r, t; \
+	VADDPS  Z9, t, a; \
+	VSUBPS  Z9, a, d; \
+	VSUBPS  d, t, d; \
+	VANDPS  Z16, d, d; \
+	VCMPPS  $5, Z15, d, k
+
+// ENDQ16(a, off) ends what MULQ16 started: Za plus the shift, clamped,
+// times ds, stored at off(DI).
+#define ENDQ16(a, off) \
+	VADDPS  Z10, a, a; \
+	VMAXPS  a, Z11, a; \
+	VMINPS  a, Z12, a; \
+	VMULPS  Z13, a, a; \
+	VMOVUPS a, off(DI)(AX*4)
+
 // func fakeQuantAVX512(dst, src []float32, qs, shift, lo, hi, ds float32) int
 //
 // fakeQuantAVX2 in zmm registers: for every i < len(src) (a multiple of
 // 16), 64 then 16 at a time, while the block's values are finite (x − x
 // is +0 for each: the OR of the differences has no bit set, VPTESTMD),
 // the pair's output; it returns the index it stopped at. Register
-// contract as fakeQuantAVX2's, in Z registers.
+// contract as fakeQuantAVX2's, in Z registers, and Z14 1/qs, Z15
+// 0.5 − 2^-11, Z16 the sign bit's complement.
+//
+// A zmm division takes about as long as ten multiplications, so a block
+// first multiplies by 1/qs. For |x/qs| up to 512 the product t is within
+// 3·2^-24 of it relatively, 2^-13 at most, so where t lies further than
+// 2^-11 from a midpoint k + 1/2 the quotient rounds to t's integer, and
+// its sum with 1.5·2^23 is t's. Larger quotients (up to 2^22, past which
+// the product's sum is checked like any other) round to integers beyond
+// every bound of the clamp, within one of each other, and clamp alike. A
+// block with a lane near a midpoint (about one lane in a thousand of
+// random values), with 1/qs infinite, or with a value not finite (whose
+// product is not either), is checked finite and runs the division
+// instead: the same bits either way.
 TEXT ·fakeQuantAVX512(SB), NOSPLIT, $0-80
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
@@ -264,6 +299,13 @@ TEXT ·fakeQuantAVX512(SB), NOSPLIT, $0-80
 	VBROADCASTSS ds+64(FP), Z13
 	MOVL         $0x4b400000, R8 // 1.5·2^23
 	VPBROADCASTD R8, Z9
+	MOVL         $0x3f800000, R8 // 1
+	VPBROADCASTD R8, Z14
+	VDIVPS       Z8, Z14, Z14    // 1/qs
+	MOVL         $0x3effc000, R8 // 0.5 − 2^-11
+	VPBROADCASTD R8, Z15
+	MOVL         $0x7fffffff, R8
+	VPBROADCASTD R8, Z16
 	XORQ         AX, AX
 
 fz64:
@@ -274,6 +316,22 @@ fz64:
 	VMOVUPS  64(SI)(AX*4), Z1
 	VMOVUPS  128(SI)(AX*4), Z2
 	VMOVUPS  192(SI)(AX*4), Z3
+	MULQ16(Z0, Z4, Z17, Z18, K2)
+	MULQ16(Z1, Z5, Z19, Z20, K3)
+	MULQ16(Z2, Z6, Z21, Z22, K4)
+	MULQ16(Z3, Z7, Z23, Z24, K5)
+	KORW     K3, K2, K2
+	KORW     K5, K4, K4
+	KORTESTW K4, K2
+	JNZ      fz64div         // a lane near a midpoint, or not finite
+	ENDQ16(Z17, 0)
+	ENDQ16(Z19, 64)
+	ENDQ16(Z21, 128)
+	ENDQ16(Z23, 192)
+	MOVQ     R10, AX
+	JMP      fz64
+
+fz64div:
 	VSUBPS   Z0, Z0, Z4      // x − x: NaN where x is not finite
 	VSUBPS   Z1, Z1, Z5
 	VSUBPS   Z2, Z2, Z6
@@ -296,6 +354,14 @@ fz16:
 	CMPQ     R10, CX
 	JGT      fzstop
 	VMOVUPS  (SI)(AX*4), Z0
+	MULQ16(Z0, Z4, Z17, Z18, K2)
+	KORTESTW K2, K2
+	JNZ      fz16div
+	ENDQ16(Z17, 0)
+	MOVQ     R10, AX
+	JMP      fz16
+
+fz16div:
 	VSUBPS   Z0, Z0, Z4
 	VPTESTMD Z4, Z4, K1
 	KORTESTW K1, K1
