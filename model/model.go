@@ -45,6 +45,7 @@ type Model struct {
 	opsets   map[string]int64
 	graph
 	split *splitTuner // nil: every run splits as the engine decides
+	rows  *rowTuner   // nil: batches run whole
 
 	// The graph as written, compiled on first use for gradients (builds
 	// with the autodiff tag).
@@ -169,6 +170,9 @@ func compile(ctx context.Context, pb *onnxpb.Model, opts Options, overrides map[
 	}
 	if !opts.AlwaysSplit {
 		m.split = newSplitTuner(opts.Exec, len(m.steps))
+	}
+	if !opts.WholeBatches && opts.Exec.Threads() == 1 {
+		m.rows = newRowTuner()
 	}
 	return m, nil
 }
@@ -544,7 +548,16 @@ func (m *Model) Run(ctx context.Context, inputs map[string]*tensor.Tensor, outpu
 	if err != nil {
 		return nil, err
 	}
-	vals, err := m.execute(ctx, inputs, want)
+	args, err := m.args(inputs)
+	if err != nil {
+		return nil, err
+	}
+	var vals []*tensor.Tensor
+	if rows := m.batchRows(args, want); rows > 1 && m.rows != nil && !m.rows.off.Load() && profileOf(ctx) == nil {
+		vals, err = m.executeBatch(ctx, args, want, rows)
+	} else {
+		vals, err = m.executeSplit(ctx, args, func(s int) bool { _, ok := want[s]; return ok })
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -561,7 +574,11 @@ func (m *Model) Run(ctx context.Context, inputs map[string]*tensor.Tensor, outpu
 // Trace runs the graph keeping every value, for a backward pass: Values[s]
 // is the value of slot s (nil for weights the kernels hold).
 func (m *Model) Trace(ctx context.Context, inputs map[string]*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return m.execute(ctx, inputs, nil)
+	args, err := m.args(inputs)
+	if err != nil {
+		return nil, err
+	}
+	return m.executeSplit(ctx, args, nil)
 }
 
 func (m *Model) wanted(outputs []string) (map[int]string, error) {
@@ -582,10 +599,8 @@ func (m *Model) wanted(outputs []string) (map[int]string, error) {
 	return want, nil
 }
 
-// execute checks the inputs and runs the main graph; with want nil it
-// keeps every value, otherwise it drops intermediate values as soon as no
-// later step reads them.
-func (m *Model) execute(ctx context.Context, inputs map[string]*tensor.Tensor, want map[int]string) ([]*tensor.Tensor, error) {
+// args checks the inputs and returns them in the order of m.Inputs.
+func (m *Model) args(inputs map[string]*tensor.Tensor) ([]*tensor.Tensor, error) {
 	for name := range inputs {
 		if !slices.ContainsFunc(m.Inputs, func(s IOSpec) bool { return s.Name == name }) {
 			return nil, &InputError{Name: name, Msg: fmt.Sprintf("the model has no such input (inputs: %s)", specNames(m.Inputs))}
@@ -605,11 +620,7 @@ func (m *Model) execute(ctx context.Context, inputs map[string]*tensor.Tensor, w
 		}
 		args[i] = t
 	}
-	keep := func(s int) bool { _, ok := want[s]; return ok }
-	if want == nil {
-		keep = nil
-	}
-	return m.executeSplit(ctx, args, keep)
+	return args, nil
 }
 
 // execute runs the graph's steps on its inputs (parallel to inputSlot)

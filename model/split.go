@@ -262,7 +262,7 @@ func planFor(ctx context.Context, g *graph) *stepPlan {
 // begin decides how a run of size input elements runs its steps and
 // returns its plan. The run calls done with its time, and whether it
 // succeeded, once it has returned.
-func (t *splitTuner) begin(g *graph, size int) (plan *stepPlan, done func(d time.Duration, ok bool)) {
+func (t *splitTuner) begin(g *graph, size int) (plan *stepPlan, done func(d time.Duration, ok bool) (alone bool)) {
 	plan = &stepPlan{g: g, one: make([]bool, t.steps), took: make([]time.Duration, t.steps)}
 	w := waySplit
 	t.mu.Lock()
@@ -285,13 +285,15 @@ func (t *splitTuner) begin(g *graph, size int) (plan *stepPlan, done func(d time
 	}
 	t.mu.Unlock()
 	end := t.exec.Begin()
-	return plan, func(d time.Duration, ok bool) {
-		if alone := end(); !timed || !alone || !ok {
-			return
+	return plan, func(d time.Duration, ok bool) bool {
+		alone := end()
+		if !timed || !alone || !ok {
+			return alone
 		}
 		t.mu.Lock()
 		s.record(w, d, plan.one, plan.took)
 		t.mu.Unlock()
+		return alone
 	}
 }
 
@@ -299,8 +301,21 @@ func (t *splitTuner) begin(g *graph, size int) (plan *stepPlan, done func(d time
 // engine's cores or on one as the tuner plans for their size, and times
 // the run for it. A profiled run always splits as the engine decides.
 func (m *Model) executeSplit(ctx context.Context, args []*tensor.Tensor, keep func(int) bool) ([]*tensor.Tensor, error) {
-	if m.split == nil || profileOf(ctx) != nil {
-		return m.graph.execute(ctx, args, nil, keep)
+	vals, _, err := m.executeAlone(ctx, args, keep)
+	return vals, err
+}
+
+// executeAlone is executeSplit, which also reports whether the run was
+// alone on the engine (gemm.Engine.Begin; never for a profiled run).
+func (m *Model) executeAlone(ctx context.Context, args []*tensor.Tensor, keep func(int) bool) ([]*tensor.Tensor, bool, error) {
+	if profileOf(ctx) != nil {
+		vals, err := m.graph.execute(ctx, args, nil, keep)
+		return vals, false, err
+	}
+	if m.split == nil {
+		end := m.exec.Begin()
+		vals, err := m.graph.execute(ctx, args, nil, keep)
+		return vals, end(), err
 	}
 	size := 0
 	for _, t := range args {
@@ -309,8 +324,8 @@ func (m *Model) executeSplit(ctx context.Context, args []*tensor.Tensor, keep fu
 	plan, done := m.split.begin(&m.graph, size)
 	start := time.Now()
 	vals, err := m.graph.execute(context.WithValue(ctx, planKey{}, plan), args, nil, keep)
-	done(time.Since(start), err == nil)
-	return vals, err
+	alone := done(time.Since(start), err == nil)
+	return vals, alone, err
 }
 
 // SplitChoice is what a model learned of runs of one input size

@@ -80,6 +80,7 @@ var (
 	batches = flag.String("batches", "1,8", "batch sizes")
 	profile = flag.Bool("profile", false, "instead of timing against ONNX Runtime, profile quantserve's runs: time by operator, the share that ran (or could run) on more than one core, and the serial fraction")
 	top     = flag.Int("top", 12, "with -profile, the operator types listed per run")
+	whole   = flag.Bool("whole", false, "run batches whole, never row by row (model.Options.WholeBatches): the batch's own speed")
 )
 
 // bench is one model with its input.
@@ -174,7 +175,7 @@ func main() {
 		var exported *model.Model
 		if b.exported != nil {
 			o.call(map[string]any{"cmd": "load", "name": b.name + "-i8", "path": b.exportedPath, "threads": *threads})
-			opts := model.Options{Exec: exec}
+			opts := model.Options{Exec: exec, WholeBatches: *whole}
 			if b.static {
 				opts.Quantize, opts.Scheme = true, quant.PerChannel
 			}
@@ -185,11 +186,11 @@ func main() {
 				checkAgainstORT(o, b, exported)
 			}
 		}
-		i8, err := model.LoadWith(b.data, model.Options{Exec: exec, Quantize: true, Scheme: quant.PerChannel})
+		i8, err := model.LoadWith(b.data, model.Options{Exec: exec, Quantize: true, Scheme: quant.PerChannel, WholeBatches: *whole})
 		if err != nil {
 			log.Fatal(err)
 		}
-		f32, err := model.LoadWith(b.data, model.Options{Exec: exec})
+		f32, err := model.LoadWith(b.data, model.Options{Exec: exec, WholeBatches: *whole})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -226,9 +227,13 @@ func main() {
 			}
 			fmt.Printf("%-10s %5d %10s %10s %10s %10s %10s %8s %8s %8s %8s\n", b.name, n, col(best[0]), col(best[1]), col(best[2]), col(best[3]), col(best[4]),
 				ratio(best[0], best[2]), ratio(best[1], best[2]), ratio(best[0], best[4]), ratio(best[3], best[4]))
+			if n > 1 {
+				fmt.Printf("# %s batch %d batches run: qs i8 %s, qs f32 %s, qs exp i8 %s\n", b.name, n,
+					rowWay(i8, in), rowWay(f32, in), rowWay(exported, in))
+			}
 			if *threads > 1 {
 				fmt.Printf("# %s batch %d runs on: qs i8 %s, qs f32 %s, qs exp i8 %s\n", b.name, n,
-					splitWay(i8, in.Len()), splitWay(f32, in.Len()), splitWay(exported, in.Len()))
+					splitWay(i8, runSize(i8, in)), splitWay(f32, runSize(f32, in)), splitWay(exported, runSize(exported, in)))
 			}
 		}
 	}
@@ -337,6 +342,17 @@ func dynamicBatch(data []byte) ([]byte, error) {
 	return onnxpb.Marshal(pb), nil
 }
 
+// runSize is the input elements of m's runs of in: the batch's, or a
+// row's when m runs its batches row by row.
+func runSize(m *model.Model, in *tensor.Tensor) int {
+	if m != nil && in.Shape[0] > 1 {
+		if c, ok := rowChoiceFor(m, in.Len()); ok && c.Rows {
+			return in.Len() / in.Shape[0]
+		}
+	}
+	return in.Len()
+}
+
 // splitWay says how m's runs of size input elements take the engine's
 // cores, as the model chose them (model.SplitChoices).
 func splitWay(m *model.Model, size int) string {
@@ -380,8 +396,7 @@ func run(m *model.Model, name string, in *tensor.Tensor) float64 {
 		if _, err := m.Run(context.Background(), inputs, nil); err != nil {
 			log.Fatal(err)
 		}
-		c, tuned := choiceFor(m, in.Len())
-		if !tuned || c.Decided || time.Since(t0) > *minTime { // untuned: one thread, nothing to choose
+		if time.Since(t0) > *minTime || settled(m, in) {
 			break
 		}
 	}
@@ -393,6 +408,56 @@ func run(m *model.Model, name string, in *tensor.Tensor) float64 {
 		n++
 	}
 	return float64(n) / time.Since(t0).Seconds()
+}
+
+// settled reports whether m has chosen how its runs of in take the
+// engine: whole or row by row (model.RowChoices), and across the cores
+// (model.SplitChoices) for the runs that way makes, the batch's or its
+// rows'.
+func settled(m *model.Model, in *tensor.Tensor) bool {
+	size := in.Len()
+	if in.Shape[0] > 1 {
+		rc, ok := rowChoiceFor(m, size)
+		if !ok || !rc.Decided {
+			return false
+		}
+		if rc.Rows {
+			size /= in.Shape[0]
+		}
+	}
+	c, tuned := choiceFor(m, size)
+	return !tuned || c.Decided // untuned: one thread, nothing to choose
+}
+
+// rowChoiceFor returns what m chose for batches of size input elements
+// (model.RowChoices), and whether it has run any.
+func rowChoiceFor(m *model.Model, size int) (model.RowChoice, bool) {
+	for _, c := range m.RowChoices() {
+		if c.Elements == size {
+			return c, true
+		}
+	}
+	return model.RowChoice{}, false
+}
+
+// rowWay says whether m runs batches of in whole or row by row, as the
+// model chose (model.RowChoices).
+func rowWay(m *model.Model, in *tensor.Tensor) string {
+	if m == nil {
+		return "-"
+	}
+	c, ok := rowChoiceFor(m, in.Len())
+	switch {
+	case *whole:
+		return "whole (-whole)"
+	case !ok:
+		return "whole (rows not independent)"
+	case !c.Decided:
+		return "undecided"
+	case c.Rows:
+		return fmt.Sprintf("by rows (%.3f ms, whole %.3f)", ms(c.ByRows), ms(c.Batch))
+	}
+	return fmt.Sprintf("whole (%.3f ms, by rows %.3f)", ms(c.Batch), ms(c.ByRows))
 }
 
 func makeInput(b bench, shape []int) *tensor.Tensor {

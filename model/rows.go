@@ -1,0 +1,346 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"reflect"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/quantserve/quantserve/tensor"
+)
+
+// Whether a batch runs row by row. A batch's layers each pass over the
+// whole batch before the next begins, so their outputs are the batch's
+// size: ResNet-50's first stage writes 3.2 MB an image, which at batch 1
+// stays in a core's 4 MB L2 and at batch 8 (25 MB) goes out to memory
+// and back between every two layers. On one thread its int8 runs took 11%
+// longer an image at batch 8 than at batch 1. A model whose rows of
+// dimension 0 are independent (an image classifier's) gives the same
+// bits run on one row at a time, layer outputs of one image each; a model
+// with big weights and small layers gains from batches instead (each
+// product streams its weights once for every row).
+//
+// So a model learns, for each size of its inputs with a batch dimension,
+// whether its batches run whole or row by row: the first time a size runs
+// it runs both ways on the same input and compares every output bit for
+// bit (a model that mixes rows, or whose outputs' first dimension is not
+// the batch, never runs by rows again), then alternates the two ways two
+// runs at a time, timing the second of each two when it runs alone on
+// the engine, until each has splitWindow times, and takes the way whose
+// median is lower. Every rowProbe-th run after
+// takes the other way, timed, so a host that changes changes the choice;
+// a probe faster than the chosen way's median is run again splitWindow-1
+// times at once (the first times of a size, taken while the model's
+// buffers grow, can favour either way).
+// A profiled run takes whole batches.
+//
+// Only a model on an engine of one thread tries rows: on several, a batch
+// splits across the cores better than its rows do (ResNet-50 at batch 8
+// on two cores took 90 ms a batch whole and 110 by rows, PaddleOCR 3.4
+// and 5.4), and its exploration would cost every new size runs of the
+// slower way.
+type rowTuner struct {
+	// off is set once a run by rows gave other bits or shapes than the
+	// batch: the model's rows are not independent.
+	off   atomic.Bool
+	mu    sync.Mutex
+	sizes map[int]*rowStats // by the number of input elements
+}
+
+// rowStats is what a tuner knows of one input size.
+type rowStats struct {
+	checked bool // a run by rows gave the batch's bits
+	runs    int
+	last    int       // the way of the last run
+	again   bool      // the last run was the first of its way: the next takes it too
+	confirm int       // runs still to take the way not chosen: its probe beat the choice
+	times   [2]window // by way: whole batches, rows
+	chosen  int
+}
+
+// The ways a batch runs.
+const (
+	wayBatch = iota
+	wayRows
+)
+
+// rowProbe: settled, every rowProbe-th run of a size takes the other way;
+// rowExplore is how many runs of a size may alternate before the choice
+// is taken on what was timed (runs seldom alone on the engine time
+// little).
+const (
+	rowProbe   = 64
+	rowExplore = 8 * splitWindow
+)
+
+func newRowTuner() *rowTuner {
+	return &rowTuner{sizes: map[int]*rowStats{}}
+}
+
+// next returns the way the next run of size takes and whether to time
+// it; check reports that the size has not been checked yet: the run takes
+// both ways and compares them. A run that takes another way than the
+// last is not timed, and the run after it takes the same way and is: the
+// first finds the data where the other way left it.
+func (t *rowTuner) next(size int) (way int, timed, check bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.sizes[size]
+	if s == nil {
+		if len(t.sizes) >= splitSizes {
+			return wayBatch, false, false
+		}
+		s = &rowStats{}
+		t.sizes[size] = s
+	}
+	if !s.checked {
+		return wayBatch, false, true
+	}
+	if s.again {
+		s.again = false
+		return s.last, true, false
+	}
+	s.runs++
+	b, r := &s.times[wayBatch], &s.times[wayRows]
+	switch {
+	case s.confirm > 0:
+		s.confirm--
+		way, timed = 1-s.chosen, true
+	case (!b.full() || !r.full()) && s.runs <= rowExplore:
+		way, timed = wayBatch, true
+		if r.n < b.n {
+			way = wayRows
+		}
+	case s.runs%rowProbe == 0:
+		way, timed = 1-s.chosen, true
+	default:
+		way = s.chosen
+	}
+	if way != s.last {
+		s.last, s.again = way, true
+		return way, false, false
+	}
+	return way, timed, false
+}
+
+// record adds a timed run of way w of size.
+func (t *rowTuner) record(size, w int, d time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.sizes[size]
+	b, r := &s.times[wayBatch], &s.times[wayRows]
+	settled := b.full() && r.full() || s.runs > rowExplore
+	if c := &s.times[s.chosen]; settled && w != s.chosen && s.confirm == 0 && c.n > 0 && d < c.median() {
+		// A probe faster than the choice: its way's window is refilled
+		// at once, so it holds times of now.
+		s.confirm = splitWindow - 1
+	}
+	s.times[w].add(d)
+	if b.n > 0 && r.n > 0 && (b.full() && r.full() || s.runs > rowExplore) {
+		s.chosen = wayBatch
+		if r.median() < b.median() {
+			s.chosen = wayRows
+		}
+	}
+}
+
+// checked marks size checked: its runs by rows gave the batch's bits.
+func (t *rowTuner) checked(size int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.sizes[size]
+	s.checked, s.last = true, wayRows // the check's last run was by rows
+}
+
+// RowChoice is what a model learned of batches of one input size
+// (Model.RowChoices).
+type RowChoice struct {
+	// Elements is the number of input elements of the runs.
+	Elements int
+	// Decided reports whether both ways have been timed enough to
+	// choose (or tried as long as the tuner tries them).
+	Decided bool
+	// Rows reports whether batches of this size run row by row.
+	Rows bool
+	// Batch and ByRows are the median times of the last timed runs of
+	// each way (0: none yet).
+	Batch, ByRows time.Duration
+}
+
+// RowChoices returns, for each batched input size the model has run,
+// whether it runs its batches whole or row by row, as timed so far; nil
+// once the model's rows proved not independent.
+func (m *Model) RowChoices() []RowChoice {
+	t := m.rows
+	if t == nil || t.off.Load() {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]RowChoice, 0, len(t.sizes))
+	for size, s := range t.sizes {
+		b, r := &s.times[wayBatch], &s.times[wayRows]
+		c := RowChoice{Elements: size, Rows: s.chosen == wayRows, Decided: s.checked && (b.full() && r.full() || s.runs > rowExplore)}
+		if w := &s.times[wayBatch]; w.n > 0 {
+			c.Batch = w.median()
+		}
+		if w := &s.times[wayRows]; w.n > 0 {
+			c.ByRows = w.median()
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b RowChoice) int { return a.Elements - b.Elements })
+	return out
+}
+
+// batchRows returns the rows of the batch args hold when the model's
+// inputs and wanted outputs all have a batch dimension (a first dimension
+// the model leaves open) and args agree on more than one row, or 0.
+func (m *Model) batchRows(args []*tensor.Tensor, want map[int]string) int {
+	rows := 0
+	for i, t := range args {
+		sp := m.Inputs[i]
+		if sp.Shape == nil || len(sp.Shape) == 0 || sp.Shape[0] >= 0 || len(t.Shape) == 0 || t.DType == tensor.String {
+			return 0
+		}
+		if i == 0 {
+			rows = t.Shape[0]
+		} else if t.Shape[0] != rows {
+			return 0
+		}
+	}
+	for i, sp := range m.Outputs {
+		if _, ok := want[m.outputSlot[i]]; ok && (sp.Shape == nil || len(sp.Shape) == 0 || sp.Shape[0] >= 0 || sp.DType == tensor.String) {
+			return 0
+		}
+	}
+	if rows < 2 {
+		return 0
+	}
+	return rows
+}
+
+// executeBatch runs a batch of rows rows (Model.batchRows): whole or row
+// by row, as the tuner chooses for its size.
+func (m *Model) executeBatch(ctx context.Context, args []*tensor.Tensor, want map[int]string, rows int) ([]*tensor.Tensor, error) {
+	keep := func(s int) bool { _, ok := want[s]; return ok }
+	size := 0
+	for _, t := range args {
+		size += t.Len()
+	}
+	way, timed, check := m.rows.next(size)
+	if check {
+		vals, err := m.executeSplit(ctx, args, keep)
+		if err != nil {
+			return nil, err
+		}
+		byRows, _, err := m.executeRows(ctx, args, want, rows)
+		switch {
+		case err == nil && sameOutputs(vals, byRows, want):
+			m.rows.checked(size)
+		case err == nil || err == errRowShapes:
+			m.rows.off.Store(true)
+		}
+		return vals, nil
+	}
+	start := time.Now()
+	var vals []*tensor.Tensor
+	var alone bool
+	var err error
+	if way == wayRows {
+		if vals, alone, err = m.executeRows(ctx, args, want, rows); err == errRowShapes {
+			m.rows.off.Store(true)
+			return m.executeSplit(ctx, args, keep)
+		}
+	} else {
+		vals, alone, err = m.executeAlone(ctx, args, keep)
+	}
+	if d := time.Since(start); timed && alone && err == nil {
+		m.rows.record(size, way, d)
+	}
+	return vals, err
+}
+
+// errRowShapes reports rows whose outputs do not stack into the batch's:
+// a first dimension other than 1, or shapes that differ between rows.
+var errRowShapes = errors.New("model: outputs of rows do not stack")
+
+// executeRows runs the batch args row by row and returns the wanted
+// outputs stacked (the slots of want; nil elsewhere), and whether each
+// row's run was alone on the engine.
+func (m *Model) executeRows(ctx context.Context, args []*tensor.Tensor, want map[int]string, rows int) ([]*tensor.Tensor, bool, error) {
+	keep := func(s int) bool { _, ok := want[s]; return ok }
+	row := make([]*tensor.Tensor, len(args))
+	var out []*tensor.Tensor
+	alone := true
+	for r := 0; r < rows; r++ {
+		for i, t := range args {
+			row[i] = rowOf(t, r)
+		}
+		vals, one, err := m.executeAlone(ctx, row, keep)
+		if err != nil {
+			return nil, false, err
+		}
+		alone = alone && one
+		if out == nil {
+			out = make([]*tensor.Tensor, len(vals))
+		}
+		for s := range want {
+			v := vals[s]
+			if v == nil || len(v.Shape) == 0 || v.Shape[0] != 1 || v.DType == tensor.String {
+				return nil, false, errRowShapes
+			}
+			if r == 0 {
+				shape := slices.Clone(v.Shape)
+				shape[0] = rows
+				t, err := tensor.New(v.DType, shape)
+				if err != nil {
+					return nil, false, errRowShapes
+				}
+				out[s] = t
+			}
+			o := out[s]
+			if o.DType != v.DType || !slices.Equal(o.Shape[1:], v.Shape[1:]) {
+				return nil, false, errRowShapes
+			}
+			n := v.Len()
+			tensor.CopyData(reflect.ValueOf(o.Data).Slice(r*n, (r+1)*n).Interface(), v.Data)
+		}
+	}
+	return out, alone, nil
+}
+
+// rowOf returns row r of t (along its first dimension), sharing t's data.
+func rowOf(t *tensor.Tensor, r int) *tensor.Tensor {
+	n := t.Len() / t.Shape[0]
+	shape := slices.Clone(t.Shape)
+	shape[0] = 1
+	return &tensor.Tensor{DType: t.DType, Shape: shape, Data: reflect.ValueOf(t.Data).Slice(r*n, (r+1)*n).Interface()}
+}
+
+// sameOutputs reports whether the wanted outputs of a and b have the
+// same types, shapes and bits (NaNs included).
+func sameOutputs(a, b []*tensor.Tensor, want map[int]string) bool {
+	for s := range want {
+		x, y := a[s], b[s]
+		if x == nil || y == nil || x.DType != y.DType || !slices.Equal(x.Shape, y.Shape) || !bytes.Equal(dataBytes(x.Data), dataBytes(y.Data)) {
+			return false
+		}
+	}
+	return true
+}
+
+// dataBytes returns the bytes of a tensor's data slice (of a type other
+// than strings).
+func dataBytes(data any) []byte {
+	v := reflect.ValueOf(data)
+	if v.Len() == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(v.UnsafePointer()), v.Len()*int(v.Type().Elem().Size()))
+}
