@@ -89,12 +89,24 @@ func expandScale(s *tensor.Tensor, xs []int) []float32 {
 	if off <= 1 {
 		dc = s.Shape[1-off]
 	}
-	// Every other axis of s is 1: value (i, j) is at i·dc + j.
+	// Every other axis of s is 1: value (i, j) is at (i mod dn)·dc + j
+	// mod dc, dc being c or 1 (copied or repeated: a squeeze-and-excite
+	// block's scale, per image, runs every few steps).
 	sv := s.Data.([]float32)
 	out := make([]float32, n*c)
 	for i := 0; i < n; i++ {
-		for j := 0; j < c; j++ {
-			out[i*c+j] = sv[i%dn*dc+j%dc]
+		src, dst := sv[i%dn*dc:][:dc], out[i*c:(i+1)*c]
+		switch dc {
+		case c:
+			copy(dst, src)
+		case 1:
+			for j := range dst {
+				dst[j] = src[0]
+			}
+		default:
+			for j := range dst {
+				dst[j] = src[j%dc]
+			}
 		}
 	}
 	return out
