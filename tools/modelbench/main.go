@@ -227,7 +227,7 @@ func main() {
 			}
 			fmt.Printf("%-10s %5d %10s %10s %10s %10s %10s %8s %8s %8s %8s\n", b.name, n, col(best[0]), col(best[1]), col(best[2]), col(best[3]), col(best[4]),
 				ratio(best[0], best[2]), ratio(best[1], best[2]), ratio(best[0], best[4]), ratio(best[3], best[4]))
-			if n > 1 {
+			if n > 1 && *threads == 1 { // only one thread tries rows (model.RowChoices)
 				fmt.Printf("# %s batch %d batches run: qs i8 %s, qs f32 %s, qs exp i8 %s\n", b.name, n,
 					rowWay(i8, in), rowWay(f32, in), rowWay(exported, in))
 			}
@@ -451,7 +451,7 @@ func rowWay(m *model.Model, in *tensor.Tensor) string {
 	case *whole:
 		return "whole (-whole)"
 	case !ok:
-		return "whole (rows not independent)"
+		return "whole" // rows not tried: several threads, or rows not independent
 	case !c.Decided:
 		return "undecided"
 	case c.Rows:
