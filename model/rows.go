@@ -243,7 +243,7 @@ func (m *Model) executeBatch(ctx context.Context, args []*tensor.Tensor, want ma
 		switch {
 		case err == nil && sameOutputs(vals, byRows, want):
 			m.rows.checked(size)
-		case err == nil || err == errRowShapes:
+		case ctx.Err() == nil: // other bits or shapes, or a row the model refuses
 			m.rows.off.Store(true)
 		}
 		return vals, nil
@@ -253,7 +253,9 @@ func (m *Model) executeBatch(ctx context.Context, args []*tensor.Tensor, want ma
 	var alone bool
 	var err error
 	if way == wayRows {
-		if vals, alone, err = m.executeRows(ctx, args, want, rows); err == errRowShapes {
+		if vals, alone, err = m.executeRows(ctx, args, want, rows); err != nil && ctx.Err() == nil {
+			// A row of another size than the check's that the model
+			// refuses, or whose outputs do not stack: the batch as it is.
 			m.rows.off.Store(true)
 			return m.executeSplit(ctx, args, keep)
 		}

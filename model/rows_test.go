@@ -110,9 +110,10 @@ func TestRowsSameAnswer(t *testing.T) {
 }
 
 // TestRowsNotIndependent: a model that mixes rows (each row minus the
-// batch's mean), or whose output's first dimension is not the batch's
-// (a transpose), answers every batch as a whole batch does, and after its
-// first batch never runs one row by row.
+// batch's mean), whose output's first dimension is not the batch's (a
+// transpose), or that refuses a row alone (a reshape to three rows)
+// answers every batch as a whole batch does, and after its first batch
+// never runs one row by row.
 func TestRowsNotIndependent(t *testing.T) {
 	mixing := onnxbuild.Graph{
 		Inputs:  []onnxbuild.IO{onnxbuild.V("x", tensor.Float32, -1, 4)},
@@ -129,9 +130,17 @@ func TestRowsNotIndependent(t *testing.T) {
 			{Op: "Transpose", Inputs: []string{"x"}, Outputs: []string{"y"}, Attrs: []*onnxpb.Attribute{onnxbuild.IntsAttr("perm", 1, 0)}},
 		},
 	}
+	refusing := onnxbuild.Graph{ // a reshape to three rows: a row alone fails
+		Inputs:  []onnxbuild.IO{onnxbuild.V("x", tensor.Float32, -1, 4)},
+		Outputs: []onnxbuild.IO{onnxbuild.V("y", tensor.Float32, -1, 4)},
+		Nodes: []onnxbuild.Node{
+			{Op: "Reshape", Inputs: []string{"x", "shape"}, Outputs: []string{"y"}},
+		},
+		Inits: map[string]*tensor.Tensor{"shape": tensor.From([]int{2}, []int64{3, 4})},
+	}
 	one := gemm.New(dispatch.Default(), 1)
 	defer one.Close()
-	for name, g := range map[string]onnxbuild.Graph{"mixing": mixing, "transposing": transposing} {
+	for name, g := range map[string]onnxbuild.Graph{"mixing": mixing, "transposing": transposing, "refusing": refusing} {
 		m, err := model.LoadWith(g.Bytes(), model.Options{Exec: one})
 		if err != nil {
 			t.Fatal(err)
