@@ -28,16 +28,16 @@ import (
 // So a model learns, for each size of its inputs with a batch dimension,
 // whether its batches run whole or row by row: the first time a size runs
 // it runs both ways on the same input and compares every output bit for
-// bit (a model that mixes rows, or whose outputs' first dimension is not
-// the batch, never runs by rows again), then alternates the two ways two
-// runs at a time, timing the second of each two when it runs alone on
-// the engine, until each has splitWindow times, and takes the way whose
-// median is lower. Every rowProbe-th run after
-// takes the other way, timed, so a host that changes changes the choice;
-// a probe faster than the chosen way's median is run again splitWindow-1
-// times at once (the first times of a size, taken while the model's
-// buffers grow, can favour either way).
-// A profiled run takes whole batches.
+// bit (a model that mixes rows, whose outputs' first dimension is not the
+// batch, or that refuses a row alone never runs by rows again), then
+// alternates the two ways two runs at a time, timing the second of each
+// two when it runs alone on the engine, until each has splitWindow
+// times, and takes the way whose median is lower. Every rowProbe-th run
+// after takes the other way, timed, so a host that changes changes the
+// choice; a probe faster than the chosen way's median is run again
+// splitWindow-1 times at once (the first times of a size, taken while
+// the model's buffers grow, can favour either way). A profiled run takes
+// whole batches.
 //
 // Only a model on an engine of one thread tries rows: on several, a batch
 // splits across the cores better than its rows do (ResNet-50 at batch 8

@@ -261,7 +261,8 @@ func planFor(ctx context.Context, g *graph) *stepPlan {
 
 // begin decides how a run of size input elements runs its steps and
 // returns its plan. The run calls done with its time, and whether it
-// succeeded, once it has returned.
+// succeeded, once it has returned; done reports whether the run was
+// alone on the engine.
 func (t *splitTuner) begin(g *graph, size int) (plan *stepPlan, done func(d time.Duration, ok bool) (alone bool)) {
 	plan = &stepPlan{g: g, one: make([]bool, t.steps), took: make([]time.Duration, t.steps)}
 	w := waySplit
