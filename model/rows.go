@@ -106,14 +106,13 @@ func (t *rowTuner) next(size int) (way int, timed, check bool) {
 		return s.last, true, false
 	}
 	s.runs++
-	b, r := &s.times[wayBatch], &s.times[wayRows]
 	switch {
 	case s.confirm > 0:
 		s.confirm--
 		way, timed = 1-s.chosen, true
-	case (!b.full() || !r.full()) && s.runs <= rowExplore:
+	case !s.explored():
 		way, timed = wayBatch, true
-		if r.n < b.n {
+		if s.times[wayRows].n < s.times[wayBatch].n {
 			way = wayRows
 		}
 	case s.runs%rowProbe == 0:
@@ -133,20 +132,24 @@ func (t *rowTuner) record(size, w int, d time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.sizes[size]
-	b, r := &s.times[wayBatch], &s.times[wayRows]
-	settled := b.full() && r.full() || s.runs > rowExplore
-	if c := &s.times[s.chosen]; settled && w != s.chosen && s.confirm == 0 && c.n > 0 && d < c.median() {
+	if c := &s.times[s.chosen]; s.explored() && w != s.chosen && s.confirm == 0 && c.n > 0 && d < c.median() {
 		// A probe faster than the choice: its way's window is refilled
 		// at once, so it holds times of now.
 		s.confirm = splitWindow - 1
 	}
 	s.times[w].add(d)
-	if b.n > 0 && r.n > 0 && (b.full() && r.full() || s.runs > rowExplore) {
+	if b, r := &s.times[wayBatch], &s.times[wayRows]; b.n > 0 && r.n > 0 && s.explored() {
 		s.chosen = wayBatch
 		if r.median() < b.median() {
 			s.chosen = wayRows
 		}
 	}
+}
+
+// explored reports whether the alternation of the two ways is over: each
+// has splitWindow times, or the size has run rowExplore times.
+func (s *rowStats) explored() bool {
+	return s.times[wayBatch].full() && s.times[wayRows].full() || s.runs > rowExplore
 }
 
 // checked marks size checked: its runs by rows gave the batch's bits.
@@ -174,7 +177,8 @@ type RowChoice struct {
 
 // RowChoices returns, for each batched input size the model has run,
 // whether it runs its batches whole or row by row, as timed so far; nil
-// once the model's rows proved not independent.
+// when its batches always run whole: on an engine of several threads,
+// with Options.WholeBatches, or once its rows proved not independent.
 func (m *Model) RowChoices() []RowChoice {
 	t := m.rows
 	if t == nil || t.off.Load() {
@@ -184,8 +188,7 @@ func (m *Model) RowChoices() []RowChoice {
 	defer t.mu.Unlock()
 	out := make([]RowChoice, 0, len(t.sizes))
 	for size, s := range t.sizes {
-		b, r := &s.times[wayBatch], &s.times[wayRows]
-		c := RowChoice{Elements: size, Rows: s.chosen == wayRows, Decided: s.checked && (b.full() && r.full() || s.runs > rowExplore)}
+		c := RowChoice{Elements: size, Rows: s.chosen == wayRows, Decided: s.checked && s.explored()}
 		if w := &s.times[wayBatch]; w.n > 0 {
 			c.Batch = w.median()
 		}

@@ -416,7 +416,7 @@ func run(m *model.Model, name string, in *tensor.Tensor) float64 {
 // rows'.
 func settled(m *model.Model, in *tensor.Tensor) bool {
 	size := in.Len()
-	if in.Shape[0] > 1 {
+	if in.Shape[0] > 1 && m.RowChoices() != nil { // nil: batches always run whole
 		rc, ok := rowChoiceFor(m, size)
 		if !ok || !rc.Decided {
 			return false
