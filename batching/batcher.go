@@ -605,7 +605,7 @@ func (b *Batcher) execute(parent context.Context, bt *batch) error {
 			}
 			res := make(map[string]*tensor.Tensor, len(want))
 			for _, name := range want {
-				res[name] = rowsOf(outs[name], off, r.rows)
+				res[name] = outs[name].SliceRows(off, r.rows)
 			}
 			r.done <- result{outs: res}
 		}
@@ -684,21 +684,6 @@ func checkRows(outs map[string]*tensor.Tensor, rows int) error {
 		}
 	}
 	return nil
-}
-
-// rowsOf returns rows [off, off+n) of t, sharing its data.
-func rowsOf(t *tensor.Tensor, off, n int) *tensor.Tensor {
-	if off == 0 && n == t.Shape[0] {
-		return t
-	}
-	inner := 1
-	for _, d := range t.Shape[1:] {
-		inner *= d
-	}
-	shape := slices.Clone(t.Shape)
-	shape[0] = n
-	data := reflect.ValueOf(t.Data).Slice3(off*inner, (off+n)*inner, (off+n)*inner).Interface()
-	return &tensor.Tensor{DType: t.DType, Shape: shape, Data: data}
 }
 
 // Disabled returns why the batcher stopped batching (the model broke the

@@ -104,7 +104,7 @@ func sameOutputs(t *testing.T, what string, got, want map[string]*tensor.Tensor)
 		if g == nil {
 			t.Fatalf("%s: no output %q", what, name)
 		}
-		if !sameBits(g, w) {
+		if !tensor.SameBits(g, w) {
 			t.Fatalf("%s: output %q differs from the request run alone:\n got %v %v\nwant %v %v", what, name, g.Shape, head(g), w.Shape, head(w))
 		}
 	}
@@ -227,7 +227,7 @@ func TestConcurrentLoadBitIdentical(t *testing.T) {
 				}
 				want, _ := m.Run(context.Background(), in, nil)
 				for name := range want {
-					if !sameBits(got[name], want[name]) {
+					if !tensor.SameBits(got[name], want[name]) {
 						errc <- fmt.Errorf("worker %d request %d: output %q differs from the request alone", w, i, name)
 						return
 					}

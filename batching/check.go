@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"reflect"
 
@@ -63,14 +62,14 @@ func Check(ctx context.Context, m *model.Model) (probed bool, err error) {
 	for i := 0; i < probeRows; i++ {
 		row := map[string]*tensor.Tensor{}
 		for name, t := range batch {
-			row[name] = rowsOf(t, i, 1)
+			row[name] = t.SliceRows(i, 1)
 		}
 		alone, err := m.Run(ctx, row, nil)
 		if err != nil {
 			return false, ctx.Err()
 		}
 		for name, t := range alone {
-			if !sameBits(t, rowsOf(whole[name], i, 1)) {
+			if !tensor.SameBits(t, whole[name].SliceRows(i, 1)) {
 				return true, fmt.Errorf("%w: output %q of row %d differs between a batch of %d generated rows and the row alone: the model mixes rows of dimension 0 (set max_batch_size to 0)", ErrNotBatchable, name, i, probeRows)
 			}
 		}
@@ -112,34 +111,4 @@ func fill(t *tensor.Tensor, rng *rand.Rand) {
 			}
 		}
 	}
-}
-
-// sameBits reports whether two tensors are equal bit for bit (NaNs
-// included).
-func sameBits(a, b *tensor.Tensor) bool {
-	if a.DType != b.DType || tensor.ShapeString(a.Shape) != tensor.ShapeString(b.Shape) {
-		return false
-	}
-	va, vb := reflect.ValueOf(a.Data), reflect.ValueOf(b.Data)
-	if va.Len() != vb.Len() {
-		return false
-	}
-	for i := 0; i < va.Len(); i++ {
-		x, y := va.Index(i), vb.Index(i)
-		switch x.Kind() {
-		case reflect.Float32:
-			if math.Float32bits(float32(x.Float())) != math.Float32bits(float32(y.Float())) {
-				return false
-			}
-		case reflect.Float64:
-			if math.Float64bits(x.Float()) != math.Float64bits(y.Float()) {
-				return false
-			}
-		default:
-			if !x.Equal(y) {
-				return false
-			}
-		}
-	}
-	return true
 }

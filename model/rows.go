@@ -1,15 +1,12 @@
 package model
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -285,7 +282,7 @@ func (m *Model) executeRows(ctx context.Context, args []*tensor.Tensor, want map
 	alone := true
 	for r := 0; r < rows; r++ {
 		for i, t := range args {
-			row[i] = rowOf(t, r)
+			row[i] = t.SliceRows(r, 1)
 		}
 		vals, one, err := m.executeAlone(ctx, row, keep)
 		if err != nil {
@@ -313,39 +310,19 @@ func (m *Model) executeRows(ctx context.Context, args []*tensor.Tensor, want map
 			if o.DType != v.DType || !slices.Equal(o.Shape[1:], v.Shape[1:]) {
 				return nil, false, errRowShapes
 			}
-			n := v.Len()
-			tensor.CopyData(reflect.ValueOf(o.Data).Slice(r*n, (r+1)*n).Interface(), v.Data)
+			tensor.CopyData(o.SliceRows(r, 1).Data, v.Data)
 		}
 	}
 	return out, alone, nil
 }
 
-// rowOf returns row r of t (along its first dimension), sharing t's data.
-func rowOf(t *tensor.Tensor, r int) *tensor.Tensor {
-	n := t.Len() / t.Shape[0]
-	shape := slices.Clone(t.Shape)
-	shape[0] = 1
-	return &tensor.Tensor{DType: t.DType, Shape: shape, Data: reflect.ValueOf(t.Data).Slice(r*n, (r+1)*n).Interface()}
-}
-
 // sameOutputs reports whether the wanted outputs of a and b have the
-// same types, shapes and bits (NaNs included).
+// same types, shapes and bits (tensor.SameBits).
 func sameOutputs(a, b []*tensor.Tensor, want map[int]string) bool {
 	for s := range want {
-		x, y := a[s], b[s]
-		if x == nil || y == nil || x.DType != y.DType || !slices.Equal(x.Shape, y.Shape) || !bytes.Equal(dataBytes(x.Data), dataBytes(y.Data)) {
+		if a[s] == nil || b[s] == nil || !tensor.SameBits(a[s], b[s]) {
 			return false
 		}
 	}
 	return true
-}
-
-// dataBytes returns the bytes of a tensor's data slice (of a type other
-// than strings).
-func dataBytes(data any) []byte {
-	v := reflect.ValueOf(data)
-	if v.Len() == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(v.UnsafePointer()), v.Len()*int(v.Type().Elem().Size()))
 }
