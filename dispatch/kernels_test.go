@@ -465,7 +465,8 @@ func TestFRowRefuses(t *testing.T) {
 // lie, rows overlapping as a convolution's rows read its image) against
 // the reference on the same block and against the reference on the rows
 // gathered into a plain matrix: the same bits, with and without FLoadC,
-// and nothing written past the tile.
+// with and without weights ahead to draw (FBlock.Ahead), and nothing
+// written past the tile.
 func TestFBlockSegmentsEveryTable(t *testing.T) {
 	r := rand.New(rand.NewPCG(6, 6))
 	var mr, mp int
@@ -523,6 +524,14 @@ func TestFBlockSegmentsEveryTable(t *testing.T) {
 			}
 			want := run(nil, kernels.FBlock{A: gathered, LDA: k})
 			seg := kernels.FBlock{A: a, LDA: lda, Segs: segs, SegK: segK}
+			// Weights to draw toward the cache (a block's next) change no
+			// value: none, too short to draw, or a run of b's.
+			switch iter % 3 {
+			case 1:
+				seg.Ahead = b[len(b)-min(len(b), 15):]
+			case 2:
+				seg.Ahead = b[r.IntN(len(b)/2+1):]
+			}
 			for _, tb := range append([]*Table{nil}, Available()...) {
 				if tb != nil && (rows > tb.FMR || np > tb.FNP) {
 					continue

@@ -198,7 +198,9 @@ func (j *fJob) chunks(u0, u1 int) {
 			task.scratch = grow(task.scratch, (m1-m0)*width)
 			out, ldo, o0 = task.scratch[:(m1-m0)*width], width, 0
 		}
+		full := (m1 - m0) / t.FMR // tiles of the kernel's full height
 		for kb := 0; kb < pieces; kb++ {
+			next, hasNext := j.next(g, kb)
 			k0, k1, at, segs := j.piece(kb)
 			f.K = k1 - k0
 			f.Segs, f.SegK = segs, 0
@@ -213,6 +215,10 @@ func (j *fJob) chunks(u0, u1 int) {
 			finish := j.fin != nil && kb == pieces-1 && (cols == width || padFinish)
 			for r0 := m0; r0 < m1; r0 += t.FMR {
 				f.Rows = min(t.FMR, m1-r0)
+				f.Ahead = nil
+				if ti := (r0 - m0) / t.FMR; hasNext && ti > 0 && ti < full {
+					f.Ahead = next.part(w.packed, pstr, ti-1, full-1)
+				}
 				f.A = a[r0*lda+at:]
 				f.LDA = lda
 				if cols < width {
@@ -247,4 +253,42 @@ func (j *fJob) chunks(u0, u1 int) {
 		}
 	}
 	*f = kernels.FBlock{} // the pool keeps no operands alive
+}
+
+// aheadBlock is the packed weights of one block of a product: panels
+// [p0, p0+np) of K columns [k0, k1).
+type aheadBlock struct{ p0, np, k0, k1 int }
+
+// next returns the block the unit of panel group g reads after its K
+// block kb: its next K block, or the next group's first; none after the
+// last group's last. A block's first tile streams its weights from
+// memory; the tiles after it read them from the cache, so they draw the
+// next block's weights (FBlock.Ahead), each a share, and the memory
+// works while the kernel does.
+func (j *fJob) next(g, kb int) (aheadBlock, bool) {
+	switch {
+	case kb+1 < j.pieces:
+		kb++
+	case g+1 < j.ng:
+		g, kb = g+1, 0
+	default:
+		return aheadBlock{}, false
+	}
+	p0, p1 := span(g, j.panels, j.ng)
+	k0, k1, _, _ := j.piece(kb)
+	return aheadBlock{p0, p1 - p0, k0, k1}, true
+}
+
+// part returns share i of parts of the block's weights in packed
+// (panels pstr apart), cut short at the end of a panel.
+func (b aheadBlock) part(packed []float32, pstr, i, parts int) []float32 {
+	l := (b.k1 - b.k0) * kernels.PanelN
+	total := b.np * l
+	if total == 0 {
+		return nil
+	}
+	s0, s1 := i*total/parts, (i+1)*total/parts
+	q := s0 / l
+	at := (b.p0+q)*pstr + b.k0*kernels.PanelN
+	return packed[at+s0-q*l : at+min(s1, (q+1)*l)-q*l]
 }

@@ -230,6 +230,13 @@ type FBlock struct {
 	Res    []float32 // row r at Res[r*LDR:], NP·16 entries; nil: none
 	LDR    int
 	Lo, Hi float32
+
+	// Ahead is packed weights a later block reads (the next K block, or
+	// the next panel group's first): a kernel may draw them toward its
+	// core's cache as it runs, from Ahead's start on and within it, so
+	// that a product whose weights come from memory has them in the
+	// cache when a block reads them. It changes no value.
+	Ahead []float32
 }
 
 // The flags of an FBlock: FLoadC makes it start from C's values instead

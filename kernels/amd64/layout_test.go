@@ -56,6 +56,7 @@ func TestBlockLayout(t *testing.T) {
 		{"FBlock.LDR", unsafe.Offsetof(f.LDR), 208},
 		{"FBlock.Lo", unsafe.Offsetof(f.Lo), 216},
 		{"FBlock.Hi", unsafe.Offsetof(f.Hi), 220},
+		{"FBlock.Ahead", unsafe.Offsetof(f.Ahead), 224},
 	} {
 		if unsafe.Sizeof(uintptr(0)) == 8 && c.got != c.want {
 			t.Errorf("%s at offset %d, the assembly reads it at %d", c.name, c.got, c.want)

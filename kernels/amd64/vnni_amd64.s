@@ -2652,8 +2652,10 @@ v5next:
 // K runs as segments (FBlock.Segs, or one of K columns at the rows'
 // start): R14 walks their offsets, each sets the rows' byte offset AX.
 // Frame: the tile (0-1535), past the last segment (1536), the columns of
-// a segment (1544), the one offset 0 of a block without Segs (1552).
-TEXT ·fBlockAVX512(SB), 0, $1560-8
+// a segment (1544), the one offset 0 of a block without Segs (1552); the
+// next line of Ahead to draw (1560), the segment pointer while a loop
+// draws them (1568), the last line (1576).
+TEXT ·fBlockAVX512(SB), 0, $1584-8
 	MOVQ f+0(FP), DI
 	TESTQ $2, 88(DI) // FFinish
 	JZ    f5nores
@@ -2878,6 +2880,16 @@ f5lchunk:
 	VMOVUPS 1408(SP), Z22
 	VMOVUPS 1472(SP), Z23
 f5init:
+	MOVQ 224(DI), AX // Ahead
+	MOVQ 232(DI), CX // len(Ahead)
+	SUBQ $16, CX
+	JGE  f5ahead
+	MOVQ 40(DI), AX // B
+	XORQ CX, CX
+f5ahead:
+	MOVQ AX, 1560(SP)
+	LEAQ (AX)(CX*4), AX
+	MOVQ AX, 1576(SP)
 	MOVQ 136(DI), CX // len(Segs)
 	TESTQ CX, CX
 	JNZ  f5segs
@@ -2962,6 +2974,8 @@ f5p3h8seg: // a segment: its offset along the rows, its columns
 	MOVQ (R14), AX
 	SHLQ $2, AX
 	MOVQ 1544(SP), CX
+	MOVQ R14, 1568(SP)
+	MOVQ 1560(SP), R14 // the next line of Ahead
 	CMPQ CX, $2
 	JLT  f5p3h8tail
 f5p3h8loop: // two k per iteration
@@ -2971,6 +2985,10 @@ f5p3h8loop: // two k per iteration
 	PREFETCHT0 4160(BX)
 	PREFETCHT0 4160(BX)(DI*1)
 	PREFETCHT0 4160(DX)
+	PREFETCHT1 (R14)
+	ADDQ $64, R14
+	CMPQ R14, 1576(SP)
+	CMOVQHI 1576(SP), R14
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VMOVUPS 0(DX), Z26
@@ -3088,6 +3106,8 @@ f5p3h8tail:
 	ADDQ $64, BX
 	ADDQ $64, DX
 f5p3h8next:
+	MOVQ R14, 1560(SP)
+	MOVQ 1568(SP), R14
 	ADDQ $8, R14
 	CMPQ R14, 1536(SP)
 	JLT  f5p3h8seg

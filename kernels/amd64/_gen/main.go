@@ -27,7 +27,7 @@ const (
 	qBias, qRes, qLDR, qLo, qHi                  = 536, 560, 584, 592, 596
 	fA, fLDA, fRows, fB, fPStr, fNP, fK, fFlags  = 0, 24, 32, 40, 64, 72, 80, 88
 	fC, fLDC, fSegs, fSegK                       = 96, 120, 128, 152
-	fBias, fRes, fLDR, fLo, fHi                  = 160, 184, 208, 216, 220
+	fBias, fRes, fLDR, fLo, fHi, fAhead          = 160, 184, 208, 216, 220, 224
 )
 
 // rowRegs hold the row pointers of the tiles; missing rows repeat row 0.
@@ -119,7 +119,7 @@ TEXT ·qBlockVNNI512(SB), 0, $1536-8
 			}
 		}
 	}
-	blockLoops("v5", "q", qRows, "v5sums", "two groups of 4 k per iteration", false, step)
+	blockLoops("v5", "q", qRows, "v5sums", "two groups of 4 k per iteration", false, false, step)
 	p("v5sums:")
 	qDirect()
 	p("v5frame:")
@@ -178,13 +178,33 @@ func loadPanels(mov string, np, off int, breg [3]int) {
 // With segs (the float kernel), K is the segments R14 walks to the
 // address at 1536(SP), 1544(SP) columns each: each segment sets AX to its
 // offset and CX to its columns, and its last step moves on to the next.
-func blockLoops(prefix, arg string, rowsOff int, done, what string, segs bool, step func(rows, np, ao, bo int, breg [3]int)) {
+//
+// With ahead (the float kernel, segs too), the loop of eight rows and
+// three panels also draws FBlock.Ahead toward the cache, a line an
+// iteration, into L2 (PREFETCHT1): R14 holds the line for the segment's
+// loop, the segment pointer waiting at 1568(SP), the next line at
+// 1560(SP) and the last at 1576(SP), where the line stays once reached.
+// A block's first tile streams its weights from memory as it reads them
+// (prefetch); the taller products' later tiles read them from the cache
+// and leave the memory idle, so each takes a share of the next block's.
+func blockLoops(prefix, arg string, rowsOff int, done, what string, segs, ahead bool, step func(rows, np, ao, bo int, breg [3]int)) {
 	panelCounts(prefix, func(np int, prefix string) {
 		tileHeights(prefix, arg, rowsOff, segs, func(h int, label string) {
+			draw := ahead && segs && h == 8 && np == 3
+			if draw {
+				p("\tMOVQ R14, 1568(SP)")
+				p("\tMOVQ 1560(SP), R14 // the next line of Ahead")
+			}
 			p("\tCMPQ CX, $2")
 			p("\tJLT  %stail", label)
 			p("%sloop: // %s", label, what)
 			prefetch(np)
+			if draw {
+				p("\tPREFETCHT1 (R14)")
+				p("\tADDQ $64, R14")
+				p("\tCMPQ R14, 1576(SP)")
+				p("\tCMOVQHI 1576(SP), R14")
+			}
 			step(h, np, 0, 0, [3]int{24, 25, 26})
 			step(h, np, 4, 64, [3]int{29, 30, 31})
 			p("\tADDQ $8, AX")
@@ -207,6 +227,10 @@ func blockLoops(prefix, arg string, rowsOff int, done, what string, segs bool, s
 			p("\tADDQ $64, BX")
 			p("\tADDQ $64, DX")
 			p("%snext:", label)
+			if draw {
+				p("\tMOVQ R14, 1560(SP)")
+				p("\tMOVQ 1568(SP), R14")
+			}
 			p("\tADDQ $8, R14")
 			p("\tCMPQ R14, 1536(SP)")
 			p("\tJLT  %sseg", label)
@@ -374,8 +398,10 @@ func fBlockAVX512() {
 // K runs as segments (FBlock.Segs, or one of K columns at the rows'
 // start): R14 walks their offsets, each sets the rows' byte offset AX.
 // Frame: the tile (0-1535), past the last segment (1536), the columns of
-// a segment (1544), the one offset 0 of a block without Segs (1552).
-TEXT ·fBlockAVX512(SB), 0, $1560-8
+// a segment (1544), the one offset 0 of a block without Segs (1552); the
+// next line of Ahead to draw (1560), the segment pointer while a loop
+// draws them (1568), the last line (1576).
+TEXT ·fBlockAVX512(SB), 0, $1584-8
 	MOVQ f+0(FP), DI`)
 	prefetchResidual("f5nores", 2, fFlags, fRes, fLDR, "FFinish")
 	// initial sums: zero, or C's values (copied through the frame); the
@@ -421,6 +447,18 @@ f5lchunk:
 		p("\tVMOVUPS %d(SP), Z%d", i*64, i)
 	}
 	p("f5init:")
+	// Ahead's lines: from its first to its last; none (nil) draws B's
+	// first line, in the cache already.
+	p("\tMOVQ %d(DI), AX // Ahead", fAhead)
+	p("\tMOVQ %d(DI), CX // len(Ahead)", fAhead+8)
+	p("\tSUBQ $16, CX")
+	p("\tJGE  f5ahead")
+	p("\tMOVQ %d(DI), AX // B", fB)
+	p("\tXORQ CX, CX")
+	p("f5ahead:")
+	p("\tMOVQ AX, 1560(SP)")
+	p("\tLEAQ (AX)(CX*4), AX")
+	p("\tMOVQ AX, 1576(SP)")
 	// K's segments: Segs, or one at 0 of K columns (a zero in the frame)
 	p("\tMOVQ %d(DI), CX // len(Segs)", fSegs+8)
 	p("\tTESTQ CX, CX")
@@ -456,7 +494,7 @@ f5lchunk:
 			}
 		}
 	}
-	blockLoops("f5", "f", fRows, "f5store", "two k per iteration", true, step)
+	blockLoops("f5", "f", fRows, "f5store", "two k per iteration", true, true, step)
 	p("f5store:")
 	// A tile of eight rows stores its registers straight into C's rows.
 	p("\tMOVQ f+0(FP), DI")
