@@ -104,6 +104,10 @@ findone:
 //	if hi < t { t = hi }             // VMINPS t, hi
 //	dst[i] = t, x·t, x·t/d or x·t·d  (mode 0, 1, 2, 3)
 //
+// Four steps an iteration while 64 values are left, each form in a loop
+// of its own, then a step at a time (the form chosen each step): the
+// same operations on every value either way.
+//
 // Register contract: DI dst, CX len(dst), AX the index, R8 mode, R10 the
 // step's end, Z8..Z12 a, b, lo, hi, d; K1 all lanes but in the tail.
 TEXT ·convHardAVX512(SB), NOSPLIT, $0-56
@@ -118,6 +122,156 @@ TEXT ·convHardAVX512(SB), NOSPLIT, $0-56
 	MOVL         $0xFFFF, R10
 	KMOVW        R10, K1
 	XORQ         AX, AX
+	CMPQ         R8, $1
+	JLT          hard64t
+	JEQ          hard64xt
+	CMPQ         R8, $2
+	JEQ          hard64div
+	JMP          hard64mul
+
+hard64t: // four steps an iteration, the form chosen once
+	LEAQ      64(AX), R10
+	CMPQ      R10, CX
+	JGT       hard16
+	VMOVUPS   0(DI)(AX*4), Z0
+	VMOVUPS   64(DI)(AX*4), Z2
+	VMOVUPS   128(DI)(AX*4), Z4
+	VMOVUPS   192(DI)(AX*4), Z6
+	VMULPS    Z8, Z0, Z1
+	VMULPS    Z8, Z2, Z3
+	VMULPS    Z8, Z4, Z5
+	VMULPS    Z8, Z6, Z7
+	VADDPS    Z9, Z1, Z1
+	VADDPS    Z9, Z3, Z3
+	VADDPS    Z9, Z5, Z5
+	VADDPS    Z9, Z7, Z7
+	VMAXPS    Z1, Z10, Z1
+	VMAXPS    Z3, Z10, Z3
+	VMAXPS    Z5, Z10, Z5
+	VMAXPS    Z7, Z10, Z7
+	VMINPS    Z1, Z11, Z1
+	VMINPS    Z3, Z11, Z3
+	VMINPS    Z5, Z11, Z5
+	VMINPS    Z7, Z11, Z7
+	VMOVUPS   Z1, 0(DI)(AX*4)
+	VMOVUPS   Z3, 64(DI)(AX*4)
+	VMOVUPS   Z5, 128(DI)(AX*4)
+	VMOVUPS   Z7, 192(DI)(AX*4)
+	MOVQ      R10, AX
+	JMP       hard64t
+
+hard64xt: // four steps an iteration, the form chosen once
+	LEAQ      64(AX), R10
+	CMPQ      R10, CX
+	JGT       hard16
+	VMOVUPS   0(DI)(AX*4), Z0
+	VMOVUPS   64(DI)(AX*4), Z2
+	VMOVUPS   128(DI)(AX*4), Z4
+	VMOVUPS   192(DI)(AX*4), Z6
+	VMULPS    Z8, Z0, Z1
+	VMULPS    Z8, Z2, Z3
+	VMULPS    Z8, Z4, Z5
+	VMULPS    Z8, Z6, Z7
+	VADDPS    Z9, Z1, Z1
+	VADDPS    Z9, Z3, Z3
+	VADDPS    Z9, Z5, Z5
+	VADDPS    Z9, Z7, Z7
+	VMAXPS    Z1, Z10, Z1
+	VMAXPS    Z3, Z10, Z3
+	VMAXPS    Z5, Z10, Z5
+	VMAXPS    Z7, Z10, Z7
+	VMINPS    Z1, Z11, Z1
+	VMINPS    Z3, Z11, Z3
+	VMINPS    Z5, Z11, Z5
+	VMINPS    Z7, Z11, Z7
+	VMULPS    Z1, Z0, Z1
+	VMULPS    Z3, Z2, Z3
+	VMULPS    Z5, Z4, Z5
+	VMULPS    Z7, Z6, Z7
+	VMOVUPS   Z1, 0(DI)(AX*4)
+	VMOVUPS   Z3, 64(DI)(AX*4)
+	VMOVUPS   Z5, 128(DI)(AX*4)
+	VMOVUPS   Z7, 192(DI)(AX*4)
+	MOVQ      R10, AX
+	JMP       hard64xt
+
+hard64div: // four steps an iteration, the form chosen once
+	LEAQ      64(AX), R10
+	CMPQ      R10, CX
+	JGT       hard16
+	VMOVUPS   0(DI)(AX*4), Z0
+	VMOVUPS   64(DI)(AX*4), Z2
+	VMOVUPS   128(DI)(AX*4), Z4
+	VMOVUPS   192(DI)(AX*4), Z6
+	VMULPS    Z8, Z0, Z1
+	VMULPS    Z8, Z2, Z3
+	VMULPS    Z8, Z4, Z5
+	VMULPS    Z8, Z6, Z7
+	VADDPS    Z9, Z1, Z1
+	VADDPS    Z9, Z3, Z3
+	VADDPS    Z9, Z5, Z5
+	VADDPS    Z9, Z7, Z7
+	VMAXPS    Z1, Z10, Z1
+	VMAXPS    Z3, Z10, Z3
+	VMAXPS    Z5, Z10, Z5
+	VMAXPS    Z7, Z10, Z7
+	VMINPS    Z1, Z11, Z1
+	VMINPS    Z3, Z11, Z3
+	VMINPS    Z5, Z11, Z5
+	VMINPS    Z7, Z11, Z7
+	VMULPS    Z1, Z0, Z1
+	VMULPS    Z3, Z2, Z3
+	VMULPS    Z5, Z4, Z5
+	VMULPS    Z7, Z6, Z7
+	VDIVPS    Z12, Z1, Z1
+	VDIVPS    Z12, Z3, Z3
+	VDIVPS    Z12, Z5, Z5
+	VDIVPS    Z12, Z7, Z7
+	VMOVUPS   Z1, 0(DI)(AX*4)
+	VMOVUPS   Z3, 64(DI)(AX*4)
+	VMOVUPS   Z5, 128(DI)(AX*4)
+	VMOVUPS   Z7, 192(DI)(AX*4)
+	MOVQ      R10, AX
+	JMP       hard64div
+
+hard64mul: // four steps an iteration, the form chosen once
+	LEAQ      64(AX), R10
+	CMPQ      R10, CX
+	JGT       hard16
+	VMOVUPS   0(DI)(AX*4), Z0
+	VMOVUPS   64(DI)(AX*4), Z2
+	VMOVUPS   128(DI)(AX*4), Z4
+	VMOVUPS   192(DI)(AX*4), Z6
+	VMULPS    Z8, Z0, Z1
+	VMULPS    Z8, Z2, Z3
+	VMULPS    Z8, Z4, Z5
+	VMULPS    Z8, Z6, Z7
+	VADDPS    Z9, Z1, Z1
+	VADDPS    Z9, Z3, Z3
+	VADDPS    Z9, Z5, Z5
+	VADDPS    Z9, Z7, Z7
+	VMAXPS    Z1, Z10, Z1
+	VMAXPS    Z3, Z10, Z3
+	VMAXPS    Z5, Z10, Z5
+	VMAXPS    Z7, Z10, Z7
+	VMINPS    Z1, Z11, Z1
+	VMINPS    Z3, Z11, Z3
+	VMINPS    Z5, Z11, Z5
+	VMINPS    Z7, Z11, Z7
+	VMULPS    Z1, Z0, Z1
+	VMULPS    Z3, Z2, Z3
+	VMULPS    Z5, Z4, Z5
+	VMULPS    Z7, Z6, Z7
+	VMULPS    Z12, Z1, Z1
+	VMULPS    Z12, Z3, Z3
+	VMULPS    Z12, Z5, Z5
+	VMULPS    Z12, Z7, Z7
+	VMOVUPS   Z1, 0(DI)(AX*4)
+	VMOVUPS   Z3, 64(DI)(AX*4)
+	VMOVUPS   Z5, 128(DI)(AX*4)
+	VMOVUPS   Z7, 192(DI)(AX*4)
+	MOVQ      R10, AX
+	JMP       hard64mul
 
 hard16:
 	LEAQ      16(AX), R10
