@@ -183,6 +183,11 @@ func (s *splitStats) next() (w int, timed bool) {
 	return w, true
 }
 
+// decided reports whether every way has been timed enough to choose.
+func (s *splitStats) decided() bool {
+	return s.settled() || s.times[waySplit].full() && s.times[wayOne].full() && s.times[wayMixed].full()
+}
+
 // settled reports whether split and one core have splitSettle timed runs
 // each and one's median is splitFar times the other's: the choice is
 // clear without trying either further, or the mixed way at all.
@@ -196,7 +201,7 @@ func (s *splitStats) settled() bool {
 }
 
 // record adds a timed run of way w (its steps' times took, each on one
-// core where one says) and chooses again.
+// core where one says; none when took is nil) and chooses again.
 func (s *splitStats) record(w int, d time.Duration, one []bool, took []time.Duration) {
 	if w == s.probed && s.confirm == 0 { // a probe's timed run
 		s.probed = -1
@@ -241,12 +246,22 @@ func (s *splitStats) plan() []bool {
 }
 
 // stepPlan is how one run of a graph runs its steps: on one core where
-// one says, split elsewhere; the run writes each step's time in took.
+// one says, split elsewhere; with timed set the run writes each step's
+// time in took.
 type stepPlan struct {
-	g    *graph
-	one  []bool
-	took []time.Duration
+	g     *graph
+	one   []bool
+	timed bool
+	took  []time.Duration
 }
+
+// splitStepEvery is how often a timed run of the chosen way times its
+// steps once a size's ways are decided: the steps' windows (which the
+// mixed way's plan is made of) follow the host a few runs later, and the
+// other runs read no clock a step (two reads are about 75 ns, an eighth
+// of a small convolution's step). Runs of a way not chosen (probes) and
+// runs before the decision time their steps every time.
+const splitStepEvery = 4
 
 // planKey carries a run's stepPlan in its context.
 type planKey struct{}
@@ -284,6 +299,9 @@ func (t *splitTuner) begin(g *graph, size int) (plan *stepPlan, done func(d time
 			copy(plan.one, s.plan())
 		}
 	}
+	if timed {
+		plan.timed = w != s.chosen || !s.decided() || s.runs%splitStepEvery == 0
+	}
 	t.mu.Unlock()
 	end := t.exec.Begin()
 	return plan, func(d time.Duration, ok bool) bool {
@@ -291,8 +309,12 @@ func (t *splitTuner) begin(g *graph, size int) (plan *stepPlan, done func(d time
 		if !timed || !alone || !ok {
 			return alone
 		}
+		var took []time.Duration // none: the steps went untimed
+		if plan.timed {
+			took = plan.took
+		}
 		t.mu.Lock()
-		s.record(w, d, plan.one, plan.took)
+		s.record(w, d, plan.one, took)
 		t.mu.Unlock()
 		return alone
 	}
@@ -363,7 +385,7 @@ func (m *Model) SplitChoices() []SplitChoice {
 	out := make([]SplitChoice, 0, len(t.sizes))
 	for size, s := range t.sizes {
 		c := SplitChoice{Elements: size, Way: wayNames[s.chosen], Steps: t.steps}
-		c.Decided = s.settled() || s.times[waySplit].full() && s.times[wayOne].full() && s.times[wayMixed].full()
+		c.Decided = s.decided()
 		if c.Decided {
 			c.Split, c.OneCore = s.times[waySplit].median(), s.times[wayOne].median()
 			if s.times[wayMixed].n > 0 {

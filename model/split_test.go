@@ -13,6 +13,7 @@ import (
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/internal/shareddata"
+	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -308,5 +309,52 @@ func TestSplitWaysSameAnswer(t *testing.T) {
 				t.Fatalf("int8 %v: after %d lone runs the choice is not made: %+v", q, splitMaxRuns, c)
 			}
 		}
+	}
+}
+
+// TestSplitStepTimes runs a chain of three Relu steps on an engine of
+// two threads and checks that the runs the tuner times record a time for
+// every step, which the mixed way's plan is made of, and that the runs
+// it does not time leave their steps' times unread.
+func TestSplitStepTimes(t *testing.T) {
+	exec := gemm.New(dispatch.Default(), 2)
+	defer exec.Close()
+	io := func(name string) *onnxpb.ValueInfo {
+		return &onnxpb.ValueInfo{Name: name, Type: &onnxpb.Type{Kind: onnxpb.TypeTensor, ElemType: onnxpb.Float}}
+	}
+	g := &onnxpb.Graph{Inputs: []*onnxpb.ValueInfo{io("x")}, Outputs: []*onnxpb.ValueInfo{io("y")}}
+	for i, out := range []string{"a", "b", "y"} {
+		in := []string{"x", "a", "b"}[i]
+		g.Nodes = append(g.Nodes, &onnxpb.Node{OpType: "Relu", Name: out, Inputs: []string{in}, Outputs: []string{out}})
+	}
+	m, err := LoadWith(onnxpb.Marshal(&onnxpb.Model{IRVersion: 8, OpsetImport: []onnxpb.OpsetID{{Version: 17}}, Graph: g}), Options{Exec: exec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.split == nil || len(m.steps) != 3 {
+		t.Fatalf("a model of %d steps on two threads, tuner %v", len(m.steps), m.split != nil)
+	}
+	x := tensor.From([]int{4, 64}, make([]float32, 256))
+	timed, untimed := 0, 0
+	for range 40 {
+		plan, done := m.split.begin(&m.graph, x.Len())
+		vals, err := m.graph.execute(context.WithValue(context.Background(), planKey{}, plan), []*tensor.Tensor{x}, nil, nil)
+		done(time.Millisecond, err == nil)
+		if err != nil || len(vals) == 0 {
+			t.Fatalf("run: %v", err)
+		}
+		for i, d := range plan.took {
+			if plan.timed != (d > 0) {
+				t.Fatalf("a run timed %v took %v at step %d of %d", plan.timed, d, i, len(plan.took))
+			}
+		}
+		if plan.timed {
+			timed++
+		} else {
+			untimed++
+		}
+	}
+	if timed == 0 || untimed == 0 {
+		t.Fatalf("%d runs timed, %d not: the test saw only one kind", timed, untimed)
 	}
 }
