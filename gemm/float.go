@@ -200,7 +200,11 @@ func (j *fJob) chunks(u0, u1 int) {
 		}
 		full := (m1 - m0) / t.FMR // tiles of the kernel's full height
 		for kb := 0; kb < pieces; kb++ {
-			next, hasNext := j.next(g, kb)
+			var next aheadBlock
+			hasNext := false
+			if full > 1 { // tiles after the first to draw the next block
+				next, hasNext = j.next(g, kb)
+			}
 			k0, k1, at, segs := j.piece(kb)
 			f.K = k1 - k0
 			f.Segs, f.SegK = segs, 0

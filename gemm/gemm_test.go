@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/kernels"
@@ -583,6 +584,40 @@ func TestRepack(t *testing.T) {
 			if e.RepackFT(big, k, n, bt, k) != big {
 				t.Errorf("%v: RepackFT did not reuse weights large enough", e.Table())
 			}
+		}
+	}
+}
+
+// TestAheadParts checks the shares of a block's weights the tiles of a
+// float product draw ahead (aheadBlock.part): each lies within one of the
+// block's panels, inside its K columns, in order, the first at the
+// block's start.
+func TestAheadParts(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for range 500 {
+		k := 1 + r.IntN(300)
+		pstr := k*kernels.PanelN + kernels.PanelN*r.IntN(2)
+		b := aheadBlock{p0: r.IntN(4), np: 1 + r.IntN(3)}
+		b.k0 = r.IntN(k)
+		b.k1 = b.k0 + 1 + r.IntN(k-b.k0)
+		packed := make([]float32, (b.p0+b.np)*pstr)
+		parts := 1 + r.IntN(12)
+		last := -1
+		for i := range parts {
+			p := b.part(packed, pstr, i, parts)
+			if len(p) == 0 {
+				continue // a share smaller than one value
+			}
+			at := int(uintptr(unsafe.Pointer(&p[0]))-uintptr(unsafe.Pointer(&packed[0]))) / 4
+			q := at/pstr - b.p0
+			lo, hi := (b.p0+q)*pstr+b.k0*kernels.PanelN, (b.p0+q)*pstr+b.k1*kernels.PanelN
+			if q < 0 || q >= b.np || at < lo || at+len(p) > hi {
+				t.Fatalf("block %+v pstr %d: share %d of %d at %d+%d, outside panel %d's [%d, %d)", b, pstr, i, parts, at, len(p), q, lo, hi)
+			}
+			if at <= last || i == 0 && at != b.p0*pstr+b.k0*kernels.PanelN {
+				t.Fatalf("block %+v pstr %d: share %d of %d starts at %d (the last at %d)", b, pstr, i, parts, at, last)
+			}
+			last = at
 		}
 	}
 }
