@@ -94,6 +94,42 @@ findone:
 	VZEROUPPER
 	RET
 
+// HARD4T sets Z1, Z3, Z5, Z7 to t of the four vectors at dst[AX:] (x in
+// Z0, Z2, Z4, Z6); HARD4XT makes each x·t; HARD4STORE writes them back.
+#define HARD4T \
+	VMOVUPS   0(DI)(AX*4), Z0 \
+	VMOVUPS   64(DI)(AX*4), Z2 \
+	VMOVUPS   128(DI)(AX*4), Z4 \
+	VMOVUPS   192(DI)(AX*4), Z6 \
+	VMULPS    Z8, Z0, Z1 \
+	VMULPS    Z8, Z2, Z3 \
+	VMULPS    Z8, Z4, Z5 \
+	VMULPS    Z8, Z6, Z7 \
+	VADDPS    Z9, Z1, Z1 \
+	VADDPS    Z9, Z3, Z3 \
+	VADDPS    Z9, Z5, Z5 \
+	VADDPS    Z9, Z7, Z7 \
+	VMAXPS    Z1, Z10, Z1 \
+	VMAXPS    Z3, Z10, Z3 \
+	VMAXPS    Z5, Z10, Z5 \
+	VMAXPS    Z7, Z10, Z7 \
+	VMINPS    Z1, Z11, Z1 \
+	VMINPS    Z3, Z11, Z3 \
+	VMINPS    Z5, Z11, Z5 \
+	VMINPS    Z7, Z11, Z7
+
+#define HARD4XT \
+	VMULPS    Z1, Z0, Z1 \
+	VMULPS    Z3, Z2, Z3 \
+	VMULPS    Z5, Z4, Z5 \
+	VMULPS    Z7, Z6, Z7
+
+#define HARD4STORE \
+	VMOVUPS   Z1, 0(DI)(AX*4) \
+	VMOVUPS   Z3, 64(DI)(AX*4) \
+	VMOVUPS   Z5, 128(DI)(AX*4) \
+	VMOVUPS   Z7, 192(DI)(AX*4)
+
 // func convHardAVX512(dst []float32, a, b, lo, hi, d float32, mode int)
 //
 // convHardAVX2 on 16 values a step, the last len(dst) % 16 under the
@@ -133,30 +169,8 @@ hard64t: // four steps an iteration, the form chosen once
 	LEAQ      64(AX), R10
 	CMPQ      R10, CX
 	JGT       hard16
-	VMOVUPS   0(DI)(AX*4), Z0
-	VMOVUPS   64(DI)(AX*4), Z2
-	VMOVUPS   128(DI)(AX*4), Z4
-	VMOVUPS   192(DI)(AX*4), Z6
-	VMULPS    Z8, Z0, Z1
-	VMULPS    Z8, Z2, Z3
-	VMULPS    Z8, Z4, Z5
-	VMULPS    Z8, Z6, Z7
-	VADDPS    Z9, Z1, Z1
-	VADDPS    Z9, Z3, Z3
-	VADDPS    Z9, Z5, Z5
-	VADDPS    Z9, Z7, Z7
-	VMAXPS    Z1, Z10, Z1
-	VMAXPS    Z3, Z10, Z3
-	VMAXPS    Z5, Z10, Z5
-	VMAXPS    Z7, Z10, Z7
-	VMINPS    Z1, Z11, Z1
-	VMINPS    Z3, Z11, Z3
-	VMINPS    Z5, Z11, Z5
-	VMINPS    Z7, Z11, Z7
-	VMOVUPS   Z1, 0(DI)(AX*4)
-	VMOVUPS   Z3, 64(DI)(AX*4)
-	VMOVUPS   Z5, 128(DI)(AX*4)
-	VMOVUPS   Z7, 192(DI)(AX*4)
+	HARD4T
+	HARD4STORE
 	MOVQ      R10, AX
 	JMP       hard64t
 
@@ -164,34 +178,9 @@ hard64xt: // four steps an iteration, the form chosen once
 	LEAQ      64(AX), R10
 	CMPQ      R10, CX
 	JGT       hard16
-	VMOVUPS   0(DI)(AX*4), Z0
-	VMOVUPS   64(DI)(AX*4), Z2
-	VMOVUPS   128(DI)(AX*4), Z4
-	VMOVUPS   192(DI)(AX*4), Z6
-	VMULPS    Z8, Z0, Z1
-	VMULPS    Z8, Z2, Z3
-	VMULPS    Z8, Z4, Z5
-	VMULPS    Z8, Z6, Z7
-	VADDPS    Z9, Z1, Z1
-	VADDPS    Z9, Z3, Z3
-	VADDPS    Z9, Z5, Z5
-	VADDPS    Z9, Z7, Z7
-	VMAXPS    Z1, Z10, Z1
-	VMAXPS    Z3, Z10, Z3
-	VMAXPS    Z5, Z10, Z5
-	VMAXPS    Z7, Z10, Z7
-	VMINPS    Z1, Z11, Z1
-	VMINPS    Z3, Z11, Z3
-	VMINPS    Z5, Z11, Z5
-	VMINPS    Z7, Z11, Z7
-	VMULPS    Z1, Z0, Z1
-	VMULPS    Z3, Z2, Z3
-	VMULPS    Z5, Z4, Z5
-	VMULPS    Z7, Z6, Z7
-	VMOVUPS   Z1, 0(DI)(AX*4)
-	VMOVUPS   Z3, 64(DI)(AX*4)
-	VMOVUPS   Z5, 128(DI)(AX*4)
-	VMOVUPS   Z7, 192(DI)(AX*4)
+	HARD4T
+	HARD4XT
+	HARD4STORE
 	MOVQ      R10, AX
 	JMP       hard64xt
 
@@ -199,38 +188,13 @@ hard64div: // four steps an iteration, the form chosen once
 	LEAQ      64(AX), R10
 	CMPQ      R10, CX
 	JGT       hard16
-	VMOVUPS   0(DI)(AX*4), Z0
-	VMOVUPS   64(DI)(AX*4), Z2
-	VMOVUPS   128(DI)(AX*4), Z4
-	VMOVUPS   192(DI)(AX*4), Z6
-	VMULPS    Z8, Z0, Z1
-	VMULPS    Z8, Z2, Z3
-	VMULPS    Z8, Z4, Z5
-	VMULPS    Z8, Z6, Z7
-	VADDPS    Z9, Z1, Z1
-	VADDPS    Z9, Z3, Z3
-	VADDPS    Z9, Z5, Z5
-	VADDPS    Z9, Z7, Z7
-	VMAXPS    Z1, Z10, Z1
-	VMAXPS    Z3, Z10, Z3
-	VMAXPS    Z5, Z10, Z5
-	VMAXPS    Z7, Z10, Z7
-	VMINPS    Z1, Z11, Z1
-	VMINPS    Z3, Z11, Z3
-	VMINPS    Z5, Z11, Z5
-	VMINPS    Z7, Z11, Z7
-	VMULPS    Z1, Z0, Z1
-	VMULPS    Z3, Z2, Z3
-	VMULPS    Z5, Z4, Z5
-	VMULPS    Z7, Z6, Z7
+	HARD4T
+	HARD4XT
 	VDIVPS    Z12, Z1, Z1
 	VDIVPS    Z12, Z3, Z3
 	VDIVPS    Z12, Z5, Z5
 	VDIVPS    Z12, Z7, Z7
-	VMOVUPS   Z1, 0(DI)(AX*4)
-	VMOVUPS   Z3, 64(DI)(AX*4)
-	VMOVUPS   Z5, 128(DI)(AX*4)
-	VMOVUPS   Z7, 192(DI)(AX*4)
+	HARD4STORE
 	MOVQ      R10, AX
 	JMP       hard64div
 
@@ -238,38 +202,13 @@ hard64mul: // four steps an iteration, the form chosen once
 	LEAQ      64(AX), R10
 	CMPQ      R10, CX
 	JGT       hard16
-	VMOVUPS   0(DI)(AX*4), Z0
-	VMOVUPS   64(DI)(AX*4), Z2
-	VMOVUPS   128(DI)(AX*4), Z4
-	VMOVUPS   192(DI)(AX*4), Z6
-	VMULPS    Z8, Z0, Z1
-	VMULPS    Z8, Z2, Z3
-	VMULPS    Z8, Z4, Z5
-	VMULPS    Z8, Z6, Z7
-	VADDPS    Z9, Z1, Z1
-	VADDPS    Z9, Z3, Z3
-	VADDPS    Z9, Z5, Z5
-	VADDPS    Z9, Z7, Z7
-	VMAXPS    Z1, Z10, Z1
-	VMAXPS    Z3, Z10, Z3
-	VMAXPS    Z5, Z10, Z5
-	VMAXPS    Z7, Z10, Z7
-	VMINPS    Z1, Z11, Z1
-	VMINPS    Z3, Z11, Z3
-	VMINPS    Z5, Z11, Z5
-	VMINPS    Z7, Z11, Z7
-	VMULPS    Z1, Z0, Z1
-	VMULPS    Z3, Z2, Z3
-	VMULPS    Z5, Z4, Z5
-	VMULPS    Z7, Z6, Z7
+	HARD4T
+	HARD4XT
 	VMULPS    Z12, Z1, Z1
 	VMULPS    Z12, Z3, Z3
 	VMULPS    Z12, Z5, Z5
 	VMULPS    Z12, Z7, Z7
-	VMOVUPS   Z1, 0(DI)(AX*4)
-	VMOVUPS   Z3, 64(DI)(AX*4)
-	VMOVUPS   Z5, 128(DI)(AX*4)
-	VMOVUPS   Z7, 192(DI)(AX*4)
+	HARD4STORE
 	MOVQ      R10, AX
 	JMP       hard64mul
 
