@@ -691,11 +691,11 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 		if prof != nil && prof.labels {
 			prof.label(ctx, st.name, st.desc.Type)
 		}
-		if prof != nil || plan != nil && plan.timed {
+		if prof != nil || plan != nil && plan.took != nil {
 			t0 = time.Now()
 		}
 		outs, err := st.op.Run(c, args)
-		if plan != nil && plan.timed {
+		if plan != nil && plan.took != nil {
 			plan.took[i] = time.Since(t0)
 		}
 		if prof != nil {

@@ -229,10 +229,7 @@ func (m *Model) batchRows(args []*tensor.Tensor, want map[int]string) int {
 // by row, as the tuner chooses for its size.
 func (m *Model) executeBatch(ctx context.Context, args []*tensor.Tensor, want map[int]string, rows int) ([]*tensor.Tensor, error) {
 	keep := func(s int) bool { _, ok := want[s]; return ok }
-	size := 0
-	for _, t := range args {
-		size += t.Len()
-	}
+	size := inputElements(args)
 	way, timed, check := m.rows.next(size)
 	if check {
 		vals, err := m.executeSplit(ctx, args, keep)

@@ -246,13 +246,12 @@ func (s *splitStats) plan() []bool {
 }
 
 // stepPlan is how one run of a graph runs its steps: on one core where
-// one says, split elsewhere; with timed set the run writes each step's
-// time in took.
+// one says, split elsewhere; a run that times its steps writes each
+// one's time in took (nil: it does not).
 type stepPlan struct {
-	g     *graph
-	one   []bool
-	timed bool
-	took  []time.Duration
+	g    *graph
+	one  []bool
+	took []time.Duration
 }
 
 // splitStepEvery is how often a timed run of the chosen way times its
@@ -279,7 +278,7 @@ func planFor(ctx context.Context, g *graph) *stepPlan {
 // succeeded, once it has returned; done reports whether the run was
 // alone on the engine.
 func (t *splitTuner) begin(g *graph, size int) (plan *stepPlan, done func(d time.Duration, ok bool) (alone bool)) {
-	plan = &stepPlan{g: g, one: make([]bool, t.steps), took: make([]time.Duration, t.steps)}
+	plan = &stepPlan{g: g, one: make([]bool, t.steps)}
 	w := waySplit
 	t.mu.Lock()
 	s := t.sizes[size]
@@ -299,8 +298,8 @@ func (t *splitTuner) begin(g *graph, size int) (plan *stepPlan, done func(d time
 			copy(plan.one, s.plan())
 		}
 	}
-	if timed {
-		plan.timed = w != s.chosen || !s.decided() || s.runs%splitStepEvery == 0
+	if timed && (w != s.chosen || !s.decided() || s.runs%splitStepEvery == 0) {
+		plan.took = make([]time.Duration, t.steps)
 	}
 	t.mu.Unlock()
 	end := t.exec.Begin()
@@ -309,12 +308,8 @@ func (t *splitTuner) begin(g *graph, size int) (plan *stepPlan, done func(d time
 		if !timed || !alone || !ok {
 			return alone
 		}
-		var took []time.Duration // none: the steps went untimed
-		if plan.timed {
-			took = plan.took
-		}
 		t.mu.Lock()
-		s.record(w, d, plan.one, took)
+		s.record(w, d, plan.one, plan.took)
 		t.mu.Unlock()
 		return alone
 	}
@@ -326,6 +321,16 @@ func (t *splitTuner) begin(g *graph, size int) (plan *stepPlan, done func(d time
 func (m *Model) executeSplit(ctx context.Context, args []*tensor.Tensor, keep func(int) bool) ([]*tensor.Tensor, error) {
 	vals, _, err := m.executeAlone(ctx, args, keep)
 	return vals, err
+}
+
+// inputElements is the number of elements of a run's inputs, by which
+// the split and row tuners tell the sizes of runs apart.
+func inputElements(args []*tensor.Tensor) int {
+	n := 0
+	for _, t := range args {
+		n += t.Len()
+	}
+	return n
 }
 
 // executeAlone is executeSplit, which also reports whether the run was
@@ -340,11 +345,7 @@ func (m *Model) executeAlone(ctx context.Context, args []*tensor.Tensor, keep fu
 		vals, err := m.graph.execute(ctx, args, nil, keep)
 		return vals, end(), err
 	}
-	size := 0
-	for _, t := range args {
-		size += t.Len()
-	}
-	plan, done := m.split.begin(&m.graph, size)
+	plan, done := m.split.begin(&m.graph, inputElements(args))
 	start := time.Now()
 	vals, err := m.graph.execute(context.WithValue(ctx, planKey{}, plan), args, nil, keep)
 	alone := done(time.Since(start), err == nil)
