@@ -37,6 +37,9 @@
 //
 //	go run -C tools ./modelbench -profile [-threads 1] [-models encoder] [-batches 1]
 //
+// -kernels picks quantserve's kernel table as the server's --kernels does:
+// a CPU with AMX can time the avx512vnni table of the Xeons without it.
+//
 // It is no part of the test suite.
 package main
 
@@ -81,7 +84,17 @@ var (
 	profile = flag.Bool("profile", false, "instead of timing against ONNX Runtime, profile quantserve's runs: time by operator, the share that ran (or could run) on more than one core, and the serial fraction")
 	top     = flag.Int("top", 12, "with -profile, the operator types listed per run")
 	whole   = flag.Bool("whole", false, "run batches whole, never row by row (model.Options.WholeBatches): the batch's own speed")
+	kernels = flag.String("kernels", "auto", "quantserve's kernel table, as the server's --kernels: auto or a table this CPU has (a Xeon with AMX can time its avx512vnni table, the one of Xeons without)")
 )
+
+// table returns the kernel table -kernels names.
+func table() *dispatch.Table {
+	t, err := dispatch.Select(*kernels)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return t
+}
 
 // bench is one model with its input.
 type bench struct {
@@ -162,9 +175,9 @@ func main() {
 	}
 	defer os.Remove(filepath.Join(*ortDir, "modelbench-ort.js"))
 	o := startORT()
-	exec := gemm.New(dispatch.Default(), *threads)
+	exec := gemm.New(table(), *threads)
 	fmt.Printf("# quantserve (%s, %d thread(s)) vs ONNX Runtime (%d thread(s)), best of %d interleaved rounds of %v, items/s\n",
-		dispatch.Default().Name, *threads, *threads, *rounds, *minTime)
+		exec.Table().Name, *threads, *threads, *rounds, *minTime)
 	fmt.Printf("# qs i8: quantserve's int8 of the float model; qs exp i8: quantserve on the file ONNX Runtime's quantization writes\n")
 	fmt.Printf("# (tools/ortquant: quantize_dynamic for the encoder, quantize_static QDQ per channel for the CNNs), which ort i8 runs;\n")
 	fmt.Printf("# i8/ort8 and exp/ort8 compare with ort i8, the rest with ort f32\n")

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/quant"
@@ -27,9 +26,9 @@ var (
 
 // profileAll profiles every model, int8 and float32, at every batch size.
 func profileAll(benches []bench) {
-	exec := gemm.New(dispatch.Default(), *threads)
+	exec := gemm.New(table(), *threads)
 	defer exec.Close()
-	fmt.Printf("# quantserve profile (%s, %d thread(s)), %v per run\n", dispatch.Default().Name, *threads, *minTime)
+	fmt.Printf("# quantserve profile (%s, %d thread(s)), %v per run\n", exec.Table().Name, *threads, *minTime)
 	var summary []string
 	tmp, err := os.MkdirTemp("", "modelbench-profile")
 	if err != nil {
