@@ -314,7 +314,10 @@ func TestQBlockExtremes(t *testing.T) {
 
 // fFlagSets are the flags the float block tests run: FFinish with and
 // without a residual (withRes) among them.
-var fFlagSets = []int{0, kernels.FLoadC, kernels.FFinish, kernels.FLoadC | kernels.FFinish, kernels.FFinish | withRes, kernels.FLoadC | kernels.FFinish | withRes}
+// fFlagSets are the flags the float block tests run: FCached (the
+// weights in the cache: no streaming ahead) changes no value.
+var fFlagSets = []int{0, kernels.FLoadC, kernels.FFinish, kernels.FLoadC | kernels.FFinish, kernels.FFinish | withRes, kernels.FLoadC | kernels.FFinish | withRes,
+	kernels.FCached, kernels.FLoadC | kernels.FFinish | kernels.FCached | withRes}
 
 // finishCase is an FBlock's finish: a bias, a residual of rows ldr apart
 // and a clamp (Relu's, Relu6's or none).

@@ -243,9 +243,14 @@ type FBlock struct {
 // of zero; FFinish finishes its sums once written, as ConvFinish does:
 // c = clamp((c + Bias[j]) + Res[r*LDR+j]) to [Lo, Hi] (Res nil: no term).
 // A table takes FFinish only where its FFinish says so.
+//
+// FCached says an earlier tile of the same block read its weights: they
+// are in the cache, and a kernel that streams them from memory ahead of
+// its reads (the first tile's) need not. It changes no value.
 const (
 	FLoadC  = 1
 	FFinish = 2
+	FCached = 4
 )
 
 // FRowCheck panics unless f is a block a table's FRow takes: one row,

@@ -2654,8 +2654,8 @@ v5next:
 // Frame: the tile (0-1535), past the last segment (1536), the columns of
 // a segment (1544), the one offset 0 of a block without Segs (1552); the
 // next line of Ahead to draw (1560), the segment pointer while a loop
-// draws them (1568), the last line (1576).
-TEXT ·fBlockAVX512(SB), 0, $1584-8
+// draws them (1568), the last line (1576), FCached (1584).
+TEXT ·fBlockAVX512(SB), 0, $1592-8
 	MOVQ f+0(FP), DI
 	TESTQ $2, 88(DI) // FFinish
 	JZ    f5nores
@@ -2890,6 +2890,9 @@ f5ahead:
 	MOVQ AX, 1560(SP)
 	LEAQ (AX)(CX*4), AX
 	MOVQ AX, 1576(SP)
+	MOVQ 88(DI), AX
+	ANDQ $4, AX // FCached
+	MOVQ AX, 1584(SP)
 	MOVQ 136(DI), CX // len(Segs)
 	TESTQ CX, CX
 	JNZ  f5segs
@@ -2978,6 +2981,8 @@ f5p3h8seg: // a segment: its offset along the rows, its columns
 	MOVQ 1560(SP), R14 // the next line of Ahead
 	CMPQ CX, $2
 	JLT  f5p3h8tail
+	CMPQ 1584(SP), $0
+	JNE  f5p3h8cloop
 f5p3h8loop: // two k per iteration
 	PREFETCHT0 4096(BX)
 	PREFETCHT0 4096(BX)(DI*1)
@@ -3065,6 +3070,88 @@ f5p3h8loop: // two k per iteration
 	SUBQ $2, CX
 	CMPQ CX, $2
 	JGE  f5p3h8loop
+	JMP  f5p3h8tail
+f5p3h8cloop: // two k per iteration
+	PREFETCHT1 (R14)
+	ADDQ $64, R14
+	CMPQ R14, 1576(SP)
+	CMOVQHI 1576(SP), R14
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VMOVUPS 0(DX), Z26
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	VFMADD231PS Z26, Z27, Z2 // c[0][2] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z25, Z28, Z4 // c[1][1] += a·b
+	VFMADD231PS Z26, Z28, Z5 // c[1][2] += a·b
+	VBROADCASTSS 0(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z24, Z27, Z6 // c[2][0] += a·b
+	VFMADD231PS Z25, Z27, Z7 // c[2][1] += a·b
+	VFMADD231PS Z26, Z27, Z8 // c[2][2] += a·b
+	VBROADCASTSS 0(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z24, Z28, Z9 // c[3][0] += a·b
+	VFMADD231PS Z25, Z28, Z10 // c[3][1] += a·b
+	VFMADD231PS Z26, Z28, Z11 // c[3][2] += a·b
+	VBROADCASTSS 0(R11)(AX*1), Z27 // a[4][k]
+	VFMADD231PS Z24, Z27, Z12 // c[4][0] += a·b
+	VFMADD231PS Z25, Z27, Z13 // c[4][1] += a·b
+	VFMADD231PS Z26, Z27, Z14 // c[4][2] += a·b
+	VBROADCASTSS 0(R12)(AX*1), Z28 // a[5][k]
+	VFMADD231PS Z24, Z28, Z15 // c[5][0] += a·b
+	VFMADD231PS Z25, Z28, Z16 // c[5][1] += a·b
+	VFMADD231PS Z26, Z28, Z17 // c[5][2] += a·b
+	VBROADCASTSS 0(R13)(AX*1), Z27 // a[6][k]
+	VFMADD231PS Z24, Z27, Z18 // c[6][0] += a·b
+	VFMADD231PS Z25, Z27, Z19 // c[6][1] += a·b
+	VFMADD231PS Z26, Z27, Z20 // c[6][2] += a·b
+	VBROADCASTSS 0(R15)(AX*1), Z28 // a[7][k]
+	VFMADD231PS Z24, Z28, Z21 // c[7][0] += a·b
+	VFMADD231PS Z25, Z28, Z22 // c[7][1] += a·b
+	VFMADD231PS Z26, Z28, Z23 // c[7][2] += a·b
+	VMOVUPS 64(BX), Z29
+	VMOVUPS 64(BX)(DI*1), Z30
+	VMOVUPS 64(DX), Z31
+	VBROADCASTSS 4(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z29, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z30, Z27, Z1 // c[0][1] += a·b
+	VFMADD231PS Z31, Z27, Z2 // c[0][2] += a·b
+	VBROADCASTSS 4(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z29, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z30, Z28, Z4 // c[1][1] += a·b
+	VFMADD231PS Z31, Z28, Z5 // c[1][2] += a·b
+	VBROADCASTSS 4(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z29, Z27, Z6 // c[2][0] += a·b
+	VFMADD231PS Z30, Z27, Z7 // c[2][1] += a·b
+	VFMADD231PS Z31, Z27, Z8 // c[2][2] += a·b
+	VBROADCASTSS 4(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z29, Z28, Z9 // c[3][0] += a·b
+	VFMADD231PS Z30, Z28, Z10 // c[3][1] += a·b
+	VFMADD231PS Z31, Z28, Z11 // c[3][2] += a·b
+	VBROADCASTSS 4(R11)(AX*1), Z27 // a[4][k]
+	VFMADD231PS Z29, Z27, Z12 // c[4][0] += a·b
+	VFMADD231PS Z30, Z27, Z13 // c[4][1] += a·b
+	VFMADD231PS Z31, Z27, Z14 // c[4][2] += a·b
+	VBROADCASTSS 4(R12)(AX*1), Z28 // a[5][k]
+	VFMADD231PS Z29, Z28, Z15 // c[5][0] += a·b
+	VFMADD231PS Z30, Z28, Z16 // c[5][1] += a·b
+	VFMADD231PS Z31, Z28, Z17 // c[5][2] += a·b
+	VBROADCASTSS 4(R13)(AX*1), Z27 // a[6][k]
+	VFMADD231PS Z29, Z27, Z18 // c[6][0] += a·b
+	VFMADD231PS Z30, Z27, Z19 // c[6][1] += a·b
+	VFMADD231PS Z31, Z27, Z20 // c[6][2] += a·b
+	VBROADCASTSS 4(R15)(AX*1), Z28 // a[7][k]
+	VFMADD231PS Z29, Z28, Z21 // c[7][0] += a·b
+	VFMADD231PS Z30, Z28, Z22 // c[7][1] += a·b
+	VFMADD231PS Z31, Z28, Z23 // c[7][2] += a·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  f5p3h8cloop
 f5p3h8tail:
 	TESTQ CX, CX
 	JZ    f5p3h8next

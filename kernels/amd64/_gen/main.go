@@ -187,6 +187,9 @@ func loadPanels(mov string, np, off int, breg [3]int) {
 // A block's first tile streams its weights from memory as it reads them
 // (prefetch); the taller products' later tiles read them from the cache
 // and leave the memory idle, so each takes a share of the next block's.
+// Those tiles (FCached, kept at 1584(SP)) run a copy of the loop without
+// the stream's prefetches, which only took load slots there: 1024³ from
+// 73% to 76% of the FMA ceiling on one core.
 func blockLoops(prefix, arg string, rowsOff int, done, what string, segs, ahead bool, step func(rows, np, ao, bo int, breg [3]int)) {
 	panelCounts(prefix, func(np int, prefix string) {
 		tileHeights(prefix, arg, rowsOff, segs, func(h int, label string) {
@@ -197,22 +200,35 @@ func blockLoops(prefix, arg string, rowsOff int, done, what string, segs, ahead 
 			}
 			p("\tCMPQ CX, $2")
 			p("\tJLT  %stail", label)
-			p("%sloop: // %s", label, what)
-			prefetch(np)
-			if draw {
-				p("\tPREFETCHT1 (R14)")
-				p("\tADDQ $64, R14")
-				p("\tCMPQ R14, 1576(SP)")
-				p("\tCMOVQHI 1576(SP), R14")
+			loop := func(name string, stream bool) {
+				p("%s: // %s", name, what)
+				if stream {
+					prefetch(np)
+				}
+				if draw {
+					p("\tPREFETCHT1 (R14)")
+					p("\tADDQ $64, R14")
+					p("\tCMPQ R14, 1576(SP)")
+					p("\tCMOVQHI 1576(SP), R14")
+				}
+				step(h, np, 0, 0, [3]int{24, 25, 26})
+				step(h, np, 4, 64, [3]int{29, 30, 31})
+				p("\tADDQ $8, AX")
+				p("\tADDQ $128, BX")
+				p("\tADDQ $128, DX")
+				p("\tSUBQ $2, CX")
+				p("\tCMPQ CX, $2")
+				p("\tJGE  %s", name)
 			}
-			step(h, np, 0, 0, [3]int{24, 25, 26})
-			step(h, np, 4, 64, [3]int{29, 30, 31})
-			p("\tADDQ $8, AX")
-			p("\tADDQ $128, BX")
-			p("\tADDQ $128, DX")
-			p("\tSUBQ $2, CX")
-			p("\tCMPQ CX, $2")
-			p("\tJGE  %sloop", label)
+			if draw {
+				p("\tCMPQ 1584(SP), $0")
+				p("\tJNE  %scloop", label)
+				loop(label+"loop", true)
+				p("\tJMP  %stail", label)
+				loop(label+"cloop", false)
+			} else {
+				loop(label+"loop", true)
+			}
 			p("%stail:", label)
 			if !segs {
 				p("\tTESTQ CX, CX")
@@ -400,8 +416,8 @@ func fBlockAVX512() {
 // Frame: the tile (0-1535), past the last segment (1536), the columns of
 // a segment (1544), the one offset 0 of a block without Segs (1552); the
 // next line of Ahead to draw (1560), the segment pointer while a loop
-// draws them (1568), the last line (1576).
-TEXT ·fBlockAVX512(SB), 0, $1584-8
+// draws them (1568), the last line (1576), FCached (1584).
+TEXT ·fBlockAVX512(SB), 0, $1592-8
 	MOVQ f+0(FP), DI`)
 	prefetchResidual("f5nores", 2, fFlags, fRes, fLDR, "FFinish")
 	// initial sums: zero, or C's values (copied through the frame); the
@@ -459,6 +475,9 @@ f5lchunk:
 	p("\tMOVQ AX, 1560(SP)")
 	p("\tLEAQ (AX)(CX*4), AX")
 	p("\tMOVQ AX, 1576(SP)")
+	p("\tMOVQ %d(DI), AX", fFlags)
+	p("\tANDQ $4, AX // FCached")
+	p("\tMOVQ AX, 1584(SP)")
 	// K's segments: Segs, or one at 0 of K columns (a zero in the frame)
 	p("\tMOVQ %d(DI), CX // len(Segs)", fSegs+8)
 	p("\tTESTQ CX, CX")
