@@ -94,6 +94,8 @@ func guarded[T int32 | float32](n int, fill []T) ([]T, func() bool) {
 	}
 }
 
+// qFlagSets are the flags the int8 block tests run: QCached (the
+// weights in the cache: no streaming ahead) changes no value.
 var qFlagSets = []int{
 	0,
 	kernels.QLoadAcc,
@@ -107,6 +109,9 @@ var qFlagSets = []int{
 	kernels.QLoadAcc | kernels.QOutChannel | kernels.QFinish,
 	kernels.QOutChannel | kernels.QFinish | withRes,
 	kernels.QLoadAcc | kernels.QOutChannel | kernels.QFinish | withRes,
+	kernels.QCached,
+	kernels.QOutChannel | kernels.QCached,
+	kernels.QLoadAcc | kernels.QOutChannel | kernels.QFinish | kernels.QCached | withRes,
 }
 
 // withRes, among qFlagSets, gives a QFinish block the case's residual.

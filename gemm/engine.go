@@ -442,6 +442,9 @@ func (j *qJob) chunks(u0, u1 int) {
 			}
 			for r0 := m0; r0 < m1; r0 += t.MR {
 				q.Rows = min(t.MR, m1-r0)
+				if r0 > m0 { // the first tile read the block's weights
+					q.Flags |= kernels.QCached
+				}
 				q.U = qa.u[r0*qa.ldu+g0*4:]
 				q.Off, q.SA = off[r0:], qa.scale[r0:]
 				if acc != nil {

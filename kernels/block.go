@@ -29,6 +29,9 @@ const (
 	QLoadSum    = 1 << 3
 	QFinal      = 1 << 4
 	QFinish     = 1 << 5
+	// QCached says an earlier tile of the same block read its weights,
+	// as FCached does. It changes no value.
+	QCached = 1 << 6
 )
 
 // QBlock describes one call of a quantized block kernel. The assembly

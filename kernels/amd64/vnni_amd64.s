@@ -15,8 +15,11 @@
 // of its registers (qDirect), finished there with QFinish (its residual
 // rows prefetched as the kernel starts); any other goes to the frame and
 // the epilogue loop writes it out (the Go wrapper finishes those).
-TEXT ·qBlockVNNI512(SB), 0, $1536-8
+TEXT ·qBlockVNNI512(SB), 0, $1544-8
 	MOVQ q+0(FP), DI
+	MOVQ 88(DI), AX
+	ANDQ $64, AX // QCached
+	MOVQ AX, 1536(SP)
 	MOVQ 0(DI), SI // row 0
 	MOVQ 24(DI), AX // ldu
 	MOVQ 32(DI), CX // rows
@@ -144,6 +147,8 @@ v5p3h8: // 8 rows
 	XORQ AX, AX // byte offset along the rows
 	CMPQ CX, $2
 	JLT  v5p3h8tail
+	CMPQ 1536(SP), $0
+	JNE  v5p3h8cloop
 v5p3h8loop: // two groups of 4 k per iteration
 	PREFETCHT0 4096(BX)
 	PREFETCHT0 4096(BX)(DI*1)
@@ -227,6 +232,84 @@ v5p3h8loop: // two groups of 4 k per iteration
 	SUBQ $2, CX
 	CMPQ CX, $2
 	JGE  v5p3h8loop
+	JMP  v5p3h8tail
+v5p3h8cloop: // two groups of 4 k per iteration
+	VMOVDQU32 0(BX), Z24
+	VMOVDQU32 0(BX)(DI*1), Z25
+	VMOVDQU32 0(DX), Z26
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z25, Z27, Z1 // acc[0][1] += u·b
+	VPDPBUSD Z26, Z27, Z2 // acc[0][2] += u·b
+	VPBROADCASTD 0(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z25, Z28, Z4 // acc[1][1] += u·b
+	VPDPBUSD Z26, Z28, Z5 // acc[1][2] += u·b
+	VPBROADCASTD 0(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z6 // acc[2][0] += u·b
+	VPDPBUSD Z25, Z27, Z7 // acc[2][1] += u·b
+	VPDPBUSD Z26, Z27, Z8 // acc[2][2] += u·b
+	VPBROADCASTD 0(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z9 // acc[3][0] += u·b
+	VPDPBUSD Z25, Z28, Z10 // acc[3][1] += u·b
+	VPDPBUSD Z26, Z28, Z11 // acc[3][2] += u·b
+	VPBROADCASTD 0(R11)(AX*1), Z27 // row 4: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z12 // acc[4][0] += u·b
+	VPDPBUSD Z25, Z27, Z13 // acc[4][1] += u·b
+	VPDPBUSD Z26, Z27, Z14 // acc[4][2] += u·b
+	VPBROADCASTD 0(R12)(AX*1), Z28 // row 5: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z15 // acc[5][0] += u·b
+	VPDPBUSD Z25, Z28, Z16 // acc[5][1] += u·b
+	VPDPBUSD Z26, Z28, Z17 // acc[5][2] += u·b
+	VPBROADCASTD 0(R13)(AX*1), Z27 // row 6: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z18 // acc[6][0] += u·b
+	VPDPBUSD Z25, Z27, Z19 // acc[6][1] += u·b
+	VPDPBUSD Z26, Z27, Z20 // acc[6][2] += u·b
+	VPBROADCASTD 0(R15)(AX*1), Z28 // row 7: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z21 // acc[7][0] += u·b
+	VPDPBUSD Z25, Z28, Z22 // acc[7][1] += u·b
+	VPDPBUSD Z26, Z28, Z23 // acc[7][2] += u·b
+	VMOVDQU32 64(BX), Z29
+	VMOVDQU32 64(BX)(DI*1), Z30
+	VMOVDQU32 64(DX), Z31
+	VPBROADCASTD 4(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z30, Z27, Z1 // acc[0][1] += u·b
+	VPDPBUSD Z31, Z27, Z2 // acc[0][2] += u·b
+	VPBROADCASTD 4(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z30, Z28, Z4 // acc[1][1] += u·b
+	VPDPBUSD Z31, Z28, Z5 // acc[1][2] += u·b
+	VPBROADCASTD 4(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z6 // acc[2][0] += u·b
+	VPDPBUSD Z30, Z27, Z7 // acc[2][1] += u·b
+	VPDPBUSD Z31, Z27, Z8 // acc[2][2] += u·b
+	VPBROADCASTD 4(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z9 // acc[3][0] += u·b
+	VPDPBUSD Z30, Z28, Z10 // acc[3][1] += u·b
+	VPDPBUSD Z31, Z28, Z11 // acc[3][2] += u·b
+	VPBROADCASTD 4(R11)(AX*1), Z27 // row 4: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z12 // acc[4][0] += u·b
+	VPDPBUSD Z30, Z27, Z13 // acc[4][1] += u·b
+	VPDPBUSD Z31, Z27, Z14 // acc[4][2] += u·b
+	VPBROADCASTD 4(R12)(AX*1), Z28 // row 5: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z15 // acc[5][0] += u·b
+	VPDPBUSD Z30, Z28, Z16 // acc[5][1] += u·b
+	VPDPBUSD Z31, Z28, Z17 // acc[5][2] += u·b
+	VPBROADCASTD 4(R13)(AX*1), Z27 // row 6: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z18 // acc[6][0] += u·b
+	VPDPBUSD Z30, Z27, Z19 // acc[6][1] += u·b
+	VPDPBUSD Z31, Z27, Z20 // acc[6][2] += u·b
+	VPBROADCASTD 4(R15)(AX*1), Z28 // row 7: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z21 // acc[7][0] += u·b
+	VPDPBUSD Z30, Z28, Z22 // acc[7][1] += u·b
+	VPDPBUSD Z31, Z28, Z23 // acc[7][2] += u·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  v5p3h8cloop
 v5p3h8tail:
 	TESTQ CX, CX
 	JZ    v5sums

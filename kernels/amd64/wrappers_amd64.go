@@ -93,7 +93,7 @@ func b2i(b bool) int {
 // with the epilogue in one assembly loop. Requires AVX2.
 func QBlockAVX2(q *kernels.QBlock) {
 	q.Check(32, 1)
-	if tiles := q.Rows / 4; tiles > 0 && q.Flags == kernels.QOutChannel {
+	if tiles := q.Rows / 4; tiles > 0 && q.Flags&^kernels.QCached == kernels.QOutChannel {
 		QPanelAVX2(q.U, q.LDU, tiles, q.B, q.KQ, q.Off, q.SA, q.Colsum, q.SB, q.C, q.LDC)
 		if q.Rows%4 != 0 {
 			// One more 4-row tile ending at the last row, overlapping rows

@@ -97,11 +97,14 @@ func qBlockVNNI512() {
 // of its registers (qDirect), finished there with QFinish (its residual
 // rows prefetched as the kernel starts); any other goes to the frame and
 // the epilogue loop writes it out (the Go wrapper finishes those).
-TEXT ·qBlockVNNI512(SB), 0, $1536-8
+TEXT ·qBlockVNNI512(SB), 0, $1544-8
 	MOVQ q+0(FP), DI
+	MOVQ %d(DI), AX
+	ANDQ $64, AX // QCached
+	MOVQ AX, 1536(SP)
 	MOVQ %d(DI), SI // row 0
 	MOVQ %d(DI), AX // ldu
-	MOVQ %d(DI), CX // rows`, qU, qLDU, qRows)
+	MOVQ %d(DI), CX // rows`, qFlags, qU, qLDU, qRows)
 	prefetchResidual("v5nores", 32, qFlags, qRes, qLDR, "QFinish")
 	setRows(8, "v5rows")
 	p("\tMOVQ %d(DI), CX", qKQ)
@@ -119,7 +122,7 @@ TEXT ·qBlockVNNI512(SB), 0, $1536-8
 			}
 		}
 	}
-	blockLoops("v5", "q", qRows, "v5sums", "two groups of 4 k per iteration", false, false, step)
+	blockLoops("v5", "q", qRows, "v5sums", "two groups of 4 k per iteration", false, false, 1536, step)
 	p("v5sums:")
 	qDirect()
 	p("v5frame:")
@@ -187,10 +190,11 @@ func loadPanels(mov string, np, off int, breg [3]int) {
 // A block's first tile streams its weights from memory as it reads them
 // (prefetch); the taller products' later tiles read them from the cache
 // and leave the memory idle, so each takes a share of the next block's.
-// Those tiles (FCached, kept at 1584(SP)) run a copy of the loop without
-// the stream's prefetches, which only took load slots there: 1024³ from
-// 73% to 76% of the FMA ceiling on one core.
-func blockLoops(prefix, arg string, rowsOff int, done, what string, segs, ahead bool, step func(rows, np, ao, bo int, breg [3]int)) {
+// Those tiles (FCached or QCached, kept in the frame at cached) run a
+// copy of the 8-row, 3-panel loop without the stream's prefetches, which
+// only took load slots there: float 1024³ from 73% to 76% of the FMA
+// ceiling on one core.
+func blockLoops(prefix, arg string, rowsOff int, done, what string, segs, ahead bool, cached int, step func(rows, np, ao, bo int, breg [3]int)) {
 	panelCounts(prefix, func(np int, prefix string) {
 		tileHeights(prefix, arg, rowsOff, segs, func(h int, label string) {
 			draw := ahead && segs && h == 8 && np == 3
@@ -220,8 +224,8 @@ func blockLoops(prefix, arg string, rowsOff int, done, what string, segs, ahead 
 				p("\tCMPQ CX, $2")
 				p("\tJGE  %s", name)
 			}
-			if draw {
-				p("\tCMPQ 1584(SP), $0")
+			if cached != 0 && h == 8 && np == 3 {
+				p("\tCMPQ %d(SP), $0", cached)
 				p("\tJNE  %scloop", label)
 				loop(label+"loop", true)
 				p("\tJMP  %stail", label)
@@ -513,7 +517,7 @@ f5lchunk:
 			}
 		}
 	}
-	blockLoops("f5", "f", fRows, "f5store", "two k per iteration", true, true, step)
+	blockLoops("f5", "f", fRows, "f5store", "two k per iteration", true, true, 1584, step)
 	p("f5store:")
 	// A tile of eight rows stores its registers straight into C's rows.
 	p("\tMOVQ f+0(FP), DI")
