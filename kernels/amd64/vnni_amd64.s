@@ -536,6 +536,8 @@ v5p2h8: // 8 rows
 	XORQ AX, AX // byte offset along the rows
 	CMPQ CX, $2
 	JLT  v5p2h8tail
+	CMPQ 1536(SP), $0
+	JNE  v5p2h8cloop
 v5p2h8loop: // two groups of 4 k per iteration
 	PREFETCHT0 4096(BX)
 	PREFETCHT0 4096(BX)(DI*1)
@@ -599,6 +601,66 @@ v5p2h8loop: // two groups of 4 k per iteration
 	SUBQ $2, CX
 	CMPQ CX, $2
 	JGE  v5p2h8loop
+	JMP  v5p2h8tail
+v5p2h8cloop: // two groups of 4 k per iteration
+	VMOVDQU32 0(BX), Z24
+	VMOVDQU32 0(BX)(DI*1), Z25
+	VPBROADCASTD 0(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z25, Z27, Z1 // acc[0][1] += u·b
+	VPBROADCASTD 0(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z25, Z28, Z4 // acc[1][1] += u·b
+	VPBROADCASTD 0(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z6 // acc[2][0] += u·b
+	VPDPBUSD Z25, Z27, Z7 // acc[2][1] += u·b
+	VPBROADCASTD 0(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z9 // acc[3][0] += u·b
+	VPDPBUSD Z25, Z28, Z10 // acc[3][1] += u·b
+	VPBROADCASTD 0(R11)(AX*1), Z27 // row 4: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z12 // acc[4][0] += u·b
+	VPDPBUSD Z25, Z27, Z13 // acc[4][1] += u·b
+	VPBROADCASTD 0(R12)(AX*1), Z28 // row 5: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z15 // acc[5][0] += u·b
+	VPDPBUSD Z25, Z28, Z16 // acc[5][1] += u·b
+	VPBROADCASTD 0(R13)(AX*1), Z27 // row 6: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z27, Z18 // acc[6][0] += u·b
+	VPDPBUSD Z25, Z27, Z19 // acc[6][1] += u·b
+	VPBROADCASTD 0(R15)(AX*1), Z28 // row 7: u[4g:4g+4] in every lane
+	VPDPBUSD Z24, Z28, Z21 // acc[7][0] += u·b
+	VPDPBUSD Z25, Z28, Z22 // acc[7][1] += u·b
+	VMOVDQU32 64(BX), Z29
+	VMOVDQU32 64(BX)(DI*1), Z30
+	VPBROADCASTD 4(SI)(AX*1), Z27 // row 0: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z0 // acc[0][0] += u·b
+	VPDPBUSD Z30, Z27, Z1 // acc[0][1] += u·b
+	VPBROADCASTD 4(R8)(AX*1), Z28 // row 1: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z3 // acc[1][0] += u·b
+	VPDPBUSD Z30, Z28, Z4 // acc[1][1] += u·b
+	VPBROADCASTD 4(R9)(AX*1), Z27 // row 2: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z6 // acc[2][0] += u·b
+	VPDPBUSD Z30, Z27, Z7 // acc[2][1] += u·b
+	VPBROADCASTD 4(R10)(AX*1), Z28 // row 3: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z9 // acc[3][0] += u·b
+	VPDPBUSD Z30, Z28, Z10 // acc[3][1] += u·b
+	VPBROADCASTD 4(R11)(AX*1), Z27 // row 4: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z12 // acc[4][0] += u·b
+	VPDPBUSD Z30, Z27, Z13 // acc[4][1] += u·b
+	VPBROADCASTD 4(R12)(AX*1), Z28 // row 5: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z15 // acc[5][0] += u·b
+	VPDPBUSD Z30, Z28, Z16 // acc[5][1] += u·b
+	VPBROADCASTD 4(R13)(AX*1), Z27 // row 6: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z27, Z18 // acc[6][0] += u·b
+	VPDPBUSD Z30, Z27, Z19 // acc[6][1] += u·b
+	VPBROADCASTD 4(R15)(AX*1), Z28 // row 7: u[4g:4g+4] in every lane
+	VPDPBUSD Z29, Z28, Z21 // acc[7][0] += u·b
+	VPDPBUSD Z30, Z28, Z22 // acc[7][1] += u·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  v5p2h8cloop
 v5p2h8tail:
 	TESTQ CX, CX
 	JZ    v5sums
@@ -3499,6 +3561,8 @@ f5p2h8seg: // a segment: its offset along the rows, its columns
 	MOVQ 1544(SP), CX
 	CMPQ CX, $2
 	JLT  f5p2h8tail
+	CMPQ 1584(SP), $0
+	JNE  f5p2h8cloop
 f5p2h8loop: // two k per iteration
 	PREFETCHT0 4096(BX)
 	PREFETCHT0 4096(BX)(DI*1)
@@ -3562,6 +3626,66 @@ f5p2h8loop: // two k per iteration
 	SUBQ $2, CX
 	CMPQ CX, $2
 	JGE  f5p2h8loop
+	JMP  f5p2h8tail
+f5p2h8cloop: // two k per iteration
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z25, Z28, Z4 // c[1][1] += a·b
+	VBROADCASTSS 0(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z24, Z27, Z6 // c[2][0] += a·b
+	VFMADD231PS Z25, Z27, Z7 // c[2][1] += a·b
+	VBROADCASTSS 0(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z24, Z28, Z9 // c[3][0] += a·b
+	VFMADD231PS Z25, Z28, Z10 // c[3][1] += a·b
+	VBROADCASTSS 0(R11)(AX*1), Z27 // a[4][k]
+	VFMADD231PS Z24, Z27, Z12 // c[4][0] += a·b
+	VFMADD231PS Z25, Z27, Z13 // c[4][1] += a·b
+	VBROADCASTSS 0(R12)(AX*1), Z28 // a[5][k]
+	VFMADD231PS Z24, Z28, Z15 // c[5][0] += a·b
+	VFMADD231PS Z25, Z28, Z16 // c[5][1] += a·b
+	VBROADCASTSS 0(R13)(AX*1), Z27 // a[6][k]
+	VFMADD231PS Z24, Z27, Z18 // c[6][0] += a·b
+	VFMADD231PS Z25, Z27, Z19 // c[6][1] += a·b
+	VBROADCASTSS 0(R15)(AX*1), Z28 // a[7][k]
+	VFMADD231PS Z24, Z28, Z21 // c[7][0] += a·b
+	VFMADD231PS Z25, Z28, Z22 // c[7][1] += a·b
+	VMOVUPS 64(BX), Z29
+	VMOVUPS 64(BX)(DI*1), Z30
+	VBROADCASTSS 4(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z29, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z30, Z27, Z1 // c[0][1] += a·b
+	VBROADCASTSS 4(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z29, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z30, Z28, Z4 // c[1][1] += a·b
+	VBROADCASTSS 4(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z29, Z27, Z6 // c[2][0] += a·b
+	VFMADD231PS Z30, Z27, Z7 // c[2][1] += a·b
+	VBROADCASTSS 4(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z29, Z28, Z9 // c[3][0] += a·b
+	VFMADD231PS Z30, Z28, Z10 // c[3][1] += a·b
+	VBROADCASTSS 4(R11)(AX*1), Z27 // a[4][k]
+	VFMADD231PS Z29, Z27, Z12 // c[4][0] += a·b
+	VFMADD231PS Z30, Z27, Z13 // c[4][1] += a·b
+	VBROADCASTSS 4(R12)(AX*1), Z28 // a[5][k]
+	VFMADD231PS Z29, Z28, Z15 // c[5][0] += a·b
+	VFMADD231PS Z30, Z28, Z16 // c[5][1] += a·b
+	VBROADCASTSS 4(R13)(AX*1), Z27 // a[6][k]
+	VFMADD231PS Z29, Z27, Z18 // c[6][0] += a·b
+	VFMADD231PS Z30, Z27, Z19 // c[6][1] += a·b
+	VBROADCASTSS 4(R15)(AX*1), Z28 // a[7][k]
+	VFMADD231PS Z29, Z28, Z21 // c[7][0] += a·b
+	VFMADD231PS Z30, Z28, Z22 // c[7][1] += a·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  f5p2h8cloop
 f5p2h8tail:
 	TESTQ CX, CX
 	JZ    f5p2h8next
