@@ -219,12 +219,12 @@ func (j *fJob) chunks(u0, u1 int) {
 			finish := j.fin != nil && kb == pieces-1 && (cols == width || padFinish)
 			for r0 := m0; r0 < m1; r0 += t.FMR {
 				f.Rows = min(t.FMR, m1-r0)
-				if r0 > m0 { // the first tile read the block's weights
-					f.Flags |= kernels.FCached
-				}
 				f.Ahead = nil
-				if ti := (r0 - m0) / t.FMR; hasNext && ti > 0 && ti < full {
-					f.Ahead = next.part(w.packed, pstr, ti-1, full-1)
+				if ti := (r0 - m0) / t.FMR; ti > 0 { // the first tile read the block's weights
+					f.Flags |= kernels.FCached
+					if hasNext && ti < full {
+						f.Ahead = next.part(w.packed, pstr, ti-1, full-1)
+					}
 				}
 				f.A = a[r0*lda+at:]
 				f.LDA = lda
