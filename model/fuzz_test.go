@@ -26,6 +26,10 @@ func FuzzLoad(f *testing.F) {
 		Outputs: []*onnxpb.ValueInfo{{Name: "y", Type: &onnxpb.Type{Kind: onnxpb.TypeTensor, ElemType: onnxpb.Float}}},
 	}
 	f.Add(onnxpb.Marshal(&onnxpb.Model{IRVersion: 8, OpsetImport: []onnxpb.OpsetID{{Version: 13}}, Graph: g}))
+	// the same graph with the Softmax's input left out (an empty name),
+	// which once reached the operator as a nil tensor
+	g.Nodes[1].Inputs = []string{""}
+	f.Add(onnxpb.Marshal(&onnxpb.Model{IRVersion: 8, OpsetImport: []onnxpb.OpsetID{{Version: 13}}, Graph: g}))
 	f.Add([]byte{0x3a, 0x02, 0x2a, 0x00})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// a bound on the work a mutated graph may ask for (folding

@@ -118,8 +118,21 @@ func (n *Node) Const(i int) *tensor.Tensor {
 	return n.Consts[i]
 }
 
-// CheckArity verifies the count of inputs (minIn..maxIn) and outputs.
+// CheckArity verifies the count of inputs (minIn..maxIn) and outputs,
+// and that the first minIn inputs, the ones every node of the operator
+// has, are named (see RequireInputs). An operator whose optional inputs
+// come before required ones checks with CheckCounts and RequireInputs
+// at the positions it requires.
 func (n *Node) CheckArity(minIn, maxIn, minOut, maxOut int) error {
+	if err := n.CheckCounts(minIn, maxIn, minOut, maxOut); err != nil {
+		return err
+	}
+	return n.RequireInputs(minIn)
+}
+
+// CheckCounts verifies the count of inputs (minIn..maxIn) and outputs,
+// named or not.
+func (n *Node) CheckCounts(minIn, maxIn, minOut, maxOut int) error {
 	if len(n.Inputs) < minIn || len(n.Inputs) > maxIn {
 		return fmt.Errorf("has %d inputs, takes %d to %d", len(n.Inputs), minIn, maxIn)
 	}

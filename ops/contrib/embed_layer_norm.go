@@ -48,7 +48,7 @@ type embedLayerNorm struct {
 }
 
 func buildEmbedLayerNorm(n *ops.Node, at *EmbedLayerNormAttrs) (ops.Operator, error) {
-	if err := n.CheckArity(7, 9, 1, 3); err != nil {
+	if err := n.CheckCounts(7, 9, 1, 3); err != nil {
 		return nil, err
 	}
 	for _, i := range []int{0, 2, 3, 5, 6} {

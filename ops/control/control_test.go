@@ -394,6 +394,34 @@ func TestScan8(t *testing.T) {
 	}
 }
 
+// TestAbsentInputs checks which inputs of Loop and Scan-8 a node may
+// leave out with an empty name: their leading optional ones (Loop's M
+// and cond, Scan-8's sequence_lens), not the values after them.
+func TestAbsentInputs(t *testing.T) {
+	numScan := &onnxpb.Attribute{Name: "num_scan_inputs", Type: onnxpb.AttrInt, I: 1}
+	loop := node("Loop", 16, 2, nil, "body", loopBody())
+	scan := node("Scan", 8, 2, []*onnxpb.Attribute{numScan}, "body", sumBody())
+	for _, c := range []struct {
+		n      opstest.Node
+		absent []int
+		ok     bool
+	}{
+		{loop, []int{0}, true},
+		{loop, []int{1}, true},
+		{loop, []int{0, 1}, true},
+		{loop, []int{2}, false},
+		{scan, []int{0}, true},
+		{scan, []int{1}, false},
+		{scan, []int{2}, false},
+	} {
+		c.n.Absent = c.absent
+		_, _, err := opstest.Compile(c.n, 3)
+		if (err == nil) != c.ok {
+			t.Errorf("%s-%d with inputs %v absent: error %v, want one: %v", c.n.Op, c.n.Opset, c.absent, err, !c.ok)
+		}
+	}
+}
+
 // TestIndexAndStack checks that stacking the slices indexAxis takes along
 // an axis gives back the tensor, along every axis.
 func TestIndexAndStack(t *testing.T) {

@@ -30,8 +30,14 @@ type loop struct {
 }
 
 func buildLoop(n *ops.Node, at *LoopAttrs) (ops.Operator, error) {
-	if err := n.CheckArity(2, 1<<16, 1, 1<<16); err != nil {
+	// M and cond, the first two, are optional; the carried values are not.
+	if err := n.CheckCounts(2, 1<<16, 1, 1<<16); err != nil {
 		return nil, err
+	}
+	for i := 2; i < len(n.Inputs); i++ {
+		if n.Inputs[i] == "" {
+			return nil, fmt.Errorf("input %d (a carried value) is required but absent", i)
+		}
 	}
 	body, err := n.Graph(at.Body)
 	if err != nil {

@@ -1,6 +1,7 @@
 package control
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/quantserve/quantserve/onnx/onnxpb"
@@ -29,8 +30,15 @@ type scan8 struct {
 }
 
 func buildScan8(n *ops.Node, at *Scan8Attrs) (ops.Operator, error) {
-	if err := n.CheckArity(2, 1<<16, 1, 1<<16); err != nil {
+	// sequence_lens, the first, is optional; the states and scanned
+	// inputs after it are not.
+	if err := n.CheckCounts(2, 1<<16, 1, 1<<16); err != nil {
 		return nil, err
+	}
+	for i := 1; i < len(n.Inputs); i++ {
+		if n.Inputs[i] == "" {
+			return nil, fmt.Errorf("input %d is required but absent", i)
+		}
 	}
 	p, err := newScan(n, at.Body, at.NumScanInputs, len(n.Inputs)-1)
 	if err != nil {

@@ -42,7 +42,10 @@ type quantizeDequantize struct {
 }
 
 func buildQuantizeDequantize(n *ops.Node, _ *ops.NoAttrs) (ops.Operator, error) {
-	if err := n.CheckArity(5, 5, 1, 1); err != nil {
+	if err := n.CheckCounts(5, 5, 1, 1); err != nil {
+		return nil, err
+	}
+	if err := n.RequireInputs(1); err != nil {
 		return nil, err
 	}
 	scalar := func(i int) (*tensor.Tensor, bool) {

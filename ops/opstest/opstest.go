@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,6 +31,9 @@ type Node struct {
 	Attrs   []*onnxpb.Attribute
 	Outputs int
 	Consts  []*tensor.Tensor
+	// Absent lists the inputs compiled with an empty name: ONNX's mark
+	// of an optional input left out.
+	Absent []int
 	// Subgraph compiles the node's graph attributes, standing in for the
 	// graph compiler (nil: the node has none).
 	Subgraph func(g *onnxpb.Graph) (ops.Graph, error)
@@ -48,7 +52,11 @@ func Compile(n Node, inputs int) (ops.Operator, any, error) {
 		on.Attrs[a.Name] = a
 	}
 	for i := range inputs {
-		on.Inputs = append(on.Inputs, fmt.Sprintf("in%d", i))
+		name := fmt.Sprintf("in%d", i)
+		if slices.Contains(n.Absent, i) {
+			name = ""
+		}
+		on.Inputs = append(on.Inputs, name)
 	}
 	outs := max(n.Outputs, 1)
 	for i := range outs {
