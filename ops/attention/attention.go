@@ -51,9 +51,6 @@ func buildAttention(n *ops.Node, at *AttentionAttrs, maxIn int) (*attentionOp, e
 	if err := n.CheckArity(3, maxIn, 1, 4); err != nil {
 		return nil, err
 	}
-	if err := n.RequireInputs(3); err != nil {
-		return nil, err
-	}
 	if at.QKMatMulOutputMode < 0 || at.QKMatMulOutputMode > 3 {
 		return nil, fmt.Errorf("qk_matmul_output_mode %d is not 0 to 3", at.QKMatMulOutputMode)
 	}

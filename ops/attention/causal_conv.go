@@ -29,9 +29,6 @@ func buildCausalConv(n *ops.Node, at *CausalConvAttrs) (ops.Operator, error) {
 	if err := n.CheckArity(2, 4, 1, 2); err != nil {
 		return nil, err
 	}
-	if err := n.RequireInputs(2); err != nil {
-		return nil, err
-	}
 	op := &causalConv{}
 	switch at.Activation {
 	case "none":

@@ -39,9 +39,6 @@ func buildFlexAttention(n *ops.Node, at *FlexAttentionAttrs) (ops.Operator, erro
 	if err := n.CheckArity(3, 3, 1, 1); err != nil {
 		return nil, err
 	}
-	if err := n.RequireInputs(3); err != nil {
-		return nil, err
-	}
 	op := &flexAttention{scale: at.Scale}
 	for i, g := range []*onnxpb.Graph{at.ScoreMod, at.ProbMod} {
 		if g == nil {

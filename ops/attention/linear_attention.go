@@ -47,9 +47,6 @@ func buildLinearAttention(n *ops.Node, at *LinearAttentionAttrs) (ops.Operator, 
 	if err := n.CheckArity(3, 6, 1, 2); err != nil {
 		return nil, err
 	}
-	if err := n.RequireInputs(3); err != nil {
-		return nil, err
-	}
 	if at.QNumHeads <= 0 || at.KVNumHeads <= 0 || at.QNumHeads%at.KVNumHeads != 0 || at.QNumHeads > math.MaxInt32 {
 		return nil, fmt.Errorf("q_num_heads %d must be a positive multiple of kv_num_heads %d", at.QNumHeads, at.KVNumHeads)
 	}

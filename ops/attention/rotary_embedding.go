@@ -31,9 +31,6 @@ func buildRotaryEmbedding(n *ops.Node, at *RotaryEmbeddingAttrs) (ops.Operator, 
 	if err := n.CheckArity(3, 4, 1, 1); err != nil {
 		return nil, err
 	}
-	if err := n.RequireInputs(3); err != nil {
-		return nil, err
-	}
 	if at.NumHeads < 0 || at.RotaryEmbeddingDim < 0 {
 		return nil, fmt.Errorf("negative num_heads %d or rotary_embedding_dim %d", at.NumHeads, at.RotaryEmbeddingDim)
 	}

@@ -98,9 +98,6 @@ func buildAttention(n *ops.Node, at *AttentionAttrs) (ops.Operator, error) {
 	if err := n.CheckArity(2, 7, 1, 2); err != nil {
 		return nil, err
 	}
-	if err := n.RequireInputs(2); err != nil {
-		return nil, err
-	}
 	if at.NumHeads <= 0 || at.NumHeads > 1<<20 {
 		return nil, fmt.Errorf("num_heads %d is out of range (it is required and positive)", at.NumHeads)
 	}

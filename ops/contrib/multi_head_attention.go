@@ -97,9 +97,6 @@ func buildMultiHeadAttention(n *ops.Node, at *MultiHeadAttentionAttrs) (ops.Oper
 	if err := n.CheckArity(1, 10, 1, 4); err != nil {
 		return nil, err
 	}
-	if err := n.RequireInputs(1); err != nil {
-		return nil, err
-	}
 	if at.NumHeads <= 0 || at.NumHeads > 1<<20 {
 		return nil, fmt.Errorf("num_heads %d is out of range (it is required and positive)", at.NumHeads)
 	}

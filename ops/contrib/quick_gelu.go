@@ -22,9 +22,6 @@ func buildQuickGelu(n *ops.Node, at *QuickGeluAttrs) (ops.Operator, error) {
 	if err := n.CheckArity(1, 1, 1, 1); err != nil {
 		return nil, err
 	}
-	if err := n.RequireInputs(1); err != nil {
-		return nil, err
-	}
 	return &quickGelu{k: ops.NewScaledSigmoid(float64(at.Alpha))}, nil
 }
 

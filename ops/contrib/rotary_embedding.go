@@ -56,9 +56,6 @@ func buildRotaryEmbedding(n *ops.Node, at *RotaryEmbeddingAttrs) (ops.Operator, 
 	if err := n.CheckArity(4, 4, 1, 1); err != nil {
 		return nil, err
 	}
-	if err := n.RequireInputs(4); err != nil {
-		return nil, err
-	}
 	if at.Interleaved != 0 && at.Interleaved != 1 {
 		return nil, ops.Unsupportedf("RotaryEmbedding interleaved=%d (it is 0 or 1)", at.Interleaved)
 	}

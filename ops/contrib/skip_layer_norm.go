@@ -62,9 +62,6 @@ func newSkipLayerNorm(n *ops.Node, at *SkipLayerNormAttrs, simplified bool) (ops
 	if err := n.CheckArity(3, maxIn, 1, 4); err != nil {
 		return nil, err
 	}
-	if err := n.RequireInputs(3); err != nil {
-		return nil, err
-	}
 	if !(at.Epsilon >= 0) {
 		return nil, fmt.Errorf("epsilon %v is not a nonnegative number", at.Epsilon)
 	}

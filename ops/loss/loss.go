@@ -28,9 +28,6 @@ func compile(n *ops.Node, at *Attrs, maxOut int) (reduction, error) {
 	if err := n.CheckArity(2, 3, 1, maxOut); err != nil {
 		return reduction{}, err
 	}
-	if err := n.RequireInputs(2); err != nil {
-		return reduction{}, err
-	}
 	switch at.Reduction {
 	case "none", "sum", "mean":
 	default:

@@ -60,9 +60,6 @@ func buildLinear(n *ops.Node, at *LinearAttrs) (ops.Operator, error) {
 	if err := n.CheckArity(2, 4, 1, 1); err != nil {
 		return nil, err
 	}
-	if err := n.RequireInputs(2); err != nil {
-		return nil, err
-	}
 	given := func(i int) bool { return i < len(n.Inputs) && n.Inputs[i] != "" }
 	f := &fusedLinear{act: at.Activation}
 	ch := &f.chain

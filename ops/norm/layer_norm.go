@@ -35,9 +35,6 @@ func buildLayerNorm(n *ops.Node, at *LayerNormAttrs) (ops.Operator, error) {
 	if err := n.CheckArity(2, 3, 1, 3); err != nil {
 		return nil, err
 	}
-	if err := n.RequireInputs(2); err != nil {
-		return nil, err
-	}
 	if at.StashType != 1 {
 		return nil, ops.Unsupportedf("LayerNormalization stash_type %d (quantserve computes in FLOAT, stash_type 1)", at.StashType)
 	}

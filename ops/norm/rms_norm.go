@@ -35,9 +35,6 @@ func buildRMSNorm(n *ops.Node, at *RMSNormAttrs) (ops.Operator, error) {
 	if err := n.CheckArity(2, 2, 1, 1); err != nil {
 		return nil, err
 	}
-	if err := n.RequireInputs(2); err != nil {
-		return nil, err
-	}
 	if at.StashType != 1 {
 		return nil, ops.Unsupportedf("RMSNormalization stash_type %d (quantserve computes in FLOAT, stash_type 1)", at.StashType)
 	}

@@ -38,17 +38,11 @@ func registerReduction(op string, kind reduceKind, axesInput int64) ops.Op {
 		if err := n.CheckArity(1, 1, 1, 1); err != nil {
 			return nil, err
 		}
-		if err := n.RequireInputs(1); err != nil {
-			return nil, err
-		}
 		a := *at
 		return &reduction{op: op, kind: kind, axes: &a}, nil
 	})
 	input := ops.Register(ops.Descriptor{Type: op, Since: axesInput, Fold: true}, func(n *ops.Node, at *ReduceInputAttrs) (ops.Operator, error) {
 		if err := n.CheckArity(1, 2, 1, 1); err != nil {
-			return nil, err
-		}
-		if err := n.RequireInputs(1); err != nil {
 			return nil, err
 		}
 		a := *at
