@@ -315,6 +315,18 @@ func refConvert(dt tensor.DataType, flat []any) (any, error) {
 func refHalf(s string, value func(uint16) float64, inf uint16) (uint16, error) {
 	x, ok := new(big.Rat).SetString(s)
 	if !ok {
+		// big.Rat refuses an exponent past a million either way; such a
+		// literal is a zero (a tiny value or a zero significand) or far
+		// past the largest finite value, whatever its digits
+		f, err := strconv.ParseFloat(s, 64)
+		switch {
+		case err == nil && f == 0 && s[0] == '-':
+			return 0x8000, nil
+		case err == nil && f == 0:
+			return 0, nil
+		case err != nil && math.IsInf(f, 0):
+			return 0, fmt.Errorf("out of range")
+		}
 		return 0, fmt.Errorf("not a number")
 	}
 	neg := x.Sign() < 0 || s[0] == '-'
