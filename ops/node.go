@@ -145,8 +145,15 @@ func (n *Node) CheckCounts(minIn, maxIn, minOut, maxOut int) error {
 // RequireInputs refuses a node whose first k inputs (the ones its
 // operator requires) are not all named: ONNX marks an absent optional
 // input with an empty name, which a required input may not have.
-func (n *Node) RequireInputs(k int) error {
-	for i := 0; i < k && i < len(n.Inputs); i++ {
+func (n *Node) RequireInputs(k int) error { return n.requireRange(0, k) }
+
+// RequireFrom refuses a node with an absent input at i or after it: the
+// inputs of an operator whose optional ones come first (Loop's M and
+// cond) and whose others are all required.
+func (n *Node) RequireFrom(i int) error { return n.requireRange(i, len(n.Inputs)) }
+
+func (n *Node) requireRange(from, to int) error {
+	for i := from; i < to && i < len(n.Inputs); i++ {
 		if n.Inputs[i] == "" {
 			return fmt.Errorf("input %d is required but absent", i)
 		}

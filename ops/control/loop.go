@@ -34,10 +34,8 @@ func buildLoop(n *ops.Node, at *LoopAttrs) (ops.Operator, error) {
 	if err := n.CheckCounts(2, 1<<16, 1, 1<<16); err != nil {
 		return nil, err
 	}
-	for i := 2; i < len(n.Inputs); i++ {
-		if n.Inputs[i] == "" {
-			return nil, fmt.Errorf("input %d (a carried value) is required but absent", i)
-		}
+	if err := n.RequireFrom(2); err != nil {
+		return nil, err
 	}
 	body, err := n.Graph(at.Body)
 	if err != nil {

@@ -1,7 +1,6 @@
 package control
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/quantserve/quantserve/onnx/onnxpb"
@@ -35,10 +34,8 @@ func buildScan8(n *ops.Node, at *Scan8Attrs) (ops.Operator, error) {
 	if err := n.CheckCounts(2, 1<<16, 1, 1<<16); err != nil {
 		return nil, err
 	}
-	for i := 1; i < len(n.Inputs); i++ {
-		if n.Inputs[i] == "" {
-			return nil, fmt.Errorf("input %d is required but absent", i)
-		}
+	if err := n.RequireFrom(1); err != nil {
+		return nil, err
 	}
 	p, err := newScan(n, at.Body, at.NumScanInputs, len(n.Inputs)-1)
 	if err != nil {
