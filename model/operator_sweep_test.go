@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -109,34 +108,26 @@ func sweepCase(d *Descriptor, in []sweepInput, outs int) (err error) {
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
-	g := &onnxpb.Graph{}
 	inputs := map[string]*tensor.Tensor{}
-	node := &onnxpb.Node{OpType: d.Type, Domain: d.Domain, Name: "n"}
-	for _, x := range in {
-		node.Inputs = append(node.Inputs, x.name)
+	pn := make([]pnInput, len(in))
+	for i, x := range in {
 		switch {
 		case x.name == "":
 		case x.init:
-			g.Initializers = append(g.Initializers, TensorToONNX(x.name, x.value))
+			pn[i] = pnInput{name: x.name, init: x.value}
 		default:
-			g.Inputs = append(g.Inputs, &onnxpb.ValueInfo{Name: x.name, Type: &onnxpb.Type{Kind: onnxpb.TypeTensor, ElemType: DataTypeToONNX(x.value.DType)}})
+			pn[i] = pnInput{name: x.name, dt: x.value.DType}
 			inputs[x.name] = x.value
 		}
 	}
-	for i := range outs {
-		name := fmt.Sprintf("y%d", i)
-		node.Outputs = append(node.Outputs, name)
-		g.Outputs = append(g.Outputs, &onnxpb.ValueInfo{Name: name, Type: &onnxpb.Type{Kind: onnxpb.TypeTensor, ElemType: onnxpb.Float}})
-	}
-	g.Nodes = []*onnxpb.Node{node}
-	opsets := []onnxpb.OpsetID{{Version: d.Since}}
-	if d.Domain != "" {
-		opsets = []onnxpb.OpsetID{{Version: 17}, {Domain: d.Domain, Version: d.Since}}
+	names := make([]string, outs)
+	for i := range names {
+		names[i] = fmt.Sprintf("y%d", i)
 	}
 	// a bound on the work a node may ask for, not a test of speed
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	m, err := LoadContext(ctx, onnxpb.Marshal(&onnxpb.Model{IRVersion: 8, OpsetImport: opsets, Graph: g}), Options{})
+	m, err := LoadContext(ctx, pnModelBytes(d.Domain, d.Since, d.Type, pn, names), Options{})
 	if err != nil {
 		return nil
 	}

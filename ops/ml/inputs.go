@@ -14,10 +14,7 @@ func arity(n *ops.Node, minIn, maxIn, minOut, maxOut int) error {
 	if err := n.CheckArity(minIn, maxIn, minOut, maxOut); err != nil {
 		return err
 	}
-	if slices.Contains(n.Inputs, "") {
-		return fmt.Errorf("leaves out a required input")
-	}
-	return nil
+	return n.RequireFrom(minIn)
 }
 
 // maxTargets bounds the targets of a regressor: each row's output has
