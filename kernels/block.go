@@ -234,11 +234,12 @@ type FBlock struct {
 	LDR    int
 	Lo, Hi float32
 
-	// Ahead is packed weights a later block reads (the next K block, or
-	// the next panel group's first): a kernel may draw them toward its
-	// core's cache as it runs, from Ahead's start on and within it, so
-	// that a product whose weights come from memory has them in the
-	// cache when a block reads them. It changes no value.
+	// Ahead is memory a later block reads or writes: packed weights (the
+	// next K block, or the next panel group's first), or a share of a
+	// convolution's next tile of output rows. A kernel may draw it toward
+	// its core's cache as it runs, from Ahead's start on and within it,
+	// so that what comes from memory is in the cache when a block reads
+	// or writes it. It changes no value.
 	Ahead []float32
 }
 

@@ -2799,8 +2799,9 @@ v5next:
 // Frame: the tile (0-1535), past the last segment (1536), the columns of
 // a segment (1544), the one offset 0 of a block without Segs (1552); the
 // next line of Ahead to draw (1560), the segment pointer while a loop
-// draws them (1568), the last line (1576), FCached (1584).
-TEXT ·fBlockAVX512(SB), 0, $1592-8
+// draws them (1568), the last line (1576), FCached (1584), no Ahead to
+// draw (1592, noAheadSlot).
+TEXT ·fBlockAVX512(SB), 0, $1600-8
 	MOVQ f+0(FP), DI
 	TESTQ $2, 88(DI) // FFinish
 	JZ    f5nores
@@ -3027,8 +3028,10 @@ f5lchunk:
 f5init:
 	MOVQ 224(DI), AX // Ahead
 	MOVQ 232(DI), CX // len(Ahead)
+	MOVQ $0, 1592(SP)
 	SUBQ $16, CX
 	JGE  f5ahead
+	MOVQ $1, 1592(SP)
 	MOVQ 40(DI), AX // B
 	XORQ CX, CX
 f5ahead:
@@ -3559,6 +3562,10 @@ f5p2h8seg: // a segment: its offset along the rows, its columns
 	MOVQ (R14), AX
 	SHLQ $2, AX
 	MOVQ 1544(SP), CX
+	CMPQ 1592(SP), $0 // no Ahead
+	JNE  f5p2h8nd
+	MOVQ R14, 1568(SP)
+	MOVQ 1560(SP), R14 // the next line of Ahead
 	CMPQ CX, $2
 	JLT  f5p2h8tail
 	CMPQ 1584(SP), $0
@@ -3568,6 +3575,10 @@ f5p2h8loop: // two k per iteration
 	PREFETCHT0 4096(BX)(DI*1)
 	PREFETCHT0 4160(BX)
 	PREFETCHT0 4160(BX)(DI*1)
+	PREFETCHT1 (R14)
+	ADDQ $64, R14
+	CMPQ R14, 1576(SP)
+	CMOVQHI 1576(SP), R14
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
@@ -3628,6 +3639,10 @@ f5p2h8loop: // two k per iteration
 	JGE  f5p2h8loop
 	JMP  f5p2h8tail
 f5p2h8cloop: // two k per iteration
+	PREFETCHT1 (R14)
+	ADDQ $64, R14
+	CMPQ R14, 1576(SP)
+	CMOVQHI 1576(SP), R14
 	VMOVUPS 0(BX), Z24
 	VMOVUPS 0(BX)(DI*1), Z25
 	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
@@ -3718,6 +3733,172 @@ f5p2h8tail:
 	ADDQ $64, BX
 	ADDQ $64, DX
 f5p2h8next:
+	MOVQ R14, 1560(SP)
+	MOVQ 1568(SP), R14
+	ADDQ $8, R14
+	CMPQ R14, 1536(SP)
+	JLT  f5p2h8seg
+	JMP  f5store
+f5p2h8nd:
+	CMPQ CX, $2
+	JLT  f5p2h8ndtail
+	CMPQ 1584(SP), $0
+	JNE  f5p2h8ndcloop
+f5p2h8ndloop: // two k per iteration
+	PREFETCHT0 4096(BX)
+	PREFETCHT0 4096(BX)(DI*1)
+	PREFETCHT0 4160(BX)
+	PREFETCHT0 4160(BX)(DI*1)
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z25, Z28, Z4 // c[1][1] += a·b
+	VBROADCASTSS 0(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z24, Z27, Z6 // c[2][0] += a·b
+	VFMADD231PS Z25, Z27, Z7 // c[2][1] += a·b
+	VBROADCASTSS 0(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z24, Z28, Z9 // c[3][0] += a·b
+	VFMADD231PS Z25, Z28, Z10 // c[3][1] += a·b
+	VBROADCASTSS 0(R11)(AX*1), Z27 // a[4][k]
+	VFMADD231PS Z24, Z27, Z12 // c[4][0] += a·b
+	VFMADD231PS Z25, Z27, Z13 // c[4][1] += a·b
+	VBROADCASTSS 0(R12)(AX*1), Z28 // a[5][k]
+	VFMADD231PS Z24, Z28, Z15 // c[5][0] += a·b
+	VFMADD231PS Z25, Z28, Z16 // c[5][1] += a·b
+	VBROADCASTSS 0(R13)(AX*1), Z27 // a[6][k]
+	VFMADD231PS Z24, Z27, Z18 // c[6][0] += a·b
+	VFMADD231PS Z25, Z27, Z19 // c[6][1] += a·b
+	VBROADCASTSS 0(R15)(AX*1), Z28 // a[7][k]
+	VFMADD231PS Z24, Z28, Z21 // c[7][0] += a·b
+	VFMADD231PS Z25, Z28, Z22 // c[7][1] += a·b
+	VMOVUPS 64(BX), Z29
+	VMOVUPS 64(BX)(DI*1), Z30
+	VBROADCASTSS 4(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z29, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z30, Z27, Z1 // c[0][1] += a·b
+	VBROADCASTSS 4(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z29, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z30, Z28, Z4 // c[1][1] += a·b
+	VBROADCASTSS 4(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z29, Z27, Z6 // c[2][0] += a·b
+	VFMADD231PS Z30, Z27, Z7 // c[2][1] += a·b
+	VBROADCASTSS 4(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z29, Z28, Z9 // c[3][0] += a·b
+	VFMADD231PS Z30, Z28, Z10 // c[3][1] += a·b
+	VBROADCASTSS 4(R11)(AX*1), Z27 // a[4][k]
+	VFMADD231PS Z29, Z27, Z12 // c[4][0] += a·b
+	VFMADD231PS Z30, Z27, Z13 // c[4][1] += a·b
+	VBROADCASTSS 4(R12)(AX*1), Z28 // a[5][k]
+	VFMADD231PS Z29, Z28, Z15 // c[5][0] += a·b
+	VFMADD231PS Z30, Z28, Z16 // c[5][1] += a·b
+	VBROADCASTSS 4(R13)(AX*1), Z27 // a[6][k]
+	VFMADD231PS Z29, Z27, Z18 // c[6][0] += a·b
+	VFMADD231PS Z30, Z27, Z19 // c[6][1] += a·b
+	VBROADCASTSS 4(R15)(AX*1), Z28 // a[7][k]
+	VFMADD231PS Z29, Z28, Z21 // c[7][0] += a·b
+	VFMADD231PS Z30, Z28, Z22 // c[7][1] += a·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  f5p2h8ndloop
+	JMP  f5p2h8ndtail
+f5p2h8ndcloop: // two k per iteration
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z25, Z28, Z4 // c[1][1] += a·b
+	VBROADCASTSS 0(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z24, Z27, Z6 // c[2][0] += a·b
+	VFMADD231PS Z25, Z27, Z7 // c[2][1] += a·b
+	VBROADCASTSS 0(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z24, Z28, Z9 // c[3][0] += a·b
+	VFMADD231PS Z25, Z28, Z10 // c[3][1] += a·b
+	VBROADCASTSS 0(R11)(AX*1), Z27 // a[4][k]
+	VFMADD231PS Z24, Z27, Z12 // c[4][0] += a·b
+	VFMADD231PS Z25, Z27, Z13 // c[4][1] += a·b
+	VBROADCASTSS 0(R12)(AX*1), Z28 // a[5][k]
+	VFMADD231PS Z24, Z28, Z15 // c[5][0] += a·b
+	VFMADD231PS Z25, Z28, Z16 // c[5][1] += a·b
+	VBROADCASTSS 0(R13)(AX*1), Z27 // a[6][k]
+	VFMADD231PS Z24, Z27, Z18 // c[6][0] += a·b
+	VFMADD231PS Z25, Z27, Z19 // c[6][1] += a·b
+	VBROADCASTSS 0(R15)(AX*1), Z28 // a[7][k]
+	VFMADD231PS Z24, Z28, Z21 // c[7][0] += a·b
+	VFMADD231PS Z25, Z28, Z22 // c[7][1] += a·b
+	VMOVUPS 64(BX), Z29
+	VMOVUPS 64(BX)(DI*1), Z30
+	VBROADCASTSS 4(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z29, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z30, Z27, Z1 // c[0][1] += a·b
+	VBROADCASTSS 4(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z29, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z30, Z28, Z4 // c[1][1] += a·b
+	VBROADCASTSS 4(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z29, Z27, Z6 // c[2][0] += a·b
+	VFMADD231PS Z30, Z27, Z7 // c[2][1] += a·b
+	VBROADCASTSS 4(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z29, Z28, Z9 // c[3][0] += a·b
+	VFMADD231PS Z30, Z28, Z10 // c[3][1] += a·b
+	VBROADCASTSS 4(R11)(AX*1), Z27 // a[4][k]
+	VFMADD231PS Z29, Z27, Z12 // c[4][0] += a·b
+	VFMADD231PS Z30, Z27, Z13 // c[4][1] += a·b
+	VBROADCASTSS 4(R12)(AX*1), Z28 // a[5][k]
+	VFMADD231PS Z29, Z28, Z15 // c[5][0] += a·b
+	VFMADD231PS Z30, Z28, Z16 // c[5][1] += a·b
+	VBROADCASTSS 4(R13)(AX*1), Z27 // a[6][k]
+	VFMADD231PS Z29, Z27, Z18 // c[6][0] += a·b
+	VFMADD231PS Z30, Z27, Z19 // c[6][1] += a·b
+	VBROADCASTSS 4(R15)(AX*1), Z28 // a[7][k]
+	VFMADD231PS Z29, Z28, Z21 // c[7][0] += a·b
+	VFMADD231PS Z30, Z28, Z22 // c[7][1] += a·b
+	ADDQ $8, AX
+	ADDQ $128, BX
+	ADDQ $128, DX
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JGE  f5p2h8ndcloop
+f5p2h8ndtail:
+	TESTQ CX, CX
+	JZ    f5p2h8ndnext
+	VMOVUPS 0(BX), Z24
+	VMOVUPS 0(BX)(DI*1), Z25
+	VBROADCASTSS 0(SI)(AX*1), Z27 // a[0][k]
+	VFMADD231PS Z24, Z27, Z0 // c[0][0] += a·b
+	VFMADD231PS Z25, Z27, Z1 // c[0][1] += a·b
+	VBROADCASTSS 0(R8)(AX*1), Z28 // a[1][k]
+	VFMADD231PS Z24, Z28, Z3 // c[1][0] += a·b
+	VFMADD231PS Z25, Z28, Z4 // c[1][1] += a·b
+	VBROADCASTSS 0(R9)(AX*1), Z27 // a[2][k]
+	VFMADD231PS Z24, Z27, Z6 // c[2][0] += a·b
+	VFMADD231PS Z25, Z27, Z7 // c[2][1] += a·b
+	VBROADCASTSS 0(R10)(AX*1), Z28 // a[3][k]
+	VFMADD231PS Z24, Z28, Z9 // c[3][0] += a·b
+	VFMADD231PS Z25, Z28, Z10 // c[3][1] += a·b
+	VBROADCASTSS 0(R11)(AX*1), Z27 // a[4][k]
+	VFMADD231PS Z24, Z27, Z12 // c[4][0] += a·b
+	VFMADD231PS Z25, Z27, Z13 // c[4][1] += a·b
+	VBROADCASTSS 0(R12)(AX*1), Z28 // a[5][k]
+	VFMADD231PS Z24, Z28, Z15 // c[5][0] += a·b
+	VFMADD231PS Z25, Z28, Z16 // c[5][1] += a·b
+	VBROADCASTSS 0(R13)(AX*1), Z27 // a[6][k]
+	VFMADD231PS Z24, Z27, Z18 // c[6][0] += a·b
+	VFMADD231PS Z25, Z27, Z19 // c[6][1] += a·b
+	VBROADCASTSS 0(R15)(AX*1), Z28 // a[7][k]
+	VFMADD231PS Z24, Z28, Z21 // c[7][0] += a·b
+	VFMADD231PS Z25, Z28, Z22 // c[7][1] += a·b
+	ADDQ $64, BX
+	ADDQ $64, DX
+f5p2h8ndnext:
 	ADDQ $8, R14
 	CMPQ R14, 1536(SP)
 	JLT  f5p2h8seg
