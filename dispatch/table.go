@@ -44,6 +44,12 @@ type Table struct {
 	// kernels.FFinish (every table's FBlock takes the flag; the others
 	// finish after writing, as the driver's callers do as well).
 	FFinish bool
+	// FDraws: FBlock draws kernels.FBlock.Ahead toward its core's cache
+	// as it runs (the driver then gives its tiles memory a later tile
+	// reads or writes: the next block's weights, a convolution's next
+	// tile of output). Tables without it ignore Ahead, and the driver's
+	// callers touch a cold output before writing it instead.
+	FDraws bool
 	// FRow is FBlock for a block of one row and any number of panels
 	// (kernels.FRowCheck), with its bits, which the driver runs products
 	// of one row on (a recurrent step at batch 1, a squeeze-and-excitation

@@ -14,11 +14,21 @@ import (
 //
 // Bias holds N values; Res, when not nil, a row of N for every row of the
 // product, LDR apart.
+//
+// Draw, which changes no value, is memory the float kernels draw toward
+// the core's cache while the product runs, on tables whose kernels draw
+// (dispatch.Table.FDraws; the others ignore it): the regions taken one
+// after the other, a share each tile. A caller that writes a cold output
+// a tile at a time gives each tile's product the next tile's output (and
+// residual) rows, so that their lines come from memory while this tile
+// multiplies, where a pass touching them before the product would wait
+// for them with the core idle.
 type Finish struct {
 	Bias   []float32
 	Res    []float32
 	LDR    int
 	Lo, Hi float32
+	Draw   [2][]float32
 }
 
 // qOutFinish is qOut finishing the block's outputs as fin says (nil:

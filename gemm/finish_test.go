@@ -122,6 +122,19 @@ func TestMatMulStridedFinish(t *testing.T) {
 						t.Fatalf("%s %v residual %v: c[%d] = %v, want %v", name(e), sh, fin.Res != nil, i, got[i], want[i])
 					}
 				}
+				// Memory to draw toward the cache (a next tile's output
+				// and residual) changes no value.
+				drawn := *fin
+				drawn.Draw = [2][]float32{make([]float32, 3*n+r.IntN(4000)), res}
+				clear(got)
+				if err := e.MatMulStridedFinish(a, m, k+lda, fw, got, n+ldc, &drawn); err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s %v residual %v drawing: c[%d] = %v, want %v", name(e), sh, fin.Res != nil, i, got[i], want[i])
+					}
+				}
 			}
 			if err := e.MatMulStridedFinish(a, m, k+lda, fw, make([]float32, m*n), n, &Finish{Bias: bias[:n-1]}); err == nil {
 				t.Errorf("%s: a bias of %d values for %d columns was taken", name(e), n-1, n)

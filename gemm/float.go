@@ -179,6 +179,16 @@ func (j *fJob) chunks(u0, u1 int) {
 	task := fTasks.Get().(*fTask)
 	defer fTasks.Put(task)
 	f := &task.f
+	// The tiles' shares of what they draw (Finish.Draw): one per tile of
+	// every K block of every unit (a tile of fewer rows than the
+	// kernel's, or of one panel, draws none: its share stays cold).
+	tilesPer := (mc + t.FMR - 1) / t.FMR
+	drawParts := (m + mc - 1) / mc * ng * pieces * tilesPer
+	var draw [2][]float32
+	if j.fin != nil && t.FDraws {
+		draw = j.fin.Draw
+	}
+	drawing := len(draw[0])+len(draw[1]) > 0
 	for unit := u0; unit < u1; unit++ {
 		ch, g := unit/ng, unit%ng
 		m0, m1 := ch*mc, min(m, (ch+1)*mc)
@@ -220,11 +230,18 @@ func (j *fJob) chunks(u0, u1 int) {
 			for r0 := m0; r0 < m1; r0 += t.FMR {
 				f.Rows = min(t.FMR, m1-r0)
 				f.Ahead = nil
-				if ti := (r0 - m0) / t.FMR; ti > 0 { // the first tile read the block's weights
+				ti := (r0 - m0) / t.FMR
+				if ti > 0 { // the first tile read the block's weights
 					f.Flags |= kernels.FCached
-					if hasNext && ti < full {
+					// The next weights only from a full panel group's
+					// tiles, as before narrower groups' loops drew at
+					// all (nor timed drawing them since).
+					if hasNext && ti < full && !drawing && f.NP == t.FNP {
 						f.Ahead = next.part(w.packed, pstr, ti-1, full-1)
 					}
+				}
+				if drawing {
+					f.Ahead = drawPart(draw, (unit*pieces+kb)*tilesPer+ti, drawParts)
 				}
 				f.A = a[r0*lda+at:]
 				f.LDA = lda
@@ -298,4 +315,27 @@ func (b aheadBlock) part(packed []float32, pstr, i, parts int) []float32 {
 	q := s0 / l
 	at := (b.p0+q)*pstr + b.k0*kernels.PanelN
 	return packed[at+s0-q*l : at+min(s1, (q+1)*l)-q*l]
+}
+
+// drawPart returns share i of parts of the regions of draw (FBlock.Ahead
+// of a tile): the parts divided between the regions as their lengths
+// are, at least one each when there are two parts or more, and each
+// region's parts even shares of it.
+func drawPart(draw [2][]float32, i, parts int) []float32 {
+	l0, l1 := len(draw[0]), len(draw[1])
+	if l0+l1 == 0 || parts <= 0 {
+		return nil
+	}
+	p0 := (parts*l0 + (l0+l1)/2) / (l0 + l1) // region 0's parts
+	switch {
+	case l1 > 0 && p0 == parts && parts > 1:
+		p0--
+	case l0 > 0 && p0 == 0:
+		p0 = 1
+	}
+	if i < p0 {
+		return draw[0][i*l0/p0 : (i+1)*l0/p0]
+	}
+	i, n := i-p0, parts-p0
+	return draw[1][i*l1/n : (i+1)*l1/n]
 }

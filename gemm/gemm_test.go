@@ -621,3 +621,44 @@ func TestAheadParts(t *testing.T) {
 		}
 	}
 }
+
+// TestDrawParts checks the tiles' shares of what a product draws
+// (Finish.Draw): each within one region, in order, none overlapping,
+// and, in two parts or more, every value of both regions in one.
+func TestDrawParts(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 10))
+	mem := make([]float32, 10000)
+	for range 500 {
+		l0, l1 := r.IntN(3000), r.IntN(3000)
+		if r.IntN(4) == 0 {
+			l0 = 0
+		}
+		regions := [2][]float32{mem[:l0], mem[5000 : 5000+l1]}
+		parts := 1 + r.IntN(200)
+		next := 0 // the least index of the regions taken one after the other the next share may start at
+		covered := 0
+		for i := range parts {
+			p := drawPart(regions, i, parts)
+			if len(p) == 0 {
+				continue
+			}
+			at := int(uintptr(unsafe.Pointer(&p[0]))-uintptr(unsafe.Pointer(&mem[0]))) / 4
+			idx := at // its index in the regions taken one after the other
+			switch {
+			case at+len(p) <= l0:
+			case at >= 5000 && at+len(p) <= 5000+l1:
+				idx = l0 + at - 5000
+			default:
+				t.Fatalf("regions %d, %d: share %d of %d at %d+%d crosses or leaves them", l0, l1, i, parts, at, len(p))
+			}
+			if idx < next {
+				t.Fatalf("regions %d, %d: share %d of %d at %d overlaps the last (which ended at %d)", l0, l1, i, parts, idx, next)
+			}
+			next = idx + len(p)
+			covered += len(p)
+		}
+		if parts > 1 && covered != l0+l1 {
+			t.Fatalf("regions %d, %d in %d parts: shares of %d values", l0, l1, parts, covered)
+		}
+	}
+}

@@ -15,30 +15,33 @@ import (
 
 // TestFusedConvColdOutput runs channels-last convolutions with a
 // residual whose output reaches coldOutput, so that every tile touches
-// its output and residual rows before the product writes them, on four
-// images at once and on each alone (an output under coldOutput, never
-// touched): grouped (tiles of gathered rows) and not (float32: tiles of
-// an output row, forwardSegments), float32 and int8, every table, the
-// same bits.
+// its output and residual rows before the product writes them, or, where
+// the float kernels draw (dispatch.Table.FDraws), draws the next tile's
+// while it multiplies, on four images at once and on each alone (an
+// output under coldOutput, never touched): 3×3 grouped (tiles of
+// gathered rows) and not (float32: tiles of an output row,
+// forwardSegments), 1×1 (tiles of the image's rows, forwardTo), float32
+// and int8, every table, the same bits.
 func TestFusedConvColdOutput(t *testing.T) {
-	for _, group := range []int{1, 2} {
-		testFusedConvColdOutput(t, group)
+	for _, kg := range [][2]int{{3, 1}, {3, 2}, {1, 1}} {
+		testFusedConvColdOutput(t, kg[0], kg[1])
 	}
 }
 
-func testFusedConvColdOutput(t *testing.T, group int) {
-	r := rand.New(rand.NewPCG(71, uint64(group)))
+func testFusedConvColdOutput(t *testing.T, kernel, group int) {
+	r := rand.New(rand.NewPCG(71, uint64(kernel*8+group)))
 	const n, c, m, h, w = 4, 16, 32, 32, 32
 	if n*m*h*w*4 < coldOutput || m*h*w*4 >= coldOutput {
 		t.Fatalf("outputs of %d and %d bytes do not straddle coldOutput", n*m*h*w*4, m*h*w*4)
 	}
-	xs, ws, ys := []int{n, c, h, w}, []int{m, c / group, 3, 3}, []int{n, m, h, w}
+	xs, ws, ys := []int{n, c, h, w}, []int{m, c / group, kernel, kernel}, []int{n, m, h, w}
 	x := toNHWC(tensor.From(xs, randomFloats(r, xs)))
 	res := toNHWC(tensor.From(ys, randomFloats(r, ys)))
 	wt := tensor.From(ws, randomFloats(r, ws))
 	b := tensor.From([]int{m}, randomFloats(r, []int{m}))
+	pad := int64(kernel / 2)
 	attrs := []*onnxpb.Attribute{
-		opstest.AttrInts("pads", 1, 1, 1, 1), opstest.AttrInt("group", int64(group)), opstest.AttrString("activation", "Relu"),
+		opstest.AttrInts("pads", pad, pad, pad, pad), opstest.AttrInt("group", int64(group)), opstest.AttrString("activation", "Relu"),
 		opstest.AttrInt("nhwc_in", 1), opstest.AttrInt("nhwc_out", 1), opstest.AttrInt("nhwc_residual", 1),
 	}
 	in := make([]*tensor.Tensor, FusedInputs)
@@ -52,7 +55,7 @@ func testFusedConvColdOutput(t *testing.T, group int) {
 	}
 	for _, e := range engines() {
 		for _, q := range []bool{false, true} {
-			name := fmt.Sprintf("group %d %s int8=%v", group, engineName(e), q)
+			name := fmt.Sprintf("%d×%d group %d %s int8=%v", kernel, kernel, group, engineName(e), q)
 			cp := mustCompile(t, spec{domain: ops.RewriteDomain, op: FusedConvType, opset: 1, attrs: attrs, inputs: FusedInputs, consts: consts,
 				absent: absent, engine: e, quantize: q, scheme: quant.PerChannel})
 			all, err := cp.run1(in...)
