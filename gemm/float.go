@@ -323,7 +323,7 @@ func (b aheadBlock) part(packed []float32, pstr, i, parts int) []float32 {
 // region's parts even shares of it.
 func drawPart(draw [2][]float32, i, parts int) []float32 {
 	l0, l1 := len(draw[0]), len(draw[1])
-	if l0+l1 == 0 || parts <= 0 {
+	if l0+l1 == 0 {
 		return nil
 	}
 	p0 := (parts*l0 + (l0+l1)/2) / (l0 + l1) // region 0's parts

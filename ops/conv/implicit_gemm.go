@@ -145,11 +145,7 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 			// the rest of the stage follows on the tile.
 			s.fin.Bias, s.fin.Res, s.fin.LDR = bias, nil, 0
 			if p1 := p0 + tile; draws && p1 < span {
-				n1 := min(tile, span-p1)
-				s.fin.Draw[0] = yb[p1*g.M : (p1+n1)*g.M]
-				if o.res != nil {
-					s.fin.Draw[1] = o.res[(b*span+p1)*g.M:][:n1*g.M]
-				}
+				s.fin.Draw = nextRows(y, o.res, (b*span+p1)*g.M, (b*span+min(p1+tile, span))*g.M)
 			}
 			var res []float32 // the tile's residual rows, for finishRest when it adds them
 			if o.res != nil {

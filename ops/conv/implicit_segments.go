@@ -161,11 +161,7 @@ func (cw *gemmWeights) forwardSegments(c *ops.Context, g *Geometry, xt, y []floa
 				s.fin.Res, s.fin.LDR = o.res[at:at+n*m], m
 			}
 			if next := at + n*m; draws && next < len(y) {
-				end := min(next+n*m, len(y))
-				s.fin.Draw[0] = y[next:end]
-				if o.res != nil {
-					s.fin.Draw[1] = o.res[next:end]
-				}
+				s.fin.Draw = nextRows(y, o.res, next, min(next+n*m, len(y)))
 			}
 			err := e.MatMulSegmentsFinish(a, n, lda, segs, cw.f[0], y[at:at+n*m], m, &s.fin)
 			s.fin = gemm.Finish{} // the pooled scratch keeps no operands alive

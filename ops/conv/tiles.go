@@ -218,6 +218,18 @@ func addTo(dst, src []float32) {
 // half their in-cache speed.
 const coldOutput = 512 << 10
 
+// nextRows returns what a tile's product draws toward the cache
+// (gemm.Finish.Draw) in place of touching the next tile: values
+// [from, to) of the channels-last output y and of its residual res (nil:
+// none), which lies alike.
+func nextRows(y, res []float32, from, to int) (draw [2][]float32) {
+	draw[0] = y[from:to]
+	if res != nil {
+		draw[1] = res[from:to]
+	}
+	return draw
+}
+
 // touchTile touches n rows of cols values of y, and of res when it is not
 // nil, both at row stride ld, unless the tile is a product the engine
 // touches itself (gemm.TouchMin): once is enough.
