@@ -308,8 +308,14 @@ zddone:
 // Per row: the lane minimums, maximums and Σ x·0 (0 while every value is
 // finite) in Z0-Z2 over 16 values at a time, the rest under the mask K1
 // (k mod 16 lanes; a row shorter than 16 starts from x[0] in every lane),
-// reduced to X0-X2; quant.RowParams on scalars, its steps in its order
-// (lo = min(lo, 0), hi = max(hi, 0), span = hi - lo, the float32
+// reduced to X0-X2. A row of 128 values or more runs two chains, 32
+// values a step, the second in Z16-Z18, merged before the reduction: one
+// chain waited on its own minimum, maximum and sum each step (a row of
+// 2,048 took 15-35% longer, of 256 6-10%; 64 gain nothing). The bits do
+// not depend on the order: the minimum and maximum are exact (a zero's
+// sign is dropped by min(lo, 0) and max(hi, 0) below), and Σ x·0 is
+// only compared with zero. Then quant.RowParams on scalars, its steps in
+// its order (lo = min(lo, 0), hi = max(hi, 0), span = hi - lo, the float32
 // divisions, the zero point rounded half to even and clamped to
 // [0, 127]); then quantizeU8AVX512's steps over the row, and zeros from k
 // up to ldu.
@@ -317,7 +323,8 @@ zddone:
 // Registers: SI the row of a, R8 its stride in bytes, DI the row of u,
 // R9 ldu, R10 zp, R11 scale, CX k, DX m, BX the row; Z8 zero, X9 127,
 // X10 quant.MinScaleRange, X11 the largest float32; Z12 inv, Z13 zp,
-// Z14 -zp and Z15 127 - zp for the row being quantized.
+// Z14 -zp and Z15 127 - zp for the row being quantized; Z16-Z18 the
+// second chain, Z19-Z20 its operands.
 TEXT ·quantizeRowsU8AVX512(SB), NOSPLIT, $0-136
 	ZQ_MASK16(k+40(FP))
 	MOVQ  a_base+0(FP), SI
@@ -354,6 +361,28 @@ start:
 	VMOVAPS Z0, Z1
 	VMULPS  Z8, Z0, Z2
 	MOVQ    $16, AX
+	CMPQ    CX, $128
+	JLT     mm16        // a short row: one chain
+	VMOVAPS Z0, Z16
+	VMOVAPS Z0, Z17
+	VMOVAPS Z8, Z18
+
+mm32:
+	LEAQ    32(AX), R13
+	CMPQ    R13, CX
+	JGT     mm16
+	VMOVUPS (SI)(AX*4), Z4
+	VMOVUPS 64(SI)(AX*4), Z19
+	VMINPS  Z4, Z0, Z0
+	VMAXPS  Z4, Z1, Z1
+	VMULPS  Z8, Z4, Z5
+	VADDPS  Z5, Z2, Z2
+	VMINPS  Z19, Z16, Z16
+	VMAXPS  Z19, Z17, Z17
+	VMULPS  Z8, Z19, Z20
+	VADDPS  Z20, Z18, Z18
+	MOVQ    R13, AX
+	JMP     mm32
 
 mm16:
 	LEAQ    16(AX), R13
@@ -377,6 +406,13 @@ mmtail:
 	VADDPS    Z5, Z2, Z2
 
 reduce:
+	CMPQ   CX, $128
+	JLT    lanes
+	VMINPS Z16, Z0, Z0
+	VMAXPS Z17, Z1, Z1
+	VADDPS Z18, Z2, Z2
+
+lanes:
 	ZM_LANES
 	VUCOMISS      X8, X2 // Σ x·0 == 0: ZF set, PF clear
 	JNE           bad
