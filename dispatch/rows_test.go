@@ -98,18 +98,19 @@ func TestQuantizeRowsEveryTable(t *testing.T) {
 	for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
 		// Rows of 128 values or more run two chains of vectors, the
 		// second from value 32 on (offset 40 of a row of 200 is in the
-		// second, 20 in the first, 199 in the masked tail).
-		for _, kat := range [][2]int{{1, -1}, {5, -1}, {16, -1}, {40, -1}, {200, 20}, {200, 40}, {200, 199}, {130, -1}} {
+		// second, 20 in the first, 199 in the masked tail); the other
+		// rows take the value at a random offset.
+		for _, c := range []struct{ k, off int }{{1, -1}, {5, -1}, {16, -1}, {40, -1}, {200, 20}, {200, 40}, {200, 199}, {130, -1}} {
 			const m = 4
-			k := kat[0]
+			k, off := c.k, c.off
+			if off < 0 {
+				off = r.IntN(k)
+			}
 			a := make([]float32, m*k)
 			for i := range a {
 				a[i] = float32(i%7) - 2
 			}
-			at := 2*k + r.IntN(k)
-			if kat[1] >= 0 {
-				at = 2*k + kat[1]
-			}
+			at := 2*k + off // in row 2
 			a[at] = v
 			for _, tb := range Available() {
 				ldu := kernels.PackedKLen(k)
