@@ -220,6 +220,54 @@ func TestFakeQuantTableIndexInRange(t *testing.T) {
 	}
 }
 
+// TestFakeQuantTableFarShift: quotients of every size, from below one to
+// past 2^23, with shifts that put the table's window far from the zero
+// point's usual offsets (0 to 255) on either side, where a product by
+// 1/qs and the quotient round to different integers inside the window:
+// every table writes the reference's entries.
+func TestFakeQuantTableFarShift(t *testing.T) {
+	var lut [256]float32
+	for i := range lut {
+		lut[i] = float32(i)
+	}
+	r := rand.New(rand.NewPCG(53, 53))
+	const qs = 0.0371
+	for _, off := range []float32{-300, 260, 300, 1000, 70000, 5e6, -5e6} {
+		shift := off - kernels.FakeQuantMagic
+		src := make([]float32, 4096)
+		for i := range src {
+			// a quotient within 0.02 of a midpoint between the window's
+			// integers (a product by 1/qs that far from 0 can be further
+			// off than that), or of any size
+			q := -off + float32(r.IntN(256)) + 0.5 + float32(r.Float64()*0.04-0.02)
+			if i%4 == 0 {
+				q = float32(math.Ldexp(r.Float64(), r.IntN(26))) * float32(1-2*r.IntN(2))
+			}
+			src[i] = q * qs
+		}
+		want := make([]float32, len(src))
+		if k := kernels.FakeQuantTable(want, src, qs, shift, &lut); k != len(src) {
+			t.Fatalf("reference count %d", k)
+		}
+		inside := 0
+		for _, v := range want {
+			if v != 0 && v != 255 {
+				inside++
+			}
+		}
+		if inside < len(src)/2 {
+			t.Fatalf("shift %g: %d indices inside the window, want most", off, inside)
+		}
+		for _, tb := range Available() {
+			got := make([]float32, len(src))
+			if k := tb.FakeQuantTable(got, src, qs, shift, &lut); k != len(src) || diffBits(got, want) >= 0 {
+				i := max(diffBits(got, want), 0)
+				t.Fatalf("%v shift %g: count %d, dst differs at %d (x=%g: %g, want %g)", tb, off, k, i, src[i], got[i], want[i])
+			}
+		}
+	}
+}
+
 // TestFakeQuantKernels: every table gives quant.FakeQuant both of its
 // one-pass kernels (the pure-Go table its look-up only: its pair is
 // slower than the scalar loop), and the pair through them (ApplyVector,

@@ -79,7 +79,7 @@ func isaTables() []*Table {
 		CopyBlock:      amd64.CopyBlockAVX512,
 		EveryOther:     amd64.EveryOtherAVX512,
 		FakeQuant:      amd64.FakeQuantAVX512,
-		FakeQuantTable: amd64.FakeQuantTableAVX2,
+		FakeQuantTable: amd64.FakeQuantTableAVX512,
 
 		supported: func() bool { return avx512(cpuid.AVX512VNNI) },
 	}, {
@@ -128,7 +128,7 @@ func isaTables() []*Table {
 		CopyBlock:      amd64.CopyBlockAVX512,
 		EveryOther:     amd64.EveryOtherAVX512,
 		FakeQuant:      amd64.FakeQuantAVX512,
-		FakeQuantTable: amd64.FakeQuantTableAVX2,
+		FakeQuantTable: amd64.FakeQuantTableAVX512,
 
 		supported: func() bool { return avx512() },
 	}, {

@@ -26,6 +26,15 @@ func fakeQuantAVX512(dst, src []float32, qs, shift, lo, hi, ds float32) int
 //go:noescape
 func fakeQuantTableAVX2(dst, src []float32, qs, shift float32, lut *[256]float32) int
 
+// fakeQuantTableAVX512 computes kernels.FakeQuantTable(dst, src, qs,
+// shift, lut) 16 values at a time, lut held in registers and looked up
+// by permutations, returning as fakeQuantAVX512 does. Requires AVX-512 F,
+// len(dst) == len(src) and a multiple of 16, and shift within 256 of
+// −kernels.FakeQuantMagic (a zero point's offset from its type's least).
+//
+//go:noescape
+func fakeQuantTableAVX512(dst, src []float32, qs, shift float32, lut *[256]float32) int
+
 // FakeQuantAVX2 computes kernels.FakeQuant(dst, src, qs, shift, lo, hi,
 // ds): the same bits in dst and the same count. Requires AVX2.
 func FakeQuantAVX2(dst, src []float32, qs, shift, lo, hi, ds float32) int {
@@ -60,6 +69,24 @@ func FakeQuantTableAVX2(dst, src []float32, qs, shift float32, lut *[256]float32
 	n := len(src) &^ 7
 	if n > 0 {
 		n = fakeQuantTableAVX2(dst[:n], src[:n], qs, shift, lut)
+	}
+	return n + kernels.FakeQuantTable(dst[n:], src[n:], qs, shift, lut)
+}
+
+// FakeQuantTableAVX512 computes kernels.FakeQuantTable(dst, src, qs,
+// shift, lut): the same values in dst and the same count. Requires
+// AVX-512 F. A shift further than 256 from −kernels.FakeQuantMagic
+// (never a pair's) runs on FakeQuantTableAVX2, whose division holds for
+// any.
+func FakeQuantTableAVX512(dst, src []float32, qs, shift float32, lut *[256]float32) int {
+	if d := shift + kernels.FakeQuantMagic; !(d >= -256 && d <= 256) {
+		return FakeQuantTableAVX2(dst, src, qs, shift, lut)
+	}
+	dst = dst[:len(src)] // Go checks the bounds the assembly trusts
+	_ = lut[0]           // and that lut is not nil
+	n := len(src) &^ 15
+	if n > 0 {
+		n = fakeQuantTableAVX512(dst[:n], src[:n], qs, shift, lut)
 	}
 	return n + kernels.FakeQuantTable(dst[n:], src[n:], qs, shift, lut)
 }

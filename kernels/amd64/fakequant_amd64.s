@@ -374,3 +374,141 @@ fzstop:
 	MOVQ AX, ret+72(FP)
 	VZEROUPPER
 	RET
+
+// MULT16 is MULQ16 on the 16 values in Z0 for fakeQuantTableAVX512's
+// registers: Z1 = x·(1/qs), Z2 = Z1 + 1.5·2^23, K1 the lanes near a
+// midpoint or not finite (Z13 the sign bit's complement), Z3 scratch.
+#define MULT16 \
+	VMULPS  Z14, Z0, Z1; \
+	VADDPS  Z9, Z1, Z2; \
+	VSUBPS  Z9, Z2, Z3; \
+	VSUBPS  Z3, Z1, Z3; \
+	VANDPS  Z13, Z3, Z3; \
+	VCMPPS  $5, Z15, Z3, K1
+
+// INDEX16 turns Z2 (the quotient plus 1.5·2^23) into the look-up's
+// index: plus the shift, at least 0 (NaN to 0: Z2 first), at most 255,
+// truncated.
+#define INDEX16 \
+	VADDPS     Z10, Z2, Z2; \
+	VMAXPS     Z11, Z2, Z2; \
+	VMINPS     Z12, Z2, Z2; \
+	VCVTTPS2DQ Z2, Z2
+
+// PAIR32(lo, hi, dst) sets Zdst to the entries of lut's 32 in Zlo, Zhi
+// at the indices' low five bits (VPERMI2PS overwrites its index operand:
+// a copy of Z2).
+#define PAIR32(lo, hi, dst) \
+	VMOVDQA32 Z2, dst; \
+	VPERMI2PS hi, lo, dst
+
+// LOOKUP16 stores at (DI)(AX*4) lut's entries at the 16 indices in Z2:
+// eight two-register look-ups of 32 entries each, merged by the
+// indices' bits 5, 6 and 7 (K5, K6, K7).
+#define LOOKUP16 \
+	VPTESTMD  Z5, Z2, K5; \
+	VPTESTMD  Z6, Z2, K6; \
+	VPTESTMD  Z7, Z2, K7; \
+	PAIR32(Z16, Z17, Z0); \
+	PAIR32(Z18, Z19, Z1); \
+	VBLENDMPS Z1, Z0, K5, Z0; \
+	PAIR32(Z20, Z21, Z1); \
+	PAIR32(Z22, Z23, Z3); \
+	VBLENDMPS Z3, Z1, K5, Z1; \
+	VBLENDMPS Z1, Z0, K6, Z0; \
+	PAIR32(Z24, Z25, Z1); \
+	PAIR32(Z26, Z27, Z3); \
+	VBLENDMPS Z3, Z1, K5, Z1; \
+	PAIR32(Z28, Z29, Z3); \
+	PAIR32(Z30, Z31, Z4); \
+	VBLENDMPS Z4, Z3, K5, Z3; \
+	VBLENDMPS Z3, Z1, K6, Z1; \
+	VBLENDMPS Z1, Z0, K7, Z0; \
+	VMOVUPS   Z0, (DI)(AX*4)
+
+// func fakeQuantTableAVX512(dst, src []float32, qs, shift float32, lut *[256]float32) int
+//
+// fakeQuantTableAVX2 in zmm registers, 16 values at a time, with lut
+// held in Z16-Z31 and looked up by permutations instead of one value at
+// a time. The quotient x/qs is first taken as x·(1/qs), as
+// fakeQuantAVX512 takes it: where that product lies further than 2^-11
+// from a midpoint it rounds as the quotient does, and where the two
+// differ (quotients of 512 or more) the index clamps alike, the shift
+// (qz − least − 1.5·2^23) moving it by less than 256. A block with a lane
+// near a midpoint, or not finite, is checked finite and divides.
+// Register contract: DI dst, SI src, CX len(src), AX the index, R8 lut,
+// Z0-Z4 scratch, Z5, Z6, Z7 32, 64 and 128, Z8 qs, Z9 1.5·2^23, Z10
+// shift, Z11 0, Z12 255, Z13 the sign bit's complement, Z14 1/qs, Z15
+// 0.5 − 2^-11, Z16-Z31 lut.
+TEXT ·fakeQuantTableAVX512(SB), NOSPLIT, $0-72
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), CX
+	VBROADCASTSS qs+48(FP), Z8
+	VBROADCASTSS shift+52(FP), Z10
+	MOVQ         lut+56(FP), R8
+	MOVL         $32, R9
+	VPBROADCASTD R9, Z5
+	MOVL         $64, R9
+	VPBROADCASTD R9, Z6
+	MOVL         $128, R9
+	VPBROADCASTD R9, Z7
+	MOVL         $0x4b400000, R9 // 1.5·2^23
+	VPBROADCASTD R9, Z9
+	VPXORD       Z11, Z11, Z11
+	MOVL         $0x437f0000, R9 // 255
+	VPBROADCASTD R9, Z12
+	MOVL         $0x7fffffff, R9
+	VPBROADCASTD R9, Z13
+	MOVL         $0x3f800000, R9 // 1
+	VPBROADCASTD R9, Z14
+	VDIVPS       Z8, Z14, Z14    // 1/qs
+	MOVL         $0x3effc000, R9 // 0.5 − 2^-11
+	VPBROADCASTD R9, Z15
+	VMOVUPS      (R8), Z16
+	VMOVUPS      64(R8), Z17
+	VMOVUPS      128(R8), Z18
+	VMOVUPS      192(R8), Z19
+	VMOVUPS      256(R8), Z20
+	VMOVUPS      320(R8), Z21
+	VMOVUPS      384(R8), Z22
+	VMOVUPS      448(R8), Z23
+	VMOVUPS      512(R8), Z24
+	VMOVUPS      576(R8), Z25
+	VMOVUPS      640(R8), Z26
+	VMOVUPS      704(R8), Z27
+	VMOVUPS      768(R8), Z28
+	VMOVUPS      832(R8), Z29
+	VMOVUPS      896(R8), Z30
+	VMOVUPS      960(R8), Z31
+	XORQ         AX, AX
+
+ft16:
+	LEAQ     16(AX), R10
+	CMPQ     R10, CX
+	JGT      ftstop
+	VMOVUPS  (SI)(AX*4), Z0
+	MULT16
+	KORTESTW K1, K1
+	JNZ      ft16div         // a lane near a midpoint, or not finite
+	INDEX16
+	LOOKUP16
+	MOVQ     R10, AX
+	JMP      ft16
+
+ft16div:
+	VSUBPS   Z0, Z0, Z3      // x − x: NaN where x is not finite
+	VPTESTMD Z3, Z3, K1
+	KORTESTW K1, K1
+	JNZ      ftstop          // a value of the block is not finite
+	VDIVPS   Z8, Z0, Z2      // x/qs
+	VADDPS   Z9, Z2, Z2      // + 1.5·2^23
+	INDEX16
+	LOOKUP16
+	MOVQ     R10, AX
+	JMP      ft16
+
+ftstop:
+	MOVQ AX, ret+64(FP)
+	VZEROUPPER
+	RET

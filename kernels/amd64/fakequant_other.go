@@ -19,3 +19,9 @@ func FakeQuantAVX512(dst, src []float32, qs, shift, lo, hi, ds float32) int {
 func FakeQuantTableAVX2(dst, src []float32, qs, shift float32, lut *[256]float32) int {
 	return kernels.FakeQuantTable(dst, src, qs, shift, lut)
 }
+
+// FakeQuantTableAVX512 forwards to kernels.FakeQuantTable in builds
+// without assembly.
+func FakeQuantTableAVX512(dst, src []float32, qs, shift float32, lut *[256]float32) int {
+	return kernels.FakeQuantTable(dst, src, qs, shift, lut)
+}
