@@ -169,6 +169,65 @@ func fuseConvs(r *rewriter) bool {
 		r.remove(n)
 		changed = true
 	}
+	if fuseInputPairs(r) {
+		changed = true
+	}
+	return changed
+}
+
+// fuseInputPairs takes into a fused convolution the pair a static QDQ
+// file writes between a squeeze-and-excitation block's channel scale
+// and the convolution reading the scaled image,
+//
+//	y = FusedConv(QDQ(Mul(x, s)))
+//
+// (the pair, made by the "qdq" rule, read by the convolution alone; the
+// Mul as the convolution rule takes it) as its input stage: x and s
+// become its X and XScale, the pair its input_qdq_* (conv.FusedConv
+// scales, then applies the pair, with the unfused steps' bits). It
+// reports whether it fused any.
+func fuseInputPairs(r *rewriter) bool {
+	changed := false
+	for i, n := range r.g.Nodes {
+		if r.dead[n] || !isFusedConv(n) || len(n.Inputs) <= fusedX || n.Inputs[fusedX] == "" || len(n.Outputs) != 1 ||
+			len(n.Inputs) > fusedXScale && n.Inputs[fusedXScale] != "" || attrOf(n, "input_qdq_scales") != nil {
+			continue
+		}
+		q := r.prod[n.Inputs[fusedX]]
+		if !isQDQ(r, q) || r.used[q.Outputs[0]] != 1 || slices.Index(n.Inputs, q.Outputs[0]) != fusedX {
+			continue
+		}
+		p, ok := qdqPairOf(r, q)
+		if !ok {
+			continue
+		}
+		mul := r.prod[q.Inputs[0]]
+		if !r.is(mul, "Mul") || r.opset(mul) < 7 || len(mul.Inputs) != 2 || len(mul.Outputs) != 1 || len(mul.Attributes) != 0 ||
+			r.used[mul.Outputs[0]] != 1 || mul.Inputs[0] == mul.Inputs[1] || r.constantish(mul.Inputs[0]) || r.constantish(mul.Inputs[1]) {
+			continue
+		}
+		inputs := slices.Clone(n.Inputs)
+		for len(inputs) <= fusedXScale {
+			inputs = append(inputs, "")
+		}
+		inputs[fusedX], inputs[fusedXScale] = mul.Inputs[0], mul.Inputs[1]
+		attrs := slices.Clone(n.Attributes)
+		for j, a := range attrs {
+			if a.Name == "fused" {
+				f := *a
+				f.Strings = append([][]byte{[]byte("Mul"), []byte("QuantizeDequantize")}, a.Strings...)
+				attrs[j] = &f
+			}
+		}
+		attrs = append(attrs,
+			&onnxpb.Attribute{Name: "input_qdq_scales", Type: onnxpb.AttrFloats, Floats: []float32{p.qs, p.ds}},
+			&onnxpb.Attribute{Name: "input_qdq_zero_points", Type: onnxpb.AttrInts, Ints: []int64{p.qz, p.dz}},
+			&onnxpb.Attribute{Name: "input_qdq_type", Type: onnxpb.AttrString, S: []byte(p.typ)})
+		r.g.Nodes[i] = &onnxpb.Node{Name: n.Name, OpType: n.OpType, Domain: n.Domain, Inputs: inputs, Outputs: n.Outputs, Attributes: attrs}
+		r.remove(q)
+		r.remove(mul)
+		changed = true
+	}
 	return changed
 }
 

@@ -4,11 +4,13 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/quantserve/quantserve/internal/onnxbuild"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/onnx/onnxpb"
+	"github.com/quantserve/quantserve/ops/conv"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -333,4 +335,44 @@ func TestQDQRewriteResidual(t *testing.T) {
 	q.node("Identity", "y", r5)
 	checkQDQBits(t, q.graph(8, 10, 12), qdqInput(3), map[string]int{"FusedConv": 8, "QuantizeDequantize": 1, "Add": 0, "Sum": 0, "Relu": 0,
 		"Conv": 0}, 20)
+}
+
+// TestQDQRewriteSqueezeExcite: a squeeze-and-excitation block as
+// quantize_static writes MobileNetV3's (the image's pair, the pool's, the
+// scale's after HardSigmoid, and a pair between the Mul and the
+// convolution reading the scaled image): the Mul and that last pair run
+// inside the convolution (its input stage), the depthwise output stays
+// channels-last for the pool and the scaled convolution, and the answers
+// are the unrewritten graph's bit for bit, in float32 and int8.
+func TestQDQRewriteSqueezeExcite(t *testing.T) {
+	q := newQDQNet(13)
+	x := q.qdq("x", 0.01, 128)
+	c1 := q.qdq(q.conv(x, "w1", "c1", 8, 3, 1, false), 0.03, 128)
+	dw := q.qdq(q.conv(c1, "w2", "c2", 8, 8, 8, false), 0.03, 128)
+	p := q.qdq(q.node("GlobalAveragePool", "p", dw), 0.02, 128)
+	a := q.qdq(q.node("Relu", "a", q.conv(p, "w3", "c3", 8, 8, 1, false)), 0.02, 0)
+	hs := q.qdq(q.node("HardSigmoid", "hs", q.qdq(q.conv(a, "w4", "c4", 8, 8, 1, false), 0.03, 128)), 1.0/255, 0)
+	sx := q.qdq(q.node("Mul", "sx", dw, hs), 0.02, 100)
+	y := q.qdq(q.conv(sx, "w5", "c5", 8, 8, 1, false), 0.05, 128)
+	q.node("Identity", "y", y)
+	data := q.graph(8, 10, 12)
+	checkQDQBits(t, data, qdqInput(5), map[string]int{"FusedConv": 5, "QuantizeDequantize": 3, "Mul": 0, "HardSigmoid": 1,
+		"GlobalAveragePool": 1, "Conv": 0}, 20)
+	m, err := model.LoadWith(data, model.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var convs []*conv.FusedConvAttrs
+	for _, s := range m.Steps() {
+		if s.Op == conv.FusedConvType {
+			convs = append(convs, s.Params.(*conv.FusedConvAttrs))
+		}
+	}
+	dwc, scaled := convs[1], convs[4]
+	if !slices.Equal(scaled.Fused[:2], []string{"Mul", "QuantizeDequantize"}) || len(scaled.InQDQScales) != 2 {
+		t.Errorf("the scaled convolution fused %q with input pair %v, want the Mul and the pair first", scaled.Fused, scaled.InQDQScales)
+	}
+	if !dwc.NHWCOut || !scaled.NHWCIn {
+		t.Errorf("the image written channels-last %v, read so %v; want both", dwc.NHWCOut, scaled.NHWCIn)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/arith"
 	"github.com/quantserve/quantserve/ops/norm"
+	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -102,6 +103,9 @@ type FusedConvAttrs struct {
 	ResQDQScales     []float32 `onnx:"residual_qdq_scales"`
 	ResQDQZeroPoints []int64   `onnx:"residual_qdq_zero_points"`
 	ResQDQType       string    `onnx:"residual_qdq_type"`
+	InQDQScales      []float32 `onnx:"input_qdq_scales"`
+	InQDQZeroPoints  []int64   `onnx:"input_qdq_zero_points"`
+	InQDQType        string    `onnx:"input_qdq_type"`
 	Fused            []string  `onnx:"fused"`
 	NHWCIn           bool      `onnx:"nhwc_in"`
 	NHWCOut          bool      `onnx:"nhwc_out"`
@@ -122,6 +126,9 @@ type fusedConv struct {
 	act     activation
 	layouts output
 	recycle []int
+	// inPair is the QDQ pair applied to the input (times its channel
+	// scale, when there is one) before the product, or nil.
+	inPair *quant.FakeQuant
 	// kept is the geometry of the last input shape the node ran on, with
 	// its taps: a model's node sees one shape run after run.
 	kept atomic.Pointer[keptGeometry]
@@ -272,6 +279,11 @@ func buildFusedConv(n *ops.Node, at *FusedConvAttrs) (ops.Operator, error) {
 	// The weight, bias and BatchNormalization are folded into w and bias.
 	n.HoldInputs(FusedW, FusedB, FusedBNScale, FusedBNBias, FusedBNMean, FusedBNVar)
 	f := &fusedConv{at: ca, held: h, wShape: w.Shape, bias: bias, act: act}
+	if len(at.InQDQScales) > 0 || len(at.InQDQZeroPoints) > 0 || at.InQDQType != "" {
+		if f.inPair, err = newFakeQuant(at.InQDQScales, at.InQDQZeroPoints, at.InQDQType); err != nil {
+			return nil, fmt.Errorf("FusedConv input pair: %w", err)
+		}
+	}
 	if h == nil {
 		f.w = w // the kernels hold none of it: each run reads it
 	}
@@ -336,6 +348,16 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) ([]
 	shape := x.Shape     // the image's, NCHW
 	if lay.nhwcIn {
 		shape = nchwShapeTo(shapes[0][:0], x.Shape)
+	}
+	if f.inPair != nil {
+		paired, tmp, err := f.pairInput(c, x, xs, own)
+		if err != nil {
+			return nil, err
+		}
+		if tmp {
+			defer putBuf(paired.Data.([]float32))
+		}
+		x, xs = paired, nil
 	}
 	if xs != nil && lay.nhwcIn {
 		if x.DType != tensor.Float32 || xs.DType != tensor.Float32 {
