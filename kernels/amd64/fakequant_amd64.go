@@ -64,13 +64,7 @@ func fakeQuantBlocks(kernel func(dst, src []float32, qs, shift, lo, hi, ds float
 // FakeQuantTableAVX2 computes kernels.FakeQuantTable(dst, src, qs,
 // shift, lut): the same values in dst and the same count. Requires AVX2.
 func FakeQuantTableAVX2(dst, src []float32, qs, shift float32, lut *[256]float32) int {
-	dst = dst[:len(src)] // Go checks the bounds the assembly trusts
-	_ = lut[0]           // and that lut is not nil
-	n := len(src) &^ 7
-	if n > 0 {
-		n = fakeQuantTableAVX2(dst[:n], src[:n], qs, shift, lut)
-	}
-	return n + kernels.FakeQuantTable(dst[n:], src[n:], qs, shift, lut)
+	return fakeQuantTableBlocks(fakeQuantTableAVX2, 8, dst, src, qs, shift, lut)
 }
 
 // FakeQuantTableAVX512 computes kernels.FakeQuantTable(dst, src, qs,
@@ -82,11 +76,17 @@ func FakeQuantTableAVX512(dst, src []float32, qs, shift float32, lut *[256]float
 	if d := shift + kernels.FakeQuantMagic; !(d >= -256 && d <= 256) {
 		return FakeQuantTableAVX2(dst, src, qs, shift, lut)
 	}
+	return fakeQuantTableBlocks(fakeQuantTableAVX512, 16, dst, src, qs, shift, lut)
+}
+
+// fakeQuantTableBlocks is fakeQuantBlocks for the look-up kernels.
+func fakeQuantTableBlocks(kernel func(dst, src []float32, qs, shift float32, lut *[256]float32) int, block int,
+	dst, src []float32, qs, shift float32, lut *[256]float32) int {
 	dst = dst[:len(src)] // Go checks the bounds the assembly trusts
 	_ = lut[0]           // and that lut is not nil
-	n := len(src) &^ 15
+	n := len(src) &^ (block - 1)
 	if n > 0 {
-		n = fakeQuantTableAVX512(dst[:n], src[:n], qs, shift, lut)
+		n = kernel(dst[:n], src[:n], qs, shift, lut)
 	}
 	return n + kernels.FakeQuantTable(dst[n:], src[n:], qs, shift, lut)
 }
