@@ -82,10 +82,8 @@ func fuseConvs(r *rewriter) bool {
 		attrs := slices.Clone(c.Attributes)
 		var absorbed []*onnxpb.Node
 		var parts []string
-		if mul := r.prod[c.Inputs[0]]; r.is(mul, "Mul") && r.opset(mul) >= 7 && len(mul.Inputs) == 2 && len(mul.Outputs) == 1 &&
-			len(mul.Attributes) == 0 && r.used[mul.Outputs[0]] == 1 && mul.Inputs[0] != mul.Inputs[1] && !r.constantish(mul.Inputs[0]) && !r.constantish(mul.Inputs[1]) {
-			// A squeeze-and-excitation block's channel scale: which
-			// operand is the image the shapes tell at run time.
+		if mul := r.prod[c.Inputs[0]]; r.isImageScale(mul) {
+			// A squeeze-and-excitation block's channel scale.
 			inputs[fusedX], inputs[fusedXScale] = mul.Inputs[0], mul.Inputs[1]
 			absorbed, parts = append(absorbed, mul), append(parts, "Mul")
 		}
@@ -156,14 +154,7 @@ func fuseConvs(r *rewriter) bool {
 		if p == nil {
 			continue
 		}
-		attrs := append(slices.Clone(n.Attributes), q...)
-		for j, a := range attrs {
-			if a.Name == "fused" {
-				f := *a
-				f.Strings = append(slices.Clone(a.Strings), []byte("QuantizeDequantize"))
-				attrs[j] = &f
-			}
-		}
+		attrs := append(withFused(n.Attributes, nil, []string{"QuantizeDequantize"}), q...)
 		fused := &onnxpb.Node{Name: n.Name, OpType: n.OpType, Domain: n.Domain, Inputs: n.Inputs, Outputs: slices.Clone(p.Outputs), Attributes: attrs}
 		r.g.Nodes[slices.Index(r.g.Nodes, p)] = fused
 		r.remove(n)
@@ -202,8 +193,7 @@ func fuseInputPairs(r *rewriter) bool {
 			continue
 		}
 		mul := r.prod[q.Inputs[0]]
-		if !r.is(mul, "Mul") || r.opset(mul) < 7 || len(mul.Inputs) != 2 || len(mul.Outputs) != 1 || len(mul.Attributes) != 0 ||
-			r.used[mul.Outputs[0]] != 1 || mul.Inputs[0] == mul.Inputs[1] || r.constantish(mul.Inputs[0]) || r.constantish(mul.Inputs[1]) {
+		if !r.isImageScale(mul) {
 			continue
 		}
 		inputs := slices.Clone(n.Inputs)
@@ -211,24 +201,36 @@ func fuseInputPairs(r *rewriter) bool {
 			inputs = append(inputs, "")
 		}
 		inputs[fusedX], inputs[fusedXScale] = mul.Inputs[0], mul.Inputs[1]
-		attrs := slices.Clone(n.Attributes)
-		for j, a := range attrs {
-			if a.Name == "fused" {
-				f := *a
-				f.Strings = append([][]byte{[]byte("Mul"), []byte("QuantizeDequantize")}, a.Strings...)
-				attrs[j] = &f
-			}
-		}
-		attrs = append(attrs,
-			&onnxpb.Attribute{Name: "input_qdq_scales", Type: onnxpb.AttrFloats, Floats: []float32{p.qs, p.ds}},
-			&onnxpb.Attribute{Name: "input_qdq_zero_points", Type: onnxpb.AttrInts, Ints: []int64{p.qz, p.dz}},
-			&onnxpb.Attribute{Name: "input_qdq_type", Type: onnxpb.AttrString, S: []byte(p.typ)})
+		attrs := append(withFused(n.Attributes, []string{"Mul", "QuantizeDequantize"}, nil), p.attributes("input_")...)
 		r.g.Nodes[i] = &onnxpb.Node{Name: n.Name, OpType: n.OpType, Domain: n.Domain, Inputs: inputs, Outputs: n.Outputs, Attributes: attrs}
 		r.remove(q)
 		r.remove(mul)
 		changed = true
 	}
 	return changed
+}
+
+// isImageScale reports whether mul is a Mul a convolution can take in as
+// its input's channel scale: of two different values, neither constant
+// (a squeeze-and-excitation block's image and scale, in either order:
+// the shapes tell at run time), its product read once.
+func (r *rewriter) isImageScale(mul *onnxpb.Node) bool {
+	return r.is(mul, "Mul") && r.opset(mul) >= 7 && len(mul.Inputs) == 2 && len(mul.Outputs) == 1 && len(mul.Attributes) == 0 &&
+		r.used[mul.Outputs[0]] == 1 && mul.Inputs[0] != mul.Inputs[1] && !r.constantish(mul.Inputs[0]) && !r.constantish(mul.Inputs[1])
+}
+
+// withFused returns a copy of a fused convolution's attributes whose
+// "fused" list has before put first and after put last.
+func withFused(attrs []*onnxpb.Attribute, before, after []string) []*onnxpb.Attribute {
+	attrs = slices.Clone(attrs)
+	for j, a := range attrs {
+		if a.Name == "fused" {
+			f := *a
+			f.Strings = append(append(stringsToBytes(before), a.Strings...), stringsToBytes(after)...)
+			attrs[j] = &f
+		}
+	}
+	return attrs
 }
 
 func stringsToBytes(s []string) [][]byte {

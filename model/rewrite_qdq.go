@@ -340,7 +340,7 @@ func matchConvQDQ(r *rewriter, x string) ([]*onnxpb.Attribute, *onnxpb.Node) {
 	if !ok {
 		return nil, nil
 	}
-	return p.attributes(), n
+	return p.attributes(""), n
 }
 
 // qdqPair is a QuantizeDequantize's constants: quantize scale and zero
@@ -393,12 +393,13 @@ func qdqPairOf(r *rewriter, n *onnxpb.Node) (qdqPair, bool) {
 	return p, true
 }
 
-// attributes returns FusedConv's attributes applying p last.
-func (p qdqPair) attributes() []*onnxpb.Attribute {
+// attributes returns FusedConv's attributes of p as the pair prefix
+// names: "" the pair applied last, "input_" the one on its input.
+func (p qdqPair) attributes(prefix string) []*onnxpb.Attribute {
 	return []*onnxpb.Attribute{
-		{Name: "qdq_scales", Type: onnxpb.AttrFloats, Floats: []float32{p.qs, p.ds}},
-		{Name: "qdq_zero_points", Type: onnxpb.AttrInts, Ints: []int64{p.qz, p.dz}},
-		{Name: "qdq_type", Type: onnxpb.AttrString, S: []byte(p.typ)},
+		{Name: prefix + "qdq_scales", Type: onnxpb.AttrFloats, Floats: []float32{p.qs, p.ds}},
+		{Name: prefix + "qdq_zero_points", Type: onnxpb.AttrInts, Ints: []int64{p.qz, p.dz}},
+		{Name: prefix + "qdq_type", Type: onnxpb.AttrString, S: []byte(p.typ)},
 	}
 }
 

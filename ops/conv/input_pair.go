@@ -3,6 +3,7 @@ package conv
 import (
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/arith"
+	"github.com/quantserve/quantserve/ops/matmul"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -18,10 +19,6 @@ import (
 // channels-last layout from the convolution that writes it, where the
 // Mul's and the pair's steps read it NCHW, and save their two passes'
 // outputs.
-
-// pairCost is one element's cost of the pair (see ops.VectorCost): four
-// vector passes' worth, as the QuantizeDequantize step states it.
-const pairCost = 4 * ops.VectorCost
 
 // pairInput returns the convolution's input x, times xs when xs is not
 // nil (as Mul gives it), with f's input pair applied, in x's layout. own
@@ -54,9 +51,11 @@ func (f *fusedConv) pairInput(c *ops.Context, x, xs *tensor.Tensor, own bool) (y
 	}
 	d := y.Data.([]float32)
 	k := c.Engine().Table().FakeQuantKernels()
-	err = c.ParallelRows(len(d), pairCost, func(lo, hi int) { f.inPair.ApplyVector(d[lo:hi], d[lo:hi], k) })
-	if err != nil && tmp {
-		putBuf(d)
+	if err := c.ParallelRows(len(d), matmul.QDQCost, func(lo, hi int) { f.inPair.ApplyVector(d[lo:hi], d[lo:hi], k) }); err != nil {
+		if tmp {
+			putBuf(d)
+		}
+		return nil, false, err
 	}
-	return y, tmp && err == nil, err
+	return y, tmp, nil
 }

@@ -27,9 +27,10 @@ import (
 // the fused convolution's output stage shares), on the engine's vector
 // kernels (quant.FakeQuant.ApplyVector).
 
-// qdqCost is one element's cost (see ops.ScalarCost): four vector passes
+// QDQCost is one element's cost of a pair (see ops.ScalarCost), as this
+// step and a fused convolution's input stage run it: four vector passes
 // (one a division) and a scalar check.
-const qdqCost = 4 * ops.VectorCost
+const QDQCost = 4 * ops.VectorCost
 
 func init() {
 	ops.Register(ops.Descriptor{Domain: ops.RewriteDomain, Type: "QuantizeDequantize", Since: 1, Fold: true}, buildQuantizeDequantize)
@@ -92,7 +93,7 @@ func (f *quantizeDequantize) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor
 	out := c.Float32Output(len(x))
 	tb := c.Engine().Table()
 	k := tb.FakeQuantKernels()
-	err := c.ParallelRows(len(x), qdqCost, func(lo, hi int) { f.fq.ApplyVector(out[lo:hi], x[lo:hi], k) })
+	err := c.ParallelRows(len(x), QDQCost, func(lo, hi int) { f.fq.ApplyVector(out[lo:hi], x[lo:hi], k) })
 	if err != nil {
 		return nil, err
 	}
