@@ -14,9 +14,12 @@ import (
 // beside such a convolution, a global pool (GlobalAveragePool or
 // GlobalMaxPool, which then runs as its channels-last form in the
 // rewrite domain: a squeeze-and-excitation block's image stays NHWC for
-// its squeeze and its scaled convolution), or a 2-D MaxPool whose output
-// flows NHWC in turn (a ResNet's stem: the pool then runs as its
-// channels-last form in the rewrite domain).
+// its squeeze and its scaled convolution), or a 2-D MaxPool, which then
+// runs as its channels-last form in the rewrite domain: its output flows
+// NHWC in turn when it may (a ResNet's stem), and is written NCHW
+// otherwise (nchw_out: a network's last pool, before a flatten or a
+// final global pool), the pool transposing its output rather than the
+// convolution its larger input.
 // Graph outputs and values any other operator reads stay NCHW. Values
 // only fused convolutions read, in either layout, live in pooled buffers.
 func layoutConvs(r *rewriter) bool {
@@ -77,8 +80,7 @@ func layoutConvs(r *rewriter) bool {
 				switch {
 				case isGlobalPool(u.n) && u.pos == 0: // pools channels-last
 					continue
-				case u.pos == 0 && passesLayout(u.n, maxPools): // as its output flows
-					keep = keep && nhwc[u.n.Outputs[0]]
+				case u.pos == 0 && passesLayout(u.n, maxPools): // channels-last, its output either way
 				case !isFusedConv(u.n) || !r.fusedConvCanNHWC(u.n):
 					keep = false
 				case u.pos == fusedX: // scaled pixel by pixel, when it has a channel scale
@@ -143,18 +145,29 @@ func layoutConvs(r *rewriter) bool {
 		}
 	}
 	for i, n := range r.g.Nodes {
-		// A global pool (or a max pool passing the layout on) reads a
-		// channels-last value as quantserve's operator of its name, any
-		// other as ONNX's.
-		if !r.dead[n] && (isGlobalPool(n) || passesLayout(n, maxPools)) && (n.Domain == rewriteDomain) != nhwc[n.Inputs[0]] {
-			c := *n
-			c.Domain = ""
-			if nhwc[n.Inputs[0]] {
-				c.Domain = rewriteDomain
-			}
-			r.g.Nodes[i] = &c
-			changed = true
+		// A global pool (or a max pool) reads a channels-last value as
+		// quantserve's operator of its name, any other as ONNX's; a max
+		// pool reading one writes NCHW (nchw_out) unless its output
+		// flows channels-last.
+		if r.dead[n] || !isGlobalPool(n) && !passesLayout(n, maxPools) {
+			continue
 		}
+		in := nhwc[n.Inputs[0]]
+		toNCHW := in && passesLayout(n, maxPools) && !nhwc[n.Outputs[0]]
+		if (n.Domain == rewriteDomain) == in && (attrOf(n, "nchw_out") != nil) == toNCHW {
+			continue
+		}
+		c := *n
+		c.Domain = ""
+		if in {
+			c.Domain = rewriteDomain
+		}
+		c.Attributes = slices.DeleteFunc(slices.Clone(n.Attributes), func(a *onnxpb.Attribute) bool { return a.Name == "nchw_out" })
+		if toNCHW {
+			c.Attributes = append(c.Attributes, &onnxpb.Attribute{Name: "nchw_out", Type: onnxpb.AttrInt, I: 1})
+		}
+		r.g.Nodes[i] = &c
+		changed = true
 	}
 	for i, n := range r.g.Nodes {
 		if r.dead[n] || !isFusedConv(n) {
@@ -266,6 +279,10 @@ func isMaxPool2D(n *onnxpb.Node) bool {
 				return false
 			}
 		case "auto_pad", "pads", "strides", "dilations", "ceil_mode", "storage_order":
+		case "nchw_out": // the channels-last form's own
+			if normDomain(n.Domain) != rewriteDomain {
+				return false
+			}
 		default:
 			return false
 		}

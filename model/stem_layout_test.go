@@ -12,6 +12,7 @@ import (
 	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/conv"
+	"github.com/quantserve/quantserve/ops/pool"
 	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
@@ -21,9 +22,11 @@ import (
 // channels-last image through the max pool: the stem writes it NHWC, the
 // pool runs as quantserve's channels-last MaxPool, and both readers take
 // its output NHWC, at opset 9 too (ResNet-50 of the ONNX zoo). A pool
-// whose output the caller reads, or whose Indices are read, stays ONNX's,
-// between NCHW images; one with an attribute its opset does not know
-// (ceil_mode before 10) is refused as ONNX's MaxPool refuses it.
+// whose output the caller reads still reads the stem channels-last, and
+// writes its output NCHW (nchw_out) for the caller and both readers; one
+// whose Indices are read stays ONNX's, between NCHW images; one with an
+// attribute its opset does not know (ceil_mode before 10) is refused as
+// ONNX's MaxPool refuses it.
 // Every graph, on float32 and int8 weights, gives the values of the graph
 // as written (float32 within rounding, int8 within its quantization
 // error), run after run.
@@ -35,15 +38,15 @@ func TestStemLayout(t *testing.T) {
 		opset   int64
 		output  bool // the pool's output is a graph output too
 		indices bool // the pool's Indices are a graph output
-		nhwc    bool // the layout the pool should pass on
+		layout  stemLayout
 		ceil    bool // the pool has ceil_mode
 	}{
-		{"stem", 17, false, false, true, false},
-		{"pool an output", 17, true, false, false, false},
-		{"indices read", 17, false, true, false, false},
-		{"opset 9", 9, false, false, true, false},
-		{"ceil_mode at opset 9", 9, false, false, false, true},
-		{"ceil_mode", 17, false, false, true, true},
+		{"stem", 17, false, false, stemLayout{true, true, false, true}, false},
+		{"pool an output", 17, true, false, stemLayout{true, true, true, false}, false},
+		{"indices read", 17, false, true, stemLayout{}, false},
+		{"opset 9", 9, false, false, stemLayout{true, true, false, true}, false},
+		{"ceil_mode at opset 9", 9, false, false, stemLayout{}, true},
+		{"ceil_mode", 17, false, false, stemLayout{true, true, false, true}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pool := onnxbuild.Node{Op: "MaxPool", Inputs: []string{"s"}, Outputs: []string{"p"}, Attrs: []*onnxpb.Attribute{
@@ -107,7 +110,7 @@ func TestStemLayout(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkStemLayout(t, mod, tc.nhwc)
+				checkStemLayout(t, mod, tc.layout)
 				tol := 1e-5 * float64(hi-lo)
 				if q {
 					tol = 0.03 * float64(hi-lo)
@@ -155,12 +158,19 @@ func equalData(a, b any) bool {
 	return false
 }
 
-// checkStemLayout checks the rewritten stem's steps: the stem writes
-// channels-last, the pool is quantserve's channels-last form, and both
-// convolutions after it read NHWC, exactly when nhwc says so.
-func checkStemLayout(t *testing.T, mod *model.Model, nhwc bool) {
+// stemLayout is where a stem's image is channels-last: written so by the
+// stem, read so by the pool (quantserve's form), the pool's output
+// written NCHW (nchw_out), and read channels-last by the convolutions
+// after the pool.
+type stemLayout struct {
+	stem, pool, poolNCHW, readers bool
+}
+
+// checkStemLayout checks the rewritten stem's steps against want.
+func checkStemLayout(t *testing.T, mod *model.Model, want stemLayout) {
 	t.Helper()
 	var convs []*conv.FusedConvAttrs
+	var got stemLayout
 	pools := 0
 	for _, s := range mod.Steps() {
 		switch s.Op {
@@ -168,15 +178,86 @@ func checkStemLayout(t *testing.T, mod *model.Model, nhwc bool) {
 			convs = append(convs, s.Params.(*conv.FusedConvAttrs))
 		case "MaxPool":
 			pools++
-			if got := s.Desc.Domain == ops.RewriteDomain; got != nhwc {
-				t.Errorf("MaxPool runs in domain %q, want channels-last %v", s.Desc.Domain, nhwc)
+			got.pool = s.Desc.Domain == ops.RewriteDomain
+			if a, ok := s.Params.(*pool.MaxPoolNHWCAttrs); ok {
+				got.poolNCHW = a.NCHWOut
 			}
 		}
 	}
 	if pools != 1 || len(convs) != 3 {
 		t.Fatalf("%d pools and %d fused convolutions, want 1 and 3", pools, len(convs))
 	}
-	if convs[0].NHWCOut != nhwc || convs[1].NHWCIn != nhwc || convs[2].NHWCIn != nhwc {
-		t.Errorf("stem written channels-last %v, read so %v and %v; want %v", convs[0].NHWCOut, convs[1].NHWCIn, convs[2].NHWCIn, nhwc)
+	got.stem = convs[0].NHWCOut
+	if got.readers = convs[1].NHWCIn; convs[2].NHWCIn != got.readers {
+		t.Errorf("the pool's readers read it channels-last %v and %v", convs[1].NHWCIn, convs[2].NHWCIn)
+	}
+	if got != want {
+		t.Errorf("layout %+v, want %+v", got, want)
+	}
+}
+
+// TestLastPoolLayout: a network's last max pool, whose output only a
+// global pool and a flatten read (PaddleOCR's classifier, a VGG), reads
+// the convolution's image channels-last and writes its own output NCHW
+// (nchw_out), where the convolution wrote NCHW for it before; the global
+// pool stays ONNX's, and both outputs are the graph's as written.
+func TestLastPoolLayout(t *testing.T) {
+	const n, c, m, h, w = 2, 8, 24, 10, 26
+	r := rand.New(rand.NewPCG(83, 84))
+	g := onnxbuild.Graph{
+		Opset:   17,
+		Inputs:  []onnxbuild.IO{onnxbuild.V("x", tensor.Float32, n, c, h, w)},
+		Outputs: []onnxbuild.IO{onnxbuild.V("g", tensor.Float32, n, m, 1, 1), onnxbuild.V("f", tensor.Float32, n, m*5*13)},
+		Nodes: []onnxbuild.Node{
+			{Op: "Conv", Inputs: []string{"x", "w0", "b0"}, Outputs: []string{"c0"}, Attrs: []*onnxpb.Attribute{onnxbuild.IntsAttr("pads", 1, 1, 1, 1)}},
+			{Op: "Relu", Inputs: []string{"c0"}, Outputs: []string{"s"}},
+			{Op: "MaxPool", Inputs: []string{"s"}, Outputs: []string{"p"}, Attrs: []*onnxpb.Attribute{
+				onnxbuild.IntsAttr("kernel_shape", 2, 2), onnxbuild.IntsAttr("strides", 2, 2)}},
+			{Op: "GlobalAveragePool", Inputs: []string{"p"}, Outputs: []string{"g"}},
+			{Op: "Flatten", Inputs: []string{"p"}, Outputs: []string{"f"}},
+		},
+		Inits: map[string]*tensor.Tensor{"w0": randFloats(r, 0.3, m, c, 3, 3), "b0": randFloats(r, 0.1, m)},
+	}
+	in := map[string]*tensor.Tensor{"x": randFloats(r, 1, n, c, h, w)}
+	plain, err := model.LoadWith(g.Bytes(), model.Options{Unrewritten: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := plain.Run(context.Background(), in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := model.LoadWith(g.Bytes(), model.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stemNHWC, poolNHWC, poolNCHW, gapNCHW bool
+	for _, s := range mod.Steps() {
+		switch s.Op {
+		case conv.FusedConvType:
+			stemNHWC = s.Params.(*conv.FusedConvAttrs).NHWCOut
+		case "MaxPool":
+			poolNHWC = s.Desc.Domain == ops.RewriteDomain
+			if a, ok := s.Params.(*pool.MaxPoolNHWCAttrs); ok {
+				poolNCHW = a.NCHWOut
+			}
+		case "GlobalAveragePool":
+			gapNCHW = s.Desc.Domain != ops.RewriteDomain
+		}
+	}
+	if !stemNHWC || !poolNHWC || !poolNCHW || !gapNCHW {
+		t.Errorf("convolution writes channels-last %v, pool reads so %v and writes NCHW %v, global pool reads NCHW %v; want all",
+			stemNHWC, poolNHWC, poolNCHW, gapNCHW)
+	}
+	for round := 0; round < 2; round++ {
+		got, err := mod.Run(context.Background(), in, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"g", "f"} {
+			if !slices.Equal(got[name].Shape, want[name].Shape) || !equalData(got[name].Data, want[name].Data) {
+				t.Fatalf("round %d: %s (shape %v) differs from the graph as written (shape %v)", round, name, got[name].Shape, want[name].Shape)
+			}
+		}
 	}
 }

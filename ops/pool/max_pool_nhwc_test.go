@@ -20,7 +20,7 @@ import (
 // every kernel table over windows with pads, strides, dilations,
 // ceil_mode and auto_pad (NaN and infinities among the values), against
 // ONNX's MaxPool on the same image in NCHW: the same shape and the same
-// bits, on one thread and two alike.
+// bits, on one thread and two alike; with nchw_out, ONNX's output itself.
 func TestMaxPoolNHWCMatchesONNX(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	var tables []*ops.Context
@@ -72,6 +72,11 @@ func TestMaxPoolNHWCMatchesONNX(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		toNCHW, _, err := opstest.Compile(opstest.Node{Domain: ops.RewriteDomain, Op: "MaxPool", Opset: 1, Outputs: 1,
+			Attrs: append(slices.Clone(attrs), opstest.AttrInt("nchw_out", 1))}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, shape := range shapes {
 			what := fmt.Sprintf("MaxPool %+v %v", wd, shape)
 			x := opstest.Normal(r, shape...)
@@ -104,12 +109,21 @@ func TestMaxPoolNHWCMatchesONNX(t *testing.T) {
 					t.Fatalf("%s: shape %v, ONNX's channels-last %v", what, got[0].Shape, wl.Shape)
 				}
 				sameBits(t, fmt.Sprintf("%s on %v", what, oc.Engine().Table()), got[0].Data.([]float32), wl.Data.([]float32))
+				got, err = toNCHW.Run(oc, []*tensor.Tensor{xl})
+				if err != nil {
+					t.Fatalf("%s nchw_out: %v", what, err)
+				}
+				if !slices.Equal(got[0].Shape, want[0].Shape) {
+					t.Fatalf("%s nchw_out: shape %v, ONNX's %v", what, got[0].Shape, want[0].Shape)
+				}
+				sameBits(t, fmt.Sprintf("%s nchw_out on %v", what, oc.Engine().Table()), got[0].Data.([]float32), want[0].Data.([]float32))
 			}
 			if !sameFloats(xl.Data.([]float32), orig) {
 				t.Fatalf("%s: input modified", what)
 			}
 		}
 		opstest.SplitRun(t, "MaxPool channels-last", nhwc, channelsLast(opstest.Normal(r, 2, 64, 40, 40)))
+		opstest.SplitRun(t, "MaxPool channels-last to NCHW", toNCHW, channelsLast(opstest.Normal(r, 2, 130, 40, 40)))
 	}
 }
 
