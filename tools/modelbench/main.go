@@ -37,6 +37,13 @@
 //
 //	go run -C tools ./modelbench -profile [-threads 1] [-models encoder] [-batches 1]
 //
+// With -ort as well, it profiles ONNX Runtime after quantserve (its own
+// session profiling, on the float model and on the file its quantization
+// writes), and -nodes lists ONNX Runtime's slowest nodes beside
+// quantserve's time for the node of the same name:
+//
+//	go run -C tools ./modelbench -profile -ort "$d" -nodes 40 [-exported]
+//
 // -kernels picks quantserve's kernel table as the server's --kernels does:
 // a CPU with AMX can time the avx512vnni table of the Xeons without it.
 //
@@ -81,7 +88,7 @@ var (
 	minTime = flag.Duration("mintime", 2*time.Second, "time per measurement")
 	only    = flag.String("models", "resnet50,paddleocr,encoder", "models to run")
 	batches = flag.String("batches", "1,8", "batch sizes")
-	profile = flag.Bool("profile", false, "instead of timing against ONNX Runtime, profile quantserve's runs: time by operator, the share that ran (or could run) on more than one core, and the serial fraction")
+	profile = flag.Bool("profile", false, "instead of timing against ONNX Runtime, profile quantserve's runs: time by operator, the share that ran (or could run) on more than one core, and the serial fraction; with -ort, ONNX Runtime's too, by its session profiling")
 	top     = flag.Int("top", 12, "with -profile, the operator types listed per run")
 	whole   = flag.Bool("whole", false, "run batches whole, never row by row (model.Options.WholeBatches): the batch's own speed")
 	kernels = flag.String("kernels", "auto", "quantserve's kernel table, as the server's --kernels: auto or a table this CPU has (a Xeon with AMX can time its avx512vnni table, the one of Xeons without)")

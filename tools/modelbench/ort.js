@@ -6,7 +6,13 @@
 //        -> {"iters":n,"seconds":s}  (after one warm-up run)
 //   {"cmd":"infer","name":N,"input":I,"shape":[..],"data":[..],"output":O}  (float32 input)
 //        -> {"output":[..]}  (output O's values)
+//   {"cmd":"profile","path":P,"threads":T,"prefix":F,"input":I,"type":..,"shape":[..],"range":R,"mintime":S}
+//        -> {"runs":n,"ms":m,"nodes":[[name,op,us],..]}  (a session of its own with
+//           ONNX Runtime's profiling on, its file written from prefix F and removed:
+//           each node's median kernel time over the runs, in the order first run)
 const ort = require('onnxruntime-node');
+const fs = require('fs');
+const path = require('path');
 const readline = require('readline');
 const sessions = new Map();
 let seed = 7;
@@ -25,6 +31,10 @@ rl.on('line', async (line) => {
         intraOpNumThreads: c.threads, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all',
       }));
       console.log(JSON.stringify({ ok: true }));
+      return;
+    }
+    if (c.cmd === 'profile') {
+      console.log(JSON.stringify(await profile(c)));
       return;
     }
     const s = sessions.get(c.name);
@@ -48,3 +58,38 @@ rl.on('line', async (line) => {
     console.log(JSON.stringify({ error: String(e.message || e) }));
   }
 });
+
+async function profile(c) {
+  const s = await ort.InferenceSession.create(c.path, {
+    intraOpNumThreads: c.threads, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all',
+    enableProfiling: true, profileFilePrefix: c.prefix,
+  });
+  const feeds = { [c.input]: input(c.type, c.shape, c.range) };
+  await s.run(feeds);
+  let n = 0;
+  const t0 = process.hrtime.bigint();
+  let el = 0;
+  while (el < c.mintime) {
+    await s.run(feeds);
+    n++;
+    el = Number(process.hrtime.bigint() - t0) / 1e9;
+  }
+  await s.endProfiling();
+  const dir = path.dirname(c.prefix), base = path.basename(c.prefix);
+  const file = fs.readdirSync(dir).filter((f) => f.startsWith(base)).map((f) => path.join(dir, f)).sort().pop();
+  const events = JSON.parse(fs.readFileSync(file, 'utf8'));
+  fs.unlinkSync(file);
+  const byNode = new Map();
+  for (const e of events) {
+    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time')) continue;
+    const name = e.name.slice(0, -'_kernel_time'.length);
+    if (!byNode.has(name)) byNode.set(name, { op: e.args.op_name, us: [] });
+    byNode.get(name).us.push(e.dur);
+  }
+  const nodes = [];
+  for (const [name, v] of byNode) {
+    v.us.sort((a, b) => a - b);
+    nodes.push([name, v.op, v.us[v.us.length >> 1]]);
+  }
+  return { runs: n, ms: (el * 1000) / n, nodes };
+}

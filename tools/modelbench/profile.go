@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,6 +26,13 @@ var (
 	exported   = flag.Bool("exported", false, "with -profile, also profile the file ONNX Runtime's quantization writes (quantize_static QDQ for the CNNs, quantize_dynamic for the encoder), as the column qs exp i8 runs it")
 )
 
+// With -ort, -profile also profiles ONNX Runtime (its session profiling)
+// on the float model and on the file its quantization writes, at the
+// same batches and threads, and lists its operators and slowest nodes
+// beside quantserve's time for the node of the same name (ONNX Runtime
+// names a QDQ group's fused node after the node it fuses, with a suffix
+// _token_N: its QLinearConv n12_token_6 is the graph's Conv n12).
+
 // profileAll profiles every model, int8 and float32, at every batch size.
 func profileAll(benches []bench) {
 	exec := gemm.New(table(), *threads)
@@ -35,6 +44,14 @@ func profileAll(benches []bench) {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(tmp)
+	var o *ortProc
+	if *ortDir != "" {
+		if err := os.WriteFile(filepath.Join(*ortDir, "modelbench-ort.js"), ortScript, 0o644); err != nil {
+			log.Fatal(err)
+		}
+		defer os.Remove(filepath.Join(*ortDir, "modelbench-ort.js"))
+		o = startORT()
+	}
 	for _, b := range benches {
 		type kind struct {
 			name string
@@ -45,16 +62,19 @@ func profileAll(benches []bench) {
 			{"int8", b.data, model.Options{Exec: exec, Quantize: true, Scheme: quant.PerChannel}},
 			{"float32", b.data, model.Options{Exec: exec}},
 		}
-		if *exported {
+		if *exported || o != nil {
 			if err := exportInt8(&b, tmp); err != nil {
 				log.Fatal(err)
 			}
+		}
+		if *exported {
 			opts := model.Options{Exec: exec}
 			if b.static {
 				opts.Quantize, opts.Scheme = true, quant.PerChannel
 			}
 			kinds = append(kinds, kind{"exp i8", b.exported, opts})
 		}
+		ours := map[string]map[string]float64{} // by kind and batch: us/run by node
 		for _, kind := range kinds {
 			m, err := model.LoadWith(kind.data, kind.opts)
 			if err != nil {
@@ -70,6 +90,11 @@ func profileAll(benches []bench) {
 				}
 				p, runs := profileRuns(m, b.input, in, prefix)
 				t := total(p)
+				byNode := map[string]float64{}
+				for _, nd := range p.Nodes() {
+					byNode[nd.Node] += 1000 * ms(nd.Time) / float64(runs)
+				}
+				ours[fmt.Sprintf("%s/%d", kind.name, n)] = byNode
 				fmt.Printf("\n## %s %s batch %d: %d runs, %.2f ms a run, serial fraction %.1f%%\n", b.name, kind.name, n, runs, ms(t)/float64(runs), 100*p.SerialFraction())
 				fmt.Printf("%-24s %6s %10s %7s %9s\n", "operator", "nodes", "ms/run", "share", "parallel")
 				for i, o := range p.ByOp() {
@@ -87,6 +112,21 @@ func profileAll(benches []bench) {
 					}
 				}
 				summary = append(summary, fmt.Sprintf("%-10s %-8s %5d %10.2f %9.1f%%", b.name, kind.name, n, ms(t)/float64(runs), 100*p.SerialFraction()))
+			}
+		}
+		if o == nil {
+			continue
+		}
+		for _, bs := range strings.Split(*batches, ",") {
+			var n int
+			fmt.Sscan(bs, &n)
+			for _, f := range []struct{ name, path string }{{"float32", b.path}, {"int8", b.exportedPath}} {
+				if f.path == "" {
+					continue
+				}
+				res := o.call(map[string]any{"cmd": "profile", "path": f.path, "threads": *threads, "prefix": filepath.Join(tmp, "ortprof-"+b.name),
+					"input": b.input, "type": b.dtype, "shape": append([]int{n}, b.item...), "range": b.idRange, "mintime": minTime.Seconds()})
+				printORTProfile(b.name, f.name, n, res, ours)
 			}
 		}
 	}
@@ -136,3 +176,89 @@ func total(p *model.Profile) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// ortNode is one node of ONNX Runtime's session profile: its median
+// kernel time a run.
+type ortNode struct {
+	name, op string
+	us       float64
+}
+
+// printORTProfile prints ONNX Runtime's profile res of b's file of the
+// given weights at batch n: time by operator and, with -nodes, its
+// slowest nodes beside quantserve's time (ours, by kind and batch) for
+// the node of the same name.
+func printORTProfile(model, weights string, n int, res map[string]any, ours map[string]map[string]float64) {
+	var all []ortNode
+	var sum float64
+	for _, v := range res["nodes"].([]any) {
+		f := v.([]any)
+		nd := ortNode{name: f[0].(string), op: f[1].(string), us: f[2].(float64)}
+		all = append(all, nd)
+		sum += nd.us
+	}
+	fmt.Printf("\n## %s ONNX Runtime %s batch %d: %.0f runs, %.2f ms a run, its nodes' medians %.2f ms\n", model, weights, n, res["runs"].(float64), res["ms"].(float64), sum/1000)
+	type opTime struct {
+		op    string
+		nodes int
+		us    float64
+	}
+	var ops []opTime
+	for _, nd := range all {
+		i := slices.IndexFunc(ops, func(o opTime) bool { return o.op == nd.op })
+		if i < 0 {
+			ops, i = append(ops, opTime{op: nd.op}), len(ops)
+		}
+		ops[i].nodes++
+		ops[i].us += nd.us
+	}
+	slices.SortStableFunc(ops, func(a, b opTime) int { return cmp.Compare(b.us, a.us) })
+	fmt.Printf("%-24s %6s %10s %7s\n", "operator", "nodes", "ms/run", "share")
+	for i, o := range ops {
+		if i == *top {
+			break
+		}
+		fmt.Printf("%-24s %6d %10.3f %6.1f%%\n", o.op, o.nodes, o.us/1000, 100*o.us/max(sum, 1e-9))
+	}
+	if *nodes <= 0 {
+		return
+	}
+	// quantserve's columns: its own quantization of the float model, and
+	// the exported file with -exported, for int8; float32 for float32.
+	cols := []string{"float32"}
+	if weights == "int8" {
+		cols = []string{"int8"}
+		if *exported {
+			cols = append(cols, "exp i8")
+		}
+	}
+	slices.SortStableFunc(all, func(a, b ortNode) int { return cmp.Compare(b.us, a.us) })
+	fmt.Printf("\n%-32s %-20s %10s", "slowest nodes", "operator", "us/run")
+	for _, c := range cols {
+		fmt.Printf(" %12s", "qs "+c+" us")
+	}
+	fmt.Println()
+	for _, nd := range all[:min(*nodes, len(all))] {
+		fmt.Printf("%-32s %-20s %10.1f", nd.name, nd.op, nd.us)
+		for _, c := range cols {
+			if us, ok := ours[fmt.Sprintf("%s/%d", c, n)][graphNode(nd.name)]; ok {
+				fmt.Printf(" %12.1f", us)
+			} else {
+				fmt.Printf(" %12s", "-")
+			}
+		}
+		fmt.Println()
+	}
+}
+
+// graphNode is the graph's name of the node ONNX Runtime's profile
+// names name: without the suffix _token_N it gives the nodes of a QDQ
+// group it fuses.
+func graphNode(name string) string {
+	if i := strings.LastIndex(name, "_token_"); i > 0 {
+		if _, err := strconv.Atoi(name[i+len("_token_"):]); err == nil {
+			return name[:i]
+		}
+	}
+	return name
+}
