@@ -43,37 +43,35 @@ rl.on('line', async (line) => {
       console.log(JSON.stringify({ output: Array.from(r[c.output].data) }));
       return;
     }
-    const feeds = { [c.input]: input(c.type, c.shape, c.range) };
-    await s.run(feeds);
-    let n = 0;
-    const t0 = process.hrtime.bigint();
-    let el = 0;
-    while (el < c.mintime) {
-      await s.run(feeds);
-      n++;
-      el = Number(process.hrtime.bigint() - t0) / 1e9;
-    }
+    const { n, el } = await timed(s, input(c.type, c.shape, c.range), c.input, c.mintime);
     console.log(JSON.stringify({ iters: n, seconds: el }));
   } catch (e) {
     console.log(JSON.stringify({ error: String(e.message || e) }));
   }
 });
 
+// timed runs session s on tensor x as input name after one warm-up run,
+// for mintime seconds: n runs in el seconds.
+async function timed(s, x, name, mintime) {
+  const feeds = { [name]: x };
+  await s.run(feeds);
+  let n = 0;
+  const t0 = process.hrtime.bigint();
+  let el = 0;
+  while (el < mintime) {
+    await s.run(feeds);
+    n++;
+    el = Number(process.hrtime.bigint() - t0) / 1e9;
+  }
+  return { n, el };
+}
+
 async function profile(c) {
   const s = await ort.InferenceSession.create(c.path, {
     intraOpNumThreads: c.threads, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all',
     enableProfiling: true, profileFilePrefix: c.prefix,
   });
-  const feeds = { [c.input]: input(c.type, c.shape, c.range) };
-  await s.run(feeds);
-  let n = 0;
-  const t0 = process.hrtime.bigint();
-  let el = 0;
-  while (el < c.mintime) {
-    await s.run(feeds);
-    n++;
-    el = Number(process.hrtime.bigint() - t0) / 1e9;
-  }
+  const { n, el } = await timed(s, input(c.type, c.shape, c.range), c.input, c.mintime);
   await s.endProfiling();
   const dir = path.dirname(c.prefix), base = path.basename(c.prefix);
   const file = fs.readdirSync(dir).filter((f) => f.startsWith(base)).map((f) => path.join(dir, f)).sort().pop();
