@@ -177,11 +177,8 @@ func main() {
 		profileAll(benches)
 		return
 	}
-	if err := os.WriteFile(filepath.Join(*ortDir, "modelbench-ort.js"), ortScript, 0o644); err != nil {
-		log.Fatal(err)
-	}
-	defer os.Remove(filepath.Join(*ortDir, "modelbench-ort.js"))
-	o := startORT()
+	o, stop := startORT()
+	defer stop()
 	exec := gemm.New(table(), *threads)
 	fmt.Printf("# quantserve (%s, %d thread(s)) vs ONNX Runtime (%d thread(s)), best of %d interleaved rounds of %v, items/s\n",
 		exec.Table().Name, *threads, *threads, *rounds, *minTime)
@@ -214,9 +211,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		for _, bs := range strings.Split(*batches, ",") {
-			var n int
-			fmt.Sscan(bs, &n)
+		for _, n := range batchSizes() {
 			shape := append([]int{n}, b.item...)
 			in := makeInput(b, shape)
 			ortRun := func(name string) float64 {
@@ -500,13 +495,30 @@ func makeInput(b bench, shape []int) *tensor.Tensor {
 	return tensor.From(shape, v)
 }
 
+// batchSizes returns -batches' sizes.
+func batchSizes() []int {
+	var sizes []int
+	for _, bs := range strings.Split(*batches, ",") {
+		var n int
+		fmt.Sscan(bs, &n)
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
+
 // ortProc is the onnxruntime-node process.
 type ortProc struct {
 	in  io.Writer
 	out *bufio.Scanner
 }
 
-func startORT() *ortProc {
+// startORT writes this tool's ONNX Runtime script into -ort's directory
+// and starts it there; stop removes the script.
+func startORT() (o *ortProc, stop func()) {
+	script := filepath.Join(*ortDir, "modelbench-ort.js")
+	if err := os.WriteFile(script, ortScript, 0o644); err != nil {
+		log.Fatal(err)
+	}
 	cmd := exec.Command("node", "modelbench-ort.js")
 	cmd.Dir, cmd.Stderr = *ortDir, os.Stderr
 	in, err := cmd.StdinPipe()
@@ -522,7 +534,7 @@ func startORT() *ortProc {
 	}
 	s := bufio.NewScanner(out)
 	s.Buffer(make([]byte, 1<<20), 1<<20)
-	return &ortProc{in: in, out: s}
+	return &ortProc{in: in, out: s}, func() { os.Remove(script) }
 }
 
 func (o *ortProc) call(c map[string]any) map[string]any {

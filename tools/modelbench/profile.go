@@ -26,14 +26,13 @@ var (
 	exported   = flag.Bool("exported", false, "with -profile, also profile the file ONNX Runtime's quantization writes (quantize_static QDQ for the CNNs, quantize_dynamic for the encoder), as the column qs exp i8 runs it")
 )
 
-// With -ort, -profile also profiles ONNX Runtime (its session profiling)
-// on the float model and on the file its quantization writes, at the
-// same batches and threads, and lists its operators and slowest nodes
-// beside quantserve's time for the node of the same name (ONNX Runtime
-// names a QDQ group's fused node after the node it fuses, with a suffix
-// _token_N: its QLinearConv n12_token_6 is the graph's Conv n12).
-
 // profileAll profiles every model, int8 and float32, at every batch size.
+// With -ort it also profiles ONNX Runtime (its session profiling) on the
+// float model and on the file its quantization writes, at the same
+// batches and threads, and lists its operators and slowest nodes beside
+// quantserve's time for the node of the same name (ONNX Runtime names a
+// QDQ group's fused node after the node it fuses, with a suffix _token_N:
+// its QLinearConv n12_token_6 is the graph's Conv n12).
 func profileAll(benches []bench) {
 	exec := gemm.New(table(), *threads)
 	defer exec.Close()
@@ -46,11 +45,9 @@ func profileAll(benches []bench) {
 	defer os.RemoveAll(tmp)
 	var o *ortProc
 	if *ortDir != "" {
-		if err := os.WriteFile(filepath.Join(*ortDir, "modelbench-ort.js"), ortScript, 0o644); err != nil {
-			log.Fatal(err)
-		}
-		defer os.Remove(filepath.Join(*ortDir, "modelbench-ort.js"))
-		o = startORT()
+		var stop func()
+		o, stop = startORT()
+		defer stop()
 	}
 	for _, b := range benches {
 		type kind struct {
@@ -74,15 +71,13 @@ func profileAll(benches []bench) {
 			}
 			kinds = append(kinds, kind{"exp i8", b.exported, opts})
 		}
-		ours := map[string]map[string]float64{} // by kind and batch: us/run by node
+		ours := map[profiled]map[string]float64{} // us/run by node
 		for _, kind := range kinds {
 			m, err := model.LoadWith(kind.data, kind.opts)
 			if err != nil {
 				log.Fatal(err)
 			}
-			for _, bs := range strings.Split(*batches, ",") {
-				var n int
-				fmt.Sscan(bs, &n)
+			for _, n := range batchSizes() {
 				in := makeInput(b, append([]int{n}, b.item...))
 				prefix := ""
 				if *cpuProfile != "" {
@@ -94,7 +89,7 @@ func profileAll(benches []bench) {
 				for _, nd := range p.Nodes() {
 					byNode[nd.Node] += 1000 * ms(nd.Time) / float64(runs)
 				}
-				ours[fmt.Sprintf("%s/%d", kind.name, n)] = byNode
+				ours[profiled{kind.name, n}] = byNode
 				fmt.Printf("\n## %s %s batch %d: %d runs, %.2f ms a run, serial fraction %.1f%%\n", b.name, kind.name, n, runs, ms(t)/float64(runs), 100*p.SerialFraction())
 				fmt.Printf("%-24s %6s %10s %7s %9s\n", "operator", "nodes", "ms/run", "share", "parallel")
 				for i, o := range p.ByOp() {
@@ -117,9 +112,7 @@ func profileAll(benches []bench) {
 		if o == nil {
 			continue
 		}
-		for _, bs := range strings.Split(*batches, ",") {
-			var n int
-			fmt.Sscan(bs, &n)
+		for _, n := range batchSizes() {
 			for _, f := range []struct{ name, path string }{{"float32", b.path}, {"int8", b.exportedPath}} {
 				if f.path == "" {
 					continue
@@ -177,6 +170,13 @@ func total(p *model.Profile) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+// profiled is one of quantserve's profiled runs: the weights' kind and
+// the batch.
+type profiled struct {
+	kind  string
+	batch int
+}
+
 // ortNode is one node of ONNX Runtime's session profile: its median
 // kernel time a run.
 type ortNode struct {
@@ -188,7 +188,7 @@ type ortNode struct {
 // given weights at batch n: time by operator and, with -nodes, its
 // slowest nodes beside quantserve's time (ours, by kind and batch) for
 // the node of the same name.
-func printORTProfile(model, weights string, n int, res map[string]any, ours map[string]map[string]float64) {
+func printORTProfile(model, weights string, n int, res map[string]any, ours map[profiled]map[string]float64) {
 	var all []ortNode
 	var sum float64
 	for _, v := range res["nodes"].([]any) {
@@ -241,7 +241,7 @@ func printORTProfile(model, weights string, n int, res map[string]any, ours map[
 	for _, nd := range all[:min(*nodes, len(all))] {
 		fmt.Printf("%-32s %-20s %10.1f", nd.name, nd.op, nd.us)
 		for _, c := range cols {
-			if us, ok := ours[fmt.Sprintf("%s/%d", c, n)][graphNode(nd.name)]; ok {
+			if us, ok := ours[profiled{c, n}][graphNode(nd.name)]; ok {
 				fmt.Printf(" %12.1f", us)
 			} else {
 				fmt.Printf(" %12s", "-")
