@@ -48,6 +48,13 @@ func (r *QRows) SetRowRange(i int, lo, hi float32) (inv float32, zp int32) {
 	return inv, zp
 }
 
+// SetRowParams gives row i (of those PrepareRows readied) the scale and
+// zero point quant.RowParams returned for its range: SetRowRange for a
+// caller that took the parameters of many rows at once.
+func (r *QRows) SetRowParams(i int, scale float32, zp int32) {
+	r.zp[i], r.scale[i] = zp, scale
+}
+
 // SetStatic gives every row PrepareRows readied a static a's zero point
 // and scale, whose bytes QuantizeStatic writes.
 func (r *QRows) SetStatic(a *Activations) error {

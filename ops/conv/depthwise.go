@@ -93,8 +93,9 @@ func (p *plane) prepare(x, buf []float32) {
 	p.prepareRows(x, buf, 0, p.prepRows())
 }
 
-// fill sets every value of dst to v.
-func fill(dst []float32, v float32) {
+// fill sets every value of dst to v (bit for bit), by copies that double
+// what is set.
+func fill[T float32 | uint8 | int8](dst []T, v T) {
 	if len(dst) == 0 {
 		return
 	}

@@ -66,9 +66,7 @@ func (q *qimage) lazyRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu, b
 				if at := pos.at(kidx); at >= 0 {
 					tb.QuantizeU8(xg[at*c:at*c+cg], inv, zp, seg)
 				} else {
-					for i := range seg {
-						seg[i] = uint8(zp) // quantize(0)
-					}
+					fill(seg, uint8(zp)) // quantize(0)
 				}
 			}
 		}

@@ -22,9 +22,10 @@ import (
 //   - per-row parameters: a row's range is the range of the pixels its
 //     taps read (and 0 for a tap in the padding, which quant.RowParams
 //     includes in every range anyway), so the range of each pixel's
-//     channels is taken once, a row's combined from its taps' ones, and
-//     the row quantized from the image tap by tap (a run of adjacent
-//     taps at a time) with its own parameters.
+//     channels is taken once, every row's parameters from its taps' ones
+//     before any tile runs (qgather_ranges.go), and the row quantized
+//     from the image tap by tap (a run of adjacent taps at a time) with
+//     its own parameters.
 //
 // Where each pixel is read fewer than 1.5 times (a 1×1 kernel at stride
 // 2), nothing is prepared: each row's range is taken tap by tap from the
@@ -42,15 +43,15 @@ const qgatherMinCg = 8
 // qimage is a batch of images channels-last made ready for their im2col
 // rows to be quantized straight from them.
 type qimage struct {
-	t    *taps
-	act  *gemm.Activations // static, or nil: per row
-	img  int               // values per image
-	x    []float32         // the images
-	lazy bool              // nothing prepared: rows quantized as they are read
-	u    []uint8           // static: the images quantized with act's parameters
-	lohi []int32           // per row: per image, position and group, its channels' range (orderKey of lo, hi)
-	ubuf *[]uint8
-	kbuf *[]int32
+	t      *taps
+	act    *gemm.Activations // static, or nil: per row
+	img    int               // values per image
+	x      []float32         // the images
+	lazy   bool              // nothing prepared: rows quantized as they are read
+	u      []uint8           // static: the images quantized with act's parameters
+	params []rowParam        // per row: per image, output position and group, its row's parameters
+	ubuf   *[]uint8
+	pbuf   *[]rowParam
 }
 
 // errNonFinite stops preparing an image that holds NaN or ±Inf.
@@ -107,32 +108,17 @@ func (cw *gemmWeights) qimageOf(c *ops.Context, g *Geometry, t *taps, xt []float
 	if lazy {
 		return q, nil
 	}
+	var err error
 	if static {
 		q.ubuf = qbytes.Get().(*[]uint8)
 		*q.ubuf = grow(*q.ubuf, n)
 		q.u = *q.ubuf
-	} else {
-		q.kbuf = qkeys.Get().(*[]int32)
-		*q.kbuf = grow(*q.kbuf, 2*positions*g.Group)
-		q.lohi = *q.kbuf
-	}
-	err := c.ParallelFor(positions, n*quantizeCost, func(e *gemm.Engine, p0, p1 int) error {
-		if static {
+		err = c.ParallelFor(positions, n*quantizeCost, func(e *gemm.Engine, p0, p1 int) error {
 			return e.QuantizeStatic(q.u[p0*g.C:p1*g.C], xt[p0*g.C:p1*g.C], q.act)
-		}
-		tb := e.Table()
-		for p := p0; p < p1; p++ {
-			for gi := 0; gi < g.Group; gi++ {
-				at := p*g.C + gi*cg
-				lo, hi, ok := tb.MinMax(xt[at : at+cg])
-				if !ok {
-					return errNonFinite
-				}
-				q.lohi[2*(p*g.Group+gi)], q.lohi[2*(p*g.Group+gi)+1] = orderKey(lo), orderKey(hi)
-			}
-		}
-		return nil
-	})
+		})
+	} else {
+		err = q.prepareRowParams(c, xt[:n])
+	}
 	if err != nil {
 		q.free()
 		if errors.Is(err, gemm.ErrNotFinite) || errors.Is(err, errNonFinite) {
@@ -149,9 +135,9 @@ func (q *qimage) free() {
 		qbytes.Put(q.ubuf)
 		q.ubuf, q.u = nil, nil
 	}
-	if q.kbuf != nil {
-		qkeys.Put(q.kbuf)
-		q.kbuf, q.lohi = nil, nil
+	if q.pbuf != nil {
+		qparams.Put(q.pbuf)
+		q.pbuf, q.params = nil, nil
 	}
 }
 
@@ -181,18 +167,17 @@ func (q *qimage) rows(tb *dispatch.Table, dst *gemm.QRows, b, gi, p0, n int) err
 	return nil
 }
 
-// dynamicRows is rows with per-row parameters: each row's range from its
-// taps' pixels, then its bytes quantized from the image, run by run: the
-// interior rows in blocks, one QuantizeRunsU8 call a block, the border
-// rows tap by tap.
+// dynamicRows is rows with per-row parameters, taken for every row when
+// the image was prepared: each row's bytes quantized from the image, run
+// by run: the interior rows in blocks, one QuantizeRunsU8 call a block,
+// the border rows tap by tap.
 func (q *qimage) dynamicRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu, b, gi, p0, n int) {
 	t := q.t
 	g := t.g
 	c, cg, groups := g.C, g.cg(), g.Group
 	kk := len(t.lin)
-	inSize := g.InSize()
 	xg := q.x[b*q.img+gi*cg : (b+1)*q.img]
-	lohi := q.lohi[2*b*inSize*groups : 2*(b+1)*inSize*groups]
+	params := q.params[(b*g.OutSize()+p0)*groups:]
 	pos := t.pos(p0)
 	w := t.run * cg // values per run
 	blk := runBlocks.Get().(*runBlock)
@@ -209,37 +194,23 @@ func (q *qimage) dynamicRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu
 		}
 	}
 	for r := 0; r < n; r++ {
-		var lo, hi int32 // orderKey(0): a tap in the padding reads 0
+		rp := params[r*groups+gi]
+		dst.SetRowParams(r, rp.scale, rp.zp)
 		if pos.interior {
-			base := pos.lin
-			for _, off := range t.lin {
-				i := 2 * ((base+off)*groups + gi)
-				lo, hi = min(lo, lohi[i]), max(hi, lohi[i+1])
-			}
-			inv, zp := dst.SetRowRange(r, keyValue(lo), keyValue(hi))
 			if len(blk.bases) == 0 {
 				first = r
 			}
-			blk.bases = append(blk.bases, base*c)
-			blk.inv, blk.zp = append(blk.inv, inv), append(blk.zp, zp)
+			blk.bases = append(blk.bases, pos.lin*c)
+			blk.inv, blk.zp = append(blk.inv, rp.inv), append(blk.zp, rp.zp)
 		} else {
 			flush()
-			for kidx := 0; kidx < kk; kidx++ {
-				if at := pos.at(kidx); at >= 0 {
-					i := 2 * (at*groups + gi)
-					lo, hi = min(lo, lohi[i]), max(hi, lohi[i+1])
-				}
-			}
-			inv, zp := dst.SetRowRange(r, keyValue(lo), keyValue(hi))
 			row := u[r*ldu : r*ldu+kk*cg]
 			for kidx := 0; kidx < kk; kidx++ {
 				seg := row[kidx*cg : (kidx+1)*cg]
 				if at := pos.at(kidx); at >= 0 {
-					tb.QuantizeU8(xg[at*c:at*c+cg], inv, zp, seg)
+					tb.QuantizeU8(xg[at*c:at*c+cg], rp.inv, rp.zp, seg)
 				} else {
-					for i := range seg {
-						seg[i] = uint8(zp) // quantize(0)
-					}
+					fill(seg, uint8(rp.zp)) // quantize(0)
 				}
 			}
 		}

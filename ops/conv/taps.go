@@ -61,6 +61,9 @@ type position struct {
 	o, base  []int
 	interior bool // every kernel offset lands inside In
 	lin      int  // linear In index of base, when interior
+	// outer says whether the kernel lies inside In along every axis but
+	// the last, which a step along the last axis keeps.
+	outer bool
 }
 
 func (t *taps) pos(p int) *position {
@@ -74,20 +77,41 @@ func (t *taps) pos(p int) *position {
 
 func (c *position) update() {
 	g := c.t.g
-	c.interior, c.lin = true, 0
+	c.outer, c.lin = true, 0
+	last := len(c.o) - 1
 	for i := range c.o {
 		b := c.o[i]*g.Strides[i] - g.PadBegin[i]
 		c.base[i] = b
-		if b < 0 || b+c.t.extent[i] >= g.In[i] {
-			c.interior = false
+		if i < last && (b < 0 || b+c.t.extent[i] >= g.In[i]) {
+			c.outer = false
 		}
 		c.lin += b * c.t.inStr[i]
 	}
+	c.interior = c.outer && c.lastInside()
+}
+
+// lastInside reports whether the kernel lies inside In along the last
+// axis.
+func (c *position) lastInside() bool {
+	last := len(c.o) - 1
+	if last < 0 {
+		return true
+	}
+	b := c.base[last]
+	return b >= 0 && b+c.t.extent[last] < c.t.g.In[last]
 }
 
 func (c *position) next() {
 	g := c.t.g
-	for i := len(c.o) - 1; i >= 0; i-- {
+	last := len(c.o) - 1
+	if last >= 0 && c.o[last]+1 < g.Out[last] { // a step along the last axis
+		c.o[last]++
+		c.base[last] += g.Strides[last]
+		c.lin += g.Strides[last] // the last axis's stride in In is 1
+		c.interior = c.outer && c.lastInside()
+		return
+	}
+	for i := last; i >= 0; i-- {
 		c.o[i]++
 		if c.o[i] < g.Out[i] {
 			break
@@ -175,9 +199,7 @@ func gatherStrided[T float32 | uint8 | int8](t *taps, rows []T, ld int, xt []T, 
 				if at := pos.at(kidx); at >= 0 {
 					copy(dst, xg[at*c:at*c+cg])
 				} else {
-					for i := range dst {
-						dst[i] = pad
-					}
+					fill(dst, pad)
 				}
 			}
 		}
