@@ -30,6 +30,12 @@
 //	(cd "$d" && ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install)
 //	go run -C tools ./modelbench -ort "$d" [-threads 1] [-rounds 3]
 //
+// With a list of thread counts (-threads 1,2) every round runs every
+// column at each count before the next round, and the rates of the last
+// count over the first's follow the tables: how each side scales,
+// measured side by side rather than in two invocations minutes apart on
+// a machine whose speed drifts.
+//
 // With -profile it runs quantserve alone and prints where the time goes:
 // per operator type, its share of a run, the share of that which gave the
 // engine work that splits across cores (the rest cannot use more
@@ -68,11 +74,9 @@ import (
 	"time"
 
 	"github.com/quantserve/quantserve/dispatch"
-	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/internal/onnxbuild"
 	"github.com/quantserve/quantserve/model"
 	"github.com/quantserve/quantserve/onnx/onnxpb"
-	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 	"github.com/quantserve/quantserve/tools/ortquant/quantize"
 )
@@ -83,7 +87,7 @@ var ortScript []byte
 var (
 	ortDir  = flag.String("ort", "", "directory holding ../shared/peers/ort with onnxruntime-node installed")
 	shared  = flag.String("shared", "../../shared", "the shared data directory beside the checkout (for the CNNs; the default is relative to tools/)")
-	threads = flag.Int("threads", 1, "cores for both runtimes")
+	threads = flag.String("threads", "1", "cores for both runtimes; a list (1,2) times every model at each count, round by round, and prints the ratios of the last count's rates to the first's")
 	rounds  = flag.Int("rounds", 3, "interleaved rounds; each side keeps its best")
 	minTime = flag.Duration("mintime", 2*time.Second, "time per measurement")
 	only    = flag.String("models", "resnet50,paddleocr,encoder", "models to run")
@@ -177,81 +181,7 @@ func main() {
 		profileAll(benches)
 		return
 	}
-	o, stop := startORT()
-	defer stop()
-	exec := gemm.New(table(), *threads)
-	fmt.Printf("# quantserve (%s, %d thread(s)) vs ONNX Runtime (%d thread(s)), best of %d interleaved rounds of %v, items/s\n",
-		exec.Table().Name, *threads, *threads, *rounds, *minTime)
-	fmt.Printf("# qs i8: quantserve's int8 of the float model; qs exp i8: quantserve on the file ONNX Runtime's quantization writes\n")
-	fmt.Printf("# (tools/ortquant: quantize_dynamic for the encoder, quantize_static QDQ per channel for the CNNs), which ort i8 runs;\n")
-	fmt.Printf("# i8/ort8 and exp/ort8 compare with ort i8, the rest with ort f32\n")
-	fmt.Printf("%-10s %5s %10s %10s %10s %10s %10s %8s %8s %8s %8s\n", "model", "batch",
-		"qs i8", "qs f32", "ort f32", "qs exp i8", "ort i8", "i8/ort", "f32/ort", "i8/ort8", "exp/ort8")
-	for _, b := range benches {
-		o.call(map[string]any{"cmd": "load", "name": b.name, "path": b.path, "threads": *threads})
-		var exported *model.Model
-		if b.exported != nil {
-			o.call(map[string]any{"cmd": "load", "name": b.name + "-i8", "path": b.exportedPath, "threads": *threads})
-			opts := model.Options{Exec: exec, WholeBatches: *whole}
-			if b.static {
-				opts.Quantize, opts.Scheme = true, quant.PerChannel
-			}
-			if exported, err = model.LoadWith(b.exported, opts); err != nil {
-				log.Fatal(err)
-			}
-			if b.ref != nil {
-				checkAgainstORT(o, b, exported)
-			}
-		}
-		i8, err := model.LoadWith(b.data, model.Options{Exec: exec, Quantize: true, Scheme: quant.PerChannel, WholeBatches: *whole})
-		if err != nil {
-			log.Fatal(err)
-		}
-		f32, err := model.LoadWith(b.data, model.Options{Exec: exec, WholeBatches: *whole})
-		if err != nil {
-			log.Fatal(err)
-		}
-		for _, n := range batchSizes() {
-			shape := append([]int{n}, b.item...)
-			in := makeInput(b, shape)
-			ortRun := func(name string) float64 {
-				res := o.call(map[string]any{"cmd": "run", "name": name, "input": b.input, "type": b.dtype, "shape": shape, "range": b.idRange, "mintime": minTime.Seconds()})
-				return float64(n) * res["iters"].(float64) / res["seconds"].(float64)
-			}
-			var best [5]float64 // qs i8, qs f32, ort f32, qs exported i8, ort i8
-			for r := 0; r < *rounds; r++ {
-				best[0] = max(best[0], float64(n)*run(i8, b.input, in))
-				best[1] = max(best[1], float64(n)*run(f32, b.input, in))
-				best[2] = max(best[2], ortRun(b.name))
-				if exported != nil {
-					best[3] = max(best[3], float64(n)*run(exported, b.input, in))
-					best[4] = max(best[4], ortRun(b.name+"-i8"))
-				}
-			}
-			col := func(v float64) string {
-				if v == 0 {
-					return "-"
-				}
-				return fmt.Sprintf("%.2f", v)
-			}
-			ratio := func(a, b float64) string {
-				if a == 0 || b == 0 {
-					return "-"
-				}
-				return fmt.Sprintf("%.2fx", a/b)
-			}
-			fmt.Printf("%-10s %5d %10s %10s %10s %10s %10s %8s %8s %8s %8s\n", b.name, n, col(best[0]), col(best[1]), col(best[2]), col(best[3]), col(best[4]),
-				ratio(best[0], best[2]), ratio(best[1], best[2]), ratio(best[0], best[4]), ratio(best[3], best[4]))
-			if n > 1 && *threads == 1 { // only one thread tries rows (model.RowChoices)
-				fmt.Printf("# %s batch %d batches run: qs i8 %s, qs f32 %s, qs exp i8 %s\n", b.name, n,
-					rowWay(i8, in), rowWay(f32, in), rowWay(exported, in))
-			}
-			if *threads > 1 {
-				fmt.Printf("# %s batch %d runs on: qs i8 %s, qs f32 %s, qs exp i8 %s\n", b.name, n,
-					splitWay(i8, runSize(i8, in)), splitWay(f32, runSize(f32, in)), splitWay(exported, runSize(exported, in)))
-			}
-		}
-	}
+	compareAll(benches)
 }
 
 // exportInt8 writes b's model as ONNX Runtime's users quantize it: the
@@ -287,16 +217,16 @@ func exportInt8(b *bench, tmp string) error {
 }
 
 // checkAgainstORT runs the exported model on the reference input in both
-// runtimes and prints the top class of each item and the largest
+// runtimes (ONNX Runtime's session session) and prints the top class of each item and the largest
 // difference between the answers (the first output).
-func checkAgainstORT(o *ortProc, b bench, m *model.Model) {
+func checkAgainstORT(o *ortProc, b bench, session string, m *model.Model) {
 	out, err := m.Run(context.Background(), map[string]*tensor.Tensor{b.input: b.ref}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	name := m.Outputs[0].Name
 	got := out[name].Data.([]float32)
-	res := o.call(map[string]any{"cmd": "infer", "name": b.name + "-i8", "input": b.input, "shape": b.ref.Shape, "data": b.ref.Data, "output": name})
+	res := o.call(map[string]any{"cmd": "infer", "name": session, "input": b.input, "shape": b.ref.Shape, "data": b.ref.Data, "output": name})
 	raw := res["output"].([]any)
 	if len(raw) != len(got) {
 		log.Fatalf("modelbench: %s: ONNX Runtime answered %d values, quantserve %d", b.name, len(raw), len(got))

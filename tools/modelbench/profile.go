@@ -33,10 +33,17 @@ var (
 // quantserve's time for the node of the same name (ONNX Runtime names a
 // QDQ group's fused node after the node it fuses, with a suffix _token_N:
 // its QLinearConv n12_token_6 is the graph's Conv n12).
+//
+// It profiles at one thread count: -threads names one.
 func profileAll(benches []bench) {
-	exec := gemm.New(table(), *threads)
+	counts := threadCounts()
+	if len(counts) != 1 {
+		log.Fatalf("modelbench: -profile runs at one thread count, not -threads %s", *threads)
+	}
+	threads := counts[0]
+	exec := gemm.New(table(), threads)
 	defer exec.Close()
-	fmt.Printf("# quantserve profile (%s, %d thread(s)), %v per run\n", exec.Table().Name, *threads, *minTime)
+	fmt.Printf("# quantserve profile (%s, %d thread(s)), %v per run\n", exec.Table().Name, threads, *minTime)
 	var summary []string
 	tmp, err := os.MkdirTemp("", "modelbench-profile")
 	if err != nil {
@@ -117,7 +124,7 @@ func profileAll(benches []bench) {
 				if f.path == "" {
 					continue
 				}
-				res := o.call(map[string]any{"cmd": "profile", "path": f.path, "threads": *threads, "prefix": filepath.Join(tmp, "ortprof-"+b.name),
+				res := o.call(map[string]any{"cmd": "profile", "path": f.path, "threads": threads, "prefix": filepath.Join(tmp, "ortprof-"+b.name),
 					"input": b.input, "type": b.dtype, "shape": append([]int{n}, b.item...), "range": b.idRange, "mintime": minTime.Seconds()})
 				printORTProfile(b.name, f.name, n, res, ours)
 			}
