@@ -53,20 +53,24 @@ func (q *qimage) prepareRowParams(c *ops.Context, xt []float32) error {
 	*q.pbuf = grow(*q.pbuf, g.Batch*outSize*groups)
 	q.params = *q.pbuf
 
-	// The window along the other axes, slice by slice, into bySlice: per
-	// image and position of the first axis, the ranges of the output
-	// positions of the other axes.
+	// One buffer of keys, reused call to call, holds every stage: the
+	// pixels' ranges (per image and position of the first axis, a slice
+	// of the others), the window along the other axes (bySlice: the
+	// ranges of the slice's output positions), and along the first the
+	// rows' (where the pixels' were). A buffer a chunk (or a unit) was an
+	// allocation for each, thousands of bytes a run.
 	kbuf := qkeys.Get().(*[]int32)
 	defer qkeys.Put(kbuf)
-	sliceKeys := 2 * outRest * groups
-	*kbuf = grow(*kbuf, g.Batch*g.In[0]*sliceKeys)
-	bySlice := *kbuf
-	err := c.ParallelFor(g.Batch*g.In[0], len(xt)*quantizeCost, func(e *gemm.Engine, u0, u1 int) error {
+	pixelKeys, sliceKeys := 2*inRest*groups, 2*outRest*groups
+	slices, rowsOut := g.Batch*g.In[0], g.Batch*g.Out[0]
+	first := max(slices*pixelKeys, rowsOut*sliceKeys)
+	*kbuf = grow(*kbuf, first+slices*sliceKeys)
+	pixels, bySlice, rows := (*kbuf)[:first], (*kbuf)[first:], (*kbuf)[:first]
+	err := c.ParallelFor(slices, len(xt)*quantizeCost, func(e *gemm.Engine, u0, u1 int) error {
 		tb := e.Table()
-		var bufs [2][]int32
+		var bufs [2][]int32 // between the passes of three or more axes
 		for u := u0; u < u1; u++ {
-			bufs[0] = grow(bufs[0], 2*inRest*groups)
-			keys := bufs[0]
+			keys := pixels[u*pixelKeys : (u+1)*pixelKeys]
 			px := xt[u*inRest*g.C : (u+1)*inRest*g.C]
 			for p := 0; p < inRest; p++ {
 				for gi := 0; gi < groups; gi++ {
@@ -80,7 +84,7 @@ func (q *qimage) prepareRowParams(c *ops.Context, xt []float32) error {
 			}
 			// Along axes d-1 … 1: keys holds the cells of axes 1 … a by input
 			// position, those of the axes after a by output position.
-			inner, other := groups, 1
+			inner, other := groups, 0
 			for a := d - 1; a >= 1; a-- {
 				outer := 1
 				for i := 1; i < a; i++ {
@@ -107,10 +111,10 @@ func (q *qimage) prepareRowParams(c *ops.Context, xt []float32) error {
 	}
 
 	// The window along the first axis, and each row's parameters.
-	return c.ParallelFor(g.Batch*g.Out[0], g.Batch*outSize*groups*rowRangeCost, func(e *gemm.Engine, u0, u1 int) error {
-		ranges := make([]int32, sliceKeys)
+	return c.ParallelFor(rowsOut, g.Batch*outSize*groups*rowRangeCost, func(e *gemm.Engine, u0, u1 int) error {
 		for u := u0; u < u1; u++ {
 			b, o := u/g.Out[0], u%g.Out[0]
+			ranges := rows[u*sliceKeys : (u+1)*sliceKeys]
 			windowPass(ranges, bySlice[b*g.In[0]*sliceKeys:(b+1)*g.In[0]*sliceKeys], 1, g.In[0], o, o+1, sliceKeys/2, g.Kernel[0], g.Strides[0], g.PadBegin[0], g.Dilations[0])
 			ps := q.params[u*outRest*groups : (u+1)*outRest*groups]
 			for i := range ps {
