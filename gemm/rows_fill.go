@@ -44,7 +44,7 @@ func (r *QRows) PrepareRows(m, k int) (u []uint8, ldu int, err error) {
 // hi are finite; whether either is -0 or +0 makes no difference.
 func (r *QRows) SetRowRange(i int, lo, hi float32) (inv float32, zp int32) {
 	s, inv, zp := quant.RowParams(lo, hi)
-	r.zp[i], r.scale[i] = zp, s
+	r.SetRowParams(i, s, zp)
 	return inv, zp
 }
 

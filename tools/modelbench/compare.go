@@ -12,16 +12,20 @@ import (
 )
 
 // threadCounts parses -threads.
-func threadCounts() []int {
-	var counts []int
-	for _, f := range strings.Split(*threads, ",") {
-		t, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || t < 1 {
-			log.Fatalf("modelbench: -threads %q: want thread counts of at least 1", *threads)
+func threadCounts() []int { return parseCounts("threads", *threads) }
+
+// parseCounts parses flag name's value, a comma-separated list of counts of at
+// least 1.
+func parseCounts(name, value string) []int {
+	var out []int
+	for _, f := range strings.Split(value, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			log.Fatalf("modelbench: -%s %q: want a list of counts of at least 1", name, value)
 		}
-		counts = append(counts, t)
+		out = append(out, n)
 	}
-	return counts
+	return out
 }
 
 // The columns of a comparison: items per second of each side.

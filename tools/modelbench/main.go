@@ -426,15 +426,7 @@ func makeInput(b bench, shape []int) *tensor.Tensor {
 }
 
 // batchSizes returns -batches' sizes.
-func batchSizes() []int {
-	var sizes []int
-	for _, bs := range strings.Split(*batches, ",") {
-		var n int
-		fmt.Sscan(bs, &n)
-		sizes = append(sizes, n)
-	}
-	return sizes
-}
+func batchSizes() []int { return parseCounts("batches", *batches) }
 
 // ortProc is the onnxruntime-node process.
 type ortProc struct {
