@@ -519,8 +519,8 @@ func TestTablesComplete(t *testing.T) {
 }
 
 // BenchmarkConvKernels runs each table's depthwise row (3 taps over 56
-// outputs, a 3×3 row of a 56×56 plane), lays a 256×56×56 image out
-// channels-last, finishes 4,096 outputs (bias, residual, Clip) and runs
+// outputs, a 3×3 row of a 56×56 plane), lays a 256×56×56 image and a
+// 224×224 RGB one out channels-last, finishes 4,096 outputs (bias, residual, Clip) and runs
 // HardSwish on them.
 func BenchmarkConvKernels(b *testing.B) {
 	r := rand.New(rand.NewPCG(14, 14))
@@ -528,6 +528,7 @@ func BenchmarkConvKernels(b *testing.B) {
 	const c, size = 256, 56 * 56
 	img := vecInput(r, c*size, 1, false)
 	out := make([]float32, c*size)
+	rgb, rgbOut := vecInput(r, 3*50176, 1, false), make([]float32, 3*50176)
 	for _, tb := range Available() {
 		b.Run(fmt.Sprintf("ConvTaps3x56/%s", tb), func(b *testing.B) {
 			b.SetBytes(4 * 56)
@@ -542,6 +543,13 @@ func BenchmarkConvKernels(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				tb.TransposeCols(out, img, c, size, 0, 0, size)
+			}
+		})
+		b.Run(fmt.Sprintf("TransposeCols3x50176/%s", tb), func(b *testing.B) {
+			// A 224×224 RGB image's planes laid channels-last.
+			b.SetBytes(4 * 3 * 50176)
+			for b.Loop() {
+				tb.TransposeCols(rgbOut, rgb, 3, 50176, 0, 0, 50176)
 			}
 		})
 		b.Run(fmt.Sprintf("Finish4096/%s", tb), func(b *testing.B) {
