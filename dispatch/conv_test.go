@@ -520,8 +520,8 @@ func TestTablesComplete(t *testing.T) {
 
 // BenchmarkConvKernels runs each table's depthwise row (3 taps over 56
 // outputs, a 3×3 row of a 56×56 plane), lays a 256×56×56 image and a
-// 224×224 RGB one out channels-last, finishes 4,096 outputs (bias, residual, Clip) and runs
-// HardSwish on them.
+// 224×224 RGB one out channels-last, finishes 4,096 outputs (bias,
+// residual, Clip) and runs HardSwish on them.
 func BenchmarkConvKernels(b *testing.B) {
 	r := rand.New(rand.NewPCG(14, 14))
 	dst, src, w := vecInput(r, 56, 1, false), vecInput(r, 58, 1, false), vecInput(r, 3, 1, false)

@@ -57,9 +57,9 @@ func TransposeCols[T float32 | uint8 | int8](dst, src []T, rows, cols, r0, c0, c
 			d[4], d[5], d[6], d[7] = s4[c], s5[c], s6[c], s7[c]
 		}
 	}
-	switch rows - r {
-	case 0:
-	case 3: // an RGB image's planes laid channels-last: the stem's input
+	switch n := rows - r; {
+	case n <= 0: // none left (or r0 past the last row)
+	case n == 3: // an RGB image's planes laid channels-last: the stem's input
 		s0, s1, s2 := src[r*cols:][:cols], src[(r+1)*cols:][:cols], src[(r+2)*cols:][:cols]
 		for c := c0; c < c1; c++ {
 			d := dst[c*rows+r : c*rows+r+3 : c*rows+r+3]
@@ -69,7 +69,6 @@ func TransposeCols[T float32 | uint8 | int8](dst, src []T, rows, cols, r0, c0, c
 		// The last rows, fewer than eight: a column at a time, so that
 		// each line of dst is written once rather than once a row.
 		var s [7][]T
-		n := rows - r
 		for i := range n {
 			s[i] = src[(r+i)*cols:][:cols]
 		}
