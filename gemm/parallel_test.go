@@ -263,7 +263,7 @@ func BenchmarkForkJoin(b *testing.B) {
 
 // BenchmarkSmallLoop is a loop just large enough to split, of 128 units
 // of about 30 ns each (4 µs on one core), on engines of one and two
-// threads: on two real cores the second's time over half the first's is
+// threads: on two real cores the second's time less half the first's is
 // what a split costs beside its work (the hand-off, the join, the steals
 // at the end), as BenchmarkForkJoin's empty loop does not show.
 func BenchmarkSmallLoop(b *testing.B) {

@@ -57,6 +57,7 @@ func compareAll(benches []bench) {
 	execs := make([]*gemm.Engine, len(counts))
 	for i, t := range counts {
 		execs[i] = gemm.New(table(), t)
+		defer execs[i].Close()
 	}
 	fmt.Printf("# quantserve (%s) vs ONNX Runtime, each on %s thread(s), best of %d interleaved rounds of %v, items/s\n",
 		execs[0].Table().Name, *threads, *rounds, *minTime)

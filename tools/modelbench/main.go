@@ -216,9 +216,10 @@ func exportInt8(b *bench, tmp string) error {
 	return os.WriteFile(b.exportedPath, b.exported, 0o644)
 }
 
-// checkAgainstORT runs the exported model on the reference input in both
-// runtimes (ONNX Runtime's session session) and prints the top class of each item and the largest
-// difference between the answers (the first output).
+// checkAgainstORT runs the exported model m on the reference input, and
+// ONNX Runtime's session of the same file, and prints the top class of
+// each item and the largest difference between the answers (the first
+// output).
 func checkAgainstORT(o *ortProc, b bench, session string, m *model.Model) {
 	out, err := m.Run(context.Background(), map[string]*tensor.Tensor{b.input: b.ref}, nil)
 	if err != nil {

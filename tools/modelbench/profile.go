@@ -40,10 +40,10 @@ func profileAll(benches []bench) {
 	if len(counts) != 1 {
 		log.Fatalf("modelbench: -profile runs at one thread count, not -threads %s", *threads)
 	}
-	threads := counts[0]
-	exec := gemm.New(table(), threads)
+	cores := counts[0]
+	exec := gemm.New(table(), cores)
 	defer exec.Close()
-	fmt.Printf("# quantserve profile (%s, %d thread(s)), %v per run\n", exec.Table().Name, threads, *minTime)
+	fmt.Printf("# quantserve profile (%s, %d thread(s)), %v per run\n", exec.Table().Name, cores, *minTime)
 	var summary []string
 	tmp, err := os.MkdirTemp("", "modelbench-profile")
 	if err != nil {
@@ -124,7 +124,7 @@ func profileAll(benches []bench) {
 				if f.path == "" {
 					continue
 				}
-				res := o.call(map[string]any{"cmd": "profile", "path": f.path, "threads": threads, "prefix": filepath.Join(tmp, "ortprof-"+b.name),
+				res := o.call(map[string]any{"cmd": "profile", "path": f.path, "threads": cores, "prefix": filepath.Join(tmp, "ortprof-"+b.name),
 					"input": b.input, "type": b.dtype, "shape": append([]int{n}, b.item...), "range": b.idRange, "mintime": minTime.Seconds()})
 				printORTProfile(b.name, f.name, n, res, ours)
 			}
