@@ -71,11 +71,13 @@ func layoutConvs(r *rewriter) bool {
 			if !ok {
 				continue
 			}
-			// Global pools read it channels-last only beside a fused
-			// convolution (a squeeze-and-excitation block's image): a
-			// value only pools read stays NCHW, where each plane's sum
-			// has the graph as written's bits.
-			keep, byConv := len(readers[v]) > 0, false
+			// Global pools read it channels-last beside a fused
+			// convolution (a squeeze-and-excitation block's image), or
+			// alone when a max pool wrote it (a network's last pool
+			// before its final global pool: no transpose between the
+			// two); a convolution's image only pools read stays NCHW,
+			// which the convolution writes as cheaply.
+			keep, byConv := len(readers[v]) > 0, maxPools[v] != nil
 			for _, u := range readers[v] {
 				switch {
 				case isGlobalPool(u.n) && u.pos == 0: // pools channels-last

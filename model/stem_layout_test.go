@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -196,27 +197,38 @@ func checkStemLayout(t *testing.T, mod *model.Model, want stemLayout) {
 	}
 }
 
-// TestLastPoolLayout: a network's last max pool, whose output only a
-// global pool and a flatten read (PaddleOCR's classifier, a VGG), reads
-// the convolution's image channels-last and writes its own output NCHW
-// (nchw_out), where the convolution wrote NCHW for it before; the global
-// pool stays ONNX's, and both outputs are the graph's as written.
+// TestLastPoolLayout: a network's last max pool reads the convolution's
+// image channels-last. When a flatten reads its output too (a VGG), it
+// writes its output NCHW (nchw_out), where the convolution wrote NCHW for
+// it before, and the global pool stays ONNX's; when only the global pool
+// reads it (PaddleOCR's classifier), its output stays channels-last and
+// the global pool runs as quantserve's, with no transpose between them.
+// Both outputs are the graph's as written, bit for bit.
 func TestLastPoolLayout(t *testing.T) {
+	for _, flatten := range []bool{true, false} {
+		t.Run(fmt.Sprintf("flatten=%v", flatten), func(t *testing.T) { testLastPoolLayout(t, flatten) })
+	}
+}
+
+func testLastPoolLayout(t *testing.T, flatten bool) {
 	const n, c, m, h, w = 2, 8, 24, 10, 26
 	r := rand.New(rand.NewPCG(83, 84))
 	g := onnxbuild.Graph{
 		Opset:   17,
 		Inputs:  []onnxbuild.IO{onnxbuild.V("x", tensor.Float32, n, c, h, w)},
-		Outputs: []onnxbuild.IO{onnxbuild.V("g", tensor.Float32, n, m, 1, 1), onnxbuild.V("f", tensor.Float32, n, m*5*13)},
+		Outputs: []onnxbuild.IO{onnxbuild.V("g", tensor.Float32, n, m, 1, 1)},
 		Nodes: []onnxbuild.Node{
 			{Op: "Conv", Inputs: []string{"x", "w0", "b0"}, Outputs: []string{"c0"}, Attrs: []*onnxpb.Attribute{onnxbuild.IntsAttr("pads", 1, 1, 1, 1)}},
 			{Op: "Relu", Inputs: []string{"c0"}, Outputs: []string{"s"}},
 			{Op: "MaxPool", Inputs: []string{"s"}, Outputs: []string{"p"}, Attrs: []*onnxpb.Attribute{
 				onnxbuild.IntsAttr("kernel_shape", 2, 2), onnxbuild.IntsAttr("strides", 2, 2)}},
 			{Op: "GlobalAveragePool", Inputs: []string{"p"}, Outputs: []string{"g"}},
-			{Op: "Flatten", Inputs: []string{"p"}, Outputs: []string{"f"}},
 		},
 		Inits: map[string]*tensor.Tensor{"w0": randFloats(r, 0.3, m, c, 3, 3), "b0": randFloats(r, 0.1, m)},
+	}
+	if flatten {
+		g.Outputs = append(g.Outputs, onnxbuild.V("f", tensor.Float32, n, m*5*13))
+		g.Nodes = append(g.Nodes, onnxbuild.Node{Op: "Flatten", Inputs: []string{"p"}, Outputs: []string{"f"}})
 	}
 	in := map[string]*tensor.Tensor{"x": randFloats(r, 1, n, c, h, w)}
 	plain, err := model.LoadWith(g.Bytes(), model.Options{Unrewritten: true})
@@ -245,16 +257,16 @@ func TestLastPoolLayout(t *testing.T) {
 			gapNCHW = s.Desc.Domain != ops.RewriteDomain
 		}
 	}
-	if !stemNHWC || !poolNHWC || !poolNCHW || !gapNCHW {
-		t.Errorf("convolution writes channels-last %v, pool reads so %v and writes NCHW %v, global pool reads NCHW %v; want all",
-			stemNHWC, poolNHWC, poolNCHW, gapNCHW)
+	if !stemNHWC || !poolNHWC || poolNCHW != flatten || gapNCHW != flatten {
+		t.Errorf("convolution writes channels-last %v, pool reads so %v and writes NCHW %v, global pool reads NCHW %v; want true, true, %v, %v",
+			stemNHWC, poolNHWC, poolNCHW, gapNCHW, flatten, flatten)
 	}
 	for round := 0; round < 2; round++ {
 		got, err := mod.Run(context.Background(), in, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, name := range []string{"g", "f"} {
+		for name := range want {
 			if !slices.Equal(got[name].Shape, want[name].Shape) || !equalData(got[name].Data, want[name].Data) {
 				t.Fatalf("round %d: %s (shape %v) differs from the graph as written (shape %v)", round, name, got[name].Shape, want[name].Shape)
 			}
