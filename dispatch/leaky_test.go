@@ -291,7 +291,7 @@ func BenchmarkLeakyRelu(b *testing.B) {
 func TestMaxColsEveryTable(t *testing.T) {
 	r := rand.New(rand.NewPCG(35, 35))
 	negZero := float32(math.Copysign(0, -1))
-	for _, ch := range []int{1, 3, 8, 16, 24, 64, 72} {
+	for _, ch := range []int{1, 3, 8, 16, 24, 33, 64, 72, 200} {
 		for _, taps := range []int{1, 2, 3, 4} {
 			for _, n := range []int{1, 2, 7} {
 				for _, st := range [][2]int{{1, 1}, {2, 1}, {1, 2}, {3, 2}} {

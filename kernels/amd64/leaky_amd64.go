@@ -99,6 +99,19 @@ func MaxPairAVX2(dst, a, b []float32) {
 //go:noescape
 func maxColsAVX2(dst, src []float32, n, ch, step, taps, tapStep int)
 
+// maxPairAVX512 computes kernels.MaxPair(dst, a, b) as maxPairAVX2
+// does, the values after the last whole 16 under a mask. Requires
+// AVX-512 F and len(a), len(b) >= len(dst).
+//
+//go:noescape
+func maxPairAVX512(dst, a, b []float32)
+
+// maxColsAVX512 computes kernels.MaxCols for n >= 1, ch >= 1, taps >= 1,
+// the channels after the last whole 16 under a mask.
+//
+//go:noescape
+func maxColsAVX512(dst, src []float32, n, ch, step, taps, tapStep int)
+
 // MaxColsAVX2 computes kernels.MaxCols on ymm in one call for a row of
 // pixels, where MaxPair took a call a pixel and tap (a 3×3 max pool over
 // 64 channels: two calls of 64 values an output pixel). Channels not a
@@ -111,5 +124,24 @@ func MaxColsAVX2(dst, src []float32, n, ch, step, taps, tapStep int) {
 		kernels.MaxCols(dst, src, n, ch, step, taps, tapStep)
 	default:
 		maxColsAVX2(dst, src, n, ch, step, taps, tapStep)
+	}
+}
+
+// MaxPairAVX512 computes kernels.MaxPair(dst, a, b). Requires AVX-512 F.
+func MaxPairAVX512(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)] // Go checks the bounds the assembly trusts
+	if len(dst) > 0 {
+		maxPairAVX512(dst, a, b)
+	}
+}
+
+// MaxColsAVX512 computes kernels.MaxCols on zmm in one call for a row of
+// pixels, four vectors of channels at a time, any channel count (a
+// PaddleOCR pool's 200: twelve whole vectors and eight lanes under a
+// mask). Requires AVX-512 F.
+func MaxColsAVX512(dst, src []float32, n, ch, step, taps, tapStep int) {
+	kernels.CheckMaxCols(dst, src, n, ch, step, taps, tapStep) // the bounds the assembly trusts
+	if n > 0 && ch > 0 {
+		maxColsAVX512(dst, src, n, ch, step, taps, tapStep)
 	}
 }

@@ -419,3 +419,240 @@ mcstore:
 mcdone:
 	VZEROUPPER
 	RET
+
+// func maxPairAVX512(dst, a, b []float32)
+//
+// As maxPairAVX2, 64 then 16 at a time, then the last len(dst) mod 16
+// values under a mask.
+//
+// Register contract: DI dst, SI a, BX b, CX len(dst), AX the index, Z10
+// the sign bit.
+TEXT ·maxPairAVX512(SB), NOSPLIT, $0-72
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), SI
+	MOVQ         b_base+48(FP), BX
+	MOVL         $0x80000000, AX
+	MOVL         AX, X10
+	VPBROADCASTD X10, Z10
+	XORQ         AX, AX
+
+zp64:
+	LEAQ    64(AX), R10
+	CMPQ    R10, CX
+	JGT     zp16
+	VMOVUPS (SI)(AX*4), Z0
+	VMOVUPS 64(SI)(AX*4), Z1
+	VMOVUPS 128(SI)(AX*4), Z2
+	VMOVUPS 192(SI)(AX*4), Z3
+	VPXORD  (BX)(AX*4), Z10, Z4     // y
+	VPXORD  64(BX)(AX*4), Z10, Z5
+	VPXORD  128(BX)(AX*4), Z10, Z6
+	VPXORD  192(BX)(AX*4), Z10, Z7
+	VPXORD  Z10, Z0, Z0             // x
+	VPXORD  Z10, Z1, Z1
+	VPXORD  Z10, Z2, Z2
+	VPXORD  Z10, Z3, Z3
+	VMINPS  Z4, Z0, Z4              // m = x < y ? x : y
+	VMINPS  Z5, Z1, Z5
+	VMINPS  Z6, Z2, Z6
+	VMINPS  Z7, Z3, Z7
+	VMINPS  Z0, Z4, Z0              // m < x ? m : x
+	VMINPS  Z1, Z5, Z1
+	VMINPS  Z2, Z6, Z2
+	VMINPS  Z3, Z7, Z3
+	VPORD   Z4, Z0, Z0              // | m
+	VPORD   Z5, Z1, Z1
+	VPORD   Z6, Z2, Z2
+	VPORD   Z7, Z3, Z3
+	VPXORD  Z10, Z0, Z0             // ^ sign
+	VPXORD  Z10, Z1, Z1
+	VPXORD  Z10, Z2, Z2
+	VPXORD  Z10, Z3, Z3
+	VMOVUPS Z0, (DI)(AX*4)
+	VMOVUPS Z1, 64(DI)(AX*4)
+	VMOVUPS Z2, 128(DI)(AX*4)
+	VMOVUPS Z3, 192(DI)(AX*4)
+	MOVQ    R10, AX
+	JMP     zp64
+
+zp16:
+	LEAQ    16(AX), R10
+	CMPQ    R10, CX
+	JGT     zptail
+	VMOVUPS (SI)(AX*4), Z0
+	VPXORD  (BX)(AX*4), Z10, Z4
+	VPXORD  Z10, Z0, Z0
+	VMINPS  Z4, Z0, Z4
+	VMINPS  Z0, Z4, Z0
+	VPORD   Z4, Z0, Z0
+	VPXORD  Z10, Z0, Z0
+	VMOVUPS Z0, (DI)(AX*4)
+	MOVQ    R10, AX
+	JMP     zp16
+
+zptail:
+	SUBQ      AX, CX             // values left, 0..15
+	JZ        zpdone
+	MOVL      $1, R11
+	SHLL      CX, R11
+	DECL      R11
+	KMOVW     R11, K1            // the left lowest lanes
+	VMOVUPS.Z (SI)(AX*4), K1, Z0 // lanes past the end read as 0, touching nothing
+	VMOVUPS.Z (BX)(AX*4), K1, Z4
+	VPXORD    Z10, Z4, Z4
+	VPXORD    Z10, Z0, Z0
+	VMINPS    Z4, Z0, Z4
+	VMINPS    Z0, Z4, Z0
+	VPORD     Z4, Z0, Z0
+	VPXORD    Z10, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)(AX*4)
+
+zpdone:
+	VZEROUPPER
+	RET
+
+// func maxColsAVX512(dst, src []float32, n, ch, step, taps, tapStep int)
+//
+// For each of n pixels, the channels 64 at a time (four independent
+// running maxima: the taps of one are a chain of dependent steps), then 16,
+// then the last ch mod 16 under a mask: the first tap's values, then for
+// each further tap maxPairAVX2's steps with the running maximum as x.
+//
+// Register contract: DI dst, SI src, BX pixels left, DX ch, R8 step and
+// R10 tapStep in bytes, R9 taps, AX the channel index, R11 the tap's
+// address, R12 the tap, Z10 the sign bit, K1 the tail's lanes.
+TEXT ·maxColsAVX512(SB), NOSPLIT, $0-88
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         n+48(FP), BX
+	MOVQ         ch+56(FP), DX
+	MOVQ         step+64(FP), R8
+	SHLQ         $2, R8
+	MOVQ         taps+72(FP), R9
+	MOVQ         tapStep+80(FP), R10
+	SHLQ         $2, R10
+	MOVL         $0x80000000, AX
+	MOVL         AX, X10
+	VPBROADCASTD X10, Z10
+	MOVQ         DX, CX
+	ANDQ         $15, CX
+	MOVL         $1, AX
+	SHLL         CX, AX
+	DECL         AX
+	KMOVW        AX, K1      // the last ch mod 16 lanes
+
+zcpixel:
+	TESTQ BX, BX
+	JZ    zcdone
+	XORQ  AX, AX
+
+zc64:
+	LEAQ    64(AX), CX
+	CMPQ    CX, DX
+	JGT     zc16
+	VMOVUPS (SI)(AX*4), Z0
+	VMOVUPS 64(SI)(AX*4), Z1
+	VMOVUPS 128(SI)(AX*4), Z2
+	VMOVUPS 192(SI)(AX*4), Z3
+	VPXORD  Z10, Z0, Z0        // x
+	VPXORD  Z10, Z1, Z1
+	VPXORD  Z10, Z2, Z2
+	VPXORD  Z10, Z3, Z3
+	MOVQ    SI, R11
+	MOVQ    $1, R12
+
+zc64tap:
+	CMPQ    R12, R9
+	JGE     zc64store
+	ADDQ    R10, R11
+	VPXORD  (R11)(AX*4), Z10, Z4    // y
+	VPXORD  64(R11)(AX*4), Z10, Z5
+	VPXORD  128(R11)(AX*4), Z10, Z6
+	VPXORD  192(R11)(AX*4), Z10, Z7
+	VMINPS  Z4, Z0, Z4              // m = x < y ? x : y
+	VMINPS  Z5, Z1, Z5
+	VMINPS  Z6, Z2, Z6
+	VMINPS  Z7, Z3, Z7
+	VMINPS  Z0, Z4, Z0              // m < x ? m : x
+	VMINPS  Z1, Z5, Z1
+	VMINPS  Z2, Z6, Z2
+	VMINPS  Z3, Z7, Z3
+	VPORD   Z4, Z0, Z0              // | m
+	VPORD   Z5, Z1, Z1
+	VPORD   Z6, Z2, Z2
+	VPORD   Z7, Z3, Z3
+	INCQ    R12
+	JMP     zc64tap
+
+zc64store:
+	VPXORD  Z10, Z0, Z0 // ^ sign
+	VPXORD  Z10, Z1, Z1
+	VPXORD  Z10, Z2, Z2
+	VPXORD  Z10, Z3, Z3
+	VMOVUPS Z0, (DI)(AX*4)
+	VMOVUPS Z1, 64(DI)(AX*4)
+	VMOVUPS Z2, 128(DI)(AX*4)
+	VMOVUPS Z3, 192(DI)(AX*4)
+	MOVQ    CX, AX
+	JMP     zc64
+
+zc16:
+	LEAQ    16(AX), CX
+	CMPQ    CX, DX
+	JGT     zctail
+	VMOVUPS (SI)(AX*4), Z0
+	VPXORD  Z10, Z0, Z0
+	MOVQ    SI, R11
+	MOVQ    $1, R12
+
+zc16tap:
+	CMPQ    R12, R9
+	JGE     zc16store
+	ADDQ    R10, R11
+	VPXORD  (R11)(AX*4), Z10, Z4
+	VMINPS  Z4, Z0, Z4
+	VMINPS  Z0, Z4, Z0
+	VPORD   Z4, Z0, Z0
+	INCQ    R12
+	JMP     zc16tap
+
+zc16store:
+	VPXORD  Z10, Z0, Z0
+	VMOVUPS Z0, (DI)(AX*4)
+	MOVQ    CX, AX
+	JMP     zc16
+
+zctail:
+	CMPQ      AX, DX
+	JGE       zcnext
+	VMOVUPS.Z (SI)(AX*4), K1, Z0 // lanes past the channels read as 0, touching nothing
+	VPXORD    Z10, Z0, Z0
+	MOVQ      SI, R11
+	MOVQ      $1, R12
+
+zctailtap:
+	CMPQ      R12, R9
+	JGE       zctailstore
+	ADDQ      R10, R11
+	VMOVUPS.Z (R11)(AX*4), K1, Z4
+	VPXORD    Z10, Z4, Z4
+	VMINPS    Z4, Z0, Z4
+	VMINPS    Z0, Z4, Z0
+	VPORD     Z4, Z0, Z0
+	INCQ      R12
+	JMP       zctailtap
+
+zctailstore:
+	VPXORD  Z10, Z0, Z0
+	VMOVUPS Z0, K1, (DI)(AX*4)
+
+zcnext:
+	ADDQ R8, SI
+	LEAQ (DI)(DX*4), DI
+	DECQ BX
+	JMP  zcpixel
+
+zcdone:
+	VZEROUPPER
+	RET

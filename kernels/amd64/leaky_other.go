@@ -26,3 +26,11 @@ func MaxPairAVX2(dst, a, b []float32) { kernels.MaxPair(dst, a, b) }
 func MaxColsAVX2(dst, src []float32, n, ch, step, taps, tapStep int) {
 	kernels.MaxCols(dst, src, n, ch, step, taps, tapStep)
 }
+
+// MaxPairAVX512 forwards to kernels.MaxPair in builds without assembly.
+func MaxPairAVX512(dst, a, b []float32) { kernels.MaxPair(dst, a, b) }
+
+// MaxColsAVX512 forwards to kernels.MaxCols in builds without assembly.
+func MaxColsAVX512(dst, src []float32, n, ch, step, taps, tapStep int) {
+	kernels.MaxCols(dst, src, n, ch, step, taps, tapStep)
+}
