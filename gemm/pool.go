@@ -122,7 +122,7 @@ const spinChecks = 64
 // parked; nil once the pool has closed.
 func (p *Pool) next(w *worker) *shareRun {
 	if p.spinFor > 0 {
-		deadline := time.Now().Add(p.spinFor)
+		deadline := Clock() + p.spinFor
 		for i := 1; ; i++ {
 			if r := w.run.Load(); r != nil {
 				return r
@@ -131,7 +131,7 @@ func (p *Pool) next(w *worker) *shareRun {
 				if p.closed.Load() {
 					return nil
 				}
-				if time.Now().After(deadline) {
+				if Clock() > deadline {
 					break
 				}
 				runtime.Gosched()
@@ -248,9 +248,9 @@ func (p *Pool) share(helpers int, f func(part int)) error {
 		// A helper is still in its run: its last chunk, most often, which
 		// ends in microseconds. Spin for it (a parked caller costs two
 		// thread hand-offs), then park.
-		deadline := time.Now().Add(joinSpin)
+		deadline := Clock() + joinSpin
 		for s.state.Load() != shareClosed {
-			if time.Now().After(deadline) {
+			if Clock() > deadline { // a reading costs the join's notice of the helper's end
 				s.parked = make(chan struct{})
 				if s.state.Or(shareWaiting)&^shareClosed != 0 {
 					if joinParks != nil {

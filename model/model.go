@@ -684,22 +684,27 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 				args = append(args, vals[s])
 			}
 		}
-		c, t0 := oc, time.Time{}
+		c, t0 := oc, time.Duration(0)
 		if plan != nil && plan.one[i] {
 			c = one
 		}
 		if prof != nil && prof.labels {
 			prof.label(ctx, st.name, st.desc.Type)
 		}
-		if prof != nil || plan != nil && plan.took != nil {
-			t0 = time.Now()
+		timed := prof != nil || plan != nil && plan.took != nil
+		if timed {
+			t0 = gemm.Clock()
 		}
 		outs, err := st.op.Run(c, args)
+		var took time.Duration
+		if timed {
+			took = gemm.Clock() - t0
+		}
 		if plan != nil && plan.took != nil {
-			plan.took[i] = time.Since(t0)
+			plan.took[i] = took
 		}
 		if prof != nil {
-			prof.took(i, time.Since(t0))
+			prof.took(i, took)
 			if prof.labels {
 				pprof.SetGoroutineLabels(ctx)
 			}
