@@ -74,6 +74,13 @@ func (o *averagePoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tens
 // not count). 2-D float32 runs pool2D.
 func avgPool[T tensor.Float](x []T, g *Geometry, include bool, oc *ops.Context) ([]T, error) {
 	n := g.Planes() * g.OutSize()
+	if xf, ok := any(x).([]float32); ok && g.wholePlane() {
+		// One window, the whole plane (a network's last pool, 7×7 over
+		// ResNet-50's 2048 planes): a global mean, each plane summed on
+		// the engine's PoolSum kernel as GlobalAveragePool sums it.
+		y, err := globalPool(xf, g.Planes(), g.InSize(), true, oc.Engine().Table().PoolSum, oc)
+		return any(y).([]T), err
+	}
 	if xf, ok := any(x).([]float32); ok && len(g.In) == 2 {
 		kind := poolAvg
 		if include {

@@ -86,6 +86,17 @@ type Geometry struct {
 	PadBegin, PadEnd           []int
 }
 
+// wholePlane reports whether g's one window covers each plane exactly:
+// the kernel the input's size, undilated, unpadded.
+func (g *Geometry) wholePlane() bool {
+	for i, in := range g.In {
+		if g.Out[i] != 1 || g.Kernel[i] != in || g.Dilations[i] != 1 || g.PadBegin[i] != 0 || g.PadEnd[i] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func (s *spec) geometry(shape []int) (*Geometry, error) {
 	r := len(s.kernel)
 	if len(shape) != r+2 {
