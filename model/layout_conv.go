@@ -16,9 +16,10 @@ import (
 // rewrite domain: a squeeze-and-excitation block's image stays NHWC for
 // its squeeze and its scaled convolution), or a 2-D MaxPool, which then
 // runs as its channels-last form in the rewrite domain: its output flows
-// NHWC in turn when it may (a ResNet's stem), and is written NCHW
-// otherwise (nchw_out: a network's last pool, before a flatten or a
-// final global pool), the pool transposing its output rather than the
+// NHWC in turn when it may (a ResNet's stem, or a network's last pool
+// that only its final global pool reads, which then reads it
+// channels-last), and is written NCHW otherwise (nchw_out: a last pool
+// before a flatten), the pool transposing its output rather than the
 // convolution its larger input.
 // Graph outputs and values any other operator reads stay NCHW. Values
 // only fused convolutions read, in either layout, live in pooled buffers.
@@ -75,8 +76,8 @@ func layoutConvs(r *rewriter) bool {
 			// convolution (a squeeze-and-excitation block's image), or
 			// alone when a max pool wrote it (a network's last pool
 			// before its final global pool: no transpose between the
-			// two); a convolution's image only pools read stays NCHW,
-			// which the convolution writes as cheaply.
+			// two). A convolution's image that only pools read stays
+			// NCHW.
 			keep, byConv := len(readers[v]) > 0, maxPools[v] != nil
 			for _, u := range readers[v] {
 				switch {

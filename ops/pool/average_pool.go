@@ -71,7 +71,8 @@ func (o *averagePoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tens
 // elements it covers, divided by their count, or with include by the
 // number of its positions inside the padded input (padding counts as
 // zeros; positions past the end padding, which only ceil_mode makes, do
-// not count). 2-D float32 runs pool2D.
+// not count). A float32 window that is the whole plane is a global mean
+// (globalPool); other 2-D float32 windows run pool2D.
 func avgPool[T tensor.Float](x []T, g *Geometry, include bool, oc *ops.Context) ([]T, error) {
 	n := g.Planes() * g.OutSize()
 	if xf, ok := any(x).([]float32); ok && g.wholePlane() {

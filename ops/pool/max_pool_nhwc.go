@@ -25,7 +25,7 @@ import (
 // With nchw_out it writes its output NCHW instead, [N, C, OH, OW],
 // transposed from a channels-last scratch once pooled: the layout rule puts it after
 // a fused convolution that writes channels-last when the pool's output
-// goes on NCHW (to a graph output, a flatten, a final global pool), so
+// goes on NCHW (to a graph output, or a flatten beside a global pool), so
 // that the pool transposes its output rather than the convolution its
 // input, four times as large under a pool of stride 2. The values are the
 // same either way.
