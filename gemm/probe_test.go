@@ -105,3 +105,35 @@ func TestProbeTime(t *testing.T) {
 		e.Close()
 	}
 }
+
+// TestClock: Clock's readings never go back, and a span between two of
+// them contains a span time measures inside it.
+func TestClock(t *testing.T) {
+	c0 := Clock()
+	start := time.Now()
+	for range 1000 {
+		_ = time.Now()
+	}
+	inner := time.Since(start)
+	c1 := Clock()
+	if c1 < c0 || c1-c0 < inner {
+		t.Errorf("Clock read %v then %v around a span of %v", c0, c1, inner)
+	}
+}
+
+// BenchmarkClock is a reading of Clock, the probes' clock, against one
+// of time.Now, which also reads the wall clock.
+func BenchmarkClock(b *testing.B) {
+	var sink time.Duration
+	b.Run("Clock", func(b *testing.B) {
+		for b.Loop() {
+			sink += Clock()
+		}
+	})
+	b.Run("time.Now", func(b *testing.B) {
+		for b.Loop() {
+			sink += time.Duration(time.Now().Nanosecond())
+		}
+	})
+	_ = sink
+}
