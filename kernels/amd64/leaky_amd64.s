@@ -420,6 +420,14 @@ mcdone:
 	VZEROUPPER
 	RET
 
+// MAXZ(y, x) sets x to Go's max of the values x and y stand for, both
+// held with their sign flipped (maxPairAVX2's steps on zmm, y clobbered):
+// m = x < y ? x : y into y, then (m < x ? m : x) | m into x.
+#define MAXZ(y, x) \
+	VMINPS y, x, y \
+	VMINPS x, y, x \
+	VPORD  y, x, x
+
 // func maxPairAVX512(dst, a, b []float32)
 //
 // As maxPairAVX2, 64 then 16 at a time, then the last len(dst) mod 16
@@ -453,18 +461,10 @@ zp64:
 	VPXORD  Z10, Z1, Z1
 	VPXORD  Z10, Z2, Z2
 	VPXORD  Z10, Z3, Z3
-	VMINPS  Z4, Z0, Z4              // m = x < y ? x : y
-	VMINPS  Z5, Z1, Z5
-	VMINPS  Z6, Z2, Z6
-	VMINPS  Z7, Z3, Z7
-	VMINPS  Z0, Z4, Z0              // m < x ? m : x
-	VMINPS  Z1, Z5, Z1
-	VMINPS  Z2, Z6, Z2
-	VMINPS  Z3, Z7, Z3
-	VPORD   Z4, Z0, Z0              // | m
-	VPORD   Z5, Z1, Z1
-	VPORD   Z6, Z2, Z2
-	VPORD   Z7, Z3, Z3
+	MAXZ(Z4, Z0)
+	MAXZ(Z5, Z1)
+	MAXZ(Z6, Z2)
+	MAXZ(Z7, Z3)
 	VPXORD  Z10, Z0, Z0             // ^ sign
 	VPXORD  Z10, Z1, Z1
 	VPXORD  Z10, Z2, Z2
@@ -483,9 +483,7 @@ zp16:
 	VMOVUPS (SI)(AX*4), Z0
 	VPXORD  (BX)(AX*4), Z10, Z4
 	VPXORD  Z10, Z0, Z0
-	VMINPS  Z4, Z0, Z4
-	VMINPS  Z0, Z4, Z0
-	VPORD   Z4, Z0, Z0
+	MAXZ(Z4, Z0)
 	VPXORD  Z10, Z0, Z0
 	VMOVUPS Z0, (DI)(AX*4)
 	MOVQ    R10, AX
@@ -502,9 +500,7 @@ zptail:
 	VMOVUPS.Z (BX)(AX*4), K1, Z4
 	VPXORD    Z10, Z4, Z4
 	VPXORD    Z10, Z0, Z0
-	VMINPS    Z4, Z0, Z4
-	VMINPS    Z0, Z4, Z0
-	VPORD     Z4, Z0, Z0
+	MAXZ(Z4, Z0)
 	VPXORD    Z10, Z0, Z0
 	VMOVUPS   Z0, K1, (DI)(AX*4)
 
@@ -570,18 +566,10 @@ zc64tap:
 	VPXORD  64(R11)(AX*4), Z10, Z5
 	VPXORD  128(R11)(AX*4), Z10, Z6
 	VPXORD  192(R11)(AX*4), Z10, Z7
-	VMINPS  Z4, Z0, Z4              // m = x < y ? x : y
-	VMINPS  Z5, Z1, Z5
-	VMINPS  Z6, Z2, Z6
-	VMINPS  Z7, Z3, Z7
-	VMINPS  Z0, Z4, Z0              // m < x ? m : x
-	VMINPS  Z1, Z5, Z1
-	VMINPS  Z2, Z6, Z2
-	VMINPS  Z3, Z7, Z3
-	VPORD   Z4, Z0, Z0              // | m
-	VPORD   Z5, Z1, Z1
-	VPORD   Z6, Z2, Z2
-	VPORD   Z7, Z3, Z3
+	MAXZ(Z4, Z0)
+	MAXZ(Z5, Z1)
+	MAXZ(Z6, Z2)
+	MAXZ(Z7, Z3)
 	INCQ    R12
 	JMP     zc64tap
 
@@ -611,9 +599,7 @@ zc16tap:
 	JGE     zc16store
 	ADDQ    R10, R11
 	VPXORD  (R11)(AX*4), Z10, Z4
-	VMINPS  Z4, Z0, Z4
-	VMINPS  Z0, Z4, Z0
-	VPORD   Z4, Z0, Z0
+	MAXZ(Z4, Z0)
 	INCQ    R12
 	JMP     zc16tap
 
@@ -637,9 +623,7 @@ zctailtap:
 	ADDQ      R10, R11
 	VMOVUPS.Z (R11)(AX*4), K1, Z4
 	VPXORD    Z10, Z4, Z4
-	VMINPS    Z4, Z0, Z4
-	VMINPS    Z0, Z4, Z0
-	VPORD     Z4, Z0, Z0
+	MAXZ(Z4, Z0)
 	INCQ      R12
 	JMP       zctailtap
 

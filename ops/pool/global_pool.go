@@ -93,7 +93,7 @@ func (o *globalPoolOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tenso
 // Means add in float64, four lanes at a time. The planes split across
 // the engine's cores, each summed alone.
 func globalPool[T tensor.Float](x []T, planes, size int, avg bool, sum32 func([]float32) float64, oc *ops.Context) ([]T, error) {
-	y := make([]T, planes)
+	y := ops.Output[T](oc, planes) // every plane's value is written
 	cost := tapCost
 	if _, ok := any(x).([]float32); ok && avg {
 		// The engine's PoolSum kernel: each value widened to float64 and
