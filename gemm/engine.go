@@ -211,26 +211,59 @@ const quantizeCost = 8
 // QuantizeRows quantizes m rows of k values, row i at a[i*lda:], into dst
 // with e's table. A row holding NaN or ±Inf is ErrNotFinite.
 func (e *Engine) QuantizeRows(dst *QRows, a []float32, m, k, lda int) error {
-	rows, err := e.rowQuantizer(dst, a, m, k, lda)
+	q, err := e.rowQuantizer(dst, a, m, k, lda)
 	if err != nil {
 		return err
 	}
-	return e.rowsSplit(dst, m, k, rows)
+	return e.rowsSplit(q, m)
 }
 
 // rowQuantizer readies dst for m rows of k values, row i at a[i*lda:],
-// and returns the function quantizing rows [r0, r1) of them as
-// QuantizeRows does: it returns the first row it refused (relative to r0,
-// ErrNotFinite's row), or -1. Ranges of rows may run at once.
-func (e *Engine) rowQuantizer(dst *QRows, a []float32, m, k, lda int) (func(r0, r1 int) int, error) {
+// and returns what quantizes rows [r0, r1) of them as QuantizeRows does
+// (rowQuant.rows). Ranges of rows may run at once.
+func (e *Engine) rowQuantizer(dst *QRows, a []float32, m, k, lda int) (rowQuant, error) {
 	if m < 0 || k < 0 || lda < k || m > 0 && len(a) < (m-1)*lda+k {
-		return nil, fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(a), m, k, lda)
+		return rowQuant{}, fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(a), m, k, lda)
 	}
 	dst.ready(m, k)
-	t, ldu := e.t, dst.ldu
-	return func(r0, r1 int) int {
-		return t.QuantizeRowsU8(a[r0*lda:], lda, r1-r0, k, dst.u[r0*ldu:], ldu, dst.zp[r0:r1], dst.scale[r0:r1])
-	}, nil
+	return rowQuant{t: e.t, dst: dst, x: a, k: k, lda: lda}, nil
+}
+
+// rowQuant is the quantizing of a matrix's rows into a QRows that
+// PrepareRows's callers do not do themselves: per row (rowQuantizer), or
+// with the parameters every row shares (staticRowQuantizer). A value
+// rather than a closure: the 1×1 convolutions of an int8 network
+// quantize their rows hundreds of times a run, each closure and its
+// split's state an allocation.
+type rowQuant struct {
+	t          *dispatch.Table
+	dst        *QRows
+	x          []float32 // row i at x[i*lda:], k values
+	k, lda     int
+	static     bool
+	scale, inv float32 // static: the parameters of every row
+	zp         int32
+}
+
+// rows quantizes rows [r0, r1) and returns the first it refused (relative
+// to r0, ErrNotFinite's row), or -1.
+func (q *rowQuant) rows(r0, r1 int) int {
+	t, dst, x, k, lda := q.t, q.dst, q.x, q.k, q.lda
+	ldu := dst.ldu
+	if !q.static {
+		return t.QuantizeRowsU8(x[r0*lda:], lda, r1-r0, k, dst.u[r0*ldu:], ldu, dst.zp[r0:r1], dst.scale[r0:r1])
+	}
+	for i := r0; i < r1; i++ {
+		row := x[i*lda : i*lda+k]
+		if _, _, ok := t.MinMax(row); !ok {
+			return i - r0
+		}
+		u := dst.u[i*ldu : i*ldu+ldu]
+		t.QuantizeU8(row, q.inv, q.zp, u)
+		clear(u[k:])
+		dst.zp[i], dst.scale[i] = q.zp, q.scale
+	}
+	return -1
 }
 
 // ready sizes r for m rows of k values, to be quantized.

@@ -91,68 +91,75 @@ func finite32(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(fl
 // whose own range gives the same parameters quantizes exactly as
 // QuantizeRows quantizes it. A row holding NaN or ±Inf is ErrNotFinite.
 func (e *Engine) QuantizeRowsWith(dst *QRows, x []float32, m, k, lda int, scale, inv float32, zp int32) error {
-	rows, err := e.staticRowQuantizer(dst, x, m, k, lda, scale, inv, zp)
+	q, err := e.staticRowQuantizer(dst, x, m, k, lda, scale, inv, zp)
 	if err != nil {
 		return err
 	}
-	return e.rowsSplit(dst, m, k, rows)
+	return e.rowsSplit(q, m)
 }
 
 // staticRowQuantizer is rowQuantizer for QuantizeRowsWith.
-func (e *Engine) staticRowQuantizer(dst *QRows, x []float32, m, k, lda int, scale, inv float32, zp int32) (func(r0, r1 int) int, error) {
+func (e *Engine) staticRowQuantizer(dst *QRows, x []float32, m, k, lda int, scale, inv float32, zp int32) (rowQuant, error) {
 	if m < 0 || k < 0 || lda < k || m > 0 && len(x) < (m-1)*lda+k {
-		return nil, fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(x), m, k, lda)
+		return rowQuant{}, fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(x), m, k, lda)
 	}
 	if zp < 0 || zp > quant.ActivationLevels || !finite32(scale) || !finite32(inv) || scale < 0 || inv < 0 {
-		return nil, fmt.Errorf("gemm: activation scale %v (1/%v), zero point %d", scale, inv, zp)
+		return rowQuant{}, fmt.Errorf("gemm: activation scale %v (1/%v), zero point %d", scale, inv, zp)
 	}
 	dst.ready(m, k)
-	t, ldu := e.t, dst.ldu
-	return func(r0, r1 int) int {
-		for i := r0; i < r1; i++ {
-			row := x[i*lda : i*lda+k]
-			if _, _, ok := t.MinMax(row); !ok {
-				return i - r0
-			}
-			u := dst.u[i*ldu : i*ldu+ldu]
-			t.QuantizeU8(row, inv, zp, u)
-			clear(u[k:])
-			dst.zp[i], dst.scale[i] = zp, scale
-		}
-		return -1
-	}, nil
+	return rowQuant{t: e.t, dst: dst, x: x, k: k, lda: lda, static: true, scale: scale, inv: inv, zp: zp}, nil
 }
 
-// rowsSplit runs rows(r0, r1) over the m rows of dst (k values each),
-// split over e's pool when large (ranges of Parallel, each value costing
-// quantizeCost); rows returns the first row of its range it refused
-// (relative to r0), or -1. A refusal fails with ErrNotFinite naming the
-// row (the first of those the ranges came to, when several are).
-func (e *Engine) rowsSplit(dst *QRows, m, k int, rows func(r0, r1 int) int) error {
-	bad := atomic.Int64{}
-	bad.Store(-1)
-	err := e.Parallel(m, m*k*quantizeCost, func(_ *Engine, r0, r1 int) error {
-		i := rows(r0, r1)
-		if i < 0 {
-			return nil
-		}
-		i += r0
-		for {
-			b := bad.Load()
-			if b >= 0 && b <= int64(i) || bad.CompareAndSwap(b, int64(i)) {
-				break
-			}
-		}
-		return ErrNotFinite
-	})
+// rowsSplit runs q over the m rows it readied, split over e's pool when
+// large (ranges of Parallel, each value costing quantizeCost). A refusal
+// fails with ErrNotFinite naming the row (the first of those the ranges
+// came to, when several are).
+func (e *Engine) rowsSplit(q rowQuant, m int) error {
+	j := rowsJobs.Get().(*rowsJob)
+	j.q = q
+	j.bad.Store(-1)
+	err := e.Parallel(m, m*q.k*quantizeCost, j.run)
+	bad := j.bad.Load()
+	j.q = rowQuant{} // the pool keeps no operands alive
+	rowsJobs.Put(j)
 	if err != nil {
-		dst.m = 0
-		if i := bad.Load(); i >= 0 {
-			return fmt.Errorf("%w (row %d)", ErrNotFinite, i)
+		q.dst.m = 0
+		if bad >= 0 {
+			return fmt.Errorf("%w (row %d)", ErrNotFinite, bad)
 		}
 		return err
 	}
 	return nil
+}
+
+// rowsJob is one rowsSplit: its rows, the first row refused, and the
+// method value Parallel runs, pooled with it as fJob is.
+type rowsJob struct {
+	q   rowQuant
+	bad atomic.Int64
+	run func(e *Engine, r0, r1 int) error
+}
+
+var rowsJobs = sync.Pool{New: func() any {
+	j := new(rowsJob)
+	j.run = j.part
+	return j
+}}
+
+// part quantizes rows [r0, r1), noting the first it refused.
+func (j *rowsJob) part(_ *Engine, r0, r1 int) error {
+	i := j.q.rows(r0, r1)
+	if i < 0 {
+		return nil
+	}
+	i += r0
+	for {
+		b := j.bad.Load()
+		if b >= 0 && b <= int64(i) || j.bad.CompareAndSwap(b, int64(i)) {
+			break
+		}
+	}
+	return ErrNotFinite
 }
 
 // QuantizeRowsAs quantizes m rows of k values as a says: per row
@@ -229,12 +236,12 @@ func (e *Engine) qMatMulChunks(qa *QRows, x []float32, m int, w *QWeights, c []f
 	if parts < 2 || chunks%parts != 0 && chunks < 4*parts {
 		return false, nil
 	}
-	var rows func(r0, r1 int) int
+	var q rowQuant
 	var err error
 	if a == nil {
-		rows, err = e.rowQuantizer(qa, x, m, w.K, w.K)
+		q, err = e.rowQuantizer(qa, x, m, w.K, w.K)
 	} else {
-		rows, err = e.staticRowQuantizer(qa, x, m, w.K, w.K, a.scale, a.inv, a.zp)
+		q, err = e.staticRowQuantizer(qa, x, m, w.K, w.K, a.scale, a.inv, a.zp)
 	}
 	if err == nil {
 		err = e.checkRows(qa, w, c, w.N, fin)
@@ -251,7 +258,7 @@ func (e *Engine) qMatMulChunks(qa *QRows, x []float32, m int, w *QWeights, c []f
 	err = e.run(chunks, work, func(c0, c1 int) {
 		for ch := c0; ch < c1 && bad.Load() < 0; ch++ {
 			m0, m1 := ch*mc, min(m, (ch+1)*mc)
-			if i := rows(m0, m1); i >= 0 {
+			if i := q.rows(m0, m1); i >= 0 {
 				for b := bad.Load(); (b < 0 || b > int64(m0+i)) && !bad.CompareAndSwap(b, int64(m0+i)); b = bad.Load() {
 				}
 				return

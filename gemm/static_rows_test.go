@@ -184,3 +184,48 @@ func TestQuantizeRowsAs(t *testing.T) {
 		t.Error("a row stride below k: no error")
 	}
 }
+
+// TestQuantizeRowsAllocations: quantizing rows on one core into a QRows
+// that held as many before allocates nothing, per row or static (an
+// int8 network's 1×1 layers quantize their rows hundreds of times a
+// run; a split across cores allocates what Parallel does), and a
+// non-finite row is refused by its index, split or not.
+func TestQuantizeRowsAllocations(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const m, k = 256, 512 // large enough to split on two threads
+	a := randomActivations(r, m, k)
+	for _, threads := range []int{1, 2} {
+		e := New(dispatch.Default(), threads)
+		defer e.Close()
+		var q QRows
+		for _, c := range []struct {
+			name string
+			run  func() error
+		}{
+			{"per row", func() error { return e.QuantizeRows(&q, a, m, k, k) }},
+			{"static", func() error { return e.QuantizeRowsWith(&q, a, m, k, k, 0.05, 20, 60) }},
+		} {
+			if err := c.run(); err != nil {
+				t.Fatal(err)
+			}
+			if threads > 1 || raceEnabled { // the race detector's sync.Pool drops some of what it is given
+				continue
+			}
+			if n := testing.AllocsPerRun(20, func() {
+				if err := c.run(); err != nil {
+					t.Fatal(err)
+				}
+			}); n > 0 {
+				t.Errorf("%s: %v allocations a call", c.name, n)
+			}
+		}
+		bad := slices.Clone(a)
+		bad[200*k+3] = float32(math.NaN())
+		if err := e.QuantizeRows(&q, bad, m, k, k); !errors.Is(err, ErrNotFinite) || err.Error() != ErrNotFinite.Error()+" (row 200)" {
+			t.Errorf("%d threads: a NaN in row 200: %v", threads, err)
+		}
+		if err := e.QuantizeRowsWith(&q, bad, m, k, k, 0.05, 20, 60); !errors.Is(err, ErrNotFinite) || err.Error() != ErrNotFinite.Error()+" (row 200)" {
+			t.Errorf("%d threads, static: a NaN in row 200: %v", threads, err)
+		}
+	}
+}
