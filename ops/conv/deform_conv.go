@@ -136,7 +136,8 @@ func deformForward(c *ops.Context, g *Geometry, cw *gemmWeights, og int, x, offs
 			s.rows = grow(s.rows, n*cw.k)
 			idx := make([]int, corners)
 			wts := make([]float32, corners)
-			pos := taps.pos(p0)
+			var pos position
+			taps.pos(&pos, p0)
 			for r := 0; r < n; r++ {
 				p := p0 + r
 				row := s.rows[r*cw.k : (r+1)*cw.k]
@@ -145,7 +146,7 @@ func deformForward(c *ops.Context, g *Geometry, cw *gemmWeights, og int, x, offs
 						ch := gi*cg + ci
 						o := ch / perOG
 						if ci == 0 || ch%perOG == 0 {
-							deformCorners(g, taps, pos, ob, o, kidx, p, outSize, inStr, idx, wts)
+							deformCorners(g, taps, &pos, ob, o, kidx, p, outSize, inStr, idx, wts)
 						}
 						m := float32(1)
 						if mb != nil {
@@ -194,9 +195,10 @@ func deformCorners(g *Geometry, taps *taps, pos *position, offset []float32, o, 
 	d, kk := len(g.In), len(taps.lin)
 	var fl [8]int
 	var fr [8]float32
+	_, base := pos.coords()
 	for i := 0; i < d; i++ {
 		off := offset[((o*kk+kidx)*d+i)*outSize+p]
-		c := float32(pos.base[i]+taps.disp[kidx*d+i]) + off
+		c := float32(base[i]+taps.disp[kidx*d+i]) + off
 		f := math.Floor(float64(c))
 		fl[i], fr[i] = int(f), c-float32(f)
 		if math.IsNaN(f) || math.IsInf(f, 0) {

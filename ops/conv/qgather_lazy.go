@@ -29,7 +29,8 @@ func (q *qimage) lazyRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu, b
 		}
 		_, inv, zp = q.act.Params()
 	}
-	pos := t.pos(p0)
+	var pos position
+	t.pos(&pos, p0)
 	w := t.run * cg // values per run
 	for r := 0; r < n; r++ {
 		row := u[r*ldu : r*ldu+k]

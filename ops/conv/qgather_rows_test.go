@@ -303,3 +303,47 @@ func TestQGatherMeasuring(t *testing.T) {
 		}
 	}
 }
+
+// TestQGatherRowsAllocations: quantizing a tile's rows from the image
+// into a QRows that held as many before allocates nothing, prepared
+// (per row and static) or as the rows are read: an int8 network's 3×3
+// layers make hundreds of tiles a run.
+func TestQGatherRowsAllocations(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	static, err := gemm.StaticActivations(-1.5, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := gemm.New(gemm.Default().Table(), 1)
+	defer e.Close()
+	oc := ops.NewContext(context.Background(), e, false)
+	for _, c := range []qgatherCase{
+		{x: []int{1, 16, 9, 8}, w: []int{8, 16, 3, 3}, group: 1, pads: []int64{1, 1, 1, 1}},
+		{x: []int{1, 16, 8, 8}, w: []int{7, 16, 1, 1}, group: 1, strides: []int64{2, 2}}, // quantized as read
+	} {
+		g := c.geometry(t)
+		xt := qgatherImage(r, c)
+		for _, act := range []*gemm.Activations{nil, static} {
+			cw, err := prepareWeights(randomFloats(r, c.w), c.w, c.group, false, true, quant.PerChannel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cw.act = act
+			qi, err := cw.qimageOf(oc, g, tapsOf(g), xt, g.direct())
+			if err != nil || qi == nil {
+				t.Fatalf("%v: not quantized from the image (%v)", c, err)
+			}
+			var q gemm.QRows
+			tile := func() {
+				if err := qi.rows(e.Table(), &q, 0, 0, 3, 20); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tile()
+			if n := testing.AllocsPerRun(20, tile); n > 0 && !raceEnabled { // the race detector's sync.Pool drops some of what it is given
+				t.Errorf("%v static=%v lazy=%v: %v allocations a tile", c, act.Static(), qi.lazy, n)
+			}
+			qi.free()
+		}
+	}
+}

@@ -58,30 +58,50 @@ func newTaps(g *Geometry) *taps {
 // position of kernel offset 0 (base) per axis.
 type position struct {
 	t        *taps
-	o, base  []int
 	interior bool // every kernel offset lands inside In
 	lin      int  // linear In index of base, when interior
 	// outer says whether the kernel lies inside In along every axis but
 	// the last, which a step along the last axis keeps.
 	outer bool
+	// axes holds the output position (o) and base of up to three axes, wide
+	// those of more: a position lives on its walker's stack (an int8
+	// network's tiles start hundreds of walks a run, each two slices on
+	// the heap before), so it keeps no slice of itself (coords makes
+	// them).
+	axes [6]int
+	wide []int
 }
 
-func (t *taps) pos(p int) *position {
-	c := &position{t: t, o: make([]int, t.d), base: make([]int, t.d)}
-	for i := 0; i < t.d; i++ {
-		c.o[i] = p / t.outStr[i] % t.g.Out[i]
+// pos starts c (zero, or one that walked before) at output position p.
+func (t *taps) pos(c *position, p int) {
+	*c = position{t: t}
+	if t.d > len(c.axes)/2 {
+		c.wide = make([]int, 2*t.d)
+	}
+	o, _ := c.coords()
+	for i := range o {
+		o[i] = p / t.outStr[i] % t.g.Out[i]
 	}
 	c.update()
-	return c
+}
+
+// coords returns c's output position and base, an entry an axis.
+func (c *position) coords() (o, base []int) {
+	d := c.t.d
+	if c.wide != nil {
+		return c.wide[:d:d], c.wide[d:]
+	}
+	return c.axes[:d:d], c.axes[3 : 3+d : 3+d]
 }
 
 func (c *position) update() {
 	g := c.t.g
+	o, base := c.coords()
 	c.outer, c.lin = true, 0
-	last := len(c.o) - 1
-	for i := range c.o {
-		b := c.o[i]*g.Strides[i] - g.PadBegin[i]
-		c.base[i] = b
+	last := len(o) - 1
+	for i := range o {
+		b := o[i]*g.Strides[i] - g.PadBegin[i]
+		base[i] = b
 		if i < last && (b < 0 || b+c.t.extent[i] >= g.In[i]) {
 			c.outer = false
 		}
@@ -93,30 +113,32 @@ func (c *position) update() {
 // lastInside reports whether the kernel lies inside In along the last
 // axis.
 func (c *position) lastInside() bool {
-	last := len(c.o) - 1
+	_, base := c.coords()
+	last := len(base) - 1
 	if last < 0 {
 		return true
 	}
-	b := c.base[last]
+	b := base[last]
 	return b >= 0 && b+c.t.extent[last] < c.t.g.In[last]
 }
 
 func (c *position) next() {
 	g := c.t.g
-	last := len(c.o) - 1
-	if last >= 0 && c.o[last]+1 < g.Out[last] { // a step along the last axis
-		c.o[last]++
-		c.base[last] += g.Strides[last]
+	o, base := c.coords()
+	last := len(o) - 1
+	if last >= 0 && o[last]+1 < g.Out[last] { // a step along the last axis
+		o[last]++
+		base[last] += g.Strides[last]
 		c.lin += g.Strides[last] // the last axis's stride in In is 1
 		c.interior = c.outer && c.lastInside()
 		return
 	}
 	for i := last; i >= 0; i-- {
-		c.o[i]++
-		if c.o[i] < g.Out[i] {
+		o[i]++
+		if o[i] < g.Out[i] {
 			break
 		}
-		c.o[i] = 0
+		o[i] = 0
 	}
 	c.update()
 }
@@ -128,9 +150,10 @@ func (c *position) at(kidx int) int {
 		return c.lin + c.t.lin[kidx]
 	}
 	g, d := c.t.g, c.t.d
+	_, base := c.coords()
 	lin := 0
 	for i := 0; i < d; i++ {
-		v := c.base[i] + c.t.disp[kidx*d+i]
+		v := base[i] + c.t.disp[kidx*d+i]
 		if v < 0 || v >= g.In[i] {
 			return -1
 		}
@@ -172,7 +195,8 @@ func gatherStrided[T float32 | uint8 | int8](t *taps, rows []T, ld int, xt []T, 
 	c, cg := g.C, g.cg()
 	kk := len(t.lin)
 	k := kk * cg
-	pos := t.pos(p0)
+	var pos position
+	t.pos(&pos, p0)
 	xg := xt[gi*cg:]
 	for r := 0; r < n; r++ {
 		row := rows[r*ld : r*ld+k]
