@@ -144,13 +144,12 @@ func (e *Engine) run(units, macs int, f func(u0, u1 int)) error {
 	// Chunks of units are claimed as the caller and the workers free to
 	// help come to them, each from its own part first (claims): a worker
 	// that starts late takes what is left.
-	c := newClaims(units, max(1, units/(4*parts)), parts)
-	return e.pool.share(parts-1, func(part int) {
-		c.run(part, func(u0, u1 int) bool {
-			f(u0, u1)
-			return true
-		})
-	})
+	l := loops.Get().(*loop)
+	l.start(units, max(1, units/(4*parts)), parts)
+	l.f = f
+	err := e.pool.share(parts-1, l.claimRun)
+	l.free()
+	return err
 }
 
 // QRows are activation rows quantized for the int8 kernels: per row, bytes

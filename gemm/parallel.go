@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 )
 
@@ -65,32 +66,83 @@ func (e *Engine) ParallelContext(ctx context.Context, n, work int, f func(e *Eng
 		return err
 	}
 	chunk := max(1, min(unitsOf(parallelGrain, n, work), n/(4*parts)))
-	serial := e.Serial()
-	c := newClaims(n, chunk, parts)
-	var failed atomic.Pointer[error]
-	claim := func(part int) {
-		c.run(part, func(u0, u1 int) bool {
-			if failed.Load() != nil {
-				return false
-			}
-			if err := ctxErr(ctx); err != nil {
-				fail(&failed, err)
-				return false
-			}
-			if err := f(serial, u0, u1); err != nil {
-				fail(&failed, err)
-				return false
-			}
-			return true
-		})
+	l := loops.Get().(*loop)
+	l.start(n, chunk, parts)
+	l.ctx, l.pf, l.serial = ctx, f, e.Serial()
+	err := e.pool.share(parts-1, l.claimParallel)
+	var ferr error
+	if p := l.failed.Load(); p != nil {
+		ferr = *p
 	}
-	if err := e.pool.share(parts-1, claim); err != nil {
+	l.free()
+	if err != nil {
 		return err
 	}
-	if p := failed.Load(); p != nil {
-		return *p
+	return ferr
+}
+
+// loop is one loop split across cores (Parallel's, or a product's in
+// run): its claims, what runs each chunk, and its first error, with the
+// method values share runs, bound once. Pooled: a loop's state and
+// closures were four heap objects a split, and a model at batch 1 splits
+// dozens of loops a run. Once share has returned no run of the loop is
+// left (share waits for every run that started, and none starts after
+// the caller's own has ended), so the loop is free for the next.
+type loop struct {
+	claims
+	ctx    context.Context
+	pf     func(e *Engine, u0, u1 int) error // Parallel's f
+	serial *Engine                           // what pf is given
+	f      func(u0, u1 int)                  // run's f
+	failed atomic.Pointer[error]
+
+	claimParallel, claimRun func(part int)
+	parallelChunk, runChunk func(u0, u1 int) bool
+}
+
+var loops = sync.Pool{New: func() any {
+	l := new(loop)
+	l.claimParallel = func(part int) { l.run(part, l.parallelChunk) }
+	l.claimRun = func(part int) { l.run(part, l.runChunk) }
+	l.parallelChunk, l.runChunk = l.chunkParallel, l.chunkRun
+	return l
+}}
+
+// start readies l's claims for n units in chunks of chunk split over
+// parts runs, with no error yet.
+func (l *loop) start(n, chunk, parts int) {
+	l.claims.reset(n, chunk, parts)
+	l.failed.Store(nil)
+}
+
+// free gives l back to the pool, holding no operands.
+func (l *loop) free() {
+	l.ctx, l.pf, l.serial, l.f = nil, nil, nil, nil
+	l.failed.Store(nil)
+	loops.Put(l)
+}
+
+// chunkParallel runs Parallel's f on units [u0, u1) unless the loop has
+// failed or its context is done, and reports whether to go on.
+func (l *loop) chunkParallel(u0, u1 int) bool {
+	if l.failed.Load() != nil {
+		return false
 	}
-	return nil
+	if err := ctxErr(l.ctx); err != nil {
+		fail(&l.failed, err)
+		return false
+	}
+	if err := l.pf(l.serial, u0, u1); err != nil {
+		fail(&l.failed, err)
+		return false
+	}
+	return true
+}
+
+// chunkRun runs a product's f on units [u0, u1).
+func (l *loop) chunkRun(u0, u1 int) bool {
+	l.f(u0, u1)
+	return true
 }
 
 // minPartWork is the least work a core is given when work splits: half
@@ -132,14 +184,18 @@ type claimPart struct {
 	_    [48]byte
 }
 
-func newClaims(n, chunk, parts int) *claims {
-	c := &claims{chunk: chunk, parts: make([]claimPart, parts)}
+// reset readies c for n units in chunks of chunk split over parts runs.
+func (c *claims) reset(n, chunk, parts int) {
+	c.chunk = chunk
+	if cap(c.parts) < parts {
+		c.parts = make([]claimPart, parts)
+	}
+	c.parts = c.parts[:parts]
 	for i := range c.parts {
 		u0, u1 := span(i, n, parts)
 		c.parts[i].next.Store(int64(u0))
 		c.parts[i].end = int64(u1)
 	}
-	return c
 }
 
 // run runs f on the chunks run part claims, its own part's first, until

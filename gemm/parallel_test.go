@@ -254,6 +254,7 @@ func BenchmarkForkJoin(b *testing.B) {
 	e := New(dispatch.Default(), 2)
 	defer e.Close()
 	nop := func(*Engine, int, int) error { return nil }
+	b.ReportAllocs()
 	for b.Loop() {
 		if err := e.Parallel(4, 1<<30, nop); err != nil {
 			b.Fatal(err)
@@ -294,13 +295,15 @@ func BenchmarkSmallLoop(b *testing.B) {
 
 // TestClaimsOwnPartFirst: a run claims its own part's chunks first, in
 // order, then the others'; whichever runs start, every unit is claimed
-// exactly once, in chunks that never cross a part's end.
+// exactly once, in chunks that never cross a part's end. One claims is
+// reset for every loop, as a pooled loop's is, over more parts and fewer.
 func TestClaimsOwnPartFirst(t *testing.T) {
+	var cl claims
 	for _, c := range []struct{ n, chunk, parts int }{
 		{10, 1, 2}, {10, 3, 2}, {1000, 7, 3}, {5, 2, 4}, {64, 16, 4},
 	} {
 		for _, runs := range [][]int{{0}, {1}, {0, 1}, {c.parts - 1, 0}} {
-			cl := newClaims(c.n, c.chunk, c.parts)
+			cl.reset(c.n, c.chunk, c.parts)
 			count := make([]int, c.n)
 			for _, part := range runs {
 				first := true
@@ -352,5 +355,61 @@ func TestRowChunkEven(t *testing.T) {
 	}
 	if mc := rowChunk(8, 128); mc != 64 {
 		t.Errorf("128 rows of 8-row tiles: chunks of %d rows, want 64", mc)
+	}
+}
+
+// TestSplitAllocations: a loop split across two cores, Parallel's or a
+// product's, allocates only its share's state (the claims, the first
+// error and the closures come from a pool), and still runs every unit
+// once and returns its error.
+func TestSplitAllocations(t *testing.T) {
+	e := New(dispatch.Default(), 2)
+	defer e.Close()
+	const n = 64
+	var count [n]atomic.Int32
+	each := func(_ *Engine, u0, u1 int) error {
+		for u := u0; u < u1; u++ {
+			count[u].Add(1)
+		}
+		return nil
+	}
+	units := func(u0, u1 int) { _ = each(nil, u0, u1) }
+	if e.parts(1<<30, n/2) < 2 || e.parts(1<<30, n) < 2 {
+		t.Fatal("the loops do not split")
+	}
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"Parallel", func() error { return e.Parallel(n, 1<<30, each) }},
+		{"run", func() error { return e.run(n, 1<<30, units) }},
+	} {
+		if err := c.run(); err != nil {
+			t.Fatal(err)
+		}
+		if a := testing.AllocsPerRun(50, func() {
+			if err := c.run(); err != nil {
+				t.Fatal(err)
+			}
+		}); a > 1 && !raceEnabled { // the race detector's sync.Pool drops some of what it is given
+			t.Errorf("%s: %v allocations a split loop, want at most 1", c.name, a)
+		}
+		for u := range count {
+			if k := count[u].Swap(0); k != 52 { // the first run, the warm-up, 50 measured
+				t.Fatalf("%s: unit %d ran %d times, want 52", c.name, u, k)
+			}
+		}
+	}
+	boom := errors.New("boom")
+	if err := e.Parallel(n, 1<<30, func(_ *Engine, u0, u1 int) error {
+		if u0 <= 40 && 40 < u1 {
+			return boom
+		}
+		return nil
+	}); err != boom {
+		t.Errorf("a failing chunk: %v, want %v", err, boom)
+	}
+	if err := e.Parallel(n, 1<<30, each); err != nil {
+		t.Errorf("the loop after a failed one: %v", err)
 	}
 }
