@@ -147,7 +147,7 @@ func (e *Engine) run(units, macs int, f func(u0, u1 int)) error {
 	l := loops.Get().(*loop)
 	l.start(units, max(1, units/(4*parts)), parts)
 	l.f = f
-	err := e.pool.share(parts-1, l.claimRun)
+	err := e.pool.share(parts-1, l.claim)
 	l.free()
 	return err
 }

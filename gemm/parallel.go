@@ -69,7 +69,7 @@ func (e *Engine) ParallelContext(ctx context.Context, n, work int, f func(e *Eng
 	l := loops.Get().(*loop)
 	l.start(n, chunk, parts)
 	l.ctx, l.pf, l.serial = ctx, f, e.Serial()
-	err := e.pool.share(parts-1, l.claimParallel)
+	err := e.pool.share(parts-1, l.claim)
 	var ferr error
 	if p := l.failed.Load(); p != nil {
 		ferr = *p
@@ -83,28 +83,27 @@ func (e *Engine) ParallelContext(ctx context.Context, n, work int, f func(e *Eng
 
 // loop is one loop split across cores (Parallel's, or a product's in
 // run): its claims, what runs each chunk, and its first error, with the
-// method values share runs, bound once. Pooled: a loop's state and
-// closures were four heap objects a split, and a model at batch 1 splits
-// dozens of loops a run. Once share has returned no run of the loop is
-// left (share waits for every run that started, and none starts after
-// the caller's own has ended), so the loop is free for the next.
+// method values share and the claims run, bound once. Pooled: a loop's
+// state and closures were four heap objects a split, and a model at
+// batch 1 splits dozens of loops a run. Once share has returned no run
+// of the loop is left (share waits for every run that started, and none
+// starts after the caller's own has ended), so the loop is free for the
+// next.
 type loop struct {
 	claims
-	ctx    context.Context
+	f      func(u0, u1 int)                  // run's f; nil: Parallel's pf
 	pf     func(e *Engine, u0, u1 int) error // Parallel's f
-	serial *Engine                           // what pf is given
-	f      func(u0, u1 int)                  // run's f
+	ctx    context.Context
+	serial *Engine // what pf is given
 	failed atomic.Pointer[error]
 
-	claimParallel, claimRun func(part int)
-	parallelChunk, runChunk func(u0, u1 int) bool
+	claim func(part int)        // share's f: the claims of part, chunk by chunk
+	chunk func(u0, u1 int) bool // l.runChunk
 }
 
 var loops = sync.Pool{New: func() any {
 	l := new(loop)
-	l.claimParallel = func(part int) { l.run(part, l.parallelChunk) }
-	l.claimRun = func(part int) { l.run(part, l.runChunk) }
-	l.parallelChunk, l.runChunk = l.chunkParallel, l.chunkRun
+	l.claim, l.chunk = l.runPart, l.runChunk
 	return l
 }}
 
@@ -117,14 +116,20 @@ func (l *loop) start(n, chunk, parts int) {
 
 // free gives l back to the pool, holding no operands.
 func (l *loop) free() {
-	l.ctx, l.pf, l.serial, l.f = nil, nil, nil, nil
-	l.failed.Store(nil)
+	l.f, l.pf, l.ctx, l.serial = nil, nil, nil, nil
 	loops.Put(l)
 }
 
-// chunkParallel runs Parallel's f on units [u0, u1) unless the loop has
-// failed or its context is done, and reports whether to go on.
-func (l *loop) chunkParallel(u0, u1 int) bool {
+// runPart runs the chunks run part claims.
+func (l *loop) runPart(part int) { l.run(part, l.chunk) }
+
+// runChunk runs units [u0, u1): run's f, or Parallel's unless the loop
+// has failed or its context is done; it reports whether to go on.
+func (l *loop) runChunk(u0, u1 int) bool {
+	if l.f != nil {
+		l.f(u0, u1)
+		return true
+	}
 	if l.failed.Load() != nil {
 		return false
 	}
@@ -136,12 +141,6 @@ func (l *loop) chunkParallel(u0, u1 int) bool {
 		fail(&l.failed, err)
 		return false
 	}
-	return true
-}
-
-// chunkRun runs a product's f on units [u0, u1).
-func (l *loop) chunkRun(u0, u1 int) bool {
-	l.f(u0, u1)
 	return true
 }
 

@@ -152,14 +152,15 @@ func (j *rowsJob) part(_ *Engine, r0, r1 int) error {
 	if i < 0 {
 		return nil
 	}
-	i += r0
-	for {
-		b := j.bad.Load()
-		if b >= 0 && b <= int64(i) || j.bad.CompareAndSwap(b, int64(i)) {
-			break
-		}
-	}
+	firstRow(&j.bad, r0+i)
 	return ErrNotFinite
+}
+
+// firstRow lowers bad (-1: none yet) to row i, the lowest refused row of
+// the ranges that run at once.
+func firstRow(bad *atomic.Int64, i int) {
+	for b := bad.Load(); (b < 0 || b > int64(i)) && !bad.CompareAndSwap(b, int64(i)); b = bad.Load() {
+	}
 }
 
 // QuantizeRowsAs quantizes m rows of k values as a says: per row
@@ -259,8 +260,7 @@ func (e *Engine) qMatMulChunks(qa *QRows, x []float32, m int, w *QWeights, c []f
 		for ch := c0; ch < c1 && bad.Load() < 0; ch++ {
 			m0, m1 := ch*mc, min(m, (ch+1)*mc)
 			if i := q.rows(m0, m1); i >= 0 {
-				for b := bad.Load(); (b < 0 || b > int64(m0+i)) && !bad.CompareAndSwap(b, int64(m0+i)); b = bad.Load() {
-				}
+				firstRow(&bad, m0+i)
 				return
 			}
 			for r := m0; r < m1; r++ {

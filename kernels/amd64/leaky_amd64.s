@@ -2,6 +2,14 @@
 
 #include "textflag.h"
 
+// LOWLANES(n, r, k) sets mask k to the lowest n (0..15, in register n) of
+// a zmm's 16 lanes, through r.
+#define LOWLANES(n, r, k) \
+	MOVL  $1, r \
+	SHLL  n, r \
+	DECL  r \
+	KMOVW r, k
+
 // LeakyRelu and the bound of a Max or Min with a constant (kernels/leaky.go
 // is the spec), lane by lane with the references' bits.
 
@@ -124,10 +132,7 @@ zr16:
 zrtail:
 	SUBQ      AX, CX             // values left, 0..15
 	JZ        zrdone
-	MOVL      $1, R11
-	SHLL      CX, R11
-	DECL      R11
-	KMOVW     R11, K1            // the left lowest lanes
+	LOWLANES(CX, R11, K1)        // the left lowest lanes
 	VMOVUPS.Z (SI)(AX*4), K1, Z0 // lanes past the end read as 0, touching nothing
 	VCMPPS    $1, Z11, Z0, K2
 	VMULPS    Z8, Z0, K2, Z0
@@ -275,10 +280,7 @@ zm16:
 zmtail:
 	SUBQ      AX, CX             // values left, 0..15
 	JZ        zmdone
-	MOVL      $1, R11
-	SHLL      CX, R11
-	DECL      R11
-	KMOVW     R11, K1            // the left lowest lanes
+	LOWLANES(CX, R11, K1)        // the left lowest lanes
 	VMOVUPS.Z (DI)(AX*4), K1, Z0 // lanes past the end read as 0, touching nothing
 	VPXORD    Z10, Z0, Z0
 	VMINPS    Z9, Z0, Z4
@@ -492,10 +494,7 @@ zp16:
 zptail:
 	SUBQ      AX, CX             // values left, 0..15
 	JZ        zpdone
-	MOVL      $1, R11
-	SHLL      CX, R11
-	DECL      R11
-	KMOVW     R11, K1            // the left lowest lanes
+	LOWLANES(CX, R11, K1)        // the left lowest lanes
 	VMOVUPS.Z (SI)(AX*4), K1, Z0 // lanes past the end read as 0, touching nothing
 	VMOVUPS.Z (BX)(AX*4), K1, Z4
 	VPXORD    Z10, Z4, Z4
@@ -533,10 +532,7 @@ TEXT ·maxColsAVX512(SB), NOSPLIT, $0-88
 	VPBROADCASTD X10, Z10
 	MOVQ         DX, CX
 	ANDQ         $15, CX
-	MOVL         $1, AX
-	SHLL         CX, AX
-	DECL         AX
-	KMOVW        AX, K1      // the last ch mod 16 lanes
+	LOWLANES(CX, AX, K1)      // the last ch mod 16 lanes
 
 zcpixel:
 	TESTQ BX, BX

@@ -52,8 +52,7 @@ func (cw *gemmWeights) adjoint(c *ops.Context, g *Geometry, y, bias, x []float32
 				if err := cw.gemmTo(e, s, gi, rows, n, s.out, cw.n); err != nil {
 					return err
 				}
-				var pos position
-				taps.pos(&pos, p0)
+				pos := taps.pos(p0)
 				for r := 0; r < n; r++ {
 					prod := s.out[r*cw.n : (r+1)*cw.n]
 					for kidx := 0; kidx < kk; kidx++ {

@@ -136,8 +136,7 @@ func deformForward(c *ops.Context, g *Geometry, cw *gemmWeights, og int, x, offs
 			s.rows = grow(s.rows, n*cw.k)
 			idx := make([]int, corners)
 			wts := make([]float32, corners)
-			var pos position
-			taps.pos(&pos, p0)
+			pos := taps.pos(p0)
 			for r := 0; r < n; r++ {
 				p := p0 + r
 				row := s.rows[r*cw.k : (r+1)*cw.k]

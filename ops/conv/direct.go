@@ -16,8 +16,7 @@ func directConv[T float32 | float64](c *ops.Context, g *Geometry, x, w, bias, y 
 			}
 			gi := m / mg
 			dst := y[(b*g.M+m)*outSize:][:outSize]
-			var pos position
-			taps.pos(&pos, 0)
+			pos := taps.pos(0)
 			for o := range dst {
 				var s T
 				if bias != nil {
@@ -70,8 +69,7 @@ func directAdjoint[T float32 | float64](c *ops.Context, g *Geometry, y, w, bias,
 			}
 			gi := m / mg
 			src := y[(b*g.M+m)*outSize:][:outSize]
-			var pos position
-			taps.pos(&pos, 0)
+			pos := taps.pos(0)
 			for o, v := range src {
 				for ci := 0; ci < cg; ci++ {
 					dst := x[(b*g.C+gi*cg+ci)*inSize:][:inSize]

@@ -29,8 +29,7 @@ func (q *qimage) lazyRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu, b
 		}
 		_, inv, zp = q.act.Params()
 	}
-	var pos position
-	t.pos(&pos, p0)
+	pos := t.pos(p0)
 	w := t.run * cg // values per run
 	for r := 0; r < n; r++ {
 		row := u[r*ldu : r*ldu+k]

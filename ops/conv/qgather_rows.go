@@ -178,8 +178,7 @@ func (q *qimage) dynamicRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu
 	kk := len(t.lin)
 	xg := q.x[b*q.img+gi*cg : (b+1)*q.img]
 	params := q.params[(b*g.OutSize()+p0)*groups:]
-	var pos position
-	t.pos(&pos, p0)
+	pos := t.pos(p0)
 	w := t.run * cg // values per run
 	blk := runBlocks.Get().(*runBlock)
 	defer runBlocks.Put(blk)

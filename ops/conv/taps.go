@@ -63,19 +63,22 @@ type position struct {
 	// outer says whether the kernel lies inside In along every axis but
 	// the last, which a step along the last axis keeps.
 	outer bool
-	// axes holds the output position (o) and base of up to three axes, wide
-	// those of more: a position lives on its walker's stack (an int8
-	// network's tiles start hundreds of walks a run, each two slices on
-	// the heap before), so it keeps no slice of itself (coords makes
-	// them).
-	axes [6]int
+	// axes holds the output position (o) and base of up to posAxes
+	// axes, wide those of more. A position keeps no slice of itself
+	// (coords makes them), so a walker holds it by value on its stack:
+	// an int8 network's tiles start hundreds of walks a run, each two
+	// slices on the heap before.
+	axes [2 * posAxes]int
 	wide []int
 }
 
-// pos starts c (zero, or one that walked before) at output position p.
-func (t *taps) pos(c *position, p int) {
-	*c = position{t: t}
-	if t.d > len(c.axes)/2 {
+// posAxes is how many axes a position holds in place.
+const posAxes = 3
+
+// pos returns a position at output position p.
+func (t *taps) pos(p int) position {
+	c := position{t: t}
+	if t.d > posAxes {
 		c.wide = make([]int, 2*t.d)
 	}
 	o, _ := c.coords()
@@ -83,6 +86,7 @@ func (t *taps) pos(c *position, p int) {
 		o[i] = p / t.outStr[i] % t.g.Out[i]
 	}
 	c.update()
+	return c
 }
 
 // coords returns c's output position and base, an entry an axis.
@@ -91,7 +95,7 @@ func (c *position) coords() (o, base []int) {
 	if c.wide != nil {
 		return c.wide[:d:d], c.wide[d:]
 	}
-	return c.axes[:d:d], c.axes[3 : 3+d : 3+d]
+	return c.axes[:d:d], c.axes[posAxes : posAxes+d : posAxes+d]
 }
 
 func (c *position) update() {
@@ -107,13 +111,12 @@ func (c *position) update() {
 		}
 		c.lin += b * c.t.inStr[i]
 	}
-	c.interior = c.outer && c.lastInside()
+	c.interior = c.outer && c.lastInside(base)
 }
 
-// lastInside reports whether the kernel lies inside In along the last
-// axis.
-func (c *position) lastInside() bool {
-	_, base := c.coords()
+// lastInside reports whether the kernel at base (c's) lies inside In
+// along the last axis.
+func (c *position) lastInside(base []int) bool {
 	last := len(base) - 1
 	if last < 0 {
 		return true
@@ -130,7 +133,7 @@ func (c *position) next() {
 		o[last]++
 		base[last] += g.Strides[last]
 		c.lin += g.Strides[last] // the last axis's stride in In is 1
-		c.interior = c.outer && c.lastInside()
+		c.interior = c.outer && c.lastInside(base)
 		return
 	}
 	for i := last; i >= 0; i-- {
@@ -195,8 +198,7 @@ func gatherStrided[T float32 | uint8 | int8](t *taps, rows []T, ld int, xt []T, 
 	c, cg := g.C, g.cg()
 	kk := len(t.lin)
 	k := kk * cg
-	var pos position
-	t.pos(&pos, p0)
+	pos := t.pos(p0)
 	xg := xt[gi*cg:]
 	for r := 0; r < n; r++ {
 		row := rows[r*ld : r*ld+k]

@@ -29,8 +29,7 @@ func TestPositionWalk(t *testing.T) {
 				t.Fatal(err)
 			}
 			tp := newTaps(g)
-			var pos position
-			tp.pos(&pos, 0)
+			pos := tp.pos(0)
 			if wide := pos.wide != nil; wide != (d > 3) {
 				t.Fatalf("%d axes: wide %v", d, wide)
 			}
@@ -70,9 +69,8 @@ func TestPositionWalk(t *testing.T) {
 				}
 			}
 			// A position started anywhere walks on as one started at 0.
-			var mid position
-			tp.pos(&mid, g.OutSize()/2)
-			tp.pos(&pos, 0)
+			mid := tp.pos(g.OutSize() / 2)
+			pos = tp.pos(0)
 			for range g.OutSize() / 2 {
 				pos.next()
 			}
