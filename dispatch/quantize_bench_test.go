@@ -56,11 +56,12 @@ func BenchmarkQuantizeDivU8(b *testing.B) {
 // BenchmarkQuantizeRows quantizes a block of activation rows in one call
 // (QuantizeRowsU8), on every table: the input of a 1×1 convolution of
 // ResNet-50's first stage, 3,136 pixels of 64 or 256 channels (0.8 and
-// 3.2 MB of float32, past a core's L2), and of its last stage, 49 pixels
-// of 2,048.
+// 3.2 MB of float32, past a core's L2), of its last stage, 49 pixels
+// of 2,048, and a tile's 48 rows of 64 and 256 (in the first-level
+// cache: the kernel's own rate, where the larger blocks wait on memory).
 func BenchmarkQuantizeRows(b *testing.B) {
 	r := rand.New(rand.NewPCG(9, 9))
-	for _, sh := range [][2]int{{3136, 64}, {3136, 256}, {49, 2048}} {
+	for _, sh := range [][2]int{{3136, 64}, {3136, 256}, {49, 2048}, {48, 64}, {48, 256}} {
 		m, k := sh[0], sh[1]
 		a := make([]float32, m*k)
 		for i := range a {

@@ -56,11 +56,13 @@ var rowKinds = []func(r *rand.Rand, x []float32){
 // MinMax, quant.RowParams and QuantizeU8 row by row: bytes, zeros to the
 // row stride, zero points and scales, bit for bit, nothing written past
 // the rows, and the first non-finite row reported with the rows before it
-// written.
+// written. Blocks of rows (the AVX-512 kernel takes sixteen at a time)
+// end anywhere: one row, a whole block, one past it, a part-block after
+// two.
 func TestQuantizeRowsEveryTable(t *testing.T) {
 	r := rand.New(rand.NewPCG(91, 91))
 	for _, k := range []int{0, 1, 3, 4, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 147, 256, 300} {
-		for _, m := range []int{0, 1, 2, 7, 9} {
+		for _, m := range []int{0, 1, 2, 7, 9, 16, 17, 40} {
 			lda, ldu := k+r.IntN(3), kernels.PackedKLen(k)+4*r.IntN(2)
 			a := make([]float32, max(0, (m-1)*lda+k))
 			for i := range m {
@@ -100,9 +102,11 @@ func TestQuantizeRowsEveryTable(t *testing.T) {
 		// second from value 32 on (offset 40 of a row of 200 is in the
 		// second, 20 in the first, 199 in the masked tail); the other
 		// rows take the value at a random offset.
-		for _, c := range []struct{ k, off int }{{1, -1}, {5, -1}, {16, -1}, {40, -1}, {200, 20}, {200, 40}, {200, 199}, {130, -1}} {
-			const m = 4
-			k, off := c.k, c.off
+		// The refused row is the first of a block, within one, or the
+		// last of the rows, and the rows before it whole blocks or not.
+		for _, c := range []struct{ k, off, m, row int }{{1, -1, 4, 2}, {5, -1, 4, 2}, {16, -1, 4, 2}, {40, -1, 4, 2}, {200, 20, 4, 2}, {200, 40, 4, 2}, {200, 199, 4, 2}, {130, -1, 4, 2},
+			{64, -1, 20, 16}, {64, -1, 40, 37}, {3, -1, 17, 16}, {64, -1, 33, 0}} {
+			m, k, off, row := c.m, c.k, c.off, c.row
 			if off < 0 {
 				off = r.IntN(k)
 			}
@@ -110,16 +114,18 @@ func TestQuantizeRowsEveryTable(t *testing.T) {
 			for i := range a {
 				a[i] = float32(i%7) - 2
 			}
-			at := 2*k + off // in row 2
+			at := row*k + off
 			a[at] = v
 			for _, tb := range Available() {
 				ldu := kernels.PackedKLen(k)
 				u, zp, scale := make([]uint8, m*ldu), make([]int32, m), make([]float32, m)
-				if bad := tb.QuantizeRowsU8(a, k, m, k, u, ldu, zp, scale); bad != 2 {
-					t.Fatalf("%v: %v at %d of rows of %d: row %d reported, want 2", tb, v, at, k, bad)
+				if bad := tb.QuantizeRowsU8(a, k, m, k, u, ldu, zp, scale); bad != row {
+					t.Fatalf("%v: %v at %d of %d rows of %d: row %d reported, want %d", tb, v, at, m, k, bad, row)
 				}
-				if scale[0] == 0 || scale[1] == 0 || scale[2] != 0 || scale[3] != 0 {
-					t.Fatalf("%v: %v in row 2: scales %v, want the rows before it written and none after", tb, v, scale)
+				for i, s := range scale {
+					if (s != 0) != (i < row) {
+						t.Fatalf("%v: %v in row %d of %d: scales %v, want the rows before it written and none after", tb, v, row, m, scale)
+					}
 				}
 			}
 		}
