@@ -200,6 +200,16 @@ func TestQuantizeRunsEveryTable(t *testing.T) {
 			}
 		}
 	}
+	refusesRunsOutside(t, func(tb *Table, bases []int, ldu int) {
+		tb.QuantizeRunsU8(make([]float32, 1000), bases, []int{0, 5}, 10, []float32{1}, []int32{0}, make([]uint8, 20), ldu)
+	})
+}
+
+// refusesRunsOutside checks that every table's call of a kernel of runs
+// (two of 10 values at offsets 0 and 5 of an image of 1,000, into 20
+// bytes) refuses rows that reach outside the image or the output.
+func refusesRunsOutside(t *testing.T, call func(tb *Table, bases []int, ldu int)) {
+	t.Helper()
 	for _, tb := range Available() {
 		for _, c := range []struct {
 			name  string
@@ -212,8 +222,54 @@ func TestQuantizeRunsEveryTable(t *testing.T) {
 						t.Errorf("%v: %s was not refused", tb, c.name)
 					}
 				}()
-				tb.QuantizeRunsU8(make([]float32, 1000), c.bases, []int{0, 5}, 10, []float32{1}, []int32{0}, make([]uint8, 20), c.ldu)
+				call(tb, c.bases, c.ldu)
 			}()
 		}
 	}
+}
+
+// TestGatherRunsEveryTable compares every table's GatherRunsU8 with
+// copies run by run: an image's rows of one to seven runs of 1-200 bytes
+// (under, at and past a vector of 64, and a run of several) at
+// overlapping and far offsets, and nothing written between the rows' runs
+// and the next row; operands too short for the rows are refused.
+func TestGatherRunsEveryTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(93, 93))
+	x := make([]uint8, 4000)
+	for i := range x {
+		x[i] = uint8(r.IntN(256))
+	}
+	for _, w := range []int{1, 3, 15, 63, 64, 65, 100, 128, 192, 200} {
+		for _, runs := range []int{1, 2, 3, 7} {
+			for _, n := range []int{0, 1, 2, 5} {
+				offs := make([]int, runs)
+				for j := range offs {
+					offs[j] = r.IntN(len(x) / 4)
+				}
+				bases := make([]int, n)
+				for i := range bases {
+					bases[i] = r.IntN(len(x) - len(x)/4 - w)
+				}
+				ldu := runs*w + r.IntN(5)
+				want := slices.Repeat([]uint8{guard}, n*ldu+3)
+				for i, b := range bases {
+					for j, off := range offs {
+						for v := range w {
+							want[i*ldu+j*w+v] = x[b+off+v]
+						}
+					}
+				}
+				for _, tb := range Available() {
+					u := slices.Repeat([]uint8{guard}, n*ldu+3)
+					tb.GatherRunsU8(x, bases, offs, w, u, ldu)
+					if !slices.Equal(u, want) {
+						t.Fatalf("%v: %d rows of %d runs of %d (stride %d):\n got %v\nwant %v", tb, n, runs, w, ldu, u, want)
+					}
+				}
+			}
+		}
+	}
+	refusesRunsOutside(t, func(tb *Table, bases []int, ldu int) {
+		tb.GatherRunsU8(make([]uint8, 1000), bases, []int{0, 5}, 10, make([]uint8, 20), ldu)
+	})
 }

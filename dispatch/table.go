@@ -72,6 +72,9 @@ type Table struct {
 	// image's runs, each with its own parameters: kernels.QuantizeRunsU8's
 	// bits, QuantizeU8 a run (runsWith, on tables without a kernel).
 	QuantizeRunsU8 func(x []float32, bases, offs []int, w int, inv []float32, zp []int32, u []uint8, ldu int)
+	// GatherRunsU8 copies a block of im2col rows gathered from the runs
+	// of an image quantized once: kernels.GatherRunsU8's bytes.
+	GatherRunsU8 func(x []uint8, bases, offs []int, w int, u []uint8, ldu int)
 
 	// The transformer paths' vector math, each giving its reference's
 	// bits (kernels.SoftmaxRow, kernels.Gelu, kernels.AddBias).
@@ -194,6 +197,7 @@ var generic = &Table{
 	QuantizeU8:     kernels.QuantizeU8,
 	QuantizeRowsU8: kernels.QuantizeRowsU8,
 	QuantizeRunsU8: kernels.QuantizeRunsU8,
+	GatherRunsU8:   kernels.GatherRunsU8,
 	QuantizeDivU8:  kernels.QuantizeDivU8,
 	SoftmaxRow:     kernels.SoftmaxRow,
 	Gelu:           kernels.Gelu,

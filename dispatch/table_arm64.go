@@ -36,6 +36,7 @@ func isaTables() []*Table {
 			QuantizeU8:     arm64.QuantizeU8NEON,
 			QuantizeRowsU8: rowsWith(arm64.MinMaxNEON, arm64.QuantizeU8NEON),
 			QuantizeRunsU8: runsWith(arm64.QuantizeU8NEON),
+			GatherRunsU8:   kernels.GatherRunsU8,
 			QuantizeDivU8:  arm64.QuantizeDivU8NEON,
 			SoftmaxRow:     arm64.SoftmaxRowNEON,
 			Gelu:           arm64.GeluNEON,

@@ -80,12 +80,50 @@ func CheckQuantizeRuns(x []float32, bases, offs []int, w int, inv []float32, zp 
 		return
 	}
 	lo, hi := slices.Min(offs), slices.Max(offs)
-	bad := w < 0 || ldu < k || len(u) < (n-1)*ldu+k || len(inv) < n || len(zp) < n
-	for _, b := range bases {
-		bad = bad || b+lo < 0 || b+hi+w > len(x)
-	}
-	if bad {
+	if runsOutside(bases, lo, hi, w, len(x), len(u), ldu, k) || len(inv) < n || len(zp) < n {
 		panic(fmt.Sprintf("kernels: QuantizeRunsU8 of %d rows of %d runs of %d values (offsets %d..%d, rows from %d to %d) from %d values into %d bytes (stride %d), %d scales, %d zero points",
 			n, len(offs), w, lo, hi, slices.Min(bases), slices.Max(bases), len(x), len(u), ldu, len(inv), len(zp)))
 	}
+}
+
+// GatherRunsU8 copies n = len(bases) rows gathered from runs of x (the
+// im2col rows of an image quantized once, a run of adjacent taps at a
+// time): row r is len(offs) runs of w bytes, run j x[bases[r]+offs[j]:][:w],
+// into u[r*ldu+j*w:]. The bytes of a row from len(offs)*w on are left as
+// they are.
+func GatherRunsU8(x []uint8, bases, offs []int, w int, u []uint8, ldu int) {
+	CheckGatherRuns(x, bases, offs, w, u, ldu)
+	for r, base := range bases {
+		for j, off := range offs {
+			copy(u[r*ldu+j*w:r*ldu+(j+1)*w], x[base+off:base+off+w])
+		}
+	}
+}
+
+// CheckGatherRuns panics unless GatherRunsU8's operands hold its rows:
+// every run inside x, rows of ldu >= len(offs)*w bytes in u.
+func CheckGatherRuns(x []uint8, bases, offs []int, w int, u []uint8, ldu int) {
+	n, k := len(bases), len(offs)*w
+	if n == 0 || k == 0 {
+		if w < 0 {
+			panic(fmt.Sprintf("kernels: GatherRunsU8 of runs of %d bytes", w))
+		}
+		return
+	}
+	lo, hi := slices.Min(offs), slices.Max(offs)
+	if runsOutside(bases, lo, hi, w, len(x), len(u), ldu, k) {
+		panic(fmt.Sprintf("kernels: GatherRunsU8 of %d rows of %d runs of %d bytes (offsets %d..%d, rows from %d to %d) from %d bytes into %d (stride %d)",
+			n, len(offs), w, lo, hi, slices.Min(bases), slices.Max(bases), len(x), len(u), ldu))
+	}
+}
+
+// runsOutside reports whether rows of runs of w values at offsets lo..hi
+// from bases reach outside an image of nx values, or their k values a
+// row at stride ldu outside nu.
+func runsOutside(bases []int, lo, hi, w, nx, nu, ldu, k int) bool {
+	bad := w < 0 || ldu < k || nu < (len(bases)-1)*ldu+k
+	for _, b := range bases {
+		bad = bad || b+lo < 0 || b+hi+w > nx
+	}
+	return bad
 }

@@ -618,3 +618,67 @@ runend:
 runsdone:
 	VZEROUPPER
 	RET
+
+// func gatherRunsU8AVX512(x []uint8, bases, offs []int, w int, u []uint8, ldu int)
+//
+// Per row, each run copied 64 bytes at a time and the rest under K2
+// (w mod 64 lanes; masked loads touch nothing past the run).
+//
+// Registers: SI x, R8 bases, R9 offs, CX w, R15 w rounded down to 64,
+// DI the row of u, BX the row, R14 its first byte in x, R10 the run, R13
+// the run's first byte, DX its first byte in u, AX the byte.
+TEXT ·gatherRunsU8AVX512(SB), NOSPLIT, $0-112
+	MOVQ  w+72(FP), CX
+	MOVQ  CX, R15
+	ANDQ  $-64, R15
+	ANDQ  $63, CX
+	MOVQ  $-1, R13
+	SHLQ  CX, R13
+	NOTQ  R13      // the low w mod 64 bits
+	KMOVQ R13, K2
+	MOVQ  w+72(FP), CX
+	MOVQ  x_base+0(FP), SI
+	MOVQ  bases_base+24(FP), R8
+	MOVQ  offs_base+48(FP), R9
+	MOVQ  u_base+80(FP), DI
+	XORQ  BX, BX
+
+gatherrow:
+	CMPQ BX, bases_len+32(FP)
+	JGE  gatherdone
+	MOVQ (R8)(BX*8), R14
+	ADDQ SI, R14
+	MOVQ DI, DX
+	XORQ R10, R10
+
+gatherrun:
+	MOVQ (R9)(R10*8), R13
+	ADDQ R14, R13
+	XORQ AX, AX
+
+gather64:
+	CMPQ      AX, R15
+	JGE       gathertail
+	VMOVDQU8  (R13)(AX*1), Z4
+	VMOVDQU8  Z4, (DX)(AX*1)
+	ADDQ      $64, AX
+	JMP       gather64
+
+gathertail:
+	CMPQ       AX, CX
+	JGE        gatherend
+	VMOVDQU8.Z (R13)(AX*1), K2, Z4
+	VMOVDQU8   Z4, K2, (DX)(AX*1)
+
+gatherend:
+	ADDQ CX, DX
+	INCQ R10
+	CMPQ R10, offs_len+56(FP)
+	JLT  gatherrun
+	ADDQ ldu+104(FP), DI
+	INCQ BX
+	JMP  gatherrow
+
+gatherdone:
+	VZEROUPPER
+	RET

@@ -30,3 +30,9 @@ func QuantizeRowsU8AVX512(a []float32, lda, m, k int, u []uint8, ldu int, zp []i
 func QuantizeRunsU8AVX512(x []float32, bases, offs []int, w int, inv []float32, zp []int32, u []uint8, ldu int) {
 	kernels.QuantizeRunsU8(x, bases, offs, w, inv, zp, u, ldu)
 }
+
+// GatherRunsU8AVX512 forwards to kernels.GatherRunsU8 in builds without
+// assembly.
+func GatherRunsU8AVX512(x []uint8, bases, offs []int, w int, u []uint8, ldu int) {
+	kernels.GatherRunsU8(x, bases, offs, w, u, ldu)
+}

@@ -146,6 +146,46 @@ func (c *position) next() {
 	c.update()
 }
 
+// interiorRun returns how many interior positions, at most n, follow
+// from c's along the last axis within its row (c's own included): 0
+// when c is not interior.
+func (c *position) interiorRun(n int) int {
+	if !c.interior || n <= 0 {
+		return 0
+	}
+	g := c.t.g
+	o, base := c.coords()
+	last := len(o) - 1
+	if last < 0 {
+		return 1
+	}
+	s := g.Strides[last]
+	inside := (g.In[last]-1-c.t.extent[last]-base[last])/s + 1 // lastInside holds for these steps
+	return min(n, g.Out[last]-o[last], inside)
+}
+
+// lastStride is the stride along the last axis (0 without one).
+func (t *taps) lastStride() int {
+	if t.d == 0 {
+		return 0
+	}
+	return t.g.Strides[t.d-1]
+}
+
+// skip steps c j positions along the last axis, which interiorRun has
+// vouched for: each one interior, c the last of them.
+func (c *position) skip(j int) {
+	if j == 0 {
+		return
+	}
+	g := c.t.g
+	o, base := c.coords()
+	last := len(o) - 1
+	o[last] += j
+	base[last] += j * g.Strides[last]
+	c.lin += j * g.Strides[last]
+}
+
 // at returns the linear In index kernel offset kidx reads, or -1 when it
 // falls in the padding.
 func (c *position) at(kidx int) int {

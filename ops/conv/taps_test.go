@@ -79,6 +79,38 @@ func TestPositionWalk(t *testing.T) {
 					t.Fatalf("started at %d: offset %d reads %d, walked there %d", g.OutSize()/2, kidx, a, b)
 				}
 			}
+			// A run of interior positions is the one walked: as long
+			// (within the row and the n asked for), and a position skipped
+			// to its end, then stepped on, is the one walked there.
+			lastOut := g.Out[d-1]
+			for p := range g.OutSize() {
+				for _, n := range []int{1, 2, g.OutSize()} {
+					walk := tp.pos(p)
+					want := 0
+					for want < n && walk.interior && (want == 0 || (p+want)%lastOut != 0) {
+						want++
+						walk.next()
+					}
+					pos := tp.pos(p)
+					run := pos.interiorRun(n)
+					if run != want {
+						t.Fatalf("position %d: a run of %d of at most %d interior positions, want %d", p, run, n, want)
+					}
+					if run == 0 {
+						continue
+					}
+					pos.skip(run - 1)
+					there := tp.pos(p + run - 1)
+					if !pos.interior || pos.lin != there.lin {
+						t.Fatalf("position %d skipped %d on: interior %v at %d, walked there %v %d", p, run-1, pos.interior, pos.lin, there.interior, there.lin)
+					}
+					pos.next()
+					there.next()
+					if p+run < g.OutSize() && (pos.interior != there.interior || pos.at(0) != there.at(0)) {
+						t.Fatalf("position %d skipped %d on and stepped: interior %v reads %d, walked there %v %d", p, run-1, pos.interior, pos.at(0), there.interior, there.at(0))
+					}
+				}
+			}
 		})
 	}
 }
