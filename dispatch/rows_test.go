@@ -273,3 +273,55 @@ func TestGatherRunsEveryTable(t *testing.T) {
 		tb.GatherRunsU8(make([]uint8, 1000), bases, []int{0, 5}, 10, make([]uint8, 20), ldu)
 	})
 }
+
+// TestMinMaxRowsEveryTable compares every table's MinMaxRows with MinMax
+// row by row (equal values: a zero's sign may differ), over the rows the
+// quantizing kernels take, nothing written past the rows, and the first
+// non-finite row reported with the ranges before it written.
+func TestMinMaxRowsEveryTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(94, 94))
+	for _, k := range []int{0, 1, 15, 16, 17, 64, 127, 128, 129, 300} {
+		for _, m := range []int{0, 1, 7, 17} {
+			lda := k + r.IntN(3)
+			a := make([]float32, max(0, (m-1)*lda+k))
+			for i := range m {
+				rowKinds[(i+k)%len(rowKinds)](r, a[i*lda:i*lda+k])
+			}
+			for _, tb := range Available() {
+				lo, hi := slices.Repeat([]float32{-9}, m+1), slices.Repeat([]float32{-9}, m+1)
+				if bad := tb.MinMaxRows(a, lda, m, k, lo, hi); bad != -1 {
+					t.Fatalf("%v: %d rows of %d: row %d refused", tb, m, k, bad)
+				}
+				for i := range m {
+					l, h, _ := kernels.MinMax(a[i*lda : i*lda+k])
+					if lo[i] != l || hi[i] != h {
+						t.Fatalf("%v: %d rows of %d: row %d range [%v, %v], want [%v, %v]", tb, m, k, i, lo[i], hi[i], l, h)
+					}
+				}
+				if lo[m] != -9 || hi[m] != -9 {
+					t.Fatalf("%v: %d rows of %d wrote a range past them", tb, m, k)
+				}
+			}
+		}
+	}
+	for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+		for _, c := range []struct{ k, m, row, off int }{{5, 4, 2, 3}, {200, 4, 1, 40}, {200, 4, 3, 199}, {64, 20, 17, 0}} {
+			a := make([]float32, c.m*c.k)
+			for i := range a {
+				a[i] = float32(i%7) - 2
+			}
+			a[c.row*c.k+c.off] = v
+			for _, tb := range Available() {
+				lo, hi := make([]float32, c.m), make([]float32, c.m)
+				if bad := tb.MinMaxRows(a, c.k, c.m, c.k, lo, hi); bad != c.row {
+					t.Fatalf("%v: %v in row %d of %d rows of %d: row %d reported", tb, v, c.row, c.m, c.k, bad)
+				}
+				for i := range c.m {
+					if written := lo[i] != 0 || hi[i] != 0; written != (i < c.row) {
+						t.Fatalf("%v: %v in row %d: ranges %v %v, want the rows before it written and none after", tb, v, c.row, lo, hi)
+					}
+				}
+			}
+		}
+	}
+}

@@ -59,7 +59,11 @@ type Table struct {
 	// run FBlock's one-row tile panel by panel. It takes kernels.FFinish.
 	FRow func(*kernels.FBlock)
 
-	MinMax     func(x []float32) (lo, hi float32, finite bool)
+	MinMax func(x []float32) (lo, hi float32, finite bool)
+	// MinMaxRows takes a block of rows' ranges: kernels.MinMaxRows's
+	// values (a zero's sign may differ), MinMax a row (minMaxRowsWith, on
+	// tables without a kernel for it).
+	MinMaxRows func(a []float32, lda, m, k int, lo, hi []float32) int
 	QuantizeU8 func(x []float32, inv float32, zp int32, u []uint8)
 	// QuantizeDivU8 is DynamicQuantizeLinear's bytes (a division, the
 	// full byte range): kernels.QuantizeDivU8's bits.
@@ -163,6 +167,14 @@ func rowsWith(minMax func([]float32) (float32, float32, bool), quantize func([]f
 	}
 }
 
+// minMaxRowsWith returns a table's MinMaxRows made of its MinMax, called
+// row by row.
+func minMaxRowsWith(minMax func([]float32) (float32, float32, bool)) func([]float32, int, int, int, []float32, []float32) int {
+	return func(a []float32, lda, m, k int, lo, hi []float32) int {
+		return kernels.MinMaxRowsWith(minMax, a, lda, m, k, lo, hi)
+	}
+}
+
 // runsWith returns a table's QuantizeRunsU8 made of its QuantizeU8,
 // called run by run.
 func runsWith(quantize func([]float32, float32, int32, []uint8)) func([]float32, []int, []int, int, []float32, []int32, []uint8, int) {
@@ -194,6 +206,7 @@ var generic = &Table{
 	FBlock:         kernels.FBlockRef,
 	FRow:           kernels.FRowRef,
 	MinMax:         kernels.MinMax,
+	MinMaxRows:     kernels.MinMaxRows,
 	QuantizeU8:     kernels.QuantizeU8,
 	QuantizeRowsU8: kernels.QuantizeRowsU8,
 	QuantizeRunsU8: kernels.QuantizeRunsU8,

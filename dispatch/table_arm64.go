@@ -33,6 +33,7 @@ func isaTables() []*Table {
 				kernels.FBlockTiles(f, 4, arm64.FTile4NEON, arm64.FTile1NEON)
 			},
 			MinMax:         arm64.MinMaxNEON,
+			MinMaxRows:     minMaxRowsWith(arm64.MinMaxNEON),
 			QuantizeU8:     arm64.QuantizeU8NEON,
 			QuantizeRowsU8: rowsWith(arm64.MinMaxNEON, arm64.QuantizeU8NEON),
 			QuantizeRunsU8: runsWith(arm64.QuantizeU8NEON),

@@ -37,6 +37,36 @@ func QuantizeRowsWith(minMax func([]float32) (float32, float32, bool), quantize 
 	return -1
 }
 
+// MinMaxRows takes the ranges of m rows of k values (a, row stride lda),
+// as MinMax takes each: row i's into lo[i] and hi[i]. It returns the
+// first row holding a NaN or an infinity, whose range and those after it
+// are left unwritten, or -1 when every row is finite.
+func MinMaxRows(a []float32, lda, m, k int, lo, hi []float32) int {
+	return MinMaxRowsWith(MinMax, a, lda, m, k, lo, hi)
+}
+
+// MinMaxRowsWith is MinMaxRows on the given MinMax (a table's own, where
+// it has no kernel for whole blocks of rows).
+func MinMaxRowsWith(minMax func([]float32) (float32, float32, bool), a []float32, lda, m, k int, lo, hi []float32) int {
+	CheckMinMaxRows(a, lda, m, k, lo, hi)
+	for i := range m {
+		l, h, finite := minMax(a[i*lda : i*lda+k])
+		if !finite {
+			return i
+		}
+		lo[i], hi[i] = l, h
+	}
+	return -1
+}
+
+// CheckMinMaxRows panics unless MinMaxRows's operands hold m rows: a m
+// rows of k values at stride lda, lo and hi m values each.
+func CheckMinMaxRows(a []float32, lda, m, k int, lo, hi []float32) {
+	if m < 0 || k < 0 || m > 0 && (lda < k || len(a) < (m-1)*lda+k || len(lo) < m || len(hi) < m) {
+		panic(fmt.Sprintf("kernels: MinMaxRows of %d rows of %d values (stride %d) from %d values into %d and %d", m, k, lda, len(a), len(lo), len(hi)))
+	}
+}
+
 // CheckQuantizeRows panics unless QuantizeRowsU8's operands hold m rows:
 // a m rows of k values at stride lda, u m rows of ldu >= k bytes, zp and
 // scale m values each.

@@ -60,17 +60,43 @@ func MinMaxAVX512(x []float32) (lo, hi float32, finite bool) {
 	return minMaxAVX512(x)
 }
 
-// quantizeRowsU8AVX512 computes kernels.QuantizeRowsU8 for k >= 1, the
-// rows' last values under a mask. Requires AVX-512 F, BW.
+// minMaxRowsAVX512 computes kernels.MinMaxRows for k >= 1, the rows'
+// last values under a mask. Requires AVX-512 F, BW.
 //
 //go:noescape
-func quantizeRowsU8AVX512(a []float32, lda, m, k int, u []uint8, ldu int, zp []int32, scale []float32) (bad int)
+func minMaxRowsAVX512(a []float32, lda, m, k int, lo, hi []float32) (bad int)
 
-// QuantizeRowsU8AVX512 computes kernels.QuantizeRowsU8 on zmm in one call
-// for a block of rows: each row's range, its parameters and its bytes,
-// where a loop of MinMax and QuantizeU8 paid two calls and quant.RowParams
-// in Go a row (a 64-channel pixel's row cost 40 ns that way). Requires
-// AVX-512 F, BW.
+// MinMaxRowsAVX512 computes kernels.MinMaxRows on zmm in one call for a
+// block of rows, where MinMax took a call a row (a 3×3 int8 layer's
+// per-row parameters take the range of each of its image's pixels, a
+// row of 64 channels each on ResNet-50's first stage). Requires AVX-512
+// F, BW.
+func MinMaxRowsAVX512(a []float32, lda, m, k int, lo, hi []float32) int {
+	kernels.CheckMinMaxRows(a, lda, m, k, lo, hi) // the bounds the assembly trusts
+	switch {
+	case m == 0:
+		return -1
+	case k == 0:
+		return kernels.MinMaxRows(a, lda, m, k, lo, hi)
+	}
+	return minMaxRowsAVX512(a, lda, m, k, lo, hi)
+}
+
+// quantizeRangedRowsAVX512 quantizes m <= 16 rows of k >= 1 values
+// whose ranges lo and hi hold (finite), as quant.RowParams and
+// QuantizeU8 do: kernels.QuantizeRowsU8's bytes, zero points and scales.
+// Requires AVX-512 F, BW.
+//
+//go:noescape
+func quantizeRangedRowsAVX512(a []float32, lda, m, k int, lo, hi []float32, u []uint8, ldu int, zp []int32, scale []float32)
+
+// QuantizeRowsU8AVX512 computes kernels.QuantizeRowsU8 on zmm a block
+// of sixteen rows at a time: their ranges (minMaxRowsAVX512), then their
+// parameters in one vector pass (two VDIVPS for sixteen rows) and their
+// bytes (quantizeRangedRowsAVX512). Taking a row's range, parameters and
+// bytes in one pass left each row waiting on the last one's divisions
+// (48 rows of 256 values in the first-level cache: 1.58 µs, against
+// 1.09-1.15 in blocks). Requires AVX-512 F, BW.
 func QuantizeRowsU8AVX512(a []float32, lda, m, k int, u []uint8, ldu int, zp []int32, scale []float32) int {
 	kernels.CheckQuantizeRows(a, lda, m, k, u, ldu, zp, scale) // the bounds the assembly trusts
 	switch {
@@ -79,7 +105,22 @@ func QuantizeRowsU8AVX512(a []float32, lda, m, k int, u []uint8, ldu int, zp []i
 	case k == 0:
 		return kernels.QuantizeRowsU8(a, lda, m, k, u, ldu, zp, scale)
 	}
-	return quantizeRowsU8AVX512(a, lda, m, k, u, ldu, zp, scale)
+	var lo, hi [16]float32
+	for r0 := 0; r0 < m; r0 += 16 {
+		n := min(16, m-r0)
+		x := a[r0*lda:]
+		bad := minMaxRowsAVX512(x, lda, n, k, lo[:], hi[:])
+		if bad >= 0 {
+			n = bad
+		}
+		if n > 0 {
+			quantizeRangedRowsAVX512(x, lda, n, k, lo[:], hi[:], u[r0*ldu:], ldu, zp[r0:], scale[r0:])
+		}
+		if bad >= 0 {
+			return r0 + bad
+		}
+	}
+	return -1
 }
 
 // quantizeRunsU8AVX512 computes kernels.QuantizeRunsU8 for at least one

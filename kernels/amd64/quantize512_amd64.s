@@ -303,85 +303,39 @@ zddone:
 	VZEROUPPER
 	RET
 
-// func quantizeRowsU8AVX512(a []float32, lda, m, k int, u []uint8, ldu int, zp []int32, scale []float32) (bad int)
+// func minMaxRowsAVX512(a []float32, lda, m, k int, lo, hi []float32) (bad int)
 //
-// Sixteen rows at a time, in three passes, so that no row waits on the
-// one before it: a row's parameters hang on its range's reduction and
-// two divisions, some 60 cycles in a chain that, taken a row at a time,
-// left a row of 64 values at 10-16 ns where its loads and stores need
-// 3-4.
+// Per row: the lane minimums, maximums and Σ x·0 (0 while every value is
+// finite) in Z0-Z2 over 16 values at a time, the rest under the mask K1
+// (k mod 16 lanes; a row shorter than 16 starts from x[0] in every lane),
+// reduced to X0-X2 and stored to lo and hi. A row of 128 values or more
+// runs two chains, 32 values a step, the second in Z16-Z18, merged
+// before the reduction: one chain waited on its own minimum, maximum and
+// sum each step (a row of 2,048 took 15-35% longer, of 256 6-10%; 64
+// gain nothing). The minimum and maximum are exact in any order but for
+// a zero's sign, and Σ x·0 is only compared with zero. No row waits on
+// another: where a row's range, parameters and bytes were taken in one
+// pass, a row of 64 values waited some 60 cycles on its reduction and
+// divisions before the next could start.
 //
-//  1. Each row's range: the lane minimums, maximums and Σ x·0 (0 while
-//     every value is finite) in Z0-Z2 over 16 values at a time, the rest
-//     under the mask K1 (k mod 16 lanes; a row shorter than 16 starts
-//     from x[0] in every lane), reduced to X0-X2 and stored to the frame
-//     (lo at 0(SP), hi at 64(SP)). A row of 128 values or more runs two
-//     chains, 32 values a step, the second in Z16-Z18, merged before the
-//     reduction (one chain waited on its own minimum, maximum and sum each
-//     step: a row of 2,048 took 15-35% longer, of 256 6-10%). The bits do
-//     not depend on the order: the minimum and maximum are exact (a zero's
-//     sign is dropped by min(lo, 0) and max(hi, 0) below), and Σ x·0 is
-//     only compared with zero. A row that is not finite ends the block:
-//     the rows before it are finished, and its index returned.
-//  2. The block's parameters at once, quant.RowParams lane by lane: lo =
-//     min(lo, 0), hi = max(hi, 0), span = hi - lo; where span is at
-//     least quant.MinScaleRange and finite, scale = span / 127, inv =
-//     127 / span and the zero point -lo·inv rounded half to even and
-//     clamped to [0, 127], and 0, 0, 0 elsewhere. Where lo = 0 (the
-//     Go code's other branch) span is hi, and -lo·inv rounds to 0: the
-//     same bits. Zero points and scales go to zp and scale under K2 (the
-//     block's rows), inv to the frame (128(SP)).
-//  3. Each row's bytes: quantizeU8AVX512's steps with the row's inv and
-//     zero point, and zeros from k up to ldu.
-//
-// Registers: SI the row of a, R8 its stride in bytes, DI the row of u,
-// R9 ldu, R10 zp, R11 scale, CX k, DX m, BX the block's first row, R15
-// its rows, R12 the row within it; Z8 zero, Z9 127.0, Z10
-// quant.MinScaleRange, Z11 the largest float32, Z7 127 as int32; Z12
-// inv, Z13 zp, Z14 -zp and Z15 127 - zp for the row being quantized;
-// Z16-Z18 the second chain, Z19-Z20 its operands. The frame: lo, hi and
-// inv of the block's rows, then its first rows of a (192) and u (200)
-// and the row refused (208; -1: none).
-TEXT ·quantizeRowsU8AVX512(SB), NOSPLIT, $216-136
+// Registers: SI the row of a, R8 its stride in bytes, R10 lo, R11 hi,
+// CX k, DX m, BX the row; Z8 zero; Z16-Z18 the second chain, Z19-Z20 its
+// operands.
+TEXT ·minMaxRowsAVX512(SB), NOSPLIT, $0-104
 	ZQ_MASK16(k+40(FP))
-	MOVQ         a_base+0(FP), SI
-	MOVQ         lda+24(FP), R8
-	SHLQ         $2, R8
-	MOVQ         m+32(FP), DX
-	MOVQ         k+40(FP), CX
-	MOVQ         u_base+48(FP), DI
-	MOVQ         ldu+72(FP), R9
-	MOVQ         zp_base+80(FP), R10
-	MOVQ         scale_base+104(FP), R11
-	VPXORD       Z8, Z8, Z8
-	MOVL         $0x42fe0000, R13 // 127
-	VPBROADCASTD R13, Z9
-	MOVL         $0x03800000, R13 // 0x1p-120
-	VPBROADCASTD R13, Z10
-	MOVL         $0x7f7fffff, R13 // math.MaxFloat32
-	VPBROADCASTD R13, Z11
-	MOVL         $127, R13
-	VPBROADCASTD R13, Z7
-	XORQ         BX, BX
-
-block:
-	CMPQ BX, DX
-	JGE  done
-	MOVQ SI, 192(SP)
-	MOVQ DI, 200(SP)
-	MOVQ $-1, 208(SP)
-	MOVQ DX, R15
-	SUBQ BX, R15
-	CMPQ R15, $16
-	JLE  ranges
-	MOVQ $16, R15
-
-ranges:
-	XORQ R12, R12
+	MOVQ   a_base+0(FP), SI
+	MOVQ   lda+24(FP), R8
+	SHLQ   $2, R8
+	MOVQ   m+32(FP), DX
+	MOVQ   k+40(FP), CX
+	MOVQ   lo_base+48(FP), R10
+	MOVQ   hi_base+72(FP), R11
+	VPXORD Z8, Z8, Z8
+	XORQ   BX, BX
 
 row:
-	CMPQ R12, R15
-	JGE  params
+	CMPQ BX, DX
+	JGE  done
 	CMPQ CX, $16
 	JGE  full
 	VBROADCASTSS (SI), Z0 // lanes past the end hold x[0]
@@ -449,56 +403,92 @@ reduce:
 lanes:
 	ZM_LANES
 	VUCOMISS X8, X2 // Σ x·0 == 0: ZF set, PF clear
-	JNE      refused
-	JPS      refused
-	VMOVSS   X0, (SP)(R12*4)
-	VMOVSS   X1, 64(SP)(R12*4)
+	JNE      bad
+	JPS      bad
+	VMOVSS   X0, (R10)(BX*4)
+	VMOVSS   X1, (R11)(BX*4)
 	ADDQ     R8, SI
-	INCQ     R12
+	INCQ     BX
 	JMP      row
 
-refused:
-	LEAQ (BX)(R12*1), R13
-	MOVQ R13, 208(SP)
-	MOVQ R12, R15 // the rows before it
+done:
+	MOVQ $-1, bad+96(FP)
+	VZEROUPPER
+	RET
 
-params:
-	TESTQ     R15, R15
-	JZ        finished
-	MOVQ      CX, R14 // K2: the block's R15 rows
-	MOVQ      R15, CX
-	MOVL      $1, R13
-	SHLL      CX, R13
-	DECL      R13
-	KMOVW     R13, K2
-	MOVQ      R14, CX
-	VMOVUPS   (SP), Z0
-	VMOVUPS   64(SP), Z1
-	VMINPS    Z8, Z0, Z0                // lo = min(lo, 0)
-	VMAXPS    Z8, Z1, Z1                // hi = max(hi, 0)
-	VSUBPS    Z0, Z1, Z3                // span = hi - lo
-	VCMPPS    $0x0d, Z10, Z3, K3        // span >= MinScaleRange
-	VCMPPS    $0x02, Z11, Z3, K3, K3    // and finite
-	VDIVPS.Z  Z9, Z3, K3, Z4            // scale = span / 127
-	VDIVPS.Z  Z3, Z9, K3, Z5            // inv = 127 / span
-	VSUBPS    Z0, Z8, Z6                // -lo
-	VMULPS    Z5, Z6, Z6                // -lo·inv
-	VCVTPS2DQ Z6, Z6                    // rounded half to even
-	VPMAXSD   Z8, Z6, Z6                // clamped as RowParams clamps (0 <= -lo <= span: never binds)
-	VPMINSD   Z7, Z6, Z6
-	VMOVUPS   Z5, 128(SP)
-	VMOVDQU32 Z6, K2, (R10)(BX*4)
-	VMOVUPS   Z4, K2, (R11)(BX*4)
-	MOVQ      192(SP), SI
-	MOVQ      200(SP), DI
-	XORQ      R12, R12
+bad:
+	MOVQ BX, bad+96(FP)
+	VZEROUPPER
+	RET
+
+// func quantizeRangedRowsAVX512(a []float32, lda, m, k int, lo, hi []float32, u []uint8, ldu int, zp []int32, scale []float32)
+//
+// At most 16 rows whose ranges minMaxRowsAVX512 took: their parameters in
+// one vector pass, quant.RowParams lane by lane (lo = min(lo, 0), hi =
+// max(hi, 0), span = hi - lo; where span is at least
+// quant.MinScaleRange and finite, scale = span / 127, inv = 127 / span
+// and the zero point -lo·inv rounded half to even, clamped to [0, 127]
+// as RowParams clamps, and 0, 0, 0 elsewhere; where lo = 0, the Go
+// code's other branch, span is hi and -lo·inv rounds to 0: the same
+// bits), zero points and scales stored under K2 (the rows), inv to the
+// frame; then each row's bytes, quantizeU8AVX512's steps with its inv
+// and zero point, and zeros from k up to ldu.
+//
+// Registers: SI the row of a, R8 its stride in bytes, DI the row of u,
+// R9 ldu, R10 zp, R11 scale, CX k, DX m, BX the row; Z8 zero, Z9 127.0,
+// Z10 quant.MinScaleRange, Z11 the largest float32, Z7 127 as int32; Z12
+// inv, Z13 zp, Z14 -zp and Z15 127 - zp for the row being quantized.
+TEXT ·quantizeRangedRowsAVX512(SB), NOSPLIT, $64-176
+	MOVQ         m+32(FP), CX // K2: the m rows
+	MOVL         $1, R13
+	SHLL         CX, R13
+	DECL         R13
+	KMOVW        R13, K2
+	ZQ_MASK16(k+40(FP))
+	MOVQ         a_base+0(FP), SI
+	MOVQ         lda+24(FP), R8
+	SHLQ         $2, R8
+	MOVQ         m+32(FP), DX
+	MOVQ         k+40(FP), CX
+	MOVQ         u_base+96(FP), DI
+	MOVQ         ldu+120(FP), R9
+	MOVQ         zp_base+128(FP), R10
+	MOVQ         scale_base+152(FP), R11
+	VPXORD       Z8, Z8, Z8
+	MOVL         $0x42fe0000, R13 // 127
+	VPBROADCASTD R13, Z9
+	MOVL         $0x03800000, R13 // 0x1p-120
+	VPBROADCASTD R13, Z10
+	MOVL         $0x7f7fffff, R13 // math.MaxFloat32
+	VPBROADCASTD R13, Z11
+	MOVL         $127, R13
+	VPBROADCASTD R13, Z7
+	MOVQ         lo_base+48(FP), R13
+	VMOVUPS.Z    (R13), K2, Z0
+	MOVQ         hi_base+72(FP), R13
+	VMOVUPS.Z    (R13), K2, Z1
+	VMINPS       Z8, Z0, Z0             // lo = min(lo, 0)
+	VMAXPS       Z8, Z1, Z1             // hi = max(hi, 0)
+	VSUBPS       Z0, Z1, Z3             // span = hi - lo
+	VCMPPS       $0x0d, Z10, Z3, K3     // span >= MinScaleRange
+	VCMPPS       $0x02, Z11, Z3, K3, K3 // and finite
+	VDIVPS.Z     Z9, Z3, K3, Z4         // scale = span / 127
+	VDIVPS.Z     Z3, Z9, K3, Z5         // inv = 127 / span
+	VSUBPS       Z0, Z8, Z6             // -lo
+	VMULPS       Z5, Z6, Z6             // -lo·inv
+	VCVTPS2DQ    Z6, Z6                 // rounded half to even
+	VPMAXSD      Z8, Z6, Z6             // clamped as RowParams clamps (0 <= -lo <= span: never binds)
+	VPMINSD      Z7, Z6, Z6
+	VMOVUPS      Z5, (SP)
+	VMOVDQU32    Z6, K2, (R10)
+	VMOVUPS      Z4, K2, (R11)
+	XORQ         BX, BX
 
 quantize:
-	CMPQ         R12, R15
+	CMPQ         BX, DX
 	JGE          finished
-	VBROADCASTSS 128(SP)(R12*4), Z12
-	LEAQ         (BX)(R12*1), R13
-	MOVL         (R10)(R13*4), R13
+	VBROADCASTSS (SP)(BX*4), Z12
+	MOVL         (R10)(BX*4), R13
 	ZQ_ROW(R13)
 	XORQ         AX, AX
 
@@ -531,23 +521,10 @@ pad:
 next:
 	ADDQ R8, SI
 	ADDQ R9, DI
-	INCQ R12
+	INCQ BX
 	JMP  quantize
 
 finished:
-	MOVQ 208(SP), R13
-	CMPQ R13, $-1
-	JNE  bad
-	ADDQ R15, BX
-	JMP  block
-
-done:
-	MOVQ $-1, bad+128(FP)
-	VZEROUPPER
-	RET
-
-bad:
-	MOVQ R13, bad+128(FP)
 	VZEROUPPER
 	RET
 

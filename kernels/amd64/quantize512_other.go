@@ -36,3 +36,9 @@ func QuantizeRunsU8AVX512(x []float32, bases, offs []int, w int, inv []float32, 
 func GatherRunsU8AVX512(x []uint8, bases, offs []int, w int, u []uint8, ldu int) {
 	kernels.GatherRunsU8(x, bases, offs, w, u, ldu)
 }
+
+// MinMaxRowsAVX512 forwards to kernels.MinMaxRows in builds without
+// assembly.
+func MinMaxRowsAVX512(a []float32, lda, m, k int, lo, hi []float32) int {
+	return kernels.MinMaxRows(a, lda, m, k, lo, hi)
+}

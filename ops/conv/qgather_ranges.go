@@ -68,18 +68,23 @@ func (q *qimage) prepareRowParams(c *ops.Context, xt []float32) error {
 	pixels, bySlice, rows := (*kbuf)[:first], (*kbuf)[first:], (*kbuf)[:first]
 	err := c.ParallelFor(slices, len(xt)*quantizeCost, func(e *gemm.Engine, u0, u1 int) error {
 		tb := e.Table()
-		var bufs [2][]int32 // between the passes of three or more axes
+		var bufs [2][]int32         // between the passes of three or more axes
+		const block = 64            // pixels' ranges a call
+		ranges := getBuf(2 * block) // pooled: an array here escapes into the table's kernel
+		defer putBuf(ranges)
+		lo, hi := ranges[:block], ranges[block:]
 		for u := u0; u < u1; u++ {
 			keys := pixels[u*pixelKeys : (u+1)*pixelKeys]
 			px := xt[u*inRest*g.C : (u+1)*inRest*g.C]
-			for p := 0; p < inRest; p++ {
-				for gi := 0; gi < groups; gi++ {
-					at := p*g.C + gi*cg
-					lo, hi, ok := tb.MinMax(px[at : at+cg])
-					if !ok {
-						return errNonFinite
-					}
-					keys[2*(p*groups+gi)], keys[2*(p*groups+gi)+1] = orderKey(lo), orderKey(hi)
+			// Each pixel's group's range, a block of them a call: pixel p's
+			// group gi is row p·Group + gi of Cg values.
+			for r0, n := 0, inRest*groups; r0 < n; r0 += block {
+				rows := min(block, n-r0)
+				if tb.MinMaxRows(px[r0*cg:], cg, rows, cg, lo[:rows], hi[:rows]) >= 0 {
+					return errNonFinite
+				}
+				for i := range rows {
+					keys[2*(r0+i)], keys[2*(r0+i)+1] = orderKey(lo[i]), orderKey(hi[i])
 				}
 			}
 			// Along axes d-1 … 1: keys holds the cells of axes 1 … a by input
