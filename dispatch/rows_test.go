@@ -173,14 +173,9 @@ func TestQuantizeRunsEveryTable(t *testing.T) {
 	for _, w := range []int{1, 3, 15, 16, 17, 21, 48, 64, 100, 192, 200} {
 		for _, runs := range []int{1, 2, 3, 7} {
 			for _, n := range []int{0, 1, 2, 5} {
-				offs := make([]int, runs)
-				for j := range offs {
-					offs[j] = r.IntN(len(x) / 4)
-				}
-				bases := make([]int, n)
+				offs, bases := randomRuns(r, len(x), runs, n, w)
 				inv, zp := make([]float32, n), make([]int32, n)
 				for i := range bases {
-					bases[i] = r.IntN(len(x) - len(x)/4 - w)
 					inv[i], zp[i] = float32(r.ExpFloat64()*20), int32(r.IntN(128))
 				}
 				ldu := runs*w + r.IntN(5)
@@ -205,6 +200,20 @@ func TestQuantizeRunsEveryTable(t *testing.T) {
 	})
 }
 
+// randomRuns returns the offsets of runs runs and the bases of n rows of
+// runs of w values inside an image of size values, overlapping or far
+// apart.
+func randomRuns(r *rand.Rand, size, runs, n, w int) (offs, bases []int) {
+	offs, bases = make([]int, runs), make([]int, n)
+	for j := range offs {
+		offs[j] = r.IntN(size / 4)
+	}
+	for i := range bases {
+		bases[i] = r.IntN(size - size/4 - w)
+	}
+	return offs, bases
+}
+
 // refusesRunsOutside checks that every table's call of a kernel of runs
 // (two of 10 values at offsets 0 and 5 of an image of 1,000, into 20
 // bytes) refuses rows that reach outside the image or the output.
@@ -215,7 +224,7 @@ func refusesRunsOutside(t *testing.T, call func(tb *Table, bases []int, ldu int)
 			name  string
 			bases []int
 			ldu   int
-		}{{"a run past the image", []int{990}, 20}, {"a run before the image", []int{-1}, 20}, {"a short row stride", []int{0}, 19}} {
+		}{{"a run past the image", []int{990}, 20}, {"a run before the image", []int{-1}, 20}, {"a short row stride", []int{0}, 19}, {"rows past the output", []int{0, 0}, 20}} {
 			func() {
 				defer func() {
 					if recover() == nil {
@@ -242,14 +251,7 @@ func TestGatherRunsEveryTable(t *testing.T) {
 	for _, w := range []int{1, 3, 15, 63, 64, 65, 100, 128, 192, 200} {
 		for _, runs := range []int{1, 2, 3, 7} {
 			for _, n := range []int{0, 1, 2, 5} {
-				offs := make([]int, runs)
-				for j := range offs {
-					offs[j] = r.IntN(len(x) / 4)
-				}
-				bases := make([]int, n)
-				for i := range bases {
-					bases[i] = r.IntN(len(x) - len(x)/4 - w)
-				}
+				offs, bases := randomRuns(r, len(x), runs, n, w)
 				ldu := runs*w + r.IntN(5)
 				want := slices.Repeat([]uint8{guard}, n*ldu+3)
 				for i, b := range bases {

@@ -102,17 +102,11 @@ func QuantizeRunsWith(quantize func([]float32, float32, int32, []uint8), x []flo
 // rows: every run inside x, a parameter pair per row, rows of ldu >=
 // len(offs)*w bytes in u.
 func CheckQuantizeRuns(x []float32, bases, offs []int, w int, inv []float32, zp []int32, u []uint8, ldu int) {
-	n, k := len(bases), len(offs)*w
-	if n == 0 || k == 0 {
-		if w < 0 {
-			panic(fmt.Sprintf("kernels: QuantizeRunsU8 of runs of %d values", w))
-		}
-		return
+	if p := runsProblem(bases, offs, w, len(x), len(u), ldu); p != "" {
+		panic("kernels: QuantizeRunsU8 of " + p)
 	}
-	lo, hi := slices.Min(offs), slices.Max(offs)
-	if runsOutside(bases, lo, hi, w, len(x), len(u), ldu, k) || len(inv) < n || len(zp) < n {
-		panic(fmt.Sprintf("kernels: QuantizeRunsU8 of %d rows of %d runs of %d values (offsets %d..%d, rows from %d to %d) from %d values into %d bytes (stride %d), %d scales, %d zero points",
-			n, len(offs), w, lo, hi, slices.Min(bases), slices.Max(bases), len(x), len(u), ldu, len(inv), len(zp)))
+	if n := len(bases); len(offs)*w > 0 && (len(inv) < n || len(zp) < n) {
+		panic(fmt.Sprintf("kernels: QuantizeRunsU8 of %d rows with %d scales, %d zero points", n, len(inv), len(zp)))
 	}
 }
 
@@ -133,27 +127,31 @@ func GatherRunsU8(x []uint8, bases, offs []int, w int, u []uint8, ldu int) {
 // CheckGatherRuns panics unless GatherRunsU8's operands hold its rows:
 // every run inside x, rows of ldu >= len(offs)*w bytes in u.
 func CheckGatherRuns(x []uint8, bases, offs []int, w int, u []uint8, ldu int) {
-	n, k := len(bases), len(offs)*w
-	if n == 0 || k == 0 {
-		if w < 0 {
-			panic(fmt.Sprintf("kernels: GatherRunsU8 of runs of %d bytes", w))
-		}
-		return
-	}
-	lo, hi := slices.Min(offs), slices.Max(offs)
-	if runsOutside(bases, lo, hi, w, len(x), len(u), ldu, k) {
-		panic(fmt.Sprintf("kernels: GatherRunsU8 of %d rows of %d runs of %d bytes (offsets %d..%d, rows from %d to %d) from %d bytes into %d (stride %d)",
-			n, len(offs), w, lo, hi, slices.Min(bases), slices.Max(bases), len(x), len(u), ldu))
+	if p := runsProblem(bases, offs, w, len(x), len(u), ldu); p != "" {
+		panic("kernels: GatherRunsU8 of " + p)
 	}
 }
 
-// runsOutside reports whether rows of runs of w values at offsets lo..hi
-// from bases reach outside an image of nx values, or their k values a
-// row at stride ldu outside nu.
-func runsOutside(bases []int, lo, hi, w, nx, nu, ldu, k int) bool {
-	bad := w < 0 || ldu < k || nu < (len(bases)-1)*ldu+k
+// runsProblem says how rows of runs of w values at offs from bases
+// reach outside an image of nx values, or their len(offs)·w values a row
+// at stride ldu outside nu; "" when they do not (or there is nothing to
+// move).
+func runsProblem(bases, offs []int, w, nx, nu, ldu int) string {
+	n, k := len(bases), len(offs)*w
+	if w < 0 {
+		return fmt.Sprintf("runs of %d values", w)
+	}
+	if n == 0 || k == 0 {
+		return ""
+	}
+	lo, hi := slices.Min(offs), slices.Max(offs)
+	bad := ldu < k || nu < (n-1)*ldu+k
 	for _, b := range bases {
 		bad = bad || b+lo < 0 || b+hi+w > nx
 	}
-	return bad
+	if !bad {
+		return ""
+	}
+	return fmt.Sprintf("%d rows of %d runs of %d values (offsets %d..%d, rows from %d to %d) from %d values into %d (stride %d)",
+		n, len(offs), w, lo, hi, slices.Min(bases), slices.Max(bases), nx, nu, ldu)
 }

@@ -99,10 +99,7 @@ func quantizeRangedRowsAVX512(a []float32, lda, m, k int, lo, hi []float32, u []
 // 1.09-1.15 in blocks). Requires AVX-512 F, BW.
 func QuantizeRowsU8AVX512(a []float32, lda, m, k int, u []uint8, ldu int, zp []int32, scale []float32) int {
 	kernels.CheckQuantizeRows(a, lda, m, k, u, ldu, zp, scale) // the bounds the assembly trusts
-	switch {
-	case m == 0:
-		return -1
-	case k == 0:
+	if k == 0 {
 		return kernels.QuantizeRowsU8(a, lda, m, k, u, ldu, zp, scale)
 	}
 	var lo, hi [16]float32

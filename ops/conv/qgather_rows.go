@@ -178,7 +178,7 @@ func (q *qimage) imageRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu, 
 	var xb []uint8   // static: the image's bytes
 	var xg []float32 // per row: its values
 	var params []rowParam
-	var zp uint8 // static
+	var zp uint8 // quantize(0), the padding: static, or the border row's own
 	if q.act != nil {
 		_, _, z := q.act.Params()
 		xb, zp = q.u[b*q.img+gi*cg:(b+1)*q.img], uint8(z)
@@ -231,16 +231,15 @@ func (q *qimage) imageRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu, 
 		if xb == nil {
 			rp = params[r*groups+gi]
 			dst.SetRowParams(r, rp.scale, rp.zp)
+			zp = uint8(rp.zp)
 		}
 		row := u[r*ldu : r*ldu+kk*cg]
 		for kidx := 0; kidx < kk; kidx++ {
 			seg := row[kidx*cg : (kidx+1)*cg]
 			at := pos.at(kidx)
 			switch {
-			case at < 0 && xb != nil:
-				fill(seg, zp)
 			case at < 0:
-				fill(seg, uint8(rp.zp)) // quantize(0)
+				fill(seg, zp)
 			case xb != nil:
 				copy(seg, xb[at*c:at*c+cg])
 			default:
