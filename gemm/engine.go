@@ -240,6 +240,7 @@ type rowQuant struct {
 	x          []float32 // row i at x[i*lda:], k values
 	k, lda     int
 	static     bool
+	grid       bool    // static: a pair's grid (GridActivations)
 	scale, inv float32 // static: the parameters of every row
 	zp         int32
 }
@@ -258,7 +259,11 @@ func (q *rowQuant) rows(r0, r1 int) int {
 			return i - r0
 		}
 		u := dst.u[i*ldu : i*ldu+ldu]
-		t.QuantizeU8(row, q.inv, q.zp, u)
+		if q.grid {
+			t.QuantizeDivU8(row, q.scale, q.zp, u)
+		} else {
+			t.QuantizeU8(row, q.inv, q.zp, u)
+		}
 		clear(u[k:])
 		dst.zp[i], dst.scale[i] = q.zp, q.scale
 	}
@@ -311,10 +316,34 @@ func (e *Engine) QMatMulRowsFinish(qa *QRows, w *QWeights, c []float32, ldc int,
 	if err := e.checkRows(qa, w, c, ldc, fin); err != nil || qa.m == 0 || w.N == 0 {
 		return err
 	}
-	j := e.newQJob(qa, w, c, ldc, fin, qa.offsets(e.t.QOffset))
+	qoff := e.t.QOffset
+	if e.splits(qa) {
+		qoff *= 2 // two passes, each summing (u - QOffset)·W
+	}
+	j := e.newQJob(qa, w, c, ldc, fin, qa.offsets(qoff))
 	defer j.free()
 	return e.run(j.units(), j.work(), j.run)
 }
+
+// splits reports whether a product of qa's rows runs each row as two
+// (wideSplit): wide rows on a table whose kernel is exact only for
+// bytes up to 128.
+func (e *Engine) splits(qa *QRows) bool { return qa.wide && !e.t.FullRange }
+
+// wideSplit writes lo = min(u, 128) and hi = u - lo for bytes u: two rows
+// each of bytes a table that is not FullRange multiplies exactly, whose
+// products add up to u's.
+func wideSplit(u, lo, hi []uint8) {
+	lo, hi = lo[:len(u)], hi[:len(u)]
+	for i, v := range u {
+		l := min(v, 128)
+		lo[i], hi[i] = l, v-l
+	}
+}
+
+// splitBytes holds the halves of wide rows (wideSplit), reused call to
+// call.
+var splitBytes = sync.Pool{New: func() any { return new([]uint8) }}
 
 // checkRows validates a product of qa's rows by w into c (row stride
 // ldc) finished by fin.
@@ -332,8 +361,8 @@ func (e *Engine) checkRows(qa *QRows, w *QWeights, c []float32, ldc int, fin *Fi
 	if err := fin.check(m, n); err != nil {
 		return err
 	}
-	if qa.wide && !e.t.FullRange {
-		return fmt.Errorf("gemm: rows hold bytes above 128, which the %s kernels multiply exactly only through QMatMulInt32", e.t.Name)
+	if e.splits(qa) && w.Scheme == quant.PerBlock {
+		return fmt.Errorf("gemm: rows hold bytes above 128, which the %s kernels multiply by per-block weights exactly only through QMatMulInt32", e.t.Name)
 	}
 	return nil
 }
@@ -359,7 +388,15 @@ func (e *Engine) newQJob(qa *QRows, w *QWeights, c []float32, ldc int, fin *Fini
 	j.e, j.qa, j.w, j.c, j.ldc, j.off, j.fin = e, qa, w, c, ldc, off, fin
 	j.parts = append(append(j.parts[:0], w.packed), w.extra...)
 	j.panels, j.ng, j.mc, j.kq, j.pstr, j.nkb = panels, ng, mc, kq, pstr, nkb
-	j.passes = nkb * len(j.parts)
+	j.rows = append(j.rows[:0], qa.u)
+	if e.splits(qa) {
+		n := paddedRows(m) * qa.ldu
+		j.lo, j.hi = splitBytes.Get().(*[]uint8), splitBytes.Get().(*[]uint8)
+		*j.lo, *j.hi = grow(*j.lo, n), grow(*j.hi, n)
+		wideSplit(qa.u[:n], *j.lo, *j.hi)
+		j.rows = append(j.rows[:0], *j.lo, *j.hi)
+	}
+	j.passes = nkb * len(j.parts) * len(j.rows)
 	j.touch = touches(m, n, mc)
 	return j
 }
@@ -378,7 +415,12 @@ func qWork(m int, w *QWeights) int { return m * w.N * w.K * (1 + len(w.extra)) /
 // free gives j back to the pool, holding no operands.
 func (j *qJob) free() {
 	clear(j.parts) // the pool keeps no weights alive
-	*j = qJob{parts: j.parts[:0], run: j.run}
+	clear(j.rows)
+	if j.lo != nil {
+		splitBytes.Put(j.lo)
+		splitBytes.Put(j.hi)
+	}
+	*j = qJob{parts: j.parts[:0], rows: j.rows[:0], run: j.run}
 	qJobs.Put(j)
 }
 
@@ -395,6 +437,8 @@ type qJob struct {
 	off                                   []int32
 	fin                                   *Finish
 	parts                                 [][]int8
+	rows                                  [][]uint8 // qa's bytes, or their halves (splits)
+	lo, hi                                *[]uint8  // the halves' buffers
 	panels, ng, mc, kq, pstr, nkb, passes int
 	touch                                 bool // touches(m, n, mc)
 	run                                   func(u0, u1 int)
@@ -460,7 +504,8 @@ func (j *qJob) chunks(u0, u1 int) {
 		}
 		q.Colsum, q.SB = w.colsum[c0:], w.scales[c0:]
 		for pass := 0; pass < passes; pass++ {
-			part, kb := pass/nkb, pass%nkb
+			part, kb := pass/nkb%len(j.parts), pass%nkb
+			rows := j.rows[pass/(nkb*len(j.parts))]
 			g0, g1 := span(kb, kq, nkb)
 			q.KQ = g1 - g0
 			q.B = j.parts[part][p0*pstr+g0*64:]
@@ -477,7 +522,7 @@ func (j *qJob) chunks(u0, u1 int) {
 				if r0 > m0 { // the first tile read the block's weights
 					q.Flags |= kernels.QCached
 				}
-				q.U = qa.u[r0*qa.ldu+g0*4:]
+				q.U = rows[r0*qa.ldu+g0*4:]
 				q.Off, q.SA = off[r0:], qa.scale[r0:]
 				if acc != nil {
 					q.Acc = acc[(r0-m0)*accStr:]
@@ -609,12 +654,9 @@ func (e *Engine) QMatMulInt32(qa *QRows, w *QWeights, out []int32, ldo int) erro
 	}
 	t := e.t
 	splits := [][]uint8{qa.u}
-	if qa.wide && !t.FullRange {
+	if e.splits(qa) {
 		lo, hi := make([]uint8, len(qa.u)), make([]uint8, len(qa.u))
-		for i, v := range qa.u {
-			lo[i] = min(v, 128)
-			hi[i] = v - lo[i]
-		}
+		wideSplit(qa.u, lo, hi)
 		splits = [][]uint8{lo, hi}
 	}
 	parts := w.parts()

@@ -56,7 +56,8 @@ func (r *QRows) SetRowParams(i int, scale float32, zp int32) {
 }
 
 // SetStatic gives every row PrepareRows readied a static a's zero point
-// and scale, whose bytes QuantizeStatic writes.
+// and scale, whose bytes QuantizeStatic (or a.Quantize) writes: rows of a
+// grid's bytes are wide.
 func (r *QRows) SetStatic(a *Activations) error {
 	if !a.Static() {
 		return fmt.Errorf("gemm: activations without fixed parameters")
@@ -64,6 +65,7 @@ func (r *QRows) SetStatic(a *Activations) error {
 	for i := 0; i < r.m; i++ {
 		r.zp[i], r.scale[i] = a.zp, a.scale
 	}
+	r.wide = a.grid
 	return nil
 }
 
@@ -87,7 +89,7 @@ func (e *Engine) QuantizeStatic(dst []uint8, x []float32, a *Activations) error 
 		if _, _, ok := t.MinMax(v); !ok {
 			return ErrNotFinite
 		}
-		t.QuantizeU8(v, a.inv, a.zp, dst[i:i+len(v)])
+		a.Quantize(t, v, dst[i:i+len(v)])
 	}
 	return nil
 }

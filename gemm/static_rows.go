@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/quant"
 )
 
@@ -20,6 +21,7 @@ import (
 // concurrent use.
 type Activations struct {
 	static     bool
+	grid       bool    // static: the values lie on a pair's grid (GridActivations)
 	lo, hi     float32 // static: the calibrated range
 	scale, inv float32
 	zp         int32
@@ -43,6 +45,38 @@ func StaticActivations(lo, hi float32) (*Activations, error) {
 	}
 	s, inv, zp := quant.RowParams(lo, hi)
 	return &Activations{static: true, lo: lo, hi: hi, scale: s, inv: inv, zp: zp}, nil
+}
+
+// GridActivations returns fixed parameters for activations that are the
+// outputs of a QuantizeLinear -> DequantizeLinear pair through uint8 with
+// dequantize scale and zero point zp: every value is float32(q − zp)·scale
+// for a byte q. They quantize with the pair's own parameters over the
+// whole byte range, on the table's QuantizeDivU8 (x/scale, rounded half to
+// even, clamped to the bytes), which gives back q itself: x/scale is
+// within a few ulps of the integer q − zp, and rounds to it. The rows then
+// hold the pair's bytes, as ONNX's QLinearConv multiplies them, and are
+// wide (QRows.Wide). A pair through int8 is the same grid shifted by 128:
+// zero point zp + 128. scale must be positive and finite, zp in [0, 255].
+func GridActivations(scale float32, zp int32) (*Activations, error) {
+	if !finite32(scale) || scale <= 0 || zp < 0 || zp > 255 {
+		return nil, fmt.Errorf("gemm: activation grid of scale %v and zero point %d", scale, zp)
+	}
+	lo, hi := float32(-zp)*scale, float32(255-zp)*scale
+	return &Activations{static: true, grid: true, lo: lo, hi: hi, scale: scale, inv: 1 / scale, zp: zp}, nil
+}
+
+// Grid reports whether a holds a pair's grid (GridActivations).
+func (a *Activations) Grid() bool { return a != nil && a.grid }
+
+// Quantize writes the bytes of values x with a static a's parameters into
+// u (at least len(x) bytes) on table t: QuantizeU8 (or, for a grid,
+// QuantizeDivU8) of x. x must be finite.
+func (a *Activations) Quantize(t *dispatch.Table, x []float32, u []uint8) {
+	if a.grid {
+		t.QuantizeDivU8(x, a.scale, a.zp, u)
+		return
+	}
+	t.QuantizeU8(x, a.inv, a.zp, u)
 }
 
 // MeasureActivations returns Activations that quantize per row, as nil
@@ -91,23 +125,29 @@ func finite32(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(fl
 // whose own range gives the same parameters quantizes exactly as
 // QuantizeRows quantizes it. A row holding NaN or ±Inf is ErrNotFinite.
 func (e *Engine) QuantizeRowsWith(dst *QRows, x []float32, m, k, lda int, scale, inv float32, zp int32) error {
-	q, err := e.staticRowQuantizer(dst, x, m, k, lda, scale, inv, zp)
+	q, err := e.staticRowQuantizer(dst, x, m, k, lda, scale, inv, zp, false)
 	if err != nil {
 		return err
 	}
 	return e.rowsSplit(q, m)
 }
 
-// staticRowQuantizer is rowQuantizer for QuantizeRowsWith.
-func (e *Engine) staticRowQuantizer(dst *QRows, x []float32, m, k, lda int, scale, inv float32, zp int32) (rowQuant, error) {
+// staticRowQuantizer is rowQuantizer for QuantizeRowsWith and, with
+// grid set, for GridActivations' parameters (zp up to 255, wide rows).
+func (e *Engine) staticRowQuantizer(dst *QRows, x []float32, m, k, lda int, scale, inv float32, zp int32, grid bool) (rowQuant, error) {
 	if m < 0 || k < 0 || lda < k || m > 0 && len(x) < (m-1)*lda+k {
 		return rowQuant{}, fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(x), m, k, lda)
 	}
-	if zp < 0 || zp > quant.ActivationLevels || !finite32(scale) || !finite32(inv) || scale < 0 || inv < 0 {
+	levels := int32(quant.ActivationLevels)
+	if grid {
+		levels = 255
+	}
+	if zp < 0 || zp > levels || !finite32(scale) || !finite32(inv) || scale < 0 || inv < 0 {
 		return rowQuant{}, fmt.Errorf("gemm: activation scale %v (1/%v), zero point %d", scale, inv, zp)
 	}
 	dst.ready(m, k)
-	return rowQuant{t: e.t, dst: dst, x: x, k: k, lda: lda, static: true, scale: scale, inv: inv, zp: zp}, nil
+	dst.wide = grid
+	return rowQuant{t: e.t, dst: dst, x: x, k: k, lda: lda, static: true, grid: grid, scale: scale, inv: inv, zp: zp}, nil
 }
 
 // rowsSplit runs q over the m rows it readied, split over e's pool when
@@ -170,6 +210,12 @@ func (e *Engine) QuantizeRowsAs(dst *QRows, x []float32, m, k, lda int, a *Activ
 	switch {
 	case a == nil:
 		return e.QuantizeRows(dst, x, m, k, lda)
+	case a.grid:
+		q, err := e.staticRowQuantizer(dst, x, m, k, lda, a.scale, a.inv, a.zp, true)
+		if err != nil {
+			return err
+		}
+		return e.rowsSplit(q, m)
 	case a.static:
 		return e.QuantizeRowsWith(dst, x, m, k, lda, a.scale, a.inv, a.zp)
 	}
@@ -234,15 +280,15 @@ func (e *Engine) qMatMulChunks(qa *QRows, x []float32, m int, w *QWeights, c []f
 	parts := e.parts(work, chunks)
 	// Whole chunks balance when each core gets as many, or when there
 	// are enough that the last one claimed is a small part of the loop.
-	if parts < 2 || chunks%parts != 0 && chunks < 4*parts {
-		return false, nil
+	if parts < 2 || chunks%parts != 0 && chunks < 4*parts || a.Grid() && !t.FullRange {
+		return false, nil // (a grid's wide rows are split after they are all quantized)
 	}
 	var q rowQuant
 	var err error
 	if a == nil {
 		q, err = e.rowQuantizer(qa, x, m, w.K, w.K)
 	} else {
-		q, err = e.staticRowQuantizer(qa, x, m, w.K, w.K, a.scale, a.inv, a.zp)
+		q, err = e.staticRowQuantizer(qa, x, m, w.K, w.K, a.scale, a.inv, a.zp, a.grid)
 	}
 	if err == nil {
 		err = e.checkRows(qa, w, c, w.N, fin)

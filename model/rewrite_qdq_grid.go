@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"slices"
 
 	"github.com/quantserve/quantserve/onnx/onnxpb"
 )
@@ -50,17 +51,70 @@ func (p qdqPair) keeps(grid qdqPair, ok bool) bool {
 }
 
 // gridOf returns the pair whose outputs value v is made of: v is the
-// output of a QuantizeDequantize, or of a chain of operators that output
-// values of their first input (a 2-D MaxPool whose every window overlaps
-// its input; the shape operators) from such a value. ok is false
-// otherwise.
+// output of a QuantizeDequantize or of a fused convolution whose last
+// stage is a pair (qdq_*), or of a chain of operators that output values
+// of their first input (a 2-D MaxPool whose every window overlaps its
+// input, ONNX's or its channels-last form; the shape operators) from
+// such a value. ok is false otherwise.
 func (r *rewriter) gridOf(v string) (grid qdqPair, ok bool) {
 	n := r.prod[v]
-	for n != nil && len(n.Inputs) > 0 && n.Inputs[0] != "" && (r.movesValues(n) ||
-		r.is(n, "MaxPool") && isMaxPool2D(n) && maxPoolAttrsKnown(n, r.opset(n)) && maxPoolWindowsInside(n)) {
+	for n != nil && !r.dead[n] && len(n.Inputs) > 0 && n.Inputs[0] != "" && (r.movesValues(n) || isMaxPool2D(n) &&
+		(normDomain(n.Domain) == rewriteDomain || maxPoolAttrsKnown(n, r.opset(n))) && maxPoolWindowsInside(n)) {
 		n = r.prod[n.Inputs[0]]
 	}
+	if n != nil && !r.dead[n] && isFusedConv(n) && len(n.Outputs) == 1 {
+		return fusedConvPair(n, "")
+	}
 	return qdqPairOf(r, n)
+}
+
+// fusedConvPair returns the pair a fused convolution applies as prefix
+// names it ("": last, to its output; "input_": to its input).
+func fusedConvPair(n *onnxpb.Node, prefix string) (qdqPair, bool) {
+	s, z, typ := attrOf(n, prefix+"qdq_scales"), attrOf(n, prefix+"qdq_zero_points"), attrOf(n, prefix+"qdq_type")
+	if s == nil || z == nil || typ == nil || len(s.Floats) != 2 || len(z.Ints) != 2 {
+		return qdqPair{}, false
+	}
+	p := qdqPair{qs: s.Floats[0], ds: s.Floats[1], qz: z.Ints[0], dz: z.Ints[1], typ: string(typ.S)}
+	return p, p.typ == "uint8" || p.typ == "int8"
+}
+
+// The "qdq-input-grid" rewrite tells a fused convolution the grid its
+// input lies on (grid_*, see conv.FusedConv): its own input pair's, or
+// that of the pair whose outputs the input is (gridOf), as a static QDQ
+// file's convolution reads the DequantizeLinear of the QuantizeLinear
+// after the layer before. Its int8 product then multiplies the pair's
+// bytes, as ONNX Runtime's QLinearConv does, where it would quantize
+// the pair's values again, row by row. An input with a channel scale
+// (and no input pair after it) lies on no grid.
+func init() {
+	registerRewrite("qdq-input-grid", eachNode((*rewriter).gridInput))
+}
+
+func (r *rewriter) gridInput(c *onnxpb.Node) bool {
+	if r.dead[c] || !isFusedConv(c) || attrOf(c, "grid_scale") != nil || len(c.Inputs) == 0 || c.Inputs[fusedX] == "" {
+		return false
+	}
+	var p qdqPair
+	var ok bool
+	switch {
+	case attrOf(c, "input_qdq_scales") != nil:
+		p, ok = fusedConvPair(c, "input_")
+	case len(c.Inputs) > fusedXScale && c.Inputs[fusedXScale] != "":
+		return false
+	default:
+		p, ok = r.gridOf(c.Inputs[fusedX])
+	}
+	if !ok || !(p.ds > 0 && p.ds <= math.MaxFloat32) {
+		return false
+	}
+	n := *c
+	n.Attributes = append(slices.Clone(c.Attributes),
+		&onnxpb.Attribute{Name: "grid_scale", Type: onnxpb.AttrFloats, Floats: []float32{p.ds}},
+		&onnxpb.Attribute{Name: "grid_zero_point", Type: onnxpb.AttrInts, Ints: []int64{p.dz}},
+		&onnxpb.Attribute{Name: "grid_type", Type: onnxpb.AttrString, S: []byte(p.typ)})
+	r.g.Nodes[slices.Index(r.g.Nodes, c)] = &n
+	return true
 }
 
 // movesValues reports whether n's one output holds values of its first
@@ -97,6 +151,7 @@ func maxPoolWindowsInside(n *onnxpb.Node) bool {
 			if a.I != 0 {
 				return false
 			}
+		case "nchw_out": // the channels-last form's layout
 		case "dilations":
 			for _, d := range a.Ints {
 				if d != 1 {

@@ -29,7 +29,7 @@ func buildConv(n *ops.Node, at *ConvAttrs) (ops.Operator, error) {
 		if err := checkHeldShape("Conv", w.Shape, at.KernelShape); err != nil {
 			return nil, err
 		}
-		h, l, err := holdWeight(n, w, int(at.Group), false)
+		h, l, err := holdWeight(n, w, int(at.Group), false, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -45,7 +45,7 @@ func buildConvTranspose(n *ops.Node, at *ConvTransposeAttrs) (ops.Operator, erro
 		if err := checkHeldShape("ConvTranspose", w.Shape, at.KernelShape); err != nil {
 			return nil, err
 		}
-		h, l, err := holdWeight(n, w, int(at.Group), true)
+		h, l, err := holdWeight(n, w, int(at.Group), true, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -41,6 +41,16 @@ import (
 // scale, bias, mean and var, R, and a channel scale of X (absent ones
 // empty), at the positions FusedX ... FusedXScale.
 //
+// grid_scale, grid_zero_point and grid_type say that X (after the input
+// pair, when there is one) lies on the grid of a QuantizeLinear ->
+// DequantizeLinear pair through grid_type ("uint8" or "int8") with that
+// dequantize scale and zero point: every value is float32(q − zp)·scale
+// for an integer q of the type, as the pair (a static QDQ file's, whose
+// DequantizeLinear the convolution reads) makes them. An int8 product
+// then takes the pair's bytes themselves as its activations
+// (gemm.GridActivations), as ONNX's QLinearConv does, where it would
+// quantize them again per row.
+//
 // X, Y and R are NCHW unless nhwc_in / nhwc_out / nhwc_residual say
 // channels-last ([N, spatial..., C]; R is NHWC when Y is); only fused
 // convolutions and the channels-last pools (quantserve's
@@ -106,6 +116,9 @@ type FusedConvAttrs struct {
 	InQDQScales      []float32 `onnx:"input_qdq_scales"`
 	InQDQZeroPoints  []int64   `onnx:"input_qdq_zero_points"`
 	InQDQType        string    `onnx:"input_qdq_type"`
+	GridScale        []float32 `onnx:"grid_scale"`
+	GridZeroPoint    []int64   `onnx:"grid_zero_point"`
+	GridType         string    `onnx:"grid_type"`
 	Fused            []string  `onnx:"fused"`
 	NHWCIn           bool      `onnx:"nhwc_in"`
 	NHWCOut          bool      `onnx:"nhwc_out"`
@@ -269,7 +282,11 @@ func buildFusedConv(n *ops.Node, at *FusedConvAttrs) (ops.Operator, error) {
 		return nil, err
 	}
 	group := int(ca.Group)
-	h, l, err := holdWeight(n, w, group, false)
+	grid, err := gridOf(at.GridScale, at.GridZeroPoint, at.GridType)
+	if err != nil {
+		return nil, err
+	}
+	h, l, err := holdWeight(n, w, group, false, grid)
 	if err != nil {
 		return nil, err
 	}

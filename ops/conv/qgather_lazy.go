@@ -12,7 +12,8 @@ import (
 // taps are read from the image twice, for the row's range (and whether
 // it is finite: a row holding NaN or ±Inf is the input error
 // QuantizeRows's ErrNotFinite makes, naming the row within the tile),
-// then for its bytes, with the row's parameters or q's static ones.
+// then for its bytes, with the row's parameters or q's static ones (a
+// grid's on its own kernel: gemm.Activations.Quantize).
 func (q *qimage) lazyRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu, b, gi, p0, n int) error {
 	t := q.t
 	g := t.g
@@ -28,6 +29,13 @@ func (q *qimage) lazyRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu, b
 			return err
 		}
 		_, inv, zp = q.act.Params()
+	}
+	quantize := func(x []float32, u []uint8) { // with the row's inv and zp
+		if static {
+			q.act.Quantize(tb, x, u)
+		} else {
+			tb.QuantizeU8(x, inv, zp, u)
+		}
 	}
 	pos := t.pos(p0)
 	w := t.run * cg // values per run
@@ -58,13 +66,13 @@ func (q *qimage) lazyRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu, b
 		if pos.interior {
 			for j, off := range t.runLin {
 				at := (pos.lin + off) * c
-				tb.QuantizeU8(xg[at:at+w], inv, zp, row[j*w:(j+1)*w])
+				quantize(xg[at:at+w], row[j*w:(j+1)*w])
 			}
 		} else {
 			for kidx := 0; kidx < kk; kidx++ {
 				seg := row[kidx*cg : (kidx+1)*cg]
 				if at := pos.at(kidx); at >= 0 {
-					tb.QuantizeU8(xg[at*c:at*c+cg], inv, zp, seg)
+					quantize(xg[at*c:at*c+cg], seg)
 				} else {
 					fill(seg, uint8(zp)) // quantize(0)
 				}

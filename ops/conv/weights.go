@@ -149,6 +149,31 @@ func kernelsFor(n *ops.Node, cg, k, cols int) (bool, string) {
 	return true, "int8 " + n.Scheme.String()
 }
 
+// gridOf returns the activations of an input on the grid of a pair with
+// dequantize scale and zero point zp through typ ("uint8" or "int8": the
+// bytes shifted by 128), or nil when the attributes are absent.
+func gridOf(scale []float32, zp []int64, typ string) (*gemm.Activations, error) {
+	if len(scale) == 0 && len(zp) == 0 && typ == "" {
+		return nil, nil
+	}
+	shift := int64(0)
+	switch typ {
+	case "uint8":
+	case "int8":
+		shift = 128
+	default:
+		return nil, fmt.Errorf("FusedConv grid type %q (uint8 or int8)", typ)
+	}
+	if len(scale) != 1 || len(zp) != 1 {
+		return nil, fmt.Errorf("FusedConv grid of %d scales and %d zero points (one each)", len(scale), len(zp))
+	}
+	z := zp[0] + shift
+	if z < 0 || z > 255 {
+		return nil, fmt.Errorf("FusedConv grid zero point %d out of %s's range", zp[0], typ)
+	}
+	return gemm.GridActivations(scale[0], int32(z))
+}
+
 // held is a constant weight prepared for the kernels at load. In builds
 // with the autodiff tag it also keeps the weight as the kernels multiply
 // by it, for backward passes.
@@ -177,10 +202,12 @@ type layer struct {
 
 // holdWeight prepares a constant float weight w of node n for the kernels
 // (ConvTranspose's adjoint product when adjoint is set) and returns it
-// with the layer to report. It returns nil for a weight the kernels do
-// not hold: of another type or rank, or empty; each run then checks the
-// weight and reports what is wrong with it.
-func holdWeight(n *ops.Node, w *tensor.Tensor, group int, adjoint bool) (*held, layer, error) {
+// with the layer to report. grid, when not nil, is the pair's grid the
+// input lies on (gridOf): an int8 product of per-tensor or per-channel
+// weights quantizes its activations with it. It returns nil for a
+// weight the kernels do not hold: of another type or rank, or empty;
+// each run then checks the weight and reports what is wrong with it.
+func holdWeight(n *ops.Node, w *tensor.Tensor, group int, adjoint bool, grid *gemm.Activations) (*held, layer, error) {
 	if !isFloat(w.DType) || w.DType == tensor.Float64 || w.Rank() < 3 {
 		return nil, layer{}, nil
 	}
@@ -216,8 +243,12 @@ func holdWeight(n *ops.Node, w *tensor.Tensor, group int, adjoint bool) (*held, 
 		if h.w, err = prepareWeights(data, shape, group, adjoint, quantize, n.Scheme); err != nil {
 			return nil, layer{}, fmt.Errorf("weight %q: %w", n.Inputs[1], err)
 		}
-		if quantize { // the node's calibration, if any (ops.Node.Activations)
-			if h.w.act = n.Activations(); h.w.act.Static() {
+		if quantize { // the input's grid, or the node's calibration, if any (ops.Node.Activations)
+			switch h.w.act = n.Activations(); {
+			case grid != nil && n.Scheme != quant.PerBlock:
+				h.w.act = grid
+				kernels += " (QDQ activations)"
+			case h.w.act.Static():
 				kernels += " (static activations)"
 			}
 		}
