@@ -235,14 +235,12 @@ func (e *Engine) rowQuantizer(dst *QRows, a []float32, m, k, lda int) (rowQuant,
 // quantize their rows hundreds of times a run, each closure and its
 // split's state an allocation.
 type rowQuant struct {
-	t          *dispatch.Table
-	dst        *QRows
-	x          []float32 // row i at x[i*lda:], k values
-	k, lda     int
-	static     bool
-	grid       bool    // static: a pair's grid (GridActivations)
-	scale, inv float32 // static: the parameters of every row
-	zp         int32
+	t            *dispatch.Table
+	dst          *QRows
+	x            []float32 // row i at x[i*lda:], k values
+	k, lda       int
+	static       bool
+	staticParams // static: the parameters of every row
 }
 
 // rows quantizes rows [r0, r1) and returns the first it refused (relative
@@ -259,11 +257,7 @@ func (q *rowQuant) rows(r0, r1 int) int {
 			return i - r0
 		}
 		u := dst.u[i*ldu : i*ldu+ldu]
-		if q.grid {
-			t.QuantizeDivU8(row, q.scale, q.zp, u)
-		} else {
-			t.QuantizeU8(row, q.inv, q.zp, u)
-		}
+		q.quantize(t, row, u)
 		clear(u[k:])
 		dst.zp[i], dst.scale[i] = q.zp, q.scale
 	}
@@ -655,9 +649,12 @@ func (e *Engine) QMatMulInt32(qa *QRows, w *QWeights, out []int32, ldo int) erro
 	t := e.t
 	splits := [][]uint8{qa.u}
 	if e.splits(qa) {
-		lo, hi := make([]uint8, len(qa.u)), make([]uint8, len(qa.u))
-		wideSplit(qa.u, lo, hi)
-		splits = [][]uint8{lo, hi}
+		lo, hi := splitBytes.Get().(*[]uint8), splitBytes.Get().(*[]uint8)
+		defer splitBytes.Put(lo)
+		defer splitBytes.Put(hi)
+		*lo, *hi = grow(*lo, len(qa.u)), grow(*hi, len(qa.u))
+		wideSplit(qa.u, *lo, *hi)
+		splits = [][]uint8{*lo, *hi}
 	}
 	parts := w.parts()
 	panels := w.cols / kernels.PanelN

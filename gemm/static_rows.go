@@ -20,11 +20,9 @@ import (
 // A static Activations is immutable; a measuring one is safe for
 // concurrent use.
 type Activations struct {
-	static     bool
-	grid       bool    // static: the values lie on a pair's grid (GridActivations)
-	lo, hi     float32 // static: the calibrated range
-	scale, inv float32
-	zp         int32
+	static bool
+	lo, hi float32 // static: the calibrated range
+	staticParams
 
 	mu       sync.Mutex // measuring: guards the fields below
 	seen     bool
@@ -44,7 +42,26 @@ func StaticActivations(lo, hi float32) (*Activations, error) {
 		return nil, fmt.Errorf("gemm: activation range [%v, %v] is not a finite range", lo, hi)
 	}
 	s, inv, zp := quant.RowParams(lo, hi)
-	return &Activations{static: true, lo: lo, hi: hi, scale: s, inv: inv, zp: zp}, nil
+	return &Activations{static: true, lo: lo, hi: hi, staticParams: staticParams{scale: s, inv: inv, zp: zp}}, nil
+}
+
+// staticParams are the parameters every row of a layer shares: scale,
+// the reciprocal QuantizeU8 multiplies by and zero point, or a pair's
+// grid (QuantizeDivU8 divides by the scale, over all 256 steps).
+type staticParams struct {
+	grid       bool
+	scale, inv float32
+	zp         int32
+}
+
+// quantize writes the bytes of values x into u (at least len(x) bytes)
+// on table t. x must be finite.
+func (p *staticParams) quantize(t *dispatch.Table, x []float32, u []uint8) {
+	if p.grid {
+		t.QuantizeDivU8(x, p.scale, p.zp, u)
+		return
+	}
+	t.QuantizeU8(x, p.inv, p.zp, u)
 }
 
 // GridActivations returns fixed parameters for activations that are the
@@ -62,7 +79,7 @@ func GridActivations(scale float32, zp int32) (*Activations, error) {
 		return nil, fmt.Errorf("gemm: activation grid of scale %v and zero point %d", scale, zp)
 	}
 	lo, hi := float32(-zp)*scale, float32(255-zp)*scale
-	return &Activations{static: true, grid: true, lo: lo, hi: hi, scale: scale, inv: 1 / scale, zp: zp}, nil
+	return &Activations{static: true, lo: lo, hi: hi, staticParams: staticParams{grid: true, scale: scale, inv: 1 / scale, zp: zp}}, nil
 }
 
 // Grid reports whether a holds a pair's grid (GridActivations).
@@ -71,13 +88,7 @@ func (a *Activations) Grid() bool { return a != nil && a.grid }
 // Quantize writes the bytes of values x with a static a's parameters into
 // u (at least len(x) bytes) on table t: QuantizeU8 (or, for a grid,
 // QuantizeDivU8) of x. x must be finite.
-func (a *Activations) Quantize(t *dispatch.Table, x []float32, u []uint8) {
-	if a.grid {
-		t.QuantizeDivU8(x, a.scale, a.zp, u)
-		return
-	}
-	t.QuantizeU8(x, a.inv, a.zp, u)
-}
+func (a *Activations) Quantize(t *dispatch.Table, x []float32, u []uint8) { a.quantize(t, x, u) }
 
 // MeasureActivations returns Activations that quantize per row, as nil
 // does, and record the range of every row they quantize (Range).
@@ -125,29 +136,35 @@ func finite32(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(fl
 // whose own range gives the same parameters quantizes exactly as
 // QuantizeRows quantizes it. A row holding NaN or ±Inf is ErrNotFinite.
 func (e *Engine) QuantizeRowsWith(dst *QRows, x []float32, m, k, lda int, scale, inv float32, zp int32) error {
-	q, err := e.staticRowQuantizer(dst, x, m, k, lda, scale, inv, zp, false)
+	return e.quantizeRowsStatic(dst, x, m, k, lda, staticParams{scale: scale, inv: inv, zp: zp})
+}
+
+// quantizeRowsStatic quantizes m rows with the parameters p every row
+// shares (QuantizeRowsWith's, or a grid's).
+func (e *Engine) quantizeRowsStatic(dst *QRows, x []float32, m, k, lda int, p staticParams) error {
+	q, err := e.staticRowQuantizer(dst, x, m, k, lda, p)
 	if err != nil {
 		return err
 	}
 	return e.rowsSplit(q, m)
 }
 
-// staticRowQuantizer is rowQuantizer for QuantizeRowsWith and, with
-// grid set, for GridActivations' parameters (zp up to 255, wide rows).
-func (e *Engine) staticRowQuantizer(dst *QRows, x []float32, m, k, lda int, scale, inv float32, zp int32, grid bool) (rowQuant, error) {
+// staticRowQuantizer is rowQuantizer for quantizeRowsStatic: a grid's
+// zero point may reach 255, and its rows are wide.
+func (e *Engine) staticRowQuantizer(dst *QRows, x []float32, m, k, lda int, p staticParams) (rowQuant, error) {
 	if m < 0 || k < 0 || lda < k || m > 0 && len(x) < (m-1)*lda+k {
 		return rowQuant{}, fmt.Errorf("gemm: %d values for %d rows of %d (row stride %d)", len(x), m, k, lda)
 	}
 	levels := int32(quant.ActivationLevels)
-	if grid {
+	if p.grid {
 		levels = 255
 	}
-	if zp < 0 || zp > levels || !finite32(scale) || !finite32(inv) || scale < 0 || inv < 0 {
-		return rowQuant{}, fmt.Errorf("gemm: activation scale %v (1/%v), zero point %d", scale, inv, zp)
+	if p.zp < 0 || p.zp > levels || !finite32(p.scale) || !finite32(p.inv) || p.scale < 0 || p.inv < 0 {
+		return rowQuant{}, fmt.Errorf("gemm: activation scale %v (1/%v), zero point %d", p.scale, p.inv, p.zp)
 	}
 	dst.ready(m, k)
-	dst.wide = grid
-	return rowQuant{t: e.t, dst: dst, x: x, k: k, lda: lda, static: true, grid: grid, scale: scale, inv: inv, zp: zp}, nil
+	dst.wide = p.grid
+	return rowQuant{t: e.t, dst: dst, x: x, k: k, lda: lda, static: true, staticParams: p}, nil
 }
 
 // rowsSplit runs q over the m rows it readied, split over e's pool when
@@ -204,20 +221,15 @@ func firstRow(bad *atomic.Int64, i int) {
 }
 
 // QuantizeRowsAs quantizes m rows of k values as a says: per row
-// (QuantizeRows) for nil, with a's parameters (QuantizeRowsWith) for a
-// static a, per row while recording the rows' range for a measuring a.
+// (QuantizeRows) for nil, with a's parameters (QuantizeRowsWith's bytes,
+// or a grid's) for a static a, per row while recording the rows' range
+// for a measuring a.
 func (e *Engine) QuantizeRowsAs(dst *QRows, x []float32, m, k, lda int, a *Activations) error {
 	switch {
 	case a == nil:
 		return e.QuantizeRows(dst, x, m, k, lda)
-	case a.grid:
-		q, err := e.staticRowQuantizer(dst, x, m, k, lda, a.scale, a.inv, a.zp, true)
-		if err != nil {
-			return err
-		}
-		return e.rowsSplit(q, m)
 	case a.static:
-		return e.QuantizeRowsWith(dst, x, m, k, lda, a.scale, a.inv, a.zp)
+		return e.quantizeRowsStatic(dst, x, m, k, lda, a.staticParams)
 	}
 	if err := e.QuantizeRows(dst, x, m, k, lda); err != nil {
 		return err
@@ -288,7 +300,7 @@ func (e *Engine) qMatMulChunks(qa *QRows, x []float32, m int, w *QWeights, c []f
 	if a == nil {
 		q, err = e.rowQuantizer(qa, x, m, w.K, w.K)
 	} else {
-		q, err = e.staticRowQuantizer(qa, x, m, w.K, w.K, a.scale, a.inv, a.zp, a.grid)
+		q, err = e.staticRowQuantizer(qa, x, m, w.K, w.K, a.staticParams)
 	}
 	if err == nil {
 		err = e.checkRows(qa, w, c, w.N, fin)
