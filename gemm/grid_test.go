@@ -106,7 +106,7 @@ func TestGridActivations(t *testing.T) {
 	for _, bad := range []struct {
 		s  float32
 		zp int32
-	}{{0, 0}, {-1, 0}, {float32(math.NaN()), 0}, {float32(math.Inf(1)), 0}, {1, -1}, {1, 256}} {
+	}{{0, 0}, {-1, 0}, {float32(math.NaN()), 0}, {float32(math.Inf(1)), 0}, {1, -1}, {1, 256}, {3e38, 0}, {3e38, 255}} {
 		if _, err := GridActivations(bad.s, bad.zp); err == nil {
 			t.Errorf("GridActivations(%v, %d) accepted", bad.s, bad.zp)
 		}

@@ -75,7 +75,8 @@ func (r *QRows) SetStatic(a *Activations) error {
 // readied and SetStatic gave a's parameters, the bytes are those
 // QuantizeRowsAs writes for the same values, and a value quantize(0)
 // (a's zero point) stands for a zero. x holding NaN or ±Inf is
-// ErrNotFinite, dst then partly written.
+// ErrNotFinite, dst then partly written; a grid's values are not checked
+// (GridActivations).
 func (e *Engine) QuantizeStatic(dst []uint8, x []float32, a *Activations) error {
 	if !a.Static() {
 		return fmt.Errorf("gemm: activations without fixed parameters")
@@ -86,8 +87,10 @@ func (e *Engine) QuantizeStatic(dst []uint8, x []float32, a *Activations) error 
 	t := e.t
 	for i := 0; i < len(x); i += quantizeChunk {
 		v := x[i:min(i+quantizeChunk, len(x))]
-		if _, _, ok := t.MinMax(v); !ok {
-			return ErrNotFinite
+		if !a.grid {
+			if _, _, ok := t.MinMax(v); !ok {
+				return ErrNotFinite
+			}
 		}
 		a.Quantize(t, v, dst[i:i+len(v)])
 	}

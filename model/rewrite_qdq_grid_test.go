@@ -241,3 +241,59 @@ func TestQDQGridAnswers(t *testing.T) {
 	}
 	t.Logf("%d of %d values differ by a step", differ, len(want))
 }
+
+// TestQDQInputLayerOnGrid runs a static QDQ file's first layer (three
+// input channels, a weight large enough to pay) on the int8 kernels with
+// its input pair's bytes, where the policy keeps our own int8's first
+// layer float32: its answers are the file's float32 ones within a step of
+// the output pair.
+func TestQDQInputLayerOnGrid(t *testing.T) {
+	q := newQDQNet(23)
+	x := q.qdq("x", 0.01, 128)
+	q.qdq(q.node("Relu", "a1", q.conv(x, "w1", "c1", 320, 3, 1, true)), 0.05, 0)
+	q.node("Identity", "y", "a1_dq")
+	v := q.inits["w1_q"] // a 127 in every output channel: the int8 form is exact
+	per := v.Len() / v.Shape[0]
+	for co := 0; co < v.Shape[0]; co++ {
+		v.Data.([]int8)[co*per+co%per] = 127
+	}
+	data := q.graph(320, 10, 12)
+	f32, err := model.LoadWith(data, model.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i8, err := model.LoadWith(data, model.Options{Quantize: true, Scheme: quant.PerChannel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(i8.Layers) != 1 || i8.Layers[0].Kernels != "int8 per_channel (QDQ activations)" {
+		t.Fatalf("layers %v: want the first layer on its input pair's grid", i8.Layers)
+	}
+	in := qdqInput(29)
+	a, err := f32.Run(context.Background(), in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := i8.Run(context.Background(), in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, got := a["y"].Data.([]float32), b["y"].Data.([]float32)
+	const step = 0.05
+	differ, nonzero := 0, 0
+	for i := range want {
+		if got[i] != want[i] {
+			differ++
+		}
+		if want[i] != 0 {
+			nonzero++
+		}
+		if d := math.Abs(float64(got[i] - want[i])); d > step*1.001 {
+			t.Fatalf("y[%d] = %v in int8, %v in float32: more than a step apart", i, got[i], want[i])
+		}
+	}
+	if differ*100 > len(want) || nonzero*4 < len(want) {
+		t.Fatalf("%d of %d values differ from float32's (more than 1%%), %d not zero", differ, len(want), nonzero)
+	}
+	t.Logf("%d of %d values differ by a step", differ, len(want))
+}

@@ -13,7 +13,8 @@ import (
 // it is finite: a row holding NaN or ±Inf is the input error
 // QuantizeRows's ErrNotFinite makes, naming the row within the tile),
 // then for its bytes, with the row's parameters or q's static ones (a
-// grid's on its own kernel: gemm.Activations.Quantize).
+// grid's on its own kernel: gemm.Activations.Quantize). A grid's rows are
+// read once: its values are finite (gemm.GridActivations).
 func (q *qimage) lazyRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu, b, gi, p0, n int) error {
 	t := q.t
 	g := t.g
@@ -21,7 +22,7 @@ func (q *qimage) lazyRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu, b
 	kk := len(t.lin)
 	k := kk * cg
 	xg := q.x[b*q.img+gi*cg : (b+1)*q.img]
-	static := q.act != nil
+	static, grid := q.act != nil, q.act.Grid()
 	var inv float32
 	var zp int32
 	if static {
@@ -43,13 +44,15 @@ func (q *qimage) lazyRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu, b
 		row := u[r*ldu : r*ldu+k]
 		var lo, hi float32 // a tap in the padding reads 0
 		finite := true
-		if pos.interior {
+		switch {
+		case grid: // its values are finite, and its parameters fixed
+		case pos.interior:
 			for _, off := range t.runLin {
 				at := (pos.lin + off) * c
 				l, h, ok := tb.MinMax(xg[at : at+w])
 				lo, hi, finite = min(lo, l), max(hi, h), finite && ok
 			}
-		} else {
+		default:
 			for kidx := 0; kidx < kk; kidx++ {
 				if at := pos.at(kidx); at >= 0 {
 					l, h, ok := tb.MinMax(xg[at*c : at*c+cg])
