@@ -605,6 +605,49 @@ func TestQuantizeDivU8BitExact(t *testing.T) {
 	}
 }
 
+// TestQuantizeDivU8Midpoints: every table's QuantizeDivU8 gives the
+// reference's bytes for quotients at, and one and two ulps either side
+// of, every midpoint between integers of the byte range and beyond it,
+// for scales of every magnitude (one whose reciprocal is subnormal, one
+// whose reciprocal overflows), in blocks, halves of blocks and tails (a
+// kernel that multiplies by the reciprocal must divide near a midpoint).
+func TestQuantizeDivU8Midpoints(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, scale := range []float32{0.0235, 3.7e-5, 0.021, 0.1, 1.9, 1e30, 0x1p127, 1e-40} {
+		var x []float32
+		for i := -1100; i <= 1100; i++ {
+			v := float32(i) / 2 * scale
+			up, down := math.Nextafter32(v, float32(math.Inf(1))), math.Nextafter32(v, float32(math.Inf(-1)))
+			x = append(x, v, up, down, math.Nextafter32(up, float32(math.Inf(1))), math.Nextafter32(down, float32(math.Inf(-1))))
+		}
+		for range 2000 {
+			x = append(x, float32(r.NormFloat64()*float64(scale)*math.Pow(10, float64(r.IntN(4)))))
+		}
+		r.Shuffle(len(x), func(i, j int) { x[i], x[j] = x[j], x[i] })
+		for i, v := range x { // quotients finite: x/scale is never NaN
+			if math.IsInf(float64(v), 0) {
+				x[i] = 0
+			}
+		}
+		for _, zp := range []int32{0, 128, 131, 255} {
+			for _, off := range []int{0, 7, 16, 29} {
+				in := x[off:]
+				want := make([]uint8, len(in))
+				kernels.QuantizeDivU8(in, scale, zp, want)
+				for _, tb := range Available() {
+					got := make([]uint8, len(in))
+					tb.QuantizeDivU8(in, scale, zp, got)
+					for i := range want {
+						if got[i] != want[i] {
+							t.Fatalf("%v QuantizeDivU8(%v / %v + %d) = %d, want %d", tb, in[i], scale, zp, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestRowQuantizationBitExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(6, 6))
 	for n := 0; n <= 131; n++ {

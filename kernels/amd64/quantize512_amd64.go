@@ -30,8 +30,9 @@ func QuantizeU8AVX512(x []float32, inv float32, zp int32, u []uint8) {
 func quantizeDivU8AVX512(x []float32, scale float32, zp int32, u []uint8)
 
 // QuantizeDivU8AVX512 computes kernels.QuantizeDivU8(x, scale, zp, u) on
-// zmm, DynamicQuantizeLinear's bytes: the division bounds it, and a zmm
-// VDIVPS divides twice the values of the AVX2 kernel's. Requires AVX-512 F.
+// zmm, DynamicQuantizeLinear's bytes (and a QDQ pair's grid's): a
+// multiplication by 1/scale where it rounds as the division does, the
+// division where a value lies near a midpoint. Requires AVX-512 F.
 func QuantizeDivU8AVX512(x []float32, scale float32, zp int32, u []uint8) {
 	u = u[:len(x)] // Go checks the bounds the assembly trusts
 	if len(x) > 0 {
