@@ -191,22 +191,8 @@ func TestQDQGridAnswers(t *testing.T) {
 	a2 := q.qdq(q.node("Relu", "a2", q.conv(a1, "w2", "c2", 64, 64, 1, true)), 0.03, 0)
 	q.qdq(q.conv(a2, "w3", "c3", 64, 64, 1, true), 0.05, 128)
 	q.node("Identity", "y", "c3_dq")
-	for _, w := range []string{"w1", "w2", "w3"} { // a 127 in every output channel: the int8 form is exact
-		v := q.inits[w+"_q"]
-		per := v.Len() / v.Shape[0]
-		for co := 0; co < v.Shape[0]; co++ {
-			v.Data.([]int8)[co*per+co%per] = 127
-		}
-	}
-	data := q.graph(64, 10, 12)
-	f32, err := model.LoadWith(data, model.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	i8, err := model.LoadWith(data, model.Options{Quantize: true, Scheme: quant.PerChannel})
-	if err != nil {
-		t.Fatal(err)
-	}
+	q.exact("w1", "w2", "w3")
+	f32, i8 := loadFloatAndInt8(t, q.graph(64, 10, 12))
 	var grids int
 	for _, l := range i8.Layers {
 		if strings.HasSuffix(l.Kernels, "(QDQ activations)") {
@@ -216,60 +202,40 @@ func TestQDQGridAnswers(t *testing.T) {
 	if grids != 2 {
 		t.Fatalf("layers %v: want the two 64-channel convolutions on their inputs' grids", i8.Layers)
 	}
-	in := qdqInput(19)
-	a, err := f32.Run(context.Background(), in, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := i8.Run(context.Background(), in, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, got := a["y"].Data.([]float32), b["y"].Data.([]float32)
-	const step = 0.05
-	differ := 0
-	for i := range want {
-		if got[i] != want[i] {
-			differ++
-		}
-		if d := math.Abs(float64(got[i] - want[i])); d > step*1.001 {
-			t.Fatalf("y[%d] = %v in int8, %v in float32: more than a step apart", i, got[i], want[i])
-		}
-	}
-	if differ*100 > len(want) {
-		t.Fatalf("%d of %d values differ from float32's (more than 1%%)", differ, len(want))
-	}
-	t.Logf("%d of %d values differ by a step", differ, len(want))
+	withinAStep(t, f32, i8, qdqInput(19), 0.05)
 }
 
-// TestQDQInputLayerOnGrid runs a static QDQ file's first layer (three
-// input channels, a weight large enough to pay) on the int8 kernels with
-// its input pair's bytes, where the policy keeps our own int8's first
-// layer float32: its answers are the file's float32 ones within a step of
-// the output pair.
-func TestQDQInputLayerOnGrid(t *testing.T) {
-	q := newQDQNet(23)
-	x := q.qdq("x", 0.01, 128)
-	q.qdq(q.node("Relu", "a1", q.conv(x, "w1", "c1", 320, 3, 1, true)), 0.05, 0)
-	q.node("Identity", "y", "a1_dq")
-	v := q.inits["w1_q"] // a 127 in every output channel: the int8 form is exact
-	per := v.Len() / v.Shape[0]
-	for co := 0; co < v.Shape[0]; co++ {
-		v.Data.([]int8)[co*per+co%per] = 127
+// exact sets a 127 in every output channel of the named weights, so
+// that their int8 per-channel forms are the file's bytes exactly.
+func (q *qdqNet) exact(weights ...string) {
+	for _, w := range weights {
+		v := q.inits[w+"_q"]
+		per := v.Len() / v.Shape[0]
+		for co := 0; co < v.Shape[0]; co++ {
+			v.Data.([]int8)[co*per+co%per] = 127
+		}
 	}
-	data := q.graph(320, 10, 12)
+}
+
+// loadFloatAndInt8 loads data in float32 and with per-channel int8.
+func loadFloatAndInt8(t *testing.T, data []byte) (f32, i8 *model.Model) {
+	t.Helper()
 	f32, err := model.LoadWith(data, model.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	i8, err := model.LoadWith(data, model.Options{Quantize: true, Scheme: quant.PerChannel})
+	i8, err = model.LoadWith(data, model.Options{Quantize: true, Scheme: quant.PerChannel})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(i8.Layers) != 1 || i8.Layers[0].Kernels != "int8 per_channel (QDQ activations)" {
-		t.Fatalf("layers %v: want the first layer on its input pair's grid", i8.Layers)
-	}
-	in := qdqInput(29)
+	return f32, i8
+}
+
+// withinAStep runs f32 and i8 on in and checks their outputs y lie
+// within a step of the output pair of each other, at most 1% of them
+// apart, and a quarter or more not zero.
+func withinAStep(t *testing.T, f32, i8 *model.Model, in map[string]*tensor.Tensor, step float64) {
+	t.Helper()
 	a, err := f32.Run(context.Background(), in, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +245,6 @@ func TestQDQInputLayerOnGrid(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, got := a["y"].Data.([]float32), b["y"].Data.([]float32)
-	const step = 0.05
 	differ, nonzero := 0, 0
 	for i := range want {
 		if got[i] != want[i] {
@@ -296,4 +261,22 @@ func TestQDQInputLayerOnGrid(t *testing.T) {
 		t.Fatalf("%d of %d values differ from float32's (more than 1%%), %d not zero", differ, len(want), nonzero)
 	}
 	t.Logf("%d of %d values differ by a step", differ, len(want))
+}
+
+// TestQDQInputLayerOnGrid runs a static QDQ file's first layer (three
+// input channels, a weight large enough to pay) on the int8 kernels with
+// its input pair's bytes, where the policy keeps our own int8's first
+// layer float32: its answers are the file's float32 ones within a step of
+// the output pair.
+func TestQDQInputLayerOnGrid(t *testing.T) {
+	q := newQDQNet(23)
+	x := q.qdq("x", 0.01, 128)
+	q.qdq(q.node("Relu", "a1", q.conv(x, "w1", "c1", 320, 3, 1, true)), 0.05, 0)
+	q.node("Identity", "y", "a1_dq")
+	q.exact("w1")
+	f32, i8 := loadFloatAndInt8(t, q.graph(320, 10, 12))
+	if len(i8.Layers) != 1 || i8.Layers[0].Kernels != "int8 per_channel (QDQ activations)" {
+		t.Fatalf("layers %v: want the first layer on its input pair's grid", i8.Layers)
+	}
+	withinAStep(t, f32, i8, qdqInput(29), 0.05)
 }
