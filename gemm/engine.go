@@ -253,10 +253,8 @@ func (q *rowQuant) rows(r0, r1 int) int {
 	}
 	for i := r0; i < r1; i++ {
 		row := x[i*lda : i*lda+k]
-		if !q.grid { // a grid's values are finite (GridActivations)
-			if _, _, ok := t.MinMax(row); !ok {
-				return i - r0
-			}
+		if q.refuses(t, row) {
+			return i - r0
 		}
 		u := dst.u[i*ldu : i*ldu+ldu]
 		q.quantize(t, row, u)

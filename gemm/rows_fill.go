@@ -87,10 +87,8 @@ func (e *Engine) QuantizeStatic(dst []uint8, x []float32, a *Activations) error 
 	t := e.t
 	for i := 0; i < len(x); i += quantizeChunk {
 		v := x[i:min(i+quantizeChunk, len(x))]
-		if !a.grid {
-			if _, _, ok := t.MinMax(v); !ok {
-				return ErrNotFinite
-			}
+		if a.refuses(t, v) {
+			return ErrNotFinite
 		}
 		a.Quantize(t, v, dst[i:i+len(v)])
 	}

@@ -54,6 +54,17 @@ type staticParams struct {
 	zp         int32
 }
 
+// refuses reports whether values x are refused before their bytes
+// (ErrNotFinite): one is NaN or ±Inf. A grid's values are finite by
+// construction and are not read for it (GridActivations).
+func (p *staticParams) refuses(t *dispatch.Table, x []float32) bool {
+	if p.grid {
+		return false
+	}
+	_, _, finite := t.MinMax(x)
+	return !finite
+}
+
 // quantize writes the bytes of values x into u (at least len(x) bytes)
 // on table t. x must be finite.
 func (p *staticParams) quantize(t *dispatch.Table, x []float32, u []uint8) {
