@@ -135,7 +135,8 @@ func TestConvLayers(t *testing.T) {
 		{"Conv", []int{1, 16, 8, 8}, []int{64, 16, 3, 3}, nil, Options{Quantize: true, Scheme: quant.PerBlock}, Layer{Op: "Conv", K: 144, N: 64, Kernels: "int8 per_block"}, 1},
 		{"Conv", []int{1, 16, 8, 8}, []int{32, 16, 3, 3}, nil, Options{Quantize: true, Scheme: quant.PerChannel}, Layer{Op: "Conv", K: 144, N: 32, Kernels: "float32 (small weight)"}, 1},
 		{"Conv", []int{1, 16, 8, 8}, []int{32, 16, 3, 3}, nil, Options{}, Layer{Op: "Conv", K: 144, N: 32, Kernels: "float32"}, 1},
-		{"Conv", []int{1, 3, 8, 8}, []int{32, 3, 7, 7}, nil, Options{Quantize: true}, Layer{Op: "Conv", K: 147, N: 32, Kernels: "float32 (input layer: 3 input channels)"}, 1},
+		{"Conv", []int{1, 3, 8, 8}, []int{64, 3, 7, 7}, nil, Options{Quantize: true}, Layer{Op: "Conv", K: 147, N: 64, Kernels: "int8 per_tensor (per-image activations)"}, 1},
+		{"Conv", []int{1, 3, 8, 8}, []int{64, 3, 7, 7}, nil, Options{Quantize: true, Scheme: quant.PerBlock}, Layer{Op: "Conv", K: 147, N: 64, Kernels: "float32 (input layer: 3 input channels)"}, 1},
 		{"Conv", []int{1, 8, 8, 8}, []int{8, 8, 1, 1}, nil, Options{Quantize: true}, Layer{Op: "Conv", K: 8, N: 8, Kernels: "float32 (small weight)"}, 1},
 		{"Conv", []int{1, 16, 8, 8}, []int{16, 1, 3, 3}, []*onnxpb.Attribute{convInt("group", 16)}, Options{Quantize: true}, Layer{Op: "Conv", K: 9, N: 1, Kernels: "depthwise float32, 16 groups"}, 1},
 		{"Conv", []int{1, 64, 8, 8}, []int{64, 32, 3, 3}, []*onnxpb.Attribute{convInt("group", 2)}, Options{Quantize: true}, Layer{Op: "Conv", K: 288, N: 32, Kernels: "int8 per_tensor, 2 groups"}, 1},
@@ -187,13 +188,16 @@ func convAbs(v float32) float64 { return math.Abs(float64(v)) }
 
 // TestConvReluConvChain runs Conv→Relu→Conv over 224×224 images at batch 1
 // and 8: outputs sampled across the image match the definition (float32),
-// every image of the batch gives the bits it gives alone, and int8 stays
-// within 2% of the output range of float32.
+// every image of the batch gives the bits it gives alone (in int8, the
+// input layer quantizes each image on its own range: image 5 spans four
+// times the others'), and int8 stays within 2% of the output range of
+// float32.
 func TestConvReluConvChain(t *testing.T) {
 	r := rand.New(rand.NewPCG(12, 12))
-	w1s, w2s := []int{16, 3, 3, 3}, []int{64, 16, 3, 3}
+	const c1 = 64 // the first layer's channels: enough weights for int8
+	w1s, w2s := []int{c1, 3, 7, 7}, []int{64, c1, 3, 3}
 	w1, w2 := tensor.From(w1s, convRandom(r, w1s)), tensor.From(w2s, convRandom(r, w2s))
-	b1, b2 := tensor.From([]int{16}, convRandom(r, []int{16})), tensor.From([]int{64}, convRandom(r, []int{64}))
+	b1, b2 := tensor.From([]int{c1}, convRandom(r, []int{c1})), tensor.From([]int{64}, convRandom(r, []int{64}))
 	vi := func(name string, shape ...int) *onnxpb.ValueInfo {
 		t := &onnxpb.Type{Kind: onnxpb.TypeTensor, ElemType: onnxpb.Float, HasShape: true}
 		for i, d := range shape {
@@ -205,7 +209,7 @@ func TestConvReluConvChain(t *testing.T) {
 		}
 		return &onnxpb.ValueInfo{Name: name, Type: t}
 	}
-	const side, out = 224, 56 // the second convolution has stride 4
+	const side, mid, out = 224, 112, 56 // each convolution has stride 2
 	g := &onnxpb.Graph{
 		Name:    "chain",
 		Inputs:  []*onnxpb.ValueInfo{vi("x", -1, 3, side, side)},
@@ -214,9 +218,9 @@ func TestConvReluConvChain(t *testing.T) {
 			TensorToONNX("w1", w1), TensorToONNX("b1", b1), TensorToONNX("w2", w2), TensorToONNX("b2", b2),
 		},
 		Nodes: []*onnxpb.Node{
-			{OpType: "Conv", Name: "conv1", Inputs: []string{"x", "w1", "b1"}, Outputs: []string{"h"}, Attributes: []*onnxpb.Attribute{convInts("pads", 1, 1, 1, 1)}},
+			{OpType: "Conv", Name: "conv1", Inputs: []string{"x", "w1", "b1"}, Outputs: []string{"h"}, Attributes: []*onnxpb.Attribute{convInts("pads", 3, 3, 3, 3), convInts("strides", 2, 2)}},
 			{OpType: "Relu", Name: "relu", Inputs: []string{"h"}, Outputs: []string{"hr"}},
-			{OpType: "Conv", Name: "conv2", Inputs: []string{"hr", "w2", "b2"}, Outputs: []string{"y"}, Attributes: []*onnxpb.Attribute{convInts("pads", 1, 1, 1, 1), convInts("strides", 4, 4)}},
+			{OpType: "Conv", Name: "conv2", Inputs: []string{"hr", "w2", "b2"}, Outputs: []string{"y"}, Attributes: []*onnxpb.Attribute{convInts("pads", 1, 1, 1, 1), convInts("strides", 2, 2)}},
 		},
 	}
 	data := onnxpb.Marshal(&onnxpb.Model{IRVersion: 8, OpsetImport: []onnxpb.OpsetID{{Version: 17}}, Graph: g})
@@ -224,15 +228,18 @@ func TestConvReluConvChain(t *testing.T) {
 	xs := []int{batch, 3, side, side}
 	xv := convRandom(r, xs)
 	image := 3 * side * side
+	for i := 5 * image; i < 6*image; i++ {
+		xv[i] *= 4
+	}
 	outImage := 64 * out * out
 	// relu(conv1) at one position, every channel, by the definition
 	hr := func(b, y, x int) []float32 {
-		v := make([]float32, 16)
-		if y < 0 || y >= side || x < 0 || x >= side {
+		v := make([]float32, c1)
+		if y < 0 || y >= mid || x < 0 || x >= mid {
 			return v // conv2's padding
 		}
 		for c := range v {
-			s, _ := convPoint(xv, xs, w1.Data.([]float32), w1s, b1.Data.([]float32), []int{1, 1}, []int{1, 1}, b, c, y, x)
+			s, _ := convPoint(xv, xs, w1.Data.([]float32), w1s, b1.Data.([]float32), []int{2, 2}, []int{3, 3}, b, c, y, x)
 			v[c] = float32(max(s, 0))
 		}
 		return v
@@ -243,7 +250,7 @@ func TestConvReluConvChain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if q && (m.Layers[0].Kernels != "float32 (input layer: 3 input channels)" || m.Layers[1].Kernels != "int8 per_channel") {
+		if q && (m.Layers[0].Kernels != "int8 per_channel (per-image activations)" || m.Layers[1].Kernels != "int8 per_channel") {
 			t.Fatalf("layers %+v", m.Layers)
 		}
 		all, err := convRun1(m, map[string]*tensor.Tensor{"x": tensor.From(xs, xv)})
@@ -271,9 +278,9 @@ func TestConvReluConvChain(t *testing.T) {
 					want, mag := float64(b2.Data.([]float32)[m]), 0.0
 					for ky := 0; ky < 3; ky++ {
 						for kx := 0; kx < 3; kx++ {
-							h := hr(b, oy*4-1+ky, ox*4-1+kx)
+							h := hr(b, oy*2-1+ky, ox*2-1+kx)
 							for c, v := range h {
-								wv := w2.Data.([]float32)[((m*16+c)*3+ky)*3+kx]
+								wv := w2.Data.([]float32)[((m*c1+c)*3+ky)*3+kx]
 								want += float64(v) * float64(wv)
 								mag += convAbs(v) * convAbs(wv)
 							}

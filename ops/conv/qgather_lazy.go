@@ -22,18 +22,19 @@ func (q *qimage) lazyRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu, b
 	kk := len(t.lin)
 	k := kk * cg
 	xg := q.x[b*q.img+gi*cg : (b+1)*q.img]
-	static, grid := q.act != nil, q.act.Grid()
+	act := q.actOf(b)
+	static, grid := act != nil, act.Grid()
 	var inv float32
 	var zp int32
 	if static {
-		if err := dst.SetStatic(q.act); err != nil {
+		if err := dst.SetStatic(act); err != nil {
 			return err
 		}
-		_, inv, zp = q.act.Params()
+		_, inv, zp = act.Params()
 	}
 	quantize := func(x []float32, u []uint8) { // with the row's inv and zp
 		if static {
-			q.act.Quantize(tb, x, u)
+			act.Quantize(tb, x, u)
 		} else {
 			tb.QuantizeU8(x, inv, zp, u)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/quant"
 )
 
 // An int8 convolution's im2col rows repeat each input value once per
@@ -44,12 +45,12 @@ const qgatherMinCg = 8
 // rows to be quantized straight from them.
 type qimage struct {
 	t      *taps
-	act    *gemm.Activations // static, or nil: per row
-	img    int               // values per image
-	x      []float32         // the images
-	lazy   bool              // nothing prepared: rows quantized as they are read
-	u      []uint8           // static: the images quantized with act's parameters
-	params []rowParam        // per row: per image, output position and group, its row's parameters
+	acts   []*gemm.Activations // static: one for every image, or one an image; nil: per row
+	img    int                 // values per image
+	x      []float32           // the images
+	lazy   bool                // nothing prepared: rows quantized as they are read
+	u      []uint8             // static: the images quantized with act's parameters
+	params []rowParam          // per row: per image, output position and group, its row's parameters
 	ubuf   *[]uint8
 	pbuf   *[]rowParam
 }
@@ -81,12 +82,12 @@ func keyValue(k int32) float32 { return math.Float32frombits(uint32(k ^ (k>>31)&
 // are to be gathered and quantized as floats: float weights, activations
 // being measured, a convolution whose rows are the image's own positions
 // (direct), too few channels a group to quantize a tap at a time, or an
-// image not finite.
+// image not finite (or, per image, of a range too narrow to quantize).
 func (cw *gemmWeights) qimageOf(c *ops.Context, g *Geometry, t *taps, xt []float32, direct bool) (*qimage, error) {
 	if cw.q == nil || direct || cw.act != nil && !cw.act.Static() {
 		return nil, nil
 	}
-	static := cw.act.Static()
+	static := cw.act.Static() || cw.perImage
 	cg := g.cg()
 	inSize := g.InSize()
 	// Quantizing the image first quantizes (or takes the range of) every
@@ -102,8 +103,15 @@ func (cw *gemmWeights) qimageOf(c *ops.Context, g *Geometry, t *taps, xt []float
 	positions := g.Batch * inSize
 	n := positions * g.C
 	q := &qimage{t: t, img: inSize * g.C, x: xt[:n], lazy: lazy}
-	if static {
-		q.act = cw.act
+	switch {
+	case cw.perImage && !lazy:
+		if q.acts = imageActivations(c.Engine().Table(), xt[:n], g.Batch); q.acts == nil {
+			return nil, nil
+		}
+	case cw.perImage:
+		return nil, nil // rows read once: per row, as they are gathered
+	case static:
+		q.acts = []*gemm.Activations{cw.act}
 	}
 	if lazy {
 		return q, nil
@@ -114,7 +122,16 @@ func (cw *gemmWeights) qimageOf(c *ops.Context, g *Geometry, t *taps, xt []float
 		*q.ubuf = grow(*q.ubuf, n)
 		q.u = *q.ubuf
 		err = c.ParallelFor(positions, n*quantizeCost, func(e *gemm.Engine, p0, p1 int) error {
-			return e.QuantizeStatic(q.u[p0*g.C:p1*g.C], xt[p0*g.C:p1*g.C], q.act)
+			if cw.perImage { // finite: imageActivations read every value
+				for p := p0; p < p1; {
+					b := p / inSize
+					end := min(p1, (b+1)*inSize)
+					q.acts[b].Quantize(e.Table(), xt[p*g.C:end*g.C], q.u[p*g.C:end*g.C])
+					p = end
+				}
+				return nil
+			}
+			return e.QuantizeStatic(q.u[p0*g.C:p1*g.C], xt[p0*g.C:p1*g.C], cw.act)
 		})
 	} else {
 		err = q.prepareRowParams(c, xt[:n])
@@ -127,6 +144,41 @@ func (cw *gemmWeights) qimageOf(c *ops.Context, g *Geometry, t *taps, xt []float
 		return nil, err
 	}
 	return q, nil
+}
+
+// imageActivations returns the static parameters of each of batch
+// images x (as many values each), their range taken now: rows quantized
+// with them are each image's values on its own grid, whatever the batch
+// holds besides. It is nil when an image holds NaN or ±Inf, or spans
+// less than quant.MinScaleRange (every value would quantize to the zero
+// point): the rows then quantize one by one, which reports the first and
+// keeps the values of the second.
+func imageActivations(tb *dispatch.Table, x []float32, batch int) []*gemm.Activations {
+	img := len(x) / batch
+	acts := make([]*gemm.Activations, batch)
+	for b := range acts {
+		lo, hi, finite := tb.MinMax(x[b*img : (b+1)*img])
+		if !finite || max(hi, 0)-min(lo, 0) < quant.MinScaleRange {
+			return nil
+		}
+		a, err := gemm.StaticActivations(lo, hi)
+		if err != nil {
+			return nil
+		}
+		acts[b] = a
+	}
+	return acts
+}
+
+// actOf returns image b's static parameters, or nil: per row.
+func (q *qimage) actOf(b int) *gemm.Activations {
+	switch len(q.acts) {
+	case 0:
+		return nil
+	case 1:
+		return q.acts[0]
+	}
+	return q.acts[b]
 }
 
 // free gives back q's buffers.
@@ -154,8 +206,8 @@ func (q *qimage) rows(tb *dispatch.Table, dst *gemm.QRows, b, gi, p0, n int) err
 	if q.lazy {
 		return q.lazyRows(tb, dst, u, ldu, b, gi, p0, n)
 	}
-	if q.act != nil {
-		if err := dst.SetStatic(q.act); err != nil {
+	if a := q.actOf(b); a != nil {
+		if err := dst.SetStatic(a); err != nil {
 			return err
 		}
 	}
@@ -179,8 +231,8 @@ func (q *qimage) imageRows(tb *dispatch.Table, dst *gemm.QRows, u []uint8, ldu, 
 	var xg []float32 // per row: its values
 	var params []rowParam
 	var zp uint8 // quantize(0), the padding: static, or the border row's own
-	if q.act != nil {
-		_, _, z := q.act.Params()
+	if a := q.actOf(b); a != nil {
+		_, _, z := a.Params()
 		xb, zp = q.u[b*q.img+gi*cg:(b+1)*q.img], uint8(z)
 	} else {
 		xg = q.x[b*q.img+gi*cg : (b+1)*q.img]

@@ -347,3 +347,83 @@ func TestQGatherRowsAllocations(t *testing.T) {
 		}
 	}
 }
+
+// TestQGatherPerImage quantizes the rows of input layers (fewer channels
+// than rows quantize one by one) with one range an image: on every table,
+// the bytes and products of the rows gathered as floats and quantized
+// with the static parameters of their own image's range, the second image
+// a thousand times the first. An image holding NaN, or one all zeros,
+// leaves the rows to be quantized one by one.
+func TestQGatherPerImage(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	for _, c := range []qgatherCase{
+		{x: []int{2, 3, 11, 13}, w: []int{4, 3, 7, 7}, group: 1, strides: []int64{2, 2}, pads: []int64{3, 3, 3, 3}},
+		{x: []int{2, 3, 7, 7}, w: []int{4, 3, 3, 3}, group: 1, strides: []int64{2, 2}, pads: []int64{1, 1, 1, 1}},
+		{x: []int{2, 1, 41}, w: []int{4, 1, 5}, group: 1, strides: []int64{2}, dil: []int64{2}, pads: []int64{3, 1}},
+	} {
+		g := c.geometry(t)
+		xt := qgatherImage(r, c)
+		cw, err := prepareWeights(randomFloats(r, c.w), c.w, c.group, false, true, quant.PerChannel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cw.perImage = true
+		img := g.InSize() * g.C
+		for _, e := range engines() {
+			what := fmt.Sprintf("%v %s", c, engineName(e))
+			oc := ops.NewContext(context.Background(), e, false)
+			taps := tapsOf(g)
+			qi, err := cw.qimageOf(oc, g, taps, xt, false)
+			if err != nil || qi == nil {
+				t.Fatalf("%s: rows not quantized from the image (%v)", what, err)
+			}
+			var got, want gemm.QRows
+			for b := 0; b < g.Batch; b++ {
+				xb := xt[b*img : (b+1)*img]
+				act, err := gemm.StaticActivations(slices.Min(xb), slices.Max(xb))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for p0 := 0; p0 < g.OutSize(); p0 += 5 {
+					n := min(5, g.OutSize()-p0)
+					if err := qi.rows(e.Table(), &got, b, 0, p0, n); err != nil {
+						t.Fatal(err)
+					}
+					rows := make([]float32, n*cw.k)
+					taps.gatherRows(rows, xb, 0, p0, n)
+					if err := e.QuantizeRowsAs(&want, rows, n, cw.k, cw.k, act); err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(rowBytes(t, e, &got, cw.k), rowBytes(t, e, &want, cw.k)) {
+						t.Fatalf("%s: image %d positions %d+%d: bytes differ", what, b, p0, n)
+					}
+					y1, y2 := make([]float32, n*g.M), make([]float32, n*g.M)
+					if err := e.QMatMulRows(&got, cw.q[0], y1, g.M); err != nil {
+						t.Fatal(err)
+					}
+					if err := e.QMatMulRows(&want, cw.q[0], y2, g.M); err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(y1, y2) {
+						t.Fatalf("%s: image %d positions %d+%d: products differ", what, b, p0, n)
+					}
+				}
+			}
+			qi.free()
+			for _, bad := range []struct {
+				name string
+				x    []float32
+			}{
+				{"NaN", slices.Clone(xt)},
+				{"zeros", make([]float32, len(xt))},
+			} {
+				if bad.name == "NaN" {
+					bad.x[len(bad.x)-1] = float32(math.NaN())
+				}
+				if qi, err := cw.qimageOf(oc, g, taps, bad.x, false); err != nil || qi != nil {
+					t.Errorf("%s: image of %s quantized from the image (%v)", what, bad.name, err)
+				}
+			}
+		}
+	}
+}

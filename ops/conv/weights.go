@@ -26,6 +26,9 @@ type gemmWeights struct {
 	q          []*gemm.QWeights
 	f          []*gemm.FWeights
 	act        *gemm.Activations // how q's activations quantize (nil: per row)
+	// perImage says q's activations quantize with one range an image,
+	// taken each run (an input layer's: qimageOf), where act is nil.
+	perImage bool
 }
 
 // groupMatrix returns group gi's product matrix of weight w (M×Cg×kk).
@@ -113,14 +116,15 @@ func dequantizedWeight(w []float32, shape []int, group int, adjoint bool, scheme
 	return out, nil
 }
 
-// quantizeMinChannels is the fewest input channels per group a
-// convolution needs to run on the int8 tiles: below it (an image's first
-// layer) the rows are short and products small, int8 does not pay and
-// costs the most accuracy where the signal enters the network. An input
-// on a QDQ pair's grid is the exception: the file quantized its first
-// layer itself, the image is quantized once and its rows gathered as
-// bytes, and ResNet-50's static QDQ file ran its 7×7 first layer in
-// float32 at 1.5 times ONNX Runtime's QLinearConv time.
+// quantizeMinChannels is the fewest input channels per group for which
+// a convolution's rows quantize one by one: below it (an image's first
+// layer) a row is a few values from each of many pixels, and quantizing
+// rows so cost more than int8 saved. Such a layer runs int8 only where
+// its image is quantized once and its rows gathered as bytes (runs of
+// 21 for a 7×7 kernel over 3 channels): on a QDQ pair's grid, or with
+// one range an image taken each run (gemmWeights.perImage). ResNet-50's
+// 7×7 first layer ran in float32 at 1.5 times ONNX Runtime's QLinearConv
+// time.
 const quantizeMinChannels = 4
 
 // minQuantizedWeights is the smallest convolution weight (K·N) run on the
@@ -135,15 +139,16 @@ const minQuantizedWeights = 2 * ops.MinQuantizedWeights
 // kernelsFor decides how a convolution with a constant weight runs on a
 // node with the model's quantization options and the compiler's policy
 // (n.KeepFloat): quantized (true) or float32, and says why in the words
-// of the model's layers. onGrid says its input lies on a QDQ pair's grid
-// its int8 product takes.
-func kernelsFor(n *ops.Node, cg, k, cols int, onGrid bool) (bool, string) {
+// of the model's layers. imageOnce says its image can be quantized once
+// for its int8 product (a pair's grid, or one range an image), which
+// admits an input layer.
+func kernelsFor(n *ops.Node, cg, k, cols int, imageOnce bool) (bool, string) {
 	switch {
 	case !n.Quantize:
 		return false, "float32"
 	case k > gemm.MaxQK:
 		return false, fmt.Sprintf("float32 (K = %d is beyond the int8 tiles)", k)
-	case cg < quantizeMinChannels && !onGrid:
+	case cg < quantizeMinChannels && !imageOnce:
 		return false, fmt.Sprintf("float32 (input layer: %d input channels)", cg)
 	case k*cols < minQuantizedWeights:
 		return false, "float32 (small weight)"
@@ -241,7 +246,9 @@ func holdWeight(n *ops.Node, w *tensor.Tensor, group int, adjoint bool, grid *ge
 		}
 	} else {
 		onGrid := grid != nil && n.Scheme != quant.PerBlock
-		quantize, kernels := kernelsFor(n, cg, l.k, l.cols, onGrid)
+		// A convolution's input layer quantizes its image once (an
+		// adjoint product's rows are not an image's taps).
+		quantize, kernels := kernelsFor(n, cg, l.k, l.cols, onGrid || n.Scheme != quant.PerBlock)
 		if adjoint {
 			quantize, kernels = kernelsFor(n, m/group, l.k, l.cols, onGrid)
 		}
@@ -256,6 +263,9 @@ func holdWeight(n *ops.Node, w *tensor.Tensor, group int, adjoint bool, grid *ge
 				kernels += " (QDQ activations)"
 			case h.w.act.Static():
 				kernels += " (static activations)"
+			case h.w.act == nil && cg < quantizeMinChannels:
+				h.w.perImage = true
+				kernels += " (per-image activations)"
 			}
 		}
 		l.kernels = kernels
