@@ -105,8 +105,9 @@ func (cw *gemmWeights) qimageOf(c *ops.Context, g *Geometry, t *taps, xt []float
 	q := &qimage{t: t, img: inSize * g.C, x: xt[:n], lazy: lazy}
 	switch {
 	case cw.perImage && !lazy:
-		if q.acts = imageActivations(c.Engine().Table(), xt[:n], g.Batch); q.acts == nil {
-			return nil, nil
+		var err error
+		if q.acts, err = imageActivations(c, xt[:n], g.Batch); q.acts == nil {
+			return nil, err
 		}
 	case cw.perImage:
 		return nil, nil // rows read once: per row, as they are gathered
@@ -147,27 +148,52 @@ func (cw *gemmWeights) qimageOf(c *ops.Context, g *Geometry, t *taps, xt []float
 }
 
 // imageActivations returns the static parameters of each of batch
-// images x (as many values each), their range taken now: rows quantized
-// with them are each image's values on its own grid, whatever the batch
-// holds besides. It is nil when an image holds NaN or ±Inf, or spans
-// less than quant.MinScaleRange (every value would quantize to the zero
-// point): the rows then quantize one by one, which reports the first and
-// keeps the values of the second.
-func imageActivations(tb *dispatch.Table, x []float32, batch int) []*gemm.Activations {
+// images x (as many values each), their range taken now, across the
+// engine's cores: rows quantized with them are each image's values on
+// its own grid, whatever the batch holds besides. It is nil when an
+// image holds NaN or ±Inf, or spans less than quant.MinScaleRange (every
+// value would quantize to the zero point): the rows then quantize one by
+// one, which reports the first and keeps the values of the second. The
+// error is the request's, when it ends while the ranges are taken.
+func imageActivations(c *ops.Context, x []float32, batch int) ([]*gemm.Activations, error) {
 	img := len(x) / batch
-	acts := make([]*gemm.Activations, batch)
-	for b := range acts {
-		lo, hi, finite := tb.MinMax(x[b*img : (b+1)*img])
-		if !finite || max(hi, 0)-min(lo, 0) < quant.MinScaleRange {
-			return nil
+	type span struct {
+		lo, hi float32
+		finite bool
+	}
+	spans := make([]span, batch)
+	for b := range spans {
+		spans[b].finite = true
+	}
+	var mu sync.Mutex
+	err := c.ParallelFor(len(x), len(x)*ops.VectorCost, func(e *gemm.Engine, i0, i1 int) error {
+		for i := i0; i < i1; {
+			b := i / img
+			end := min(i1, (b+1)*img)
+			lo, hi, finite := e.Table().MinMax(x[i:end])
+			mu.Lock()
+			s := &spans[b]
+			s.lo, s.hi, s.finite = min(s.lo, lo), max(s.hi, hi), s.finite && finite
+			mu.Unlock()
+			i = end
 		}
-		a, err := gemm.StaticActivations(lo, hi)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	acts := make([]*gemm.Activations, batch)
+	for b, s := range spans {
+		if !s.finite || s.hi-s.lo < quant.MinScaleRange {
+			return nil, nil
+		}
+		a, err := gemm.StaticActivations(s.lo, s.hi)
 		if err != nil {
-			return nil
+			return nil, nil
 		}
 		acts[b] = a
 	}
-	return acts
+	return acts, nil
 }
 
 // actOf returns image b's static parameters, or nil: per row.

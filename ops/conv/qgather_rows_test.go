@@ -352,14 +352,16 @@ func TestQGatherRowsAllocations(t *testing.T) {
 // than rows quantize one by one) with one range an image: on every table,
 // the bytes and products of the rows gathered as floats and quantized
 // with the static parameters of their own image's range, the second image
-// a thousand times the first. An image holding NaN, or one all zeros,
-// leaves the rows to be quantized one by one.
+// a thousand times the first (the 224×224 images' ranges are taken on
+// two threads in parts). An image holding NaN, or one all zeros, leaves
+// the rows to be quantized one by one.
 func TestQGatherPerImage(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	for _, c := range []qgatherCase{
 		{x: []int{2, 3, 11, 13}, w: []int{4, 3, 7, 7}, group: 1, strides: []int64{2, 2}, pads: []int64{3, 3, 3, 3}},
 		{x: []int{2, 3, 7, 7}, w: []int{4, 3, 3, 3}, group: 1, strides: []int64{2, 2}, pads: []int64{1, 1, 1, 1}},
 		{x: []int{2, 1, 41}, w: []int{4, 1, 5}, group: 1, strides: []int64{2}, dil: []int64{2}, pads: []int64{3, 1}},
+		{x: []int{2, 3, 224, 224}, w: []int{8, 3, 7, 7}, group: 1, strides: []int64{2, 2}, pads: []int64{3, 3, 3, 3}},
 	} {
 		g := c.geometry(t)
 		xt := qgatherImage(r, c)
@@ -369,7 +371,18 @@ func TestQGatherPerImage(t *testing.T) {
 		}
 		cw.perImage = true
 		img := g.InSize() * g.C
+		big := g.Batch*img > 100000
+		if big && testing.Short() {
+			continue // minutes under an emulator
+		}
+		tile := 5
+		if big {
+			tile = 120
+		}
 		for _, e := range engines() {
+			if big && e.Threads() < 2 {
+				continue // the large images are for the split ranges
+			}
 			what := fmt.Sprintf("%v %s", c, engineName(e))
 			oc := ops.NewContext(context.Background(), e, false)
 			taps := tapsOf(g)
@@ -384,8 +397,8 @@ func TestQGatherPerImage(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for p0 := 0; p0 < g.OutSize(); p0 += 5 {
-					n := min(5, g.OutSize()-p0)
+				for p0 := 0; p0 < g.OutSize(); p0 += tile {
+					n := min(tile, g.OutSize()-p0)
 					if err := qi.rows(e.Table(), &got, b, 0, p0, n); err != nil {
 						t.Fatal(err)
 					}
