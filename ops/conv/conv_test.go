@@ -149,6 +149,7 @@ func TestConvLayers(t *testing.T) {
 		{"Conv", []int{64, 32, 3, 3}, []*onnxpb.Attribute{opstest.AttrInt("group", 2)}, true, 0, "Conv 288×32 int8 per_tensor, 2 groups"},
 		{"Conv", []int{4, 15000, 3, 3}, nil, true, 0, "Conv 135000×4 float32 (K = 135000 is beyond the int8 tiles)"},
 		{"ConvTranspose", []int{32, 16, 4, 4}, nil, true, quant.PerChannel, "ConvTranspose 32×256 int8 per_channel"},
+		{"ConvTranspose", []int{512, 2, 4, 4}, nil, true, quant.PerChannel, "ConvTranspose 512×32 int8 per_channel"},
 	} {
 		w := tensor.From(c.w, randomFloats(r, c.w))
 		cp := mustCompile(t, spec{op: c.op, attrs: c.attrs, inputs: 2, consts: []*tensor.Tensor{nil, w}, quantize: c.quantize, scheme: c.scheme})

@@ -104,13 +104,11 @@ func (cw *gemmWeights) qimageOf(c *ops.Context, g *Geometry, t *taps, xt []float
 	n := positions * g.C
 	q := &qimage{t: t, img: inSize * g.C, x: xt[:n], lazy: lazy}
 	switch {
-	case cw.perImage && !lazy:
+	case cw.perImage: // an input layer, of fewer channels than qgatherMinCg: not lazy (above)
 		var err error
 		if q.acts, err = imageActivations(c, xt[:n], g.Batch); q.acts == nil {
 			return nil, err
 		}
-	case cw.perImage:
-		return nil, nil // rows read once: per row, as they are gathered
 	case static:
 		q.acts = []*gemm.Activations{cw.act}
 	}
@@ -158,13 +156,10 @@ func (cw *gemmWeights) qimageOf(c *ops.Context, g *Geometry, t *taps, xt []float
 func imageActivations(c *ops.Context, x []float32, batch int) ([]*gemm.Activations, error) {
 	img := len(x) / batch
 	type span struct {
-		lo, hi float32
-		finite bool
+		lo, hi    float32 // from 0, which every range holds
+		nonFinite bool
 	}
 	spans := make([]span, batch)
-	for b := range spans {
-		spans[b].finite = true
-	}
 	var mu sync.Mutex
 	err := c.ParallelFor(len(x), len(x)*ops.VectorCost, func(e *gemm.Engine, i0, i1 int) error {
 		for i := i0; i < i1; {
@@ -173,7 +168,7 @@ func imageActivations(c *ops.Context, x []float32, batch int) ([]*gemm.Activatio
 			lo, hi, finite := e.Table().MinMax(x[i:end])
 			mu.Lock()
 			s := &spans[b]
-			s.lo, s.hi, s.finite = min(s.lo, lo), max(s.hi, hi), s.finite && finite
+			s.lo, s.hi, s.nonFinite = min(s.lo, lo), max(s.hi, hi), s.nonFinite || !finite
 			mu.Unlock()
 			i = end
 		}
@@ -184,7 +179,7 @@ func imageActivations(c *ops.Context, x []float32, batch int) ([]*gemm.Activatio
 	}
 	acts := make([]*gemm.Activations, batch)
 	for b, s := range spans {
-		if !s.finite || s.hi-s.lo < quant.MinScaleRange {
+		if s.nonFinite || s.hi-s.lo < quant.MinScaleRange {
 			return nil, nil
 		}
 		a, err := gemm.StaticActivations(s.lo, s.hi)

@@ -247,8 +247,9 @@ func holdWeight(n *ops.Node, w *tensor.Tensor, group int, adjoint bool, grid *ge
 	} else {
 		onGrid := grid != nil && n.Scheme != quant.PerBlock
 		// A convolution's input layer quantizes its image once (an
-		// adjoint product's rows are not an image's taps).
-		quantize, kernels := kernelsFor(n, cg, l.k, l.cols, onGrid || n.Scheme != quant.PerBlock)
+		// adjoint product's rows are not an image's taps): on its grid,
+		// or per image; per_block weights take neither.
+		quantize, kernels := kernelsFor(n, cg, l.k, l.cols, n.Scheme != quant.PerBlock)
 		if adjoint {
 			quantize, kernels = kernelsFor(n, m/group, l.k, l.cols, onGrid)
 		}
@@ -263,7 +264,7 @@ func holdWeight(n *ops.Node, w *tensor.Tensor, group int, adjoint bool, grid *ge
 				kernels += " (QDQ activations)"
 			case h.w.act.Static():
 				kernels += " (static activations)"
-			case h.w.act == nil && cg < quantizeMinChannels:
+			case h.w.act == nil && cg < quantizeMinChannels && !adjoint:
 				h.w.perImage = true
 				kernels += " (per-image activations)"
 			}
