@@ -72,6 +72,9 @@ func checkRuns(t *testing.T, m *model.Model, inputs []map[string]*tensor.Tensor,
 			if !ok {
 				return fmt.Errorf("%s: output %q missing", when, name)
 			}
+			if n, err := tensor.NumElements(got.Shape); err != nil || n != len(w) {
+				return fmt.Errorf("%s: input %d: output %q has shape %v for %d values", when, i, name, got.Shape, len(w))
+			}
 			if j := firstBitDiff(got.Data.([]float32), w); j >= 0 {
 				return fmt.Errorf("%s: input %d: output %q differs from a run without the plan at %d", when, i, name, j)
 			}
@@ -272,6 +275,39 @@ func TestPlanNeverRecyclesOutputs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPlanOutputHeadersOutliveRuns: a convolution's output (Relu fused:
+// a step's
+// Single, which the run's arena hands out again in its next run) and a
+// global pool's over it are the graph's outputs. Runs at batch 1 and 2
+// in turn, one after another and at once: every output a caller holds
+// keeps its shape and values after the runs that came later.
+func TestPlanOutputHeadersOutliveRuns(t *testing.T) {
+	w := ramp(8*4*3*3, 0.01)
+	g := onnxbuild.Graph{
+		Opset:   17,
+		Inputs:  []onnxbuild.IO{onnxbuild.V("x", tensor.Float32, -1, 4, 8, 8)},
+		Outputs: []onnxbuild.IO{onnxbuild.V("y", tensor.Float32, -1, 8, 8, 8), onnxbuild.V("p", tensor.Float32, -1, 8, 1, 1)},
+		Inits:   map[string]*tensor.Tensor{"w": tensor.From([]int{8, 4, 3, 3}, w)},
+		Nodes: []onnxbuild.Node{
+			{Op: "Conv", Inputs: []string{"x", "w"}, Outputs: []string{"c"}, Attrs: []*onnxpb.Attribute{onnxbuild.IntsAttr("pads", 1, 1, 1, 1)}},
+			{Op: "Relu", Inputs: []string{"c"}, Outputs: []string{"y"}},
+			{Op: "GlobalAveragePool", Inputs: []string{"y"}, Outputs: []string{"p"}},
+		},
+	}
+	m, err := model.Load(g.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := m.Steps(); st[0].Op != "FusedConv" {
+		t.Fatalf("the first step is %s, want FusedConv", st[0].Op)
+	}
+	var inputs []map[string]*tensor.Tensor
+	for i, n := range []int{1, 2, 1, 2} {
+		inputs = append(inputs, map[string]*tensor.Tensor{"x": tensor.From([]int{n, 4, 8, 8}, ramp(n*4*64, float32(i+1)*0.25))})
+	}
+	checkRuns(t, m, inputs, 3)
 }
 
 // bytesPerRun returns the bytes run allocates per call, over n calls.

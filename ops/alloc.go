@@ -51,6 +51,16 @@ type Arena struct {
 	mu   sync.Mutex
 	bufs []*arenaBuf   // handed out or free, by address
 	free [][]*arenaBuf // free buffers by class
+
+	// The Singles of this and earlier runs (Context.NewSingle), the
+	// first used of them handed out in this run. They are handed out
+	// again only after Reset, in the same order, so a step whose run
+	// goes the same way gets the same one (and its boxed data,
+	// Single.Float32s): nothing of a run may hold a Single's tensor or
+	// shape once the run has ended (the executor copies its outputs'
+	// headers).
+	singles []*Single
+	used    int
 }
 
 // arenaBuf is one buffer of an Arena.
@@ -105,6 +115,40 @@ func Output[T any](c *Context, n int) []T {
 		return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(f))), n)[:n:n]
 	}
 	return make([]T, n)
+}
+
+// NewSingle returns a Single of rank dimensions for the operator's output:
+// from the run's Arena (one an earlier run of it handed out) when the run
+// has one, a new one otherwise.
+func (c *Context) NewSingle(rank int) *Single {
+	if c == nil || c.arena == nil {
+		return NewSingle(rank)
+	}
+	return c.arena.single(rank)
+}
+
+// single returns the next Single of the run, of rank dimensions.
+func (a *Arena) single(rank int) *Single {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.used == len(a.singles) {
+		a.singles = append(a.singles, new(Single))
+	}
+	r := a.singles[a.used]
+	a.used++
+	r.Reset(rank)
+	return r
+}
+
+// Singles reports how many Singles the Arena has handed out since its
+// last Reset: none, and no value of the run is one.
+func (a *Arena) Singles() int {
+	if a == nil {
+		return 0
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.used
 }
 
 // NewArena returns an empty Arena.
@@ -235,6 +279,7 @@ func (a *Arena) Reset() {
 	}
 	clear(a.bufs[len(kept):])
 	a.bufs = kept
+	a.used = 0
 }
 
 // FreeBytes returns the bytes of the Arena's free buffers.

@@ -1,15 +1,22 @@
 package ops
 
-import "github.com/quantserve/quantserve/tensor"
+import (
+	"unsafe"
+
+	"github.com/quantserve/quantserve/tensor"
+)
 
 // Single is a step's one output tensor, its shape and the step's result
-// slice in one allocation (NewSingle): a small model's steps run by the
-// thousand a second, and these were three allocations each.
+// slice in one allocation (NewSingle), or none: a run's Arena hands out
+// the Singles of its earlier runs again (Context.NewSingle). A small
+// model's steps run by the thousand a second, and these were four
+// allocations each, the output's data boxed as an interface among them.
 type Single struct {
 	t     tensor.Tensor
 	outs  [1]*tensor.Tensor
 	array [6]int
 	shape []int // in array, or its own for a rank beyond it; len == cap
+	box   any   // the last data Float32s held, boxed once (immutable; it keeps that buffer reachable while the Arena lives)
 }
 
 // NewSingle returns a Single of rank dimensions.
@@ -22,7 +29,7 @@ func NewSingle(rank int) *Single {
 // Reset makes r (zero, or one a struct embeds) a Single of rank
 // dimensions.
 func (r *Single) Reset(rank int) {
-	*r = Single{}
+	*r = Single{box: r.box}
 	if rank <= len(r.array) {
 		r.shape = r.array[:rank:rank]
 	} else {
@@ -38,6 +45,19 @@ func (r *Single) Shape() []int { return r.shape }
 // holding data.
 func (r *Single) Outputs(dt tensor.DataType, data any) []*tensor.Tensor {
 	r.t = tensor.Tensor{DType: dt, Shape: r.shape, Data: data}
+	return r.Hold(&r.t)
+}
+
+// Float32s returns the step's result: one float32 tensor of r's shape
+// holding y, as Outputs does, without boxing y again when r held the
+// same slice (its address, length and capacity) before: a step given
+// its Single and its output buffer back by the run's Arena boxes them
+// once, not every run.
+func (r *Single) Float32s(y []float32) []*tensor.Tensor {
+	if old, ok := r.box.([]float32); !ok || len(old) != len(y) || cap(old) != cap(y) || unsafe.SliceData(old) != unsafe.SliceData(y) {
+		r.box = y
+	}
+	r.t = tensor.Tensor{DType: tensor.Float32, Shape: r.shape, Data: r.box}
 	return r.Hold(&r.t)
 }
 

@@ -1,6 +1,7 @@
 package ops_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -40,5 +41,48 @@ func TestSingle(t *testing.T) {
 		_ = r.Outputs(tensor.Float32, []float32(nil))
 	}); n > 1 {
 		t.Errorf("a Single of rank 4 and its outputs: %v allocations, want 1", n)
+	}
+}
+
+// TestSingleFromArena: a run's Arena hands its Singles out again after
+// Reset, in the order it handed them out, reset to the rank asked for;
+// Float32s boxes a slice once and holds whatever slice it is given, so
+// a step given back its Single and its buffer allocates nothing. A
+// Context without an Arena makes a new Single each time.
+func TestSingleFromArena(t *testing.T) {
+	a := ops.NewArena()
+	c := ops.NewContext(context.Background(), nil, false).WithArena(a)
+	r1, r2 := c.NewSingle(4), c.NewSingle(2)
+	if r1 == r2 {
+		t.Fatal("one run was handed the same Single twice")
+	}
+	y := make([]float32, 8)
+	r1.Shape()[0] = 5
+	r1.Float32s(y)
+	a.Reset()
+	s1, s2 := c.NewSingle(3), c.NewSingle(7)
+	if s1 != r1 || s2 != r2 {
+		t.Fatal("after Reset the Singles were not handed out again in order")
+	}
+	if len(s1.Shape()) != 3 || s1.Shape()[0] != 0 || len(s2.Shape()) != 7 {
+		t.Fatalf("Singles handed out again have shapes %v and %v, want 3 and 7 zeros", s1.Shape(), s2.Shape())
+	}
+	out := s1.Float32s(y[:4])
+	if got := out[0].Data.([]float32); len(got) != 4 || &got[0] != &y[0] || !slices.Equal(out[0].Shape, s1.Shape()) {
+		t.Fatalf("Float32s of a shorter slice holds %d values", len(got))
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		a.Reset()
+		r := c.NewSingle(4)
+		r.Shape()[0] = 8
+		if got := r.Float32s(y)[0].Data.([]float32); len(got) != 8 {
+			t.Fatal("Float32s lost the slice")
+		}
+	}); n != 0 {
+		t.Errorf("a Single handed out again holding the same slice: %v allocations, want 0", n)
+	}
+	d := ops.NewContext(context.Background(), nil, false)
+	if d.NewSingle(1) == d.NewSingle(1) {
+		t.Error("without an Arena a Context handed out the same Single twice")
 	}
 }

@@ -423,7 +423,7 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) ([]
 	if err != nil {
 		return nil, err
 	}
-	r := ops.NewSingle(2 + len(g.Out))
+	r := c.NewSingle(2 + len(g.Out))
 	outShape := r.Shape() // the output's: NCHW, then as it is laid out
 	outShape[0], outShape[1] = g.Batch, g.M
 	copy(outShape[2:], g.Out)
@@ -519,7 +519,7 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) ([]
 		}
 		return nil, err
 	}
-	outs := r.Outputs(tensor.Float32, y)
+	outs := r.Float32s(y)
 	if late == nil {
 		return outs, nil
 	}

@@ -71,7 +71,7 @@ func (o *globalPoolNHWC) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 	if size == 0 && n*ch != 0 {
 		return nil, ops.InputErrorf("%s over empty spatial dimensions (shape %v)", o.op, x.Shape)
 	}
-	r := ops.NewSingle(x.Rank())
+	r := c.NewSingle(x.Rank())
 	out := r.Shape()
 	for i := range out {
 		out[i] = 1
@@ -81,7 +81,7 @@ func (o *globalPoolNHWC) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Ten
 	if err := globalPoolChannelsLast(c, x.Data.([]float32), y, n, size, ch, o.avg); err != nil {
 		return nil, err
 	}
-	return r.Outputs(tensor.Float32, y), nil
+	return r.Float32s(y), nil
 }
 
 // globalPoolChannelsLast sets y[b·ch + j] to the mean (avg) or the
