@@ -26,7 +26,6 @@
 #define C_TWO 416(R8)
 #define C_HALF 448(R8)
 #define C_ABS 480(R8)
-#define C_SPLIT 512(R8)
 #define C_SIGN 544(R8)
 #define C_NEGINF 576(R8)
 #define C_INVSQ2 608(R8)
@@ -444,21 +443,17 @@ restail:
 // output), XA, AR, IX, T, T2, T4, T8, H, L and R0..R4; KE and KS its
 // opmasks. Z30 holds 1/2, Z31 the row C9 with its upper lanes zeroed.
 
-// GELU1: xa = min(|x|, maxX); x² = hi + lo exactly (xh = the high 12
-// bits of xa, xl = xa - xh); H = -hi/2.
-#define GELU1(X, XA, T4, T8, H, L, R0) \
+// GELU1: xa = min(|x|, maxX); x² = hi + lo exactly, lo = xa·xa - hi
+// in one FMA; H = -hi/2. The reference splits xa into 12-bit halves
+// (Dekker) for lo: both are the exact error of hi where x² is a normal
+// float32, and where it is not, both are below 2^-100, and 1 - lo/2 is 1
+// either way.
+#define GELU1(X, XA, H, L) \
 	VPANDD.BCST C_ABS, X, XA \
 	VMINPS.BCST C_MAXX, XA, XA \
-	VPANDD.BCST C_SPLIT, XA, T4 \
-	VSUBPS      T4, XA, T8 \
 	VMULPS      XA, XA, H \
-	VMULPS      T4, T4, L \
-	VSUBPS      H, L, L \
-	VMULPS      T8, T4, R0 \
-	VADDPS      R0, R0, R0 \
-	VADDPS      R0, L, L \
-	VMULPS      T8, T8, T8 \
-	VADDPS      T8, L, L \
+	VMOVAPS     H, L \
+	VFMSUB231PS XA, XA, L \
 	VMULPS      Z30, H, H \
 	VPXORD.BCST C_SIGN, H, H
 
@@ -537,14 +532,14 @@ restail:
 
 // The stages of one vector: A in Z0..Z14 with K2, K3; B in Z15..Z29
 // with K4, K5.
-#define GELU_A1 GELU1(Z0, Z1, Z6, Z7, Z8, Z9, Z10)
+#define GELU_A1 GELU1(Z0, Z1, Z8, Z9)
 #define GELU_A2 EXPNEGM1(Z8, Z10, Z11, Z12, Z13, Z14, K2)
 #define GELU_A3 EXPNEGM2(Z8, Z10, Z11, Z12, Z13, Z14, K2)
 #define GELU_A4 GELU2(Z1, Z2, Z3, Z4, Z9, K3)
 #define GELU_A5 GELU3(Z2, Z3, Z4, Z5, Z6, Z7, Z10, Z11, Z12)
 #define GELU_A6 GELU4(Z3, Z4, Z5, Z11, Z12, Z13, Z14)
 #define GELU_A7 GELU5(Z0, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, K3)
-#define GELU_B1 GELU1(Z15, Z16, Z21, Z22, Z23, Z24, Z25)
+#define GELU_B1 GELU1(Z15, Z16, Z23, Z24)
 #define GELU_B2 EXPNEGM1(Z23, Z25, Z26, Z27, Z28, Z29, K4)
 #define GELU_B3 EXPNEGM2(Z23, Z25, Z26, Z27, Z28, Z29, K4)
 #define GELU_B4 GELU2(Z16, Z17, Z18, Z19, Z24, K5)

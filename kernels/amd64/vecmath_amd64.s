@@ -24,7 +24,6 @@
 #define C_TWO 416(CX)
 #define C_HALF 448(CX)
 #define C_ABS 480(CX)
-#define C_SPLIT 512(CX)
 #define C_SIGN 544(CX)
 #define C_NEGINF 576(CX)
 #define C_INVSQ2 608(CX)
@@ -266,17 +265,13 @@ gelunobias:
 	VANDPS C_ABS, Y0, Y1  // |x|
 	VMINPS C_MAXX, Y1, Y1 // xa = |x| < maxX ? |x| : maxX (NaN too)
 
-	// x² = hi + lo: xh = the high 12 bits of xa, xl = xa - xh
-	VANDPS C_SPLIT, Y1, Y6
-	VSUBPS Y6, Y1, Y7
-	VMULPS Y1, Y1, Y8      // hi
-	VMULPS Y6, Y6, Y9
-	VSUBPS Y8, Y9, Y9      // xh·xh - hi
-	VMULPS Y7, Y6, Y10
-	VADDPS Y10, Y10, Y10   // 2·(xh·xl)
-	VADDPS Y10, Y9, Y9
-	VMULPS Y7, Y7, Y7
-	VADDPS Y7, Y9, Y9      // lo
+	// x² = hi + lo exactly: lo = xa·xa - hi in one FMA, the exact error
+	// of hi as the reference's split of xa into 12-bit halves gives it
+	// (see GELU1 in vecmath512_amd64.s)
+	VMULPS      Y1, Y1, Y8 // hi
+	VMOVAPS     Y8, Y9
+	VFMSUB231PS Y1, Y1, Y9 // lo
+
 	VMULPS C_HALF, Y8, Y8
 	VXORPS C_SIGN, Y8, Y8  // -hi/2
 	EXPNEG(Y8, Y10, Y11, Y12, Y13, Y14)
