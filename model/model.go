@@ -171,7 +171,7 @@ func compile(ctx context.Context, pb *onnxpb.Model, opts Options, overrides map[
 	if !opts.AlwaysSplit {
 		m.split = newSplitTuner(opts.Exec, len(m.steps))
 	}
-	if !opts.WholeBatches && opts.Exec.Threads() == 1 {
+	if !opts.WholeBatches && (opts.Exec.Threads() == 1 || weightBytes(m.Layers) <= partsMaxWeights) {
 		m.rows = newRowTuner()
 	}
 	return m, nil

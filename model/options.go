@@ -41,9 +41,10 @@ type Options struct {
 	// whether its runs are faster split or on one core (splitTuner): for
 	// benchmarks of the splits themselves.
 	AlwaysSplit bool
-	// WholeBatches makes every batch run whole, never row by row
-	// (rowTuner; only an engine of one thread tries rows): for tests
-	// and measurements of the batch's own speed.
+	// WholeBatches makes every batch run whole, never row by row or by
+	// parts (rowTuner; on an engine of several threads only a model of
+	// at most partsMaxWeights of weights tries parts): for tests and
+	// measurements of the batch's own speed.
 	WholeBatches bool
 
 	plan quantPlan // the policy's decisions, set by compile (planQuantization)

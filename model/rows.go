@@ -3,11 +3,14 @@ package model
 import (
 	"context"
 	"errors"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/quantserve/quantserve/gemm"
+	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -36,11 +39,15 @@ import (
 // the model's buffers grow, can favour either way). A profiled run takes
 // whole batches.
 //
-// Only a model on an engine of one thread tries rows: on several, a batch
-// splits across the cores better than its rows do (ResNet-50 at batch 8
-// on two cores took 90 ms a batch whole and 110 by rows, PaddleOCR 3.4
-// and 5.4), and its exploration would cost every new size runs of the
-// slower way.
+// On an engine of several threads the other way is not row after row,
+// each row split across the cores (ResNet-50 at batch 8 on two cores
+// took 90 ms a batch whole and 110 so, PaddleOCR 3.4 and 5.4), but by
+// parts: the batch cut into one part of consecutive rows a core, the
+// parts run at once, each whole on one core (gemm.Engine.Serial), with
+// no hand-off between cores inside a layer. The encoder at batch 8 on
+// two cores of a Zen 4 ran 402-422 sequences/s split and 500 as two
+// one-core halves at once. Only a model of small weights tries parts
+// (partsMaxWeights): each part streams all of them.
 type rowTuner struct {
 	// off is set once a run by rows gave other bits or shapes than the
 	// batch: the model's rows are not independent.
@@ -165,17 +172,23 @@ type RowChoice struct {
 	// Decided reports whether both ways have been timed enough to
 	// choose (or tried as long as the tuner tries them).
 	Decided bool
-	// Rows reports whether batches of this size run row by row.
+	// Rows reports whether batches of this size run row by row (an
+	// engine of one thread) or by parts, one a core at once (Parts).
 	Rows bool
+	// Parts reports that the model's engine has several threads: the
+	// other way than whole is by parts, not row by row.
+	Parts bool
 	// Batch and ByRows are the median times of the last timed runs of
 	// each way (0: none yet).
 	Batch, ByRows time.Duration
 }
 
 // RowChoices returns, for each batched input size the model has run,
-// whether it runs its batches whole or row by row, as timed so far; nil
-// when its batches always run whole: on an engine of several threads,
-// with Options.WholeBatches, or once its rows proved not independent.
+// whether it runs its batches whole or by rows (row by row, or by parts
+// on an engine of several threads), as timed so far; nil when its
+// batches always run whole: with Options.WholeBatches, on several
+// threads with weights beyond partsMaxWeights, or once its rows proved
+// not independent.
 func (m *Model) RowChoices() []RowChoice {
 	t := m.rows
 	if t == nil || t.off.Load() {
@@ -183,9 +196,10 @@ func (m *Model) RowChoices() []RowChoice {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	parts := m.exec != nil && m.exec.Threads() > 1
 	out := make([]RowChoice, 0, len(t.sizes))
 	for size, s := range t.sizes {
-		c := RowChoice{Elements: size, Rows: s.chosen == wayRows, Decided: s.checked && s.explored()}
+		c := RowChoice{Elements: size, Rows: s.chosen == wayRows, Parts: parts, Decided: s.checked && s.explored()}
 		if w := &s.times[wayBatch]; w.n > 0 {
 			c.Batch = w.median()
 		}
@@ -200,7 +214,8 @@ func (m *Model) RowChoices() []RowChoice {
 
 // batchRows returns the rows of the batch args hold when the model's
 // inputs and wanted outputs all have a batch dimension (a first dimension
-// the model leaves open) and args agree on more than one row, or 0.
+// the model leaves open) and args agree on more than one row, or 0; 0 as
+// well for inputs beyond partsMaxBytes on an engine of several threads.
 func (m *Model) batchRows(args []*tensor.Tensor, want map[int]string) int {
 	rows := 0
 	for i, t := range args {
@@ -222,8 +237,48 @@ func (m *Model) batchRows(args []*tensor.Tensor, want map[int]string) int {
 	if rows < 2 {
 		return 0
 	}
+	if m.exec != nil && m.exec.Threads() > 1 {
+		n := int64(0)
+		for _, t := range args {
+			n += ops.SizeOf(t)
+		}
+		if n > partsMaxBytes {
+			return 0
+		}
+	}
 	return rows
 }
+
+// partsMaxWeights bounds the weights of a model whose batches may run
+// by parts on an engine of several threads: each part streams all of
+// them, where a split product streams each weight once. A model of more
+// (ResNet-50's 25 MB of int8, a 32 MB wide model's) runs its batches
+// whole and tries no other way: the wide model's batched JSON requests
+// went from 2,984 to 2,511 a second while its batches of every size
+// tried parts.
+const partsMaxWeights = 16 << 20
+
+// weightBytes is about how many bytes the model's layers' weights take:
+// K×N values each, one byte for an int8 layer, four otherwise.
+func weightBytes(layers []Layer) int {
+	n := 0
+	for _, l := range layers {
+		size := 4
+		if l.Int8() {
+			size = 1
+		}
+		n += size * l.K * l.N
+	}
+	return n
+}
+
+// partsMaxBytes bounds the inputs of a batch that may run by parts: a
+// bigger one runs whole. The first batch of a size runs both ways, and
+// each part's run keeps buffers of its own sizes for the next run: for
+// a big batch, a second copy of its values beside the first, outside the
+// request's budget (16 MNIST batches of 60 MB bodies at once under a
+// 256 MiB budget peaked at 700 MiB resident).
+const partsMaxBytes = 16 << 20
 
 // executeBatch runs a batch of rows rows (Model.batchRows): whole or row
 // by row, as the tuner chooses for its size.
@@ -236,7 +291,7 @@ func (m *Model) executeBatch(ctx context.Context, args []*tensor.Tensor, want ma
 		if err != nil {
 			return nil, err
 		}
-		byRows, _, err := m.executeRows(ctx, args, want, rows)
+		byRows, _, err := m.executeByRows(ctx, args, want, rows)
 		switch {
 		case err == nil && sameOutputs(vals, byRows, want):
 			m.rows.checked(size)
@@ -250,7 +305,7 @@ func (m *Model) executeBatch(ctx context.Context, args []*tensor.Tensor, want ma
 	var alone bool
 	var err error
 	if way == wayRows {
-		if vals, alone, err = m.executeRows(ctx, args, want, rows); err != nil && ctx.Err() == nil {
+		if vals, alone, err = m.executeByRows(ctx, args, want, rows); err != nil && ctx.Err() == nil {
 			// A row of another size than the check's that the model
 			// refuses, or whose outputs do not stack: the batch as it is.
 			m.rows.off.Store(true)
@@ -268,6 +323,84 @@ func (m *Model) executeBatch(ctx context.Context, args []*tensor.Tensor, want ma
 // errRowShapes reports rows whose outputs do not stack into the batch's:
 // a first dimension other than 1, or shapes that differ between rows.
 var errRowShapes = errors.New("model: outputs of rows do not stack")
+
+// executeByRows runs the batch args the tuner's other way: row by row on
+// an engine of one thread (executeRows), by parts on several
+// (executeParts).
+func (m *Model) executeByRows(ctx context.Context, args []*tensor.Tensor, want map[int]string, rows int) ([]*tensor.Tensor, bool, error) {
+	if m.exec.Threads() > 1 {
+		return m.executeParts(ctx, args, want, rows)
+	}
+	return m.executeRows(ctx, args, want, rows)
+}
+
+// executeParts runs the batch args as one part of consecutive rows for
+// each of the engine's threads (at most one a row), the parts at once,
+// each whole on the engine's one-core engine, and returns the wanted
+// outputs stacked (the slots of want; nil elsewhere), and whether the
+// run was alone on the engine. A part that panics ends the run with a
+// gemm.PanicError, as a split loop's chunk does.
+func (m *Model) executeParts(ctx context.Context, args []*tensor.Tensor, want map[int]string, rows int) ([]*tensor.Tensor, bool, error) {
+	keep := func(s int) bool { _, ok := want[s]; return ok }
+	parts := min(m.exec.Threads(), rows)
+	one := context.WithValue(ctx, engineKey{}, m.exec.Serial())
+	vals := make([][]*tensor.Tensor, parts)
+	errs := make([]error, parts)
+	run := func(p int) {
+		defer func() {
+			if v := recover(); v != nil {
+				errs[p] = &gemm.PanicError{Value: v, Stack: debug.Stack()}
+			}
+		}()
+		r0, r1 := p*rows/parts, (p+1)*rows/parts
+		part := make([]*tensor.Tensor, len(args))
+		for i, t := range args {
+			part[i] = t.SliceRows(r0, r1-r0)
+		}
+		vals[p], errs[p] = m.graph.execute(one, part, nil, keep)
+	}
+	end := m.exec.Begin()
+	var wg sync.WaitGroup
+	for p := 1; p < parts; p++ {
+		wg.Go(func() { run(p) })
+	}
+	run(0)
+	wg.Wait()
+	alone := end()
+	for _, err := range errs {
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	out := make([]*tensor.Tensor, len(vals[0]))
+	for s := range want {
+		var shape []int
+		for p := range parts {
+			v := vals[p][s]
+			n := (p+1)*rows/parts - p*rows/parts
+			if v == nil || len(v.Shape) == 0 || v.Shape[0] != n || v.DType == tensor.String ||
+				shape != nil && !slices.Equal(shape[1:], v.Shape[1:]) {
+				return nil, false, errRowShapes
+			}
+			shape = v.Shape
+		}
+		shape = slices.Clone(shape)
+		shape[0] = rows
+		o, err := tensor.New(vals[0][s].DType, shape)
+		if err != nil {
+			return nil, false, errRowShapes
+		}
+		for p := range parts {
+			v := vals[p][s]
+			if v.DType != o.DType {
+				return nil, false, errRowShapes
+			}
+			tensor.CopyData(o.SliceRows(p*rows/parts, v.Shape[0]).Data, v.Data)
+		}
+		out[s] = o
+	}
+	return out, alone, nil
+}
 
 // executeRows runs the batch args row by row and returns the wanted
 // outputs stacked (the slots of want; nil elsewhere), and whether each

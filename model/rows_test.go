@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -40,16 +41,23 @@ func sameFloats(t *testing.T, what string, got, want *tensor.Tensor) {
 }
 
 // TestRowsSameAnswer runs batches of an MLP (float32 and int8) until the
-// model has chosen whether they run whole or row by row, alternating the
-// two ways on the way, and checks every run's output bit for bit against
-// the model that runs batches whole: the way never changes the answer.
-// The choice is made on both ways' timings.
+// model has chosen whether they run whole or by rows (row by row on one
+// thread, by parts on two: of 2 and 3 rows at once), alternating the two
+// ways on the way, and checks every run's output bit for bit against the
+// model that runs batches whole: the way never changes the answer. The
+// choice is made on both ways' timings.
 func TestRowsSameAnswer(t *testing.T) {
 	data := onnxbuild.MLP([]int{48, 64, 10}, 7).Bytes()
 	one := gemm.New(dispatch.Default(), 1)
 	defer one.Close()
-	for _, q := range []bool{false, true} {
-		opts := model.Options{Quantize: q, Scheme: quant.PerChannel, Exec: one}
+	two := gemm.New(dispatch.Default(), 2)
+	defer two.Close()
+	for _, v := range []struct {
+		q    bool
+		exec *gemm.Engine
+	}{{false, one}, {true, one}, {false, two}, {true, two}} {
+		q := v.q
+		opts := model.Options{Quantize: q, Scheme: quant.PerChannel, Exec: v.exec}
 		m, err := model.LoadWith(data, opts)
 		if err != nil {
 			t.Fatal(err)
@@ -83,6 +91,9 @@ func TestRowsSameAnswer(t *testing.T) {
 		if got := c[0].Rows; got != (c[0].ByRows < c[0].Batch) {
 			t.Fatalf("int8 %v: rows %v for %+v", q, got, c[0])
 		}
+		if c[0].Parts != (v.exec.Threads() > 1) {
+			t.Fatalf("int8 %v, %d threads: parts %v", q, v.exec.Threads(), c[0].Parts)
+		}
 		// One row runs alone, as it is: no choice to make.
 		one := map[string]*tensor.Tensor{"x": rowsInput(1, 48, 2)}
 		if _, err := m.Run(context.Background(), one, nil); err != nil {
@@ -92,20 +103,19 @@ func TestRowsSameAnswer(t *testing.T) {
 			t.Fatalf("int8 %v: a batch of one row made a choice: %+v", q, c)
 		}
 	}
-	// On two threads batches run whole: no choice to make.
-	two := gemm.New(dispatch.Default(), 2)
-	defer two.Close()
-	m, err := model.LoadWith(data, model.Options{Exec: two})
+	// On two threads a model of 17 MB of float32 weights runs its
+	// batches whole: each part would stream them all.
+	big, err := model.LoadWith(onnxbuild.MLP([]int{2048, 2048, 10}, 7).Bytes(), model.Options{Exec: two})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if _, err := m.Run(context.Background(), map[string]*tensor.Tensor{"x": rowsInput(5, 48, 1)}, nil); err != nil {
+		if _, err := big.Run(context.Background(), map[string]*tensor.Tensor{"x": rowsInput(4, 2048, 1)}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if c := m.RowChoices(); c != nil {
-		t.Fatalf("two threads: row choices %+v", c)
+	if c := big.RowChoices(); c != nil {
+		t.Fatalf("two threads, big weights: row choices %+v", c)
 	}
 }
 
@@ -113,7 +123,7 @@ func TestRowsSameAnswer(t *testing.T) {
 // batch's mean), whose output's first dimension is not the batch's (a
 // transpose), or that refuses a row alone (a reshape to three rows)
 // answers every batch as a whole batch does, and after its first batch
-// never runs one row by row.
+// never runs one row by row, nor by parts on two threads.
 func TestRowsNotIndependent(t *testing.T) {
 	mixing := onnxbuild.Graph{
 		Inputs:  []onnxbuild.IO{onnxbuild.V("x", tensor.Float32, -1, 4)},
@@ -140,32 +150,44 @@ func TestRowsNotIndependent(t *testing.T) {
 	}
 	one := gemm.New(dispatch.Default(), 1)
 	defer one.Close()
+	two := gemm.New(dispatch.Default(), 2)
+	defer two.Close()
 	for name, g := range map[string]onnxbuild.Graph{"mixing": mixing, "transposing": transposing, "refusing": refusing} {
-		m, err := model.LoadWith(g.Bytes(), model.Options{Exec: one})
+		for _, exec := range []*gemm.Engine{one, two} {
+			notIndependent(t, name, g, exec)
+		}
+	}
+}
+
+// notIndependent runs g on exec against whole batches (see
+// TestRowsNotIndependent).
+func notIndependent(t *testing.T, name string, g onnxbuild.Graph, exec *gemm.Engine) {
+	t.Helper()
+	name = fmt.Sprintf("%s, %d threads", name, exec.Threads())
+	m, err := model.LoadWith(g.Bytes(), model.Options{Exec: exec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := model.LoadWith(g.Bytes(), model.Options{Exec: exec, WholeBatches: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for run := range 20 {
+		in := map[string]*tensor.Tensor{"x": rowsInput(3, 4, uint64(run))}
+		if run == 0 && m.RowChoices() == nil {
+			t.Fatalf("%s: no row tuner before the first batch", name)
+		}
+		want, err := ref.Run(context.Background(), in, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref, err := model.LoadWith(g.Bytes(), model.Options{Exec: one, WholeBatches: true})
+		got, err := m.Run(context.Background(), in, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for run := range 20 {
-			in := map[string]*tensor.Tensor{"x": rowsInput(3, 4, uint64(run))}
-			if run == 0 && m.RowChoices() == nil {
-				t.Fatalf("%s: no row tuner before the first batch", name)
-			}
-			want, err := ref.Run(context.Background(), in, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := m.Run(context.Background(), in, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameFloats(t, name, got["y"], want["y"])
-			if c := m.RowChoices(); c != nil {
-				t.Fatalf("%s: run %d: row choices %+v", name, run, c)
-			}
+		sameFloats(t, name, got["y"], want["y"])
+		if c := m.RowChoices(); c != nil {
+			t.Fatalf("%s: run %d: row choices %+v", name, run, c)
 		}
 	}
 }

@@ -102,7 +102,7 @@ func compareAll(benches []bench) {
 				fmt.Printf("%-10s %5d %4d %10s %10s %10s %10s %10s %8s %8s %8s %8s\n", b.name, n, s.threads,
 					rate(v[colI8]), rate(v[colF32]), rate(v[colORTF32]), rate(v[colExported]), rate(v[colORTI8]),
 					ratio(v[colI8], v[colORTF32]), ratio(v[colF32], v[colORTF32]), ratio(v[colI8], v[colORTI8]), ratio(v[colExported], v[colORTI8]))
-				if n > 1 && s.threads == 1 { // only one thread tries rows (model.RowChoices)
+				if n > 1 { // row by row on one thread, by parts on several (model.RowChoices)
 					fmt.Printf("# %s batch %d batches run: qs i8 %s, qs f32 %s, qs exp i8 %s\n", b.name, n,
 						rowWay(s.i8, in), rowWay(s.f32, in), rowWay(s.exported, in))
 				}

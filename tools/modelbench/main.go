@@ -357,15 +357,18 @@ func run(m *model.Model, name string, in *tensor.Tensor) float64 {
 }
 
 // settled reports whether m has chosen how its runs of in take the
-// engine: whole or row by row (model.RowChoices), and across the cores
+// engine: whole or by rows (model.RowChoices), and across the cores
 // (model.SplitChoices) for the runs that way makes, the batch's or its
-// rows'.
+// rows' (parts run on one core each: nothing more to choose).
 func settled(m *model.Model, in *tensor.Tensor) bool {
 	size := in.Len()
 	if in.Shape[0] > 1 && m.RowChoices() != nil { // nil: batches always run whole
 		rc, ok := rowChoiceFor(m, size)
 		if !ok || !rc.Decided {
 			return false
+		}
+		if rc.Rows && rc.Parts {
+			return true
 		}
 		if rc.Rows {
 			size /= in.Shape[0]
@@ -397,13 +400,18 @@ func rowWay(m *model.Model, in *tensor.Tensor) string {
 	case *whole:
 		return "whole (-whole)"
 	case !ok:
-		return "whole" // rows not tried: several threads, or rows not independent
+		return "whole" // rows not tried: rows not independent
 	case !c.Decided:
 		return "undecided"
-	case c.Rows:
-		return fmt.Sprintf("by rows (%.3f ms, whole %.3f)", ms(c.ByRows), ms(c.Batch))
 	}
-	return fmt.Sprintf("whole (%.3f ms, by rows %.3f)", ms(c.Batch), ms(c.ByRows))
+	by := "by rows"
+	if c.Parts {
+		by = "by parts"
+	}
+	if c.Rows {
+		return fmt.Sprintf("%s (%.3f ms, whole %.3f)", by, ms(c.ByRows), ms(c.Batch))
+	}
+	return fmt.Sprintf("whole (%.3f ms, %s %.3f)", ms(c.Batch), by, ms(c.ByRows))
 }
 
 func makeInput(b bench, shape []int) *tensor.Tensor {
