@@ -755,22 +755,6 @@ func (g *graph) execute(ctx context.Context, inputs, captured []*tensor.Tensor, 
 	return vals, nil
 }
 
-// detach gives the graph outputs a run keeps headers and shapes of their
-// own: the run's Arena hands its Singles (a step's output tensor and
-// shape) out again in its next run, and an operator may share its
-// input's shape; what the caller holds must not change under it then.
-// A run with an Arena keeps no other values; a run whose steps took no
-// Single (a Loop body of Identity nodes, say) has nothing to detach.
-func (g *graph) detach(vals []*tensor.Tensor, keep func(slot int) bool) {
-	for _, s := range g.outputSlot {
-		if v := vals[s]; v != nil && keep(s) {
-			t := *v
-			t.Shape = slices.Clone(v.Shape)
-			vals[s] = &t
-		}
-	}
-}
-
 // keepValuesKey marks a context whose graph keeps every value (a trace).
 type keepValuesKey struct{}
 

@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"slices"
 
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/tensor"
@@ -91,6 +92,22 @@ func (g *graph) recycle(a *ops.Arena, i int, vals []*tensor.Tensor, keep func(in
 		if vals[s] != nil && !keep(s) {
 			a.Drop(vals[s])
 			vals[s] = nil
+		}
+	}
+}
+
+// detach gives the graph outputs a run keeps headers and shapes of their
+// own: the run's Arena hands its Singles (a step's output tensor and
+// shape) out again in its next run, and an operator may share its
+// input's shape; what the caller holds must not change under it then.
+// A run with an Arena keeps no other values; a run whose steps took no
+// Single (a Loop body of Identity nodes, say) has nothing to detach.
+func (g *graph) detach(vals []*tensor.Tensor, keep func(slot int) bool) {
+	for _, s := range g.outputSlot {
+		if v := vals[s]; v != nil && keep(s) {
+			t := *v
+			t.Shape = slices.Clone(v.Shape)
+			vals[s] = &t
 		}
 	}
 }
