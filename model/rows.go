@@ -280,8 +280,8 @@ func weightBytes(layers []Layer) int {
 // 256 MiB budget peaked at 700 MiB resident).
 const partsMaxBytes = 16 << 20
 
-// executeBatch runs a batch of rows rows (Model.batchRows): whole or row
-// by row, as the tuner chooses for its size.
+// executeBatch runs a batch of rows rows (Model.batchRows): whole or by
+// rows (executeByRows), as the tuner chooses for its size.
 func (m *Model) executeBatch(ctx context.Context, args []*tensor.Tensor, want map[int]string, rows int) ([]*tensor.Tensor, error) {
 	keep := func(s int) bool { _, ok := want[s]; return ok }
 	size := inputElements(args)

@@ -4,7 +4,8 @@
 
 // The vector math of vecmath_amd64.s on zmm, 16 lanes: every lane runs
 // kernels/vecmath.go's float32 operations in its order, with separate
-// multiplies and adds (no FMA), so the results are the reference's bits.
+// multiplies and adds (no FMA but GELU1's for the error of x², whose bits
+// are the reference's too), so the results are the reference's bits.
 // Only AVX-512 F instructions are used (VPANDD and VPXORD where AVX2 has
 // VANDPS and VXORPS, opmasks where it blends). R8 points at
 // kernels.VecConsts(): row r is 8 lanes at r*32(R8); a value broadcast
@@ -443,11 +444,11 @@ restail:
 // output), XA, AR, IX, T, T2, T4, T8, H, L and R0..R4; KE and KS its
 // opmasks. Z30 holds 1/2, Z31 the row C9 with its upper lanes zeroed.
 
-// GELU1: xa = min(|x|, maxX); x² = hi + lo exactly, lo = xa·xa - hi
-// in one FMA; H = -hi/2. The reference splits xa into 12-bit halves
-// (Dekker) for lo: both are the exact error of hi where x² is a normal
-// float32, and where it is not, both are below 2^-100, and 1 - lo/2 is 1
-// either way.
+// GELU1: xa = min(|x|, maxX); x² = hi + lo, lo = xa·xa - hi in one
+// FMA; H = -hi/2. The reference splits xa into 12-bit halves (Dekker)
+// for lo: both are the exact error of hi where x² >= 2^-100; below it,
+// where the reference's products of halves underflow, both are under
+// 2^-120, and 1 - lo/2 is 1 either way (as for any |lo| <= 2^-24).
 #define GELU1(X, XA, H, L) \
 	VPANDD.BCST C_ABS, X, XA \
 	VMINPS.BCST C_MAXX, XA, XA \
@@ -550,7 +551,7 @@ restail:
 // func geluAVX512(dst, src, bias []float32, c *[37][8]float32)
 // len(dst) >= len(src); bias is empty or at least as long as src. Per
 // lane, as geluAVX2 (and kernels.GeluOne):
-//   xa = min(|x|, maxX); x² = hi + lo exactly (xa split in 12-bit halves)
+//   xa = min(|x|, maxX); x² = hi + lo, lo = xa·xa - hi in one FMA
 //   a = xa/√2; piece i = #bounds <= a; t = (a - mid[i])·scale[i]
 //   g = Σ c[i][k]·t^k by Estrin's scheme
 //   e = (g·ExpNeg(-hi/2))·(1 - lo/2) = erfc(a)

@@ -30,8 +30,8 @@ func scaleAVX2(x []float32, s float32)
 func addBiasAVX2(y, bias, res []float32)
 
 // geluAVX2 computes kernels.Gelu(dst, src, bias) (bias empty for nil).
-// Requires AVX2; len(src) a positive multiple of 8, len(dst) >= len(src),
-// len(bias) 0 or >= len(src).
+// Requires AVX2 and FMA; len(src) a positive multiple of 8, len(dst) >=
+// len(src), len(bias) 0 or >= len(src).
 //
 //go:noescape
 func geluAVX2(dst, src, bias []float32, c *[kernels.VecRows][8]float32)
@@ -86,7 +86,7 @@ func AddBiasAVX2(y, bias, res []float32) {
 	}
 }
 
-// GeluAVX2 computes kernels.Gelu(dst, src, bias). Requires AVX2.
+// GeluAVX2 computes kernels.Gelu(dst, src, bias). Requires AVX2 and FMA.
 func GeluAVX2(dst, src, bias []float32) {
 	dst = dst[:len(src)]
 	if bias != nil {

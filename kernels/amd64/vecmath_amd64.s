@@ -4,9 +4,10 @@
 
 // Vector math of the transformer paths (kernels/vecmath.go is the spec):
 // every lane runs the reference's float32 operations in its order, with
-// separate multiplies and adds (no FMA), so the results are the
-// reference's bits. CX points at kernels.VecConsts(): row r is 8 lanes at
-// r*32(CX).
+// separate multiplies and adds (no FMA but one for GELU's error of x²,
+// whose bits are the reference's too: see GELU1 in vecmath512_amd64.s),
+// so the results are the reference's bits. CX points at
+// kernels.VecConsts(): row r is 8 lanes at r*32(CX).
 
 #define C_LOG2E 0(CX)
 #define C_MAGIC 32(CX)
@@ -241,7 +242,7 @@ addres:
 // func geluAVX2(dst, src, bias []float32, c *[37][8]float32)
 // len(src) is a positive multiple of 8, len(dst) >= len(src); bias is
 // empty or at least as long as src. Per lane, as kernels.GeluOne:
-//   xa = min(|x|, maxX); x² = hi + lo exactly (xa split in 12-bit halves)
+//   xa = min(|x|, maxX); x² = hi + lo, lo = xa·xa - hi in one FMA
 //   a = xa/√2; piece i = #bounds <= a; t = (a - mid[i])·scale[i]
 //   g = Σ c[i][k]·t^k by Estrin's scheme
 //   e = (g·ExpNeg(-hi/2))·(1 - lo/2) = erfc(a)
@@ -265,9 +266,9 @@ gelunobias:
 	VANDPS C_ABS, Y0, Y1  // |x|
 	VMINPS C_MAXX, Y1, Y1 // xa = |x| < maxX ? |x| : maxX (NaN too)
 
-	// x² = hi + lo exactly: lo = xa·xa - hi in one FMA, the exact error
-	// of hi as the reference's split of xa into 12-bit halves gives it
-	// (see GELU1 in vecmath512_amd64.s)
+	// x² = hi + lo: lo = xa·xa - hi in one FMA, 1 - lo/2 as the
+	// reference's split of xa into 12-bit halves gives it (see GELU1 in
+	// vecmath512_amd64.s)
 	VMULPS      Y1, Y1, Y8 // hi
 	VMOVAPS     Y8, Y9
 	VFMSUB231PS Y1, Y1, Y9 // lo

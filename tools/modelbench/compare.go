@@ -108,7 +108,7 @@ func compareAll(benches []bench) {
 				}
 				if s.threads > 1 {
 					fmt.Printf("# %s batch %d runs on %d threads: qs i8 %s, qs f32 %s, qs exp i8 %s\n", b.name, n, s.threads,
-						splitWay(s.i8, runSize(s.i8, in)), splitWay(s.f32, runSize(s.f32, in)), splitWay(s.exported, runSize(s.exported, in)))
+						coresWay(s.i8, in), coresWay(s.f32, in), coresWay(s.exported, in))
 				}
 			}
 			scaled = append(scaled, scaling{b.name, n, best[0], best[len(best)-1]})

@@ -94,7 +94,7 @@ var (
 	batches = flag.String("batches", "1,8", "batch sizes")
 	profile = flag.Bool("profile", false, "instead of timing against ONNX Runtime, profile quantserve's runs: time by operator, the share that ran (or could run) on more than one core, and the serial fraction; with -ort, ONNX Runtime's too, by its session profiling")
 	top     = flag.Int("top", 12, "with -profile, the operator types listed per run")
-	whole   = flag.Bool("whole", false, "run batches whole, never row by row (model.Options.WholeBatches): the batch's own speed")
+	whole   = flag.Bool("whole", false, "run batches whole, never row by row nor by parts (model.Options.WholeBatches): the batch's own speed")
 	kernels = flag.String("kernels", "auto", "quantserve's kernel table, as the server's --kernels: auto or a table this CPU has (a Xeon with AMX can time its avx512vnni table, the one of Xeons without)")
 )
 
@@ -299,6 +299,18 @@ func runSize(m *model.Model, in *tensor.Tensor) int {
 	return in.Len()
 }
 
+// coresWay says how m's runs of in take the engine's cores: one core a
+// part when m runs its batches by parts, else as splitWay says for the
+// runs it makes (runSize).
+func coresWay(m *model.Model, in *tensor.Tensor) string {
+	if m != nil && in.Shape[0] > 1 {
+		if c, ok := rowChoiceFor(m, in.Len()); ok && c.Rows && c.Parts {
+			return "by parts, one core each"
+		}
+	}
+	return splitWay(m, runSize(m, in))
+}
+
 // splitWay says how m's runs of size input elements take the engine's
 // cores, as the model chose them (model.SplitChoices).
 func splitWay(m *model.Model, size int) string {
@@ -389,8 +401,8 @@ func rowChoiceFor(m *model.Model, size int) (model.RowChoice, bool) {
 	return model.RowChoice{}, false
 }
 
-// rowWay says whether m runs batches of in whole or row by row, as the
-// model chose (model.RowChoices).
+// rowWay says whether m runs batches of in whole or by rows (row by row,
+// or by parts on several threads), as the model chose (model.RowChoices).
 func rowWay(m *model.Model, in *tensor.Tensor) string {
 	if m == nil {
 		return "-"
@@ -400,7 +412,7 @@ func rowWay(m *model.Model, in *tensor.Tensor) string {
 	case *whole:
 		return "whole (-whole)"
 	case !ok:
-		return "whole" // rows not tried: rows not independent
+		return "whole" // rows not tried: rows not independent, or on several threads weights or inputs too big for parts
 	case !c.Decided:
 		return "undecided"
 	}
