@@ -278,11 +278,11 @@ func TestPlanNeverRecyclesOutputs(t *testing.T) {
 }
 
 // TestPlanOutputHeadersOutliveRuns: a convolution's output (Relu fused:
-// a step's
-// Single, which the run's arena hands out again in its next run) and a
-// global pool's over it are the graph's outputs. Runs at batch 1 and 2
-// in turn, one after another and at once: every output a caller holds
-// keeps its shape and values after the runs that came later.
+// a step's Single, which the run's arena hands out again in its next
+// run) and a global pool's over it are the graph's outputs. Runs at
+// batch 1 and 2 in turn, one after another and at once: every output a
+// caller holds keeps its shape and values after the runs that came
+// later.
 func TestPlanOutputHeadersOutliveRuns(t *testing.T) {
 	w := ramp(8*4*3*3, 0.01)
 	g := onnxbuild.Graph{
