@@ -373,31 +373,13 @@ func (m *Model) executeParts(ctx context.Context, args []*tensor.Tensor, want ma
 		}
 	}
 	out := make([]*tensor.Tensor, len(vals[0]))
-	for s := range want {
-		var shape []int
-		for p := range parts {
-			v := vals[p][s]
-			n := (p+1)*rows/parts - p*rows/parts
-			if v == nil || len(v.Shape) == 0 || v.Shape[0] != n || v.DType == tensor.String ||
-				shape != nil && !slices.Equal(shape[1:], v.Shape[1:]) {
-				return nil, false, errRowShapes
+	for p := range parts {
+		r0, r1 := p*rows/parts, (p+1)*rows/parts
+		for s := range want {
+			if err := stackRows(out, s, vals[p][s], r0, r1-r0, rows); err != nil {
+				return nil, false, err
 			}
-			shape = v.Shape
 		}
-		shape = slices.Clone(shape)
-		shape[0] = rows
-		o, err := tensor.New(vals[0][s].DType, shape)
-		if err != nil {
-			return nil, false, errRowShapes
-		}
-		for p := range parts {
-			v := vals[p][s]
-			if v.DType != o.DType {
-				return nil, false, errRowShapes
-			}
-			tensor.CopyData(o.SliceRows(p*rows/parts, v.Shape[0]).Data, v.Data)
-		}
-		out[s] = o
 	}
 	return out, alone, nil
 }
@@ -423,27 +405,37 @@ func (m *Model) executeRows(ctx context.Context, args []*tensor.Tensor, want map
 			out = make([]*tensor.Tensor, len(vals))
 		}
 		for s := range want {
-			v := vals[s]
-			if v == nil || len(v.Shape) == 0 || v.Shape[0] != 1 || v.DType == tensor.String {
-				return nil, false, errRowShapes
+			if err := stackRows(out, s, vals[s], r, 1, rows); err != nil {
+				return nil, false, err
 			}
-			if r == 0 {
-				shape := slices.Clone(v.Shape)
-				shape[0] = rows
-				t, err := tensor.New(v.DType, shape)
-				if err != nil {
-					return nil, false, errRowShapes
-				}
-				out[s] = t
-			}
-			o := out[s]
-			if o.DType != v.DType || !slices.Equal(o.Shape[1:], v.Shape[1:]) {
-				return nil, false, errRowShapes
-			}
-			tensor.CopyData(o.SliceRows(r, 1).Data, v.Data)
 		}
 	}
 	return out, alone, nil
+}
+
+// stackRows copies v, the n rows from row r0 of a batch of rows rows,
+// into out[s] at r0, making out[s] (v's type, rows rows of v's) when it
+// is nil; errRowShapes when v is no such rows: nil, a scalar, strings,
+// another first dimension, or another type or row shape than out[s].
+func stackRows(out []*tensor.Tensor, s int, v *tensor.Tensor, r0, n, rows int) error {
+	if v == nil || len(v.Shape) == 0 || v.Shape[0] != n || v.DType == tensor.String {
+		return errRowShapes
+	}
+	if out[s] == nil {
+		shape := slices.Clone(v.Shape)
+		shape[0] = rows
+		t, err := tensor.New(v.DType, shape)
+		if err != nil {
+			return errRowShapes
+		}
+		out[s] = t
+	}
+	o := out[s]
+	if o.DType != v.DType || !slices.Equal(o.Shape[1:], v.Shape[1:]) {
+		return errRowShapes
+	}
+	tensor.CopyData(o.SliceRows(r0, n).Data, v.Data)
+	return nil
 }
 
 // sameOutputs reports whether the wanted outputs of a and b have the

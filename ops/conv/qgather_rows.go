@@ -45,11 +45,11 @@ const qgatherMinCg = 8
 // rows to be quantized straight from them.
 type qimage struct {
 	t      *taps
-	acts   []*gemm.Activations // static: one for every image, or one an image; nil: per row
+	acts   []*gemm.Activations // static: one for all the images, or one an image (actOf); nil: per row
 	img    int                 // values per image
 	x      []float32           // the images
 	lazy   bool                // nothing prepared: rows quantized as they are read
-	u      []uint8             // static: the images quantized with act's parameters
+	u      []uint8             // static: the images quantized, each with its acts entry's parameters
 	params []rowParam          // per row: per image, output position and group, its row's parameters
 	ubuf   *[]uint8
 	pbuf   *[]rowParam
