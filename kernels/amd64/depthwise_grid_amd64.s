@@ -8,10 +8,10 @@
 //
 // kernels.DepthwiseRows(dst, src, w, offs, channels, channels) for
 // offs a grid of rows of 3 adjacent pixels (offs[r·3 + x] = offs[r·3] +
-// x·channels), channels a positive multiple of 16, pixels a positive
+// x·channels), channels a positive multiple of 8, pixels a positive
 // multiple of 8: per block of 8 pixels and 16 channels (32 while two
-// vectors are left, with AVX-512), the sums in registers while each
-// row's 10 inputs are loaded once.
+// vectors are left, with AVX-512, and 8 when 8 are), the sums in
+// registers while each row's 10 inputs are loaded once.
 //
 // Register contract: DI &dst[p][c0], SI &src[p], R8 &w[0], R9 &offs[0],
 // R10 &offs[len], DX channels in bytes, CX blocks of pixels left, R11
@@ -178,8 +178,8 @@ depthwiseGrid3AVX512tworow:
 	JMP  depthwiseGrid3AVX512chan
 
 depthwiseGrid3AVX512one:
-	TESTQ AX, AX
-	JZ   depthwiseGrid3AVX512next
+	CMPQ AX, $64
+	JLT  depthwiseGrid3AVX512half
 	LEAQ (DI)(R11*1), AX
 	VMOVUPS (AX), Z0
 	VMOVUPS (AX)(DX*1), Z1
@@ -266,6 +266,95 @@ depthwiseGrid3AVX512onerow:
 	ADDQ $64, R11
 	JMP  depthwiseGrid3AVX512chan
 
+depthwiseGrid3AVX512half:
+	TESTQ AX, AX
+	JZ   depthwiseGrid3AVX512next
+	LEAQ (DI)(R11*1), AX
+	VMOVUPS (AX), Y0
+	VMOVUPS (AX)(DX*1), Y1
+	LEAQ (AX)(DX*2), AX
+	VMOVUPS (AX), Y2
+	VMOVUPS (AX)(DX*1), Y3
+	LEAQ (AX)(DX*2), AX
+	VMOVUPS (AX), Y4
+	VMOVUPS (AX)(DX*1), Y5
+	LEAQ (AX)(DX*2), AX
+	VMOVUPS (AX), Y6
+	VMOVUPS (AX)(DX*1), Y7
+	MOVQ R9, R12
+	LEAQ (R8)(R11*1), R14
+
+depthwiseGrid3AVX512halfrow:
+	MOVQ (R12), AX
+	LEAQ (SI)(AX*4), R13
+	ADDQ R11, R13
+	VMOVUPS (R14), Y8
+	ADDQ DX, R14
+	VMOVUPS (R14), Y9
+	ADDQ DX, R14
+	VMOVUPS (R14), Y10
+	ADDQ DX, R14
+	VMOVUPS (R13), Y14
+	ADDQ DX, R13
+	VFMADD231PS Y14, Y8, Y0
+	VMOVUPS (R13), Y15
+	ADDQ DX, R13
+	VFMADD231PS Y15, Y8, Y1
+	VFMADD231PS Y15, Y9, Y0
+	VMOVUPS (R13), Y14
+	ADDQ DX, R13
+	VFMADD231PS Y14, Y8, Y2
+	VFMADD231PS Y14, Y9, Y1
+	VFMADD231PS Y14, Y10, Y0
+	VMOVUPS (R13), Y15
+	ADDQ DX, R13
+	VFMADD231PS Y15, Y8, Y3
+	VFMADD231PS Y15, Y9, Y2
+	VFMADD231PS Y15, Y10, Y1
+	VMOVUPS (R13), Y14
+	ADDQ DX, R13
+	VFMADD231PS Y14, Y8, Y4
+	VFMADD231PS Y14, Y9, Y3
+	VFMADD231PS Y14, Y10, Y2
+	VMOVUPS (R13), Y15
+	ADDQ DX, R13
+	VFMADD231PS Y15, Y8, Y5
+	VFMADD231PS Y15, Y9, Y4
+	VFMADD231PS Y15, Y10, Y3
+	VMOVUPS (R13), Y14
+	ADDQ DX, R13
+	VFMADD231PS Y14, Y8, Y6
+	VFMADD231PS Y14, Y9, Y5
+	VFMADD231PS Y14, Y10, Y4
+	VMOVUPS (R13), Y15
+	ADDQ DX, R13
+	VFMADD231PS Y15, Y8, Y7
+	VFMADD231PS Y15, Y9, Y6
+	VFMADD231PS Y15, Y10, Y5
+	VMOVUPS (R13), Y14
+	ADDQ DX, R13
+	VFMADD231PS Y14, Y9, Y7
+	VFMADD231PS Y14, Y10, Y6
+	VMOVUPS (R13), Y15
+	VFMADD231PS Y15, Y10, Y7
+	ADDQ $24, R12
+	CMPQ R12, R10
+	JNE  depthwiseGrid3AVX512halfrow
+	LEAQ (DI)(R11*1), AX
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, (AX)(DX*1)
+	LEAQ (AX)(DX*2), AX
+	VMOVUPS Y2, (AX)
+	VMOVUPS Y3, (AX)(DX*1)
+	LEAQ (AX)(DX*2), AX
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y5, (AX)(DX*1)
+	LEAQ (AX)(DX*2), AX
+	VMOVUPS Y6, (AX)
+	VMOVUPS Y7, (AX)(DX*1)
+	ADDQ $32, R11
+	JMP  depthwiseGrid3AVX512chan
+
 depthwiseGrid3AVX512next:
 	LEAQ (DI)(DX*8), DI
 	LEAQ (SI)(DX*8), SI
@@ -280,10 +369,10 @@ depthwiseGrid3AVX512done:
 //
 // kernels.DepthwiseRows(dst, src, w, offs, channels, channels) for
 // offs a grid of rows of 5 adjacent pixels (offs[r·5 + x] = offs[r·5] +
-// x·channels), channels a positive multiple of 16, pixels a positive
+// x·channels), channels a positive multiple of 8, pixels a positive
 // multiple of 8: per block of 8 pixels and 16 channels (32 while two
-// vectors are left, with AVX-512), the sums in registers while each
-// row's 12 inputs are loaded once.
+// vectors are left, with AVX-512, and 8 when 8 are), the sums in
+// registers while each row's 12 inputs are loaded once.
 //
 // Register contract: DI &dst[p][c0], SI &src[p], R8 &w[0], R9 &offs[0],
 // R10 &offs[len], DX channels in bytes, CX blocks of pixels left, R11
@@ -494,8 +583,8 @@ depthwiseGrid5AVX512tworow:
 	JMP  depthwiseGrid5AVX512chan
 
 depthwiseGrid5AVX512one:
-	TESTQ AX, AX
-	JZ   depthwiseGrid5AVX512next
+	CMPQ AX, $64
+	JLT  depthwiseGrid5AVX512half
 	LEAQ (DI)(R11*1), AX
 	VMOVUPS (AX), Z0
 	VMOVUPS (AX)(DX*1), Z1
@@ -606,6 +695,119 @@ depthwiseGrid5AVX512onerow:
 	ADDQ $64, R11
 	JMP  depthwiseGrid5AVX512chan
 
+depthwiseGrid5AVX512half:
+	TESTQ AX, AX
+	JZ   depthwiseGrid5AVX512next
+	LEAQ (DI)(R11*1), AX
+	VMOVUPS (AX), Y0
+	VMOVUPS (AX)(DX*1), Y1
+	LEAQ (AX)(DX*2), AX
+	VMOVUPS (AX), Y2
+	VMOVUPS (AX)(DX*1), Y3
+	LEAQ (AX)(DX*2), AX
+	VMOVUPS (AX), Y4
+	VMOVUPS (AX)(DX*1), Y5
+	LEAQ (AX)(DX*2), AX
+	VMOVUPS (AX), Y6
+	VMOVUPS (AX)(DX*1), Y7
+	MOVQ R9, R12
+	LEAQ (R8)(R11*1), R14
+
+depthwiseGrid5AVX512halfrow:
+	MOVQ (R12), AX
+	LEAQ (SI)(AX*4), R13
+	ADDQ R11, R13
+	VMOVUPS (R14), Y8
+	ADDQ DX, R14
+	VMOVUPS (R14), Y9
+	ADDQ DX, R14
+	VMOVUPS (R14), Y10
+	ADDQ DX, R14
+	VMOVUPS (R14), Y11
+	ADDQ DX, R14
+	VMOVUPS (R14), Y12
+	ADDQ DX, R14
+	VMOVUPS (R13), Y14
+	ADDQ DX, R13
+	VFMADD231PS Y14, Y8, Y0
+	VMOVUPS (R13), Y15
+	ADDQ DX, R13
+	VFMADD231PS Y15, Y8, Y1
+	VFMADD231PS Y15, Y9, Y0
+	VMOVUPS (R13), Y14
+	ADDQ DX, R13
+	VFMADD231PS Y14, Y8, Y2
+	VFMADD231PS Y14, Y9, Y1
+	VFMADD231PS Y14, Y10, Y0
+	VMOVUPS (R13), Y15
+	ADDQ DX, R13
+	VFMADD231PS Y15, Y8, Y3
+	VFMADD231PS Y15, Y9, Y2
+	VFMADD231PS Y15, Y10, Y1
+	VFMADD231PS Y15, Y11, Y0
+	VMOVUPS (R13), Y14
+	ADDQ DX, R13
+	VFMADD231PS Y14, Y8, Y4
+	VFMADD231PS Y14, Y9, Y3
+	VFMADD231PS Y14, Y10, Y2
+	VFMADD231PS Y14, Y11, Y1
+	VFMADD231PS Y14, Y12, Y0
+	VMOVUPS (R13), Y15
+	ADDQ DX, R13
+	VFMADD231PS Y15, Y8, Y5
+	VFMADD231PS Y15, Y9, Y4
+	VFMADD231PS Y15, Y10, Y3
+	VFMADD231PS Y15, Y11, Y2
+	VFMADD231PS Y15, Y12, Y1
+	VMOVUPS (R13), Y14
+	ADDQ DX, R13
+	VFMADD231PS Y14, Y8, Y6
+	VFMADD231PS Y14, Y9, Y5
+	VFMADD231PS Y14, Y10, Y4
+	VFMADD231PS Y14, Y11, Y3
+	VFMADD231PS Y14, Y12, Y2
+	VMOVUPS (R13), Y15
+	ADDQ DX, R13
+	VFMADD231PS Y15, Y8, Y7
+	VFMADD231PS Y15, Y9, Y6
+	VFMADD231PS Y15, Y10, Y5
+	VFMADD231PS Y15, Y11, Y4
+	VFMADD231PS Y15, Y12, Y3
+	VMOVUPS (R13), Y14
+	ADDQ DX, R13
+	VFMADD231PS Y14, Y9, Y7
+	VFMADD231PS Y14, Y10, Y6
+	VFMADD231PS Y14, Y11, Y5
+	VFMADD231PS Y14, Y12, Y4
+	VMOVUPS (R13), Y15
+	ADDQ DX, R13
+	VFMADD231PS Y15, Y10, Y7
+	VFMADD231PS Y15, Y11, Y6
+	VFMADD231PS Y15, Y12, Y5
+	VMOVUPS (R13), Y14
+	ADDQ DX, R13
+	VFMADD231PS Y14, Y11, Y7
+	VFMADD231PS Y14, Y12, Y6
+	VMOVUPS (R13), Y15
+	VFMADD231PS Y15, Y12, Y7
+	ADDQ $40, R12
+	CMPQ R12, R10
+	JNE  depthwiseGrid5AVX512halfrow
+	LEAQ (DI)(R11*1), AX
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, (AX)(DX*1)
+	LEAQ (AX)(DX*2), AX
+	VMOVUPS Y2, (AX)
+	VMOVUPS Y3, (AX)(DX*1)
+	LEAQ (AX)(DX*2), AX
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y5, (AX)(DX*1)
+	LEAQ (AX)(DX*2), AX
+	VMOVUPS Y6, (AX)
+	VMOVUPS Y7, (AX)(DX*1)
+	ADDQ $32, R11
+	JMP  depthwiseGrid5AVX512chan
+
 depthwiseGrid5AVX512next:
 	LEAQ (DI)(DX*8), DI
 	LEAQ (SI)(DX*8), SI
@@ -622,8 +824,8 @@ depthwiseGrid5AVX512done:
 // offs a grid of rows of 3 adjacent pixels (offs[r·3 + x] = offs[r·3] +
 // x·channels), channels a positive multiple of 8, pixels a positive
 // multiple of 8: per block of 8 pixels and 8 channels (16 while two
-// vectors are left, with AVX-512), the sums in registers while each
-// row's 10 inputs are loaded once.
+// vectors are left, with AVX-512, and 8 when 8 are), the sums in
+// registers while each row's 10 inputs are loaded once.
 //
 // Register contract: DI &dst[p][c0], SI &src[p], R8 &w[0], R9 &offs[0],
 // R10 &offs[len], DX channels in bytes, CX blocks of pixels left, R11
@@ -752,8 +954,8 @@ depthwiseGrid3AVX2done:
 // offs a grid of rows of 5 adjacent pixels (offs[r·5 + x] = offs[r·5] +
 // x·channels), channels a positive multiple of 8, pixels a positive
 // multiple of 8: per block of 8 pixels and 8 channels (16 while two
-// vectors are left, with AVX-512), the sums in registers while each
-// row's 12 inputs are loaded once.
+// vectors are left, with AVX-512, and 8 when 8 are), the sums in
+// registers while each row's 12 inputs are loaded once.
 //
 // Register contract: DI &dst[p][c0], SI &src[p], R8 &w[0], R9 &offs[0],
 // R10 &offs[len], DX channels in bytes, CX blocks of pixels left, R11

@@ -112,9 +112,9 @@ func newDWPlan(g *Geometry, nhwcIn bool, wt []float32, align int) *dwPlan {
 // alignedChannels returns the values a pixel of ch channels takes in a
 // depthwise convolution's padded image on a table of DepthwiseAlign
 // align: ch rounded up to a multiple of align when the zeros added are at
-// most a quarter of ch (the widest vectors gain more than that: 200
-// channels take 208, 40 take 48), else ch (24 channels would compute a
-// third more).
+// most a quarter of ch (the vectors gain more than that: on the AVX-512
+// tables' multiple of 8, 33 channels take 40, 20 take 24), else ch (12
+// channels would compute a third more).
 func alignedChannels(ch, align int) int {
 	if align <= 1 || ch%align == 0 {
 		return ch

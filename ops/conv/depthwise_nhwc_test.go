@@ -56,8 +56,9 @@ func dwCases() []dwCase {
 		{c: 16, batch: 2, in: []int{20}, kernel: []int{3}, strides: []int{2}, dils: []int{1}, pads: []int{1, 1}},
 		{c: 5, batch: 1, in: []int{17}, kernel: []int{5}, strides: []int{1}, dils: []int{2}, pads: []int{3, 4}},
 		{c: 33, batch: 1, in: []int{3, 12}, kernel: []int{1, 1}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{0, 0, 0, 0}},
-		// Channels a table with wider vectors rounds up (88 to 96, 56 to
-		// 64, 200 to 208), read channels-last or NCHW, strided.
+		// Odd multiples of 8 channels, which the AVX-512 tables end on a
+		// half vector (and rounded up to 16 before), read channels-last
+		// or NCHW, strided. (20 and 33 above are rounded up to 24 and 40.)
 		{c: 88, batch: 2, in: []int{3, 20}, kernel: []int{5, 5}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{2, 2, 2, 2}},
 		{c: 56, batch: 1, in: []int{7, 9}, kernel: []int{3, 3}, strides: []int{2, 1}, dils: []int{1, 1}, pads: []int{1, 0, 2, 1}},
 		{c: 200, batch: 1, in: []int{2, 19}, kernel: []int{5, 5}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{2, 2, 2, 2}},

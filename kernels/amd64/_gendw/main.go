@@ -50,7 +50,10 @@ func main() {
 // kernel writes depthwiseGrid<kw><isa>. A block is one vector of
 // channels (accumulators 0-7, the row's weights 8..8+kw-1, inputs 14 and
 // 15) or, with AVX-512, two side by side (the second's registers 16 on),
-// whose 16 independent sums hide the multiply-adds' latency.
+// whose 16 independent sums hide the multiply-adds' latency; with
+// AVX-512 the last 8 channels of an odd multiple of 8 are a block of one
+// 32-byte vector (PaddleOCR's 24, 40, 88, 104 and 200 channels), which
+// spares the caller padding every pixel to a multiple of 16.
 func kernel(s isa, kw int) {
 	name := fmt.Sprintf("depthwiseGrid%d%s", kw, s.name)
 	p("")
@@ -58,10 +61,10 @@ func kernel(s isa, kw int) {
 	p("//")
 	p("// kernels.DepthwiseRows(dst, src, w, offs, channels, channels) for")
 	p("// offs a grid of rows of %d adjacent pixels (offs[r·%d + x] = offs[r·%d] +", kw, kw, kw)
-	p("// x·channels), channels a positive multiple of %d, pixels a positive", s.bytes/4)
+	p("// x·channels), channels a positive multiple of 8, pixels a positive")
 	p("// multiple of %d: per block of %d pixels and %d channels (%d while two", pixels, pixels, s.bytes/4, s.bytes/2)
-	p("// vectors are left, with AVX-512), the sums in registers while each")
-	p("// row's %d inputs are loaded once.", pixels+kw-1)
+	p("// vectors are left, with AVX-512, and 8 when 8 are), the sums in")
+	p("// registers while each row's %d inputs are loaded once.", pixels+kw-1)
 	p("//")
 	p("// Register contract: DI &dst[p][c0], SI &src[p], R8 &w[0], R9 &offs[0],")
 	p("// R10 &offs[len], DX channels in bytes, CX blocks of pixels left, R11")
@@ -95,11 +98,26 @@ func kernel(s isa, kw int) {
 		p("")
 		p("%sone:", name)
 	}
-	p("\tTESTQ AX, AX")
-	p("\tJZ   %snext", name)
+	if wide {
+		// Eight channels left (channels an odd multiple of 8): a block
+		// of one vector of AVX2's, the low halves of the same registers.
+		p("\tCMPQ AX, $%d", s.bytes)
+		p("\tJLT  %shalf", name)
+	} else {
+		p("\tTESTQ AX, AX")
+		p("\tJZ   %snext", name)
+	}
 	block(s, kw, name+"one", 1)
 	p("\tJMP  %schan", name)
 	p("")
+	if wide {
+		p("%shalf:", name)
+		p("\tTESTQ AX, AX")
+		p("\tJZ   %snext", name)
+		block(isa{"AVX2", "Y", 32}, kw, name+"half", 1)
+		p("\tJMP  %schan", name)
+		p("")
+	}
 	p("%snext:", name)
 	p("\tLEAQ (DI)(DX*8), DI")
 	p("\tLEAQ (SI)(DX*8), SI")
