@@ -16,9 +16,11 @@ import (
 // layer of two or three rows under a 5×5 kernel reads 40-60% of the
 // taps), which gives the same sums, the skipped taps' terms being zeros.
 // The input is copied (and, from NCHW, transposed) into that image once,
-// its columns padded; an input already channels-last with no columns to
-// add is read where it is. An NCHW output is transposed row by row as it
-// is written.
+// its columns padded, except where it is channels-last with the channels
+// the kernels run: then the pixels whose taps all fall on the image's
+// columns read it where it is, and only strips of columns at its sides
+// are copied (strip). An NCHW output is transposed row by row as it is
+// written.
 
 // rowTapCost is a multiply-add of a channels-last depthwise convolution
 // in units of a float32 multiply-add on the kernels: DepthwiseRows runs
@@ -61,6 +63,10 @@ type dwPlan struct {
 	padded     bool
 	offs       []int
 	offsFrom   [][]int // by the first row of taps run
+	// direct is offsFrom for taps read where x holds them (an input
+	// channels-last with the plan's channels: x's rows of w pixels of cs
+	// values), nil when the input is not (strip).
+	direct     [][]int
 	wt         []float32
 	taps       int // the taps the output rows of an image run, all rows'
 	blocks, bw int // tasks an output row splits into (rowBlocks), pixels each
@@ -92,6 +98,16 @@ func newDWPlan(g *Geometry, nhwcIn bool, wt []float32, align int) *dwPlan {
 			from[t] -= ky * p.dh * pl.cols * pl.cs
 		}
 		pl.offsFrom[ky] = from
+	}
+	if nhwcIn && pl.cs == g.C {
+		pl.direct = make([][]int, p.kh)
+		for ky0 := range p.kh {
+			for ky := ky0; ky < p.kh; ky++ {
+				for kx := range p.kw {
+					pl.direct[ky0] = append(pl.direct[ky0], ((ky-ky0)*p.dh*p.w+kx*p.dw)*pl.cs)
+				}
+			}
+		}
 	}
 	for oy := range p.oh {
 		ky0, ky1 := pl.tapRows(oy)
@@ -157,7 +173,8 @@ func runsNHWC(g *Geometry) bool {
 // image (when the plan pads) and computes its rows on one core, which
 // reads the image where the layer before wrote it (gemm's claims give a
 // core the same images, layer after layer) and the padded copy where it
-// wrote it itself. Fewer images of padBudget values or less padded, whose
+// wrote it itself; an image of padBudget values or less that the plan
+// reads directly goes strip by strip, copying only its sides' strips. Fewer images of padBudget values or less padded, whose
 // output rows' blocks are two a core or more, go by strips of columns
 // (forwardStrips). Otherwise images go a few at a time, as many as
 // padBudget holds padded: tasks are rows of their padded copies, then
@@ -174,12 +191,18 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 	if g.Batch >= 2*max(2, c.Engine().Threads()) {
 		work := g.Batch * (pl.padWork(o) + pl.rowsWork(o))
 		return run(c, g.Batch, work, func(_ *gemm.Engine, s *scratch, b int) error {
+			if pl.direct != nil && img <= padBudget {
+				for strip := range pl.blocks {
+					pl.strip(s, x, y, b, strip, o)
+				}
+				return nil
+			}
 			src, first := x, 0
 			if pl.padded {
 				src, first = pl.padColumns(s, x, b, 0, pl.cols, o), b
 			}
 			for task := range rowTasks {
-				pl.rowBlock(s, src, first, y, b, task, o)
+				pl.rowBlock(s, src, first, y, b, task, o, false)
 			}
 			return nil
 		})
@@ -209,7 +232,7 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 			}
 		}
 		err := run(c, n*rowTasks, n*pl.rowsWork(o), func(_ *gemm.Engine, s *scratch, task int) error {
-			pl.rowBlock(s, src, first, y, b0+task/rowTasks, task%rowTasks, o)
+			pl.rowBlock(s, src, first, y, b0+task/rowTasks, task%rowTasks, o, false)
 			return nil
 		})
 		if err != nil {
@@ -222,31 +245,43 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 // forwardStrips is forwardNHWC's way for a few padded images of at most
 // padBudget values each (byStrips): a task is a strip of columns of one
 // image, one of its output rows' blocks (pl.blocks of them, pl.bw pixels
-// wide), through all of its output rows. It pads the columns of the
-// image's rows its taps read into its own scratch (the columns under the
-// kernel's overhang are copied by the strips on both sides) and computes
-// the strip's rows from there. Padding the whole image first was a pass
-// of its own that the other cores waited for, too short to split (2-6 us
-// a layer of PaddleOCR), after which each core read rows the other had
-// padded: on two cores PaddleOCR's depthwise layers ran slower than on
-// one.
+// wide), through all of its output rows (strip). Padding the whole image
+// first was a pass of its own that the other cores waited for, too short
+// to split (2-6 us a layer of PaddleOCR), after which each core read rows
+// the other had padded: on two cores PaddleOCR's depthwise layers ran
+// slower than on one.
 func (pl *dwPlan) forwardStrips(c *ops.Context, x, y []float32, o *output) error {
 	g, p := pl.g, &pl.p
 	strips := pl.blocks
-	over := (p.kw - 1) * p.dw // the columns a pixel's taps reach past its own
-	cols := min(pl.cols, (pl.bw-1)*p.sw+over+1)
+	cols := min(pl.cols, (pl.bw-1)*p.sw+(p.kw-1)*p.dw+1)
 	padWork := pl.padWork(o) / max(pl.cols, 1) * cols * strips
 	return run(c, g.Batch*strips, g.Batch*(padWork+pl.rowsWork(o)), func(_ *gemm.Engine, s *scratch, task int) error {
-		b, strip := task/strips, task%strips
-		x0 := strip * pl.bw
-		px := min(pl.bw, p.ow-x0)
-		j0, j1 := x0*p.sw, min(pl.cols, (x0+px-1)*p.sw+over+1) // the columns the strip's taps read
-		src := pl.padColumns(s, x, b, j0, j1, o)
-		for oy := range p.oh {
-			pl.rowBlock(s, src, b, y, b, oy*strips+strip, o)
-		}
+		pl.strip(s, x, y, task/strips, task%strips, o)
 		return nil
 	})
+}
+
+// strip computes the output rows' blocks of column strip of image b: a
+// strip whose taps all fall on the image's columns reads x where it is
+// when the plan can (pl.direct); any other pads the columns its taps
+// read (those under the kernel's overhang are copied by the strips on
+// both sides) into its own scratch and computes from there. Of
+// PaddleOCR's rows of 96 pixels in six strips, four copy nothing.
+func (pl *dwPlan) strip(s *scratch, x, y []float32, b, strip int, o *output) {
+	p := &pl.p
+	x0 := strip * pl.bw
+	px := min(pl.bw, p.ow-x0)
+	j0, j1 := x0*p.sw, min(pl.cols, (x0+px-1)*p.sw+(p.kw-1)*p.dw+1) // the columns the taps read, the padded copy's
+	if pl.direct != nil && j0 >= p.pw && j1-p.pw <= p.w {
+		for oy := range p.oh {
+			pl.rowBlock(s, x, b, y, b, oy*pl.blocks+strip, o, true)
+		}
+		return
+	}
+	src := pl.padColumns(s, x, b, j0, j1, o)
+	for oy := range p.oh {
+		pl.rowBlock(s, src, b, y, b, oy*pl.blocks+strip, o, false)
+	}
 }
 
 // byStrips reports whether batch padded images go by strips of columns
@@ -370,14 +405,35 @@ func (pl *dwPlan) rowsWork(o *output) int {
 
 // rowBlock computes and finishes block task of image b's output rows
 // (pl.blocks a row; task = row·blocks + block), its input in src as pl
-// says (padded copies from image first on, or x itself).
-func (pl *dwPlan) rowBlock(s *scratch, src []float32, first int, y []float32, b, task int, o *output) {
+// says (padded copies from image first on, or x itself); direct: src is
+// x read as pl.direct says, the block's taps all on its columns (strip).
+func (pl *dwPlan) rowBlock(s *scratch, src []float32, first int, y []float32, b, task int, o *output, direct bool) {
+	p := &pl.p
+	oy, x0 := task/pl.blocks, task%pl.blocks*pl.bw
+	ky0, ky1 := pl.tapRows(oy)
+	if ky1 <= ky0 {
+		pl.blockFrom(s, nil, nil, 0, y, b, oy, x0, o)
+		return
+	}
+	iy := oy*p.sh - p.ph + ky0*p.dh // the first row of taps run
+	at, offs := ((b-first)*pl.rows+iy)*pl.cols*pl.cs+x0*p.sw*pl.cs, pl.offsFrom[ky0]
+	if direct {
+		at, offs = ((b*p.h+iy)*p.w+x0*p.sw-p.pw)*pl.cs, pl.direct[ky0]
+	}
+	pl.blockFrom(s, src[at:], offs[:(ky1-ky0)*p.kw], ky0, y, b, oy, x0, o)
+}
+
+// blockFrom computes and finishes the block of output row oy of image b
+// from column x0 (pl.bw pixels, fewer at the row's end): its sums are the
+// bias (or zeros) plus taps offs from tap row ky0 on, over src, which
+// holds the block's first pixel's first tap (pl.cs values a pixel, pixels
+// p.sw·cs apart); no offs: the bias alone.
+func (pl *dwPlan) blockFrom(s *scratch, src []float32, offs []int, ky0 int, y []float32, b, oy, x0 int, o *output) {
 	g, p := pl.g, &pl.p
 	ch, cs, outSize := g.C, pl.cs, g.OutSize()
 	tb := o.tb
 	finish := o.res != nil || o.act.kind != actNone
 	step := p.sw * cs
-	oy, x0 := task/pl.blocks, task%pl.blocks*pl.bw
 	px := min(pl.bw, p.ow-x0)
 	rowLen := px * ch
 	at := (b*outSize + oy*p.ow + x0) * ch // the block's first value, channels-last
@@ -402,9 +458,8 @@ func (pl *dwPlan) rowBlock(s *scratch, src []float32, first int, y []float32, b,
 	} else {
 		clear(wide)
 	}
-	if ky0, ky1 := pl.tapRows(oy); ky1 > ky0 {
-		iy := oy*p.sh - p.ph + ky0*p.dh // the first row of taps run
-		tb.DepthwiseRows(wide, src[((b-first)*pl.rows+iy)*pl.cols*cs+x0*step:], pl.wt[ky0*p.kw*cs:], pl.offsFrom[ky0][:(ky1-ky0)*p.kw], step, cs)
+	if len(offs) > 0 {
+		tb.DepthwiseRows(wide, src, pl.wt[ky0*p.kw*cs:], offs, step, cs)
 	}
 	if cs != ch {
 		tb.CopyBlock(row, ch, wide, cs, px, ch)

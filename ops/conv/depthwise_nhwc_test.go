@@ -77,6 +77,7 @@ func dwCases() []dwCase {
 		{c: 24, batch: 4, in: []int{5, 9}, kernel: []int{3, 3}, strides: []int{2, 1}, dils: []int{1, 1}, pads: []int{1, 1, 1, 1}},
 		{c: 56, batch: 5, in: []int{2, 11}, kernel: []int{5, 5}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{2, 2, 2, 2}},
 		{c: 16, batch: 4, in: []int{4, 6}, kernel: []int{3, 3}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{0, 0, 0, 0}},
+		{c: 32, batch: 4, in: []int{3, 64}, kernel: []int{3, 3}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{1, 1, 1, 1}}, // strips inside the columns
 		// Padded images over padBudget: one image at a time.
 		{c: 64, batch: 3, in: []int{24, 40}, kernel: []int{3, 3}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{1, 1, 1, 1}},
 	}
