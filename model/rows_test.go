@@ -42,7 +42,8 @@ func sameFloats(t *testing.T, what string, got, want *tensor.Tensor) {
 
 // TestRowsSameAnswer runs batches of an MLP (float32 and int8) until the
 // model has chosen whether they run whole or by rows (row by row on one
-// thread, by parts on two: of 2 and 3 rows at once), alternating the two
+// thread, by parts on two: of 2 and 3 rows at once; on four, a batch of
+// three rows in parts of one), alternating the two
 // ways on the way, and checks every run's output bit for bit against the
 // model that runs batches whole: the way never changes the answer. The
 // choice is made on both ways' timings.
@@ -52,10 +53,13 @@ func TestRowsSameAnswer(t *testing.T) {
 	defer one.Close()
 	two := gemm.New(dispatch.Default(), 2)
 	defer two.Close()
+	four := gemm.New(dispatch.Default(), 4) // more cores than rows: a part a row
+	defer four.Close()
 	for _, v := range []struct {
 		q    bool
 		exec *gemm.Engine
-	}{{false, one}, {true, one}, {false, two}, {true, two}} {
+		rows int
+	}{{false, one, 5}, {true, one, 5}, {false, two, 5}, {true, two, 5}, {true, four, 3}} {
 		q := v.q
 		opts := model.Options{Quantize: q, Scheme: quant.PerChannel, Exec: v.exec}
 		m, err := model.LoadWith(data, opts)
@@ -67,7 +71,7 @@ func TestRowsSameAnswer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := map[string]*tensor.Tensor{"x": rowsInput(5, 48, 1)}
+		in := map[string]*tensor.Tensor{"x": rowsInput(v.rows, 48, 1)}
 		want, err := ref.Run(context.Background(), in, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -85,7 +89,7 @@ func TestRowsSameAnswer(t *testing.T) {
 			sameFloats(t, "y", got["y"], want["y"])
 		}
 		c := m.RowChoices()
-		if len(c) != 1 || !c[0].Decided || c[0].Elements != 5*48 || c[0].Batch <= 0 || c[0].ByRows <= 0 {
+		if len(c) != 1 || !c[0].Decided || c[0].Elements != v.rows*48 || c[0].Batch <= 0 || c[0].ByRows <= 0 {
 			t.Fatalf("int8 %v: after %d runs the choices are %+v", q, runs, c)
 		}
 		if got := c[0].Rows; got != (c[0].ByRows < c[0].Batch) {
