@@ -43,10 +43,10 @@ func sameFloats(t *testing.T, what string, got, want *tensor.Tensor) {
 // TestRowsSameAnswer runs batches of an MLP (float32 and int8) until the
 // model has chosen whether they run whole or by rows (row by row on one
 // thread, by parts on two: of 2 and 3 rows at once; on four, a batch of
-// three rows in parts of one), alternating the two
-// ways on the way, and checks every run's output bit for bit against the
-// model that runs batches whole: the way never changes the answer. The
-// choice is made on both ways' timings.
+// three rows in parts of one), alternating the two ways on the way, and
+// checks every run's output bit for bit against the model that runs
+// batches whole: the way never changes the answer. The choice is made on
+// both ways' timings.
 func TestRowsSameAnswer(t *testing.T) {
 	data := onnxbuild.MLP([]int{48, 64, 10}, 7).Bytes()
 	one := gemm.New(dispatch.Default(), 1)

@@ -100,13 +100,13 @@ func depthwiseRows(kernel func(dst, src, w []float32, offs []int, step, channels
 // The grid kernels (depthwise_grid_amd64.s, written by _gendw) compute
 // kernels.DepthwiseRows(dst, src, w, offs, channels, channels) for offs
 // rows of 3 or 5 adjacent pixels (gridShape), channels a positive
-// multiple of 16 (AVX512) or 8 (AVX2) and pixels a positive multiple of
-// 8, adding each output's taps in the order of offs with fused
-// multiply-adds: the row kernels' bits. Eight output pixels of a vector
-// of channels stay in registers while each input pixel of a tap row is
-// loaded once for the taps it is under: on one output row of
-// PaddleOCR's layers (BenchmarkDepthwiseGrid, Zen 5) 1.5-1.7x the row
-// kernel's rate with AVX-512, 1.4-1.5x with AVX2.
+// multiple of 8 (the AVX512 ones end an odd multiple of 8 on a 32-byte
+// vector) and pixels a positive multiple of 8, adding each output's taps
+// in the order of offs with fused multiply-adds: the row kernels' bits.
+// Eight output pixels of a vector of channels stay in registers while
+// each input pixel of a tap row is loaded once for the taps it is under:
+// on one output row of PaddleOCR's layers (BenchmarkDepthwiseGrid, Zen
+// 5) 1.5-1.7x the row kernel's rate with AVX-512, 1.4-1.5x with AVX2.
 //
 //go:noescape
 func depthwiseGrid3AVX512(dst, src, w []float32, offs []int, channels, pixels int)

@@ -16,11 +16,11 @@ import (
 // layer of two or three rows under a 5×5 kernel reads 40-60% of the
 // taps), which gives the same sums, the skipped taps' terms being zeros.
 // The input is copied (and, from NCHW, transposed) into that image once,
-// its columns padded, except where it is channels-last with the channels
-// the kernels run: then the pixels whose taps all fall on the image's
-// columns read it where it is, and only strips of columns at its sides
-// are copied (strip). An NCHW output is transposed row by row as it is
-// written.
+// its columns padded; an input already channels-last with the channels
+// the kernels run is read where it is when it has no columns to add, and
+// when its images go strip by strip (forwardNHWC), by the strips whose
+// taps all fall on its columns: only the strips at its sides are copied
+// (strip). An NCHW output is transposed row by row as it is written.
 
 // rowTapCost is a multiply-add of a channels-last depthwise convolution
 // in units of a float32 multiply-add on the kernels: DepthwiseRows runs
@@ -174,7 +174,8 @@ func runsNHWC(g *Geometry) bool {
 // reads the image where the layer before wrote it (gemm's claims give a
 // core the same images, layer after layer) and the padded copy where it
 // wrote it itself; an image of padBudget values or less that the plan
-// reads directly goes strip by strip, copying only its sides' strips. Fewer images of padBudget values or less padded, whose
+// reads where it is (pl.direct) goes strip by strip, copying only its
+// sides' strips. Fewer images of padBudget values or less padded, whose
 // output rows' blocks are two a core or more, go by strips of columns
 // (forwardStrips). Otherwise images go a few at a time, as many as
 // padBudget holds padded: tasks are rows of their padded copies, then
@@ -390,8 +391,8 @@ func rowBlocks(ow, ch int) int {
 // multiply-add on the kernels.
 func (pl *dwPlan) rowsWork(o *output) int {
 	ch, outSize := pl.g.C, pl.g.OutSize()
-	// The taps run whole vectors of the table's widest lanes (align): 8
-	// channels cost an AVX-512 table as much as 16.
+	// The taps run whole vectors of the table's lanes (align): 20
+	// channels cost an AVX-512 table as much as 24.
 	lanes := ch
 	if a := pl.align; a > 1 {
 		lanes = (ch + a - 1) / a * a

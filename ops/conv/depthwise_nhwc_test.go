@@ -78,6 +78,11 @@ func dwCases() []dwCase {
 		{c: 56, batch: 5, in: []int{2, 11}, kernel: []int{5, 5}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{2, 2, 2, 2}},
 		{c: 16, batch: 4, in: []int{4, 6}, kernel: []int{3, 3}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{0, 0, 0, 0}},
 		{c: 32, batch: 4, in: []int{3, 64}, kernel: []int{3, 3}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{1, 1, 1, 1}}, // strips inside the columns
+		// The strip inside the columns read where x is, strided and dilated
+		// both ways, its first and last output rows' outer rows of taps
+		// skipped: by images, and (two images) by strips.
+		{c: 32, batch: 4, in: []int{5, 70}, kernel: []int{3, 3}, strides: []int{2, 2}, dils: []int{2, 2}, pads: []int{2, 2, 2, 2}},
+		{c: 40, batch: 2, in: []int{5, 70}, kernel: []int{3, 3}, strides: []int{2, 2}, dils: []int{2, 2}, pads: []int{2, 2, 2, 2}},
 		// Padded images over padBudget: one image at a time.
 		{c: 64, batch: 3, in: []int{24, 40}, kernel: []int{3, 3}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{1, 1, 1, 1}},
 	}
@@ -222,12 +227,13 @@ func TestDepthwiseNHWC(t *testing.T) {
 	}
 }
 
-// TestDepthwiseNHWCEveryTable: channels-last depthwise convolutions give
-// the same bits on every vector table this CPU runs, those that round the
-// channels up to their vectors' width (zeros computed beside the real
-// channels) and those that do not, for channels that are multiples of
-// the width, channels rounded up, and channels left as they are (24: a
-// third more would be zeros).
+// TestDepthwiseNHWCEveryTable: channels-last depthwise convolutions of a
+// multiple of 8 channels give the same bits on every vector table this
+// CPU runs, whether its vectors are 16 lanes (multiples of 16), end on 8
+// (odd multiples of 8 on the AVX-512 tables) or are 8 lanes throughout.
+// Channels a table rounds up to its DepthwiseAlign are not among them: a
+// table that does not round them adds the last few channels' taps
+// unfused (kernels.DepthwiseRowsCols), within DepthwiseRows's rounding.
 func TestDepthwiseNHWCEveryTable(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 17))
 	var tables []*dispatch.Table

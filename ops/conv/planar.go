@@ -223,8 +223,8 @@ func (dw *depthwiseWeights) planarTo(c *ops.Context, g *Geometry, x, y []float32
 
 // planarBlockRows is how many output rows of a plane oh rows high a task
 // of planarTo takes, for batch images on threads cores: eight, or four
-// when eight would not give each core four blocks (a small image on
-// several cores), never fewer. Fewer rows cost more than the balance they
+// when eight would not give each core four blocks (a small image, or
+// many cores), never fewer. Fewer rows cost more than the balance they
 // buy: the kernel adds every tap to a block's rows together, and a block
 // lays out the rows between its output rows and the next block's again
 // (one of every 2·8+1 for a 3×3 window of stride 2). PaddleOCR's stem (24
