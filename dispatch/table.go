@@ -115,9 +115,10 @@ type Table struct {
 	DepthwiseRows  func(dst, src, w []float32, offs []int, step, channels int)
 	// DepthwiseAlign, when above 1, is the channel multiple on which
 	// DepthwiseRows runs its widest vectors: rows whose channels, step
-	// and offsets are multiples of it (8 on the AVX-512 tables, whose
-	// kernels end an odd multiple of 8 on a half vector; the others take
-	// any).
+	// and offsets are multiples of it (8 on every amd64 vector table,
+	// the AVX-512 kernels ending an odd multiple of 8 on a half vector,
+	// so that they all round the same channels up and add every channel's
+	// taps fused: the same bits; the others take any).
 	DepthwiseAlign int
 	// PadChannels widens a channels-last image to a stride of more
 	// channels, the added ones zero (kernels.PadChannels's values): a
