@@ -372,13 +372,18 @@ func TestConvMemoryIsBoundedByTiles(t *testing.T) {
 		if _, err := cp.run(x, w); err != nil { // warm the buffer pools
 			t.Fatal(err)
 		}
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		if _, err := cp.run(x, w); err != nil {
-			t.Fatal(err)
+		// The least of three runs: a collection between the warm-up and a
+		// run may empty the pools, and that run allocates its buffers anew.
+		alloc := math.MaxInt
+		for range 3 {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			if _, err := cp.run(x, w); err != nil {
+				t.Fatal(err)
+			}
+			runtime.ReadMemStats(&after)
+			alloc = min(alloc, int(after.TotalAlloc-before.TotalAlloc))
 		}
-		runtime.ReadMemStats(&after)
-		alloc := int(after.TotalAlloc - before.TotalAlloc)
 		if limit := 3 * 4 * x.Len(); alloc > limit {
 			t.Errorf("%s: a run allocated %d bytes, more than 3 images (%d); the im2col matrix is %d", cp.layers()[0], alloc, limit, im2col)
 		}
