@@ -1,8 +1,6 @@
 package conv
 
 import (
-	"slices"
-
 	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/ops"
 )
@@ -44,24 +42,22 @@ func nhwcWeights(w []float32, m, kk int) []float32 {
 // dwPlan is how a channels-last depthwise convolution of geometry g reads
 // its input: the image the taps read has rows×cols pixels of cs values
 // each (the copy with its columns padded, or x itself when padded is
-// false), its rows the input's; tap t of an output pixel reads offs[t]
-// values past the pixel's first, and wt is the weight tap-major, cs
-// values a tap. cs is the channels, or, for a table whose widest vectors
-// want whole multiples of channels (DepthwiseAlign), the channels rounded
-// up to one, the extra channels zeros: their rows run on those vectors,
+// false), its rows the input's, and wt is the weight tap-major, cs values
+// a tap. cs is the channels, or, for a table whose widest vectors want
+// whole multiples of channels (DepthwiseAlign), the channels rounded up
+// to one, the extra channels zeros: their rows run on those vectors,
 // aligned, and give each real channel the same bits.
 //
 // An output row whose window starts ky0 rows of taps above the image
-// runs the taps from row ky0 on, from offsFrom[ky0] (offs[ky0·kw:]
-// measured from the window's first row on the image), as tapRows
-// reports.
+// runs the taps from row ky0 on, as tapRows reports: tap t of them reads
+// offsFrom[ky0][t] values past the pixel's first on the window's first
+// row on the image (tapOffsets).
 type dwPlan struct {
 	g          *Geometry
 	p          plane
 	rows, cols int
 	cs         int
 	padded     bool
-	offs       []int
 	offsFrom   [][]int // by the first row of taps run
 	// direct is offsFrom for taps read where x holds them (an input
 	// channels-last with the plan's channels: x's rows of w pixels of cs
@@ -86,28 +82,9 @@ func newDWPlan(g *Geometry, nhwcIn bool, wt []float32, align int) *dwPlan {
 	if pl.cs == g.C && nhwcIn && p.pw == 0 && wp <= p.w {
 		pl.cols, pl.padded = p.w, false // every column of taps inside x
 	}
-	for ky := 0; ky < p.kh; ky++ {
-		for kx := 0; kx < p.kw; kx++ {
-			pl.offs = append(pl.offs, (ky*p.dh*pl.cols+kx*p.dw)*pl.cs)
-		}
-	}
-	pl.offsFrom = make([][]int, p.kh)
-	for ky := range p.kh {
-		from := slices.Clone(pl.offs[ky*p.kw:])
-		for t := range from {
-			from[t] -= ky * p.dh * pl.cols * pl.cs
-		}
-		pl.offsFrom[ky] = from
-	}
+	pl.offsFrom = p.tapOffsets(pl.cols, pl.cs)
 	if nhwcIn && pl.cs == g.C {
-		pl.direct = make([][]int, p.kh)
-		for ky0 := range p.kh {
-			for ky := ky0; ky < p.kh; ky++ {
-				for kx := range p.kw {
-					pl.direct[ky0] = append(pl.direct[ky0], ((ky-ky0)*p.dh*p.w+kx*p.dw)*pl.cs)
-				}
-			}
-		}
+		pl.direct = p.tapOffsets(p.w, pl.cs)
 	}
 	for oy := range p.oh {
 		ky0, ky1 := pl.tapRows(oy)
@@ -116,13 +93,29 @@ func newDWPlan(g *Geometry, nhwcIn bool, wt []float32, align int) *dwPlan {
 	pl.blocks = rowBlocks(p.ow, g.C)
 	pl.bw = (p.ow + pl.blocks - 1) / pl.blocks
 	if pl.cs != g.C {
-		taps := len(pl.offs)
+		taps := p.kh * p.kw
 		pl.wt = make([]float32, taps*pl.cs)
 		for t := range taps {
 			copy(pl.wt[t*pl.cs:], wt[t*g.C:(t+1)*g.C])
 		}
 	}
 	return pl
+}
+
+// tapOffsets returns, for each first row of taps ky0, the offsets of
+// the taps from row ky0 on in an image of rows of cols pixels of cs
+// values each: tap (ky, kx) at ((ky−ky0)·dh·cols + kx·dw)·cs values past
+// its output pixel's first on row ky0.
+func (p *plane) tapOffsets(cols, cs int) [][]int {
+	offs := make([][]int, p.kh)
+	for ky0 := range p.kh {
+		for ky := ky0; ky < p.kh; ky++ {
+			for kx := range p.kw {
+				offs[ky0] = append(offs[ky0], ((ky-ky0)*p.dh*cols+kx*p.dw)*cs)
+			}
+		}
+	}
+	return offs
 }
 
 // alignedChannels returns the values a pixel of ch channels takes in a
