@@ -15,10 +15,12 @@ import (
 // taps), which gives the same sums, the skipped taps' terms being zeros.
 // The input is copied (and, from NCHW, transposed) into that image once,
 // its columns padded; an input already channels-last with the channels
-// the kernels run is read where it is when it has no columns to add, and
+// the kernels run is read where it is when it has no columns to add;
 // when its images go strip by strip (forwardNHWC), by the strips whose
-// taps all fall on its columns: only the strips at its sides are copied
-// (strip). An NCHW output is transposed row by row as it is written.
+// taps all fall on its columns, only the strips at its sides copied
+// (strip); otherwise by the pixels whose taps do, only the taps of each
+// block's side pixels copied (rowBlockDirect). An NCHW output is
+// transposed row by row as it is written.
 
 // rowTapCost is a multiply-add of a channels-last depthwise convolution
 // in units of a float32 multiply-add on the kernels: DepthwiseRows runs
@@ -62,7 +64,13 @@ type dwPlan struct {
 	// direct is offsFrom for taps read where x holds them (an input
 	// channels-last with the plan's channels: x's rows of w pixels of cs
 	// values), nil when the input is not (strip).
-	direct     [][]int
+	direct [][]int
+	// With direct: output pixels [in0, in1) have every tap on x's
+	// columns; the others' taps are copied, padded, into windows of
+	// sideCols pixels a row, read at sideOffs (rowBlockDirect).
+	in0, in1   int
+	sideCols   int
+	sideOffs   [][]int
 	wt         []float32
 	taps       int // the taps the output rows of an image run, all rows'
 	blocks, bw int // tasks an output row splits into (rowBlocks), pixels each
@@ -85,6 +93,15 @@ func newDWPlan(g *Geometry, nhwcIn bool, wt []float32, align int) *dwPlan {
 	pl.offsFrom = p.tapOffsets(pl.cols, pl.cs)
 	if nhwcIn && pl.cs == g.C {
 		pl.direct = p.tapOffsets(p.w, pl.cs)
+		pl.in0 = min(p.ow, (p.pw+p.sw-1)/p.sw)
+		pl.in1 = pl.in0
+		if span := p.w - 1 + p.pw - (p.kw-1)*p.dw; span >= 0 {
+			pl.in1 = min(p.ow, max(pl.in0, span/p.sw+1))
+		}
+		if side := max(pl.in0, p.ow-pl.in1); side > 0 {
+			pl.sideCols = (side-1)*p.sw + (p.kw-1)*p.dw + 1
+			pl.sideOffs = p.tapOffsets(pl.sideCols, pl.cs)
+		}
 	}
 	for oy := range p.oh {
 		ky0, ky1 := pl.tapRows(oy)
@@ -168,12 +185,16 @@ func runsNHWC(g *Geometry) bool {
 // core the same images, layer after layer) and the padded copy where it
 // wrote it itself; an image of padBudget values or less that the plan
 // reads where it is (pl.direct) goes strip by strip, copying only its
-// sides' strips. Fewer images of padBudget values or less padded, whose
-// output rows' blocks are two a core or more, go by strips of columns
-// (forwardStrips). Otherwise images go a few at a time, as many as
-// padBudget holds padded: tasks are rows of their padded copies, then
-// blocks of output rows, which read the copies while they are in cache;
-// a core may read rows the other wrote.
+// sides' strips, and a larger one by blocks of rows (rowBlockDirect).
+// Fewer images of padBudget values or less padded, whose output rows'
+// blocks are two a core or more, go by strips of columns
+// (forwardStrips). Otherwise images the plan reads where they are go by
+// blocks of output rows, each copying only its side pixels' taps
+// (rowBlockDirect): no pass over the whole image that the blocks wait
+// for. Any others go a few at a time, as many as padBudget holds padded:
+// tasks are rows of their padded copies, then blocks of output rows,
+// which read the copies while they are in cache; a core may read rows
+// the other wrote.
 func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 	g := pl.g
 	if g.Batch == 0 || g.C == 0 || g.OutSize() == 0 {
@@ -191,18 +212,30 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 				}
 				return nil
 			}
+			if pl.direct != nil {
+				for task := range rowTasks {
+					pl.rowBlockDirect(s, x, y, b, task, o)
+				}
+				return nil
+			}
 			src, first := x, 0
 			if pl.padded {
 				src, first = pl.padColumns(s, x, b, 0, pl.cols, o), b
 			}
 			for task := range rowTasks {
-				pl.rowBlock(s, src, first, y, b, task, o, false)
+				pl.rowBlock(s, src, first, y, b, task, o)
 			}
 			return nil
 		})
 	}
 	if pl.byStrips(g.Batch, c.Engine().Threads()) {
 		return pl.forwardStrips(c, x, y, o)
+	}
+	if pl.direct != nil && pl.padded {
+		return run(c, g.Batch*rowTasks, g.Batch*pl.rowsWork(o), func(_ *gemm.Engine, s *scratch, task int) error {
+			pl.rowBlockDirect(s, x, y, task/rowTasks, task%rowTasks, o)
+			return nil
+		})
 	}
 	per, src := g.Batch, x
 	if pl.padded {
@@ -226,7 +259,7 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 			}
 		}
 		err := run(c, n*rowTasks, n*pl.rowsWork(o), func(_ *gemm.Engine, s *scratch, task int) error {
-			pl.rowBlock(s, src, first, y, b0+task/rowTasks, task%rowTasks, o, false)
+			pl.rowBlock(s, src, first, y, b0+task/rowTasks, task%rowTasks, o)
 			return nil
 		})
 		if err != nil {
@@ -261,6 +294,10 @@ func (pl *dwPlan) forwardStrips(c *ops.Context, x, y []float32, o *output) error
 // read (those under the kernel's overhang are copied by the strips on
 // both sides) into its own scratch and computes from there. Of
 // PaddleOCR's rows of 96 pixels in six strips, four copy nothing.
+// (Copying only a side strip's overhanging pixels' taps, block by block
+// as rowBlockDirect does, cost those layers 3-20% more on one core: each
+// input row is copied once for each row of taps, and the side pixels
+// take calls of their own.)
 func (pl *dwPlan) strip(s *scratch, x, y []float32, b, strip int, o *output) {
 	p := &pl.p
 	x0 := strip * pl.bw
@@ -268,13 +305,13 @@ func (pl *dwPlan) strip(s *scratch, x, y []float32, b, strip int, o *output) {
 	j0, j1 := x0*p.sw, min(pl.cols, (x0+px-1)*p.sw+(p.kw-1)*p.dw+1) // the columns the taps read, the padded copy's
 	if pl.direct != nil && j0 >= p.pw && j1-p.pw <= p.w {
 		for oy := range p.oh {
-			pl.rowBlock(s, x, b, y, b, oy*pl.blocks+strip, o, true)
+			pl.rowBlockDirect(s, x, y, b, oy*pl.blocks+strip, o)
 		}
 		return
 	}
 	src := pl.padColumns(s, x, b, j0, j1, o)
 	for oy := range p.oh {
-		pl.rowBlock(s, src, b, y, b, oy*pl.blocks+strip, o, false)
+		pl.rowBlock(s, src, b, y, b, oy*pl.blocks+strip, o)
 	}
 }
 
@@ -385,10 +422,14 @@ func rowBlocks(ow, ch int) int {
 func (pl *dwPlan) rowsWork(o *output) int {
 	ch, outSize := pl.g.C, pl.g.OutSize()
 	// The taps run whole vectors of the table's lanes (align): 20
-	// channels cost an AVX-512 table as much as 24.
+	// channels cost an AVX-512 table as much as 24. A pixel costs at
+	// least what one of 16 channels does: its loads and its step through
+	// the row are a vector's whatever the vector's width (PaddleOCR's
+	// 8-channel layer: 0.1 ns a multiply-add on one YMM vector a pixel,
+	// against 0.04-0.08 for its wider layers).
 	lanes := ch
 	if a := pl.align; a > 1 {
-		lanes = (ch + a - 1) / a * a
+		lanes = max(16, (ch+a-1)/a*a)
 	}
 	work := pl.p.ow*lanes*pl.taps*rowTapCost + outSize*ch*finishCost
 	if !o.nhwcOut {
@@ -399,36 +440,102 @@ func (pl *dwPlan) rowsWork(o *output) int {
 
 // rowBlock computes and finishes block task of image b's output rows
 // (pl.blocks a row; task = row·blocks + block), its input in src as pl
-// says (padded copies from image first on, or x itself); direct: src is
-// x read as pl.direct says, the block's taps all on its columns (strip).
-func (pl *dwPlan) rowBlock(s *scratch, src []float32, first int, y []float32, b, task int, o *output, direct bool) {
+// says (padded copies from image first on, or x itself).
+func (pl *dwPlan) rowBlock(s *scratch, src []float32, first int, y []float32, b, task int, o *output) {
 	p := &pl.p
 	oy, x0 := task/pl.blocks, task%pl.blocks*pl.bw
+	px := min(pl.bw, p.ow-x0)
 	ky0, ky1 := pl.tapRows(oy)
 	if ky1 <= ky0 {
-		pl.blockFrom(s, nil, nil, 0, y, b, oy, x0, o)
+		pl.blockFrom(s, nil, nil, 0, y, b, oy, x0, px, o)
 		return
 	}
 	iy := oy*p.sh - p.ph + ky0*p.dh // the first row of taps run
-	at, offs := ((b-first)*pl.rows+iy)*pl.cols*pl.cs+x0*p.sw*pl.cs, pl.offsFrom[ky0]
-	if direct {
-		at, offs = ((b*p.h+iy)*p.w+x0*p.sw-p.pw)*pl.cs, pl.direct[ky0]
-	}
-	pl.blockFrom(s, src[at:], offs[:(ky1-ky0)*p.kw], ky0, y, b, oy, x0, o)
+	at := ((b-first)*pl.rows+iy)*pl.cols*pl.cs + x0*p.sw*pl.cs
+	pl.blockFrom(s, src[at:], pl.offsFrom[ky0][:(ky1-ky0)*p.kw], ky0, y, b, oy, x0, px, o)
 }
 
-// blockFrom computes and finishes the block of output row oy of image b
-// from column x0 (pl.bw pixels, fewer at the row's end): its sums are the
+// rowBlockDirect is rowBlock for a plan that reads x where it is
+// (pl.direct): the block's pixels whose taps all fall on the image's
+// columns read x; those at its sides whose taps overhang it read a copy
+// of just the rows and columns their taps cover, padded, in s.pad. No
+// image is copied whole, so the blocks of one image split across cores
+// with nothing to wait for.
+func (pl *dwPlan) rowBlockDirect(s *scratch, x, y []float32, b, task int, o *output) {
+	p, cs := &pl.p, pl.cs
+	oy, x0 := task/pl.blocks, task%pl.blocks*pl.bw
+	x1 := min(x0+pl.bw, p.ow)
+	ky0, ky1 := pl.tapRows(oy)
+	if ky1 <= ky0 {
+		pl.blockFrom(s, nil, nil, 0, y, b, oy, x0, x1-x0, o)
+		return
+	}
+	iy := oy*p.sh - p.ph + ky0*p.dh
+	taps := (ky1 - ky0) * p.kw
+	in0, in1 := min(max(pl.in0, x0), x1), max(min(pl.in1, x1), x0)
+	in0 = min(in0, in1)
+	var parts [3]tapPart
+	n := 0
+	if in0 < in1 {
+		at := ((b*p.h+iy)*p.w + in0*p.sw - p.pw) * cs
+		parts[n] = tapPart{x[at:], pl.direct[ky0][:taps], in0 - x0, in1 - x0}
+		n++
+	}
+	rows, wc := (ky1-ky0-1)*p.dh+1, pl.sideCols // the image rows the taps span; a side window's row, pixels
+	s.pad = grow(s.pad, 2*rows*wc*cs)
+	for i, sd := range [2][2]int{{x0, in0}, {in1, x1}} {
+		e0, e1 := sd[0], sd[1]
+		if e0 >= e1 {
+			continue
+		}
+		// The padded copy's columns [j0, j0+cols), in rows of wc pixels.
+		j0, cols := e0*p.sw, (e1-e0-1)*p.sw+(p.kw-1)*p.dw+1
+		win := s.pad[i*rows*wc*cs:][:rows*wc*cs]
+		for r := range rows {
+			line := x[(b*p.h+iy+r)*p.w*cs:][:p.w*cs]
+			for j := range cols {
+				dst, ix := win[(r*wc+j)*cs:][:cs], j0+j-p.pw
+				if ix >= 0 && ix < p.w {
+					copy(dst, line[ix*cs:])
+				} else {
+					clear(dst)
+				}
+			}
+		}
+		parts[n] = tapPart{win, pl.sideOffs[ky0][:taps], e0 - x0, e1 - x0}
+		n++
+	}
+	pl.blockFromParts(s, parts[:n], ky0, y, b, oy, x0, x1-x0, o)
+}
+
+// blockFrom computes and finishes the px pixels of output row oy of
+// image b from column x0: their sums are the
 // bias (or zeros) plus taps offs from tap row ky0 on, over src, which
 // holds the block's first pixel's first tap (pl.cs values a pixel, pixels
 // p.sw·cs apart); no offs: the bias alone.
-func (pl *dwPlan) blockFrom(s *scratch, src []float32, offs []int, ky0 int, y []float32, b, oy, x0 int, o *output) {
+func (pl *dwPlan) blockFrom(s *scratch, src []float32, offs []int, ky0 int, y []float32, b, oy, x0, px int, o *output) {
+	pl.blockFromParts(s, []tapPart{{src, offs, 0, px}}, ky0, y, b, oy, x0, px, o)
+}
+
+// tapPart is a run of a block's pixels whose taps one source holds:
+// pixels [p0, p1) of the block, src holding pixel p0's first tap (the
+// plan's cs values a pixel, pixels p.sw·cs apart), tap t offs[t] values
+// past it; no offs: the bias alone.
+type tapPart struct {
+	src    []float32
+	offs   []int
+	p0, p1 int
+}
+
+// blockFromParts is blockFrom over parts, each a run of the block's
+// pixels read from its own source: the sums' bias, and the finish, once
+// for the whole block.
+func (pl *dwPlan) blockFromParts(s *scratch, parts []tapPart, ky0 int, y []float32, b, oy, x0, px int, o *output) {
 	g, p := pl.g, &pl.p
 	ch, cs, outSize := g.C, pl.cs, g.OutSize()
 	tb := o.tb
 	finish := o.res != nil || o.act.kind != actNone
 	step := p.sw * cs
-	px := min(pl.bw, p.ow-x0)
 	rowLen := px * ch
 	at := (b*outSize + oy*p.ow + x0) * ch // the block's first value, channels-last
 	var row []float32
@@ -452,8 +559,10 @@ func (pl *dwPlan) blockFrom(s *scratch, src []float32, offs []int, ky0 int, y []
 	} else {
 		clear(wide)
 	}
-	if len(offs) > 0 {
-		tb.DepthwiseRows(wide, src, pl.wt[ky0*p.kw*cs:], offs, step, cs)
+	for _, part := range parts {
+		if len(part.offs) > 0 && part.p1 > part.p0 {
+			tb.DepthwiseRows(wide[part.p0*cs:part.p1*cs], part.src, pl.wt[ky0*p.kw*cs:], part.offs, step, cs)
+		}
 	}
 	if cs != ch {
 		tb.CopyBlock(row, ch, wide, cs, px, ch)

@@ -83,6 +83,13 @@ func dwCases() []dwCase {
 		// skipped: by images, and (two images) by strips.
 		{c: 32, batch: 4, in: []int{5, 70}, kernel: []int{3, 3}, strides: []int{2, 2}, dils: []int{2, 2}, pads: []int{2, 2, 2, 2}},
 		{c: 40, batch: 2, in: []int{5, 70}, kernel: []int{3, 3}, strides: []int{2, 2}, dils: []int{2, 2}, pads: []int{2, 2, 2, 2}},
+		// One image read where it is, by blocks of its rows (no copy of
+		// it whole): each block's side pixels read their taps' windows,
+		// padded, asymmetric and dilated; PaddleOCR's first depthwise
+		// layer (8 channels, strides 2 and 1) in two blocks a row.
+		{c: 16, batch: 1, in: []int{5, 40}, kernel: []int{3, 5}, strides: []int{2, 1}, dils: []int{1, 2}, pads: []int{1, 3, 1, 2}},
+		{c: 8, batch: 1, in: []int{6, 70}, kernel: []int{3, 3}, strides: []int{2, 1}, dils: []int{1, 1}, pads: []int{1, 1, 1, 1}},
+		{c: 8, batch: 1, in: []int{4, 3}, kernel: []int{3, 5}, strides: []int{1, 2}, dils: []int{1, 1}, pads: []int{1, 4, 1, 3}}, // no pixel inside
 		// Padded images over padBudget: one image at a time.
 		{c: 64, batch: 3, in: []int{24, 40}, kernel: []int{3, 3}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{1, 1, 1, 1}},
 	}
@@ -308,7 +315,8 @@ func TestDepthwiseNHWCMultiplier(t *testing.T) {
 // PaddleOCR's shapes, large enough to split, give the same bits on two
 // threads as on one, with each run's loops splitting: a batch of one
 // image by rows, of three by rows of each image in turn (fewer than two
-// images a core), of four and eight by images, padded and not.
+// images a core), of four and eight by images, padded and not, and of
+// one read where it is, by blocks of rows.
 func TestDepthwiseNHWCSplit(t *testing.T) {
 	r := rand.New(rand.NewPCG(33, 7))
 	for _, c := range []struct {
@@ -322,6 +330,7 @@ func TestDepthwiseNHWCSplit(t *testing.T) {
 		{4, 40, 6, 48, 3, 2, false, false},
 		{8, 200, 2, 96, 5, 1, true, true},
 		{8, 24, 12, 48, 1, 1, true, true}, // no padding: the image itself
+		{1, 8, 48, 96, 3, 1, true, true},  // one image read where it is, by blocks of rows
 	} {
 		xs, ws := []int{c.n, c.c, c.h, c.w}, []int{c.c, 1, c.k, c.k}
 		x, w := tensor.From(xs, randomFloats(r, xs)), tensor.From(ws, randomFloats(r, ws))
