@@ -90,6 +90,9 @@ func dwCases() []dwCase {
 		{c: 16, batch: 1, in: []int{5, 40}, kernel: []int{3, 5}, strides: []int{2, 1}, dils: []int{1, 2}, pads: []int{1, 3, 1, 2}},
 		{c: 8, batch: 1, in: []int{6, 70}, kernel: []int{3, 3}, strides: []int{2, 1}, dils: []int{1, 1}, pads: []int{1, 1, 1, 1}},
 		{c: 8, batch: 1, in: []int{4, 3}, kernel: []int{3, 5}, strides: []int{1, 2}, dils: []int{1, 1}, pads: []int{1, 4, 1, 3}}, // no pixel inside
+		// Images of more than padBudget values read where they are, two a
+		// core and more: by images, each by blocks of rows.
+		{c: 24, batch: 4, in: []int{60, 48}, kernel: []int{3, 3}, strides: []int{2, 1}, dils: []int{1, 1}, pads: []int{1, 1, 1, 1}},
 		// Padded images over padBudget: one image at a time.
 		{c: 64, batch: 3, in: []int{24, 40}, kernel: []int{3, 3}, strides: []int{1, 1}, dils: []int{1, 1}, pads: []int{1, 1, 1, 1}},
 	}
