@@ -189,12 +189,13 @@ func runsNHWC(g *Geometry) bool {
 // Fewer images of padBudget values or less padded, whose output rows'
 // blocks are two a core or more, go by strips of columns
 // (forwardStrips). Otherwise images the plan reads where they are go by
-// blocks of output rows, each copying only its side pixels' taps
-// (rowBlockDirect): no pass over the whole image that the blocks wait
-// for. Any others go a few at a time, as many as padBudget holds padded:
-// tasks are rows of their padded copies, then blocks of output rows,
-// which read the copies while they are in cache; a core may read rows
-// the other wrote.
+// blocks of output rows: with columns to add, each copying only its side
+// pixels' taps (rowBlockDirect), no pass over the whole image that the
+// blocks wait for; with none, all at once over x itself (rowBlock). Any
+// others go a few at a time, as many as padBudget holds padded: tasks
+// are rows of their padded copies, then blocks of output rows, which
+// read the copies while they are in cache; a core may read rows the
+// other wrote.
 func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 	g := pl.g
 	if g.Batch == 0 || g.C == 0 || g.OutSize() == 0 {
@@ -422,11 +423,11 @@ func rowBlocks(ow, ch int) int {
 func (pl *dwPlan) rowsWork(o *output) int {
 	ch, outSize := pl.g.C, pl.g.OutSize()
 	// The taps run whole vectors of the table's lanes (align): 20
-	// channels cost an AVX-512 table as much as 24. A pixel costs at
-	// least what one of 16 channels does: its loads and its step through
-	// the row are a vector's whatever the vector's width (PaddleOCR's
-	// 8-channel layer: 0.1 ns a multiply-add on one YMM vector a pixel,
-	// against 0.04-0.08 for its wider layers).
+	// channels cost an AVX-512 table as much as 24. On such a table (align
+	// above 1) a pixel costs at least what one of 16 channels does: its
+	// loads and its step through the row are a vector's whatever the
+	// vector's width (PaddleOCR's 8-channel layer: 0.1 ns a multiply-add
+	// on one YMM vector a pixel, against 0.04-0.08 for its wider layers).
 	lanes := ch
 	if a := pl.align; a > 1 {
 		lanes = max(16, (ch+a-1)/a*a)
@@ -509,10 +510,10 @@ func (pl *dwPlan) rowBlockDirect(s *scratch, x, y []float32, b, task int, o *out
 }
 
 // blockFrom computes and finishes the px pixels of output row oy of
-// image b from column x0: their sums are the
-// bias (or zeros) plus taps offs from tap row ky0 on, over src, which
-// holds the block's first pixel's first tap (pl.cs values a pixel, pixels
-// p.sw·cs apart); no offs: the bias alone.
+// image b from column x0: their sums are the bias (or zeros) plus taps
+// offs from tap row ky0 on, over src, which holds the block's first
+// pixel's first tap (pl.cs values a pixel, pixels p.sw·cs apart); no
+// offs: the bias alone.
 func (pl *dwPlan) blockFrom(s *scratch, src []float32, offs []int, ky0 int, y []float32, b, oy, x0, px int, o *output) {
 	pl.blockFromParts(s, []tapPart{{src, offs, 0, px}}, ky0, y, b, oy, x0, px, o)
 }

@@ -356,6 +356,24 @@ func TestDepthwiseNHWCSplit(t *testing.T) {
 	}
 }
 
+// TestDepthwiseNHWCRowsWork: the output rows of PaddleOCR's first
+// depthwise layer (one image of 8 channels, 24×96, strides 2 and 1),
+// read channels-last where it is and written channels-last, are work
+// enough to split across cores (gemm.MinParallelWork) on a table of
+// DepthwiseAlign 8, a pixel of 8 channels costing what one of 16 does
+// (rowsWork): counted at 8 lanes they were not, and ran on one core.
+func TestDepthwiseNHWCRowsWork(t *testing.T) {
+	at := &ConvAttrs{Group: 8, Strides: []int64{2, 1}, Pads: []int64{1, 1, 1, 1}}
+	g, err := at.Geometry([]int{1, 8, 24, 96}, []int{8, 1, 3, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := newDWPlan(g, true, make([]float32, 8*9), 8)
+	if work := pl.rowsWork(&output{nhwcIn: true, nhwcOut: true}); work < gemm.MinParallelWork {
+		t.Errorf("rowsWork = %d, under gemm.MinParallelWork %d: the layer's rows would not split", work, gemm.MinParallelWork)
+	}
+}
+
 // BenchmarkDepthwiseLayouts runs the depthwise convolutions of PaddleOCR's
 // text-direction classifier (batch 1, HardSwish, on GOMAXPROCS threads of
 // the default kernels: -test.cpu N, one value an invocation, as a list
