@@ -219,12 +219,11 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 				}
 				return nil
 			}
-			src, first := x, 0
-			if pl.padded {
-				src, first = pl.padColumns(s, x, b, 0, pl.cols, o), b
-			}
+			// A plan that could read x where it is has pl.direct: this
+			// one pads.
+			src := pl.padColumns(s, x, b, 0, pl.cols, o)
 			for task := range rowTasks {
-				pl.rowBlock(s, src, first, y, b, task, o)
+				pl.rowBlock(s, src, b, y, b, task, o)
 			}
 			return nil
 		})
