@@ -251,7 +251,7 @@ func forwardNHWC(c *ops.Context, pl *dwPlan, x, y []float32, o *output) error {
 			err := run(c, n*pl.rows*pieces, n*pl.padWork(o), func(_ *gemm.Engine, _ *scratch, task int) error {
 				row, piece := task/pieces, task%pieces
 				j0, j1 := piece*pl.cols/pieces, (piece+1)*pl.cols/pieces
-				pl.padRow(x, src[row*pl.cols*pl.cs:][:pl.cols*pl.cs], b0+row/pl.rows, row%pl.rows, j0, j1, o)
+				pl.padRow(x, src[(row*pl.cols+j0)*pl.cs:][:(j1-j0)*pl.cs], b0+row/pl.rows, row%pl.rows, j0, j1, o)
 				return nil
 			})
 			if err != nil {
@@ -302,13 +302,13 @@ func (pl *dwPlan) strip(s *scratch, x, y []float32, b, strip int, o *output) {
 	p := &pl.p
 	x0 := strip * pl.bw
 	px := min(pl.bw, p.ow-x0)
-	j0, j1 := x0*p.sw, min(pl.cols, (x0+px-1)*p.sw+(p.kw-1)*p.dw+1) // the columns the taps read, the padded copy's
-	if pl.direct != nil && j0 >= p.pw && j1-p.pw <= p.w {
+	if pl.direct != nil && x0 >= pl.in0 && x0+px <= pl.in1 {
 		for oy := range p.oh {
 			pl.rowBlockDirect(s, x, y, b, oy*pl.blocks+strip, o)
 		}
 		return
 	}
+	j0, j1 := x0*p.sw, min(pl.cols, (x0+px-1)*p.sw+(p.kw-1)*p.dw+1) // the columns the taps read, the padded copy's
 	src := pl.padColumns(s, x, b, j0, j1, o)
 	for oy := range p.oh {
 		pl.rowBlock(s, src, b, y, b, oy*pl.blocks+strip, o)
@@ -332,7 +332,7 @@ func (pl *dwPlan) byStrips(batch, threads int) bool {
 func (pl *dwPlan) padColumns(s *scratch, x []float32, b, j0, j1 int, o *output) []float32 {
 	s.pad = grow(s.pad, pl.rows*pl.cols*pl.cs)
 	for iy := range pl.rows {
-		pl.padRow(x, s.pad[iy*pl.cols*pl.cs:][:pl.cols*pl.cs], b, iy, j0, j1, o)
+		pl.padRow(x, s.pad[(iy*pl.cols+j0)*pl.cs:][:(j1-j0)*pl.cs], b, iy, j0, j1, o)
 	}
 	return s.pad
 }
@@ -366,23 +366,26 @@ const (
 	padTasks = 16
 )
 
-// padRow writes pixels [j0, j1) of row iy of image b of x (laid out as o
-// says) into dst, the row of the copy, its columns padded as pl says,
-// channels-last.
+// padRow writes pixels [j0, j1) of the padded copy's row iy of image b
+// of x (laid out as o says; the copy's columns padded as pl says) into
+// dst, channels-last: (j1-j0)·cs values, column j0 first.
 func (pl *dwPlan) padRow(x, dst []float32, b, iy, j0, j1 int, o *output) {
 	p, ch, cs, inSize := &pl.p, pl.g.C, pl.cs, pl.g.InSize()
 	left := min(p.pw, pl.cols)
 	cols := max(0, min(p.w, pl.cols-left))
 	// The image's pixels [i0, i1) land on the copy's [left+i0, left+i1).
 	i0, i1 := max(j0-left, 0), min(j1-left, cols)
+	dst = dst[:(j1-j0)*cs]
 	if i1 <= i0 {
-		clear(dst[j0*cs : j1*cs])
+		clear(dst)
 		return
 	}
-	clear(dst[j0*cs : (left+i0)*cs])
-	pixels := dst[(left+i0)*cs : (left+i1)*cs]
+	clear(dst[:(left+i0-j0)*cs])
+	pixels := dst[(left+i0-j0)*cs : (left+i1-j0)*cs]
 	n := i1 - i0
 	switch {
+	case o.nhwcIn && cs == ch: // PadChannels's values: the pixels as they are
+		copy(pixels, x[((b*p.h+iy)*p.w+i0)*ch:][:n*ch])
 	case o.nhwcIn:
 		o.tb.PadChannels(pixels, x[((b*p.h+iy)*p.w+i0)*ch:][:n*ch], n, ch, cs)
 	default:
@@ -391,7 +394,7 @@ func (pl *dwPlan) padRow(x, dst []float32, b, iy, j0, j1 int, o *output) {
 			clear(pixels[j : j+cs-ch]) // each pixel's added channels
 		}
 	}
-	clear(dst[(left+i1)*cs : j1*cs])
+	clear(dst[(left+i1-j0)*cs:])
 }
 
 // dwBlock is the fewest output pixels of a row one task of rowsNHWC
@@ -472,8 +475,7 @@ func (pl *dwPlan) rowBlockDirect(s *scratch, x, y []float32, b, task int, o *out
 	}
 	iy := oy*p.sh - p.ph + ky0*p.dh
 	taps := (ky1 - ky0) * p.kw
-	in0, in1 := min(max(pl.in0, x0), x1), max(min(pl.in1, x1), x0)
-	in0 = min(in0, in1)
+	in0, in1 := min(max(pl.in0, x0), x1), min(max(pl.in1, x0), x1) // pl.in0 <= pl.in1: in0 <= in1
 	var parts [3]tapPart
 	n := 0
 	if in0 < in1 {
@@ -492,15 +494,7 @@ func (pl *dwPlan) rowBlockDirect(s *scratch, x, y []float32, b, task int, o *out
 		j0, cols := e0*p.sw, (e1-e0-1)*p.sw+(p.kw-1)*p.dw+1
 		win := s.pad[i*rows*wc*cs:][:rows*wc*cs]
 		for r := range rows {
-			line := x[(b*p.h+iy+r)*p.w*cs:][:p.w*cs]
-			for j := range cols {
-				dst, ix := win[(r*wc+j)*cs:][:cs], j0+j-p.pw
-				if ix >= 0 && ix < p.w {
-					copy(dst, line[ix*cs:])
-				} else {
-					clear(dst)
-				}
-			}
+			pl.padRow(x, win[r*wc*cs:][:cols*cs], b, iy+r, j0, j0+cols, o)
 		}
 		parts[n] = tapPart{win, pl.sideOffs[ky0][:taps], e0 - x0, e1 - x0}
 		n++
