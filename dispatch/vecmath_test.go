@@ -41,11 +41,11 @@ func vecInput(r *rand.Rand, n int, spread float64, special bool) []float32 {
 
 // wideInput returns n finite values spanning float32's range: magnitudes
 // from subnormal to 1e30, both zeros, GELU's piece bounds (a = |x|/√2 at
-// 0.5, 1.5, 3 and 5.5, and the far-tail clamp at 10√2), and values around
+// 0.5, 1, 2, 3, 5 and 7, and the far-tail clamp at 10√2), and values around
 // ExpNegMin; in softmax rows of them most exponentials flush to 0.
 func wideInput(r *rand.Rand, n int) []float32 {
 	edges := []float32{0, float32(math.Copysign(0, -1)), 1e-45, -1e-45, 1e-40, -1e-38, 1.1754944e-38,
-		0.70710677, 2.1213202, 4.2426405, 7.7781746, 14.142136, -14.142136, 14.142137,
+		0.70710677, 1.4142135, 2.828427, 4.2426405, 7.071068, 9.899495, 14.142136, -14.142136, 14.142137,
 		kernels.ExpNegMin, math.Nextafter32(kernels.ExpNegMin, 0), math.Nextafter32(kernels.ExpNegMin, -100),
 		-87, -88, 88, 1e30, -1e30, 3.4028235e38 / 4, -3.4028235e38 / 4}
 	edges = append(edges, geluBoundInputs()...)
@@ -66,24 +66,29 @@ func wideInput(r *rand.Rand, n int) []float32 {
 	return x
 }
 
-// geluBoundInputs returns the x of both signs whose a = float32(|x|/√2)
-// (as GELU rounds it) lands exactly on a piece bound, where the piece
-// index switches.
+// geluBoundInputs returns the x of both signs within 8 float32 steps of
+// each GELU piece bound, where the piece (read from a + 1, a =
+// float32(|x|/√2) as GELU rounds it) switches; it returns none unless
+// some of them land exactly on a bound.
 func geluBoundInputs() []float32 {
 	c := kernels.VecConsts()
 	var xs []float32
-	for b := 0; b < 4; b++ {
-		bound := c[kernels.VecBound+b][0]
+	exact := false
+	for _, bound := range []float32{0.5, 1, 2, 3, 5, 7} {
 		x := float32(float64(bound) * math.Sqrt2)
 		for range 8 {
 			x = math.Nextafter32(x, 0)
 		}
 		for range 16 {
-			if float32(x*c[kernels.VecInvSq2][0]) == bound {
-				xs = append(xs, x, -x)
+			xs = append(xs, x, -x)
+			if float32(float32(x*c[kernels.VecInvSq2][0])+1) == bound+1 {
+				exact = true
 			}
 			x = math.Nextafter32(x, 100)
 		}
+	}
+	if !exact {
+		return nil
 	}
 	return xs
 }

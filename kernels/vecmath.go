@@ -7,6 +7,8 @@ import "math"
 // rounded to float32 by an explicit conversion, which keeps the compiler
 // from fusing it into a multiply-add on any architecture: the SIMD twins
 // multiply and add separately, lane by lane, and give the same bits.
+// GELU's multiply-adds are fused instead, FMA32 here and one fused
+// instruction in its twins.
 
 // Constants of ExpNeg: the Cephes expf reduction and polynomial.
 const (
@@ -164,20 +166,31 @@ func AddBias(y, bias, res []float32) {
 	}
 }
 
-// GELU: gelu(x) = 0.5·x·(1 + erf(x/√2)) = 0.5·x·c with, for z = x/√2,
-// c = 2 - erfc(z) when z >= 0 and erfc(-z) otherwise, which keeps the
-// negative tail's relative precision. erfc(a) = g(a)·e**(-a²) for a >= 0,
-// g smooth: on each of the intervals of geluBounds, a polynomial of degree
-// 9 (evaluated by Estrin's scheme) in t = (a - mid)·scale interpolates g at Chebyshev points. x² is
-// split exactly into hi + lo (Dekker), and e**(-a²) = ExpNeg(-hi/2)·(1 - lo/2).
+// GELU: gelu(x) = 0.5·x·(1 + erf(x/√2)) = 0.5·x·c with, for a = |x|/√2,
+// c = 2 - erfc(a) when x >= 0 and erfc(a) otherwise, which keeps the
+// negative tail's relative precision. erfc(a) = g(a)·e**(-a²), g smooth:
+// on each piece of geluBounds, a polynomial of degree GeluDegree-1 in
+// t = a·scale + off (t in [-1, 1]) interpolates g at Chebyshev points.
+// The piece is read from the bits of a + 1, its exponent and the first
+// bit of its significand: the pieces are the half-octaves of a + 1, so
+// three integer steps find it where comparing with each bound took two
+// a bound. x² = hi + lo exactly (lo by one fused multiply-add), and
+// e**(-a²) = e**(-hi/2 - lo/2): lo/2 joins the exponential's reduced
+// argument. Every multiply-add that the SIMD twins fuse is FMA32 here.
 
-// geluBounds split [0, 10]: erfc(10) is below float32's smallest
-// subnormal, and e**(-a²) underflows from a = 9.35 on.
-var geluBounds = [...]float64{0, 0.5, 1.5, 3, 5.5, 10}
+// geluBounds are the pieces' ends, in a: a + 1 runs over [1, 1.5), [1.5,
+// 2), [2, 3), [3, 4), [4, 6), [6, 8), [8, 12). a is at most 10 (x clamps
+// at VecMaxX); erfc(10) is below float32's smallest subnormal, and
+// e**(-a²) underflows from a = 9.35 on.
+var geluBounds = [...]float64{0, 0.5, 1, 2, 3, 5, 7, 10.01}
+
+// GeluDegree is the number of coefficients of GELU's polynomials.
+const GeluDegree = 8
 
 // Rows of VecConsts, each a value broadcast over 8 lanes (bit patterns
-// for the masks), except the GELU pieces' rows: piece i in lane i, lanes
-// past the last piece repeating it.
+// for the masks), except the GELU pieces' rows: piece i in lane i, the
+// lane past the last piece repeating it. Rows past VecG0+GeluDegree are
+// zero: ActConsts' rows start at VecRows, where the kernels read them.
 const (
 	VecLog2e   = 0
 	VecMagic   = 1
@@ -195,10 +208,11 @@ const (
 	VecNegInf  = 18
 	VecInvSq2  = 19
 	VecMaxX    = 20 // √2 times the end of the last GELU piece
-	VecBound   = 21 // rows 21..24: the pieces' interior bounds
-	VecMid     = 25
-	VecScale   = 26
-	VecC0      = 27 // c[k] of the pieces in row VecC0+k, k < 10
+	VecGScale  = 21 // per piece: t = a·scale + off
+	VecGOff    = 22
+	VecGPiece  = 23 // bits 254: bits(a + 1) >> 22 less it is the piece
+	VecNegHalf = 24
+	VecG0      = 25 // c[k] of the pieces in row VecG0+k, k < GeluDegree
 	VecRows    = 37
 )
 
@@ -210,9 +224,21 @@ const ErfcxDegree = 10
 // erfcx a = erfc(a)·e**(a²) at the Chebyshev points of [lo, hi]
 // (math.Erfc in float64): c[k] is the coefficient of t^k.
 func ErfcxPiece(lo, hi float64) (c [ErfcxDegree]float64) {
-	const n = ErfcxDegree
-	var cheb [n][n]float64 // cheb[k][j]: coefficient of t^j in T_k(t)
-	cheb[0][0], cheb[1][1] = 1, 1
+	erfcxInterp(lo, hi, c[:])
+	return c
+}
+
+// erfcxInterp sets c to ErfcxPiece's polynomial of degree len(c)-1.
+func erfcxInterp(lo, hi float64, c []float64) {
+	n := len(c)
+	cheb := make([][]float64, n) // cheb[k][j]: coefficient of t^j in T_k(t)
+	for k := range cheb {
+		cheb[k] = make([]float64, n)
+	}
+	cheb[0][0] = 1
+	if n > 1 {
+		cheb[1][1] = 1
+	}
 	for k := 2; k < n; k++ {
 		for j := 0; j < n; j++ {
 			if j > 0 {
@@ -221,37 +247,27 @@ func ErfcxPiece(lo, hi float64) (c [ErfcxDegree]float64) {
 			cheb[k][j] -= cheb[k-2][j]
 		}
 	}
-	var g, ch [n]float64
+	g, ch := make([]float64, n), make([]float64, n)
 	for j := range g {
-		z := (lo+hi)/2 + (hi-lo)/2*math.Cos(math.Pi*(float64(j)+0.5)/n)
+		z := (lo+hi)/2 + (hi-lo)/2*math.Cos(math.Pi*(float64(j)+0.5)/float64(n))
 		g[j] = math.Erfc(z) * math.Exp(z*z)
 	}
 	for k := range ch { // Chebyshev coefficients of the interpolant
 		for j := range g {
-			ch[k] += g[j] * math.Cos(float64(k)*math.Pi*(float64(j)+0.5)/n)
+			ch[k] += g[j] * math.Cos(float64(k)*math.Pi*(float64(j)+0.5)/float64(n))
 		}
-		ch[k] *= 2.0 / n
+		ch[k] *= 2.0 / float64(n)
 	}
 	ch[0] /= 2
 	for j := range c { // in powers of t
+		c[j] = 0
 		for k := 0; k < n; k++ {
 			c[j] += ch[k] * cheb[k][j]
 		}
 	}
-	return c
 }
 
 var vecConsts = func() (t [VecRows][8]float32) {
-	const pieces = len(geluBounds) - 1
-	for i := 0; i < 8; i++ {
-		p := min(i, pieces-1)
-		lo, hi := geluBounds[p], geluBounds[p+1]
-		for j, m := range ErfcxPiece(lo, hi) {
-			t[VecC0+j][i] = float32(m)
-		}
-		t[VecMid][i] = float32((lo + hi) / 2)
-		t[VecScale][i] = float32(2 / (hi - lo))
-	}
 	bits := math.Float32frombits
 	for l := 0; l < 8; l++ {
 		for r, v := range []float32{
@@ -259,13 +275,23 @@ var vecConsts = func() (t [VecRows][8]float32) {
 			VecP0: expP0, VecP0 + 1: expP1, VecP0 + 2: expP2, VecP0 + 3: expP3, VecP0 + 4: expP4, VecP0 + 5: expP5,
 			VecExpMin: ExpNegMin, VecExpBias: bits(0x4b400000 - 127), VecOne: 1, VecTwo: 2, VecHalf: 0.5,
 			VecAbs: bits(0x7fffffff), VecSplit: bits(0xfffff000), VecSign: bits(0x80000000),
-			VecNegInf: float32(math.Inf(-1)), VecInvSq2: float32(1 / math.Sqrt2), VecMaxX: float32(math.Sqrt2 * geluBounds[pieces]),
+			VecNegInf: float32(math.Inf(-1)), VecInvSq2: float32(1 / math.Sqrt2), VecMaxX: float32(math.Sqrt2 * 10),
+			VecGPiece: bits(254), VecNegHalf: -0.5,
 		} {
 			t[r][l] = v
 		}
-		for b := 0; b < pieces-1; b++ {
-			t[VecBound+b][l] = float32(geluBounds[b+1])
+	}
+	const pieces = len(geluBounds) - 1
+	var c [GeluDegree]float64
+	for i := 0; i < 8; i++ {
+		p := min(i, pieces-1)
+		lo, hi := geluBounds[p], geluBounds[p+1]
+		erfcxInterp(lo, hi, c[:])
+		for j, m := range c {
+			t[VecG0+j][i] = float32(m)
 		}
+		t[VecGScale][i] = float32(2 / (hi - lo))
+		t[VecGOff][i] = float32(-(lo + hi) / (hi - lo))
 	}
 	return
 }()
@@ -297,36 +323,39 @@ func GeluOne(x float32) float32 {
 	if !(xa < c[VecMaxX][0]) {
 		xa = c[VecMaxX][0] // NaN and the far tail: e**(-a²) is 0 there
 	}
-	a := float32(xa * c[VecInvSq2][0])
-	i := 0
-	for b := 0; b < 4; b++ {
-		if a >= c[VecBound+b][0] {
-			i++
-		}
-	}
-	t := float32(a-c[VecMid][i]) * c[VecScale][i]
-	// g(t) by Estrin's scheme: pairs, then pairs of pairs.
-	t2 := float32(t * t)
-	t4 := float32(t2 * t2)
-	t8 := float32(t4 * t4)
-	var q [5]float32
-	for k := range q {
-		q[k] = float32(c[VecC0+2*k+1][i]*t) + c[VecC0+2*k][i]
-	}
-	r0 := float32(q[1]*t2) + q[0]
-	r1 := float32(q[3]*t2) + q[2]
-	g := float32(float32(r1*t4)+r0) + float32(q[4]*t8)
-	// a² = x²/2 = (hi + lo)/2 exactly: a itself is rounded, and e**(-a²)
-	// would magnify its rounding by 2a².
-	xh := math.Float32frombits(math.Float32bits(xa) & 0xfffff000)
-	xl := xa - xh
 	hi := float32(xa * xa)
-	lo := float32(float32(float32(xh*xh)-hi)+2*float32(xh*xl)) + float32(xl*xl)
-	// The product is rounded before 2 - e reads it: unrounded, arm64's
-	// compiler fuses the two into one FMSUB, a different float32.
-	e := float32(float32(g*ExpNeg(-float32(0.5*hi))) * (1 - float32(0.5*lo))) // erfc(a)
+	lo := FMA32(xa, xa, -hi) // x² - hi, exactly
+	a := float32(xa * c[VecInvSq2][0])
+	i := int(math.Float32bits(a+c[VecOne][0])>>22) - int(math.Float32bits(c[VecGPiece][0]))
+	t := FMA32(a, c[VecGScale][i], c[VecGOff][i])
+	g := c[VecG0+GeluDegree-1][i] // g(t) by Horner's scheme
+	for k := GeluDegree - 2; k >= 0; k-- {
+		g = FMA32(g, t, c[VecG0+k][i])
+	}
+	e := float32(g * geluExp(float32(hi*c[VecNegHalf][0]), lo)) // erfc(a)
 	if x >= 0 {
 		e = 2 - e
 	}
 	return float32(0.5*x) * e
+}
+
+// geluExp returns e**(d - lo/2) for d = -hi/2 as ExpNeg does e**d, but
+// with fused multiply-adds, lo/2 taken from the reduced argument r.
+func geluExp(d, lo float32) float32 {
+	if d < ExpNegMin {
+		return 0
+	}
+	t := FMA32(d, expLog2e, expMagic)
+	k := int32(math.Float32bits(t)) - 0x4b400000
+	n := t - expMagic
+	r := FMA32(n, -expLn2Hi, d)
+	r = FMA32(n, -expLn2Lo, r)
+	r = FMA32(lo, -0.5, r)
+	p := FMA32(expP0, r, expP1) // e**r = 1 + r + r²·P(r), P by Horner
+	p = FMA32(p, r, expP2)
+	p = FMA32(p, r, expP3)
+	p = FMA32(p, r, expP4)
+	p = FMA32(p, r, expP5)
+	y := FMA32(p, float32(r*r), r) + 1
+	return y * math.Float32frombits(uint32(k+127)<<23)
 }

@@ -80,8 +80,9 @@ func worstULPs(t *testing.T, name string, one func(float32) float32, want func(f
 	return worst, at
 }
 
-// TestGeluAccuracy compares GeluOne with GELU in float64: within a few
-// float32 ulps of the true value, relative, down to the negative tail.
+// TestGeluAccuracy compares GeluOne with GELU in float64: within 5.5
+// float32 ulps of the true value (4.96 at worst on these inputs),
+// relative, down to the negative tail.
 func TestGeluAccuracy(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var xs []float32
@@ -93,7 +94,7 @@ func TestGeluAccuracy(t *testing.T) {
 	}
 	worst, at := worstULPs(t, "gelu", GeluOne, geluF64, xs)
 	t.Logf("gelu: %.2f ulp at worst (x = %v)", worst, at)
-	if worst > 8 {
+	if worst > 5.5 {
 		t.Errorf("gelu is %.2f ulp from the float64 value at x = %v", worst, at)
 	}
 	for _, c := range []struct{ x, want float32 }{

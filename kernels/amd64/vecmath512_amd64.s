@@ -4,8 +4,8 @@
 
 // The vector math of vecmath_amd64.s on zmm, 16 lanes: every lane runs
 // kernels/vecmath.go's float32 operations in its order, with separate
-// multiplies and adds (no FMA but GELU1's for the error of x², whose bits
-// are the reference's too), so the results are the reference's bits.
+// multiplies and adds except GELU's, which are fused where the reference
+// calls kernels.FMA32, so the results are the reference's bits.
 // Only AVX-512 F instructions are used (VPANDD and VPXORD where AVX2 has
 // VANDPS and VXORPS, opmasks where it blends). R8 points at
 // kernels.VecConsts(): row r is 8 lanes at r*32(R8); a value broadcast
@@ -31,22 +31,18 @@
 #define C_NEGINF 576(R8)
 #define C_INVSQ2 608(R8)
 #define C_MAXX 640(R8)
-#define C_BOUND0 672(R8)
-#define C_BOUND1 704(R8)
-#define C_BOUND2 736(R8)
-#define C_BOUND3 768(R8)
-#define C_MID 800(R8)
-#define C_SCALE 832(R8)
-#define C_C0 864(R8)
-#define C_C1 896(R8)
-#define C_C2 928(R8)
-#define C_C3 960(R8)
-#define C_C4 992(R8)
-#define C_C5 1024(R8)
-#define C_C6 1056(R8)
-#define C_C7 1088(R8)
-#define C_C8 1120(R8)
-#define C_C9 1152(R8)
+#define C_GSCALE 672(R8)
+#define C_GOFF 704(R8)
+#define C_GPIECE 736(R8)
+#define C_NEGHALF 768(R8)
+#define C_G0 800(R8)
+#define C_G1 832(R8)
+#define C_G2 864(R8)
+#define C_G3 896(R8)
+#define C_G4 928(R8)
+#define C_G5 960(R8)
+#define C_G6 992(R8)
+#define C_G7 1024(R8)
 #define C_TSMALL 1184(R8)
 #define C_TC0 1216(R8)
 #define C_TC1 1248(R8)
@@ -441,120 +437,110 @@ restail:
 // GELU in stages, each on one vector's registers, so that two vectors'
 // stages can alternate (the dependency chains are long; two in flight
 // keep the FP pipes busy). Registers of a vector: X the input (then the
-// output), XA, AR, IX, T, T2, T4, T8, H, L and R0..R4; KE and KS its
-// opmasks. Z30 holds 1/2, Z31 the row C9 with its upper lanes zeroed.
+// output), HI (then d, then r), LO (then r²), A, IX, T, G, C, E1, E2;
+// KE and KS its opmasks. Z30 holds 1/2, Z31 0. The pieces' rows are
+// read 16 lanes at a time by VPERMPS: indexes below 7 pick the row's own
+// lanes.
 
-// GELU1: xa = min(|x|, maxX); x² = hi + lo, lo = xa·xa - hi in one
-// FMA; H = -hi/2. The reference splits xa into 12-bit halves (Dekker)
-// for lo: both are the exact error of hi where x² >= 2^-100; below it,
-// where the reference's products of halves underflow, both are under
-// 2^-120, and 1 - lo/2 is 1 either way (as for any |lo| <= 2^-24).
-#define GELU1(X, XA, H, L) \
-	VPANDD.BCST C_ABS, X, XA \
-	VMINPS.BCST C_MAXX, XA, XA \
-	VMULPS      XA, XA, H \
-	VMOVAPS     H, L \
-	VFMSUB231PS XA, XA, L \
-	VMULPS      Z30, H, H \
-	VPXORD.BCST C_SIGN, H, H
+// GELU1: xa = min(|x|, maxX); hi = xa·xa, lo = xa·xa - hi in one FMA;
+// A = a = xa/√2; IX = (bits(a + 1) >> 22) - 254, the piece.
+#define GELU1(X, HI, LO, A, IX) \
+	VPANDD.BCST C_ABS, X, A \
+	VMINPS.BCST C_MAXX, A, A \
+	VMULPS      A, A, HI \
+	VMOVAPS     HI, LO \
+	VFMSUB231PS A, A, LO \
+	VMULPS.BCST C_INVSQ2, A, A \
+	VADDPS.BCST C_ONE, A, IX \
+	VPSRLD      $22, IX, IX \
+	VPSUBD.BCST C_GPIECE, IX, IX
 
-// GELU2: L = 1 - lo/2; a = xa/√2; IX = Σ (a >= bound), a masked -(-1)
-// per bound (T is all ones meanwhile).
-#define GELU2(XA, AR, IX, T, L, KS) \
-	VMULPS            Z30, L, L \
-	VBROADCASTSS      C_ONE, T \
-	VSUBPS            L, T, L \
-	VMULPS.BCST       C_INVSQ2, XA, AR \
-	VPXORD            IX, IX, IX \
-	VPTERNLOGD        $0xff, T, T, T \
-	VCMPPS.BCST       $13, C_BOUND0, AR, KS \
-	VPSUBD            T, IX, KS, IX \
-	VCMPPS.BCST       $13, C_BOUND1, AR, KS \
-	VPSUBD            T, IX, KS, IX \
-	VCMPPS.BCST       $13, C_BOUND2, AR, KS \
-	VPSUBD            T, IX, KS, IX \
-	VCMPPS.BCST       $13, C_BOUND3, AR, KS \
-	VPSUBD            T, IX, KS, IX
+// GELU2: t = fma(a, scale, off); G = c7, then three Horner steps
+// g = fma(g, t, c[k]) for k = 6, 5, 4.
+#define GELU2(A, IX, T, G, C) \
+	VPERMPS     C_GOFF, IX, T \
+	VPERMPS     C_GSCALE, IX, C \
+	VFMADD231PS C, A, T \
+	VPERMPS     C_G7, IX, G \
+	VPERMPS     C_G6, IX, C \
+	VFMADD213PS C, T, G \
+	VPERMPS     C_G5, IX, C \
+	VFMADD213PS C, T, G \
+	VPERMPS     C_G4, IX, C \
+	VFMADD213PS C, T, G
 
-// GELU3: t = (a - mid)·scale; t2, t4, t8; q0 = c1·t + c0,
-// q1 = c3·t + c2, R0 = r0 = q1·t2 + q0. The pieces' rows are read 16
-// lanes at a time by VPERMPS (indices below 5 pick the row's own lanes).
-#define GELU3(AR, IX, T, T2, T4, T8, R0, R1, R2) \
-	VPERMPS C_MID, IX, T \
-	VSUBPS  T, AR, T \
-	VPERMPS C_SCALE, IX, T2 \
-	VMULPS  T2, T, T \
-	VMULPS  T, T, T2 \
-	VMULPS  T2, T2, T4 \
-	VMULPS  T4, T4, T8 \
-	VPERMPS C_C1, IX, R0 \
-	VMULPS  T, R0, R0 \
-	VPERMPS C_C0, IX, R1 \
-	VADDPS  R1, R0, R0 \
-	VPERMPS C_C3, IX, R1 \
-	VMULPS  T, R1, R1 \
-	VPERMPS C_C2, IX, R2 \
-	VADDPS  R2, R1, R1 \
-	VMULPS  T2, R1, R1 \
-	VADDPS  R0, R1, R0
+// GELU3: the Horner steps for k = 3, 2, 1, 0: G = g(t).
+#define GELU3(IX, T, G, C) \
+	VPERMPS     C_G3, IX, C \
+	VFMADD213PS C, T, G \
+	VPERMPS     C_G2, IX, C \
+	VFMADD213PS C, T, G \
+	VPERMPS     C_G1, IX, C \
+	VFMADD213PS C, T, G \
+	VPERMPS     C_G0, IX, C \
+	VFMADD213PS C, T, G
 
-// GELU4: q2, q3, R1 = r1 = q3·t2 + q2; q4 = c9·t + c8.
-#define GELU4(IX, T, T2, R1, R2, R3, R4) \
-	VPERMPS C_C5, IX, R1 \
-	VMULPS  T, R1, R1 \
-	VPERMPS C_C4, IX, R2 \
-	VADDPS  R2, R1, R1 \
-	VPERMPS C_C7, IX, R2 \
-	VMULPS  T, R2, R2 \
-	VPERMPS C_C6, IX, R3 \
-	VADDPS  R3, R2, R2 \
-	VMULPS  T2, R2, R2 \
-	VADDPS  R1, R2, R1 \
-	VPERMPS Z31, IX, R2 \
-	VMULPS  T, R2, R2 \
-	VPERMPS C_C8, IX, R3 \
-	VADDPS  R3, R2, R2
+// GELUEXP1: d = -hi/2 (in HI); KE = d >= ExpNegMin; t = fma(d, log2e,
+// magic); E1 = 2^k; n = t - magic; r = fma(n, -ln2hi, d), then
+// fma(n, -ln2lo, r), then fma(lo, -1/2, r) (in HI).
+#define GELUEXP1(HI, LO, E1, E2, KE) \
+	VMULPS.BCST       C_NEGHALF, HI, HI \
+	VCMPPS.BCST       $5, C_EXPMIN, HI, KE \
+	VBROADCASTSS      C_MAGIC, E1 \
+	VFMADD231PS.BCST  C_LOG2E, HI, E1 \
+	VSUBPS.BCST       C_MAGIC, E1, E2 \
+	VPSUBD.BCST       C_EXPBIAS, E1, E1 \
+	VPSLLD            $23, E1, E1 \
+	VFNMADD231PS.BCST C_LN2HI, E2, HI \
+	VFNMADD231PS.BCST C_LN2LO, E2, HI \
+	VFNMADD231PS      Z30, LO, HI
 
-// GELU5: g = (r1·t4 + r0) + q4·t8; e = (g·e**(-hi/2))·(1 - lo/2) =
-// erfc(a); X = (x/2)·(x >= 0 ? 2 - e : e).
-#define GELU5(X, T2, T4, T8, H, L, R0, R1, R2, R3, KS) \
-	VMULPS       T4, R1, R1 \
-	VADDPS       R0, R1, R1 \
-	VMULPS       T8, R2, R2 \
-	VADDPS       R2, R1, T2 \
-	VMULPS       H, T2, T2 \
-	VMULPS       L, T2, T2 \
-	VBROADCASTSS C_TWO, R0 \
-	VPXORD       R3, R3, R3 \
-	VCMPPS       $13, R3, X, KS \
-	VSUBPS       T2, R0, KS, T2 \
+// GELUEXP2: p = P(r) by Horner's scheme in FMAs; y = fma(p, r², r) + 1;
+// E2 = y·2^k, 0 where d < ExpNegMin.
+#define GELUEXP2(HI, LO, E1, E2, KE) \
+	VBROADCASTSS     C_P1, E2 \
+	VFMADD231PS.BCST C_P0, HI, E2 \
+	VFMADD213PS.BCST C_P2, HI, E2 \
+	VFMADD213PS.BCST C_P3, HI, E2 \
+	VFMADD213PS.BCST C_P4, HI, E2 \
+	VFMADD213PS.BCST C_P5, HI, E2 \
+	VMULPS           HI, HI, LO \
+	VFMADD213PS      HI, LO, E2 \
+	VADDPS.BCST      C_ONE, E2, E2 \
+	VMULPS.Z         E1, E2, KE, E2
+
+// GELU4: e = g·e**(-a²) = erfc(a); X = (x/2)·(x >= 0 ? 2 - e : e).
+#define GELU4(X, G, E2, C, KS) \
+	VMULPS       E2, G, G \
+	VCMPPS       $13, Z31, X, KS \
+	VBROADCASTSS C_TWO, C \
+	VSUBPS       G, C, KS, G \
 	VMULPS       Z30, X, X \
-	VMULPS       T2, X, X
+	VMULPS       G, X, X
 
-// The stages of one vector: A in Z0..Z14 with K2, K3; B in Z15..Z29
+// The stages of one vector: A in Z0..Z9 with K2, K3; B in Z10..Z19
 // with K4, K5.
-#define GELU_A1 GELU1(Z0, Z1, Z8, Z9)
-#define GELU_A2 EXPNEGM1(Z8, Z10, Z11, Z12, Z13, Z14, K2)
-#define GELU_A3 EXPNEGM2(Z8, Z10, Z11, Z12, Z13, Z14, K2)
-#define GELU_A4 GELU2(Z1, Z2, Z3, Z4, Z9, K3)
-#define GELU_A5 GELU3(Z2, Z3, Z4, Z5, Z6, Z7, Z10, Z11, Z12)
-#define GELU_A6 GELU4(Z3, Z4, Z5, Z11, Z12, Z13, Z14)
-#define GELU_A7 GELU5(Z0, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, K3)
-#define GELU_B1 GELU1(Z15, Z16, Z23, Z24)
-#define GELU_B2 EXPNEGM1(Z23, Z25, Z26, Z27, Z28, Z29, K4)
-#define GELU_B3 EXPNEGM2(Z23, Z25, Z26, Z27, Z28, Z29, K4)
-#define GELU_B4 GELU2(Z16, Z17, Z18, Z19, Z24, K5)
-#define GELU_B5 GELU3(Z17, Z18, Z19, Z20, Z21, Z22, Z25, Z26, Z27)
-#define GELU_B6 GELU4(Z18, Z19, Z20, Z26, Z27, Z28, Z29)
-#define GELU_B7 GELU5(Z15, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, K5)
+#define GELU_A1 GELU1(Z0, Z1, Z2, Z3, Z4)
+#define GELU_A2 GELUEXP1(Z1, Z2, Z8, Z9, K2)
+#define GELU_A3 GELU2(Z3, Z4, Z5, Z6, Z7)
+#define GELU_A4 GELUEXP2(Z1, Z2, Z8, Z9, K2)
+#define GELU_A5 GELU3(Z4, Z5, Z6, Z7)
+#define GELU_A6 GELU4(Z0, Z6, Z9, Z7, K3)
+#define GELU_B1 GELU1(Z10, Z11, Z12, Z13, Z14)
+#define GELU_B2 GELUEXP1(Z11, Z12, Z18, Z19, K4)
+#define GELU_B3 GELU2(Z13, Z14, Z15, Z16, Z17)
+#define GELU_B4 GELUEXP2(Z11, Z12, Z18, Z19, K4)
+#define GELU_B5 GELU3(Z14, Z15, Z16, Z17)
+#define GELU_B6 GELU4(Z10, Z16, Z19, Z17, K5)
 
 // func geluAVX512(dst, src, bias []float32, c *[37][8]float32)
 // len(dst) >= len(src); bias is empty or at least as long as src. Per
-// lane, as geluAVX2 (and kernels.GeluOne):
-//   xa = min(|x|, maxX); x² = hi + lo, lo = xa·xa - hi in one FMA
-//   a = xa/√2; piece i = #bounds <= a; t = (a - mid[i])·scale[i]
-//   g = Σ c[i][k]·t^k by Estrin's scheme
-//   e = (g·ExpNeg(-hi/2))·(1 - lo/2) = erfc(a)
+// lane, as geluAVX2 (and kernels.GeluOne), every FMA32 of the reference
+// one fused instruction:
+//   xa = min(|x|, maxX); x² = hi + lo, lo = fma(xa, xa, -hi)
+//   a = xa/√2; piece i = (bits(a + 1) >> 22) - 254; t = fma(a, scale[i], off[i])
+//   g = Σ c[i][k]·t^k by Horner's scheme
+//   e = g·e**(-hi/2 - lo/2) = erfc(a)
 //   gelu = (x/2)·(x >= 0 ? 2 - e : e)
 // 32 at a time as two vectors whose stages alternate, then 16 at a time
 // under the mask K1: all lanes, then the last len(src) mod 16 (lanes past
@@ -567,17 +553,17 @@ TEXT ·geluAVX512(SB), NOSPLIT, $0-80
 	MOVQ         bias_len+56(FP), AX
 	MOVQ         c+72(FP), R8
 	VBROADCASTSS C_HALF, Z30
-	VMOVUPS      C_C9, Y31
+	VPXORD       Z31, Z31, Z31
 
 gelu32:
 	CMPQ    DX, $32
 	JLT     gelu16
 	VMOVUPS (SI), Z0
-	VMOVUPS 64(SI), Z15
+	VMOVUPS 64(SI), Z10
 	TESTQ   AX, AX
 	JZ      gelu32nobias
 	VADDPS  (BX), Z0, Z0
-	VADDPS  64(BX), Z15, Z15
+	VADDPS  64(BX), Z10, Z10
 	ADDQ    $128, BX
 
 gelu32nobias:
@@ -593,10 +579,8 @@ gelu32nobias:
 	GELU_B5
 	GELU_A6
 	GELU_B6
-	GELU_A7
-	GELU_B7
 	VMOVUPS Z0, (DI)
-	VMOVUPS Z15, 64(DI)
+	VMOVUPS Z10, 64(DI)
 	ADDQ    $128, SI
 	ADDQ    $128, DI
 	SUBQ    $32, DX
@@ -619,7 +603,6 @@ gelu16nobias:
 	GELU_A4
 	GELU_A5
 	GELU_A6
-	GELU_A7
 	VMOVUPS Z0, K1, (DI)
 	ADDQ    $64, SI
 	ADDQ    $64, DI

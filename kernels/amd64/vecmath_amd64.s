@@ -3,11 +3,12 @@
 #include "textflag.h"
 
 // Vector math of the transformer paths (kernels/vecmath.go is the spec):
-// every lane runs the reference's float32 operations in its order, with
-// separate multiplies and adds (no FMA but one for GELU's error of x²,
-// whose bits are the reference's too: see GELU1 in vecmath512_amd64.s),
-// so the results are the reference's bits. CX points at
-// kernels.VecConsts(): row r is 8 lanes at r*32(CX).
+// every lane runs the reference's float32 operations in its order, a
+// fused multiply-add where the reference calls FMA32 (GELU's) and
+// separate multiplies and adds everywhere else, so the results are the
+// reference's bits (GELU24 below takes another route to the same bits
+// for x²). CX points at kernels.VecConsts(): row r is 8 lanes at
+// r*32(CX).
 
 #define C_LOG2E 0(CX)
 #define C_MAGIC 32(CX)
@@ -29,22 +30,17 @@
 #define C_NEGINF 576(CX)
 #define C_INVSQ2 608(CX)
 #define C_MAXX 640(CX)
-#define C_BOUND0 672(CX)
-#define C_BOUND1 704(CX)
-#define C_BOUND2 736(CX)
-#define C_BOUND3 768(CX)
-#define C_MID 800(CX)
-#define C_SCALE 832(CX)
-#define C_C0 864(CX)
-#define C_C1 896(CX)
-#define C_C2 928(CX)
-#define C_C3 960(CX)
-#define C_C4 992(CX)
-#define C_C5 1024(CX)
-#define C_C6 1056(CX)
-#define C_C7 1088(CX)
-#define C_C8 1120(CX)
-#define C_C9 1152(CX)
+#define C_GSCALE 672(CX)
+#define C_GOFF 704(CX)
+#define C_NEGHALF 768(CX)
+#define C_G0 800(CX)
+#define C_G1 832(CX)
+#define C_G2 864(CX)
+#define C_G3 896(CX)
+#define C_G4 928(CX)
+#define C_G5 960(CX)
+#define C_G6 992(CX)
+#define C_G7 1024(CX)
 #define C_TSMALL 1184(CX)
 #define C_TC0 1216(CX)
 #define C_TC1 1248(CX)
@@ -239,116 +235,230 @@ addres:
 	VZEROUPPER
 	RET
 
+// GELU (kernels.GeluOne) runs on three vectors at a time: the two long
+// dependency chains of each, g's Horner scheme and the exponential's
+// reduction and polynomial, are interleaved. The reference's FMA32s are
+// fused instructions here (VFMADD, VFMSUB, VFNMADD: one rounding), its
+// other operations separate ones, but for x² = hi + lo: GELUA computes
+// -hi/2 and -lo/2 directly, and r adds -lo/2 where the reference
+// subtracts lo·0.5 in an FMA, with the same bits. For vector j,
+// registers Y(5j) to Y(5j+4) and the frame's slots j; Y15 is scratch.
+// The frame, at R8 (32-byte aligned), holds the per-piece rows rotated
+// by GELUROW, then x/2, 2^k and -lo/2 of each vector.
+#define G_SCALE 0(R8)
+#define G_OFF 32(R8)
+#define G_C0 64(R8)
+#define G_C1 96(R8)
+#define G_C2 128(R8)
+#define G_C3 160(R8)
+#define G_C4 192(R8)
+#define G_C5 224(R8)
+#define G_C6 256(R8)
+#define G_C7 288(R8)
+#define G_HX0 320(R8)
+#define G_HX1 352(R8)
+#define G_HX2 384(R8)
+#define G_K0 416(R8)
+#define G_K1 448(R8)
+#define G_K2 480(R8)
+#define G_LO0 512(R8)
+#define G_LO1 544(R8)
+#define G_LO2 576(R8)
+
+// GELUROW stores the per-piece row C at F rotated by 2 lanes, F[l] =
+// C[(l+2) mod 8]: VPERMPS reads the low 3 bits of an index, and those of
+// bits(a + 1) >> 22 are those of piece + 254 (row VecGPiece), so F at
+// that index is C at the piece, without the subtraction.
+#define GELUROW(C, F) \
+	VPERMQ  $0x39, C, Y0 \
+	VMOVUPS Y0, F
+
+// GELUA starts GELU on the lanes of X:
+//   HX = x/2; X = xa = min(|x|, maxX), on the bits: |x|, maxX and NaN
+//   order as integers; h = -xa/2; N = d = xa·h; LO = xa·h - d in one
+//   FMA. For xa >= 2^-48, h is exact, xa·h = -xa²/2 rounds as -hi/2
+//   (halving commutes with rounding) and its rounding error is
+//   representable: d is the reference's d and LO is -lo/2 exactly.
+//   Below, both may differ in their last bits, but |r| < 2^-90 and
+//   y + 1 rounds to 1 in either case.
+#define GELUA(X, N, D, HX, LO) \
+	VMULPS      C_HALF, X, D \
+	VMOVUPS     D, HX \
+	VANDPS      C_ABS, X, X \
+	VPMINSD     C_MAXX, X, X \
+	VMULPS      C_NEGHALF, X, D \
+	VMULPS      D, X, N \
+	VFMSUB213PS N, X, D \
+	VMOVUPS     D, LO
+
+// GELUA2 goes on: X = a = xa/√2; I = bits(a + 1) >> 22, the piece plus
+// 254; T = t = a·scale + off; D = tt = d·log2e + magic (Y15 is
+// clobbered).
+#define GELUA2(X, N, D, I, T) \
+	VMULPS      C_INVSQ2, X, X \
+	VADDPS      C_ONE, X, I \
+	VPSRLD      $22, I, I \
+	VMOVUPS     C_MAGIC, D \
+	VFMADD231PS C_LOG2E, N, D \
+	VPERMPS     G_SCALE, I, T \
+	VPERMPS     G_OFF, I, Y15 \
+	VFMADD213PS Y15, X, T
+
+// GELUB: K = 2^k from tt's bits, 0 where d < ExpNegMin (d <= -0, so
+// comparing the bits as integers orders it); X = g = c7 (Y15 is
+// clobbered).
+#define GELUB(X, N, D, I, K) \
+	VPSUBD   C_EXPBIAS, D, X \
+	VPSLLD   $23, X, X \
+	VPCMPGTD C_EXPMIN, N, Y15 \
+	VPANDN   X, Y15, X \
+	VMOVUPS  X, K \
+	VPERMPS  G_C7, I, X
+
+// GELUB2: D = n = tt - magic; N = r = d - n·ln2hi, r - n·ln2lo (each one
+// FMA), r + LO; D = p = P0·r + P1.
+#define GELUB2(N, D, LO) \
+	VSUBPS       C_MAGIC, D, D \
+	VFNMADD231PS C_LN2HI, D, N \
+	VFNMADD231PS C_LN2LO, D, N \
+	VADDPS       LO, N, N \
+	VMOVUPS      C_P0, D \
+	VFMADD213PS  C_P1, N, D
+
+// GELUG is a step of g's Horner scheme: X = g·t + G[piece] (Y15 is
+// clobbered).
+#define GELUG(G, X, I, T) \
+	VPERMPS     G, I, Y15 \
+	VFMADD213PS Y15, T, X
+
+// GELUSTEP is a step of both chains of the three vectors: GELUG with row
+// G, and p = p·r + P.
+#define GELUSTEP(G, P) \
+	GELUG(G, Y0, Y3, Y4) \
+	VFMADD213PS P, Y1, Y2 \
+	GELUG(G, Y5, Y8, Y9) \
+	VFMADD213PS P, Y6, Y7 \
+	GELUG(G, Y10, Y13, Y14) \
+	VFMADD213PS P, Y11, Y12
+
+// GELUC: y = p·r² + r; X = e = g·((y + 1)·2^k) = erfc(a) (Y15 is
+// clobbered).
+#define GELUC(X, N, D, K) \
+	VMULPS      N, N, Y15 \
+	VFMADD213PS N, Y15, D \
+	VADDPS      C_ONE, D, D \
+	VMULPS      K, D, D \
+	VMULPS      D, X, X
+
+// GELUC2: D = (x/2)·(x >= 0 ? 2 - e : e), picked by the sign of x/2: -0
+// and NaN take the other branch from the reference's x >= 0, which
+// changes no bits (-0 either way; x's NaN). Y15 is clobbered.
+#define GELUC2(X, D, HX) \
+	VMOVUPS   C_TWO, Y15 \
+	VSUBPS    X, Y15, Y15 \
+	VMOVUPS   HX, D \
+	VBLENDVPS D, X, Y15, Y15 \
+	VMULPS    Y15, D, D
+
+// GELU24 sets Y2, Y7 and Y12 to GELU of the lanes of Y0, Y5 and Y10.
+#define GELU24 \
+	GELUA(Y0, Y1, Y2, G_HX0, G_LO0) \
+	GELUA(Y5, Y6, Y7, G_HX1, G_LO1) \
+	GELUA(Y10, Y11, Y12, G_HX2, G_LO2) \
+	GELUA2(Y0, Y1, Y2, Y3, Y4) \
+	GELUA2(Y5, Y6, Y7, Y8, Y9) \
+	GELUA2(Y10, Y11, Y12, Y13, Y14) \
+	GELUB(Y0, Y1, Y2, Y3, G_K0) \
+	GELUB(Y5, Y6, Y7, Y8, G_K1) \
+	GELUB(Y10, Y11, Y12, Y13, G_K2) \
+	GELUB2(Y1, Y2, G_LO0) \
+	GELUB2(Y6, Y7, G_LO1) \
+	GELUB2(Y11, Y12, G_LO2) \
+	GELUSTEP(G_C6, C_P2) \
+	GELUSTEP(G_C5, C_P3) \
+	GELUSTEP(G_C4, C_P4) \
+	GELUSTEP(G_C3, C_P5) \
+	GELUG(G_C2, Y0, Y3, Y4) \
+	GELUG(G_C2, Y5, Y8, Y9) \
+	GELUG(G_C2, Y10, Y13, Y14) \
+	GELUG(G_C1, Y0, Y3, Y4) \
+	GELUG(G_C1, Y5, Y8, Y9) \
+	GELUG(G_C1, Y10, Y13, Y14) \
+	GELUG(G_C0, Y0, Y3, Y4) \
+	GELUG(G_C0, Y5, Y8, Y9) \
+	GELUG(G_C0, Y10, Y13, Y14) \
+	GELUC(Y0, Y1, Y2, G_K0) \
+	GELUC(Y5, Y6, Y7, G_K1) \
+	GELUC(Y10, Y11, Y12, G_K2) \
+	GELUC2(Y0, Y2, G_HX0) \
+	GELUC2(Y5, Y7, G_HX1) \
+	GELUC2(Y10, Y12, G_HX2)
+
 // func geluAVX2(dst, src, bias []float32, c *[37][8]float32)
 // len(src) is a positive multiple of 8, len(dst) >= len(src); bias is
-// empty or at least as long as src. Per lane, as kernels.GeluOne:
-//   xa = min(|x|, maxX); x² = hi + lo, lo = xa·xa - hi in one FMA
-//   a = xa/√2; piece i = #bounds <= a; t = (a - mid[i])·scale[i]
-//   g = Σ c[i][k]·t^k by Estrin's scheme
-//   e = (g·ExpNeg(-hi/2))·(1 - lo/2) = erfc(a)
-//   gelu = (x/2)·(x >= 0 ? 2 - e : e)
-TEXT ·geluAVX2(SB), NOSPLIT, $0-80
+// empty or at least as long as src. x = src[j] (+ bias[j]); GELU24 on
+// 24 values a step, the last step on 8 or 16 (the first vector standing
+// in for the missing ones).
+TEXT ·geluAVX2(SB), 0, $640-80
 	MOVQ dst_base+0(FP), DI
 	MOVQ src_base+24(FP), SI
 	MOVQ src_len+32(FP), DX
 	MOVQ bias_base+48(FP), BX
 	MOVQ bias_len+56(FP), AX
 	MOVQ c+72(FP), CX
+	LEAQ 31(SP), R8
+	ANDQ $~31, R8
+	GELUROW(C_GSCALE, G_SCALE)
+	GELUROW(C_GOFF, G_OFF)
+	GELUROW(C_G0, G_C0)
+	GELUROW(C_G1, G_C1)
+	GELUROW(C_G2, G_C2)
+	GELUROW(C_G3, G_C3)
+	GELUROW(C_G4, G_C4)
+	GELUROW(C_G5, G_C5)
+	GELUROW(C_G6, G_C6)
+	GELUROW(C_G7, G_C7)
 
 geluloop:
 	VMOVUPS (SI), Y0
 	TESTQ   AX, AX
-	JZ      gelunobias
+	JZ      gelux1
 	VADDPS  (BX), Y0, Y0
-	ADDQ    $32, BX
 
-gelunobias:
-	VANDPS C_ABS, Y0, Y1  // |x|
-	VMINPS C_MAXX, Y1, Y1 // xa = |x| < maxX ? |x| : maxX (NaN too)
+gelux1:
+	VMOVAPS Y0, Y5
+	VMOVAPS Y0, Y10
+	CMPQ    DX, $16
+	JLT     gelurun
+	VMOVUPS 32(SI), Y5
+	TESTQ   AX, AX
+	JZ      gelux2
+	VADDPS  32(BX), Y5, Y5
 
-	// x² = hi + lo: lo = xa·xa - hi in one FMA, 1 - lo/2 as the
-	// reference's split of xa into 12-bit halves gives it (see GELU1 in
-	// vecmath512_amd64.s)
-	VMULPS      Y1, Y1, Y8 // hi
-	VMOVAPS     Y8, Y9
-	VFMSUB231PS Y1, Y1, Y9 // lo
+gelux2:
+	CMPQ    DX, $24
+	JLT     gelurun
+	VMOVUPS 64(SI), Y10
+	TESTQ   AX, AX
+	JZ      gelurun
+	VADDPS  64(BX), Y10, Y10
 
-	VMULPS C_HALF, Y8, Y8
-	VXORPS C_SIGN, Y8, Y8  // -hi/2
-	EXPNEG(Y8, Y10, Y11, Y12, Y13, Y14)
-	VMULPS  C_HALF, Y9, Y9
-	VMOVUPS C_ONE, Y10
-	VSUBPS  Y9, Y10, Y9    // 1 - lo/2
+gelurun:
+	GELU24
+	VMOVUPS Y2, (DI)
+	CMPQ    DX, $16
+	JLT     geludone
+	VMOVUPS Y7, 32(DI)
+	CMPQ    DX, $24
+	JLT     geludone
+	VMOVUPS Y12, 64(DI)
+	ADDQ    $96, SI
+	ADDQ    $96, BX
+	ADDQ    $96, DI
+	SUBQ    $24, DX
+	JNZ     geluloop
 
-	// piece index: Y3 = Σ (a >= bound) as 0/-1 lanes, negated
-	VMULPS C_INVSQ2, Y1, Y2 // a
-	VCMPPS $13, C_BOUND0, Y2, Y3
-	VCMPPS $13, C_BOUND1, Y2, Y4
-	VPADDD Y4, Y3, Y3
-	VCMPPS $13, C_BOUND2, Y2, Y4
-	VPADDD Y4, Y3, Y3
-	VCMPPS $13, C_BOUND3, Y2, Y4
-	VPADDD Y4, Y3, Y3
-	VPXOR  Y4, Y4, Y4
-	VPSUBD Y3, Y4, Y3
-
-	// t = (a - mid)·scale; t2, t4, t8
-	VPERMPS C_MID, Y3, Y4
-	VSUBPS  Y4, Y2, Y4
-	VPERMPS C_SCALE, Y3, Y5
-	VMULPS  Y5, Y4, Y4
-	VMULPS  Y4, Y4, Y5
-	VMULPS  Y5, Y5, Y6
-	VMULPS  Y6, Y6, Y7
-
-	// q_k = c[2k+1]·t + c[2k]; r0 = q1·t2 + q0; r1 = q3·t2 + q2
-	VPERMPS C_C1, Y3, Y10
-	VMULPS  Y4, Y10, Y10
-	VPERMPS C_C0, Y3, Y11
-	VADDPS  Y11, Y10, Y10  // q0
-	VPERMPS C_C3, Y3, Y11
-	VMULPS  Y4, Y11, Y11
-	VPERMPS C_C2, Y3, Y12
-	VADDPS  Y12, Y11, Y11  // q1
-	VMULPS  Y5, Y11, Y11
-	VADDPS  Y10, Y11, Y10  // r0
-	VPERMPS C_C5, Y3, Y11
-	VMULPS  Y4, Y11, Y11
-	VPERMPS C_C4, Y3, Y12
-	VADDPS  Y12, Y11, Y11  // q2
-	VPERMPS C_C7, Y3, Y12
-	VMULPS  Y4, Y12, Y12
-	VPERMPS C_C6, Y3, Y13
-	VADDPS  Y13, Y12, Y12  // q3
-	VMULPS  Y5, Y12, Y12
-	VADDPS  Y11, Y12, Y11  // r1
-	VPERMPS C_C9, Y3, Y12
-	VMULPS  Y4, Y12, Y12
-	VPERMPS C_C8, Y3, Y13
-	VADDPS  Y13, Y12, Y12  // q4
-
-	// g = (r1·t4 + r0) + q4·t8
-	VMULPS Y6, Y11, Y11
-	VADDPS Y10, Y11, Y11
-	VMULPS Y7, Y12, Y12
-	VADDPS Y12, Y11, Y5
-
-	VMULPS Y8, Y5, Y5      // g·e**(-hi/2)
-	VMULPS Y9, Y5, Y5      // erfc(a)
-
-	VMOVUPS   C_TWO, Y10
-	VSUBPS    Y5, Y10, Y10    // 2 - erfc(a)
-	VXORPS    Y11, Y11, Y11
-	VCMPPS    $13, Y11, Y0, Y11 // x >= 0
-	VBLENDVPS Y11, Y10, Y5, Y5
-	VMULPS    C_HALF, Y0, Y0
-	VMULPS    Y5, Y0, Y0
-	VMOVUPS   Y0, (DI)
-
-	ADDQ $32, SI
-	ADDQ $32, DI
-	SUBQ $8, DX
-	JNZ  geluloop
+geludone:
 	VZEROUPPER
 	RET
 

@@ -8,34 +8,72 @@ import (
 	"github.com/quantserve/quantserve/kernels"
 )
 
-// neonRows is the number of rows of neonConsts.
-const neonRows = 22 + 2*(kernels.VecRows-kernels.VecMid)
+// Rows of neonConsts, one row of 4 lanes each: ExpNeg's rows (0..11,
+// kernels.VecConsts' own, which expSumNEON reads too), then geluNEON's.
+// Its first eight rows stay in registers; the by-element multiplies read
+// the multiplier rows lane by lane. The accumulators of its multiply-adds
+// (ngAcc on) are loaded afresh for every block of 8, in fours, each value
+// twice: a row for lanes 0-3 and one for lanes 4-7. The pieces' rows
+// come last, in the order the loop reads them, each as two rows: its 8
+// lanes.
+const (
+	ngMul    = 12 // 1/√2, -0.5, log2e, 0.5
+	ngExpMul = 13 // ln2hi, ln2lo, P0
+	ngIntMul = 14 // integers: 0x04040404 (a piece to TBL's byte indexes), 1<<23 (k to 2^k)
+	ngMaxX   = 15
+	ngOne    = 16
+	ngTwo    = 17
+	ngExpMin = 18
+	ngMagic  = 19
+	ngAcc    = 20 // TBL indexes' base, magic; 2^k's base, P1; P2, P3; P4, P5
+	ngPieces = 36 // off, scale, c7 .. c0
+	neonRows = ngPieces + 2*(2+kernels.GeluDegree)
+)
 
-// neonConsts are the constants of vecmath_arm64.s, one row of 4 lanes
-// each, taken from kernels.VecConsts: ExpNeg's rows (0..11), GELU's
-// maxX, split mask, 1/√2 and 0.5 (12..15), the pieces' bounds (16..19),
-// the multiplier and offsets that turn a piece index i into TBL's byte
-// indexes 4i..4i+3 (20..21), then each per-piece row (mid, scale,
-// c0..c9) as two rows: its 8 lanes.
+// geluNEON's Horner scheme runs on exactly 8 coefficients: this does not
+// compile for another kernels.GeluDegree.
+const _ = -uint(kernels.GeluDegree - 8)
+
+// neonConsts are the constants of vecmath_arm64.s, taken from
+// kernels.VecConsts and laid out as the rows ng* describe.
 var neonConsts = func() (t [neonRows][4]float32) {
 	c := kernels.VecConsts()
-	set := func(r int, row int) { copy(t[r][:], c[row][:4]) }
+	bits := math.Float32frombits
 	for r := 0; r <= kernels.VecExpBias; r++ {
-		set(r, r)
+		copy(t[r][:], c[r][:4])
 	}
-	for i, row := range []int{kernels.VecMaxX, kernels.VecSplit, kernels.VecInvSq2, kernels.VecHalf} {
-		set(12+i, row)
-	}
-	for b := 0; b < 4; b++ {
-		set(16+b, kernels.VecBound+b)
+	t[ngMul] = [4]float32{c[kernels.VecInvSq2][0], c[kernels.VecNegHalf][0], c[kernels.VecLog2e][0], c[kernels.VecHalf][0]}
+	t[ngExpMul] = [4]float32{c[kernels.VecLn2Hi][0], c[kernels.VecLn2Lo][0], c[kernels.VecP0][0]}
+	t[ngIntMul] = [4]float32{bits(0x04040404), bits(1 << 23)}
+	// Piece i = u - piece, u = bits(a + 1)>>22, becomes TBL's byte
+	// indexes 4i, 4i+1, 4i+2, 4i+3 (low byte first) as base + u·0x04040404
+	// modulo 2³². 2^k's bits are (k + 127)<<23 = (bits(t) - expBias)<<23:
+	// kBase + bits(t)·(1<<23) modulo 2³², kBase = -expBias<<23 (1.0's
+	// bits).
+	piece := math.Float32bits(c[kernels.VecGPiece][0])
+	base := bits(0x03020100 - piece*0x04040404)
+	kBase := bits(-(math.Float32bits(c[kernels.VecExpBias][0]) << 23))
+	acc := []float32{base, c[kernels.VecMagic][0], kBase, c[kernels.VecP0+1][0],
+		c[kernels.VecP0+2][0], c[kernels.VecP0+3][0], c[kernels.VecP0+4][0], c[kernels.VecP0+5][0]}
+	for i, v := range acc {
+		for l := 0; l < 4; l++ {
+			t[ngAcc+2*i][l], t[ngAcc+2*i+1][l] = v, v
+		}
 	}
 	for l := 0; l < 4; l++ {
-		t[20][l] = math.Float32frombits(0x04040404)
-		t[21][l] = math.Float32frombits(0x03020100)
+		t[ngMaxX][l] = c[kernels.VecMaxX][0]
+		t[ngOne][l] = c[kernels.VecOne][0]
+		t[ngTwo][l] = c[kernels.VecTwo][0]
+		t[ngExpMin][l] = c[kernels.VecExpMin][0]
+		t[ngMagic][l] = c[kernels.VecMagic][0]
 	}
-	for k := 0; k < kernels.VecRows-kernels.VecMid; k++ {
-		copy(t[22+2*k][:], c[kernels.VecMid+k][:4])
-		copy(t[23+2*k][:], c[kernels.VecMid+k][4:])
+	rows := []int{kernels.VecGOff, kernels.VecGScale}
+	for k := kernels.GeluDegree - 1; k >= 0; k-- {
+		rows = append(rows, kernels.VecG0+k)
+	}
+	for j, row := range rows {
+		copy(t[ngPieces+2*j][:], c[row][:4])
+		copy(t[ngPieces+2*j+1][:], c[row][4:])
 	}
 	return t
 }()
@@ -200,8 +238,9 @@ func AddBiasNEON(y, bias, res []float32) {
 	}
 }
 
-// GeluNEON computes kernels.Gelu(dst, src, bias): every product rounded,
-// as kernels/vecmath.go specifies. Requires ASIMD.
+// GeluNEON computes kernels.Gelu(dst, src, bias), bit for bit: a fused
+// multiply-add where the reference calls kernels.FMA32, every other
+// operation rounded on its own. Requires ASIMD.
 func GeluNEON(dst, src, bias []float32) {
 	dst = dst[:len(src)]
 	if bias != nil {

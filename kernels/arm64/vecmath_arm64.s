@@ -4,16 +4,17 @@
 #include "neon_arm64.h"
 
 // Vector math of the transformer paths (kernels/vecmath.go is the spec):
-// every lane runs the reference's float32 operations in its order, with
-// separate multiplies and adds (FMUL then FADD, never FMLA), so the
-// results are the reference's bits. The constants come from neonConsts
-// (vecmath_arm64.go), one row of 4 lanes per 16 bytes:
+// every lane runs the reference's float32 operations in its order, so the
+// results are the reference's bits. A product the reference rounds is an
+// FMUL and a sum an FADD, never fused; where the reference calls
+// kernels.FMA32 (GELU's polynomials and exponential) the kernel runs one
+// fused FMLA or FMLS, which rounds once as FMA32 does. The constants
+// come from neonConsts (vecmath_arm64.go), one row of 4 lanes per 16
+// bytes:
 //
-//	V16..V27  rows 0..11: log2e, magic, ln2hi, ln2lo, p0..p5, expMin,
-//	          expBias (ExpNeg's), loaded once by LOADEXP
-//	V28..V31  rows 12..15: maxX, split mask, 1/√2, 0.5 (GELU's)
-//	rows 16..19 the GELU pieces' bounds, 20..21 the TBL index constants,
-//	22.. the pieces' tables (8 lanes, two rows each): mid, scale, c0..c9
+//	rows 0..11   log2e, magic, ln2hi, ln2lo, p0..p5, expMin, expBias
+//	             (ExpNeg's), loaded into V16..V27 by LOADEXP
+//	rows 12..55  geluNEON's: see ngMul .. ngPieces
 
 // LOADEXP loads rows 0..11 of the constants at R2 into V16..V27 (R9
 // scratch).
@@ -210,138 +211,226 @@ addres:
 	CBNZ   R3, addres
 	RET
 
-// PIECE sets D to the next row of the pieces' tables (at R10, advanced)
-// looked up by the byte indexes in V8; V12/V13 are scratch.
-#define PIECE(D) \
-	VLD1.P 32(R10), [V12.S4, V13.S4] \
-	V_TBL2(D, 12, 8)
+// Fused multiply-adds, FMIN and USHR, and the by-element forms that take
+// their multiplier from lane i of register m, as WORD encodings with
+// neon_arm64.h's operand order (.4S lanes).
+#define V_FMLA(d, n, m) WORD $(0x4e20cc00|((m)<<16)|((n)<<5)|(d))  // FMLA: d + n·m, rounded once
+#define V_FMLS(d, n, m) WORD $(0x4ea0cc00|((m)<<16)|((n)<<5)|(d))  // FMLS: d - n·m, rounded once
+#define V_FMIN(d, n, m) WORD $(0x4ea0f400|((m)<<16)|((n)<<5)|(d))  // FMIN: the smaller (NaN if either is)
+#define V_USHR(d, n, s) WORD $(0x6f000400|((64-(s))<<16)|((n)<<5)|(d)) // USHR Vd.4S, Vn.4S, #s
+#define ELEM(m, i) (((m)<<16)|(((i)&1)<<21)|(((i)>>1)<<11))
+#define E_FMUL(d, n, m, i) WORD $(0x4f809000|ELEM(m, i)|((n)<<5)|(d)) // FMUL Vd.4S, Vn.4S, Vm.S[i]
+#define E_FMLA(d, n, m, i) WORD $(0x4f801000|ELEM(m, i)|((n)<<5)|(d)) // FMLA by element: d + n·m[i]
+#define E_FMLS(d, n, m, i) WORD $(0x4f805000|ELEM(m, i)|((n)<<5)|(d)) // FMLS by element: d - n·m[i]
+#define E_MLA(d, n, m, i) WORD $(0x6f800000|ELEM(m, i)|((n)<<5)|(d))  // MLA by element: integer d + n·m[i]
+
+// geluNEON's registers: V0/V1 hold x for lanes 0-3 and 4-7 of a block
+// of 8, and every step below runs on both (the first register of each
+// pair for lanes 0-3); V24..V31 hold rows 12..19 of the constants:
+//
+//	V24  1/√2, -0.5, log2e, 0.5 (by lane)  V28  1
+//	V25  ln2hi, ln2lo, P0                  V29  2
+//	V26  0x04040404, 1<<23 (integers)      V30  ExpNegMin
+//	V27  maxX                              V31  magic
+//
+// R6..R14 point at the four blocks of accumulators and the five of the
+// pieces' rows (rows 20, 24, .. 52). FMLA, FMLS and MLA overwrite their
+// accumulator, so the constant ones (magic, 2^k's base, P1..P5, the TBL
+// indexes' base) are loaded afresh for every block, four registers a
+// load: that takes no vector instruction, where copying a register would.
+
+// GELUPIECE sets V2/V3 = xa = min(|x|, maxX), V4/V5 = a = xa/√2 and
+// V8/V9 = TBL's byte indexes 4i..4i+3 of piece i = bits(a + 1)>>22 -
+// 254, as base + (bits(a + 1)>>22)·0x04040404; V10/V11 = magic. FMIN
+// leaves a NaN where the reference takes maxX: that lane's result is NaN
+// either way, 0.5·x being NaN.
+#define GELUPIECE \
+	V_FABS(2, 0)                                 \
+	V_FABS(3, 1)                                 \
+	V_FMIN(2, 2, 27)                             \
+	V_FMIN(3, 3, 27)                             \
+	E_FMUL(4, 2, 24, 0)                          \
+	E_FMUL(5, 3, 24, 0)                          \
+	V_FADD(6, 4, 28)                             \
+	V_FADD(7, 5, 28)                             \
+	V_USHR(6, 6, 22)                             \
+	V_USHR(7, 7, 22)                             \
+	VLD1 (R6), [V8.S4, V9.S4, V10.S4, V11.S4]    \
+	E_MLA(8, 6, 26, 0)                           \
+	E_MLA(9, 7, 26, 0)
+
+// GELUEXP sets V12/V13 = e**(-x²/2) as kernels' geluExp: hi = xa·xa,
+// V6/V7 = hi - xa·xa (fused: -lo, exactly), d = hi·-0.5; tt = d·log2e
+// + magic, 2^k's bits = base + bits(tt)·(1<<23) (integers), n = tt -
+// magic; r = d - n·ln2hi, r - n·ln2lo, r + (-lo)·0.5 (the reference's
+// r + lo·-0.5 but for a zero's sign, which the + 1 below drops);
+// p = P0·r + P1, p·r + P2 .. P5; ((p·(r·r) + r) + 1)·2^k, or 0 where
+// d < ExpNegMin. Every multiply-add here is fused.
+#define GELUEXP \
+	V_FMUL(6, 2, 2)                              \
+	V_FMUL(7, 3, 3)                              \
+	E_FMUL(12, 6, 24, 1)                         \
+	E_FMUL(13, 7, 24, 1)                         \
+	V_FMLS(6, 2, 2)                              \
+	V_FMLS(7, 3, 3)                              \
+	V_FCMGT(2, 30, 12)                           \
+	V_FCMGT(3, 30, 13)                           \
+	E_FMLA(10, 12, 24, 2)                        \
+	E_FMLA(11, 13, 24, 2)                        \
+	VLD1 (R7), [V14.S4, V15.S4, V16.S4, V17.S4]  \
+	E_MLA(14, 10, 26, 1)                         \
+	E_MLA(15, 11, 26, 1)                         \
+	V_FSUB(10, 10, 31)                           \
+	V_FSUB(11, 11, 31)                           \
+	E_FMLS(12, 10, 25, 0)                        \
+	E_FMLS(13, 11, 25, 0)                        \
+	E_FMLS(12, 10, 25, 1)                        \
+	E_FMLS(13, 11, 25, 1)                        \
+	E_FMLA(12, 6, 24, 3)                         \
+	E_FMLA(13, 7, 24, 3)                         \
+	E_FMLA(16, 12, 25, 2)                        \
+	E_FMLA(17, 13, 25, 2)                        \
+	VLD1 (R8), [V18.S4, V19.S4, V20.S4, V21.S4]  \
+	V_FMLA(18, 16, 12)                           \
+	V_FMLA(19, 17, 13)                           \
+	V_FMLA(20, 18, 12)                           \
+	V_FMLA(21, 19, 13)                           \
+	VLD1 (R9), [V16.S4, V17.S4, V18.S4, V19.S4]  \
+	V_FMLA(16, 20, 12)                           \
+	V_FMLA(17, 21, 13)                           \
+	V_FMLA(18, 16, 12)                           \
+	V_FMLA(19, 17, 13)                           \
+	V_FMUL(6, 12, 12)                            \
+	V_FMUL(7, 13, 13)                            \
+	V_FMLA(12, 18, 6)                            \
+	V_FMLA(13, 19, 7)                            \
+	V_FADD(12, 12, 28)                           \
+	V_FADD(13, 13, 28)                           \
+	V_FMUL(12, 12, 14)                           \
+	V_FMUL(13, 13, 15)                           \
+	V_BIC(12, 12, 2)                             \
+	V_BIC(13, 13, 3)
+
+// GELUSTEP is a step of Horner's scheme whose coefficient is looked up in
+// the table T, T+1: V6/V7 = c + V4/V5·t.
+#define GELUSTEP(T) \
+	V_TBL2(6, T, 8)                              \
+	V_TBL2(7, T, 9)                              \
+	V_FMLA(6, 4, 2)                              \
+	V_FMLA(7, 5, 3)
+
+// GELUSTEP2 is two steps of Horner's scheme, on the coefficients in the
+// tables T, T+1 and T+2, T+3: V6/V7 = (c + V6/V7·t)·t + c'.
+#define GELUSTEP2(T) \
+	V_TBL2(4, T, 8)                              \
+	V_TBL2(5, T, 9)                              \
+	V_FMLA(4, 6, 2)                              \
+	V_FMLA(5, 7, 3)                              \
+	GELUSTEP(T+2)
+
+// GELUPOLY sets V6/V7 = g: t = a·scale + off (V2/V3), then
+// g = c7·t + c6, .. g·t + c0, each fused, the pieces' values looked up
+// by TBL in the rows R10..R14 point at.
+#define GELUPOLY \
+	VLD1 (R10), [V16.S4, V17.S4, V18.S4, V19.S4] \
+	V_TBL2(2, 16, 8)                             \
+	V_TBL2(3, 16, 9)                             \
+	V_TBL2(6, 18, 8)                             \
+	V_TBL2(7, 18, 9)                             \
+	V_FMLA(2, 4, 6)                              \
+	V_FMLA(3, 5, 7)                              \
+	VLD1 (R11), [V20.S4, V21.S4, V22.S4, V23.S4] \
+	V_TBL2(4, 20, 8)                             \
+	V_TBL2(5, 20, 9)                             \
+	GELUSTEP(22)                                 \
+	VLD1 (R12), [V16.S4, V17.S4, V18.S4, V19.S4] \
+	GELUSTEP2(16)                                \
+	VLD1 (R13), [V20.S4, V21.S4, V22.S4, V23.S4] \
+	GELUSTEP2(20)                                \
+	VLD1 (R14), [V16.S4, V17.S4, V18.S4, V19.S4] \
+	GELUSTEP2(16)
+
+// GELUOUT sets V0/V1 = (x·0.5)·(x >= 0 ? 2 - e : e), e = g·e**(-x²/2).
+#define GELUOUT \
+	V_FMUL(12, 6, 12)                            \
+	V_FMUL(13, 7, 13)                            \
+	V_FSUB(2, 29, 12)                            \
+	V_FSUB(3, 29, 13)                            \
+	V_FCMGEZ(4, 0)                               \
+	V_FCMGEZ(5, 1)                               \
+	V_BIT(12, 2, 4)                              \
+	V_BIT(13, 3, 5)                              \
+	E_FMUL(0, 0, 24, 3)                          \
+	E_FMUL(1, 1, 24, 3)                          \
+	V_FMUL(0, 0, 12)                             \
+	V_FMUL(1, 1, 13)
 
 // func geluNEON(dst, src, bias []float32, c *[neonRows][4]float32)
 //
 // len(src) is a positive multiple of 4, len(dst) >= len(src); bias is
-// empty or at least as long as src. Per lane, as kernels.GeluOne:
+// empty or at least as long as src. Per lane, as kernels.GeluOne, 8
+// values a step and the last 4 alone:
 //
-//	xa = |x| < maxX ? |x| : maxX (NaN too); x² = hi + lo exactly (xa
-//	split in 12-bit halves)
-//	a = xa/√2; piece i = #bounds <= a; t = (a - mid[i])·scale[i]
-//	g = Σ c[i][k]·t^k by Estrin's scheme
-//	e = (g·ExpNeg(-hi/2))·(1 - lo/2) = erfc(a)
-//	gelu = (x/2)·(x >= 0 ? 2 - e : e)
+//	xa = min(|x|, maxX); hi = xa·xa, lo = xa·xa - hi (fused, exact)
+//	a = xa/√2; piece i from the bits of a + 1; t = a·scale[i] + off[i]
+//	g = c[i][7]·t + c[i][6], .. g·t + c[i][0] (Horner's scheme, fused)
+//	e = g·geluExp(-hi/2, lo) = erfc(a)
+//	gelu = (x·0.5)·(x >= 0 ? 2 - e : e)
 //
-// The piece's constants come from 8-lane tables by TBL, with byte
-// indexes 4i..4i+3 in each lane.
+// The piece's values come from 8-lane tables by TBL, with byte indexes
+// 4i..4i+3 in each lane.
 TEXT ·geluNEON(SB), NOSPLIT, $0-80
-	MOVD dst_base+0(FP), R0
-	MOVD src_base+24(FP), R1
-	MOVD src_len+32(FP), R3
-	MOVD bias_base+48(FP), R4
-	MOVD bias_len+56(FP), R5
-	MOVD c+72(FP), R2
-	LOADEXP
-	VLD1 (R9), [V28.S4, V29.S4, V30.S4, V31.S4] // rows 12..15
-	ADD  $256, R2, R11                          // bounds, then TBL constants
-	ADD  $352, R2, R12                          // the pieces' tables
+	MOVD   dst_base+0(FP), R0
+	MOVD   src_base+24(FP), R1
+	MOVD   src_len+32(FP), R3
+	MOVD   bias_base+48(FP), R4
+	MOVD   bias_len+56(FP), R5
+	MOVD   c+72(FP), R2
+	ADD    $192, R2, R6                                // row 12
+	VLD1.P 64(R6), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1.P 64(R6), [V28.S4, V29.S4, V30.S4, V31.S4] // R6: row 20
+	ADD    $64, R6, R7
+	ADD    $128, R6, R8
+	ADD    $192, R6, R9
+	ADD    $256, R6, R10                               // the pieces' rows
+	ADD    $320, R6, R11
+	ADD    $384, R6, R12
+	ADD    $448, R6, R13
+	ADD    $512, R6, R14
+	SUBS   $8, R3, R3
+	BLT    gelutail
 
 geluloop:
-	VLD1.P 16(R1), [V0.S4]
+	VLD1.P 32(R1), [V0.S4, V1.S4]
 	CBZ    R5, gelunobias
-	VLD1.P 16(R4), [V1.S4]
-	V_FADD(0, 0, 1)
+	VLD1.P 32(R4), [V2.S4, V3.S4]
+	V_FADD(0, 0, 2)
+	V_FADD(1, 1, 3)
 
 gelunobias:
-	V_FABS(1, 0)
-	V_FCMGT(2, 28, 1)
-	V_BIF(1, 28, 2)    // xa
+	GELUPIECE
+	GELUEXP
+	GELUPOLY
+	GELUOUT
+	VST1.P [V0.S4, V1.S4], 32(R0)
+	SUBS   $8, R3, R3
+	BGE    geluloop
 
-	// x² = hi + lo: xh = the high 12 bits of xa, xl = xa - xh
-	V_AND(2, 1, 29)    // xh
-	V_FSUB(3, 1, 2)    // xl
-	V_FMUL(4, 1, 1)    // hi
-	V_FMUL(5, 2, 2)
-	V_FSUB(5, 5, 4)    // xh·xh - hi
-	V_FMUL(6, 2, 3)
-	V_FADD(6, 6, 6)    // 2·(xh·xl)
-	V_FADD(5, 5, 6)
-	V_FMUL(3, 3, 3)
-	V_FADD(5, 5, 3)    // lo
-	V_FMUL(4, 4, 31)
-	V_FNEG(4, 4)       // -hi/2
-	EXPNEG(4, 2, 3, 6, 7, 8)
-	V_FMUL(5, 5, 31)
-	V_FMOV1(6)
-	V_FSUB(5, 6, 5)    // 1 - lo/2
+gelutail: // R3 is the count left less 8: -4 or -8
+	TBZ  $2, R3, geludone
+	VLD1 (R1), [V0.S4]
+	CBZ  R5, geluonlyx
+	VLD1 (R4), [V2.S4]
+	V_FADD(0, 0, 2)
 
-	// piece index i = Σ (a >= bound), then byte indexes 4i + (0,1,2,3)
-	V_FMUL(2, 1, 30)   // a
-	VLD1 (R11), [V8.S4, V9.S4, V10.S4, V11.S4]
-	V_FCMGE(8, 2, 8)
-	V_FCMGE(9, 2, 9)
-	V_FCMGE(10, 2, 10)
-	V_FCMGE(11, 2, 11)
-	V_ADD(8, 8, 9)
-	V_ADD(10, 10, 11)
-	V_ADD(8, 8, 10)
-	V_NEG(8, 8)        // i
-	ADD  $64, R11, R9
-	VLD1 (R9), [V9.S4, V10.S4]
-	V_MUL(8, 8, 9)
-	V_ADD(8, 8, 10)    // TBL indexes
-	MOVD R12, R10
+geluonlyx: // V1's lanes are computed and dropped
+	GELUPIECE
+	GELUEXP
+	GELUPOLY
+	GELUOUT
+	VST1 [V0.S4], (R0)
 
-	// t = (a - mid)·scale; t2, t4, t8
-	PIECE(9)
-	V_FSUB(2, 2, 9)
-	PIECE(9)
-	V_FMUL(2, 2, 9)    // t
-	V_FMUL(3, 2, 2)    // t2
-	V_FMUL(6, 3, 3)    // t4
-	V_FMUL(7, 6, 6)    // t8
-
-	// q_k = c[2k+1]·t + c[2k]; r0 = q1·t2 + q0; r1 = q3·t2 + q2
-	PIECE(9)
-	PIECE(10)
-	V_FMUL(10, 10, 2)
-	V_FADD(10, 10, 9)  // q0
-	PIECE(9)
-	PIECE(11)
-	V_FMUL(11, 11, 2)
-	V_FADD(11, 11, 9)  // q1
-	V_FMUL(11, 11, 3)
-	V_FADD(10, 11, 10) // r0
-	PIECE(9)
-	PIECE(11)
-	V_FMUL(11, 11, 2)
-	V_FADD(11, 11, 9)  // q2
-	PIECE(9)
-	PIECE(14)
-	V_FMUL(14, 14, 2)
-	V_FADD(14, 14, 9)  // q3
-	V_FMUL(14, 14, 3)
-	V_FADD(11, 14, 11) // r1
-	PIECE(9)
-	PIECE(14)
-	V_FMUL(14, 14, 2)
-	V_FADD(14, 14, 9)  // q4
-
-	// g = (r1·t4 + r0) + q4·t8
-	V_FMUL(11, 11, 6)
-	V_FADD(11, 11, 10)
-	V_FMUL(14, 14, 7)
-	V_FADD(11, 11, 14)
-
-	V_FMUL(11, 11, 4)  // g·e**(-hi/2)
-	V_FMUL(11, 11, 5)  // erfc(a)
-
-	V_FMOV2(12)
-	V_FSUB(12, 12, 11) // 2 - erfc(a)
-	V_FCMGEZ(13, 0)    // x >= 0
-	V_BIT(11, 12, 13)
-	V_FMUL(0, 0, 31)   // x/2
-	V_FMUL(0, 0, 11)
-	VST1.P [V0.S4], 16(R0)
-
-	SUB  $4, R3
-	CBNZ R3, geluloop
+geludone:
 	RET
 
 // HORNER is one step of Horner's scheme on registers P, Z and C:
