@@ -41,8 +41,9 @@ func vecInput(r *rand.Rand, n int, spread float64, special bool) []float32 {
 
 // wideInput returns n finite values spanning float32's range: magnitudes
 // from subnormal to 1e30, both zeros, GELU's piece bounds (a = |x|/√2 at
-// 0.5, 1, 2, 3, 5 and 7, and the far-tail clamp at 10√2), and values around
-// ExpNegMin; in softmax rows of them most exponentials flush to 0.
+// 0.5, 1, 2, 3, 5 and 7, and the far-tail clamp at 10√2) with the values
+// around its switches (geluBoundInputs), and values around ExpNegMin; in
+// softmax rows of them most exponentials flush to 0.
 func wideInput(r *rand.Rand, n int) []float32 {
 	edges := []float32{0, float32(math.Copysign(0, -1)), 1e-45, -1e-45, 1e-40, -1e-38, 1.1754944e-38,
 		0.70710677, 1.4142135, 2.828427, 4.2426405, 7.071068, 9.899495, 14.142136, -14.142136, 14.142137,
@@ -66,28 +67,61 @@ func wideInput(r *rand.Rand, n int) []float32 {
 	return x
 }
 
-// geluBoundInputs returns the x of both signs within 8 float32 steps of
-// each GELU piece bound, where the piece (read from a + 1, a =
-// float32(|x|/√2) as GELU rounds it) switches; it returns none unless
-// some of them land exactly on a bound.
+// geluBoundInputs returns the x of both signs around each of GELU's
+// switches, 8 float32 steps either side: the piece bounds, where the
+// piece read from a + 1 (a = float32(|x|/√2) as GELU rounds it) changes,
+// found from row VecGPiece for every piece up to the one of the clamp at
+// VecMaxX; and the x where d = -hi/2 (hi = float32(x·x)) reaches
+// ExpNegMin, below which the exponential is 0. It returns none unless
+// each window holds x on both sides of its switch, the flush's window
+// also the x whose d is ExpNegMin itself.
 func geluBoundInputs() []float32 {
 	c := kernels.VecConsts()
+	invSq2, negHalf := c[kernels.VecInvSq2][0], c[kernels.VecNegHalf][0]
 	var xs []float32
-	exact := false
-	for _, bound := range []float32{0.5, 1, 2, 3, 5, 7} {
-		x := float32(float64(bound) * math.Sqrt2)
+	ok := true
+	// around appends the 16 x >= 0 nearest center and their negatives;
+	// side(x) must take each of want among them.
+	around := func(center float64, side func(x float32) int, want ...int) {
+		x := float32(center)
 		for range 8 {
 			x = math.Nextafter32(x, 0)
 		}
+		seen := map[int]bool{}
 		for range 16 {
 			xs = append(xs, x, -x)
-			if float32(float32(x*c[kernels.VecInvSq2][0])+1) == bound+1 {
-				exact = true
-			}
+			seen[side(x)] = true
 			x = math.Nextafter32(x, 100)
 		}
+		for _, w := range want {
+			ok = ok && seen[w]
+		}
 	}
-	if !exact {
+	gp := math.Float32bits(c[kernels.VecGPiece][0])
+	piece := func(x float32) int { // x >= 0, below VecMaxX
+		return int(math.Float32bits(float32(x*invSq2)+1)>>22) - int(gp)
+	}
+	maxA := float32(c[kernels.VecMaxX][0] * invSq2)
+	bounds := 0
+	for i := 1; ; i++ {
+		bound := math.Float32frombits((gp+uint32(i))<<22) - 1 // a + 1 at piece i's start
+		if bound > maxA {
+			break
+		}
+		around(float64(bound)*math.Sqrt2, piece, i-1, i)
+		bounds++
+	}
+	flush := func(x float32) int {
+		switch d := float32(float32(x*x) * negHalf); {
+		case d < kernels.ExpNegMin:
+			return 2
+		case d == kernels.ExpNegMin:
+			return 1
+		}
+		return 0
+	}
+	around(math.Sqrt(-2*float64(kernels.ExpNegMin)), flush, 0, 1, 2)
+	if !ok || bounds == 0 {
 		return nil
 	}
 	return xs
@@ -160,7 +194,8 @@ func checkVecOn(t *testing.T, n int, scale float32, x, bias, res []float32) {
 		run("SoftmaxRow", wantSoft, func(out []float32) { copy(out, x); tb.SoftmaxRow(out, scale) })
 		run("Gelu", wantGelu, func(out []float32) { tb.Gelu(out, x, nil) })
 		run("Gelu+bias", wantGeluB, func(out []float32) { tb.Gelu(out, x, bias) })
-		run("Gelu in place", wantGeluB, func(out []float32) { copy(out, x); tb.Gelu(out, out, bias) })
+		run("Gelu in place", wantGelu, func(out []float32) { copy(out, x); tb.Gelu(out, out, nil) })
+		run("Gelu+bias in place", wantGeluB, func(out []float32) { copy(out, x); tb.Gelu(out, out, bias) })
 		run("AddBias", wantAdd, func(out []float32) { copy(out, x); tb.AddBias(out, bias, nil) })
 		run("Sigmoid", wantSig, func(out []float32) { tb.Sigmoid(out, x) })
 		run("Sigmoid in place", wantSig, func(out []float32) { copy(out, x); tb.Sigmoid(out, out) })
@@ -202,7 +237,8 @@ func TestVecMathEveryTable(t *testing.T) {
 
 // TestGeluBitPatternsEveryTable runs every table's Gelu on a comb through
 // all 2³² float32 bit patterns (both signs, subnormals, Inf and NaN
-// payloads included) and compares it with the reference bit for bit.
+// payloads included) and on the values around its switches
+// (geluBoundInputs), and compares it with the reference bit for bit.
 func TestGeluBitPatternsEveryTable(t *testing.T) {
 	const step = 4099 // prime: every low-bit residue comes up
 	x := make([]float32, 0, 1<<32/step+1)
@@ -211,7 +247,7 @@ func TestGeluBitPatternsEveryTable(t *testing.T) {
 	}
 	bounds := geluBoundInputs()
 	if len(bounds) == 0 {
-		t.Fatal("no input lands on a GELU piece bound")
+		t.Fatal("geluBoundInputs: a window does not straddle its GELU switch")
 	}
 	x = append(x, bounds...)
 	x = append(x, math.Float32frombits(0xffffffff))

@@ -170,13 +170,15 @@ func AddBias(y, bias, res []float32) {
 // c = 2 - erfc(a) when x >= 0 and erfc(a) otherwise, which keeps the
 // negative tail's relative precision. erfc(a) = g(a)·e**(-a²), g smooth:
 // on each piece of geluBounds, a polynomial of degree GeluDegree-1 in
-// t = a·scale + off (t in [-1, 1]) interpolates g at Chebyshev points.
-// The piece is read from the bits of a + 1, its exponent and the first
-// bit of its significand: the pieces are the half-octaves of a + 1, so
-// three integer steps find it where comparing with each bound took two
-// a bound. x² = hi + lo exactly (lo by one fused multiply-add), and
-// e**(-a²) = e**(-hi/2 - lo/2): lo/2 joins the exponential's reduced
-// argument. Every multiply-add that the SIMD twins fuse is FMA32 here.
+// t = a·scale + off (t in [-1, 1], a hair below -1 where a + 1 rounds up
+// to a piece's start) interpolates g at Chebyshev points. The piece is
+// read from the bits of a + 1, its exponent and the first bit of its
+// significand: the pieces are the half-octaves of a + 1, so an addition,
+// a shift and a subtraction find it, where comparing a with each bound
+// took two instructions a bound. x² = hi + lo exactly (lo by one fused
+// multiply-add), and e**(-a²) = e**(-hi/2 - lo/2): lo/2 joins the
+// exponential's reduced argument. Every multiply-add that the SIMD twins
+// fuse is FMA32 here.
 
 // geluBounds are the pieces' ends, in a: a + 1 runs over [1, 1.5), [1.5,
 // 2), [2, 3), [3, 4), [4, 6), [6, 8), [8, 12). a is at most 10 (x clamps
@@ -189,8 +191,9 @@ const GeluDegree = 8
 
 // Rows of VecConsts, each a value broadcast over 8 lanes (bit patterns
 // for the masks), except the GELU pieces' rows: piece i in lane i, the
-// lane past the last piece repeating it. Rows past VecG0+GeluDegree are
-// zero: ActConsts' rows start at VecRows, where the kernels read them.
+// lane past the last piece repeating it. Rows VecG0+GeluDegree to
+// VecRows-1 are zero: ActConsts' rows start at VecRows, where the kernels
+// read them.
 const (
 	VecLog2e   = 0
 	VecMagic   = 1
@@ -203,11 +206,11 @@ const (
 	VecTwo     = 13
 	VecHalf    = 14
 	VecAbs     = 15 // bits 0x7fffffff
-	VecSplit   = 16 // bits 0xfffff000: the high 12 bits of a significand
+	VecSplit   = 16 // bits 0xfffff000: the high 12 bits of a significand (no kernel reads it)
 	VecSign    = 17 // bits 0x80000000
 	VecNegInf  = 18
 	VecInvSq2  = 19
-	VecMaxX    = 20 // √2 times the end of the last GELU piece
+	VecMaxX    = 20 // √2·10: |x| clamps here, a = 10 in the last GELU piece
 	VecGScale  = 21 // per piece: t = a·scale + off
 	VecGOff    = 22
 	VecGPiece  = 23 // bits 254: bits(a + 1) >> 22 less it is the piece

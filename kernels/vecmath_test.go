@@ -82,7 +82,9 @@ func worstULPs(t *testing.T, name string, one func(float32) float32, want func(f
 
 // TestGeluAccuracy compares GeluOne with GELU in float64: within 5.5
 // float32 ulps of the true value (4.96 at worst on these inputs),
-// relative, down to the negative tail.
+// relative, down to the negative tail; on random values, a grid, and the
+// 128 x of each sign nearest each end of a piece, where a + 1's rounding
+// may hand an a just below a bound to the next piece.
 func TestGeluAccuracy(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var xs []float32
@@ -91,6 +93,16 @@ func TestGeluAccuracy(t *testing.T) {
 	}
 	for x := float32(-14); x < 14; x += 1.0 / 1024 {
 		xs = append(xs, x)
+	}
+	for _, b := range geluBounds[1:] {
+		x := float32(b * math.Sqrt2)
+		for range 64 {
+			x = math.Nextafter32(x, 0)
+		}
+		for range 128 {
+			xs = append(xs, x, -x)
+			x = math.Nextafter32(x, 100)
+		}
 	}
 	worst, at := worstULPs(t, "gelu", GeluOne, geluF64, xs)
 	t.Logf("gelu: %.2f ulp at worst (x = %v)", worst, at)

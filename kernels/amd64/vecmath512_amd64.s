@@ -122,38 +122,6 @@
 	VADDPS   L, T3, T3 \
 	EXPSTART5(T2, T3, T4)
 
-// EXPNEGM1 and EXPNEGM2 are EXPNEG1 and EXPNEG2 with the constants read
-// from R8 by embedded broadcasts: GELU keeps its registers for two
-// vectors in flight.
-#define EXPNEGM1(D, T1, T2, T3, T4, T5, K) \
-	VCMPPS.BCST $5, C_EXPMIN, D, K \
-	VMULPS.BCST C_LOG2E, D, T1 \
-	VADDPS.BCST C_MAGIC, T1, T1 \
-	VSUBPS.BCST C_MAGIC, T1, T2 \
-	VPSUBD.BCST C_EXPBIAS, T1, T1 \
-	VPSLLD      $23, T1, T1 \
-	VMULPS.BCST C_LN2HI, T2, T3 \
-	VSUBPS      T3, D, T3 \
-	VMULPS.BCST C_LN2LO, T2, T2 \
-	VSUBPS      T2, T3, T3 \
-	VMULPS      T3, T3, T2 \
-	VMULPS.BCST C_P0, T3, T4 \
-	VADDPS.BCST C_P1, T4, T4
-
-#define EXPNEGM2(D, T1, T2, T3, T4, T5, K) \
-	VMULPS.BCST C_P2, T3, T5 \
-	VADDPS.BCST C_P3, T5, T5 \
-	VMULPS      T2, T4, T4 \
-	VADDPS      T5, T4, T4 \
-	VMULPS      T2, T4, T4 \
-	VMULPS.BCST C_P4, T3, T5 \
-	VADDPS.BCST C_P5, T5, T5 \
-	VADDPS      T5, T4, T4 \
-	VMULPS      T2, T4, T4 \
-	VADDPS      T3, T4, T4 \
-	VADDPS.BCST C_ONE, T4, T4 \
-	VMULPS.Z    T1, T4, K, D
-
 // TAILMASK sets K1 to the lanes of the next 16 values of DX left: all,
 // or the last DX mod 16 (CX and R11 clobbered).
 #define TAILMASK \
@@ -439,9 +407,9 @@ restail:
 // keep the FP pipes busier than two: 0.61 ns a value against 0.64 on a
 // Zen 4). Registers of a vector: X the input (then the
 // output), HI (then d, then r), LO (then r²), A, IX, T, G, C, E1, E2;
-// KE and KS its opmasks. Z30 holds 1/2, Z31 0. The pieces' rows are
-// read 16 lanes at a time by VPERMPS: indexes below 7 pick the row's own
-// lanes.
+// KE and KS its opmasks. Z30 holds 1/2, Z31 0. VPERMPS reads a per-piece
+// row 16 lanes at a time, the row and the next; the piece, 0 to 6,
+// picks a lane of the row's own 8.
 
 // GELU1: xa = min(|x|, maxX); hi = xa·xa, lo = xa·xa - hi in one FMA;
 // A = a = xa/√2; IX = (bits(a + 1) >> 22) - 254, the piece.

@@ -10,11 +10,12 @@ import (
 	"github.com/quantserve/quantserve/kernels"
 )
 
-// TestGeluNEONRounded compares GeluNEON with kernels.GeluOne, every
-// product of which is rounded on every architecture, bit for bit
-// (any NaN for a NaN) on every length to 70 and a long row, with and
-// without bias: normal values, every power of two's neighbourhood from
-// subnormals to float32's largest, ±0, ±Inf and NaN.
+// TestGeluNEONRounded compares GeluNEON with kernels.GeluOne, whose
+// multiply-adds are kernels.FMA32 and whose other products are rounded on
+// every architecture, bit for bit (any NaN for a NaN) on every length to
+// 70 and a long row, with and without bias: normal values, every power of
+// two's neighbourhood from subnormals to float32's largest, ±0, ±Inf and
+// NaN.
 func TestGeluNEONRounded(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 20))
 	var special []float32
