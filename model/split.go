@@ -28,7 +28,11 @@ import (
 // (gemm.Engine.Serial), or each step the way its own timings favour
 // (mixed). It times splitWindow runs of the first two ways, alternating,
 // each step's time within them too, then splitWindow mixed runs; it
-// takes the way whose median run is lowest, and keeps trying the other
+// takes the way whose median run is lowest (a way that uses more cores
+// than one must be faster than one core by 1/splitEdge of its time:
+// equal runs on two cores leave one fewer core to other requests for
+// nothing, and a tie within the timings' noise can be a loss), and
+// keeps trying the other
 // two, in turn, once every splitProbe runs, so that a host that changes
 // (or a first guess that was wrong) changes the choice. A choice settled
 // early (split and one core far apart after two runs each) tries the
@@ -64,6 +68,7 @@ const (
 	splitFar      = 1.5 // the ratio of their medians that settles it
 	splitFarProbe = 8   // settled, the other way is tried at last this many times less often
 	splitFirstGap = 8   // settled, runs to the first try of the other way; each gap after doubles
+	splitEdge     = 32  // split and mixed are chosen over one core only when faster by 1/splitEdge
 )
 
 // The ways a run takes.
@@ -205,7 +210,7 @@ func (s *splitStats) settled() bool {
 func (s *splitStats) record(w int, d time.Duration, one []bool, took []time.Duration) {
 	if w == s.probed && s.confirm == 0 { // a probe's timed run
 		s.probed = -1
-		if c := &s.times[s.chosen]; w != s.chosen && c.n > 0 && d < c.median() {
+		if c := &s.times[s.chosen]; w != s.chosen && c.n > 0 && edged(w, d) < edged(s.chosen, c.median()) {
 			s.probed, s.confirm = w, splitWindow-1
 		}
 	}
@@ -220,13 +225,26 @@ func (s *splitStats) record(w int, d time.Duration, one []bool, took []time.Dura
 	s.stale = true
 	best, was := time.Duration(-1), s.chosen
 	for w := range ways {
-		if t := &s.times[w]; (t.full() || s.settled() && t.n > 0) && (best < 0 || t.median() < best) {
-			s.chosen, best = w, t.median()
+		t := &s.times[w]
+		if !t.full() && !(s.settled() && t.n > 0) {
+			continue
+		}
+		if d := edged(w, t.median()); best < 0 || d < best {
+			s.chosen, best = w, d
 		}
 	}
 	if s.chosen != was {
 		s.gap = 0 // a new choice, settled, is tried against soon
 	}
+}
+
+// edged returns d, a time of way w, with the edge a way that uses more
+// than one core must win by (splitEdge) added: what the choice compares.
+func edged(w int, d time.Duration) time.Duration {
+	if w != wayOne {
+		d += d / splitEdge
+	}
+	return d
 }
 
 // plan returns, per step, whether the mixed way runs it on one core: the
@@ -238,7 +256,7 @@ func (s *splitStats) plan() []bool {
 	if s.stale {
 		for i := range s.mixed {
 			st := &s.steps[i]
-			s.mixed[i] = st[0].full() && st[1].full() && st[1].median() < st[0].median()
+			s.mixed[i] = st[0].full() && st[1].full() && st[1].median() < edged(waySplit, st[0].median())
 		}
 		s.stale = false
 	}

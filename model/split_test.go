@@ -96,6 +96,32 @@ func TestSplitStatsChooses(t *testing.T) {
 	}
 }
 
+// TestSplitStatsEdge: a way that uses more than one core is chosen over
+// one core only when it is faster by 1/splitEdge of its time; a tie, or
+// a split a hair faster, runs on one core, each step too.
+func TestSplitStatsEdge(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name       string
+		split, one time.Duration
+		want       int
+	}{
+		{"equal", ms, ms, wayOne},
+		{"split 1% faster", 99 * ms / 100, ms, wayOne},
+		{"split 5% faster", 95 * ms / 100, ms, waySplit},
+		{"one core 1% faster", ms, 99 * ms / 100, wayOne},
+	} {
+		s := newStats(2)
+		simulate(s, 4*splitWindow+2*splitWindow+4, []time.Duration{c.split, c.split}, []time.Duration{c.one, c.one})
+		if s.chosen != c.want {
+			t.Errorf("%s: chose way %d, want %d", c.name, s.chosen, c.want)
+		}
+		if plan := s.plan(); c.want == wayOne && !slices.Equal(plan, []bool{true, true}) {
+			t.Errorf("%s: the mixed way's plan %v, want every step on one core", c.name, plan)
+		}
+	}
+}
+
 // TestSplitStatsSettles checks that split and one core far apart settle
 // the choice after splitSettle timed runs each: the slow way is tried
 // splitFirstGap runs after, then at gaps that double up to
