@@ -7,11 +7,26 @@ import "math"
 // kernels of every table accumulate with it, so float products give the
 // same bits on every table, the reference included.
 //
-// x·y is exact in float64; the sum s = x·y + z rounds once more, and its
-// rounding error e is recovered exactly (TwoSum). Rounding s to float32
-// then gives the right answer except when s lies exactly halfway between
-// two float32 values and e is not zero: the true sum is then on e's side.
+// x·y is exact in float64, so s = x·y + z in float64 is the exact sum
+// rounded once. s rounded to float32 is right unless s lies exactly
+// halfway between two float32 values: a halfway point strictly between
+// the exact sum and s would be a float64 nearer the sum than s. For s in
+// float32's normal range a halfway point has bit 28 alone set below
+// float32's significand; those s, and smaller ones (whose halfway points
+// lie elsewhere in their bits), take fma32Exact.
 func FMA32(x, y, z float32) float32 {
+	s := float64(x)*float64(y) + float64(z)
+	if b := math.Float64bits(s); b&(1<<29-1) != 1<<28 && b&(0x7ff<<52) >= (1023-126)<<52 {
+		return float32(s)
+	}
+	return fma32Exact(x, y, z)
+}
+
+// fma32Exact is FMA32 for any sum: the rounding error e of s is
+// recovered exactly (TwoSum), and s rounded to float32 is right except
+// when s lies exactly halfway between two float32 values and e is not
+// zero: the true sum is then on e's side.
+func fma32Exact(x, y, z float32) float32 {
 	p := float64(x) * float64(y)
 	zz := float64(z)
 	s := p + zz

@@ -54,4 +54,9 @@ func TestFMA32(t *testing.T) {
 	check(float32(math.MaxFloat32), 1, float32(math.MaxFloat32))
 	check(0x1p-100, 0x1p-49, 0)       // subnormal product
 	check(0x1p-75, 0x1p-75, 0x1p-149) // below the smallest subnormal
+	// A subnormal sum on a float32 halfway point only after rounding to
+	// float64: 2^-126 - 2^-150 (between the largest subnormal and
+	// 2^-126), less 2^-196. Its float64 bits end in zeros, as a normal
+	// float32's would: only the size of s sends it to the exact path.
+	check(float32(0x1p-126*(1+0x1p-23)), float32(0x1p-24*(1-0x1p-23)), math.Float32frombits(0x007fffff))
 }
