@@ -13,7 +13,9 @@ import "math"
 // the exact sum and s would be a float64 nearer the sum than s. For s in
 // float32's normal range a halfway point has bit 28 alone set below
 // float32's significand; those s, and smaller ones (whose halfway points
-// lie elsewhere in their bits), take fma32Exact.
+// lie elsewhere in their bits), take fma32Exact. A compiler fusing
+// x·y + z into one instruction (as Go allows) gives the same s: the
+// product is exact.
 func FMA32(x, y, z float32) float32 {
 	s := float64(x)*float64(y) + float64(z)
 	if b := math.Float64bits(s); b&(1<<29-1) != 1<<28 && b&(0x7ff<<52) >= (1023-126)<<52 {

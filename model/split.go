@@ -31,17 +31,17 @@ import (
 // takes the way whose median run is lowest (a way that uses more cores
 // than one must be faster than one core by 1/splitEdge of its time:
 // equal runs on two cores leave one fewer core to other requests for
-// nothing, and a tie within the timings' noise can be a loss), and
-// keeps trying the other
-// two, in turn, once every splitProbe runs, so that a host that changes
-// (or a first guess that was wrong) changes the choice. A choice settled
+// nothing, and a tie within the timings' noise can be a loss), and keeps
+// trying the other two, in turn, once every splitProbe runs, so that a
+// host that changes (or a first guess that was wrong) changes the
+// choice. A choice settled
 // early (split and one core far apart after two runs each) tries the
 // other way soon after, then at gaps that double: two runs each are weak
 // evidence when a size's first runs are slowed for one way alone
 // (PaddleOCR at batch 8 on two cores settled on one core from split runs
 // of 14.5 ms against 6.7, where split runs take 3.5-5 once warm, and kept
-// to it for 512 runs). A probe that runs
-// faster than the chosen way's median is run again splitWindow-1 times
+// to it for 512 runs). A probe that the choice would prefer to the
+// chosen way's median (by the same edge) is run again splitWindow-1 times
 // at once, so the way's window holds its times of now rather than those
 // of a slow start (a collection running beside the first runs after a
 // load, a moment the two cores were far apart) and the choice follows
@@ -75,7 +75,7 @@ const (
 const (
 	waySplit = iota // every step split as the engine decides
 	wayOne          // every step on one core
-	wayMixed        // each step the faster way by its own timings
+	wayMixed        // each step the way its own timings favour (plan)
 	ways
 )
 
@@ -247,8 +247,9 @@ func edged(w int, d time.Duration) time.Duration {
 	return d
 }
 
-// plan returns, per step, whether the mixed way runs it on one core: the
-// faster way by the step's medians, once both have splitWindow times. It
+// plan returns, per step, whether the mixed way runs it on one core: one
+// core unless splitting the step is faster by 1/splitEdge of its time,
+// by the step's medians, once both have splitWindow times. It
 // is worked out from the step times when a mixed run (or SplitChoices)
 // asks, not after every timed run: two medians a step, which a run of
 // another way has no use for.

@@ -116,9 +116,29 @@ func TestSplitStatsEdge(t *testing.T) {
 		if s.chosen != c.want {
 			t.Errorf("%s: chose way %d, want %d", c.name, s.chosen, c.want)
 		}
-		if plan := s.plan(); c.want == wayOne && !slices.Equal(plan, []bool{true, true}) {
-			t.Errorf("%s: the mixed way's plan %v, want every step on one core", c.name, plan)
+		want := []bool{c.want == wayOne, c.want == wayOne}
+		if plan := s.plan(); !slices.Equal(plan, want) {
+			t.Errorf("%s: the mixed way's plan %v, want %v (true: one core)", c.name, plan, want)
 		}
+	}
+}
+
+// TestSplitStatsEdgeProbe: with one core chosen, probes of a split a hair
+// faster (under the edge) are not run again: each probe is its two runs,
+// and the choice stays.
+func TestSplitStatsEdgeProbe(t *testing.T) {
+	ms := time.Millisecond
+	s := newStats(2)
+	simulate(s, 4*splitWindow+2*splitWindow+4, []time.Duration{ms / 2, ms / 2}, []time.Duration{ms / 2, ms / 2})
+	taken, _ := simulate(s, 8*splitProbe, []time.Duration{99 * ms / 200, 99 * ms / 200}, []time.Duration{ms / 2, ms / 2})
+	others := 0
+	for _, w := range taken {
+		if w != wayOne {
+			others++
+		}
+	}
+	if s.chosen != wayOne || others != 8*2 {
+		t.Fatalf("chose way %d with %d runs of other ways, want one core and 16 (eight probes of two runs)", s.chosen, others)
 	}
 }
 
@@ -172,7 +192,7 @@ func TestSplitStatsSettles(t *testing.T) {
 // runs at once, and with its window of fresh times it is chosen, within
 // a few runs of the probe rather than after probes hundreds of runs
 // apart, and the first probe comes within ten runs of the choice
-// settling. A probe slower than the choice is not run again.
+// settling. A probe the choice would not prefer is not run again.
 func TestSplitStatsConfirmsFasterProbe(t *testing.T) {
 	ms := time.Millisecond
 	s := newStats(2)
