@@ -341,6 +341,13 @@ addres:
 	GELUG(G, Y10, Y13, Y14) \
 	VFMADD213PS P, Y11, Y12
 
+// GELUG3 is GELUG with row G on the three vectors: g's Horner steps
+// after the exponential's polynomial is done.
+#define GELUG3(G) \
+	GELUG(G, Y0, Y3, Y4) \
+	GELUG(G, Y5, Y8, Y9) \
+	GELUG(G, Y10, Y13, Y14)
+
 // GELUC: y = p·r² + r; X = e = g·((y + 1)·2^k) = erfc(a) (Y15 is
 // clobbered).
 #define GELUC(X, N, D, K) \
@@ -378,15 +385,9 @@ addres:
 	GELUSTEP(G_C5, C_P3) \
 	GELUSTEP(G_C4, C_P4) \
 	GELUSTEP(G_C3, C_P5) \
-	GELUG(G_C2, Y0, Y3, Y4) \
-	GELUG(G_C2, Y5, Y8, Y9) \
-	GELUG(G_C2, Y10, Y13, Y14) \
-	GELUG(G_C1, Y0, Y3, Y4) \
-	GELUG(G_C1, Y5, Y8, Y9) \
-	GELUG(G_C1, Y10, Y13, Y14) \
-	GELUG(G_C0, Y0, Y3, Y4) \
-	GELUG(G_C0, Y5, Y8, Y9) \
-	GELUG(G_C0, Y10, Y13, Y14) \
+	GELUG3(G_C2) \
+	GELUG3(G_C1) \
+	GELUG3(G_C0) \
 	GELUC(Y0, Y1, Y2, G_K0) \
 	GELUC(Y5, Y6, Y7, G_K1) \
 	GELUC(Y10, Y11, Y12, G_K2) \
