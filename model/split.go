@@ -34,19 +34,18 @@ import (
 // nothing, and a tie within the timings' noise can be a loss), and keeps
 // trying the other two, in turn, once every splitProbe runs, so that a
 // host that changes (or a first guess that was wrong) changes the
-// choice. A choice settled
-// early (split and one core far apart after two runs each) tries the
-// other way soon after, then at gaps that double: two runs each are weak
-// evidence when a size's first runs are slowed for one way alone
-// (PaddleOCR at batch 8 on two cores settled on one core from split runs
-// of 14.5 ms against 6.7, where split runs take 3.5-5 once warm, and kept
-// to it for 512 runs). A probe that the choice would prefer to the
-// chosen way's median (by the same edge) is run again splitWindow-1 times
-// at once, so the way's window holds its times of now rather than those
-// of a slow start (a collection running beside the first runs after a
-// load, a moment the two cores were far apart) and the choice follows
-// within a few runs of the probe, not after several probes hundreds of
-// runs apart. Every way computes the same bits: every split is of
+// choice. A choice settled early (split and one core far apart after two
+// runs each) tries the other way soon after, then at gaps that double:
+// two runs each are weak evidence when a size's first runs are slowed
+// for one way alone (PaddleOCR at batch 8 on two cores settled on one
+// core from split runs of 14.5 ms against 6.7, where split runs take
+// 3.5-5 once warm, and kept to it for 512 runs). A probe that the choice
+// would prefer to the chosen way's median (by the same edge) is run
+// again splitWindow-1 times at once, so the way's window holds its times
+// of now rather than those of a slow start (a collection running beside
+// the first runs after a load, a moment the two cores were far apart)
+// and the choice follows within a few runs of the probe, not after
+// several probes hundreds of runs apart. Every way computes the same bits: every split is of
 // output units, never of a sum.
 //
 // Only a run alone on the engine is timed (gemm.Engine.Begin): under
