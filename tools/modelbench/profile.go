@@ -26,24 +26,26 @@ var (
 	exported   = flag.Bool("exported", false, "with -profile, also profile the file ONNX Runtime's quantization writes (quantize_static QDQ for the CNNs, quantize_dynamic for the encoder), as the column qs exp i8 runs it")
 )
 
-// profileAll profiles every model, int8 and float32, at every batch size.
+// profileAll profiles every model, int8 and float32, at every batch size
+// and thread count (-threads), the counts one after another for each
+// model, weights and batch. With two counts or more it also prints how
+// each run scales from the first count to the last: the run, its part in
+// work that splits and its serial part, and with -nodes the nodes that
+// lose the most time against a perfect scaling.
 // With -ort it also profiles ONNX Runtime (its session profiling) on the
 // float model and on the file its quantization writes, at the same
 // batches and threads, and lists its operators and slowest nodes beside
 // quantserve's time for the node of the same name (ONNX Runtime names a
 // QDQ group's fused node after the node it fuses, with a suffix _token_N:
 // its QLinearConv n12_token_6 is the graph's Conv n12).
-//
-// It profiles at one thread count: -threads names one.
 func profileAll(benches []bench) {
 	counts := threadCounts()
-	if len(counts) != 1 {
-		log.Fatalf("modelbench: -profile runs at one thread count, not -threads %s", *threads)
+	execs := make([]*gemm.Engine, len(counts))
+	for i, cores := range counts {
+		execs[i] = gemm.New(table(), cores)
+		defer execs[i].Close()
 	}
-	cores := counts[0]
-	exec := gemm.New(table(), cores)
-	defer exec.Close()
-	fmt.Printf("# quantserve profile (%s, %d thread(s)), %v per run\n", exec.Table().Name, cores, *minTime)
+	fmt.Printf("# quantserve profile (%s, %s thread(s)), %v per run\n", execs[0].Table().Name, *threads, *minTime)
 	var summary []string
 	tmp, err := os.MkdirTemp("", "modelbench-profile")
 	if err != nil {
@@ -63,8 +65,8 @@ func profileAll(benches []bench) {
 			opts model.Options
 		}
 		kinds := []kind{
-			{"int8", b.data, model.Options{Exec: exec, Quantize: true, Scheme: quant.PerChannel}},
-			{"float32", b.data, model.Options{Exec: exec}},
+			{"int8", b.data, model.Options{Quantize: true, Scheme: quant.PerChannel}},
+			{"float32", b.data, model.Options{}},
 		}
 		if *exported || o != nil {
 			if err := exportInt8(&b, tmp); err != nil {
@@ -72,7 +74,7 @@ func profileAll(benches []bench) {
 			}
 		}
 		if *exported {
-			opts := model.Options{Exec: exec}
+			var opts model.Options
 			if b.static {
 				opts.Quantize, opts.Scheme = true, quant.PerChannel
 			}
@@ -80,59 +82,141 @@ func profileAll(benches []bench) {
 		}
 		ours := map[profiled]map[string]float64{} // us/run by node
 		for _, kind := range kinds {
-			m, err := model.LoadWith(kind.data, kind.opts)
-			if err != nil {
-				log.Fatal(err)
+			models := make([]*model.Model, len(counts))
+			for i := range counts {
+				opts := kind.opts
+				opts.Exec = execs[i]
+				if models[i], err = model.LoadWith(kind.data, opts); err != nil {
+					log.Fatal(err)
+				}
 			}
 			for _, n := range batchSizes() {
 				in := makeInput(b, append([]int{n}, b.item...))
-				prefix := ""
-				if *cpuProfile != "" {
-					prefix = fmt.Sprintf("%s%s_%s_%d.pprof", *cpuProfile, b.name, strings.ReplaceAll(kind.name, " ", ""), n)
-				}
-				p, runs := profileRuns(m, b.input, in, prefix)
-				t := total(p)
-				byNode := map[string]float64{}
-				for _, nd := range p.Nodes() {
-					byNode[nd.Node] += 1000 * ms(nd.Time) / float64(runs)
-				}
-				ours[profiled{kind.name, n}] = byNode
-				fmt.Printf("\n## %s %s batch %d: %d runs, %.2f ms a run, serial fraction %.1f%%\n", b.name, kind.name, n, runs, ms(t)/float64(runs), 100*p.SerialFraction())
-				fmt.Printf("%-24s %6s %10s %7s %9s\n", "operator", "nodes", "ms/run", "share", "parallel")
-				for i, o := range p.ByOp() {
-					if i == *top {
-						break
+				var runs []profiledRun
+				for i, cores := range counts {
+					prefix := ""
+					if *cpuProfile != "" {
+						prefix = fmt.Sprintf("%s%s_%s_%d.pprof", *cpuProfile, b.name, strings.ReplaceAll(kind.name, " ", ""), n)
+						if len(counts) > 1 {
+							prefix = strings.TrimSuffix(prefix, ".pprof") + fmt.Sprintf("_%dthr.pprof", cores)
+						}
 					}
-					fmt.Printf("%-24s %6d %10.3f %6.1f%% %8.1f%%\n", o.Op, o.Runs/runs, ms(o.Time)/float64(runs), 100*float64(o.Time)/float64(t), 100*float64(o.Parallel)/float64(max(o.Time, 1)))
+					p, k := profileRuns(models[i], b.input, in, prefix)
+					r := profiledRun{p: p, runs: k, cores: cores}
+					runs = append(runs, r)
+					ours[profiled{kind.name, n, cores}] = r.byNode()
+					printProfile(b.name, kind.name, n, r)
+					summary = append(summary, fmt.Sprintf("%-10s %-8s %5d %7d %10.2f %9.1f%%", b.name, kind.name, n, cores, r.msPerRun(), 100*p.SerialFraction()))
 				}
-				if *nodes > 0 {
-					slowest := p.Nodes()
-					slices.SortStableFunc(slowest, func(a, b model.NodeTime) int { return cmp.Compare(b.Time, a.Time) })
-					fmt.Printf("\n%-32s %-20s %10s %9s %10s\n", "slowest nodes", "operator", "us/run", "parallel", "serial us")
-					for _, nd := range slowest[:min(*nodes, len(slowest))] {
-						fmt.Printf("%-32s %-20s %10.1f %8.1f%% %10.2f\n", nd.Node, nd.Op, 1000*ms(nd.Time)/float64(runs), 100*float64(nd.Parallel)/float64(max(nd.Time, 1)), 1000*ms(nd.Time-nd.Parallel)/float64(runs))
-					}
+				if len(runs) > 1 {
+					printScaling(b.name, kind.name, n, runs[0], runs[len(runs)-1])
 				}
-				summary = append(summary, fmt.Sprintf("%-10s %-8s %5d %10.2f %9.1f%%", b.name, kind.name, n, ms(t)/float64(runs), 100*p.SerialFraction()))
 			}
 		}
 		if o == nil {
 			continue
 		}
 		for _, n := range batchSizes() {
-			for _, f := range []struct{ name, path string }{{"float32", b.path}, {"int8", b.exportedPath}} {
-				if f.path == "" {
-					continue
+			for _, cores := range counts {
+				for _, f := range []struct{ name, path string }{{"float32", b.path}, {"int8", b.exportedPath}} {
+					if f.path == "" {
+						continue
+					}
+					res := o.call(map[string]any{"cmd": "profile", "path": f.path, "threads": cores, "prefix": filepath.Join(tmp, "ortprof-"+b.name),
+						"input": b.input, "type": b.dtype, "shape": append([]int{n}, b.item...), "range": b.idRange, "mintime": minTime.Seconds()})
+					printORTProfile(b.name, f.name, n, cores, res, ours)
 				}
-				res := o.call(map[string]any{"cmd": "profile", "path": f.path, "threads": cores, "prefix": filepath.Join(tmp, "ortprof-"+b.name),
-					"input": b.input, "type": b.dtype, "shape": append([]int{n}, b.item...), "range": b.idRange, "mintime": minTime.Seconds()})
-				printORTProfile(b.name, f.name, n, res, ours)
 			}
 		}
 	}
-	fmt.Printf("\n## summary\n%-10s %-8s %5s %10s %10s\n", "model", "weights", "batch", "ms/run", "serial")
+	fmt.Printf("\n## summary\n%-10s %-8s %5s %7s %10s %10s\n", "model", "weights", "batch", "threads", "ms/run", "serial")
 	for _, s := range summary {
 		fmt.Println(s)
+	}
+}
+
+// profiledRun is one profile of quantserve's runs of a model on cores
+// threads.
+type profiledRun struct {
+	p     *model.Profile
+	runs  int
+	cores int
+}
+
+// us returns d a run, in microseconds.
+func (r profiledRun) us(d time.Duration) float64 { return 1000 * ms(d) / float64(r.runs) }
+
+func (r profiledRun) msPerRun() float64 { return ms(total(r.p)) / float64(r.runs) }
+
+// byNode returns each node's microseconds a run.
+func (r profiledRun) byNode() map[string]float64 {
+	m := map[string]float64{}
+	for _, nd := range r.p.Nodes() {
+		m[nd.Node] += r.us(nd.Time)
+	}
+	return m
+}
+
+// parallel returns the run's time in work that splits, a run.
+func (r profiledRun) parallel() time.Duration {
+	var d time.Duration
+	for _, nd := range r.p.Nodes() {
+		d += nd.Parallel
+	}
+	return d
+}
+
+// printProfile prints r, the profile of model name's weights at batch n: time
+// by operator and, with -nodes, the slowest nodes.
+func printProfile(name, weights string, n int, r profiledRun) {
+	p, t := r.p, total(r.p)
+	fmt.Printf("\n## %s %s batch %d, %d thread(s): %d runs, %.2f ms a run, serial fraction %.1f%%\n", name, weights, n, r.cores, r.runs, r.msPerRun(), 100*p.SerialFraction())
+	fmt.Printf("%-24s %6s %10s %7s %9s\n", "operator", "nodes", "ms/run", "share", "parallel")
+	for i, o := range p.ByOp() {
+		if i == *top {
+			break
+		}
+		fmt.Printf("%-24s %6d %10.3f %6.1f%% %8.1f%%\n", o.Op, o.Runs/r.runs, ms(o.Time)/float64(r.runs), 100*float64(o.Time)/float64(t), 100*float64(o.Parallel)/float64(max(o.Time, 1)))
+	}
+	if *nodes <= 0 {
+		return
+	}
+	slowest := p.Nodes()
+	slices.SortStableFunc(slowest, func(a, b model.NodeTime) int { return cmp.Compare(b.Time, a.Time) })
+	fmt.Printf("\n%-32s %-20s %10s %9s %10s\n", "slowest nodes", "operator", "us/run", "parallel", "serial us")
+	for _, nd := range slowest[:min(*nodes, len(slowest))] {
+		fmt.Printf("%-32s %-20s %10.1f %8.1f%% %10.2f\n", nd.Node, nd.Op, r.us(nd.Time), 100*float64(nd.Parallel)/float64(max(nd.Time, 1)), r.us(nd.Time-nd.Parallel))
+	}
+}
+
+// printScaling prints how model name's weights at batch n scale from run a
+// (fewer threads) to run b: the run, its part in work that splits and
+// its serial part, each a run, and with -nodes the nodes whose time on
+// b's threads exceeds most their time on a's scaled by a.cores/b.cores
+// (what a perfect scaling gives).
+func printScaling(name, weights string, n int, a, b profiledRun) {
+	ideal := float64(a.cores) / float64(b.cores)
+	ta, tb := a.us(total(a.p)), b.us(total(b.p))
+	pa, pb := a.us(a.parallel()), b.us(b.parallel())
+	fmt.Printf("\n## %s %s batch %d, %d thread(s) over %d: run %.1f -> %.1f us (%.2fx), in work that splits %.1f -> %.1f us (%.2fx), serial %.1f -> %.1f us; %.1f us a run beyond a perfect scaling\n",
+		name, weights, n, b.cores, a.cores, ta, tb, ta/tb, pa, pb, pa/max(pb, 1e-9), ta-pa, tb-pb, tb-ta*ideal)
+	if *nodes <= 0 {
+		return
+	}
+	type lost struct {
+		node, op string
+		ua, ub   float64
+	}
+	times := b.byNode()
+	var all []lost
+	for _, nd := range a.p.Nodes() {
+		all = append(all, lost{nd.Node, nd.Op, a.us(nd.Time), times[nd.Node]})
+	}
+	excess := func(l lost) float64 { return l.ub - l.ua*ideal }
+	slices.SortStableFunc(all, func(x, y lost) int { return cmp.Compare(excess(y), excess(x)) })
+	fmt.Printf("%-32s %-20s %10s %10s %9s %10s\n", "nodes losing the most", "operator", fmt.Sprintf("us at %d", a.cores), fmt.Sprintf("us at %d", b.cores), "speed-up", "lost us")
+	for _, l := range all[:min(*nodes, len(all))] {
+		fmt.Printf("%-32s %-20s %10.1f %10.1f %8.2fx %10.1f\n", l.node, l.op, l.ua, l.ub, l.ua/max(l.ub, 1e-9), excess(l))
 	}
 }
 
@@ -180,8 +264,9 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // profiled is one of quantserve's profiled runs: the weights' kind and
 // the batch.
 type profiled struct {
-	kind  string
-	batch int
+	kind    string
+	batch   int
+	threads int
 }
 
 // ortNode is one node of ONNX Runtime's session profile: its median
@@ -192,10 +277,10 @@ type ortNode struct {
 }
 
 // printORTProfile prints ONNX Runtime's profile res of b's file of the
-// given weights at batch n: time by operator and, with -nodes, its
-// slowest nodes beside quantserve's time (ours, by kind and batch) for
-// the node of the same name.
-func printORTProfile(model, weights string, n int, res map[string]any, ours map[profiled]map[string]float64) {
+// given weights at batch n on cores threads: time by operator and, with
+// -nodes, its slowest nodes beside quantserve's time on as many threads
+// (ours, by kind, batch and threads) for the node of the same name.
+func printORTProfile(model, weights string, n, cores int, res map[string]any, ours map[profiled]map[string]float64) {
 	var all []ortNode
 	var sum float64
 	for _, v := range res["nodes"].([]any) {
@@ -204,7 +289,7 @@ func printORTProfile(model, weights string, n int, res map[string]any, ours map[
 		all = append(all, nd)
 		sum += nd.us
 	}
-	fmt.Printf("\n## %s ONNX Runtime %s batch %d: %.0f runs, %.2f ms a run, its nodes' medians %.2f ms\n", model, weights, n, res["runs"].(float64), res["ms"].(float64), sum/1000)
+	fmt.Printf("\n## %s ONNX Runtime %s batch %d, %d thread(s): %.0f runs, %.2f ms a run, its nodes' medians %.2f ms\n", model, weights, n, cores, res["runs"].(float64), res["ms"].(float64), sum/1000)
 	type opTime struct {
 		op    string
 		nodes int
@@ -248,7 +333,7 @@ func printORTProfile(model, weights string, n int, res map[string]any, ours map[
 	for _, nd := range all[:min(*nodes, len(all))] {
 		fmt.Printf("%-32s %-20s %10.1f", nd.name, nd.op, nd.us)
 		for _, c := range cols {
-			if us, ok := ours[profiled{c, n}][graphNode(nd.name)]; ok {
+			if us, ok := ours[profiled{c, n, cores}][graphNode(nd.name)]; ok {
 				fmt.Printf(" %12.1f", us)
 			} else {
 				fmt.Printf(" %12s", "-")
