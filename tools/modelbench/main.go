@@ -44,9 +44,9 @@
 //	go run -C tools ./modelbench -profile [-threads 1] [-models encoder] [-batches 1]
 //
 // With two thread counts or more (-threads 1,2) it profiles at each in
-// turn and prints how each run scales from the first to the last, and
-// with -nodes the nodes that lose the most time against a perfect
-// scaling.
+// turn, -rounds times, each count keeping its fastest round, and prints
+// how each run scales from the first count to the last, and with -nodes
+// the nodes that lose the most time against a perfect scaling.
 //
 // With -ort as well, it profiles ONNX Runtime after quantserve (its own
 // session profiling, on the float model and on the file its quantization

@@ -28,7 +28,8 @@ var (
 
 // profileAll profiles every model, int8 and float32, at every batch size
 // and thread count (-threads), the counts one after another for each
-// model, weights and batch. With two counts or more it also prints how
+// model, weights and batch, in -rounds rounds when there are several
+// (each count's fastest round kept). With two counts or more it also prints how
 // each run scales from the first count to the last: the run, its part in
 // work that splits and its serial part, and with -nodes the nodes that
 // lose the most time against a perfect scaling.
@@ -92,21 +93,51 @@ func profileAll(benches []bench) {
 			}
 			for _, n := range batchSizes() {
 				in := makeInput(b, append([]int{n}, b.item...))
-				var runs []profiledRun
-				for i, cores := range counts {
-					prefix := ""
-					if *cpuProfile != "" {
-						prefix = fmt.Sprintf("%s%s_%s_%d.pprof", *cpuProfile, b.name, strings.ReplaceAll(kind.name, " ", ""), n)
-						if len(counts) > 1 {
-							prefix = strings.TrimSuffix(prefix, ".pprof") + fmt.Sprintf("_%dthr.pprof", cores)
+				// Several counts go round by round (-rounds), each count
+				// keeping its fastest round: the host's placements change
+				// over seconds, and a round in a slow one says nothing of
+				// the code.
+				laps := 1
+				if len(counts) > 1 {
+					laps = max(1, *rounds)
+				}
+				runs := make([]profiledRun, len(counts))
+				for round := range laps {
+					for i, cores := range counts {
+						prefix := ""
+						if *cpuProfile != "" {
+							prefix = fmt.Sprintf("%s%s_%s_%d.pprof", *cpuProfile, b.name, strings.ReplaceAll(kind.name, " ", ""), n)
+							if len(counts) > 1 {
+								prefix = strings.TrimSuffix(prefix, ".pprof") + fmt.Sprintf("_%dthr.pprof", cores)
+							}
+						}
+						path := prefix
+						if prefix != "" && round > 0 {
+							path = prefix + ".next"
+						}
+						p, k := profileRuns(models[i], b.input, in, path)
+						r := profiledRun{p: p, runs: k, cores: cores}
+						if round > 0 && r.msPerRun() >= runs[i].msPerRun() {
+							if path != prefix {
+								os.Remove(path)
+							}
+							continue
+						}
+						runs[i] = r
+						if path != prefix {
+							if err := os.Rename(path, prefix); err != nil {
+								log.Fatal(err)
+							}
 						}
 					}
-					p, k := profileRuns(models[i], b.input, in, prefix)
-					r := profiledRun{p: p, runs: k, cores: cores}
-					runs = append(runs, r)
-					ours[profiled{kind.name, n, cores}] = r.byNode()
+				}
+				for i, r := range runs {
+					if laps > 1 {
+						fmt.Printf("\n# the fastest of %d rounds on %d thread(s)", laps, counts[i])
+					}
+					ours[profiled{kind.name, n, r.cores}] = r.byNode()
 					printProfile(b.name, kind.name, n, r)
-					summary = append(summary, fmt.Sprintf("%-10s %-8s %5d %7d %10.2f %9.1f%%", b.name, kind.name, n, cores, r.msPerRun(), 100*p.SerialFraction()))
+					summary = append(summary, fmt.Sprintf("%-10s %-8s %5d %7d %10.2f %9.1f%%", b.name, kind.name, n, r.cores, r.msPerRun(), 100*r.p.SerialFraction()))
 				}
 				if len(runs) > 1 {
 					printScaling(b.name, kind.name, n, runs[0], runs[len(runs)-1])
