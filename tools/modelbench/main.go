@@ -93,7 +93,7 @@ var (
 	ortDir  = flag.String("ort", "", "directory holding ../shared/peers/ort with onnxruntime-node installed")
 	shared  = flag.String("shared", "../../shared", "the shared data directory beside the checkout (for the CNNs; the default is relative to tools/)")
 	threads = flag.String("threads", "1", "cores for both runtimes; a list (1,2) times every model at each count, round by round, and prints the ratios of the last count's rates to the first's")
-	rounds  = flag.Int("rounds", 3, "interleaved rounds; each side keeps its best")
+	rounds  = flag.Int("rounds", 3, "interleaved rounds; each side keeps its best (with -profile and several -threads counts, each count keeps its fastest round)")
 	minTime = flag.Duration("mintime", 2*time.Second, "time per measurement")
 	only    = flag.String("models", "resnet50,paddleocr,encoder", "models to run")
 	batches = flag.String("batches", "1,8", "batch sizes")

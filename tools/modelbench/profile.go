@@ -22,7 +22,7 @@ import (
 
 var (
 	nodes      = flag.Int("nodes", 0, "with -profile, also list this many of the slowest nodes of each run")
-	cpuProfile = flag.String("cpuprofile", "", "with -profile, write a Go CPU profile of each profiled run to this prefix followed by model_weights_batch.pprof (samples labelled node and op: go tool pprof -tagfocus node=^NAME$)")
+	cpuProfile = flag.String("cpuprofile", "", "with -profile, write a Go CPU profile of each profiled run to this prefix followed by model_weights_batch.pprof, or model_weights_batch_Nthr.pprof with several -threads counts (the fastest round's) (samples labelled node and op: go tool pprof -tagfocus node=^NAME$)")
 	exported   = flag.Bool("exported", false, "with -profile, also profile the file ONNX Runtime's quantization writes (quantize_static QDQ for the CNNs, quantize_dynamic for the encoder), as the column qs exp i8 runs it")
 )
 
@@ -41,6 +41,11 @@ var (
 // its QLinearConv n12_token_6 is the graph's Conv n12).
 func profileAll(benches []bench) {
 	counts := threadCounts()
+	for i, n := range counts {
+		if slices.Contains(counts[:i], n) {
+			log.Fatalf("modelbench: -profile -threads %s names %d twice", *threads, n)
+		}
+	}
 	execs := make([]*gemm.Engine, len(counts))
 	for i, cores := range counts {
 		execs[i] = gemm.New(table(), cores)
@@ -188,7 +193,8 @@ func (r profiledRun) byNode() map[string]float64 {
 	return m
 }
 
-// parallel returns the run's time in work that splits, a run.
+// parallel returns the time r's runs spent in work that splits, all
+// runs' together (us gives it a run).
 func (r profiledRun) parallel() time.Duration {
 	var d time.Duration
 	for _, nd := range r.p.Nodes() {
@@ -292,8 +298,8 @@ func total(p *model.Profile) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// profiled is one of quantserve's profiled runs: the weights' kind and
-// the batch.
+// profiled is one of quantserve's profiled runs: the weights' kind, the
+// batch and the threads.
 type profiled struct {
 	kind    string
 	batch   int
