@@ -17,21 +17,19 @@ import "math"
 // x·y + z into one instruction (as Go allows) gives the same s: the
 // product is exact.
 func FMA32(x, y, z float32) float32 {
-	s := float64(x)*float64(y) + float64(z)
+	p, zz := float64(x)*float64(y), float64(z)
+	s := p + zz
 	if b := math.Float64bits(s); b&(1<<29-1) != 1<<28 && b&(0x7ff<<52) >= (1023-126)<<52 {
 		return float32(s)
 	}
-	return fma32Exact(x, y, z)
+	return fma32Exact(p, zz, s)
 }
 
-// fma32Exact is FMA32 for any sum: the rounding error e of s is
-// recovered exactly (TwoSum), and s rounded to float32 is right except
-// when s lies exactly halfway between two float32 values and e is not
-// zero: the true sum is then on e's side.
-func fma32Exact(x, y, z float32) float32 {
-	p := float64(x) * float64(y)
-	zz := float64(z)
-	s := p + zz
+// fma32Exact is FMA32 for any sum s = p + zz (p = x·y, exact): the
+// rounding error e of s is recovered exactly (TwoSum), and s rounded to
+// float32 is right except when s lies exactly halfway between two
+// float32 values and e is not zero: the true sum is then on e's side.
+func fma32Exact(p, zz, s float64) float32 {
 	r := float32(s)
 	if float64(r) == s || s != s {
 		return r // s is a float32 (e cannot move it past a midpoint), or NaN

@@ -45,8 +45,8 @@ import (
 // of now rather than those of a slow start (a collection running beside
 // the first runs after a load, a moment the two cores were far apart)
 // and the choice follows within a few runs of the probe, not after
-// several probes hundreds of runs apart. Every way computes the same bits: every split is of
-// output units, never of a sum.
+// several probes hundreds of runs apart. Every way computes the same
+// bits: every split is of output units, never of a sum.
 //
 // Only a run alone on the engine is timed (gemm.Engine.Begin): under
 // concurrent requests, to this model or others on the same engine, the

@@ -116,23 +116,24 @@ func profileAll(benches []bench) {
 								prefix = strings.TrimSuffix(prefix, ".pprof") + fmt.Sprintf("_%dthr.pprof", cores)
 							}
 						}
-						path := prefix
+						path := prefix // a later round's profile waits beside the kept one
 						if prefix != "" && round > 0 {
 							path = prefix + ".next"
 						}
 						p, k := profileRuns(models[i], b.input, in, path)
 						r := profiledRun{p: p, runs: k, cores: cores}
-						if round > 0 && r.msPerRun() >= runs[i].msPerRun() {
-							if path != prefix {
-								os.Remove(path)
-							}
-							continue
+						keep := round == 0 || r.msPerRun() < runs[i].msPerRun()
+						if keep {
+							runs[i] = r
 						}
-						runs[i] = r
-						if path != prefix {
+						switch {
+						case path == prefix:
+						case keep:
 							if err := os.Rename(path, prefix); err != nil {
 								log.Fatal(err)
 							}
+						default:
+							os.Remove(path)
 						}
 					}
 				}
@@ -144,8 +145,8 @@ func profileAll(benches []bench) {
 					printProfile(b.name, kind.name, n, r)
 					summary = append(summary, fmt.Sprintf("%-10s %-8s %5d %7d %10.2f %9.1f%%", b.name, kind.name, n, r.cores, r.msPerRun(), 100*r.p.SerialFraction()))
 				}
-				if len(runs) > 1 {
-					printScaling(b.name, kind.name, n, runs[0], runs[len(runs)-1])
+				if last := runs[len(runs)-1]; len(runs) > 1 {
+					printScaling(b.name, kind.name, n, runs[0], last, ours[profiled{kind.name, n, last.cores}])
 				}
 			}
 		}
@@ -193,16 +194,6 @@ func (r profiledRun) byNode() map[string]float64 {
 	return m
 }
 
-// parallel returns the time r's runs spent in work that splits, all
-// runs' together (us gives it a run).
-func (r profiledRun) parallel() time.Duration {
-	var d time.Duration
-	for _, nd := range r.p.Nodes() {
-		d += nd.Parallel
-	}
-	return d
-}
-
 // printProfile prints r, the profile of model name's weights at batch n: time
 // by operator and, with -nodes, the slowest nodes.
 func printProfile(name, weights string, n int, r profiledRun) {
@@ -227,14 +218,15 @@ func printProfile(name, weights string, n int, r profiledRun) {
 }
 
 // printScaling prints how model name's weights at batch n scale from run a
-// (fewer threads) to run b: the run, its part in work that splits and
-// its serial part, each a run, and with -nodes the nodes whose time on
-// b's threads exceeds most their time on a's scaled by a.cores/b.cores
-// (what a perfect scaling gives).
-func printScaling(name, weights string, n int, a, b profiledRun) {
+// (fewer threads) to run b, whose nodes' microseconds a run are bNodes
+// (profiledRun.byNode): the run, its part in work that splits and its
+// serial part, each a run, and with -nodes the nodes whose time on b's
+// threads exceeds most their time on a's scaled by a.cores/b.cores (what
+// a perfect scaling gives).
+func printScaling(name, weights string, n int, a, b profiledRun, bNodes map[string]float64) {
 	ideal := float64(a.cores) / float64(b.cores)
 	ta, tb := a.us(total(a.p)), b.us(total(b.p))
-	pa, pb := a.us(a.parallel()), b.us(b.parallel())
+	pa, pb := ta*(1-a.p.SerialFraction()), tb*(1-b.p.SerialFraction())
 	fmt.Printf("\n## %s %s batch %d, %d thread(s) over %d: run %.1f -> %.1f us (%.2fx), in work that splits %.1f -> %.1f us (%.2fx), serial %.1f -> %.1f us; %.1f us a run beyond a perfect scaling\n",
 		name, weights, n, b.cores, a.cores, ta, tb, ta/tb, pa, pb, pa/max(pb, 1e-9), ta-pa, tb-pb, tb-ta*ideal)
 	if *nodes <= 0 {
@@ -244,10 +236,9 @@ func printScaling(name, weights string, n int, a, b profiledRun) {
 		node, op string
 		ua, ub   float64
 	}
-	times := b.byNode()
 	var all []lost
 	for _, nd := range a.p.Nodes() {
-		all = append(all, lost{nd.Node, nd.Op, a.us(nd.Time), times[nd.Node]})
+		all = append(all, lost{nd.Node, nd.Op, a.us(nd.Time), bNodes[nd.Node]})
 	}
 	excess := func(l lost) float64 { return l.ub - l.ua*ideal }
 	slices.SortStableFunc(all, func(x, y lost) int { return cmp.Compare(excess(y), excess(x)) })
