@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"sync"
 
 	"github.com/quantserve/quantserve/gemm"
 )
@@ -27,10 +28,30 @@ func (c *Context) ParallelRows(rows, rowCost int, f func(r0, r1 int)) error {
 	if rowCost > 0 && work/rowCost != rows {
 		work = int(^uint(0) >> 1)
 	}
-	return c.ParallelFor(rows, work, func(_ *gemm.Engine, r0, r1 int) error {
-		f(r0, r1)
-		return nil
-	})
+	l := rowLoops.Get().(*rowLoop)
+	l.f = f
+	err := c.ParallelFor(rows, work, l.chunk)
+	l.f = nil // the pool keeps no operands alive
+	rowLoops.Put(l)
+	return err
+}
+
+// rowLoop is ParallelRows's loop, pooled with the method value
+// ParallelFor is given: a closure over f was an allocation a call.
+type rowLoop struct {
+	f     func(r0, r1 int)
+	chunk func(e *gemm.Engine, r0, r1 int) error // l.rows
+}
+
+var rowLoops = sync.Pool{New: func() any {
+	l := new(rowLoop)
+	l.chunk = l.rows
+	return l
+}}
+
+func (l *rowLoop) rows(_ *gemm.Engine, r0, r1 int) error {
+	l.f(r0, r1)
+	return nil
 }
 
 // OneCore reports whether a loop of n units of cost each (ParallelRows's

@@ -36,10 +36,12 @@ func (relu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		r := c.Float32Output(len(d)) // every element is written
 		if ops.OneCore(len(d), cheapCost) {
 			reluSlice(r, d)
-		} else {
-			err = c.ParallelRows(len(d), cheapCost, func(lo, hi int) { reluSlice(r[lo:hi], d[lo:hi]) })
+		} else if err = c.ParallelRows(len(d), cheapCost, func(lo, hi int) { reluSlice(r[lo:hi], d[lo:hi]) }); err != nil {
+			return nil, err
 		}
-		out = r
+		y := c.NewSingle(len(x.Shape)) // the run's: no tensor, shape or result slice allocated
+		copy(y.Shape(), x.Shape)
+		return y.Float32s(r), nil
 	case []float64:
 		out, err = reluOf(c, d)
 	case []int8:

@@ -3,6 +3,7 @@ package arith
 import (
 	"slices"
 
+	"github.com/quantserve/quantserve/dispatch"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/elem"
 	"github.com/quantserve/quantserve/tensor"
@@ -48,8 +49,39 @@ func binaryBuilder(name string) func(n *ops.Node, _ *ops.NoAttrs) (ops.Operator,
 	}
 }
 
-func (b binary) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	return ops.Result(compute(c, b.name, b.op, in[0], in[1]))
+func (bin binary) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, y := in[0], in[1]
+	if a, ok := x.Data.([]float32); ok && x.DType == tensor.Float32 && slices.Equal(x.Shape, y.Shape) {
+		if b, ok := y.Data.([]float32); ok && y.DType == tensor.Float32 && len(a) == len(b) {
+			return sameShapeF32(c, bin.op, x, a, b)
+		}
+	}
+	return ops.Result(compute(c, bin.name, bin.op, x, y))
+}
+
+// sameShapeCost is the cost of an element of sameShapeF32 in units of
+// ops.ParallelFor's work, as elem.Map2 counts it.
+const sameShapeCost = ops.ScalarCost / 2
+
+// sameShapeF32 is compute on float32 operands of one shape (a residual
+// add, a gate's product): the same values, element by element, in one
+// run, without the broadcast layout, and its output is the run's Single
+// (ops.Context.NewSingle), so that a step of a few values allocates
+// nothing.
+func sameShapeF32(c *ops.Context, op binOp, x *tensor.Tensor, a, b []float32) ([]*tensor.Tensor, error) {
+	if err := c.ReserveTensor(tensor.Float32, x.Shape); err != nil {
+		return nil, err
+	}
+	tb := c.Engine().Table()
+	r := c.Float32Output(len(a)) // every element is written
+	if ops.OneCore(len(a), sameShapeCost) {
+		f32Run(tb, op, r, a, b, 1, 1)
+	} else if err := c.ParallelRows(len(a), sameShapeCost, func(lo, hi int) { f32Run(tb, op, r[lo:hi], a[lo:hi], b[lo:hi], 1, 1) }); err != nil {
+		return nil, err
+	}
+	out := c.NewSingle(len(x.Shape))
+	copy(out.Shape(), x.Shape)
+	return out.Float32s(r), nil
 }
 
 // AddTensors returns a + b with broadcasting, as the Add operator computes it.
@@ -128,24 +160,29 @@ const vectorRun = 64
 // computes it: the same bits.
 func arithF32(c *ops.Context, op binOp, a, b []float32, as, bs []int) (*tensor.Tensor, error) {
 	tb := c.Engine().Table()
-	return arithRuns(c, op, a, b, as, bs, func(r, a, b []float32, ia, ib int) {
-		if n := len(r); ia == 1 && ib == 1 && n >= vectorRun {
-			switch op {
-			case opAdd:
-				copy(r, a[:n])
-				tb.AddBias(r, b[:n], nil)
-				return
-			case opMul:
-				copy(r, a[:n])
-				tb.ScaleRows(r, b[:n])
-				return
-			case opMax:
-				tb.MaxPair(r, a[:n], b[:n])
-				return
-			}
+	return arithRuns(c, op, a, b, as, bs, func(r, a, b []float32, ia, ib int) { f32Run(tb, op, r, a, b, ia, ib) })
+}
+
+// f32Run computes one run of arithF32: r[i] = a[i·ia] op b[i·ib], on
+// tb's vector kernels where both operands are contiguous and the run
+// long enough.
+func f32Run(tb *dispatch.Table, op binOp, r, a, b []float32, ia, ib int) {
+	if n := len(r); ia == 1 && ib == 1 && n >= vectorRun {
+		switch op {
+		case opAdd:
+			copy(r, a[:n])
+			tb.AddBias(r, b[:n], nil)
+			return
+		case opMul:
+			copy(r, a[:n])
+			tb.ScaleRows(r, b[:n])
+			return
+		case opMax:
+			tb.MaxPair(r, a[:n], b[:n])
+			return
 		}
-		arithRun(op, r, a, b, ia, ib)
-	})
+	}
+	arithRun(op, r, a, b, ia, ib)
 }
 
 // checkDivisors refuses an integer divisor holding a zero with an input

@@ -93,6 +93,9 @@ func expandScale(s *tensor.Tensor, xs []int) []float32 {
 	// mod dc, dc being c or 1 (copied or repeated: a squeeze-and-excite
 	// block's scale, per image, runs every few steps).
 	sv := s.Data.([]float32)
+	if dn == n && dc == c { // laid out as the scale of every image and channel already: read as it is
+		return sv[: n*c : n*c]
+	}
 	out := make([]float32, n*c)
 	for i := 0; i < n; i++ {
 		src, dst := sv[i%dn*dc:][:dc], out[i*c:(i+1)*c]

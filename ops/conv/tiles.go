@@ -18,16 +18,38 @@ import (
 // task. run returns the first error a task returned, or the request's
 // once it has ended.
 func run(c *ops.Context, n, work int, f func(e *gemm.Engine, s *scratch, task int) error) error {
-	return c.ParallelFor(n, work, func(e *gemm.Engine, i0, i1 int) error {
-		s := getScratch()
-		defer putScratch(s)
-		for i := i0; i < i1; i++ {
-			if err := f(e, s, i); err != nil {
-				return err
-			}
+	l := taskLoops.Get().(*taskLoop)
+	l.f = f
+	err := c.ParallelFor(n, work, l.chunk)
+	l.f = nil // the pool keeps no operands alive
+	taskLoops.Put(l)
+	return err
+}
+
+// taskLoop is run's loop, pooled with the method value ParallelFor is
+// given: a closure over f was an allocation a convolution, and a small
+// CNN's run makes dozens.
+type taskLoop struct {
+	f     func(e *gemm.Engine, s *scratch, task int) error
+	chunk func(e *gemm.Engine, i0, i1 int) error // l.tasks
+}
+
+var taskLoops = sync.Pool{New: func() any {
+	l := new(taskLoop)
+	l.chunk = l.tasks
+	return l
+}}
+
+// tasks runs tasks [i0, i1) with a scratch of their own.
+func (l *taskLoop) tasks(e *gemm.Engine, i0, i1 int) error {
+	s := getScratch()
+	defer putScratch(s)
+	for i := i0; i < i1; i++ {
+		if err := l.f(e, s, i); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // scratch is the tile buffers of one run of tasks, reused from tile to
