@@ -2,20 +2,27 @@ package model
 
 import (
 	"github.com/quantserve/quantserve/onnx/onnxpb"
+	"github.com/quantserve/quantserve/tensor"
 )
 
 // The "linear" rewrite fuses a MatMul by a constant 2-D weight with what
-// follows it in a transformer's projections and feed-forward blocks:
+// follows it in a transformer's projections and feed-forward blocks, and
+// a Gemm as exporters write a fully connected layer (PyTorch's Linear:
+// transB=1, a bias C of shape [N], alpha and beta 1) likewise:
 //
 //	Y = MatMul(X, W)              (W an initializer or a DequantizeLinear's output)
-//	Y = Add(Y, bias)              (bias a float32 initializer of shape [N])
+//	  | Gemm(X, B[, C])           (B an initializer: W is B, or B transposed)
+//	Y = Add(Y, bias)              (bias a float32 initializer of shape [N]; C is one)
 //	Y = Gelu(Y) | Relu(Y)         (Gelu's exact form)
 //	Y = Add(Y, R)                 (a residual: any value but a constant)
 //
-// each step after the MatMul optional (at least one present), each
-// intermediate read by the next step only, into one quantserve.Linear
-// (package ops/matmul): the bias, activation and residual are applied on the
-// product's rows as they come out, with no intermediate tensors.
+// each step after the MatMul optional (at least one present, or a
+// Gemm's C), each intermediate read by the next step only, into one
+// quantserve.Linear (package ops/matmul): the bias, activation and
+// residual are applied on the product's rows as they come out, with no
+// intermediate tensors. A Gemm's alpha·(X·B') + beta·C with alpha and
+// beta 1 is X·W + C, each value the same product and one float32
+// addition, as the fused node computes it.
 
 func init() {
 	registerRewrite("linear", func(r *rewriter) bool {
@@ -32,11 +39,22 @@ func init() {
 // fuseLinear replaces the chain starting at MatMul mm, if there is one,
 // and reports whether it did.
 func (r *rewriter) fuseLinear(mm *onnxpb.Node) bool {
-	if !r.is(mm, "MatMul") || len(mm.Inputs) != 2 || len(mm.Outputs) != 1 || !r.linearWeight(mm.Inputs[1]) {
+	var w, bias string
+	transB := false // a Gemm's B, to be transposed into W
+	switch {
+	case r.is(mm, "MatMul") && len(mm.Inputs) == 2 && len(mm.Outputs) == 1 && r.linearWeight(mm.Inputs[1]):
+		w = mm.Inputs[1]
+	case r.is(mm, "Gemm"):
+		var ok bool
+		if transB, bias, ok = r.gemmLinear(mm); !ok {
+			return false
+		}
+		w = mm.Inputs[1]
+	default:
 		return false
 	}
 	opset := r.opset(mm)
-	inputs := []string{mm.Inputs[0], mm.Inputs[1], "", ""}
+	inputs := []string{mm.Inputs[0], w, bias, ""}
 	chain := []*onnxpb.Node{mm}
 	out := mm.Outputs[0]
 	next := func() *onnxpb.Node {
@@ -47,8 +65,8 @@ func (r *rewriter) fuseLinear(mm *onnxpb.Node) bool {
 		return n
 	}
 	// the bias
-	if n := next(); r.is(n, "Add") && len(n.Inputs) == 2 {
-		if b := otherInput(n, out); b != "" && r.linearBias(b, mm.Inputs[1]) {
+	if n := next(); bias == "" && r.is(n, "Add") && len(n.Inputs) == 2 {
+		if b := otherInput(n, out); b != "" && !transB && r.linearBias(b, w) {
 			inputs[2] = b
 			chain, out = append(chain, n), n.Outputs[0]
 		}
@@ -76,8 +94,13 @@ func (r *rewriter) fuseLinear(mm *onnxpb.Node) bool {
 			chain, out = append(chain, n), n.Outputs[0]
 		}
 	}
-	if len(chain) == 1 {
+	if len(chain) == 1 && inputs[2] == "" {
 		return false
+	}
+	if transB {
+		if inputs[1] = r.transposed(w); inputs[1] == "" {
+			return false
+		}
 	}
 	for len(inputs) > 2 && inputs[len(inputs)-1] == "" {
 		inputs = inputs[:len(inputs)-1]
@@ -90,9 +113,69 @@ func (r *rewriter) fuseLinear(mm *onnxpb.Node) bool {
 			{Name: "opset", Type: onnxpb.AttrInt, I: opset},
 		},
 	}
+	if mm.OpType == "Gemm" {
+		fused.Attributes = append(fused.Attributes, &onnxpb.Attribute{Name: "product", Type: onnxpb.AttrString, S: []byte("Gemm")})
+	}
 	last := chain[len(chain)-1]
 	r.replace(last, fused, chain) // every input is computed by here
 	return true
+}
+
+// gemmLinear reports whether Gemm node g is a product by a constant
+// weight a Linear runs, and its bias: alpha 1, A not transposed, B a
+// float32 initializer of rank 2 (W is B, or B transposed when transB
+// says so), and C absent ("") or, with beta 1, a float32 initializer of
+// shape [N].
+func (r *rewriter) gemmLinear(g *onnxpb.Node) (transB bool, bias string, ok bool) {
+	if len(g.Inputs) < 2 || len(g.Inputs) > 3 || len(g.Outputs) != 1 || g.Inputs[0] == "" {
+		return false, "", false
+	}
+	flt := func(name string) float32 {
+		if a := attrOf(g, name); a != nil {
+			return a.F
+		}
+		return 1
+	}
+	integer := func(name string) int64 {
+		if a := attrOf(g, name); a != nil {
+			return a.I
+		}
+		return 0
+	}
+	b := r.inits[g.Inputs[1]]
+	if flt("alpha") != 1 || integer("transA") != 0 || b == nil || b.DataType != onnxpb.Float || len(b.Dims) != 2 || b.External {
+		return false, "", false
+	}
+	transB = integer("transB") != 0
+	n := b.Dims[1]
+	if transB {
+		n = b.Dims[0]
+	}
+	if len(g.Inputs) == 3 && g.Inputs[2] != "" {
+		c := r.inits[g.Inputs[2]]
+		if flt("beta") != 1 || !r.linearBias(g.Inputs[2], "") || c.Dims[0] != n {
+			return false, "", false
+		}
+		bias = g.Inputs[2]
+	}
+	return transB, bias, true
+}
+
+// transposed adds an initializer holding 2-D float32 initializer w
+// transposed and returns its name ("" when w cannot be read).
+func (r *rewriter) transposed(w string) string {
+	t := r.constant(w)
+	if t == nil || t.Rank() != 2 {
+		return ""
+	}
+	rows, cols, src := t.Shape[0], t.Shape[1], t.Data.([]float32)
+	out := make([]float32, len(src))
+	for i := range rows {
+		for j := range cols {
+			out[j*rows+i] = src[i*cols+j]
+		}
+	}
+	return r.addConstant(w, tensor.From([]int{cols, rows}, out))
 }
 
 // exactGelu reports whether Gelu node n is the exact (erf) form.

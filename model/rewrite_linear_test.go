@@ -109,3 +109,76 @@ func checkRewritten(t *testing.T, name string, data []byte, in map[string]*tenso
 		}
 	}
 }
+
+// TestGemmLinearRewrite: a Gemm as exporters write a fully connected
+// layer (alpha and beta 1, B constant, transposed or not, a bias C of
+// shape [N]) runs as a Linear with the bias, and a Relu after it, in the
+// product's finish, with the bits of the graph as written, in float32
+// and with int8 weights; the model's layers still name it a Gemm. A
+// Gemm of another alpha or beta, or a C of another shape, stays a Gemm.
+func TestGemmLinearRewrite(t *testing.T) {
+	const m, k, n = 3, 96, 100 // k·n past MinQuantizedWeights: int8 kernels when quantizing
+	r := rand.New(rand.NewPCG(3, 4))
+	inits := map[string]*tensor.Tensor{"w": randFloats(r, 1, k, n), "wt": randFloats(r, 1, n, k), "c": randFloats(r, 1, n), "c2": randFloats(r, 1, 1, n)}
+	attr := func(name string, f float32, i int64) *onnxpb.Attribute {
+		if name == "transB" || name == "transA" {
+			return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrInt, I: i}
+		}
+		return &onnxpb.Attribute{Name: name, Type: onnxpb.AttrFloat, F: f}
+	}
+	for _, c := range []struct {
+		name  string
+		in    []string
+		attrs []*onnxpb.Attribute
+		relu  bool
+		steps []string
+	}{
+		{"transB, bias, relu", []string{"x", "wt", "c"}, []*onnxpb.Attribute{attr("transB", 0, 1)}, true, []string{"Linear"}},
+		{"transB, bias", []string{"x", "wt", "c"}, []*onnxpb.Attribute{attr("transB", 0, 1), attr("alpha", 1, 0), attr("beta", 1, 0)}, false, []string{"Linear"}},
+		{"bias", []string{"x", "w", "c"}, nil, false, []string{"Linear"}},
+		{"no bias, relu", []string{"x", "w"}, nil, true, []string{"Linear"}},
+		{"no bias", []string{"x", "w"}, nil, false, []string{"Gemm"}},
+		{"alpha 2", []string{"x", "w", "c"}, []*onnxpb.Attribute{attr("alpha", 2, 0)}, true, []string{"Gemm", "Relu"}},
+		{"beta 0.5", []string{"x", "w", "c"}, []*onnxpb.Attribute{attr("beta", 0.5, 0)}, false, []string{"Gemm"}},
+		{"bias [1, N]", []string{"x", "w", "c2"}, nil, false, []string{"Gemm"}},
+	} {
+		nodes := []onnxbuild.Node{{Op: "Gemm", Inputs: c.in, Outputs: []string{"y"}, Attrs: c.attrs}}
+		if c.relu {
+			nodes[0].Outputs = []string{"g"}
+			nodes = append(nodes, onnxbuild.Node{Op: "Relu", Inputs: []string{"g"}, Outputs: []string{"y"}})
+		}
+		data := onnxbuild.Graph{Opset: 17, Inputs: []onnxbuild.IO{onnxbuild.V("x", tensor.Float32, m, k)},
+			Outputs: []onnxbuild.IO{onnxbuild.V("y", tensor.Float32, m, n)}, Nodes: nodes, Inits: inits}.Bytes()
+		in := map[string]*tensor.Tensor{"x": randFloats(r, 1, m, k)}
+		for _, opts := range []model.Options{{}, {Quantize: true, Scheme: quant.PerChannel}} {
+			var outs [2][]float32
+			for i, unrewritten := range []bool{false, true} {
+				opts.Unrewritten = unrewritten
+				mod, err := model.LoadWith(data, opts)
+				if err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+				if !unrewritten {
+					var ops []string
+					for _, s := range mod.Steps() {
+						ops = append(ops, s.Op)
+					}
+					if !slices.Equal(ops, c.steps) {
+						t.Errorf("%s: steps %v, want %v", c.name, ops, c.steps)
+					}
+					if len(mod.Layers) != 1 || mod.Layers[0].Op != "Gemm" || mod.Layers[0].K != k || mod.Layers[0].N != n {
+						t.Errorf("%s: layers %+v, want the Gemm of %d×%d", c.name, mod.Layers, k, n)
+					}
+				}
+				res, err := mod.Run(context.Background(), in, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+				outs[i] = res["y"].Data.([]float32)
+			}
+			if !slices.EqualFunc(outs[0], outs[1], func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
+				t.Errorf("%s (quantize %v): the rewritten graph's values differ from the graph's", c.name, opts.Quantize)
+			}
+		}
+	}
+}

@@ -36,6 +36,11 @@ type LinearAttrs struct {
 	Activation string `onnx:"activation"`
 	// Opset is the ai.onnx opset of the operators the node replaces.
 	Opset int64 `onnx:"opset"`
+	// Product is the operator of the product: "MatMul" (or empty), or
+	// "Gemm" for a Gemm of alpha and beta 1 whose B the rewrite
+	// transposed into the weight when transB said so, which the model's
+	// layers then report as the Gemm it was.
+	Product string `onnx:"product"`
 }
 
 // fusedLinear is a compiled quantserve.Linear.
@@ -66,7 +71,15 @@ func buildLinear(n *ops.Node, at *LinearAttrs) (ops.Operator, error) {
 	// The MatMul as the graph has it: with a constant weight, on the
 	// kernels (and recorded among the model's layers).
 	var err error
-	ch.matmul, err = n.BuildPart("MatMul", at.Opset, []*tensor.Tensor{nil, n.Const(1)}, []*ops.QDQWeight{nil, n.QDQInput(1)})
+	product := "MatMul"
+	switch at.Product {
+	case "", "MatMul":
+	case "Gemm": // A·W, no C: MatMul's values, and a Gemm's checks of A
+		product = at.Product
+	default:
+		return nil, fmt.Errorf("product %q is not MatMul or Gemm", at.Product)
+	}
+	ch.matmul, err = n.BuildPart(product, at.Opset, []*tensor.Tensor{nil, n.Const(1)}, []*ops.QDQWeight{nil, n.QDQInput(1)})
 	if err != nil {
 		return nil, err
 	}
@@ -202,10 +215,9 @@ func (f *fusedLinear) runFinished(c *ops.Context, in []*tensor.Tensor) (y *tenso
 	if f.act == "Gelu" || f.lin.k == 0 || x.Rank() == 0 {
 		return nil, false, nil
 	}
-	shape := append(slices.Clone(x.Shape[:x.Rank()-1]), n)
 	res := ops.Optional(in, 3)
 	if f.act == "" {
-		fin := biasFinish(f.bias, n, res, shape)
+		fin := biasFinish(f.bias, n, res, x.Shape)
 		if fin == nil {
 			return nil, false, nil
 		}
@@ -214,11 +226,11 @@ func (f *fusedLinear) runFinished(c *ops.Context, in []*tensor.Tensor) (y *tenso
 	}
 	var rd []float32
 	if res != nil {
-		if rd, _ = res.Data.([]float32); rd == nil || !ops.EqualShape(res.Shape, shape) {
+		if rd, _ = res.Data.([]float32); rd == nil || !productShape(res.Shape, x.Shape, n) {
 			return nil, false, nil
 		}
 	}
-	fin := biasFinish(f.bias, n, nil, shape)
+	fin := biasFinish(f.bias, n, nil, x.Shape)
 	if fin == nil {
 		return nil, false, nil
 	}
@@ -228,18 +240,27 @@ func (f *fusedLinear) runFinished(c *ops.Context, in []*tensor.Tensor) (y *tenso
 	return y, true, epilogue(c, y.Data.([]float32), n, nil, rd, f.act)
 }
 
+// productShape reports whether shape is that of the product of an input
+// of shape x (rank 1 or more) by a weight of n columns: x's but its last
+// dimension, which is n.
+func productShape(shape, x []int, n int) bool {
+	r := len(x)
+	return len(shape) == r && r > 0 && shape[r-1] == n && slices.Equal(shape[:r-1], x[:r-1])
+}
+
 // biasFinish returns the gemm.Finish that adds bias (n values) and res
-// (nil: none) to the rows of a product of shape shape, (y + bias) + res
-// unclamped: epilogue's bits. It is nil when the bias is not n values or
-// res is not float32 of the product's shape: the caller finishes then.
-func biasFinish(bias []float32, n int, res *tensor.Tensor, shape []int) *gemm.Finish {
+// (nil: none) to the rows of the product of an input of shape x by n
+// columns, (y + bias) + res unclamped: epilogue's bits. It is nil when
+// the bias is not n values or res is not float32 of the product's shape:
+// the caller finishes then.
+func biasFinish(bias []float32, n int, res *tensor.Tensor, x []int) *gemm.Finish {
 	if len(bias) != n {
 		return nil
 	}
 	fin := &gemm.Finish{Bias: bias, LDR: n, Lo: float32(math.Inf(-1)), Hi: float32(math.Inf(1))}
 	if res != nil {
 		rd, ok := res.Data.([]float32)
-		if !ok || !ops.EqualShape(res.Shape, shape) {
+		if !ok || !productShape(res.Shape, x, n) {
 			return nil
 		}
 		fin.Res = rd

@@ -126,7 +126,9 @@ func (l *Linear) N() int { return l.n }
 func (l *Linear) Quantized() bool { return l.q != nil }
 
 // Apply computes a·W on c's engine for float32 a of shape [..., K] (or
-// [K]): a new tensor of shape [..., N].
+// [K]): a new tensor of shape [..., N], whose header and shape are c's
+// run's (ops.Context.NewSingle): the run's next steps may read it, and
+// the graph executor copies the header of an output it returns.
 func (l *Linear) Apply(c *ops.Context, a *tensor.Tensor) (*tensor.Tensor, error) {
 	return l.ApplyFinish(c, a, nil)
 }
@@ -148,7 +150,12 @@ func (l *Linear) ApplyFinish(c *ops.Context, a *tensor.Tensor, fin *gemm.Finish)
 	if l.k == 0 {
 		m, _ = tensor.NumElements(a.Shape[:a.Rank()-1])
 	}
-	shape := append(append([]int(nil), a.Shape[:a.Rank()-1]...), l.n)
+	// The output's header and shape are the run's Single: a small
+	// model's products run by the thousand a second.
+	y := c.NewSingle(a.Rank())
+	shape := y.Shape()
+	copy(shape, a.Shape[:a.Rank()-1])
+	shape[len(shape)-1] = l.n
 	size, err := tensor.NumElements(shape)
 	if err != nil {
 		return nil, err
@@ -157,7 +164,7 @@ func (l *Linear) ApplyFinish(c *ops.Context, a *tensor.Tensor, fin *gemm.Finish)
 	if m == 0 || l.k == 0 || l.n == 0 {
 		// an empty product, or a sum over nothing: zeros of the right shape
 		clear(out)
-		return tensor.From(shape, out), nil
+		return y.Float32s(out)[0], nil
 	}
 	e := c.Engine()
 	switch {
@@ -174,7 +181,7 @@ func (l *Linear) ApplyFinish(c *ops.Context, a *tensor.Tensor, fin *gemm.Finish)
 		}
 		return nil, err
 	}
-	return tensor.From(shape, out), nil
+	return y.Float32s(out)[0], nil
 }
 
 // Weighted is implemented by the operators of this package that multiply
