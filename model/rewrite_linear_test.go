@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/quantserve/quantserve/internal/onnxbuild"
@@ -179,6 +180,24 @@ func TestGemmLinearRewrite(t *testing.T) {
 			if !slices.EqualFunc(outs[0], outs[1], func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
 				t.Errorf("%s (quantize %v): the rewritten graph's values differ from the graph's", c.name, opts.Quantize)
 			}
+
+		}
+	}
+	// A graph whose A is not 2-D: Gemm refuses it, rewritten or not.
+	nodes := []onnxbuild.Node{{Op: "Gemm", Inputs: []string{"x", "wt", "c"}, Outputs: []string{"y"}, Attrs: []*onnxpb.Attribute{attr("transB", 0, 1)}}}
+	data := onnxbuild.Graph{Opset: 17, Inputs: []onnxbuild.IO{onnxbuild.V("x", tensor.Float32, 1, m, k)},
+		Outputs: []onnxbuild.IO{onnxbuild.V("y", tensor.Float32, 1, m, n)}, Nodes: nodes, Inits: inits}.Bytes()
+	for _, unrewritten := range []bool{false, true} {
+		mod, err := model.LoadWith(data, model.Options{Unrewritten: unrewritten})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := mod.Steps()[0].Op; got != map[bool]string{false: "Linear", true: "Gemm"}[unrewritten] {
+			t.Errorf("a 3-D A, unrewritten %v: the step is a %s", unrewritten, got)
+		}
+		in := map[string]*tensor.Tensor{"x": randFloats(r, 1, 1, m, k)}
+		if _, err := mod.Run(context.Background(), in, nil); err == nil || !strings.Contains(err.Error(), "Gemm takes a 2-D A") {
+			t.Errorf("a 3-D A, unrewritten %v: %v, want Gemm's refusal", unrewritten, err)
 		}
 	}
 }

@@ -39,7 +39,7 @@ func (relu) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		} else if err = c.ParallelRows(len(d), cheapCost, func(lo, hi int) { reluSlice(r[lo:hi], d[lo:hi]) }); err != nil {
 			return nil, err
 		}
-		y := c.NewSingle(len(x.Shape)) // the run's: no tensor, shape or result slice allocated
+		y := c.NewSingle(len(x.Shape)) // the run's: no tensor, shape or result slice allocated, nor r's box when r is the buffer of the run before
 		copy(y.Shape(), x.Shape)
 		return y.Float32s(r), nil
 	case []float64:

@@ -53,6 +53,10 @@ type fusedLinear struct {
 	lin  *Linear
 	bias []float32
 	act  string
+
+	// gemm marks a node whose product is a Gemm's (LinearAttrs.Product):
+	// it takes a 2-D float32 A only, as Gemm does.
+	gemm bool
 }
 
 // linearChain is the operators a Linear node replaces, compiled as the
@@ -74,8 +78,8 @@ func buildLinear(n *ops.Node, at *LinearAttrs) (ops.Operator, error) {
 	product := "MatMul"
 	switch at.Product {
 	case "", "MatMul":
-	case "Gemm": // A·W, no C: MatMul's values, and a Gemm's checks of A
-		product = at.Product
+	case "Gemm": // A·W, no C: MatMul's values; an A the fused path does not take runs the chain, whose Gemm refuses it as the graph's would
+		product, f.gemm = at.Product, true
 	default:
 		return nil, fmt.Errorf("product %q is not MatMul or Gemm", at.Product)
 	}
@@ -172,7 +176,7 @@ func (s siluPart) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, er
 func (f *fusedLinear) Weight() *Linear { return f.w }
 
 func (f *fusedLinear) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	if f.lin == nil {
+	if x := in[0]; f.lin == nil || f.gemm && (x.Rank() != 2 || x.DType != tensor.Float32) {
 		return f.chain.run(c, in)
 	}
 	if y, ok, err := f.runFinished(c, in); ok || err != nil {
