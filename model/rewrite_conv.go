@@ -322,12 +322,6 @@ func matchConvActivation(r *rewriter, x string) ([]*onnxpb.Attribute, []*onnxpb.
 	floats := func(v ...float32) *onnxpb.Attribute {
 		return &onnxpb.Attribute{Name: "activation_params", Type: onnxpb.AttrFloats, Floats: v}
 	}
-	attrF := func(n *onnxpb.Node, name string, def float32) float32 {
-		if a := attrOf(n, name); a != nil {
-			return a.F
-		}
-		return def
-	}
 	onlyAttrs := func(n *onnxpb.Node, names ...string) bool {
 		for _, a := range n.Attributes {
 			if !slices.Contains(names, a.Name) {
@@ -341,14 +335,14 @@ func matchConvActivation(r *rewriter, x string) ([]*onnxpb.Attribute, []*onnxpb.
 		case r.is(n, "Relu") && len(n.Inputs) == 1 && len(n.Attributes) == 0:
 			return []*onnxpb.Attribute{str("activation", "Relu")}, []*onnxpb.Node{n}
 		case r.is(n, "LeakyRelu") && len(n.Inputs) == 1 && onlyAttrs(n, "alpha"):
-			return []*onnxpb.Attribute{str("activation", "LeakyRelu"), floats(attrF(n, "alpha", 0.01))}, []*onnxpb.Node{n}
+			return []*onnxpb.Attribute{str("activation", "LeakyRelu"), floats(attrFloat(n, "alpha", 0.01))}, []*onnxpb.Node{n}
 		case r.is(n, "HardSigmoid") && len(n.Inputs) == 1 && onlyAttrs(n, "alpha", "beta"):
-			return []*onnxpb.Attribute{str("activation", "HardSigmoid"), floats(attrF(n, "alpha", 0.2), attrF(n, "beta", 0.5))}, []*onnxpb.Node{n}
+			return []*onnxpb.Attribute{str("activation", "HardSigmoid"), floats(attrFloat(n, "alpha", 0.2), attrFloat(n, "beta", 0.5))}, []*onnxpb.Node{n}
 		case r.is(n, "HardSwish") && len(n.Inputs) == 1 && len(n.Attributes) == 0:
 			return []*onnxpb.Attribute{str("activation", "HardSwish")}, []*onnxpb.Node{n}
 		case r.is(n, "Sigmoid") && len(n.Inputs) == 1 && len(n.Attributes) == 0:
 			return []*onnxpb.Attribute{str("activation", "Sigmoid")}, []*onnxpb.Node{n}
-		case r.is(n, "Swish") && len(n.Inputs) == 1 && onlyAttrs(n, "alpha") && attrF(n, "alpha", 1) == 1:
+		case r.is(n, "Swish") && len(n.Inputs) == 1 && onlyAttrs(n, "alpha") && attrFloat(n, "alpha", 1) == 1:
 			return []*onnxpb.Attribute{str("activation", "Swish")}, []*onnxpb.Node{n}
 		case r.is(n, "Clip"):
 			if lo, hi, ok := clipBounds(r, n); ok {
@@ -603,6 +597,14 @@ func (r *rewriter) fusedConvCanNHWC(n *onnxpb.Node) bool {
 	}
 	d := w.Dims
 	return (len(d) == 3 || len(d) == 4) && d[0] == group && d[1] == 1
+}
+
+// attrFloat returns n's float attribute name, or def when n has none.
+func attrFloat(n *onnxpb.Node, name string, def float32) float32 {
+	if a := attrOf(n, name); a != nil {
+		return a.F
+	}
+	return def
 }
 
 func fusedAttrInt(n *onnxpb.Node, name string) int64 {

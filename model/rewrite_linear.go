@@ -2,7 +2,6 @@ package model
 
 import (
 	"github.com/quantserve/quantserve/onnx/onnxpb"
-	"github.com/quantserve/quantserve/tensor"
 )
 
 // The "linear" rewrite fuses a MatMul by a constant 2-D weight with what
@@ -130,30 +129,18 @@ func (r *rewriter) gemmLinear(g *onnxpb.Node) (transB bool, bias string, ok bool
 	if len(g.Inputs) < 2 || len(g.Inputs) > 3 || len(g.Outputs) != 1 || g.Inputs[0] == "" {
 		return false, "", false
 	}
-	flt := func(name string) float32 {
-		if a := attrOf(g, name); a != nil {
-			return a.F
-		}
-		return 1
-	}
-	integer := func(name string) int64 {
-		if a := attrOf(g, name); a != nil {
-			return a.I
-		}
-		return 0
-	}
 	b := r.inits[g.Inputs[1]]
-	if flt("alpha") != 1 || integer("transA") != 0 || b == nil || b.DataType != onnxpb.Float || len(b.Dims) != 2 || b.External {
+	if attrFloat(g, "alpha", 1) != 1 || fusedAttrInt(g, "transA") != 0 || b == nil || b.DataType != onnxpb.Float || len(b.Dims) != 2 || b.External {
 		return false, "", false
 	}
-	transB = integer("transB") != 0
+	transB = fusedAttrInt(g, "transB") != 0
 	n := b.Dims[1]
 	if transB {
 		n = b.Dims[0]
 	}
 	if len(g.Inputs) == 3 && g.Inputs[2] != "" {
 		c := r.inits[g.Inputs[2]]
-		if flt("beta") != 1 || !r.linearBias(g.Inputs[2], "") || c.Dims[0] != n {
+		if attrFloat(g, "beta", 1) != 1 || !r.linearBias(g.Inputs[2], "") || c.Dims[0] != n {
 			return false, "", false
 		}
 		bias = g.Inputs[2]
@@ -168,14 +155,7 @@ func (r *rewriter) transposed(w string) string {
 	if t == nil || t.Rank() != 2 {
 		return ""
 	}
-	rows, cols, src := t.Shape[0], t.Shape[1], t.Data.([]float32)
-	out := make([]float32, len(src))
-	for i := range rows {
-		for j := range cols {
-			out[j*rows+i] = src[i*cols+j]
-		}
-	}
-	return r.addConstant(w, tensor.From([]int{cols, rows}, out))
+	return r.addConstant(w, transpose(t, []int{1, 0}))
 }
 
 // exactGelu reports whether Gelu node n is the exact (erf) form.
