@@ -3,6 +3,7 @@ package gemm
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -310,6 +311,13 @@ func (e *Engine) QMatMulRowsFinish(qa *QRows, w *QWeights, c []float32, ldc int,
 	if err := e.checkRows(qa, w, c, ldc, fin); err != nil || qa.m == 0 || w.N == 0 {
 		return err
 	}
+	if fin.inPlace(c) && w.Scheme == quant.PerBlock {
+		// Per-block sums are written before they are finished: the
+		// residual is read from a copy.
+		own := *fin
+		own.Res = slices.Clone(fin.Res[:(qa.m-1)*fin.LDR+w.N])
+		fin = &own
+	}
 	qoff := e.t.QOffset
 	if e.splits(qa) {
 		qoff *= 2 // two passes, each summing (u - QOffset)·W
@@ -354,6 +362,9 @@ func (e *Engine) checkRows(qa *QRows, w *QWeights, c []float32, ldc int, fin *Fi
 	}
 	if err := fin.check(m, n); err != nil {
 		return err
+	}
+	if fin.inPlace(c) && fin.LDR != ldc {
+		return fmt.Errorf("gemm: a finish residual that is the output has its row stride (%d), not %d", ldc, fin.LDR)
 	}
 	if e.splits(qa) && w.Scheme == quant.PerBlock {
 		return fmt.Errorf("gemm: rows hold bytes above 128, which the %s kernels multiply by per-block weights exactly only through QMatMulInt32", e.t.Name)

@@ -13,7 +13,11 @@ import (
 //	v = clamp(v, Lo, Hi)
 //
 // Bias holds N values; Res, when not nil, a row of N for every row of the
-// product, LDR apart.
+// product, LDR apart. Res may be the output itself (QMatMulRowsFinish's
+// c, at its row stride): each value is then written over its own
+// residual, which a layer that is its residual's last reader does to
+// save the writes of a cold output's lines. Otherwise it must not
+// overlap the output.
 //
 // Draw, which changes no value, is memory the float kernels draw toward
 // the core's cache while the product runs, on tables whose kernels draw
@@ -47,8 +51,27 @@ func (e *Engine) qOutFinish(q *kernels.QBlock, fin *Finish, c []float32, ldc, r0
 		q.Flags &^= kernels.QFinish
 		return
 	}
+	if fin.inPlace(c) {
+		// Written and then finished, the tile would overwrite its
+		// residual before reading it: the sums go through a scratch tile,
+		// finished from the residual into c.
+		w := q.NP * kernels.PanelN
+		*tile = grow(*tile, q.Rows*w)
+		scratch := *tile
+		q.C, q.LDC = scratch, w
+		e.t.QBlock(q)
+		bias, res := fin.tile(r0, c0)
+		kernels.FinishRows(e.t.ConvFinish, scratch, w, q.Rows, cols, bias, res, fin.LDR, fin.Lo, fin.Hi)
+		e.t.CopyBlock(c[r0*ldc+c0:], ldc, scratch, w, q.Rows, cols)
+		return
+	}
 	e.qOut(q, c, ldc, r0, c0, cols, tile)
 	e.finishRows(fin, c, ldc, r0, r0+q.Rows, c0, cols)
+}
+
+// inPlace reports whether fin's residual is the output c itself.
+func (fin *Finish) inPlace(c []float32) bool {
+	return fin != nil && len(fin.Res) > 0 && len(c) > 0 && &fin.Res[0] == &c[0]
 }
 
 // finishRows finishes rows r0..r1 of c, columns c0..c0+cols, as fin says

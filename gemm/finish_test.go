@@ -14,8 +14,10 @@ import (
 // kernels.ConvFinish, bit for bit: the finish in a kernel's registers
 // (tables that take kernels.QFinish: whole eight-row tiles), after the
 // kernel (shorter tiles, other tables, the padded last panel) and after
-// the per-block scheme's blocks, on awkward shapes; and refuses a bias or
-// residual too short.
+// the per-block scheme's blocks, on awkward shapes. With a residual, the
+// product also runs in place (the residual is the output, each value
+// written over its own) to the same bits. It refuses a bias or residual
+// too short, and a residual that is the output at another row stride.
 func TestQMatMulRowsFinish(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))
 	shapes := [][3]int{{1, 3, 17}, {8, 16, 48}, {9, 131, 47}, {16, 40, 96}, {17, 70, 130}, {40, 96, 200}, touchedShape(t)}
@@ -64,6 +66,27 @@ func TestQMatMulRowsFinish(t *testing.T) {
 							t.Fatalf("%s %v %v residual %v: c[%d] = %v, want %v", name(e), scheme, sh, fin.Res != nil, i, got[i], want[i])
 						}
 					}
+					if fin.Res == nil {
+						continue
+					}
+					over := make([]float32, len(want)) // the residual at the output's row stride
+					for i := range m {
+						copy(over[i*(n+ldc):][:n], fin.Res[i*fin.LDR:])
+					}
+					in := *fin
+					in.Res, in.LDR = over, n+ldc
+					if err := e.QMatMulRowsFinish(&qa, qw, over, n+ldc, &in); err != nil {
+						t.Fatal(err)
+					}
+					for i := range want {
+						if math.Float32bits(over[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s %v %v in place: c[%d] = %v, want %v", name(e), scheme, sh, i, over[i], want[i])
+						}
+					}
+					in.LDR = n + ldr
+					if err := e.QMatMulRowsFinish(&qa, qw, over, n+ldc, &in); err == nil {
+						t.Errorf("%s: a residual that is the output was taken at row stride %d, the output's %d", name(e), n+ldr, n+ldc)
+					}
 				}
 				short := &Finish{Bias: bias[:n-1]}
 				if err := e.QMatMulRowsFinish(&qa, qw, make([]float32, m*n), n, short); err == nil {
@@ -83,7 +106,8 @@ func TestQMatMulRowsFinish(t *testing.T) {
 // afterwards by kernels.ConvFinish, bit for bit: in the kernel's
 // registers (tables whose FFinish says so: whole eight-row tiles), after
 // the kernel (shorter tiles, other tables, the padded last panel), over
-// several K blocks; and refuses a bias or residual too short.
+// several K blocks; and refuses a bias or residual too short, and a
+// residual that is the output (its K blocks write partial sums over it).
 func TestMatMulStridedFinish(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	for _, sh := range [][3]int{{1, 3, 17}, {1, 90, 300}, {1, 33, 128}, {8, 16, 48}, {9, 131, 47}, {16, 40, 96}, {17, 700, 130}, {40, 96, 200}, touchedShape(t)} {
@@ -141,6 +165,10 @@ func TestMatMulStridedFinish(t *testing.T) {
 			}
 			if err := e.MatMulStridedFinish(a, m, k+lda, fw, make([]float32, m*n), n, &Finish{Bias: bias, Res: res[:len(res)-1], LDR: n + ldr}); err == nil {
 				t.Errorf("%s: a residual one value short was taken", name(e))
+			}
+			over := make([]float32, m*n)
+			if err := e.MatMulStridedFinish(a, m, k+lda, fw, over, n, &Finish{Bias: bias, Res: over, LDR: n}); err == nil {
+				t.Errorf("%s: a float product took its output as its residual", name(e))
 			}
 		}
 	}

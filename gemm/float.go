@@ -50,6 +50,9 @@ func (e *Engine) matMulF(a []float32, m, lda int, segs []int, w *FWeights, c []f
 	if err := fin.check(m, n); err != nil {
 		return err
 	}
+	if fin.inPlace(c) { // its K blocks write partial sums over the residual
+		return fmt.Errorf("gemm: a float product's finish residual is its output")
+	}
 	t := e.t
 	panels := (n + kernels.PanelN - 1) / kernels.PanelN
 	// One row (a recurrent step, a batch of one) runs on the table's row

@@ -30,7 +30,7 @@ func touches(m, n, mc int) bool {
 // and of fin's residual rows when it has them, on the table's TouchRows.
 func (e *Engine) touch(c []float32, ldc int, fin *Finish, m0, m1, n int) {
 	e.t.TouchRows(c[m0*ldc:], ldc, m1-m0, n)
-	if fin != nil && fin.Res != nil {
+	if fin != nil && fin.Res != nil && !fin.inPlace(c) {
 		e.t.TouchRows(fin.Res[m0*fin.LDR:], fin.LDR, m1-m0, n)
 	}
 }

@@ -18,7 +18,9 @@ import "fmt"
 //	            c = sa · f when QFinal, else fsum = f
 //	neither     Acc = s
 //	QFinish     with QOutChannel: c = clamp((c + Bias[j]) + Res[r*LDR+j])
-//	            to [Lo, Hi], as ConvFinish finishes c (Res nil: no term)
+//	            to [Lo, Hi], as ConvFinish finishes c (Res nil: no term);
+//	            Res may be C itself (LDR = LDC: each value written over
+//	            its own residual), which a kernel reads before writing
 //
 // in float32, left to right, never fused: every table gives the same bits.
 // A table takes QFinish only where its QBlockFinish says so.

@@ -128,10 +128,21 @@ func QBlockAVX512VNNI(q *kernels.QBlock) {
 		qBlockVNNI512(q)
 		return
 	}
+	// A shorter tile writes its sums before finishing them: its residual
+	// rows are kept aside first, as Res may be C itself (QFinish).
+	cols := q.NP * kernels.PanelN
+	res, ldr := q.Res, q.LDR
+	var kept [7 * 3 * kernels.PanelN]float32
+	if res != nil {
+		for r := range q.Rows {
+			copy(kept[r*cols:(r+1)*cols], res[r*ldr:])
+		}
+		res, ldr = kept[:], cols
+	}
 	q.Flags &^= kernels.QFinish
 	qBlockVNNI512(q)
 	q.Flags |= kernels.QFinish
-	kernels.FinishRows(ConvFinishAVX512, q.C, q.LDC, q.Rows, q.NP*kernels.PanelN, q.Bias, q.Res, q.LDR, q.Lo, q.Hi)
+	kernels.FinishRows(ConvFinishAVX512, q.C, q.LDC, q.Rows, cols, q.Bias, res, ldr, q.Lo, q.Hi)
 }
 
 // FBlockAVX512 computes kernels.FBlockRef(f) with zmm fused multiply-adds,

@@ -327,19 +327,27 @@ func (f *fusedConv) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 	// place: nothing reads it after this node (a trace keeps it).
 	own := f.layouts.nhwcIn && !c.KeepValues() && slices.Contains(f.recycle, FusedX) &&
 		x != input(in, FusedResidual) && x != input(in, FusedXScale)
-	outs, err := f.run(c, x, input(in, FusedXScale), input(in, FusedResidual), own)
+	res := input(in, FusedResidual)
+	// Its residual's last reader may write its output over it.
+	ownRes := res != nil && !c.KeepValues() && slices.Contains(f.recycle, FusedResidual) &&
+		res != x && res != input(in, FusedXScale)
+	outs, err := f.run(c, x, input(in, FusedXScale), res, own, ownRes)
 	if err != nil || c.KeepValues() { // a trace holds every value
 		return outs, err
 	}
+	y, _ := outs[0].Data.([]float32)
 	for _, i := range f.recycle {
 		if t := in[i]; t != nil && t != outs[0] {
-			if d, ok := t.Data.([]float32); ok {
+			if d, ok := t.Data.([]float32); ok && !sameBuffer(d, y) {
 				putBuf(d)
 			}
 		}
 	}
 	return outs, nil
 }
+
+// sameBuffer reports whether a and b start at the same value.
+func sameBuffer(a, b []float32) bool { return len(a) > 0 && len(b) > 0 && &a[0] == &b[0] }
 
 // outputs recycles the output stages of runs: a small model's
 // convolutions run by the thousand a second, and a stage (its operands'
@@ -357,8 +365,9 @@ func releaseOutput(o *output) {
 
 // run runs the fused convolution on x times xs and with residual res
 // (each nil when absent), in the node's layouts; own says x, when
-// channels-last, may be scaled in place.
-func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) ([]*tensor.Tensor, error) {
+// channels-last, may be scaled in place, and ownRes that res is a pooled
+// buffer nothing reads after this node, which may become its output.
+func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own, ownRes bool) ([]*tensor.Tensor, error) {
 	held, w, bias, act, lay := f.held, f.w, f.bias, f.act, &f.layouts
 	var xscale []float32
 	var shapes [2][8]int // the image's and the output's shapes, most often
@@ -458,18 +467,21 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) ([]
 		copy(outShape[1:], outShape[2:])
 		outShape[len(outShape)-1] = m
 	}
-	var y []float32
-	if o.pooled {
-		y = getBuf(size)
-	} else {
-		y = c.Float32Output(size) // every path writes every value
-	}
 	xv := x.Data.([]float32)
 	dw := held != nil && held.dw != nil && !o.nhwcIn && !o.nhwcOut && (o.res == nil || !o.nhwcRes)
 	// A depthwise convolution with a channels-last side runs channels-last
 	// (one output channel per input channel, the residual in y's layout).
 	dwNHWC := held != nil && held.dw != nil && f.dwt != nil && (o.nhwcIn || o.nhwcOut) && runsNHWC(g) && (o.res == nil || o.nhwcRes == o.nhwcOut)
 	planar := !dw && !dwNHWC && held != nil && held.planar != nil && !o.nhwcIn && o.xscale == nil && (o.res == nil || !o.nhwcRes)
+	var y []float32
+	switch {
+	case ownRes && late == nil && !dw && !dwNHWC && !planar && o.writesOverResidual(held, g, size):
+		y = o.res
+	case o.pooled:
+		y = getBuf(size)
+	default:
+		y = c.Float32Output(size) // every path writes every value
+	}
 	// The plane kernels finish plane by plane, often a few dozen values:
 	// a QDQ output stage (a dozen kernel calls) runs once over all of y
 	// instead, y and the residual alike laid out (NCHW, or NHWC: without
@@ -514,7 +526,7 @@ func (f *fusedConv) run(c *ops.Context, x, xs, res *tensor.Tensor, own bool) ([]
 		err = whole.finishWhole(c, y)
 	}
 	if err != nil {
-		if o.pooled {
+		if o.pooled && !sameBuffer(y, o.res) { // the residual's buffer is its reader's to recycle
 			putBuf(y)
 		}
 		return nil, err
