@@ -330,7 +330,7 @@ func (f *fusedConv) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 	res := input(in, FusedResidual)
 	// Its residual's last reader may write its output over it.
 	ownRes := res != nil && !c.KeepValues() && slices.Contains(f.recycle, FusedResidual) &&
-		res != x && res != input(in, FusedXScale)
+		!shares(res, x) && !shares(res, input(in, FusedXScale))
 	outs, err := f.run(c, x, input(in, FusedXScale), res, own, ownRes)
 	if err != nil || c.KeepValues() { // a trace holds every value
 		return outs, err
@@ -348,6 +348,20 @@ func (f *fusedConv) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 
 // sameBuffer reports whether a and b start at the same value.
 func sameBuffer(a, b []float32) bool { return len(a) > 0 && len(b) > 0 && &a[0] == &b[0] }
+
+// shares reports whether float32 values a and b (b may be nil) are the
+// same value or start at the same buffer.
+func shares(a, b *tensor.Tensor) bool {
+	if a == b {
+		return true
+	}
+	if b == nil {
+		return false
+	}
+	av, _ := a.Data.([]float32)
+	bv, _ := b.Data.([]float32)
+	return sameBuffer(av, bv)
+}
 
 // outputs recycles the output stages of runs: a small model's
 // convolutions run by the thousand a second, and a stage (its operands'

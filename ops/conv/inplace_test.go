@@ -99,6 +99,22 @@ func TestFusedConvOverResidual(t *testing.T) {
 				if traced, tracedRes := run(cp, true); sameBuffer(traced, tracedRes) || !slices.Equal(tracedRes, res) {
 					t.Fatalf("%s: a trace wrote over its residual", name)
 				}
+				if c.c == c.m { // the image as its own residual, in two tensors
+					in := make([]*tensor.Tensor, FusedInputs)
+					v := slices.Clone(x.Data.([]float32))
+					in[FusedX], in[FusedResidual] = tensor.From(xs, v), tensor.From(ys, v)
+					apart, err := build(false).run(in[FusedX], nil, nil, nil, nil, nil, nil, tensor.From(ys, slices.Clone(v)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					out, err := cp.run(in...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := out[0].Data.([]float32); sameBuffer(got, v) || !slices.Equal(got, apart[0].Data.([]float32)) {
+						t.Fatalf("%s: a residual sharing the image's buffer was written over", name)
+					}
+				}
 			}
 		}
 	}
