@@ -364,7 +364,7 @@ func (e *Engine) checkRows(qa *QRows, w *QWeights, c []float32, ldc int, fin *Fi
 		return err
 	}
 	if fin.inPlace(c) && fin.LDR != ldc {
-		return fmt.Errorf("gemm: a finish residual that is the output has its row stride (%d), not %d", ldc, fin.LDR)
+		return fmt.Errorf("gemm: a finish residual that is the output takes its row stride %d, not %d", ldc, fin.LDR)
 	}
 	if e.splits(qa) && w.Scheme == quant.PerBlock {
 		return fmt.Errorf("gemm: rows hold bytes above 128, which the %s kernels multiply by per-block weights exactly only through QMatMulInt32", e.t.Name)

@@ -19,8 +19,8 @@ import "fmt"
 //	neither     Acc = s
 //	QFinish     with QOutChannel: c = clamp((c + Bias[j]) + Res[r*LDR+j])
 //	            to [Lo, Hi], as ConvFinish finishes c (Res nil: no term);
-//	            Res may be C itself (LDR = LDC: each value written over
-//	            its own residual), which a kernel reads before writing
+//	            Res may be C itself (LDR = LDC): a kernel reads each
+//	            residual value before it writes its output over it
 //
 // in float32, left to right, never fused: every table gives the same bits.
 // A table takes QFinish only where its QBlockFinish says so.

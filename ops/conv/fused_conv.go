@@ -326,7 +326,7 @@ func (f *fusedConv) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, 
 	// The last reader of a channels-last image it scales may scale it in
 	// place: nothing reads it after this node (a trace keeps it).
 	own := f.layouts.nhwcIn && !c.KeepValues() && slices.Contains(f.recycle, FusedX) &&
-		x != input(in, FusedResidual) && x != input(in, FusedXScale)
+		!shares(x, input(in, FusedResidual)) && !shares(x, input(in, FusedXScale))
 	res := input(in, FusedResidual)
 	// Its residual's last reader may write its output over it.
 	ownRes := res != nil && !c.KeepValues() && slices.Contains(f.recycle, FusedResidual) &&
