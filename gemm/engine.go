@@ -3,7 +3,6 @@ package gemm
 import (
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -311,13 +310,6 @@ func (e *Engine) QMatMulRowsFinish(qa *QRows, w *QWeights, c []float32, ldc int,
 	if err := e.checkRows(qa, w, c, ldc, fin); err != nil || qa.m == 0 || w.N == 0 {
 		return err
 	}
-	if fin.inPlace(c) && w.Scheme == quant.PerBlock {
-		// Per-block sums are written before they are finished: the
-		// residual is read from a copy.
-		own := *fin
-		own.Res = slices.Clone(fin.Res[:(qa.m-1)*fin.LDR+w.N])
-		fin = &own
-	}
 	qoff := e.t.QOffset
 	if e.splits(qa) {
 		qoff *= 2 // two passes, each summing (u - QOffset)·W
@@ -376,6 +368,9 @@ func (e *Engine) checkRows(qa *QRows, w *QWeights, c []float32, ldc int, fin *Fi
 // their offsets off (QRows.offsets), from the pool: free gives it back.
 func (e *Engine) newQJob(qa *QRows, w *QWeights, c []float32, ldc int, fin *Finish, off []int32) *qJob {
 	m, n := qa.m, w.N
+	if w.Scheme == quant.PerBlock {
+		fin = fin.apart(c, m, n) // its sums are written before they are finished
+	}
 	t := e.t
 	panels := w.cols / kernels.PanelN
 	ng := groups(panels, t.NP)

@@ -37,7 +37,8 @@ type Finish struct {
 
 // qOutFinish is qOut finishing the block's outputs as fin says (nil:
 // not at all): in the kernel when the table takes kernels.QFinish and the
-// block writes c itself, after it on the table's ConvFinish otherwise.
+// block writes c itself, after it on the table's ConvFinish otherwise
+// (through the scratch tile when the residual is c itself).
 func (e *Engine) qOutFinish(q *kernels.QBlock, fin *Finish, c []float32, ldc, r0, c0, cols int, tile *[]float32) {
 	if fin == nil {
 		e.qOut(q, c, ldc, r0, c0, cols, tile)
@@ -72,6 +73,23 @@ func (e *Engine) qOutFinish(q *kernels.QBlock, fin *Finish, c []float32, ldc, r0
 // inPlace reports whether fin's residual is the output c itself.
 func (fin *Finish) inPlace(c []float32) bool {
 	return fin != nil && len(fin.Res) > 0 && len(c) > 0 && &fin.Res[0] == &c[0]
+}
+
+// apart returns fin, or, when its residual is the output c (m rows of n
+// values), a finish reading a copy of the residual's values: for a
+// product that writes its sums before it finishes them. The copy holds
+// only the product's own columns (a grouped convolution's other groups'
+// are other cores' to write).
+func (fin *Finish) apart(c []float32, m, n int) *Finish {
+	if !fin.inPlace(c) {
+		return fin
+	}
+	own := *fin
+	own.Res, own.LDR = make([]float32, m*n), n
+	for i := range m {
+		copy(own.Res[i*n:(i+1)*n], fin.Res[i*fin.LDR:])
+	}
+	return &own
 }
 
 // finishRows finishes rows r0..r1 of c, columns c0..c0+cols, as fin says

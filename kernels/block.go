@@ -19,8 +19,9 @@ import "fmt"
 //	neither     Acc = s
 //	QFinish     with QOutChannel: c = clamp((c + Bias[j]) + Res[r*LDR+j])
 //	            to [Lo, Hi], as ConvFinish finishes c (Res nil: no term);
-//	            Res may be C itself (LDR = LDC): a kernel reads each
-//	            residual value before it writes its output over it
+//	            on a table that takes QFinish, Res may be C itself (LDR =
+//	            LDC): its QBlock reads each residual value before it
+//	            writes the output over it (the reference's does not)
 //
 // in float32, left to right, never fused: every table gives the same bits.
 // A table takes QFinish only where its QBlockFinish says so.

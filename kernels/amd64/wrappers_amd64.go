@@ -128,12 +128,12 @@ func QBlockAVX512VNNI(q *kernels.QBlock) {
 		qBlockVNNI512(q)
 		return
 	}
-	// A shorter tile writes its sums before finishing them: its residual
-	// rows are kept aside first, as Res may be C itself (QFinish).
+	// A shorter tile writes its sums before finishing them: a residual
+	// that is C itself (QFinish) is kept aside first.
 	cols := q.NP * kernels.PanelN
 	res, ldr := q.Res, q.LDR
 	var kept [7 * 3 * kernels.PanelN]float32
-	if res != nil {
+	if len(res) > 0 && &res[0] == &q.C[0] {
 		for r := range q.Rows {
 			copy(kept[r*cols:(r+1)*cols], res[r*ldr:])
 		}

@@ -59,8 +59,10 @@ import (
 // with no transpose. Values only fused convolutions (and global pools
 // before them) read, in either layout (pooled_out), are buffers of a pool, and
 // the last fused convolution to read one (recycle_inputs names its input
-// positions) returns it to the pool: the next image's convolutions write
-// into memory that is already mapped and in cache, and allocate nothing.
+// positions) returns it to the pool, or writes its output over it (an
+// int8 product's residual, output.writesOverResidual): the next image's
+// convolutions write into memory that is already mapped and in cache,
+// and allocate nothing.
 // The node is not folded at load (a constant input is no reason to keep
 // a pool buffer forever).
 //

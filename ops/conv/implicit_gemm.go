@@ -26,6 +26,13 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 	if g.Batch == 0 || g.M == 0 || outSize == 0 {
 		return nil
 	}
+	// An output over its residual (output.writesOverResidual) runs on
+	// the tiles that finish as they write; any other path would write a
+	// value before adding its residual.
+	over := sameBuffer(y, o.res)
+	if over && (cw.k == 0 || inSize == 1 && outSize == 1 || cw.segmentsFit(g, o)) {
+		return errOverResidual
+	}
 	if cw.k == 0 { // no input channels: the bias alone
 		clear(y)
 		o.finishAll(g, y)
@@ -180,6 +187,9 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 			}
 			return nil
 		}
+		if over {
+			return errOverResidual
+		}
 		if o.nhwcOut {
 			if err := cw.gemmTo(e, s, gi, rows, n, yb[p0*g.M+m0:], g.M); err != nil {
 				return err
@@ -244,6 +254,11 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 		return nil
 	})
 }
+
+// errOverResidual is what a convolution returns that would write its
+// output over its residual on a path that cannot: a fault of the caller's
+// (fusedConv.run's) choice, never a value computed wrong.
+var errOverResidual = errors.New("conv: an output over its residual on a path that writes before it adds")
 
 // bigWeights is the size (values) from which a float convolution's
 // weights outgrow a core's second-level cache, and bigTileRows the

@@ -58,19 +58,25 @@ func TestFusedConvOverResidual(t *testing.T) {
 		consts := make([]*tensor.Tensor, FusedInputs)
 		consts[FusedW], consts[FusedB] = w, b
 		for _, e := range engines() {
-			for _, q := range []bool{true, false} {
-				name := fmt.Sprintf("%v %s int8=%v", c, engineName(e), q)
+			for _, v := range []struct {
+				q      bool
+				scheme quant.Scheme
+			}{{true, quant.PerChannel}, {true, quant.PerBlock}, {false, quant.PerChannel}} {
+				q := v.q
+				name := fmt.Sprintf("%v %s int8=%v %v", c, engineName(e), q, v.scheme)
 				build := func(recycle bool) *compiled {
 					at := attrs
 					if recycle {
 						at = append(slices.Clone(attrs), opstest.AttrInts("recycle_inputs", FusedResidual))
 					}
 					return mustCompile(t, spec{domain: ops.RewriteDomain, op: FusedConvType, opset: 1, attrs: at, inputs: FusedInputs,
-						consts: consts, absent: absent, engine: e, quantize: q, scheme: quant.PerChannel})
+						consts: consts, absent: absent, engine: e, quantize: q, scheme: v.scheme})
 				}
 				run := func(cp *compiled, keep bool) (y, r []float32) {
 					in := make([]*tensor.Tensor, FusedInputs)
-					in[FusedX], in[FusedResidual] = x, tensor.From(ys, slices.Clone(res))
+					rb := getBuf(len(res)) // a pool's buffer, as a recycled residual is
+					copy(rb, res)
+					in[FusedX], in[FusedResidual] = x, tensor.From(ys, rb)
 					out, err := cp.runWith(ops.NewContext(t.Context(), cp.e, keep), in...)
 					if err != nil {
 						t.Fatalf("%s: %v", name, err)
