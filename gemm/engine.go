@@ -547,12 +547,18 @@ func (e *Engine) qOut(q *kernels.QBlock, c []float32, ldc, r0, c0, cols int, til
 		e.t.QBlock(q)
 		return
 	}
+	scratch, w := e.qScratch(q, tile)
+	e.t.CopyBlock(c[r0*ldc+c0:], ldc, scratch, w, q.Rows, cols)
+}
+
+// qScratch runs q's final call into the scratch tile (grown in tile) and
+// returns it and its row stride, the block's width.
+func (e *Engine) qScratch(q *kernels.QBlock, tile *[]float32) ([]float32, int) {
 	w := q.NP * kernels.PanelN
 	*tile = grow(*tile, q.Rows*w)
-	scratch := *tile
-	q.C, q.LDC = scratch, w
+	q.C, q.LDC = *tile, w
 	e.t.QBlock(q)
-	e.t.CopyBlock(c[r0*ldc+c0:], ldc, scratch, w, q.Rows, cols)
+	return *tile, w
 }
 
 // qBlocks runs rows m0..m1 of one panel group of per-block weights: for

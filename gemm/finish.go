@@ -56,11 +56,7 @@ func (e *Engine) qOutFinish(q *kernels.QBlock, fin *Finish, c []float32, ldc, r0
 		// Written and then finished, the tile would overwrite its
 		// residual before reading it: the sums go through a scratch tile,
 		// finished from the residual into c.
-		w := q.NP * kernels.PanelN
-		*tile = grow(*tile, q.Rows*w)
-		scratch := *tile
-		q.C, q.LDC = scratch, w
-		e.t.QBlock(q)
+		scratch, w := e.qScratch(q, tile)
 		bias, res := fin.tile(r0, c0)
 		kernels.FinishRows(e.t.ConvFinish, scratch, w, q.Rows, cols, bias, res, fin.LDR, fin.Lo, fin.Hi)
 		e.t.CopyBlock(c[r0*ldc+c0:], ldc, scratch, w, q.Rows, cols)

@@ -141,7 +141,7 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 		draws := cold && finishes && cw.q == nil && tb.FDraws && mg == g.M
 		if cold && (!draws || p0 == 0) {
 			var res []float32
-			if o.res != nil && !sameBuffer(y, o.res) { // in place: the same lines
+			if o.res != nil && !over { // in place: the same lines
 				res = o.res[(b*span+p0)*g.M+m0:]
 			}
 			touchTile(tb, yb[p0*g.M+m0:], res, n, mg, g.M)
@@ -159,7 +159,7 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 				tile := o.res[(b*span+p0)*g.M+m0:][:(n-1)*g.M+mg]
 				if o.residualLater() {
 					res = tile
-					if sameBuffer(y, o.res) { // kept aside: the product writes over it first
+					if over { // kept aside: the product writes over it first
 						s.out = grow(s.out, len(tile))
 						res = s.out[:len(tile)]
 						copy(res, tile)
