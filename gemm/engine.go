@@ -397,7 +397,10 @@ func (e *Engine) newQJob(qa *QRows, w *QWeights, c []float32, ldc int, fin *Fini
 		j.rows = append(j.rows[:0], *j.lo, *j.hi)
 	}
 	j.passes = nkb * len(j.parts) * len(j.rows)
-	j.touch = touches(m, n, mc)
+	// An output over its residual is not touched: those lines were
+	// written a layer or two ago, and the finish reads each before it
+	// writes it (the kernel asks for a tile's residual rows as it starts).
+	j.touch = touches(m, n, mc) && !fin.inPlace(c)
 	return j
 }
 

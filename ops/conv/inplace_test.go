@@ -6,7 +6,9 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
+	"github.com/quantserve/quantserve/gemm"
 	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
 	"github.com/quantserve/quantserve/ops/opstest"
@@ -122,6 +124,70 @@ func TestFusedConvOverResidual(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestOverResidualNotTouched: an int8 convolution whose output is cold
+// (coldOutput) touches its tiles' output and residual rows before writing
+// them, but one writing over its residual touches none of that buffer:
+// its lines are warm, and each is read before it is written. Tiles of
+// one row (a 1×1 image row of 600 positions, at most 48 a tile) stay
+// under gemm.TouchMin, so the convolution's own touch is what runs.
+func TestOverResidualNotTouched(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 43))
+	const c, m, h, w = 64, 256, 1, 600
+	xs, ws, ys := []int{1, h, w, c}, []int{m, c, 1, 1}, []int{1, h, w, m}
+	if h*w*m*4 < coldOutput {
+		t.Fatalf("an output of %v is not cold", ys)
+	}
+	x := tensor.From(xs, randomFloats(r, xs))
+	consts := make([]*tensor.Tensor, FusedInputs)
+	consts[FusedW], consts[FusedB] = tensor.From(ws, randomFloats(r, ws)), tensor.From([]int{m}, randomFloats(r, []int{m}))
+	attrs := []*onnxpb.Attribute{opstest.AttrInt("nhwc_in", 1), opstest.AttrInt("nhwc_out", 1), opstest.AttrInt("nhwc_residual", 1),
+		opstest.AttrInt("pooled_out", 1), opstest.AttrString("activation", "Relu")}
+	absent := []int{FusedBNScale, FusedBNBias, FusedBNMean, FusedBNVar, FusedXScale}
+	for _, recycle := range []bool{false, true} {
+		tb := *gemm.Default().Table()
+		var touched [][2]uintptr // the first and last byte of each row touched
+		tb.TouchRows = func(p []float32, ld, rows, cols int) {
+			for i := range rows {
+				row := p[i*ld : i*ld+cols]
+				touched = append(touched, [2]uintptr{uintptr(unsafe.Pointer(&row[0])), uintptr(unsafe.Pointer(&row[cols-1]))})
+			}
+		}
+		e := gemm.New(&tb, 1)
+		at := attrs
+		if recycle {
+			at = append(slices.Clone(attrs), opstest.AttrInts("recycle_inputs", FusedResidual))
+		}
+		cp := mustCompile(t, spec{domain: ops.RewriteDomain, op: FusedConvType, opset: 1, attrs: at, inputs: FusedInputs,
+			consts: consts, absent: absent, engine: e, quantize: true, scheme: quant.PerChannel})
+		rb := getBuf(h * w * m)
+		copy(rb, randomFloats(r, ys))
+		in := make([]*tensor.Tensor, FusedInputs)
+		in[FusedX], in[FusedResidual] = x, tensor.From(ys, rb)
+		out, err := cp.runWith(ops.NewContext(t.Context(), e, false), in...)
+		e.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := out[0].Data.([]float32)
+		if over := sameBuffer(y, rb); over != recycle {
+			t.Fatalf("recycling its residual %v: output over it %v", recycle, over)
+		}
+		lo, hi := uintptr(unsafe.Pointer(&rb[0])), uintptr(unsafe.Pointer(&rb[len(rb)-1]))
+		hits := 0
+		for _, span := range touched {
+			if span[0] <= hi && span[1] >= lo {
+				hits++
+			}
+		}
+		if recycle && hits > 0 {
+			t.Errorf("written over, its residual's buffer had %d rows touched", hits)
+		}
+		if !recycle && hits == 0 {
+			t.Errorf("with an output of its own, its cold residual had no row touched (%d rows touched in all)", len(touched))
 		}
 	}
 }
