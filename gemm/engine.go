@@ -368,6 +368,7 @@ func (e *Engine) checkRows(qa *QRows, w *QWeights, c []float32, ldc int, fin *Fi
 // their offsets off (QRows.offsets), from the pool: free gives it back.
 func (e *Engine) newQJob(qa *QRows, w *QWeights, c []float32, ldc int, fin *Finish, off []int32) *qJob {
 	m, n := qa.m, w.N
+	over := fin.inPlace(c)
 	if w.Scheme == quant.PerBlock {
 		fin = fin.apart(c, m, n) // its sums are written before they are finished
 	}
@@ -397,10 +398,11 @@ func (e *Engine) newQJob(qa *QRows, w *QWeights, c []float32, ldc int, fin *Fini
 		j.rows = append(j.rows[:0], *j.lo, *j.hi)
 	}
 	j.passes = nkb * len(j.parts) * len(j.rows)
-	// An output over its residual is not touched: those lines were
-	// written a layer or two ago, and the finish reads each before it
-	// writes it (the kernel asks for a tile's residual rows as it starts).
-	j.touch = touches(m, n, mc) && !fin.inPlace(c)
+	// An output over its residual is not touched: the finish reads each
+	// of its lines before it writes it (the kernel asks for a tile's
+	// residual rows as it starts; the per-block scheme has just copied
+	// them), so a touch would only wait for lines coming anyway.
+	j.touch = touches(m, n, mc) && !over
 	return j
 }
 
@@ -443,7 +445,7 @@ type qJob struct {
 	rows                                  [][]uint8 // qa's bytes, or their halves (splits)
 	lo, hi                                *[]uint8  // the halves' buffers
 	panels, ng, mc, kq, pstr, nkb, passes int
-	touch                                 bool // touches(m, n, mc)
+	touch                                 bool // touches(m, n, mc), and c is not its finish's residual
 	run                                   func(u0, u1 int)
 }
 

@@ -212,33 +212,47 @@ func finishAfterwards(c []float32, m, n, ldc int, fin *Finish) {
 }
 
 // TestOverResidualNotTouched holds an int8 product whose output is its
-// residual to not touching it, where the same product into a buffer of
-// its own touches its row chunks.
+// residual to not touching it, with per-channel and per-block weights
+// (whose finish reads a copy of the residual), where the same product
+// into a buffer of its own touches its row chunks.
 func TestOverResidualNotTouched(t *testing.T) {
 	e := New(Default().Table(), 1)
 	defer e.Close()
 	sh := touchedShape(t)
 	m, k, n := sh[0], sh[1], sh[2]
 	r := rand.New(rand.NewPCG(3, 4))
-	qw := randomPackedQ(t, r, k, n)
+	wf := make([]float32, k*n)
+	for i := range wf {
+		wf[i] = float32(r.NormFloat64())
+	}
 	var q QRows
 	if err := e.QuantizeRowsAs(&q, randomActivations(r, m, k), m, k, k, nil); err != nil {
 		t.Fatal(err)
 	}
 	c, res, bias := make([]float32, m*n), make([]float32, m*n), make([]float32, n)
-	for _, tc := range []struct {
-		name  string
-		fin   *Finish
-		touch bool
-	}{
-		{"no residual", &Finish{Bias: bias}, true},
-		{"a residual of its own", &Finish{Bias: bias, Res: res, LDR: n}, true},
-		{"the output as its residual", &Finish{Bias: bias, Res: c, LDR: n}, false},
-	} {
-		j := e.newQJob(&q, qw, c, n, tc.fin, q.offsets(e.t.QOffset))
-		if j.touch != tc.touch {
-			t.Errorf("%s: a product of %v with %s touches its output: %v, want %v", e.Table().Name, sh, tc.name, j.touch, tc.touch)
+	for _, scheme := range []quant.Scheme{quant.PerChannel, quant.PerBlock} {
+		w, err := quant.QuantizeWeights(wf, k, n, scheme)
+		if err != nil {
+			t.Fatal(err)
 		}
-		j.free()
+		qw, err := PackQ(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name  string
+			fin   *Finish
+			touch bool
+		}{
+			{"no residual", &Finish{Bias: bias}, true},
+			{"a residual of its own", &Finish{Bias: bias, Res: res, LDR: n}, true},
+			{"the output as its residual", &Finish{Bias: bias, Res: c, LDR: n}, false},
+		} {
+			j := e.newQJob(&q, qw, c, n, tc.fin, q.offsets(e.t.QOffset))
+			if j.touch != tc.touch {
+				t.Errorf("%s %v: a product of %v with %s touches its output: %v, want %v", e.Table().Name, scheme, sh, tc.name, j.touch, tc.touch)
+			}
+			j.free()
+		}
 	}
 }

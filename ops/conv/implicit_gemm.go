@@ -138,10 +138,10 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 		// first tile touches its own: ResNet-50's first-stage 1×1
 		// layers of 256 channels took 800-960 µs instead of
 		// 1,030-1,380 (one thread).
-		// An output over its residual is not touched: those lines were
-		// written a layer or two ago, and each is read before it is
-		// written (gemm's products alike).
 		draws := cold && finishes && cw.q == nil && tb.FDraws && mg == g.M
+		// An output over its residual is not touched: each of its lines
+		// is read before it is written, so a touch would only wait for
+		// lines coming anyway (gemm's products alike).
 		if cold && !over && (!draws || p0 == 0) {
 			var res []float32
 			if o.res != nil {

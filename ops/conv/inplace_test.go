@@ -131,9 +131,10 @@ func TestFusedConvOverResidual(t *testing.T) {
 // TestOverResidualNotTouched: an int8 convolution whose output is cold
 // (coldOutput) touches its tiles' output and residual rows before writing
 // them, but one writing over its residual touches none of that buffer:
-// its lines are warm, and each is read before it is written. Tiles of
-// one row (a 1×1 image row of 600 positions, at most 48 a tile) stay
-// under gemm.TouchMin, so the convolution's own touch is what runs.
+// each of its lines is read before it is written. A 1×1 kernel over one
+// image row of 600 positions makes tiles of at most 240 rows (tileRows)
+// of 256 values, under gemm.TouchMin: the convolution's own touch is
+// what runs.
 func TestOverResidualNotTouched(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 43))
 	const c, m, h, w = 64, 256, 1, 600
@@ -149,7 +150,7 @@ func TestOverResidualNotTouched(t *testing.T) {
 	absent := []int{FusedBNScale, FusedBNBias, FusedBNMean, FusedBNVar, FusedXScale}
 	for _, recycle := range []bool{false, true} {
 		tb := *gemm.Default().Table()
-		var touched [][2]uintptr // the first and last byte of each row touched
+		var touched [][2]uintptr // the addresses of the first and last value of each row touched
 		tb.TouchRows = func(p []float32, ld, rows, cols int) {
 			for i := range rows {
 				row := p[i*ld : i*ld+cols]
