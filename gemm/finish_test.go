@@ -38,14 +38,7 @@ func TestQMatMulRowsFinish(t *testing.T) {
 			res[i] = float32(r.NormFloat64())
 		}
 		for _, scheme := range []quant.Scheme{quant.PerChannel, quant.PerBlock} {
-			w, err := quant.QuantizeWeights(wf, k, n, scheme)
-			if err != nil {
-				t.Fatal(err)
-			}
-			qw, err := PackQ(w)
-			if err != nil {
-				t.Fatal(err)
-			}
+			qw := packedQ(t, wf, k, n, scheme)
 			for _, e := range engines(t) {
 				var qa QRows
 				if err := e.QuantizeRows(&qa, a, m, k, k); err != nil {
@@ -231,14 +224,7 @@ func TestOverResidualNotTouched(t *testing.T) {
 	}
 	c, res, bias := make([]float32, m*n), make([]float32, m*n), make([]float32, n)
 	for _, scheme := range []quant.Scheme{quant.PerChannel, quant.PerBlock} {
-		w, err := quant.QuantizeWeights(wf, k, n, scheme)
-		if err != nil {
-			t.Fatal(err)
-		}
-		qw, err := PackQ(w)
-		if err != nil {
-			t.Fatal(err)
-		}
+		qw := packedQ(t, wf, k, n, scheme)
 		for _, tc := range []struct {
 			name  string
 			fin   *Finish

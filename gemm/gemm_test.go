@@ -52,7 +52,12 @@ func randomPackedQ(t testing.TB, r *rand.Rand, k, n int) *QWeights {
 	for i := range wf {
 		wf[i] = float32(r.NormFloat64())
 	}
-	w, err := quant.QuantizeWeights(wf, k, n, quant.PerChannel)
+	return packedQ(t, wf, k, n, quant.PerChannel)
+}
+
+// packedQ returns the k×n weights wf quantized in scheme and packed.
+func packedQ(t testing.TB, wf []float32, k, n int, scheme quant.Scheme) *QWeights {
+	w, err := quant.QuantizeWeights(wf, k, n, scheme)
 	if err != nil {
 		t.Fatal(err)
 	}
