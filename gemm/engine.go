@@ -369,8 +369,8 @@ func (e *Engine) checkRows(qa *QRows, w *QWeights, c []float32, ldc int, fin *Fi
 func (e *Engine) newQJob(qa *QRows, w *QWeights, c []float32, ldc int, fin *Finish, off []int32) *qJob {
 	m, n := qa.m, w.N
 	over := fin.inPlace(c)
-	if w.Scheme == quant.PerBlock {
-		fin = fin.apart(c, m, n) // its sums are written before they are finished
+	if over && w.Scheme == quant.PerBlock {
+		fin = fin.apart(m, n) // its sums are written before they are finished
 	}
 	t := e.t
 	panels := w.cols / kernels.PanelN

@@ -71,15 +71,12 @@ func (fin *Finish) inPlace(c []float32) bool {
 	return fin != nil && len(fin.Res) > 0 && len(c) > 0 && &fin.Res[0] == &c[0]
 }
 
-// apart returns fin, or, when its residual is the output c (m rows of n
-// values), a finish reading a copy of the residual's values: for a
-// product that writes its sums before it finishes them. The copy holds
-// only the product's own columns (a grouped convolution's other groups'
-// are other cores' to write).
-func (fin *Finish) apart(c []float32, m, n int) *Finish {
-	if !fin.inPlace(c) {
-		return fin
-	}
+// apart returns a finish like fin, whose residual is the product's own
+// output (m rows of n values), reading a copy of the residual's values:
+// for a product that writes its sums before it finishes them. The copy
+// holds only the product's own columns (a grouped convolution's other
+// groups' are other cores' to write).
+func (fin *Finish) apart(m, n int) *Finish {
 	own := *fin
 	own.Res, own.LDR = make([]float32, m*n), n
 	for i := range m {

@@ -8,9 +8,9 @@ package gemm
 // layer) touches it itself, and only then. An int8 product writing over
 // its residual touches nothing: its finish reads each of those lines
 // before writing it, so a touch would only wait for lines coming anyway.
-// touchChunkMax is the largest row
-// chunk touched at once: its lines must stay in a core's second-level
-// cache while the chunk's panel groups write them.
+// touchChunkMax is the largest row chunk touched at once: its lines must
+// stay in a core's second-level cache while the chunk's panel groups
+// write them.
 //
 // A layer's output is most often a buffer last written a layer or more
 // ago: in ResNet-50's first stage, 3136 rows of 256 values (3.2 MB), the
@@ -31,9 +31,11 @@ func touches(m, n, mc int) bool {
 
 // touch loads the lines of rows m0..m1 of c (n columns, row stride ldc),
 // and of fin's residual rows when it has them, on the table's TouchRows.
+// No product touches an output that is its residual (newQJob; a float
+// product refuses one).
 func (e *Engine) touch(c []float32, ldc int, fin *Finish, m0, m1, n int) {
 	e.t.TouchRows(c[m0*ldc:], ldc, m1-m0, n)
-	if fin != nil && fin.Res != nil && !fin.inPlace(c) {
+	if fin != nil && fin.Res != nil {
 		e.t.TouchRows(fin.Res[m0*fin.LDR:], fin.LDR, m1-m0, n)
 	}
 }
