@@ -62,11 +62,14 @@ type rewriter struct {
 	prod   map[string]*onnxpb.Node
 	dead   map[*onnxpb.Node]bool
 	serial int
+	// keep names the nodes the options name (Options.QuantizeExclude):
+	// a rule that would merge several products into one node leaves them.
+	keep map[string]bool
 }
 
 // applyRewrites runs every rule on g in place until none applies, and
 // reports whether any did.
-func applyRewrites(g *onnxpb.Graph, opsets map[string]int64) bool {
+func applyRewrites(g *onnxpb.Graph, opsets map[string]int64, keep map[string]bool) bool {
 	for _, n := range g.Nodes {
 		for _, a := range n.Attributes {
 			if a.G != nil || len(a.Tensors) > 0 || a.Type == onnxpb.AttrGraphs {
@@ -74,7 +77,7 @@ func applyRewrites(g *onnxpb.Graph, opsets map[string]int64) bool {
 			}
 		}
 	}
-	r := &rewriter{g: g, opsets: opsets}
+	r := &rewriter{g: g, opsets: opsets, keep: keep}
 	any := false
 	for changed, rounds := true, 0; changed && rounds < 8; rounds++ {
 		changed = false
@@ -87,6 +90,15 @@ func applyRewrites(g *onnxpb.Graph, opsets map[string]int64) bool {
 		}
 	}
 	return any
+}
+
+// nameSet returns the set of names.
+func nameSet(names []string) map[string]bool {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return set
 }
 
 // index builds the indexes anew; each rule sees the graph as the rules
@@ -184,16 +196,22 @@ func otherInput(n *onnxpb.Node, v string) string {
 
 // addConstant adds an initializer with a fresh name and returns the name.
 func (r *rewriter) addConstant(hint string, t *tensor.Tensor) string {
-	r.serial++
-	name := hint + "/rewritten_" + itoa(r.serial)
-	for r.inits[name] != nil || r.prod[name] != nil {
-		r.serial++
-		name = hint + "/rewritten_" + itoa(r.serial)
-	}
+	name := r.fresh(hint)
 	p := TensorToONNX(name, t)
 	r.g.Initializers = append(r.g.Initializers, p)
 	r.inits[name] = p
 	return name
+}
+
+// fresh returns a name no value of the graph has, made from hint.
+func (r *rewriter) fresh(hint string) string {
+	for {
+		r.serial++
+		name := hint + "/rewritten_" + itoa(r.serial)
+		if r.inits[name] == nil && r.prod[name] == nil && r.used[name] == 0 {
+			return name
+		}
+	}
 }
 
 // remove marks n dead.

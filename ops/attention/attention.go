@@ -78,7 +78,13 @@ func buildAttention(n *ops.Node, at *AttentionAttrs, maxIn int) (*attentionOp, e
 // Run computes Y and, when the graph reads them, present_key,
 // present_value and qk_matmul_output.
 func (op *attentionOp) Run(c *ops.Context, in []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	a := &attentionCall{
+	return op.run(c, in, 0)
+}
+
+// run is Run on Q, K and V of rank 3 that are the three column blocks of
+// one tensor of rows packed values wide (0: three tensors of their own).
+func (op *attentionOp) run(c *ops.Context, in []*tensor.Tensor, packed int) ([]*tensor.Tensor, error) {
+	a := &attentionCall{packed: packed,
 		at: op.at, q: in[0], k: in[1], v: in[2],
 		mask: ops.Optional(in, 3), pastK: ops.Optional(in, 4), pastV: ops.Optional(in, 5), nonpad: ops.Optional(in, 6),
 		wantPresent: op.wantPresent, wantQK: op.wantQK,
@@ -111,6 +117,10 @@ type attentionCall struct {
 	sh    attnShape
 	rank3 bool
 	past  int
+	// packed, when not 0, is the row stride of rank-3 Q, K and V, the
+	// column blocks of one tensor in that order (the tensors given share
+	// its values and have each block's shape).
+	packed int
 }
 
 // check validates the inputs' types and shapes and works out the sizes.

@@ -3,6 +3,7 @@ package attention
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/quantserve/quantserve/gemm"
@@ -55,5 +56,45 @@ func TestFusedAttention(t *testing.T) {
 	}
 	if _, _, err := opstest.Compile(fusedNode(heads, size, 1), 4); err == nil {
 		t.Error("4 inputs accepted")
+	}
+}
+
+// TestFusedAttentionPacked: quantserve.Attention with packed set reads Q,
+// K and V as the column blocks of one input and computes what it does
+// on the three tensors, bit for bit; an input of another width is an
+// input error, and a packed node takes one input.
+func TestFusedAttentionPacked(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 38))
+	const heads, size, batch, seq = 3, 5, 2, 7
+	const width = heads * size
+	qkv := randTensor(r, batch, seq, 3*width)
+	blocks := make([]*tensor.Tensor, 3)
+	for i := range blocks {
+		d := make([]float32, batch*seq*width)
+		for row := range batch * seq {
+			copy(d[row*width:(row+1)*width], qkv.Data.([]float32)[row*3*width+i*width:])
+		}
+		blocks[i] = tensor.From([]int{batch, seq, width}, d)
+	}
+	scale := float32(0.37)
+	want, err := compiled(compile(t, fusedNode(heads, size, scale), 3), nil)(blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed := fusedNode(heads, size, scale)
+	packed.Attrs = append(packed.Attrs, attrInt("packed", 1))
+	op := compiled(compile(t, packed, 1), nil)
+	got, err := op([]*tensor.Tensor{qkv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got[0].Shape, want[0].Shape) || !slices.Equal(got[0].Data.([]float32), want[0].Data.([]float32)) {
+		t.Errorf("packed: %v, three inputs: %v", got[0], want[0])
+	}
+	if _, err := op([]*tensor.Tensor{randTensor(r, batch, seq, 3*width+3)}); !errors.Is(err, ops.ErrInput) {
+		t.Errorf("width %d: %v, want an input error", 3*width+3, err)
+	}
+	if _, _, err := opstest.Compile(packed, 3); err == nil {
+		t.Error("a packed node of 3 inputs accepted")
 	}
 }

@@ -73,11 +73,16 @@ func attentionIn[T float32 | float64](a *attentionCall, toT func(*tensor.Tensor)
 	sh := a.sh
 	qd, kd, vd := toT(a.q), toT(a.k), toT(a.v)
 	var q, k, v attnView[T]
-	if a.rank3 {
+	switch {
+	case a.rank3 && a.packed > 0:
+		q = packedBlock(qd, 0, a.packed, sh.sq, sh.d)
+		k = packedBlock(kd, sh.hq*sh.d, a.packed, sh.t-a.past, sh.d)
+		v = packedBlock(vd, sh.hq*sh.d+sh.hkv*sh.d, a.packed, sh.t-a.past, sh.dv)
+	case a.rank3:
 		q = seqMajor(qd, sh.hq, sh.sq, sh.d)
 		k = seqMajor(kd, sh.hkv, sh.t-a.past, sh.d)
 		v = seqMajor(vd, sh.hkv, sh.t-a.past, sh.dv)
-	} else {
+	default:
 		q = headMajor(qd, sh.hq, sh.sq, sh.d)
 		k = headMajor(kd, sh.hkv, sh.t-a.past, sh.d)
 		v = headMajor(vd, sh.hkv, sh.t-a.past, sh.dv)

@@ -25,6 +25,13 @@ func seqMajor[T float32 | float64](data []T, heads, seq, dim int) attnView[T] {
 	return attnView[T]{data: data, bs: seq * heads * dim, hs: dim, ss: heads * dim}
 }
 
+// packedBlock views the column block at column off of data, rows ld
+// values wide, seq rows an image, as seqMajor views a tensor of its own
+// (heads of dim columns each).
+func packedBlock[T float32 | float64](data []T, off, ld, seq, dim int) attnView[T] {
+	return attnView[T]{data: data[off:], bs: seq * ld, hs: dim, ss: ld}
+}
+
 // attnShape is one attention problem's sizes.
 type attnShape struct {
 	b, hq, hkv int
