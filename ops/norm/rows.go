@@ -136,22 +136,43 @@ func layerNormRows[T float32 | float64](x, y []T, nr *lnRows, scale, bias lnPara
 }
 
 // layerNormRows32 is layerNormRows on float32 rows, each a pass for its
-// statistics and one to normalize it on the engine's vector kernels.
+// statistics and one to normalize it on the engine's vector kernels, a
+// block of lnBlock rows at a time: every row's sums, then their means and
+// inverse deviations, then the rows normalized. A row's square root and
+// division waited on its sums, and the next row's sums on them; across a
+// block they overlap. Each row's values are computed as one at a time.
 func layerNormRows32(x, y []float32, nr *lnRows, scale, bias lnParam[float32], eps float32, mean, inv []float32, oc *ops.Context) error {
 	inner := nr.inner
 	tb := oc.Engine().Table()
-	return rows32(x, y, nr, oc, func(r int, xr, yr []float32) {
-		m, is := float32(math.NaN()), float32(math.NaN())
-		if len(xr) > 0 {
-			s1, s2 := tb.LayerNormSums(xr, xr[0])
-			m1 := s1 / float64(inner)
-			v := max(s2/float64(inner)-m1*m1, 0)
-			m, is = float32(float64(xr[0])+m1), float32(1/math.Sqrt(v+float64(eps)))
+	return oc.ParallelRows(nr.outer, 2*inner*ops.VectorCost, func(r0, r1 int) {
+		var s1, s2 [lnBlock]float64
+		for b0 := r0; b0 < r1; b0 += lnBlock {
+			b1 := min(b0+lnBlock, r1)
+			if inner > 0 {
+				for r := b0; r < b1; r++ {
+					xr := x[r*inner : (r+1)*inner]
+					s1[r-b0], s2[r-b0] = tb.LayerNormSums(xr, xr[0])
+				}
+			}
+			for r := b0; r < b1; r++ {
+				m, is := float32(math.NaN()), float32(math.NaN())
+				if inner > 0 {
+					m1 := s1[r-b0] / float64(inner)
+					v := max(s2[r-b0]/float64(inner)-m1*m1, 0)
+					m, is = float32(float64(x[r*inner])+m1), float32(1/math.Sqrt(v+float64(eps)))
+				}
+				mean[r], inv[r] = m, is
+			}
+			for r := b0; r < b1; r++ {
+				tb.LayerNormApply(y[r*inner:(r+1)*inner], x[r*inner:(r+1)*inner], scale.row(r, inner), bias.row(r, inner), mean[r], inv[r])
+			}
 		}
-		mean[r], inv[r] = m, is
-		tb.LayerNormApply(yr, xr, scale.row(r, inner), bias.row(r, inner), m, is)
 	})
 }
+
+// lnBlock is how many rows layerNormRows32 takes the statistics of
+// before it normalizes them.
+const lnBlock = 8
 
 // rows32 runs row on each row r of x and of y (nr.inner values each),
 // rows split across the engine's cores, each costing two vector passes.
