@@ -171,7 +171,7 @@ func TestMatMulStridedFinish(t *testing.T) {
 // writing them (output and residual, at their own row strides), on every
 // table's row tile.
 func touchedShape(t *testing.T) [3]int {
-	sh := [3]int{200, 40, 400}
+	sh := [3]int{400, 40, 800}
 	for _, mr := range []int{4, 8, 12, 14} {
 		if !touches(sh[0], sh[2], rowChunk(mr, sh[0])) {
 			t.Fatalf("a product of %v is not touched", sh)

@@ -2,10 +2,13 @@ package gemm
 
 // TouchMin is the output (bytes) from which a product touches each row
 // chunk's output lines, and its residual's, before its kernels write them
-// (dispatch.Table.TouchRows): a smaller output is likely still cached,
-// where the pass would be pure cost. A caller that knows a smaller
-// product writes into a cold output (a convolution's tile of a large
-// layer) touches it itself, and only then. An int8 product writing over
+// (dispatch.Table.TouchRows): a smaller output, no larger than a core's
+// second-level cache (1 MB on Zen 4 and 5, 1.25-2 MB on Xeons), is
+// likely still cached, where the pass would be pure cost (the encoder's
+// 128×1024 up-projections, 512 KB, and its packed Q, K and V, 384 KB,
+// at batch 1). A caller that knows a smaller product writes into a cold
+// output (a convolution's tile of a large layer) touches it itself, and
+// only then. An int8 product writing over
 // its residual touches nothing: its finish reads each of those lines
 // before writing it, so a touch would only wait for lines coming anyway.
 // touchChunkMax is the largest row chunk touched at once: its lines must
@@ -19,7 +22,7 @@ package gemm
 // in-cache speed (3136×64×256 int8 into four rotating outputs: 1,063 µs
 // untouched, 634 touched; float32 1,377 and 1,307).
 const (
-	TouchMin      = 256 << 10
+	TouchMin      = 1 << 20
 	touchChunkMax = 512 << 10
 )
 
