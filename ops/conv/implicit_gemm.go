@@ -158,24 +158,31 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 				s.fin.Draw = nextRows(y, o.res, (b*span+p1)*g.M, (b*span+min(p1+tile, span))*g.M)
 			}
 			var res []float32 // the tile's residual rows, for finishRest when it adds them
+			out := yb[p0*g.M+m0:]
+			sums := out // where the product writes the tile
 			if o.res != nil {
 				tile := o.res[(b*span+p0)*g.M+m0:][:(n-1)*g.M+mg]
-				if o.residualLater() {
+				switch {
+				case o.residualLater() && over:
+					// One group (writesOverResidual): the product writes a
+					// scratch tile, and the finish adds it to the residual
+					// in place (finishOver).
+					s.out = grow(s.out, len(tile))
+					sums = s.out[:len(tile)]
+				case o.residualLater():
 					res = tile
-					if over { // kept aside: the product writes over it first
-						s.out = grow(s.out, len(tile))
-						res = s.out[:len(tile)]
-						copy(res, tile)
-					}
-				} else {
+				default:
 					s.fin.Res, s.fin.LDR = tile, g.M
 				}
 			}
-			out := yb[p0*g.M+m0:]
-			err := cw.gemmFinishTo(e, s, gi, rows, n, out, g.M, &s.fin)
+			err := cw.gemmFinishTo(e, s, gi, rows, n, sums, g.M, &s.fin)
 			s.fin = gemm.Finish{} // the pooled scratch keeps no operands alive
 			if err != nil || !rest {
 				return err
+			}
+			if over && o.residualLater() {
+				o.finishOver(out[:n*mg], sums)
+				return nil
 			}
 			if mg == g.M { // one group: the tile's rows are adjacent
 				o.finishRest(out[:n*mg], res)

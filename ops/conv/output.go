@@ -384,8 +384,9 @@ func (o *output) residualLater() bool { return o.act.rq != nil }
 // channels-last tiles adds each tile's residual as it writes the tile
 // (gemm.Finish, whose Res may be the output), so every value is read
 // before it is written over, or, with a pair before the residual (added
-// after the product), of one group, whose tiles keep their residual
-// rows aside first. The output's lines are then the ones the residual's
+// after the product), of one group, whose tiles are multiplied into a
+// scratch tile and added to their residual rows in place (finishOver).
+// The output's lines are then the ones the residual's
 // read brought in, where a fresh buffer's, last written layers ago, came
 // from memory: ResNet-50's int8 run 4-6% faster.
 func (o *output) writesOverResidual(h *held, g *Geometry, size int) bool {
@@ -417,6 +418,27 @@ func (o *output) finishRest(dst, res []float32) {
 			r = res[at:end]
 		}
 		o.afterBias(dst[at:end], r)
+	}
+}
+
+// finishOver is finishRest with a pair before the residual for a tile
+// whose output y holds its residual (the output written over it): sums,
+// as long as y, are the product's values with their bias, which take the
+// pair and are then added to y's values in place, with the clamp and the
+// steps after it, as afterBias adds the residual to them (the same sum,
+// its operands in the other order). The residual is read where it is,
+// not copied aside first.
+func (o *output) finishOver(y, sums []float32) {
+	lo, hi, rest := o.act.clamp()
+	k := o.tb.FakeQuantKernels()
+	for at := 0; at < len(y); at += qdqChunk {
+		end := min(at+qdqChunk, len(y))
+		d, t := y[at:end], sums[at:end]
+		o.act.rq.ApplyVector(t, t, k)
+		o.tb.ConvFinish(d, nil, t, lo, hi)
+		if rest {
+			o.act.rest(d, o.tb)
+		}
 	}
 }
 
