@@ -21,9 +21,9 @@ import (
 //
 // X's rows are read (and, with int8 weights, quantized) once instead of
 // three times, and the product is one step of three times the columns,
-// which splits across cores better than each of three does (a product of
-// 128×256×256 gained 1.2x on two cores of a Zen 5, one of 128×256×768
-// 1.4x). Every value is the same: each column of the product is the sum
+// which splits across cores better than each of three does (cmd/bench
+// qgemm on two cores of a Zen 5: 128×256×256 1.24x its one-core rate,
+// 128×256×768 1.61x). Every value is the same: each column of the product is the sum
 // it was, with its own weight column's scale (the weights are quantized a
 // column at a time, or a block of a column), its bias and no activation,
 // and the attention reads the blocks by their row stride. Weights must be
