@@ -155,7 +155,7 @@ func compile(ctx context.Context, pb *onnxpb.Model, opts Options, overrides map[
 	g := pb.Graph
 	if !opts.Unrewritten && len(rewrites) > 0 && len(overrides) == 0 {
 		g = cloneGraph(pb.Graph)
-		if applyRewrites(g, m.opsets, nameSet(opts.QuantizeExclude)) && dispatch.AutodiffBuilt {
+		if applyRewrites(g, m.opsets, &opts) && dispatch.AutodiffBuilt {
 			twin := opts
 			twin.Unrewritten = true
 			m.unrewritten = func() (*Model, error) { return compile(context.Background(), pb, twin, overrides) }

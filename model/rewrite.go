@@ -5,6 +5,7 @@ import (
 
 	"github.com/quantserve/quantserve/onnx/onnxpb"
 	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -65,11 +66,15 @@ type rewriter struct {
 	// keep names the nodes the options name (Options.QuantizeExclude):
 	// a rule that would merge several products into one node leaves them.
 	keep map[string]bool
+	// quantize and scheme are Options.Quantize and Options.Scheme: a rule
+	// that merges products keeps each one's int8 weights as they were.
+	quantize bool
+	scheme   quant.Scheme
 }
 
 // applyRewrites runs every rule on g in place until none applies, and
 // reports whether any did.
-func applyRewrites(g *onnxpb.Graph, opsets map[string]int64, keep map[string]bool) bool {
+func applyRewrites(g *onnxpb.Graph, opsets map[string]int64, opts *Options) bool {
 	for _, n := range g.Nodes {
 		for _, a := range n.Attributes {
 			if a.G != nil || len(a.Tensors) > 0 || a.Type == onnxpb.AttrGraphs {
@@ -77,7 +82,7 @@ func applyRewrites(g *onnxpb.Graph, opsets map[string]int64, keep map[string]boo
 			}
 		}
 	}
-	r := &rewriter{g: g, opsets: opsets, keep: keep}
+	r := &rewriter{g: g, opsets: opsets, keep: nameSet(opts.QuantizeExclude), quantize: opts.Quantize, scheme: opts.Scheme}
 	any := false
 	for changed, rounds := true, 0; changed && rounds < 8; rounds++ {
 		changed = false
@@ -207,11 +212,19 @@ func (r *rewriter) addConstant(hint string, t *tensor.Tensor) string {
 func (r *rewriter) fresh(hint string) string {
 	for {
 		r.serial++
-		name := hint + "/rewritten_" + itoa(r.serial)
-		if r.inits[name] == nil && r.prod[name] == nil && r.used[name] == 0 {
+		if name := hint + "/rewritten_" + itoa(r.serial); !r.taken(name) {
 			return name
 		}
 	}
+}
+
+// taken reports whether a value of the graph has name: an initializer,
+// a node's output, a value nodes read, or a graph input.
+func (r *rewriter) taken(name string) bool {
+	if r.inits[name] != nil || r.prod[name] != nil || r.used[name] > 0 {
+		return true
+	}
+	return slices.ContainsFunc(r.g.Inputs, func(vi *onnxpb.ValueInfo) bool { return vi.Name == name })
 }
 
 // remove marks n dead.

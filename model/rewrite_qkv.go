@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"github.com/quantserve/quantserve/onnx/onnxpb"
+	"github.com/quantserve/quantserve/ops"
+	"github.com/quantserve/quantserve/quant"
 	"github.com/quantserve/quantserve/tensor"
 )
 
@@ -23,13 +25,16 @@ import (
 // three times, and the product is one step of three times the columns,
 // which splits across cores better than each of three does (cmd/bench
 // qgemm on two cores of a Zen 5: 128×256×256 1.24x its one-core rate,
-// 128×256×768 1.61x). Every value is the same: each column of the product is the sum
-// it was, with its own weight column's scale (the weights are quantized a
-// column at a time, or a block of a column), its bias and no activation,
-// and the attention reads the blocks by their row stride. Weights must be
-// float32 initializers of the same K and the attention's width, biases
-// all present or all absent, and each projection read by the attention
-// alone.
+// 128×256×768 1.61x). Every value is the same: each column of the
+// product is the sum it was, with its own weight column's scale, its
+// bias and no activation, and the attention reads the blocks by their
+// row stride. Weights must be float32 initializers of the same K and the
+// attention's width, each projection a product and its bias read by the
+// attention alone. With int8 weights the scheme must scale each column
+// (per_channel) or each block of a column (per_block): one scale for the
+// three weights together (per_tensor) is not each one's own. Nor may the
+// packed weight reach ops.MinQuantizedWeights where each alone did not:
+// it would run int8 where the three ran float32.
 
 func init() {
 	registerRewrite("qkv", eachNode((*rewriter).fuseQKV))
@@ -73,6 +78,10 @@ func (r *rewriter) fuseQKV(a *onnxpb.Node) bool {
 		}
 	}
 	k := ws[0].Shape[0]
+	if r.quantize && (r.scheme != quant.PerChannel && r.scheme != quant.PerBlock ||
+		k*width < ops.MinQuantizedWeights && 3*k*width >= ops.MinQuantizedWeights) {
+		return false
+	}
 	w := make([]float32, k*3*width)
 	for row := range k {
 		for i, wi := range ws {
@@ -90,7 +99,12 @@ func (r *rewriter) fuseQKV(a *onnxpb.Node) bool {
 	// The packed product takes the place of the first projection: X is
 	// computed by then, and the attention comes after all three.
 	first := slices.IndexFunc(r.g.Nodes, func(n *onnxpb.Node) bool { return slices.Contains(proj[:], n) })
-	packed := r.fresh(a.Inputs[0] + "/qkv")
+	// The packed value's name is Q's with a suffix, the same at every
+	// load (a layer's calibrated range is keyed by it).
+	packed := a.Inputs[0] + "/qkv"
+	if r.taken(packed) {
+		packed = r.fresh(packed)
+	}
 	fused := &onnxpb.Node{Name: proj[0].Name, OpType: "Linear", Domain: rewriteDomain, Inputs: inputs, Outputs: []string{packed},
 		Attributes: slices.Clone(proj[0].Attributes)}
 	attn := *a

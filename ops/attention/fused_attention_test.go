@@ -98,3 +98,27 @@ func TestFusedAttentionPacked(t *testing.T) {
 		t.Error("a packed node of 3 inputs accepted")
 	}
 }
+
+// TestFusedAttentionPackedEmpty: a packed input of no batch or no
+// sequence gives an empty output of its shape, as three inputs do.
+func TestFusedAttentionPackedEmpty(t *testing.T) {
+	const heads, size = 3, 4
+	packed := fusedNode(heads, size, 0.5)
+	packed.Attrs = append(packed.Attrs, attrInt("packed", 1))
+	op := compiled(compile(t, packed, 1), nil)
+	three := compiled(compile(t, fusedNode(heads, size, 0.5), 3), nil)
+	for _, sh := range [][2]int{{0, 9}, {2, 0}} {
+		got, err := op([]*tensor.Tensor{tensor.From([]int{sh[0], sh[1], 3 * heads * size}, []float32{})})
+		if err != nil {
+			t.Fatalf("batch %d, seq %d: %v", sh[0], sh[1], err)
+		}
+		e := tensor.From([]int{sh[0], sh[1], heads * size}, []float32{})
+		want, err := three([]*tensor.Tensor{e, e, e})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got[0].Shape, want[0].Shape) || got[0].Len() != 0 {
+			t.Errorf("batch %d, seq %d: output %v, three inputs give %v", sh[0], sh[1], got[0].Shape, want[0].Shape)
+		}
+	}
+}

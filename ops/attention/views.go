@@ -27,9 +27,10 @@ func seqMajor[T float32 | float64](data []T, heads, seq, dim int) attnView[T] {
 
 // packedBlock views the column block at column off of data, rows ld
 // values wide, seq rows an image, as seqMajor views a tensor of its own
-// (heads of dim columns each).
+// (heads of dim columns each). Data of no rows (a batch or a sequence of
+// none) views as empty: nothing reads it.
 func packedBlock[T float32 | float64](data []T, off, ld, seq, dim int) attnView[T] {
-	return attnView[T]{data: data[off:], bs: seq * ld, hs: dim, ss: ld}
+	return attnView[T]{data: data[min(off, len(data)):], bs: seq * ld, hs: dim, ss: ld}
 }
 
 // attnShape is one attention problem's sizes.

@@ -163,7 +163,7 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 			if o.res != nil {
 				tile := o.res[(b*span+p0)*g.M+m0:][:(n-1)*g.M+mg]
 				switch {
-				case o.residualLater() && over:
+				case o.residualLater() && over && mg == g.M:
 					// One group (writesOverResidual): the product writes a
 					// scratch tile, and the finish adds it to the residual
 					// in place (finishOver).
@@ -180,7 +180,7 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 			if err != nil || !rest {
 				return err
 			}
-			if over && o.residualLater() {
+			if over && o.residualLater() && mg == g.M {
 				o.finishOver(out[:n*mg], sums)
 				return nil
 			}

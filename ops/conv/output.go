@@ -426,7 +426,8 @@ func (o *output) finishRest(dst, res []float32) {
 // as long as y, are the product's values with their bias, which take the
 // pair and are then added to y's values in place, with the clamp and the
 // steps after it, as afterBias adds the residual to them (the same sum,
-// its operands in the other order). The residual is read where it is,
+// its operands in the other order: the same bits, but for which NaN's
+// payload a sum of two NaNs keeps). The residual is read where it is,
 // not copied aside first.
 func (o *output) finishOver(y, sums []float32) {
 	lo, hi, rest := o.act.clamp()
