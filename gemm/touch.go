@@ -8,9 +8,9 @@ package gemm
 // 128×1024 up-projections, 512 KB, and its packed Q, K and V, 384 KB,
 // at batch 1). A caller that knows a smaller product writes into a cold
 // output (a convolution's tile of a large layer) touches it itself, and
-// only then. An int8 product writing over
-// its residual touches nothing: its finish reads each of those lines
-// before writing it, so a touch would only wait for lines coming anyway.
+// only then. An int8 product writing over its residual touches nothing:
+// its finish reads each of those lines before writing it, so a touch
+// would only wait for lines coming anyway.
 // touchChunkMax is the largest row chunk touched at once: its lines must
 // stay in a core's second-level cache while the chunk's panel groups
 // write them.

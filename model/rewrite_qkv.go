@@ -71,9 +71,9 @@ func (r *rewriter) fuseQKV(a *onnxpb.Node) bool {
 		}
 		proj[i] = p
 	}
-	for _, p := range proj[1:] {
+	for i, p := range proj[1:] {
 		if p.Inputs[0] != proj[0].Inputs[0] || len(p.Inputs) != len(proj[0].Inputs) ||
-			fusedAttrInt(p, "opset") != fusedAttrInt(proj[0], "opset") || ws[1].Shape[0] != ws[0].Shape[0] || ws[2].Shape[0] != ws[0].Shape[0] {
+			fusedAttrInt(p, "opset") != fusedAttrInt(proj[0], "opset") || ws[1+i].Shape[0] != ws[0].Shape[0] {
 			return false
 		}
 	}

@@ -32,9 +32,6 @@ func TestQKVRewrite(t *testing.T) {
 	const batch, seq, heads, size = 2, 9, 4, 16
 	hidden := heads * size
 	r := rand.New(rand.NewPCG(17, 18))
-	perm := func(p ...int64) *onnxpb.Attribute {
-		return &onnxpb.Attribute{Name: "perm", Type: onnxpb.AttrInts, Ints: p}
-	}
 	type variant struct {
 		name    string
 		k       int    // X's width: 64, each weight 4096 values (int8), or 32 (float32 alone, int8 packed)
@@ -86,7 +83,7 @@ func TestQKVRewrite(t *testing.T) {
 			return "x"
 		}
 		heads := func(p, v string) string {
-			return node("Transpose", []string{node("Reshape", []string{v, "heads"}, p+".r")}, p+".h", perm(0, 2, 1, 3))
+			return node("Transpose", []string{node("Reshape", []string{v, "heads"}, p+".r")}, p+".h", onnxbuild.IntsAttr("perm", 0, 2, 1, 3))
 		}
 		q := heads("q", project("q", x("q")))
 		kv := project("k", x("k"))
@@ -96,11 +93,11 @@ func TestQKVRewrite(t *testing.T) {
 		if c.kOut {
 			g.Outputs = append(g.Outputs, onnxbuild.V(kv, tensor.Float32, -1, seq, hidden))
 		}
-		kt := node("Transpose", []string{heads("k", kv)}, "kt", perm(0, 1, 3, 2))
+		kt := node("Transpose", []string{heads("k", kv)}, "kt", onnxbuild.IntsAttr("perm", 0, 1, 3, 2))
 		v := heads("v", project("v", x("v")))
 		s := node("Mul", []string{node("MatMul", []string{q, kt}, "s"), "c"}, "scaled")
 		p := node("Softmax", []string{s}, "p", onnxbuild.IntAttr("axis", -1))
-		o := node("Transpose", []string{node("MatMul", []string{p, v}, "o")}, "ot", perm(0, 2, 1, 3))
+		o := node("Transpose", []string{node("MatMul", []string{p, v}, "o")}, "ot", onnxbuild.IntsAttr("perm", 0, 2, 1, 3))
 		node("Reshape", []string{o, "merge"}, "y")
 		return g
 	}

@@ -160,18 +160,22 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 			var res []float32 // the tile's residual rows, for finishRest when it adds them
 			out := yb[p0*g.M+m0:]
 			sums := out // where the product writes the tile
-			if o.res != nil {
+			// Over its residual with a pair before it (one group:
+			// writesOverResidual), the product writes a scratch tile,
+			// which the finish adds to the residual in place (finishOver).
+			inPlace := over && o.residualLater()
+			if inPlace && mg != g.M {
+				return errOverResidual
+			}
+			switch {
+			case inPlace:
+				s.out = grow(s.out, n*mg)
+				sums = s.out[:n*mg]
+			case o.res != nil:
 				tile := o.res[(b*span+p0)*g.M+m0:][:(n-1)*g.M+mg]
-				switch {
-				case o.residualLater() && over && mg == g.M:
-					// One group (writesOverResidual): the product writes a
-					// scratch tile, and the finish adds it to the residual
-					// in place (finishOver).
-					s.out = grow(s.out, len(tile))
-					sums = s.out[:len(tile)]
-				case o.residualLater():
+				if o.residualLater() {
 					res = tile
-				default:
+				} else {
 					s.fin.Res, s.fin.LDR = tile, g.M
 				}
 			}
@@ -180,7 +184,7 @@ func (cw *gemmWeights) forwardTo(c *ops.Context, g *Geometry, x, y []float32, o 
 			if err != nil || !rest {
 				return err
 			}
-			if over && o.residualLater() && mg == g.M {
+			if inPlace {
 				o.finishOver(out[:n*mg], sums)
 				return nil
 			}
